@@ -1,0 +1,70 @@
+# CREM for Linux. `make help` lists the targets.
+SHELL := /bin/bash
+KDIR ?= $(shell vm/kdir.sh normal)
+KDIR_DEBUG ?= $(shell vm/kdir.sh debug)
+BUILD ?= $(CURDIR)/build
+# The kernel's Rust is Debian's rustc 1.85, never the rustup toolchain on PATH.
+KMAKE = PATH=/usr/bin:/bin:/usr/sbin:/sbin:$$HOME/.cargo/bin $(MAKE) LLVM=1 \
+	RUSTC=/usr/bin/rustc BINDGEN=$$HOME/.cargo/bin/bindgen
+MODULE_SRCS = Kbuild rust/crem_main.rs rust/ffi.rs rust/hook.rs rust/netns.rs \
+	rust/glue rust/core/src kunit
+
+.PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
+	check-debug demo fuzz bench clean help
+
+all: module
+
+help:
+	@echo "make setup        install packages, bindgen, build the cached test kernel"
+	@echo "make              build crem.ko against KDIR (default: the cached kernel)"
+	@echo "make check        every test: cargo fmt/clippy/test, module, KUnit and e2e in QEMU"
+	@echo "make check-debug  KUnit and e2e on the debug kernel (KASAN, lockdep, kmemleak)"
+	@echo "make demo         RDMA over the emulated lossy long link, with and without CREM"
+	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 30) each"
+	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
+
+setup:
+	vm/setup.sh
+
+kernel:
+	vm/build-kernel.sh normal
+
+kernel-debug:
+	vm/build-kernel.sh debug
+
+module:
+	@test -f $(KDIR)/Makefile || { echo "no kernel at KDIR=$(KDIR): run 'make setup'"; exit 1; }
+	$(KMAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# Variants build in copies of the sources so their objects never mix.
+$(BUILD)/%/.synced: FORCE
+	@mkdir -p $(@D)
+	@rsync -a --relative $(MODULE_SRCS) $(@D)/
+	@touch $@
+
+module-kunit: $(BUILD)/kunit/.synced
+	$(KMAKE) -C $(KDIR) M=$(BUILD)/kunit CREM_KUNIT=1 modules
+
+module-debug: $(BUILD)/debug/.synced
+	$(KMAKE) -C $(KDIR_DEBUG) M=$(BUILD)/debug CREM_KUNIT=1 modules
+
+check:
+	vm/check.sh normal
+
+check-debug:
+	vm/check.sh debug
+
+demo:
+	vm/demo.py $(DEMO_ARGS)
+
+fuzz:
+	rust/core/fuzz/run.sh $(or $(FUZZ_SECONDS),30)
+
+bench:
+	cargo bench -p crem-core
+
+clean:
+	-$(KMAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf $(BUILD)
+
+FORCE:

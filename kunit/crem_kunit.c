@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites of crem.ko (test build only). The test bodies are Rust
+ * (kunit/ *.rs) so they exercise crem-core exactly as the module runs it; each
+ * returns 0 or writes a reason into @msg. 6.12 has no Rust suite macro, so the
+ * suites are declared here with the C API.
+ */
+#include <kunit/test.h>
+
+typedef int (*crem_rs_test_fn)(char *msg, size_t len);
+
+#define CREM_RS_TEST(name)                                                     \
+	int crem_kunit_##name(char *msg, size_t len);                          \
+	static void name(struct kunit *test)                                   \
+	{                                                                      \
+		char msg[256] = "";                                            \
+		int r = crem_kunit_##name(msg, sizeof(msg));                   \
+		KUNIT_EXPECT_EQ_MSG(test, r, 0, "%s", msg);                    \
+	}
+
+CREM_RS_TEST(gf_tables_match_definition)
+CREM_RS_TEST(gf_tables_mul_acc)
+
+static struct kunit_case crem_gf_cases[] = {
+	KUNIT_CASE(gf_tables_match_definition),
+	KUNIT_CASE(gf_tables_mul_acc),
+	{}
+};
+
+static struct kunit_suite crem_gf_suite = {
+	.name = "crem_gf",
+	.test_cases = crem_gf_cases,
+};
+
+kunit_test_suites(&crem_gf_suite);

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+//! crem.ko: CREM (Congestion-Aware Reliability Enhancement Mechanism) for RoCEv2.
+//!
+//! The crate root only wires things together: protocol logic is crem-core
+//! (compiled in unchanged from `rust/core`), kernel registrations whose C
+//! structures Rust cannot describe are in `glue/crem_glue.c`.
+
+use kernel::prelude::*;
+
+#[allow(unused_attributes)] // crem-core's crate-level attributes, inert here
+#[path = "core/src/lib.rs"]
+pub mod crem_core;
+
+mod ffi;
+mod hook;
+mod netns;
+
+#[cfg(crem_kunit)]
+#[path = "../kunit/mod.rs"]
+mod kunit;
+
+module! {
+    type: Crem,
+    name: "crem",
+    author: "CREM for Linux developers",
+    description: "CREM: adaptive FEC and coded retransmission for RoCEv2 over lossy long paths",
+    license: "GPL",
+}
+
+/// Holds the module's registrations; dropping it unwinds them.
+struct Crem {
+    _glue: Registration,
+}
+
+/// The C-side registrations (per-netns state with its hooks, then genetlink).
+struct Registration;
+
+impl Registration {
+    fn new() -> Result<Self> {
+        // SAFETY: called once from module init; undone only by `Drop`.
+        kernel::error::to_result(unsafe { ffi::crem_glue_register() })?;
+        Ok(Registration)
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: `self` exists only after a successful `crem_glue_register`.
+        unsafe { ffi::crem_glue_unregister() };
+    }
+}
+
+impl kernel::Module for Crem {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let glue = Registration::new()?;
+        pr_info!("loaded (crem-core wire version {})\n", crem_core::wire::VERSION);
+        Ok(Crem { _glue: glue })
+    }
+}
+
+impl Drop for Crem {
+    fn drop(&mut self) {
+        pr_info!("unloading\n");
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Per-network-namespace state, created and destroyed by the pernet
+//! operations in `glue/crem_glue.c`.
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::prelude::*;
+
+/// Per-netns counters. The index is the netlink attribute type minus one, so
+/// the order is ABI: append only.
+#[derive(Clone, Copy)]
+#[repr(usize)]
+pub(crate) enum Counter {
+    /// RoCEv2 packets seen at LOCAL_IN.
+    RoceLocalIn,
+    /// RoCEv2 packets seen at FORWARD.
+    RoceForward,
+    /// RoCEv2 packets seen at LOCAL_OUT.
+    RoceLocalOut,
+    /// RoCEv2 packets that carry a new PSN (CREM source packets).
+    RoceSources,
+    /// RoCEv2 packets that are not sources (ACK/NAK, READ responses, CNP).
+    RoceOther,
+    /// UDP 4791 packets whose BTH did not parse.
+    RoceMalformed,
+}
+
+const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
+
+pub(crate) struct NetState {
+    counters: [AtomicU64; NR_COUNTERS],
+}
+
+impl NetState {
+    pub(crate) fn count(&self, c: Counter) {
+        if let Some(v) = self.counters.get(c as usize) {
+            v.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self, c: Counter) -> u64 {
+        self.counters.get(c as usize).map_or(0, |v| v.load(Ordering::Relaxed))
+    }
+}
+
+/// # Safety
+/// `state` must come from [`crem_rs_net_init`] and not have been freed.
+pub(crate) unsafe fn state<'a>(state: *mut c_void) -> &'a NetState {
+    // SAFETY: per the function contract.
+    unsafe { &*(state as *const NetState) }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_net_init(_net: *mut c_void) -> *mut c_void {
+    let st = NetState {
+        counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
+    };
+    match KBox::new(st, GFP_KERNEL) {
+        Ok(b) => KBox::into_raw(b).cast(),
+        Err(_) => core::ptr::null_mut(),
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_net_exit(state: *mut c_void) {
+    if state.is_null() {
+        return;
+    }
+    // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`; the C
+    // side unregistered the hooks and waited for RCU readers before calling.
+    let st = unsafe { KBox::from_raw(state.cast::<NetState>()) };
+    pr_info!(
+        "netns exit: roce in={} fwd={} out={} sources={} other={} malformed={}\n",
+        st.get(Counter::RoceLocalIn),
+        st.get(Counter::RoceForward),
+        st.get(Counter::RoceLocalOut),
+        st.get(Counter::RoceSources),
+        st.get(Counter::RoceOther),
+        st.get(Counter::RoceMalformed)
+    );
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_stats(state: *mut c_void, out: *mut u64, max: u32) -> u32 {
+    if state.is_null() || out.is_null() {
+        return 0;
+    }
+    // SAFETY: C passes its per-netns state pointer, live while the netns is.
+    let st = unsafe { self::state(state) };
+    let n = core::cmp::min(NR_COUNTERS, max as usize);
+    // SAFETY: C passes an array of at least `max` u64.
+    let out = unsafe { core::slice::from_raw_parts_mut(out, n) };
+    for (o, c) in out.iter_mut().zip(st.counters.iter()) {
+        *o = c.load(Ordering::Relaxed);
+    }
+    n as u32
+}

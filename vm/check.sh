@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# check.sh normal|debug — every test of the project, each step reported as
+# PASS/FAIL with its log kept; ends with one line "N passed, N failed".
+# `normal` runs everything; `debug` runs the in-VM steps on the debug kernel.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+variant=${1:-normal}
+logs=${CREM_CHECK_LOGS:-/tmp/crem-check}
+rm -rf "$logs"; mkdir -p "$logs"
+passed=0 failed=0 failures=()
+cd "$top"
+
+step() {
+  local name=$1; shift
+  local t0=$SECONDS
+  say "== $name"
+  if "$@" >"$logs/$name.log" 2>&1; then
+    passed=$((passed + 1)); say "PASS $name ($((SECONDS - t0)) s)"
+  else
+    failed=$((failed + 1)); failures+=("$name")
+    say "FAIL $name ($((SECONDS - t0)) s), last lines of $logs/$name.log:"
+    tail -25 "$logs/$name.log" | sed 's/^/    /' >&2
+  fi
+}
+
+# A module build that warns is a failed build.
+module_build() {
+  local log
+  log=$(make --no-print-directory "$@" 2>&1); local rc=$?
+  printf '%s\n' "$log"
+  [ $rc = 0 ] || return $rc
+  ! grep -E '(^|[^a-z])warning[:\[]' <<<"$log"
+}
+
+kko=$top/build/kunit/crem.ko
+if [ "$variant" = normal ]; then
+  step cargo-fmt cargo fmt --all -- --check
+  step cargo-clippy cargo clippy --workspace --all-targets -- -D warnings
+  step cargo-test cargo test --workspace
+  # The module's compiler: crem-core must build unchanged with Debian's 1.85.
+  step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
+    cargo build -p crem-core --lib
+  step module-build module_build module
+  step kunit-build module_build module-kunit
+  step kunit-qemu "$here/kunit.sh" "$kko" normal
+  step e2e-smoke "$here/e2e.sh" smoke normal
+else
+  kko=$top/build/debug/crem.ko
+  [ -f "$(kernel_dir debug)/.crem-complete" ] || "$here/build-kernel.sh" debug
+  step debug-module-build module_build module-debug
+  step debug-kunit-qemu "$here/kunit.sh" "$kko" debug
+  step debug-e2e-smoke "$here/e2e.sh" smoke debug
+fi
+
+[ ${#failures[@]} = 0 ] || say "failed: ${failures[*]} (logs in $logs)"
+echo "check: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,29 @@
+#!/bin/sh
+# PID 1 inside a test VM. The root is the host's filesystem, read-only over 9p;
+# this makes the writable places tools need, runs the script named on the kernel
+# command line (crem.script=PATH crem.args=...), prints its exit status on the
+# console for vm/run-vm.sh, and powers off.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
+for d in /tmp /run /var/tmp /var/run /var/lib /var/log /root /home /mnt; do
+  mount -t tmpfs -o mode=1777 tmpfs "$d" 2>/dev/null
+done
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# The results share (rw) from the host, when the runner gives one.
+mkdir -p /tmp/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /tmp/out 2>/dev/null
+hostname "$(sed -n 's/.*crem.name=\([^ ]*\).*/\1/p' /proc/cmdline)"
+ip link set lo up
+script=$(sed -n 's/.*crem.script=\([^ ]*\).*/\1/p' /proc/cmdline)
+args=$(sed -n 's/.*crem.args=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+export HOME=/root TERM=dumb CREM_VM=1
+echo "crem-guest: running $script $args"
+# shellcheck disable=SC2086
+sh -c "$script $args" </dev/console >/dev/console 2>&1
+rc=$?
+sync
+echo "CREM-EXIT=$rc"
+echo o > /proc/sysrq-trigger
+sleep 10

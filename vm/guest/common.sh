@@ -1,0 +1,34 @@
+# Sourced by the guest scripts: addresses of the test topology (documentation
+# prefixes only) and small helpers.
+#   A 192.0.2.1 --- 192.0.2.2 [gwa] 198.51.100.1 ==WAN== 198.51.100.2 [gwb] 203.0.113.2 --- 203.0.113.1 B
+A_IP=192.0.2.1 GWA_LAN=192.0.2.2 GWA_WAN=198.51.100.1
+B_IP=203.0.113.1 GWB_LAN=203.0.113.2 GWB_WAN=198.51.100.2
+OUT=/tmp/out
+log() { echo "[$(hostname)] $*"; }
+now_ns() { date +%s%N; }
+# kv KEY=VALUE...: parse our comma-separated kernel-command-line arguments.
+for kv in "$@"; do case "$kv" in *=*) eval "arg_${kv%%=*}=\"\${kv#*=}\"" ;; esac; done
+# wait_file PATH SECS: wait for a flag file another VM writes into the share.
+wait_file() {
+  local i=0
+  while [ ! -e "$1" ]; do
+    i=$((i + 1)); [ "$i" -gt $(($2 * 10)) ] && return 1; sleep 0.1
+  done
+}
+# load_crem: insmod the module under test if the run asks for it.
+load_crem() {
+  [ -n "${arg_module:-}" ] || return 0
+  insmod "$arg_module" || { log "insmod $arg_module failed"; return 1; }
+  log "loaded $arg_module"
+}
+unload_crem() {
+  [ -n "${arg_module:-}" ] || return 0
+  rmmod crem || { log "rmmod crem failed"; return 1; }
+  kmemleak_report
+}
+# kmemleak_report: on debug kernels, scan now and print any suspected leak.
+kmemleak_report() {
+  [ -w /sys/kernel/debug/kmemleak ] || return 0
+  echo scan >/sys/kernel/debug/kmemleak; sleep 1; echo scan >/sys/kernel/debug/kmemleak
+  cat /sys/kernel/debug/kmemleak
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# An RDMA host VM (soft-RoCE rxe on eth0). role=b serves, role=a runs the
+# transfers and writes RESULT lines to the shared results directory.
+# Arguments: role=a|b size= iters= trials= tests=write_bw:rping tmo_s= module=
+set -u
+. "$(dirname "$0")/common.sh"
+role=${arg_role:?role=a|b}
+if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
+ip addr add $me/24 dev eth0 && ip link set eth0 up && ip route add default via $gw || exit 1
+load_crem || exit 1
+rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
+size=${arg_size:-65536} iters=${arg_iters:-20} trials=${arg_trials:-1} tmo=${arg_tmo_s:-120}
+tests=$(echo "${arg_tests:-write_bw:rping}" | tr ':' ' ')
+rping_count=${arg_rping_count:-50} rping_size=${arg_rping_size:-4096}
+
+# Transfers are run in lockstep through flag files in the share: A asks for
+# transfer N (req.N holds the test name), B starts that server (srv.N), A runs
+# the client, B reports its server gone (fin.N) before A asks for the next.
+server_cmd() {
+  case $1 in
+    write_bw) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits" ;;
+    rping) echo "rping -s -a 0.0.0.0 -V -C $rping_count -S $rping_size" ;;
+  esac
+}
+if [ "$role" = b ]; then
+  touch $OUT/b.ready
+  n=1
+  while :; do
+    while [ ! -e $OUT/req.$n ] && [ ! -e $OUT/a.done ]; do sleep 0.1; done
+    [ -e $OUT/req.$n ] || break
+    test=$(cat $OUT/req.$n)
+    # shellcheck disable=SC2046
+    timeout $((tmo + 10)) $(server_cmd "$test") >$OUT/server.$n.log 2>&1 &
+    pid=$!
+    sleep 0.5; touch $OUT/srv.$n
+    # Once A's client has ended, give the server a few seconds to end too:
+    # after a client failure it would otherwise wait out its timeout.
+    wait_file $OUT/cdone.$n $((tmo + 20))
+    i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+    kill $pid 2>/dev/null
+    wait $pid; echo "server $n ($test) rc=$?" >>$OUT/server.$n.log
+    touch $OUT/fin.$n
+    n=$((n + 1))
+  done
+  unload_crem || exit 1
+  exit 0
+fi
+
+wait_file $OUT/b.ready 300 && wait_file $OUT/wan.ready 300 || { log "peers not ready"; exit 1; }
+fails=0 n=0
+result() { echo "RESULT $*" | tee -a $OUT/results.txt; }
+for t in $(seq 1 "$trials"); do
+  for test in $tests; do
+    n=$((n + 1)); echo $test >$OUT/req.$n
+    wait_file $OUT/srv.$n 60 || { log "B did not start server $n"; exit 1; }
+    start=$(now_ns)
+    case $test in
+      write_bw)
+        bytes=$((size * iters))
+        timeout $tmo ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$OUT/client.$n.log 2>&1
+        rc=$?; verified=0
+        # perftest finishes every iteration before it computes its report,
+        # and under TCG its cycle-counter calibration (r^2 >= 0.9) can fail
+        # afterwards: that is a completed transfer, timed by us, not by it.
+        [ $rc = 1 ] && grep -q "Can't produce a report" $OUT/client.$n.log \
+          && ! grep -qi "error\|fail" $OUT/client.$n.log && rc=0 ;;
+      rping)
+        bytes=$((rping_count * rping_size))
+        timeout $tmo rping -c -a $peer -V -C $rping_count -S $rping_size >$OUT/client.$n.log 2>&1
+        rc=$?; verified=1 ;;
+      *) log "unknown test $test"; exit 2 ;;
+    esac
+    ns=$(( $(now_ns) - start ))
+    touch $OUT/cdone.$n
+    if [ $rc = 0 ]; then
+      secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
+      mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
+      result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified"
+    else
+      fails=$((fails + 1)); tail -3 $OUT/client.$n.log
+      result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc"
+    fi
+    wait_file $OUT/fin.$n $((tmo + 60)) || { log "B server $n never ended"; exit 1; }
+  done
+done
+touch $OUT/a.done
+unload_crem || exit 1
+exit 0

@@ -1,0 +1,39 @@
+#!/bin/sh
+# The middle VM: two gateway namespaces joined by the emulated WAN link.
+# eth0 (toward A) lives in netns gwa, eth1 (toward B) in netns gwb; the veth
+# pair wa/wb is the long lossy segment, with netem on both egresses.
+# Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= module= stop=FLAGFILE
+set -u
+. "$(dirname "$0")/common.sh"
+rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
+half=$(awk "BEGIN{printf \"%.3f\", $rtt/2}")
+ip netns add gwa && ip netns add gwb || exit 1
+ip link set eth0 netns gwa && ip link set eth1 netns gwb
+ip link add wa netns gwa type veth peer name wb netns gwb
+for ns in gwa gwb; do
+  ip -n $ns link set lo up
+  ip netns exec $ns sysctl -q -w net.ipv4.ip_forward=1
+done
+ip -n gwa addr add $GWA_LAN/24 dev eth0 && ip -n gwa link set eth0 up
+ip -n gwb addr add $GWB_LAN/24 dev eth1 && ip -n gwb link set eth1 up
+ip -n gwa addr add $GWA_WAN/30 dev wa && ip -n gwa link set wa up
+ip -n gwb addr add $GWB_WAN/30 dev wb && ip -n gwb link set wb up
+ip -n gwa route add 203.0.113.0/24 via $GWB_WAN
+ip -n gwb route add 192.0.2.0/24 via $GWA_WAN
+netem="delay ${half}ms"
+if [ -n "${arg_burst:-}" ]; then
+  netem="$netem loss gemodel $(echo "$arg_burst" | tr ':' ' ')"
+elif [ "$loss" != 0 ]; then
+  netem="$netem loss random ${loss}%"
+fi
+[ "$rate" != 0 ] && netem="$netem rate ${rate}mbit"
+# A deep queue: the WAN is long, and tail drops would be our own artefact.
+for pair in gwa:wa gwb:wb; do
+  tc -n ${pair%%:*} qdisc add dev ${pair#*:} root netem $netem limit 100000 || exit 1
+done
+log "WAN: $netem"
+load_crem || exit 1
+touch $OUT/wan.ready
+wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
+for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
+unload_crem || exit 1

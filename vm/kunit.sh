@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# kunit.sh MODULE [normal|debug] — run crem.ko's KUnit suites in a VM and parse
+# the KTAP output with the kernel's own tools/testing/kunit/kunit.py. Fails on a
+# failed, crashed or missing suite.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+mod=$1 variant=${2:-normal}
+out=$(mktemp -d /tmp/crem-kunit.XXXXXX)
+CREM_OUT=$out "$here/run-vm.sh" --name kunit --variant "$variant" --out "$out" --timeout 300 \
+  "$here/guest/kunit.sh" module="$(cd "$(dirname "$mod")" && pwd)/$(basename "$mod")"
+# The built-in KUnit prints an empty KTAP header at boot; keep only the block
+# that the module's suites print (from the last header on).
+awk '/^KTAP version 1/{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' \
+  <(sed 's/^\[[ 0-9.]*\] //' "$out/dmesg.txt") >"$out/ktap.txt"
+for suite in $(sed -n 's/.*\.name = "\(crem_[a-z_]*\)".*/\1/p' \
+    "$here/../kunit/crem_kunit.c"); do
+  grep -q "# Subtest: $suite\$" "$out/ktap.txt" || die "KUnit suite $suite did not run (log: $out)"
+done
+python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse "$out/ktap.txt"

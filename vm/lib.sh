@@ -1,0 +1,52 @@
+# Shared settings for the vm/ scripts (sourced, not run).
+say() { printf '[crem] %s\n' "$*" >&2; }
+die() { printf '[crem] error: %s\n' "$*" >&2; exit 1; }
+
+CREM_CACHE=${CREM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/crem}
+BINDGEN=${BINDGEN:-$HOME/.cargo/bin/bindgen}
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+# The kernel's Rust must be Debian's 1.85: keep the rustup toolchain out of its way.
+KMAKE_ENV=(env PATH=/usr/bin:/bin:/usr/sbin:/sbin:$HOME/.cargo/bin)
+KMAKE_ARGS=(LLVM=1 RUSTC=/usr/bin/rustc BINDGEN="$BINDGEN")
+
+# kernel_version: the packaged source's version, e.g. 6.12.117-1~deb12u1
+kernel_pkg_version() { dpkg-query -W -f='${Version}' linux-source-6.12; }
+
+# kernel_key VARIANT: cache key over everything the built kernel depends on.
+kernel_key() {
+  local variant=$1 here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  {
+    kernel_pkg_version
+    /usr/bin/rustc --version
+    "$BINDGEN" --version 2>/dev/null
+    clang --version | head -1
+    cat "$here/kernel.config"
+    [ "$variant" = debug ] && cat "$here/kernel-debug.config"
+    cat "$here/build-kernel.sh"
+  } | sha256sum | cut -c1-16
+}
+
+# kernel_dir VARIANT: the build (O=) directory of that variant.
+kernel_dir() { echo "$CREM_CACHE/kernel-$1-$(kernel_key "$1")"; }
+kernel_src() { echo "$CREM_CACHE/src-$(kernel_pkg_version | tr '~' '_')"; }
+
+# kvm_usable: "yes" if a probe boot under KVM works here, else "no". KVM is
+# present but broken on some of these machines, so it is opt-in by proof; the
+# answer is cached per kernel. CREM_KVM=0/1 overrides.
+kvm_usable() {
+  case "${CREM_KVM:-}" in 0) echo no; return ;; 1) echo yes; return ;; esac
+  local kdir stamp
+  kdir=$(kernel_dir normal); stamp=$kdir/.kvm-probe
+  if [ ! -f "$stamp" ]; then
+    if [ -w /dev/kvm ] && timeout -k 2 20 qemu-system-x86_64 -enable-kvm -cpu host -m 256 \
+         -nographic -no-reboot -kernel "$kdir/arch/x86/boot/bzImage" \
+         -append "console=ttyS0 panic=-1 init=/nonexistent" </dev/null 2>/dev/null \
+         | grep -q 'Kernel panic\|No working init'; then
+      echo yes >"$stamp"
+    else
+      echo no >"$stamp"
+    fi
+  fi
+  cat "$stamp"
+}

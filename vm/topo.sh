@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# topo.sh [options] — the RDMA test topology: three VMs joined by QEMU UDP
+# socket links on loopback.
+#
+#   VM a (rxe) --- VM wan [netns gwa] ==netem WAN== [netns gwb] --- VM b (rxe)
+#
+# Options (defaults in brackets):
+#   --rtt MS           WAN round-trip time [10]
+#   --loss PCT         random loss on each WAN direction [0]
+#   --burst P:R:H:K    Gilbert-Elliott loss (netem gemodel, percentages) instead
+#   --rate MBIT        WAN rate limit, 0 = none [0]
+#   --size BYTES       ib_write_bw message size [65536]
+#   --iters N          ib_write_bw messages per transfer [20]
+#   --trials N         repetitions of every transfer [1]
+#   --tests LIST       colon-separated: write_bw, rping [write_bw:rping]
+#   --tmo SECS         per-transfer timeout [120]
+#   --host-module KO   load this crem.ko on both RDMA hosts (host mode)
+#   --gw-module KO     load this crem.ko in the WAN VM (gateway mode)
+#   --variant V        kernel: normal or debug [normal]
+#   --out DIR          results directory [fresh under /tmp]
+# Prints the RESULT lines of host a; they are also in DIR/results.txt.
+# Exit status: 0 when all three VMs ran their scripts to the end (transfers
+# that did not complete are results, not errors), else non-zero.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
+hmod="" gmod="" variant=normal out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
+    --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
+    --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
+    --variant) variant=$2 ;; --out) out=$2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "topo.sh: unknown option $1 (see --help)" ;;
+  esac
+  shift 2
+done
+for m in "$hmod" "$gmod"; do [ -z "$m" ] || [ -f "$m" ] || die "no module at $m"; done
+[ -n "$out" ] || out=$(mktemp -d /tmp/crem-topo.XXXXXX)
+mkdir -p "$out"; rm -f "$out"/*.ready "$out"/a.done "$out"/{req,srv,cdone,fin}.* "$out"/results.txt
+abs() { [ -z "$1" ] || echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+hmod=$(abs "$hmod") gmod=$(abs "$gmod")
+
+# Four UDP ports per link end, away from anything else on loopback.
+base=$(( 20000 + (RANDOM % 2000) * 10 ))
+common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) + 300 )))
+wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
+[ -n "$burst" ] && wan_args+=(burst="$burst")
+[ -n "$gmod" ] && wan_args+=(module="$gmod")
+host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo")
+[ -n "$hmod" ] && host_args+=(module="$hmod")
+
+say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit, results in $out"
+CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
+  --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
+CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \
+  "$here/guest/host.sh" role=a "${host_args[@]}" & a=$!
+CREM_OUT=$out "$here/run-vm.sh" --name b "${common[@]}" --nic $((base + 3)):$((base + 2)) \
+  "$here/guest/host.sh" role=b "${host_args[@]}" & b=$!
+rc=0
+# Whatever way host a ends, release the others from their waits.
+wait "$a" || rc=$?
+touch "$out/a.done"
+for p in $b $wan; do wait "$p" || rc=$?; done
+[ -f "$out/results.txt" ] && cat "$out/results.txt"
+[ "$rc" = 0 ] || say "a VM failed (rc $rc); console logs in $out"
+exit "$rc"
