@@ -20,10 +20,12 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 
 CREM_RS_TEST(gf_tables_match_definition)
 CREM_RS_TEST(gf_tables_mul_acc)
+CREM_RS_TEST(coding_example_roundtrip)
 
 static struct kunit_case crem_gf_cases[] = {
 	KUNIT_CASE(gf_tables_match_definition),
 	KUNIT_CASE(gf_tables_mul_acc),
+	KUNIT_CASE(coding_example_roundtrip),
 	{}
 };
 

@@ -16,6 +16,7 @@
 #   --tmo SECS         per-transfer timeout [120]
 #   --host-module KO   load this crem.ko on both RDMA hosts (host mode)
 #   --gw-module KO     load this crem.ko in the WAN VM (gateway mode)
+#   --capture N        host a captures up to N RoCEv2 packets to DIR/a.pcap
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
 # Prints the RESULT lines of host a; they are also in DIR/results.txt.
@@ -26,13 +27,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out=""
+hmod="" gmod="" variant=normal out="" capture=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
     --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
-    --variant) variant=$2 ;; --out) out=$2 ;;
+    --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
   esac
@@ -52,6 +53,7 @@ wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
+[ -n "$capture" ] && host_args+=(capture="$capture")
 
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \

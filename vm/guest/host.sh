@@ -47,6 +47,11 @@ if [ "$role" = b ]; then
 fi
 
 wait_file $OUT/b.ready 300 && wait_file $OUT/wan.ready 300 || { log "peers not ready"; exit 1; }
+if [ -n "${arg_capture:-}" ]; then
+  # Real RoCEv2 packets for crem-core's ICRC fixtures (vm/capture-fixtures.sh).
+  tcpdump -i eth0 -s 0 -c "$arg_capture" -w $OUT/a.pcap udp port 4791 2>/dev/null &
+  sleep 1
+fi
 fails=0 n=0
 result() { echo "RESULT $*" | tee -a $OUT/results.txt; }
 for t in $(seq 1 "$trials"); do

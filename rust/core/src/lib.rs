@@ -7,7 +7,10 @@
 //! other with `super::` paths, never `crate::`, so both builds resolve the same.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
-#![cfg_attr(not(test), deny(clippy::panic, clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::panic, clippy::unwrap_used, clippy::expect_used)
+)]
 
 pub mod fec;
 pub mod gf;
