@@ -6,8 +6,9 @@ use core::ffi::c_void;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 
-/// Per-netns counters. The index is the netlink attribute type minus one, so
-/// the order is ABI: append only.
+/// Per-netns counters, in the order of the `stats` attribute set of
+/// netlink/crem.yaml (attribute = index + CREM_A_STATS_ROCE_LOCAL_IN): ABI,
+/// append only.
 #[derive(Clone, Copy)]
 #[repr(usize)]
 pub(crate) enum Counter {
@@ -78,6 +79,18 @@ extern "C" fn crem_rs_net_exit(state: *mut c_void) {
         st.get(Counter::RoceOther),
         st.get(Counter::RoceMalformed)
     );
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_stats_reset(state: *mut c_void) {
+    if state.is_null() {
+        return;
+    }
+    // SAFETY: C passes its per-netns state pointer, live while the netns is.
+    let st = unsafe { self::state(state) };
+    for c in st.counters.iter() {
+        c.store(0, Ordering::Relaxed);
+    }
 }
 
 #[no_mangle]

@@ -44,13 +44,16 @@ if [ "$variant" = normal ]; then
     cargo build -p crem-core --lib
   step module-build module_build module
   step kunit-build module_build module-kunit
+  step netlink-spec "$top/netlink/gen.sh" --check
   step kunit-qemu "$here/kunit.sh" "$kko" normal
+  step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
 else
   kko=$top/build/debug/crem.ko
   [ -f "$(kernel_dir debug)/.crem-complete" ] || "$here/build-kernel.sh" debug
   step debug-module-build module_build module-debug
   step debug-kunit-qemu "$here/kunit.sh" "$kko" debug
+  step debug-netlink-qemu "$here/netlink.sh" "$kko" debug
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
 fi
 

@@ -2,13 +2,13 @@
 # PID 1 inside a test VM. The root is the host's filesystem, read-only over 9p;
 # this makes the writable places tools need, runs the script named on the kernel
 # command line (crem.script=PATH crem.args=...), prints its exit status on the
-# console for vm/run-vm.sh, and powers off.
+# console for vm/run-vm.sh, and ends the VM.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
-for d in /tmp /run /var/tmp /var/run /var/lib /var/log /root /home /mnt; do
+for d in /tmp /run /var/tmp /var/run /var/lib /var/log /home /mnt; do
   mount -t tmpfs -o mode=1777 tmpfs "$d" 2>/dev/null
 done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
@@ -18,12 +18,13 @@ hostname "$(sed -n 's/.*crem.name=\([^ ]*\).*/\1/p' /proc/cmdline)"
 ip link set lo up
 script=$(sed -n 's/.*crem.script=\([^ ]*\).*/\1/p' /proc/cmdline)
 args=$(sed -n 's/.*crem.args=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
-export HOME=/root TERM=dumb CREM_VM=1
+mkdir -p /tmp/home; export HOME=/tmp/home TERM=dumb CREM_VM=1
 echo "crem-guest: running $script $args"
 # shellcheck disable=SC2086
 sh -c "$script $args" </dev/console >/dev/console 2>&1
 rc=$?
 sync
 echo "CREM-EXIT=$rc"
-echo o > /proc/sysrq-trigger
-sleep 10
+# The lean kernel has no ACPI to power off with: reboot, which QEMU's
+# -no-reboot turns into an exit.
+echo b > /proc/sysrq-trigger

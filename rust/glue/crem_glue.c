@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * C registrations of crem.ko: per-netns state, netfilter hooks, the "crem"
- * generic netlink family. See crem_glue.h for why this half is C.
+ * C registrations of crem.ko: per-netns state and netfilter hooks, and the
+ * registration of the "crem" generic netlink family (crem_nl.c). See
+ * crem_glue.h for why this half is C.
  */
 #include <linux/module.h>
 #include <linux/ip.h>
@@ -16,20 +17,22 @@
 #include <net/genetlink.h>
 #include <net/ipv6.h>
 #include "crem_glue.h"
+#include "crem-nl-gen.h"
 
 #define ROCEV2_UDP_PORT 4791
 /* IPv6 header + UDP + BTH + RETH: everything classification needs. */
 #define CREM_HDR_PEEK (40 + 8 + 12 + 16)
 
-struct crem_net {
-	void *rs; /* Rust per-netns state (rust/netns.rs) */
-};
-
 static unsigned int crem_net_id __read_mostly;
+
+struct crem_net *crem_net(const struct net *net)
+{
+	return net_generic(net, crem_net_id);
+}
 
 static inline void *crem_state(const struct net *net)
 {
-	return ((struct crem_net *)net_generic(net, crem_net_id))->rs;
+	return crem_net(net)->rs;
 }
 
 /*
@@ -91,6 +94,8 @@ static int __net_init crem_net_init(struct net *net)
 	struct crem_net *cn = net_generic(net, crem_net_id);
 	int err;
 
+	spin_lock_init(&cn->cfg_lock);
+	crem_cfg_defaults(&cn->cfg);
 	cn->rs = crem_rs_net_init(net);
 	if (!cn->rs)
 		return -ENOMEM;
@@ -120,73 +125,6 @@ static struct pernet_operations crem_net_ops = {
 	.size = sizeof(struct crem_net),
 };
 
-/* ---- generic netlink (stub until the YNL-specified family lands) ---- */
-
-enum {
-	CREM_CMD_UNSPEC,
-	CREM_CMD_GET_STATS,
-	__CREM_CMD_MAX,
-};
-
-enum {
-	CREM_A_UNSPEC,
-	CREM_A_PAD,
-	CREM_A_STATS, /* nest of u64 counters, attribute type = index + 1 */
-	__CREM_A_MAX,
-};
-#define CREM_A_MAX (__CREM_A_MAX - 1)
-#define CREM_MAX_STATS 32
-
-static const struct nla_policy crem_policy[CREM_A_MAX + 1] = {
-	[CREM_A_STATS] = { .type = NLA_NESTED },
-};
-
-static struct genl_family crem_genl_family;
-
-static int crem_get_stats(struct sk_buff *skb, struct genl_info *info)
-{
-	u64 vals[CREM_MAX_STATS];
-	struct sk_buff *msg;
-	struct nlattr *nest;
-	void *hdr;
-	u32 i, n;
-
-	n = crem_rs_stats(crem_state(genl_info_net(info)), vals, CREM_MAX_STATS);
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &crem_genl_family, 0, CREM_CMD_GET_STATS);
-	if (!hdr)
-		goto nospace;
-	nest = nla_nest_start(msg, CREM_A_STATS);
-	if (!nest)
-		goto nospace;
-	for (i = 0; i < n; i++)
-		if (nla_put_u64_64bit(msg, i + 1, vals[i], CREM_A_PAD))
-			goto nospace;
-	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-nospace:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
-}
-
-static const struct genl_small_ops crem_genl_ops[] = {
-	{ .cmd = CREM_CMD_GET_STATS, .doit = crem_get_stats },
-};
-
-static struct genl_family crem_genl_family __ro_after_init = {
-	.name = "crem",
-	.version = 1,
-	.maxattr = CREM_A_MAX,
-	.policy = crem_policy,
-	.netnsok = true,
-	.module = THIS_MODULE,
-	.small_ops = crem_genl_ops,
-	.n_small_ops = ARRAY_SIZE(crem_genl_ops),
-};
-
 /* Registration order: per-netns state and hooks first, then the control plane
  * that reads them; unwound in reverse. */
 int crem_glue_register(void)
@@ -196,7 +134,7 @@ int crem_glue_register(void)
 	err = register_pernet_subsys(&crem_net_ops);
 	if (err)
 		return err;
-	err = genl_register_family(&crem_genl_family);
+	err = genl_register_family(&crem_nl_family);
 	if (err)
 		unregister_pernet_subsys(&crem_net_ops);
 	return err;
@@ -204,6 +142,6 @@ int crem_glue_register(void)
 
 void crem_glue_unregister(void)
 {
-	genl_unregister_family(&crem_genl_family);
+	genl_unregister_family(&crem_nl_family);
 	unregister_pernet_subsys(&crem_net_ops);
 }

@@ -9,8 +9,46 @@
 #define CREM_GLUE_H
 
 #include <linux/types.h>
+#include <linux/spinlock.h>
+#include <linux/in6.h>
 
 struct net;
+
+#define CREM_MAX_REPORTERS 16
+#define CREM_MAX_PEERS 32
+
+/* An IPv4 (len 4) or IPv6 (len 16) address. */
+struct crem_addr {
+	u8 len;
+	u8 a[16];
+};
+
+struct crem_peer {
+	struct crem_addr prefix;
+	u8 prefix_len;
+	struct crem_addr addr;
+};
+
+/* Per-netns configuration, set over genetlink (crem_nl.c). */
+struct crem_cfg {
+	u16 port; /* 0: CREM does nothing (no default port, per the draft) */
+	u8 role, recovery, adaptive, k, m, m_cong;
+	u16 symbol_len; /* 0: derived from the RDMA MTU */
+	u32 epsilon_ppb, hold_us, max_flows;
+	u64 max_memory;
+	u8 n_reporters, n_peers;
+	struct crem_addr reporters[CREM_MAX_REPORTERS];
+	struct crem_peer peers[CREM_MAX_PEERS];
+};
+
+struct crem_net {
+	void *rs; /* Rust per-netns state (rust/netns.rs) */
+	spinlock_t cfg_lock; /* BH-safe: the datapath reads cfg in softirq */
+	struct crem_cfg cfg;
+};
+
+struct crem_net *crem_net(const struct net *net);
+void crem_cfg_defaults(struct crem_cfg *cfg);
 
 /* Hook points the Rust datapath distinguishes (stable values, shared with Rust). */
 enum crem_hook {
@@ -25,8 +63,9 @@ void crem_rs_net_exit(void *state);
 /* Returns an NF_* verdict. @hdr holds the first @len bytes from the IP header. */
 unsigned int crem_rs_roce_packet(void *state, u32 hook, u8 family,
 				 const u8 *hdr, u32 hdr_len, u32 pkt_len);
-/* Fill the stats reply of CREM_CMD_GET_STATS: one u64 per counter index. */
+/* Counters for CREM_CMD_STATS_GET: one u64 per index (attribute - 2). */
 u32 crem_rs_stats(void *state, u64 *out, u32 max);
+void crem_rs_stats_reset(void *state);
 
 /* Implemented in C (crem_glue.c), called from Rust module init/exit. */
 int crem_glue_register(void);

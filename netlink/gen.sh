@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# gen.sh [--check] — generate the kernel policies/op tables and the uapi header
+# of the "crem" family from netlink/crem.yaml with the kernel's own
+# ynl-gen-c.py. --check regenerates into a temporary directory and fails if the
+# committed files differ (run by `make check`).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$top/vm/lib.sh"
+src=$(kernel_src)
+gen=$src/tools/net/ynl/ynl-gen-c.py
+[ -f "$gen" ] || die "no $gen: run 'make setup'"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# ynl finds the protocol schema next to the spec's directory, and the "kernel
+# root" (named in the generated comment) by a MAINTAINERS file: lay out a
+# miniature tree so the files say "netlink/crem.yaml".
+mkdir -p "$work/netlink" "$work/out"
+cp "$src/Documentation/netlink/genetlink.yaml" "$work/"
+touch "$work/MAINTAINERS"
+cp "$here/crem.yaml" "$work/netlink/"
+spec=$work/netlink/crem.yaml
+ynl() { (cd "$work" && /usr/bin/python3 "$gen" --spec "$spec" "$@"); }
+ynl --mode kernel --header -o "$work/out/crem-nl-gen.h"
+ynl --mode kernel --source -o "$work/out/crem-nl-gen.c"
+ynl --mode uapi --header -o "$work/out/crem.h"
+# 6.12's spec schema knows only admin-perm; the family is netns-aware, so a
+# namespace's own admin (CAP_NET_ADMIN in its user namespace) may change it.
+sed -i 's/GENL_ADMIN_PERM/GENL_UNS_ADMIN_PERM/' "$work/out/crem-nl-gen.c"
+# Paths as the module includes them.
+sed -i 's|#include "crem.h"|#include "../../include/uapi/linux/crem.h"|; s|#include <uapi/linux/crem.h>|#include "../../include/uapi/linux/crem.h"|' \
+  "$work/out/crem-nl-gen.h" "$work/out/crem-nl-gen.c"
+dests=("$top/rust/glue/crem-nl-gen.h" "$top/rust/glue/crem-nl-gen.c" "$top/include/uapi/linux/crem.h")
+outs=("$work/out/crem-nl-gen.h" "$work/out/crem-nl-gen.c" "$work/out/crem.h")
+if [ "${1:-}" = --check ]; then
+  rc=0
+  for i in 0 1 2; do
+    diff -u "${dests[$i]}" "${outs[$i]}" || { say "${dests[$i]} is stale: run 'make netlink-gen'"; rc=1; }
+  done
+  exit $rc
+fi
+mkdir -p "$top/include/uapi/linux"
+for i in 0 1 2; do cp "${outs[$i]}" "${dests[$i]}"; say "wrote ${dests[$i]#$top/}"; done

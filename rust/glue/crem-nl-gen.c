@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause)
+/* Do not edit directly, auto-generated from: */
+/*	netlink/crem.yaml */
+/* YNL-GEN kernel source */
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include "crem-nl-gen.h"
+
+#include "../../include/uapi/linux/crem.h"
+
+/* Integer value ranges */
+static const struct netlink_range_validation crem_a_config_epsilon_ppb_range = {
+	.min	= 1ULL,
+	.max	= 1000000000ULL,
+};
+
+static const struct netlink_range_validation crem_a_config_hold_us_range = {
+	.max	= 1000000ULL,
+};
+
+/* Common nested types */
+const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PEER + 1] = {
+	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
+	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
+	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),
+	[CREM_A_CONFIG_ADAPTIVE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_CONFIG_K] = NLA_POLICY_MIN(NLA_U8, 1),
+	[CREM_A_CONFIG_M] = { .type = NLA_U8, },
+	[CREM_A_CONFIG_SYMBOL_LEN] = { .type = NLA_U16, },
+	[CREM_A_CONFIG_EPSILON_PPB] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_epsilon_ppb_range),
+	[CREM_A_CONFIG_M_CONG] = { .type = NLA_U8, },
+	[CREM_A_CONFIG_HOLD_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_hold_us_range),
+	[CREM_A_CONFIG_MAX_FLOWS] = { .type = NLA_U32, },
+	[CREM_A_CONFIG_MAX_MEMORY] = { .type = NLA_U64, },
+	[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, },
+	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
+};
+
+const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
+	[CREM_A_PEER_PREFIX] = { .type = NLA_BINARY, },
+	[CREM_A_PEER_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
+	[CREM_A_PEER_ADDR] = { .type = NLA_BINARY, },
+};
+
+/* CREM_CMD_CONFIG_SET - do */
+static const struct nla_policy crem_config_set_nl_policy[CREM_A_CMD_CONFIG + 1] = {
+	[CREM_A_CMD_CONFIG] = NLA_POLICY_NESTED(crem_config_nl_policy),
+};
+
+/* Ops table for crem */
+static const struct genl_split_ops crem_nl_ops[] = {
+	{
+		.cmd	= CREM_CMD_CONFIG_GET,
+		.doit	= crem_nl_config_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= CREM_CMD_CONFIG_SET,
+		.doit		= crem_nl_config_set_doit,
+		.policy		= crem_config_set_nl_policy,
+		.maxattr	= CREM_A_CMD_CONFIG,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= CREM_CMD_STATS_GET,
+		.doit	= crem_nl_stats_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= CREM_CMD_STATS_RESET,
+		.doit	= crem_nl_stats_reset_doit,
+		.flags	= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= CREM_CMD_FLOW_GET,
+		.dumpit	= crem_nl_flow_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+};
+
+static const struct genl_multicast_group crem_nl_mcgrps[] = {
+	[CREM_NLGRP_EVENTS] = { "events", },
+};
+
+struct genl_family crem_nl_family __ro_after_init = {
+	.name		= CREM_FAMILY_NAME,
+	.version	= CREM_FAMILY_VERSION,
+	.netnsok	= true,
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.split_ops	= crem_nl_ops,
+	.n_split_ops	= ARRAY_SIZE(crem_nl_ops),
+	.mcgrps		= crem_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(crem_nl_mcgrps),
+};

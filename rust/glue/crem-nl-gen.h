@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/* Do not edit directly, auto-generated from: */
+/*	netlink/crem.yaml */
+/* YNL-GEN kernel header */
+
+#ifndef _LINUX_CREM_GEN_H
+#define _LINUX_CREM_GEN_H
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include "../../include/uapi/linux/crem.h"
+
+/* Common nested types */
+extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PEER + 1];
+extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
+
+int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+
+enum {
+	CREM_NLGRP_EVENTS,
+};
+
+extern struct genl_family crem_nl_family;
+
+#endif /* _LINUX_CREM_GEN_H */

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Handlers of the "crem" generic netlink family. Policies and the op table
+ * are generated from netlink/crem.yaml (crem-nl-gen.c); this file checks
+ * what a policy cannot express and explains every refusal through extack.
+ */
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include <net/netns/generic.h>
+#include "crem_glue.h"
+#include "crem-nl-gen.h"
+
+void crem_cfg_defaults(struct crem_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->role = CREM_ROLE_DISABLED;
+	cfg->recovery = CREM_RECOVERY_CODED;
+	cfg->adaptive = 1;
+	cfg->k = 32; /* the draft's default for multi-millisecond paths */
+	cfg->m = 2;
+	cfg->epsilon_ppb = 100000; /* 1e-4 */
+	cfg->m_cong = 1;
+	cfg->max_flows = 1024;
+	cfg->max_memory = 64ULL << 20;
+}
+
+static int crem_put_addr(struct sk_buff *msg, int type, const struct crem_addr *a)
+{
+	return nla_put(msg, type, a->len, a->a);
+}
+
+static int crem_put_cfg(struct sk_buff *msg, const struct crem_cfg *c)
+{
+	struct nlattr *nest, *peer;
+	int i;
+
+	nest = nla_nest_start(msg, CREM_A_CMD_CONFIG);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u16(msg, CREM_A_CONFIG_PORT, c->port) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_ROLE, c->role) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_RECOVERY, c->recovery) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_ADAPTIVE, c->adaptive) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_K, c->k) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_M, c->m) ||
+	    nla_put_u16(msg, CREM_A_CONFIG_SYMBOL_LEN, c->symbol_len) ||
+	    nla_put_u32(msg, CREM_A_CONFIG_EPSILON_PPB, c->epsilon_ppb) ||
+	    nla_put_u8(msg, CREM_A_CONFIG_M_CONG, c->m_cong) ||
+	    nla_put_u32(msg, CREM_A_CONFIG_HOLD_US, c->hold_us) ||
+	    nla_put_u32(msg, CREM_A_CONFIG_MAX_FLOWS, c->max_flows) ||
+	    nla_put_u64_64bit(msg, CREM_A_CONFIG_MAX_MEMORY, c->max_memory, 0))
+		return -EMSGSIZE;
+	for (i = 0; i < c->n_reporters; i++)
+		if (crem_put_addr(msg, CREM_A_CONFIG_REPORTER, &c->reporters[i]))
+			return -EMSGSIZE;
+	for (i = 0; i < c->n_peers; i++) {
+		peer = nla_nest_start(msg, CREM_A_CONFIG_PEER);
+		if (!peer ||
+		    crem_put_addr(msg, CREM_A_PEER_PREFIX, &c->peers[i].prefix) ||
+		    nla_put_u8(msg, CREM_A_PEER_PREFIX_LEN, c->peers[i].prefix_len) ||
+		    crem_put_addr(msg, CREM_A_PEER_ADDR, &c->peers[i].addr))
+			return -EMSGSIZE;
+		nla_nest_end(msg, peer);
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/* A reply or notification carrying the whole configuration. */
+static struct sk_buff *crem_cfg_msg(struct net *net, u32 portid, u32 seq, u8 cmd)
+{
+	struct crem_net *cn = crem_net(net);
+	struct crem_cfg *snap;
+	struct sk_buff *msg;
+	void *hdr;
+
+	/* Snapshot under the lock, build the message outside it. */
+	snap = kmalloc(sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return NULL;
+	spin_lock_bh(&cn->cfg_lock);
+	*snap = cn->cfg;
+	spin_unlock_bh(&cn->cfg_lock);
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto out;
+	hdr = genlmsg_put(msg, portid, seq, &crem_nl_family, 0, cmd);
+	if (!hdr || crem_put_cfg(msg, snap)) {
+		nlmsg_free(msg);
+		msg = NULL;
+		goto out;
+	}
+	genlmsg_end(msg, hdr);
+out:
+	kfree(snap);
+	return msg;
+}
+
+int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+
+	msg = crem_cfg_msg(genl_info_net(info), info->snd_portid, info->snd_seq,
+			   CREM_CMD_CONFIG_GET);
+	if (!msg)
+		return -ENOMEM;
+	return genlmsg_reply(msg, info);
+}
+
+/* Addresses are IPv4 or IPv6: 4 or 16 octets (the policy checks >= 4). */
+static int crem_get_addr(const struct nlattr *attr, struct crem_addr *a,
+			 struct netlink_ext_ack *extack)
+{
+	int len = nla_len(attr);
+
+	if (len != 4 && len != 16) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "address must be 4 (IPv4) or 16 (IPv6) octets");
+		return -EINVAL;
+	}
+	a->len = len;
+	nla_memcpy(a->a, attr, len);
+	return 0;
+}
+
+static int crem_parse_peer(const struct nlattr *nest, struct crem_peer *p,
+			   struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[CREM_A_PEER_MAX + 1];
+	int err;
+
+	err = nla_parse_nested(tb, CREM_A_PEER_MAX, nest, crem_peer_nl_policy, extack);
+	if (err)
+		return err;
+	if (!tb[CREM_A_PEER_PREFIX] || !tb[CREM_A_PEER_ADDR] ||
+	    !tb[CREM_A_PEER_PREFIX_LEN]) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "a peer needs prefix, prefix-len and addr");
+		return -EINVAL;
+	}
+	err = crem_get_addr(tb[CREM_A_PEER_PREFIX], &p->prefix, extack) ?:
+	      crem_get_addr(tb[CREM_A_PEER_ADDR], &p->addr, extack);
+	if (err)
+		return err;
+	p->prefix_len = nla_get_u8(tb[CREM_A_PEER_PREFIX_LEN]);
+	if (p->prefix_len > p->prefix.len * 8) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_PEER_PREFIX_LEN],
+				    "prefix-len is longer than the prefix's address");
+		return -EINVAL;
+	}
+	if (p->prefix.len != p->addr.len) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_PEER_ADDR],
+				    "peer address family differs from its prefix's");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Applies the attributes in @tb on top of @c. Lists (reporters, peers) are
+ * replaced as a whole when given, so a set is never a partial merge.
+ */
+static int crem_apply_cfg(struct crem_cfg *c, struct nlattr **tb, const struct nlattr *nest,
+			  struct netlink_ext_ack *extack)
+{
+	const struct nlattr *a;
+	bool reporters = false, peers = false;
+	int rem, err;
+
+	if (tb[CREM_A_CONFIG_PORT])
+		c->port = nla_get_u16(tb[CREM_A_CONFIG_PORT]);
+	if (tb[CREM_A_CONFIG_ROLE])
+		c->role = nla_get_u8(tb[CREM_A_CONFIG_ROLE]);
+	if (tb[CREM_A_CONFIG_RECOVERY])
+		c->recovery = nla_get_u8(tb[CREM_A_CONFIG_RECOVERY]);
+	if (tb[CREM_A_CONFIG_ADAPTIVE])
+		c->adaptive = nla_get_u8(tb[CREM_A_CONFIG_ADAPTIVE]);
+	if (tb[CREM_A_CONFIG_K])
+		c->k = nla_get_u8(tb[CREM_A_CONFIG_K]);
+	if (tb[CREM_A_CONFIG_M])
+		c->m = nla_get_u8(tb[CREM_A_CONFIG_M]);
+	if (tb[CREM_A_CONFIG_SYMBOL_LEN])
+		c->symbol_len = nla_get_u16(tb[CREM_A_CONFIG_SYMBOL_LEN]);
+	if (tb[CREM_A_CONFIG_EPSILON_PPB])
+		c->epsilon_ppb = nla_get_u32(tb[CREM_A_CONFIG_EPSILON_PPB]);
+	if (tb[CREM_A_CONFIG_M_CONG])
+		c->m_cong = nla_get_u8(tb[CREM_A_CONFIG_M_CONG]);
+	if (tb[CREM_A_CONFIG_HOLD_US])
+		c->hold_us = nla_get_u32(tb[CREM_A_CONFIG_HOLD_US]);
+	if (tb[CREM_A_CONFIG_MAX_FLOWS])
+		c->max_flows = nla_get_u32(tb[CREM_A_CONFIG_MAX_FLOWS]);
+	if (tb[CREM_A_CONFIG_MAX_MEMORY])
+		c->max_memory = nla_get_u64(tb[CREM_A_CONFIG_MAX_MEMORY]);
+
+	nla_for_each_nested(a, nest, rem) {
+		switch (nla_type(a)) {
+		case CREM_A_CONFIG_REPORTER:
+			if (!reporters) {
+				reporters = true;
+				c->n_reporters = 0;
+			}
+			if (c->n_reporters == CREM_MAX_REPORTERS) {
+				NL_SET_ERR_MSG_ATTR_FMT(extack, a, "at most %d reporters",
+							CREM_MAX_REPORTERS);
+				return -E2BIG;
+			}
+			err = crem_get_addr(a, &c->reporters[c->n_reporters], extack);
+			if (err)
+				return err;
+			c->n_reporters++;
+			break;
+		case CREM_A_CONFIG_PEER:
+			if (!peers) {
+				peers = true;
+				c->n_peers = 0;
+			}
+			if (c->n_peers == CREM_MAX_PEERS) {
+				NL_SET_ERR_MSG_ATTR_FMT(extack, a, "at most %d peers", CREM_MAX_PEERS);
+				return -E2BIG;
+			}
+			err = crem_parse_peer(a, &c->peers[c->n_peers], extack);
+			if (err)
+				return err;
+			c->n_peers++;
+			break;
+		}
+	}
+
+	/* Rules across attributes, checked on the merged result. */
+	if (c->role != CREM_ROLE_DISABLED && !c->port) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_ROLE] ?: nest,
+				    "set a CREM port before enabling a role (there is no default port)");
+		return -EINVAL;
+	}
+	if ((unsigned int)c->k + c->m > 255) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_M] ?: tb[CREM_A_CONFIG_K] ?: nest,
+				    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
+		return -EINVAL;
+	}
+	if (c->symbol_len && c->symbol_len < 64) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_SYMBOL_LEN],
+				    "symbol-len must be 0 (derived) or at least 64");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct crem_net *cn = crem_net(net);
+	struct nlattr *tb[CREM_A_CONFIG_MAX + 1];
+	struct crem_cfg *c;
+	struct sk_buff *ev;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_CONFIG))
+		return -EINVAL;
+	err = nla_parse_nested(tb, CREM_A_CONFIG_MAX, info->attrs[CREM_A_CMD_CONFIG],
+			       crem_config_nl_policy, info->extack);
+	if (err)
+		return err;
+	c = kmalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	/*
+	 * Concurrent setters may interleave (parallel_ops); the last complete
+	 * configuration wins and readers never see a torn one.
+	 */
+	spin_lock_bh(&cn->cfg_lock);
+	*c = cn->cfg;
+	spin_unlock_bh(&cn->cfg_lock);
+	err = crem_apply_cfg(c, tb, info->attrs[CREM_A_CMD_CONFIG], info->extack);
+	if (!err) {
+		spin_lock_bh(&cn->cfg_lock);
+		cn->cfg = *c;
+		spin_unlock_bh(&cn->cfg_lock);
+	}
+	kfree(c);
+	if (err)
+		return err;
+	ev = crem_cfg_msg(net, 0, 0, CREM_CMD_CONFIG_CHANGED);
+	if (ev)
+		genlmsg_multicast_netns(&crem_nl_family, net, ev, 0, CREM_NLGRP_EVENTS,
+					GFP_KERNEL);
+	return 0;
+}
+
+#define CREM_MAX_STATS (CREM_A_STATS_MAX - CREM_A_STATS_ROCE_LOCAL_IN + 1)
+
+int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	u64 vals[CREM_MAX_STATS];
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+	u32 i, n;
+
+	n = crem_rs_stats(crem_net(genl_info_net(info))->rs, vals, CREM_MAX_STATS);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr)
+		goto nospace;
+	nest = nla_nest_start(msg, CREM_A_CMD_STATS);
+	if (!nest)
+		goto nospace;
+	for (i = 0; i < n; i++)
+		if (nla_put_u64_64bit(msg, CREM_A_STATS_ROCE_LOCAL_IN + i, vals[i],
+				      CREM_A_STATS_PAD))
+			goto nospace;
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	crem_rs_stats_reset(crem_net(genl_info_net(info))->rs);
+	return 0;
+}
+
+/* No flows exist until the CSF/CRF datapath lands: the dump is empty. */
+int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return 0;
+}
