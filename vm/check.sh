@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check.sh normal|debug — every test of the project, each step reported as
 # PASS/FAIL with its log kept; ends with one line "N passed, N failed".
-# `normal` runs everything; `debug` runs the in-VM steps on the debug kernel.
+# `normal` runs everything, and with CREM_CHECK_DEBUG=1 (as CI does) also the
+# in-VM steps on the debug kernel; `debug` runs only those.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -34,6 +35,17 @@ module_build() {
   ! grep -E '(^|[^a-z])warning[:\[]' <<<"$log"
 }
 
+debug_steps() {
+  local dko=$top/build/debug/crem.ko
+  if [ ! -f "$(kernel_dir debug)/.crem-complete" ]; then
+    step debug-kernel "$here/build-kernel.sh" debug
+  fi
+  step debug-module-build module_build module-debug
+  step debug-kunit-qemu "$here/kunit.sh" "$dko" debug
+  step debug-netlink-qemu "$here/netlink.sh" "$dko" debug
+  step debug-e2e-smoke "$here/e2e.sh" smoke debug
+}
+
 kko=$top/build/kunit/crem.ko
 if [ "$variant" = normal ]; then
   step cargo-fmt cargo fmt --all -- --check
@@ -48,13 +60,9 @@ if [ "$variant" = normal ]; then
   step kunit-qemu "$here/kunit.sh" "$kko" normal
   step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
+  [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && debug_steps
 else
-  kko=$top/build/debug/crem.ko
-  [ -f "$(kernel_dir debug)/.crem-complete" ] || "$here/build-kernel.sh" debug
-  step debug-module-build module_build module-debug
-  step debug-kunit-qemu "$here/kunit.sh" "$kko" debug
-  step debug-netlink-qemu "$here/netlink.sh" "$kko" debug
-  step debug-e2e-smoke "$here/e2e.sh" smoke debug
+  debug_steps
 fi
 
 [ ${#failures[@]} = 0 ] || say "failed: ${failures[*]} (logs in $logs)"

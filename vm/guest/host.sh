@@ -32,7 +32,10 @@ if [ "$role" = b ]; then
     # shellcheck disable=SC2046
     timeout $((tmo + 10)) $(server_cmd "$test") >$OUT/server.$n.log 2>&1 &
     pid=$!
-    sleep 0.5; touch $OUT/srv.$n
+    # Tell A only once the server listens: a connect before that is rejected.
+    i=0; while ! rdma resource show cm_id 2>/dev/null | grep -q LISTEN && [ $i -lt 200 ]; do
+      sleep 0.1; i=$((i + 1)); done
+    touch $OUT/srv.$n
     # Once A's client has ended, give the server a few seconds to end too:
     # after a client failure it would otherwise wait out its timeout.
     wait_file $OUT/cdone.$n $((tmo + 20))
