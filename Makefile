@@ -10,7 +10,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/hook.rs rust/net
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug demo fuzz bench clean help
+	check-debug demo fuzz bench clean help netlink-gen
 
 all: module
 
@@ -68,3 +68,6 @@ clean:
 	rm -rf $(BUILD)
 
 FORCE:
+
+netlink-gen:
+	netlink/gen.sh
