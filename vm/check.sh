@@ -40,17 +40,21 @@ debug_steps() {
   if [ ! -f "$(kernel_dir debug)/.crem-complete" ]; then
     step debug-kernel "$here/build-kernel.sh" debug
   fi
+  [ -x "$ctl" ] || step crem-ctl-build cargo build -p crem-ctl --release
   step debug-module-build module_build module-debug
   step debug-kunit-qemu "$here/kunit.sh" "$dko" debug
   step debug-netlink-qemu "$here/netlink.sh" "$dko" debug
+  step debug-crem-ctl-qemu "$here/crem-ctl.sh" "$dko" "$ctl" debug
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
 }
 
 kko=$top/build/kunit/crem.ko
+ctl=${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl
 if [ "$variant" = normal ]; then
   step cargo-fmt cargo fmt --all -- --check
   step cargo-clippy cargo clippy --workspace --all-targets -- -D warnings
   step cargo-test cargo test --workspace
+  step crem-ctl-build cargo build -p crem-ctl --release
   # The module's compiler: crem-core must build unchanged with Debian's 1.85.
   step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
     cargo build -p crem-core --lib
@@ -59,6 +63,7 @@ if [ "$variant" = normal ]; then
   step netlink-spec "$top/netlink/gen.sh" --check
   step kunit-qemu "$here/kunit.sh" "$kko" normal
   step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
+  step crem-ctl-qemu "$here/crem-ctl.sh" "$top/crem.ko" "$ctl" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
   [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && debug_steps
 else

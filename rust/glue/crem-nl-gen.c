@@ -21,7 +21,7 @@ static const struct netlink_range_validation crem_a_config_hold_us_range = {
 };
 
 /* Common nested types */
-const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PEER + 1] = {
+const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
 	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),

@@ -12,7 +12,7 @@
 #include "../../include/uapi/linux/crem.h"
 
 /* Common nested types */
-extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PEER + 1];
+extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1];
 extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
 
 int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info);

@@ -48,7 +48,8 @@ static int crem_put_cfg(struct sk_buff *msg, const struct crem_cfg *c)
 	    nla_put_u8(msg, CREM_A_CONFIG_M_CONG, c->m_cong) ||
 	    nla_put_u32(msg, CREM_A_CONFIG_HOLD_US, c->hold_us) ||
 	    nla_put_u32(msg, CREM_A_CONFIG_MAX_FLOWS, c->max_flows) ||
-	    nla_put_u64_64bit(msg, CREM_A_CONFIG_MAX_MEMORY, c->max_memory, 0))
+	    nla_put_u64_64bit(msg, CREM_A_CONFIG_MAX_MEMORY, c->max_memory,
+			      CREM_A_CONFIG_PAD))
 		return -EMSGSIZE;
 	for (i = 0; i < c->n_reporters; i++)
 		if (crem_put_addr(msg, CREM_A_CONFIG_REPORTER, &c->reporters[i]))
@@ -124,6 +125,37 @@ static int crem_get_addr(const struct nlattr *attr, struct crem_addr *a,
 	return 0;
 }
 
+/* Whether @a has any bit set past its first @len bits. */
+static bool crem_host_bits(const struct crem_addr *a, u8 len)
+{
+	int i;
+
+	for (i = len / 8; i < a->len; i++) {
+		u8 keep = (i == len / 8) ? (u8)(0xff00 >> (len % 8)) : 0;
+
+		if (a->a[i] & ~keep)
+			return true;
+	}
+	return false;
+}
+
+/* Peer @n of @c must not repeat the prefix of an earlier one. */
+static int crem_peer_unique(const struct crem_cfg *c, int n, const struct nlattr *attr,
+			    struct netlink_ext_ack *extack)
+{
+	const struct crem_peer *p = &c->peers[n];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (c->peers[i].prefix_len == p->prefix_len &&
+		    c->peers[i].prefix.len == p->prefix.len &&
+		    !memcmp(c->peers[i].prefix.a, p->prefix.a, p->prefix.len)) {
+			NL_SET_ERR_MSG_ATTR(extack, attr, "duplicate peer prefix");
+			return -EEXIST;
+		}
+	return 0;
+}
+
 static int crem_parse_peer(const struct nlattr *nest, struct crem_peer *p,
 			   struct netlink_ext_ack *extack)
 {
@@ -146,6 +178,11 @@ static int crem_parse_peer(const struct nlattr *nest, struct crem_peer *p,
 	if (p->prefix_len > p->prefix.len * 8) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_PEER_PREFIX_LEN],
 				    "prefix-len is longer than the prefix's address");
+		return -EINVAL;
+	}
+	if (crem_host_bits(&p->prefix, p->prefix_len)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_PEER_PREFIX],
+				    "prefix has host bits set beyond prefix-len");
 		return -EINVAL;
 	}
 	if (p->prefix.len != p->addr.len) {
@@ -199,6 +236,8 @@ static int crem_apply_cfg(struct crem_cfg *c, struct nlattr **tb, const struct n
 				reporters = true;
 				c->n_reporters = 0;
 			}
+			if (!nla_len(a)) /* an empty reporter clears the list */
+				break;
 			if (c->n_reporters == CREM_MAX_REPORTERS) {
 				NL_SET_ERR_MSG_ATTR_FMT(extack, a, "at most %d reporters",
 							CREM_MAX_REPORTERS);
@@ -214,11 +253,14 @@ static int crem_apply_cfg(struct crem_cfg *c, struct nlattr **tb, const struct n
 				peers = true;
 				c->n_peers = 0;
 			}
+			if (!nla_len(a)) /* an empty peer nest clears the list */
+				break;
 			if (c->n_peers == CREM_MAX_PEERS) {
 				NL_SET_ERR_MSG_ATTR_FMT(extack, a, "at most %d peers", CREM_MAX_PEERS);
 				return -E2BIG;
 			}
-			err = crem_parse_peer(a, &c->peers[c->n_peers], extack);
+			err = crem_parse_peer(a, &c->peers[c->n_peers], extack) ?:
+			      crem_peer_unique(c, c->n_peers, a, extack);
 			if (err)
 				return err;
 			c->n_peers++;
@@ -252,6 +294,7 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *tb[CREM_A_CONFIG_MAX + 1];
 	struct crem_cfg *c;
 	struct sk_buff *ev;
+	bool changed = false;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_CONFIG))
@@ -273,11 +316,12 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	err = crem_apply_cfg(c, tb, info->attrs[CREM_A_CMD_CONFIG], info->extack);
 	if (!err) {
 		spin_lock_bh(&cn->cfg_lock);
+		changed = memcmp(&cn->cfg, c, sizeof(*c)) != 0;
 		cn->cfg = *c;
 		spin_unlock_bh(&cn->cfg_lock);
 	}
 	kfree(c);
-	if (err)
+	if (err || !changed) /* notify only real changes */
 		return err;
 	ev = crem_cfg_msg(net, 0, 0, CREM_CMD_CONFIG_CHANGED);
 	if (ev)

@@ -37,6 +37,10 @@ expect "policy range: hold-us above 1 s is refused" "out of range|range" \
   ynl --do config-set --json '{"config": {"hold-us": 2000000}}'
 expect "reporters and peers are stored" "'prefix-len': 24" \
   sh -c "$YNL --do config-set --json '{\"config\": {\"reporter\": [\"c6336401\"], \"peer\": [{\"prefix\": \"cb007100\", \"prefix-len\": 24, \"addr\": \"c6336402\"}]}}' >/dev/null 2>&1; $YNL --do config-get 2>&1"
+expect "a peer prefix with host bits set is refused" "prefix has host bits set beyond prefix-len" \
+  ynl --do config-set --json '{"config": {"peer": [{"prefix": "cb007107", "prefix-len": 24, "addr": "c6336402"}]}}'
+expect "an empty reporter clears the list" "'k': 16" \
+  sh -c "$YNL --do config-set --json '{\"config\": {\"reporter\": [\"\"]}}' >/dev/null 2>&1; $YNL --do config-get 2>&1 | grep -v reporter"
 expect "stats are readable" "'malformed': 0" ynl --do stats-get
 expect "flow dump is empty until the datapath lands" "^\[\] $" ynl --dump flow-get
 ip netns add other

@@ -1,0 +1,893 @@
+//! crem-ctl: the operator's tool for CREM (crem.ko) — configuration,
+//! counters, flows and notifications over the "crem" generic netlink family,
+//! plus offline FEC / message / RoCEv2 tools built on crem-core.
+
+mod attr;
+mod conffile;
+mod fec;
+mod hex;
+mod inspect;
+mod model;
+mod nl;
+mod output;
+mod parse;
+mod uapi;
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use model::{Config, Flow, Stats};
+use nl::Conn;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use uapi::*;
+
+const EXIT_STATUS: &str = "\
+EXIT STATUS:
+    0  success
+    1  the operation failed: the kernel refused the request (its reason is
+       printed verbatim), a netlink or I/O error, an ICRC mismatch, or data
+       that cannot be decoded
+    2  usage error: bad command line, key, value or file; nothing was sent
+    3  CREM is not available: the crem module is not loaded, or it does not
+       support the operation (no such command)
+    4  permission denied: changing CREM needs CAP_NET_ADMIN over the network
+       namespace";
+
+const JSON_NOTE: &str = "\
+JSON (-j):
+    One JSON object whose keys are the attribute names of the \"crem\" family's
+    YAML spec (netlink/crem.yaml): \"config\", \"stats\", \"flow\" at the top,
+    then e.g. \"port\", \"symbol-len\", \"epsilon-ppb\", \"hold-us\",
+    \"reporter\", \"peer\" (with \"prefix\", \"prefix-len\", \"addr\"). Numbers
+    are JSON numbers in the kernel's units (ppb, us, octets); enum values
+    (role, recovery, flow state, loss class, breaker) are their YAML names;
+    addresses are strings. The shape matches the kernel's YNL client
+    (tools/net/ynl/cli.py --output-json) except that addresses are text.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "crem-ctl",
+    version,
+    about = "Configure and inspect CREM (RoCEv2 protection over lossy long paths)",
+    long_about = "\
+crem-ctl configures and inspects CREM, the kernel module (crem.ko) that protects
+RoCEv2 RDMA traffic over lossy long paths with adaptive FEC and coded
+retransmission. It talks to the module over the generic netlink family \"crem\";
+all state is per network namespace: crem-ctl acts on the namespace it runs in
+(use 'ip netns exec NAME crem-ctl ...' for another one).
+
+Without a command, crem-ctl runs 'show'. The offline commands (fec, decode,
+roce, completions) need no module.",
+    after_long_help = "\
+EXAMPLES:
+    crem-ctl                                   # configuration, counters, flows
+    crem-ctl set port 50000 role gateway k 32 m 2
+    crem-ctl set peer 203.0.113.0/24=198.51.100.2 reporter 198.51.100.1
+    crem-ctl -j show config | jq .config.port
+    crem-ctl showconf > crem.conf; crem-ctl setconf crem.conf
+    crem-ctl monitor -j
+    crem-ctl stats --watch 1
+
+EXIT STATUS:
+    0 success; 1 operation failed (kernel refusal, I/O, ICRC mismatch);
+    2 usage error (nothing sent); 3 module not loaded / operation not supported;
+    4 permission denied (needs CAP_NET_ADMIN)."
+)]
+struct Cli {
+    /// Print JSON instead of text (see "JSON" in a command's --help)
+    #[arg(short = 'j', long, global = true)]
+    json: bool,
+
+    /// Pretty-print JSON (with -j)
+    #[arg(short = 'p', long, global = true)]
+    pretty: bool,
+
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ShowWhat {
+    /// The configuration (config-get)
+    Config,
+    /// The counters (stats-get)
+    Stats,
+    /// The protected flows (flow-get dump)
+    #[value(alias = "flow")]
+    Flows,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Show configuration, counters and flows of this network namespace
+    #[command(
+        long_about = "\
+Shows the CREM configuration (config-get), the counters (stats-get) and the
+protected flows (flow-get dump) of the current network namespace, or only one
+of them. Reading needs no privilege.",
+        after_long_help = const_format_show()
+    )]
+    Show {
+        /// Show only this part
+        what: Option<ShowWhat>,
+    },
+
+    /// Change configuration keys (KEY VALUE [KEY VALUE...])
+    #[command(
+        long_about = "\
+Changes the given keys of this namespace's configuration in one atomic
+config-set; keys not given keep their values. Values are checked before
+anything is sent; rules that involve several keys (k + m <= 255, a port
+before a role, ...) are the kernel's, and its reason for a refusal is printed
+verbatim.
+
+KEYS:
+    port PORT          CREM UDP port, 0..65535; 0 turns CREM off. There is no
+                       default port: set one before a role.
+    role ROLE          disabled | host (soft-RoCE shim) | gateway (forwarding)
+    recovery MODE      coded | selective-repeat | both
+    adaptive on|off    on: the redundancy policy chooses m; off: k and m fixed
+    k N                source block size in PSN positions, 1..255
+    m N                ordinary repair symbols per block, 0..255
+                       (0 = coded retransmission only)
+    symbol-len T       symbol length in octets; 0 or 'auto' derives it from
+                       the RDMA MTU (else at least 64)
+    epsilon P          target block-failure probability: 1e-4, 0.0001, or
+                       with a unit: 100000ppb, 100ppm, 0.01% (resolution 1e-9)
+    m-cong N           cap on m while losses look like congestion, 0..255
+    hold TIME          in-order release hold time at the receiver, up to 1s:
+                       500us, 2ms, 1s (a bare number is microseconds)
+    max-flows N        flows protected at once
+    max-memory SIZE    retention and decode memory: 65536, 64K, 64M, 1G
+                       (suffixes are powers of 1024)
+    reporter ADDR[,ADDR...]
+                       allow-listed Path Reporter addresses (IPv4/IPv6);
+                       replaces the list. Repeat the key to add more.
+    peer PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...]
+                       peer CREM function per destination prefix; replaces
+                       the list. Repeat the key to add more.
+
+    Keys may also be written as the YAML attribute names (hold-us,
+    epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
+    Lists cannot be emptied: the kernel interface has no encoding for an
+    empty list, so a set without reporter/peer leaves those lists alone.",
+        after_long_help = const_format_set()
+    )]
+    Set {
+        /// KEY VALUE pairs
+        #[arg(value_name = "KEY VALUE", num_args = 1.., allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
+    },
+
+    /// Show the counters, watch them, or reset them
+    #[command(
+        long_about = "\
+Shows this namespace's counters (stats-get). With --watch, samples them every
+SECS seconds and prints the rate of each since the previous sample (with -j:
+one JSON object per sample and line). 'stats reset' zeroes them (stats-reset,
+needs CAP_NET_ADMIN).",
+        after_long_help = const_format_read()
+    )]
+    Stats {
+        /// Sample every SECS seconds until interrupted
+        #[arg(long, value_name = "SECS")]
+        watch: Option<f64>,
+        /// With --watch: stop after N samples
+        #[arg(long, value_name = "N", requires = "watch")]
+        count: Option<u64>,
+        #[command(subcommand)]
+        action: Option<StatsAction>,
+    },
+
+    /// Print configuration-change notifications as they happen
+    #[command(
+        long_about = "\
+Subscribes to the family's \"events\" multicast group and prints every
+config-changed notification of this namespace: one line of text, or with -j
+one JSON object per line: {\"event\": \"config-changed\", \"config\": {...}}.
+Output is flushed after each event, so it can be piped.",
+        after_long_help = const_format_read()
+    )]
+    Monitor {
+        /// Exit after N notifications
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
+
+    /// List, delete or change protected flows
+    #[command(after_long_help = EXIT_STATUS)]
+    Flow {
+        #[command(subcommand)]
+        action: FlowAction,
+    },
+
+    /// Apply a configuration file ([CREM] and [Peer] sections)
+    #[command(
+        long_about = "\
+Applies a configuration file in one atomic config-set, in the spirit of
+'wg setconf'. FILE may be - or /dev/stdin.
+
+    # comments start with # or ;
+    [CREM]
+    Port = 50000
+    Role = gateway
+    Recovery = coded
+    Adaptive = on
+    K = 32
+    M = 2
+    SymbolLen = 0
+    Epsilon = 1e-4
+    MCong = 1
+    Hold = 0
+    MaxFlows = 1024
+    MaxMemory = 64M
+    Reporter = 198.51.100.1, 2001:db8::1
+
+    [Peer]
+    Prefix = 203.0.113.0/24
+    Address = 198.51.100.2
+
+The [CREM] keys are those of 'crem-ctl set' (case-insensitive; SymbolLen,
+symbol-len and symbol_len are the same key) with the same value syntax.
+Keys not in the file keep their values; Reporter lines and [Peer] sections,
+when present, replace the lists (an empty list cannot be expressed to the
+kernel). 'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.",
+        after_long_help = EXIT_STATUS
+    )]
+    Setconf {
+        /// The configuration file (- for standard input)
+        file: PathBuf,
+    },
+
+    /// Print the configuration as a file for setconf
+    #[command(
+        long_about = "\
+Prints the current configuration in the format of 'crem-ctl setconf' (see its
+--help), every key included. With -j, prints what '-j show config' prints.",
+        after_long_help = EXIT_STATUS
+    )]
+    Showconf,
+
+    /// Offline FEC: encode files into repair symbols, recover lost sources
+    #[command(after_long_help = FEC_HELP)]
+    Fec {
+        #[command(subcommand)]
+        action: FecAction,
+    },
+
+    /// Pretty-print a CREM message given in hex
+    #[command(
+        long_about = "\
+Decodes one CREM message (the UDP payload on the CREM port) with crem-core's
+strict codecs and prints its fields. INPUT is hex text, - to read hex from
+standard input, or @FILE to read hex from a file; whitespace, ':' separators
+and '#' comments are ignored. With -j prints {\"type\", \"type-value\",
+\"flags\", \"length\", \"flow-id\", \"text\"}.",
+        after_long_help = EXIT_STATUS
+    )]
+    Decode {
+        /// Hex (several words are joined), - (stdin) or @FILE
+        #[arg(required = true, value_name = "INPUT")]
+        input: Vec<String>,
+    },
+
+    /// Parse a RoCEv2 IP packet given in hex and check its ICRC
+    #[command(
+        long_about = "\
+Parses a RoCEv2 packet starting at its IPv4 or IPv6 header (no Ethernet
+header): IP and UDP, the BTH and extension headers, whether CREM treats it as
+a source, and its ICRC, computed as rxe does. INPUT is hex, - or @FILE as for
+'decode'. Exits 1 if the ICRC does not match.",
+        after_long_help = EXIT_STATUS
+    )]
+    Roce {
+        /// Hex (several words are joined), - (stdin) or @FILE
+        #[arg(required = true, value_name = "INPUT")]
+        input: Vec<String>,
+    },
+
+    /// Print a shell completion script
+    #[command(long_about = "\
+Prints a completion script for SHELL on standard output, e.g.
+    crem-ctl completions bash > /etc/bash_completion.d/crem-ctl
+    crem-ctl completions zsh > \"${fpath[1]}/_crem-ctl\"
+    crem-ctl completions fish > ~/.config/fish/completions/crem-ctl.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Subcommand, Debug)]
+enum StatsAction {
+    /// Reset the counters to zero (needs CAP_NET_ADMIN)
+    Reset,
+}
+
+#[derive(Subcommand, Debug)]
+enum FlowAction {
+    /// List the protected flows (flow-get dump)
+    #[command(after_long_help = const_format_read())]
+    List,
+    /// Delete a protected flow by ID (the module has no such command yet)
+    Del {
+        /// Flow ID
+        id: String,
+    },
+    /// Change a protected flow (the module has no such command yet)
+    Set {
+        /// Flow ID
+        id: String,
+        /// KEY VALUE pairs
+        #[arg(value_name = "KEY VALUE", num_args = 0.., allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+const FEC_HELP: &str = "\
+BLOCK FILES:
+    One source block as text, one item per line ('#' comments):
+        scheme cauchy          # cauchy | xor | source-copy
+        k 4                    # block size (positions 0..k-1)
+        symbol-len 64          # T, octets per symbol
+        present 0-3            # positions that carry a source (default 0..k-1)
+        source 0 48656c6c6f    # position and payload P in hex
+        repair 0 0012ab...     # Repair Index and the T-octet symbol in hex
+        repair 5 over=1,3 ...  # coded retransmission over an explicit set L
+    'fec encode' writes one; delete 'source' lines to model losses and
+    'fec decode' fills them in (marked '# recovered').
+
+EXAMPLE:
+    crem-ctl fec encode --k 4 --m 2 --symbol-len 1100 a b c d > block.txt
+    grep -v '^source 1 ' block.txt | crem-ctl fec decode - --output-dir out/
+
+EXIT STATUS:
+    0 success; 1 cannot encode/decode (e.g. too few repairs); 2 usage error.";
+
+#[derive(Subcommand, Debug)]
+enum FecAction {
+    /// Encode FILEs (one source payload each) into repair symbols
+    #[command(
+        long_about = "\
+Treats each FILE's bytes as the payload P of one source packet, at positions
+0, 1, ... of a block of k, and computes m repair symbols with Repair Indices
+FIRST..FIRST+m-1 (crem-core's encoder: source symbol = uint16(len(P)) || P ||
+zero padding to T). Prints a block file (see 'crem-ctl fec --help').",
+        after_long_help = FEC_HELP
+    )]
+    Encode {
+        /// Block size k (1..255)
+        #[arg(long)]
+        k: u8,
+        /// Number of repair symbols
+        #[arg(long)]
+        m: u8,
+        /// Symbol length T in octets (payloads may be up to T-2 octets)
+        #[arg(long = "symbol-len", value_name = "T")]
+        symbol_len: usize,
+        /// FEC scheme
+        #[arg(long, default_value = "cauchy", value_parser = ["cauchy", "xor", "source-copy"])]
+        scheme: String,
+        /// Repair Index of the first repair symbol
+        #[arg(long = "first-index", value_name = "FIRST", default_value_t = 0)]
+        first_index: u8,
+        /// Leave the source lines out of the output
+        #[arg(long = "repairs-only")]
+        repairs_only: bool,
+        /// Write the block file here instead of standard output
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Source payload files (positions 0, 1, ...)
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Recover the missing sources of a block file
+    #[command(
+        long_about = "\
+Reads a block file (see 'crem-ctl fec --help') whose present positions lack
+some 'source' lines, recovers them from the repairs (crem-core's decoder) and
+prints the completed block file, recovered sources marked '# recovered'.
+With --output-dir, also writes every source payload as DIR/source-J.bin.",
+        after_long_help = FEC_HELP
+    )]
+    Decode {
+        /// The block file (- for standard input)
+        file: PathBuf,
+        /// Write each source payload to DIR/source-J.bin
+        #[arg(long = "output-dir", value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// Write the completed block file here instead of standard output
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+// clap's attributes need &'static str: build the combined help texts once.
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+fn const_format_read() -> &'static str {
+    leak(format!("{JSON_NOTE}\n\n{EXIT_STATUS}"))
+}
+fn const_format_show() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl show\n    crem-ctl show flows\n    crem-ctl -j show config\n\n{JSON_NOTE}\n\n{EXIT_STATUS}"
+    ))
+}
+fn const_format_set() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl set port 50000 role host\n    crem-ctl set k 16 m 4 epsilon 1e-5 hold 2ms\n    \
+         crem-ctl set reporter 198.51.100.1,2001:db8::1\n    \
+         crem-ctl set peer 203.0.113.0/24=198.51.100.2 peer 2001:db8:1::/48=2001:db8::2\n\n{EXIT_STATUS}"
+    ))
+}
+
+/// A failure, with its exit status.
+enum Fail {
+    Usage(String),
+    Failed(String),
+    Nl(nl::Error),
+}
+
+impl From<nl::Error> for Fail {
+    fn from(e: nl::Error) -> Self {
+        Fail::Nl(e)
+    }
+}
+
+type Res<T = ()> = Result<T, Fail>;
+
+/// Writes to standard output; a closed pipe ends the program quietly.
+fn out(s: &str) {
+    let mut o = io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("crem-ctl: stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T, pretty: bool) -> String {
+    let mut s = if pretty {
+        serde_json::to_string_pretty(v)
+    } else {
+        serde_json::to_string(v)
+    }
+    .expect("serializable");
+    s.push('\n');
+    s
+}
+
+fn get_config(c: &mut Conn) -> Res<Config> {
+    let r = c.request(CMD_CONFIG_GET, vec![], false)?;
+    let nest = r
+        .iter()
+        .find_map(|m| m.nest(CMD_A_CONFIG))
+        .ok_or_else(|| Fail::Failed("config-get reply without a config attribute".into()))?;
+    Ok(Config::from_attrs(nest, true))
+}
+
+fn get_stats(c: &mut Conn) -> Res<Stats> {
+    let r = c.request(CMD_STATS_GET, vec![], false)?;
+    let nest = r
+        .iter()
+        .find_map(|m| m.nest(CMD_A_STATS))
+        .ok_or_else(|| Fail::Failed("stats-get reply without a stats attribute".into()))?;
+    Ok(Stats::from_attrs(nest))
+}
+
+fn get_flows(c: &mut Conn) -> Res<Vec<Flow>> {
+    let r = c.request(CMD_FLOW_GET, vec![], true)?;
+    Ok(r.iter()
+        .filter_map(|m| m.nest(CMD_A_FLOW))
+        .map(Flow::from_attrs)
+        .collect())
+}
+
+fn set_config(c: &mut Conn, cfg: &Config) -> Res {
+    c.request(
+        CMD_CONFIG_SET,
+        vec![attr::Attr::nest(CMD_A_CONFIG, cfg.to_attrs())],
+        false,
+    )?;
+    Ok(())
+}
+
+/// Reads a file, or standard input for "-".
+fn read_input(path: &std::path::Path) -> Res<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut v = Vec::new();
+        io::stdin()
+            .read_to_end(&mut v)
+            .map_err(|e| Fail::Usage(format!("standard input: {e}")))?;
+        Ok(v)
+    } else {
+        std::fs::read(path).map_err(|e| Fail::Usage(format!("{}: {e}", path.display())))
+    }
+}
+
+/// HEX [HEX...], - (hex on stdin) or @FILE (hex in a file) → octets.
+fn hex_input(args: &[String]) -> Res<Vec<u8>> {
+    let arg = args.join(" ");
+    let text = if arg == "-" {
+        String::from_utf8_lossy(&read_input(std::path::Path::new("-"))?).into_owned()
+    } else if let Some(f) = arg.strip_prefix('@') {
+        String::from_utf8_lossy(&read_input(std::path::Path::new(f))?).into_owned()
+    } else {
+        arg
+    };
+    let b = hex::decode(&text).map_err(|e| Fail::Usage(format!("input is not hex: {e}")))?;
+    if b.is_empty() {
+        return Err(Fail::Usage("empty input".into()));
+    }
+    Ok(b)
+}
+
+fn write_output(path: &Option<PathBuf>, text: &str) -> Res {
+    match path {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| Fail::Failed(format!("{}: {e}", p.display())))
+        }
+        None => {
+            out(text);
+            Ok(())
+        }
+    }
+}
+
+fn run(cli: Cli) -> Res {
+    let (j, pretty) = (cli.json, cli.pretty);
+    match cli.cmd.unwrap_or(Cmd::Show { what: None }) {
+        Cmd::Show { what } => {
+            let mut c = Conn::open()?;
+            let mut obj = serde_json::Map::new();
+            let mut text = String::new();
+            if what.is_none() || what == Some(ShowWhat::Config) {
+                let cfg = get_config(&mut c)?;
+                text.push_str(&output::config(&cfg));
+                obj.insert("config".into(), serde_json::to_value(&cfg).expect("json"));
+            }
+            if what.is_none() || what == Some(ShowWhat::Stats) {
+                let st = get_stats(&mut c)?;
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&output::stats(&st));
+                obj.insert("stats".into(), serde_json::to_value(&st).expect("json"));
+            }
+            if what.is_none() || what == Some(ShowWhat::Flows) {
+                let fl = get_flows(&mut c)?;
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&output::flows(&fl));
+                obj.insert("flow".into(), serde_json::to_value(&fl).expect("json"));
+            }
+            out(&if j { json(&obj, pretty) } else { text });
+        }
+        Cmd::Set { args } => {
+            let cfg = parse::parse_set_args(&args).map_err(Fail::Usage)?;
+            let mut c = Conn::open()?;
+            set_config(&mut c, &cfg)?;
+        }
+        Cmd::Stats {
+            watch: None,
+            action: Some(StatsAction::Reset),
+            ..
+        } => {
+            let mut c = Conn::open()?;
+            c.request(CMD_STATS_RESET, vec![], false)?;
+        }
+        Cmd::Stats {
+            action: Some(_), ..
+        } => {
+            return Err(Fail::Usage("--watch does not go with 'stats reset'".into()));
+        }
+        Cmd::Stats {
+            watch: None,
+            action: None,
+            ..
+        } => {
+            let mut c = Conn::open()?;
+            let st = get_stats(&mut c)?;
+            out(&if j {
+                json(&serde_json::json!({ "stats": st }), pretty)
+            } else {
+                output::stats(&st)
+            });
+        }
+        Cmd::Stats {
+            watch: Some(secs),
+            count,
+            action: None,
+        } => {
+            if !(secs.is_finite() && secs > 0.0) {
+                return Err(Fail::Usage(format!("--watch {secs}: expected seconds > 0")));
+            }
+            let mut c = Conn::open()?;
+            let mut prev: Option<(Stats, Instant)> = None;
+            let mut n = 0u64;
+            loop {
+                let st = get_stats(&mut c)?;
+                let now = Instant::now();
+                if j {
+                    out(&json(&serde_json::json!({ "stats": st }), pretty));
+                } else {
+                    let dt = prev
+                        .as_ref()
+                        .map(|p| now.duration_since(p.1).as_secs_f64())
+                        .unwrap_or(secs);
+                    out(&format!(
+                        "stats (every {secs}s; counter, rate):\n{}\n",
+                        output::stats_rates(&st, prev.as_ref().map(|p| &p.0), dt)
+                    ));
+                }
+                prev = Some((st, now));
+                n += 1;
+                if count.is_some_and(|c| n >= c) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs_f64(secs));
+            }
+        }
+        Cmd::Monitor { count } => {
+            let mut c = Conn::open()?;
+            c.subscribe(MCGRP_EVENTS)?;
+            let mut n = 0u64;
+            while count.is_none_or(|c| n < c) {
+                for m in c.recv_notifications()? {
+                    if m.cmd != CMD_CONFIG_CHANGED {
+                        continue;
+                    }
+                    let cfg = m
+                        .nest(CMD_A_CONFIG)
+                        .map(|a| Config::from_attrs(a, true))
+                        .unwrap_or_default();
+                    out(&if j {
+                        // One object per line, even with --pretty.
+                        json(
+                            &serde_json::json!({ "event": "config-changed", "config": cfg }),
+                            false,
+                        )
+                    } else {
+                        format!("config-changed: {}\n", output::config_line(&cfg))
+                    });
+                    n += 1;
+                    if count.is_some_and(|c| n >= c) {
+                        break;
+                    }
+                }
+            }
+        }
+        Cmd::Flow { action } => match action {
+            FlowAction::List => {
+                let mut c = Conn::open()?;
+                let fl = get_flows(&mut c)?;
+                out(&if j {
+                    json(&serde_json::json!({ "flow": fl }), pretty)
+                } else {
+                    output::flows(&fl)
+                });
+            }
+            FlowAction::Del { id } | FlowAction::Set { id, .. } if id.parse::<u32>().is_err() => {
+                return Err(Fail::Usage(format!("'{id}' is not a flow ID (a number)")));
+            }
+            FlowAction::Del { id } => {
+                let mut c = Conn::open()?;
+                let cmd = CMD_FLOW_DEL.ok_or(nl::Error::Unsupported("flow del"))?;
+                let id: u32 = id.parse().expect("checked");
+                let nest = attr::Attr::nest(CMD_A_FLOW, vec![attr::Attr::u32(FLOW_ID, id)]);
+                c.request(cmd, vec![nest], false)?;
+            }
+            FlowAction::Set { args, .. } => {
+                if args.len() % 2 != 0 {
+                    return Err(Fail::Usage("arguments are KEY VALUE pairs".into()));
+                }
+                let _c = Conn::open()?;
+                // No flow-set operation exists in the family yet: refuse
+                // rather than pretend.
+                CMD_FLOW_SET.ok_or(nl::Error::Unsupported("flow set"))?;
+                return Err(Fail::Usage(
+                    "this crem-ctl knows no flow keys for flow-set yet".into(),
+                ));
+            }
+        },
+        Cmd::Setconf { file } => {
+            let text = read_input(&file)?;
+            let text = String::from_utf8(text)
+                .map_err(|_| Fail::Usage(format!("{}: not UTF-8 text", file.display())))?;
+            let cfg = conffile::parse(&text)
+                .map_err(|e| Fail::Usage(format!("{}: {e}", file.display())))?;
+            let mut c = Conn::open()?;
+            set_config(&mut c, &cfg)?;
+        }
+        Cmd::Showconf => {
+            let mut c = Conn::open()?;
+            let cfg = get_config(&mut c)?;
+            out(&if j {
+                // The same values as JSON: what -j show config prints.
+                json(&serde_json::json!({ "config": cfg }), pretty)
+            } else {
+                conffile::format(&cfg)
+            });
+        }
+        Cmd::Fec { action } => match action {
+            FecAction::Encode {
+                k,
+                m,
+                symbol_len,
+                scheme,
+                first_index,
+                repairs_only,
+                output,
+                files,
+            } => {
+                let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
+                let payloads = files
+                    .iter()
+                    .map(|f| read_input(f))
+                    .collect::<Res<Vec<_>>>()?;
+                let mut b = fec::encode(scheme, k, m, symbol_len, first_index, &payloads)
+                    .map_err(Fail::Usage)?;
+                if repairs_only {
+                    b.sources.clear();
+                }
+                write_output(&output, &b.format(&crem_core::fec::Bitmap::EMPTY))?;
+            }
+            FecAction::Decode {
+                file,
+                output_dir,
+                output,
+            } => {
+                let text = String::from_utf8_lossy(&read_input(&file)?).into_owned();
+                let b = fec::Block::parse(&text)
+                    .map_err(|e| Fail::Usage(format!("{}: {e}", file.display())))?;
+                let (done, rec) = fec::decode(&b).map_err(Fail::Failed)?;
+                if let Some(dir) = output_dir {
+                    std::fs::create_dir_all(&dir)
+                        .map_err(|e| Fail::Failed(format!("{}: {e}", dir.display())))?;
+                    for (jpos, p) in &done.sources {
+                        let f = dir.join(format!("source-{jpos}.bin"));
+                        std::fs::write(&f, p)
+                            .map_err(|e| Fail::Failed(format!("{}: {e}", f.display())))?;
+                    }
+                }
+                write_output(&output, &done.format(&rec))?;
+                eprintln!(
+                    "crem-ctl: recovered {} source(s): {}",
+                    rec.len(),
+                    fec::format_set(&rec)
+                );
+            }
+        },
+        Cmd::Decode { input } => {
+            let b = hex_input(&input)?;
+            let text = inspect::decode_message(&b).map_err(Fail::Failed)?;
+            if j {
+                let (h, _) =
+                    crem_core::wire::Header::decode(&b).map_err(|e| Fail::Failed(e.to_string()))?;
+                let v = serde_json::json!({
+                    "type": text.split_whitespace().nth(1).unwrap_or(""),
+                    "type-value": h.msg_type.to_u8(),
+                    "flags": h.flags,
+                    "length": h.length,
+                    "flow-id": h.flow_id,
+                    "text": text,
+                });
+                out(&json(&v, pretty));
+            } else {
+                out(&text);
+            }
+        }
+        Cmd::Roce { input } => {
+            let b = hex_input(&input)?;
+            let r = inspect::roce_report(&b).map_err(Fail::Failed)?;
+            out(&if j {
+                json(&r, pretty)
+            } else {
+                inspect::roce_text(&r)
+            });
+            if !r.icrc_ok {
+                return Err(Fail::Failed("ICRC mismatch".into()));
+            }
+        }
+        Cmd::Completions { shell } => {
+            let sh = match shell {
+                CompletionShell::Bash => clap_complete::Shell::Bash,
+                CompletionShell::Zsh => clap_complete::Shell::Zsh,
+                CompletionShell::Fish => clap_complete::Shell::Fish,
+            };
+            let mut buf = Vec::new();
+            clap_complete::generate(sh, &mut Cli::command(), "crem-ctl", &mut buf);
+            out(&String::from_utf8_lossy(&buf));
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let (msg, code) = match f {
+                Fail::Usage(m) => (m, 2),
+                Fail::Failed(m) => (m, 1),
+                Fail::Nl(e) => {
+                    let c = e.exit_code();
+                    (e.to_string(), c)
+                }
+            };
+            eprintln!("crem-ctl: {msg}");
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_commands() {
+        let c = Cli::try_parse_from(["crem-ctl", "-j", "show", "config"]).unwrap();
+        assert!(c.json);
+        assert!(matches!(
+            c.cmd,
+            Some(Cmd::Show {
+                what: Some(ShowWhat::Config)
+            })
+        ));
+        let c = Cli::try_parse_from(["crem-ctl", "set", "epsilon", "1e-4", "k", "-1"]).unwrap();
+        match c.cmd {
+            Some(Cmd::Set { args }) => assert_eq!(args, ["epsilon", "1e-4", "k", "-1"]),
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from(["crem-ctl", "stats", "reset"]).unwrap();
+        assert!(matches!(
+            c.cmd,
+            Some(Cmd::Stats {
+                action: Some(StatsAction::Reset),
+                ..
+            })
+        ));
+        let c = Cli::try_parse_from(["crem-ctl", "show", "flow"]).unwrap();
+        assert!(matches!(
+            c.cmd,
+            Some(Cmd::Show {
+                what: Some(ShowWhat::Flows)
+            })
+        ));
+        assert!(Cli::try_parse_from(["crem-ctl", "set"]).is_err());
+        assert!(Cli::try_parse_from(["crem-ctl", "completions", "tcsh"]).is_err());
+        let c = Cli::try_parse_from(["crem-ctl"]).unwrap();
+        assert!(c.cmd.is_none());
+    }
+
+    #[test]
+    fn every_netlink_command_documents_exit_status() {
+        let mut cmd = Cli::command();
+        for name in [
+            "show", "set", "stats", "monitor", "flow", "setconf", "showconf", "decode", "roce",
+        ] {
+            let sub = cmd.find_subcommand_mut(name).unwrap();
+            let help = sub.render_long_help().to_string();
+            assert!(help.contains("EXIT STATUS"), "{name}");
+        }
+    }
+}

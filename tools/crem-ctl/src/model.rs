@@ -1,0 +1,505 @@
+//! The family's messages as Rust values: configuration (with peers), counters
+//! and flows, converted to and from attribute trees ([`crate::attr`]) and
+//! serialized to JSON with the YAML attribute names as field names.
+
+use crate::attr::Attr;
+use crate::uapi::{self, *};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// An address attribute: 4 or 16 octets. Anything else (which the kernel
+/// should never send) is kept and shown as hex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Addr(pub Vec<u8>);
+
+impl Addr {
+    pub fn ip(&self) -> Option<IpAddr> {
+        match self.0.len() {
+            4 => Some(IpAddr::V4(Ipv4Addr::new(
+                self.0[0], self.0[1], self.0[2], self.0[3],
+            ))),
+            16 => {
+                let mut o = [0u8; 16];
+                o.copy_from_slice(&self.0);
+                Some(IpAddr::V6(Ipv6Addr::from(o)))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl From<IpAddr> for Addr {
+    fn from(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(a) => Addr(a.octets().to_vec()),
+            IpAddr::V6(a) => Addr(a.octets().to_vec()),
+        }
+    }
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ip() {
+            Some(ip) => write!(f, "{ip}"),
+            None => write!(f, "0x{}", crate::hex::encode(&self.0)),
+        }
+    }
+}
+
+impl Serialize for Addr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// An enum-valued attribute: shown by name, or by number if this crem-ctl
+/// does not know the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnumVal {
+    pub names: &'static [&'static str],
+    pub value: u8,
+}
+
+impl EnumVal {
+    pub fn name(&self) -> Option<&'static str> {
+        uapi::enum_name(self.names, self.value.into())
+    }
+}
+
+impl fmt::Display for EnumVal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "unknown({})", self.value),
+        }
+    }
+}
+
+impl Serialize for EnumVal {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.name() {
+            Some(n) => s.serialize_str(n),
+            None => s.serialize_u8(self.value),
+        }
+    }
+}
+
+/// A peer entry: flows toward `prefix/prefix_len` are protected with the
+/// CREM function at `addr`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Peer {
+    pub prefix: Addr,
+    #[serde(rename = "prefix-len")]
+    pub prefix_len: u8,
+    pub addr: Addr,
+}
+
+impl fmt::Display for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}={}", self.prefix, self.prefix_len, self.addr)
+    }
+}
+
+/// The configuration of a netns, or (for config-set) the subset to change.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Config {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<EnumVal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<EnumVal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub m: Option<u8>,
+    #[serde(rename = "symbol-len", skip_serializing_if = "Option::is_none")]
+    pub symbol_len: Option<u16>,
+    #[serde(rename = "epsilon-ppb", skip_serializing_if = "Option::is_none")]
+    pub epsilon_ppb: Option<u32>,
+    #[serde(rename = "m-cong", skip_serializing_if = "Option::is_none")]
+    pub m_cong: Option<u8>,
+    #[serde(rename = "hold-us", skip_serializing_if = "Option::is_none")]
+    pub hold_us: Option<u32>,
+    #[serde(rename = "max-flows", skip_serializing_if = "Option::is_none")]
+    pub max_flows: Option<u32>,
+    #[serde(rename = "max-memory", skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<u64>,
+    /// `None`: not given (set) / the kernel sent none (get: empty list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reporter: Option<Vec<Addr>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Vec<Peer>>,
+}
+
+impl Config {
+    /// True if nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Config::default()
+    }
+
+    /// The attributes of the config nest (CREM_A_CMD_CONFIG's contents).
+    pub fn to_attrs(&self) -> Vec<Attr> {
+        let mut v = Vec::new();
+        if let Some(x) = self.port {
+            v.push(Attr::u16(CONFIG_PORT, x));
+        }
+        if let Some(x) = self.role {
+            v.push(Attr::u8(CONFIG_ROLE, x.value));
+        }
+        if let Some(x) = self.recovery {
+            v.push(Attr::u8(CONFIG_RECOVERY, x.value));
+        }
+        if let Some(x) = self.adaptive {
+            v.push(Attr::u8(CONFIG_ADAPTIVE, x));
+        }
+        if let Some(x) = self.k {
+            v.push(Attr::u8(CONFIG_K, x));
+        }
+        if let Some(x) = self.m {
+            v.push(Attr::u8(CONFIG_M, x));
+        }
+        if let Some(x) = self.symbol_len {
+            v.push(Attr::u16(CONFIG_SYMBOL_LEN, x));
+        }
+        if let Some(x) = self.epsilon_ppb {
+            v.push(Attr::u32(CONFIG_EPSILON_PPB, x));
+        }
+        if let Some(x) = self.m_cong {
+            v.push(Attr::u8(CONFIG_M_CONG, x));
+        }
+        if let Some(x) = self.hold_us {
+            v.push(Attr::u32(CONFIG_HOLD_US, x));
+        }
+        if let Some(x) = self.max_flows {
+            v.push(Attr::u32(CONFIG_MAX_FLOWS, x));
+        }
+        if let Some(x) = self.max_memory {
+            v.push(Attr::u64(CONFIG_MAX_MEMORY, x));
+        }
+        // An empty list is sent as one empty attribute: the kernel clears it.
+        if self.reporter.as_ref().is_some_and(|r| r.is_empty()) {
+            v.push(Attr::bytes(CONFIG_REPORTER, Vec::new()));
+        }
+        if self.peer.as_ref().is_some_and(|p| p.is_empty()) {
+            v.push(Attr::nest(CONFIG_PEER, Vec::new()));
+        }
+        for r in self.reporter.iter().flatten() {
+            v.push(Attr::bytes(CONFIG_REPORTER, r.0.clone()));
+        }
+        for p in self.peer.iter().flatten() {
+            v.push(Attr::nest(
+                CONFIG_PEER,
+                vec![
+                    Attr::bytes(PEER_PREFIX, p.prefix.0.clone()),
+                    Attr::u8(PEER_PREFIX_LEN, p.prefix_len),
+                    Attr::bytes(PEER_ADDR, p.addr.0.clone()),
+                ],
+            ));
+        }
+        v
+    }
+
+    /// From the attributes of a config nest (as [`crate::attr::decode`]
+    /// returns them for the "config" set). A reply always carries the lists,
+    /// possibly empty; `complete` makes absent lists empty rather than None.
+    pub fn from_attrs(attrs: &[Attr], complete: bool) -> Config {
+        let mut c = Config::default();
+        if complete {
+            c.reporter = Some(Vec::new());
+            c.peer = Some(Vec::new());
+        }
+        for a in attrs {
+            let u = a.as_uint();
+            match a.id {
+                CONFIG_PORT => c.port = u.map(|x| x as u16),
+                CONFIG_ROLE => c.role = u.map(|x| enum_val(ROLE, x)),
+                CONFIG_RECOVERY => c.recovery = u.map(|x| enum_val(RECOVERY, x)),
+                CONFIG_ADAPTIVE => c.adaptive = u.map(|x| x as u8),
+                CONFIG_K => c.k = u.map(|x| x as u8),
+                CONFIG_M => c.m = u.map(|x| x as u8),
+                CONFIG_SYMBOL_LEN => c.symbol_len = u.map(|x| x as u16),
+                CONFIG_EPSILON_PPB => c.epsilon_ppb = u.map(|x| x as u32),
+                CONFIG_M_CONG => c.m_cong = u.map(|x| x as u8),
+                CONFIG_HOLD_US => c.hold_us = u.map(|x| x as u32),
+                CONFIG_MAX_FLOWS => c.max_flows = u.map(|x| x as u32),
+                CONFIG_MAX_MEMORY => c.max_memory = u,
+                CONFIG_REPORTER => {
+                    if let Some(b) = a.as_bytes() {
+                        c.reporter
+                            .get_or_insert_with(Vec::new)
+                            .push(Addr(b.to_vec()));
+                    }
+                }
+                CONFIG_PEER => {
+                    let mut p = Peer {
+                        prefix: Addr(Vec::new()),
+                        prefix_len: 0,
+                        addr: Addr(Vec::new()),
+                    };
+                    for pa in a.as_nest().unwrap_or(&[]) {
+                        match pa.id {
+                            PEER_PREFIX => p.prefix = Addr(pa.as_bytes().unwrap_or(&[]).to_vec()),
+                            PEER_PREFIX_LEN => p.prefix_len = pa.as_uint().unwrap_or(0) as u8,
+                            PEER_ADDR => p.addr = Addr(pa.as_bytes().unwrap_or(&[]).to_vec()),
+                            _ => {}
+                        }
+                    }
+                    c.peer.get_or_insert_with(Vec::new).push(p);
+                }
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+pub fn enum_val(names: &'static [&'static str], v: u64) -> EnumVal {
+    EnumVal {
+        names,
+        value: v as u8,
+    }
+}
+
+/// Counters, in spec order, by YAML name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats(pub Vec<(&'static str, u64)>);
+
+impl Stats {
+    pub fn from_attrs(attrs: &[Attr]) -> Stats {
+        let mut v = Vec::new();
+        for spec in STATS_SET.attrs {
+            if let Some(x) = attrs
+                .iter()
+                .find(|a| a.id == spec.id)
+                .and_then(Attr::as_uint)
+            {
+                v.push((spec.name, x));
+            }
+        }
+        Stats(v)
+    }
+
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(n, _)| *n == name).map(|x| x.1)
+    }
+}
+
+impl Serialize for Stats {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// One protected flow.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<Addr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<Addr>,
+    #[serde(rename = "dest-qp", skip_serializing_if = "Option::is_none")]
+    pub dest_qp: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<EnumVal>,
+    #[serde(rename = "config-id", skip_serializing_if = "Option::is_none")]
+    pub config_id: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub m: Option<u8>,
+    #[serde(rename = "symbol-len", skip_serializing_if = "Option::is_none")]
+    pub symbol_len: Option<u16>,
+    #[serde(rename = "srtt-us", skip_serializing_if = "Option::is_none")]
+    pub srtt_us: Option<u32>,
+    #[serde(rename = "loss-ppm", skip_serializing_if = "Option::is_none")]
+    pub loss_ppm: Option<u32>,
+    #[serde(rename = "loss-class", skip_serializing_if = "Option::is_none")]
+    pub loss_class: Option<EnumVal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<EnumVal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+}
+
+impl Flow {
+    pub fn from_attrs(attrs: &[Attr]) -> Flow {
+        let mut f = Flow::default();
+        for a in attrs {
+            let u = a.as_uint();
+            let addr = || a.as_bytes().map(|b| Addr(b.to_vec()));
+            match a.id {
+                FLOW_ID => f.id = u.map(|x| x as u32),
+                FLOW_SRC => f.src = addr(),
+                FLOW_DST => f.dst = addr(),
+                FLOW_DEST_QP => f.dest_qp = u.map(|x| x as u32),
+                FLOW_STATE => f.state = u.map(|x| enum_val(FLOW_STATES, x)),
+                FLOW_CONFIG_ID => f.config_id = u.map(|x| x as u8),
+                FLOW_SCHEME => f.scheme = u.map(|x| x as u8),
+                FLOW_K => f.k = u.map(|x| x as u8),
+                FLOW_M => f.m = u.map(|x| x as u8),
+                FLOW_SYMBOL_LEN => f.symbol_len = u.map(|x| x as u16),
+                FLOW_SRTT_US => f.srtt_us = u.map(|x| x as u32),
+                FLOW_LOSS_PPM => f.loss_ppm = u.map(|x| x as u32),
+                FLOW_LOSS_CLASS => f.loss_class = u.map(|x| enum_val(LOSS_CLASS, x)),
+                FLOW_BREAKER => f.breaker = u.map(|x| enum_val(BREAKER, x)),
+                FLOW_MEMORY => f.memory = u,
+                _ => {}
+            }
+        }
+        f
+    }
+}
+
+/// Name of a FEC scheme number (the CREM FEC Schemes registry).
+pub fn scheme_name(s: u8) -> String {
+    match crem_core::fec::Scheme::try_from(s) {
+        Ok(crem_core::fec::Scheme::SourceCopy) => "source-copy".into(),
+        Ok(crem_core::fec::Scheme::CauchyRs) => "cauchy".into(),
+        Ok(crem_core::fec::Scheme::Xor) => "xor".into(),
+        Err(_) => format!("scheme-{s}"),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::attr;
+
+    /// The config-get reply of the kernel's defaults (crem_cfg_defaults),
+    /// as crem_put_cfg lays it out, by hand.
+    pub(crate) fn default_reply_nest() -> Vec<u8> {
+        vec![
+            6, 0, 1, 0, 0, 0, 0, 0, // port 0
+            5, 0, 2, 0, 0, 0, 0, 0, // role disabled
+            5, 0, 3, 0, 0, 0, 0, 0, // recovery coded
+            5, 0, 4, 0, 1, 0, 0, 0, // adaptive 1
+            5, 0, 5, 0, 32, 0, 0, 0, // k 32
+            5, 0, 6, 0, 2, 0, 0, 0, // m 2
+            6, 0, 7, 0, 0, 0, 0, 0, // symbol-len 0
+            8, 0, 8, 0, 0xa0, 0x86, 0x01, 0, // epsilon-ppb 100000
+            5, 0, 9, 0, 1, 0, 0, 0, // m-cong 1
+            8, 0, 10, 0, 0, 0, 0, 0, // hold-us 0
+            8, 0, 11, 0, 0, 4, 0, 0, // max-flows 1024
+            12, 0, 12, 0, 0, 0, 0, 4, 0, 0, 0, 0, // max-memory 64 MiB
+        ]
+    }
+
+    #[test]
+    fn config_from_kernel_bytes() {
+        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let c = Config::from_attrs(&attrs, true);
+        assert_eq!(c.port, Some(0));
+        assert_eq!(c.role.unwrap().to_string(), "disabled");
+        assert_eq!(c.recovery.unwrap().to_string(), "coded");
+        assert_eq!(c.adaptive, Some(1));
+        assert_eq!((c.k, c.m), (Some(32), Some(2)));
+        assert_eq!(c.epsilon_ppb, Some(100_000));
+        assert_eq!(c.max_flows, Some(1024));
+        assert_eq!(c.max_memory, Some(64 << 20));
+        assert_eq!(c.reporter, Some(vec![]));
+        assert_eq!(c.peer, Some(vec![]));
+        // and back: the same octets, plus one empty reporter and one empty
+        // peer nest, which tell the kernel to clear those (empty) lists
+        let mut want = default_reply_nest();
+        want.extend_from_slice(&[4, 0, 13, 0, 4, 0, 14, 0x80]);
+        assert_eq!(attr::encode(&c.to_attrs()), want);
+    }
+
+    #[test]
+    fn config_round_trip_with_lists() {
+        let c = Config {
+            port: Some(4791),
+            role: Some(enum_val(ROLE, 2)),
+            reporter: Some(vec![
+                Addr(vec![192, 0, 2, 1]),
+                Addr("2001:db8::1".parse::<IpAddr>().map(Addr::from).unwrap().0),
+            ]),
+            peer: Some(vec![Peer {
+                prefix: Addr(vec![203, 0, 113, 0]),
+                prefix_len: 24,
+                addr: Addr(vec![198, 51, 100, 2]),
+            }]),
+            ..Default::default()
+        };
+        let bytes = attr::encode(&c.to_attrs());
+        let back = Config::from_attrs(&attr::decode(&CONFIG_SET, &bytes).unwrap(), false);
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn json_shape_uses_yaml_names() {
+        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let mut c = Config::from_attrs(&attrs, true);
+        c.peer = Some(vec![Peer {
+            prefix: Addr(vec![203, 0, 113, 0]),
+            prefix_len: 24,
+            addr: Addr(vec![198, 51, 100, 2]),
+        }]);
+        c.reporter = Some(vec![Addr(vec![198, 51, 100, 1])]);
+        let j = serde_json::to_value(&c).unwrap();
+        let want = serde_json::json!({
+            "port": 0, "role": "disabled", "recovery": "coded", "adaptive": 1,
+            "k": 32, "m": 2, "symbol-len": 0, "epsilon-ppb": 100000, "m-cong": 1,
+            "hold-us": 0, "max-flows": 1024, "max-memory": 67108864,
+            "reporter": ["198.51.100.1"],
+            "peer": [{"prefix": "203.0.113.0", "prefix-len": 24, "addr": "198.51.100.2"}]
+        });
+        assert_eq!(j, want);
+        // Every JSON key is an attribute name of the spec.
+        for k in j.as_object().unwrap().keys() {
+            assert!(CONFIG_SET.by_name(k).is_some(), "{k}");
+        }
+    }
+
+    #[test]
+    fn unknown_enum_values_are_numbers() {
+        let e = enum_val(ROLE, 7);
+        assert_eq!(e.to_string(), "unknown(7)");
+        assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(7));
+    }
+
+    #[test]
+    fn stats_and_flow_json() {
+        let buf: Vec<u8> = vec![
+            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // roce-local-in 5
+            12, 0, 7, 0, 1, 0, 0, 0, 0, 0, 0, 0, // malformed 1
+        ];
+        let s = Stats::from_attrs(&attr::decode(&STATS_SET, &buf).unwrap());
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"roce-local-in":5,"malformed":1}"#
+        );
+        let flow: Vec<u8> = vec![
+            8, 0, 2, 0, 7, 0, 0, 0, // id 7
+            8, 0, 3, 0, 192, 0, 2, 1, // src
+            8, 0, 4, 0, 203, 0, 113, 1, // dst
+            8, 0, 5, 0, 0x11, 0, 0, 0, // dest-qp 17
+            5, 0, 6, 0, 1, 0, 0, 0, // state protected
+            5, 0, 8, 0, 1, 0, 0, 0, // scheme 1
+            5, 0, 14, 0, 2, 0, 0, 0, // loss-class congestion
+            5, 0, 15, 0, 1, 0, 0, 0, // breaker tripped
+            4, 0, 1, 0, // pad
+            12, 0, 16, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, // memory 4096
+        ];
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &flow).unwrap());
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"id": 7, "src": "192.0.2.1", "dst": "203.0.113.1",
+                "dest-qp": 17, "state": "protected", "scheme": 1,
+                "loss-class": "congestion", "breaker": "tripped", "memory": 4096})
+        );
+    }
+}

@@ -1,0 +1,625 @@
+//! A synchronous generic netlink client for the "crem" family, on
+//! netlink-sys (socket), netlink-packet-generic (genetlink header, nlctrl
+//! family resolution) and netlink-packet-core (messages, NLAs, errors).
+//!
+//! Errors carry the kernel's extended ACK: the message (NLMSGERR_ATTR_MSG),
+//! shown verbatim, and the offending attribute, which the offset
+//! (NLMSGERR_ATTR_OFFS) is mapped back to by walking the request.
+
+use crate::attr::{self, Attr};
+use crate::uapi::{self, CMD_SET};
+use netlink_packet_core::{
+    DecodeError, Emitable, NetlinkHeader, NetlinkMessage, NetlinkPayload, NlaBuffer, NlasIterator,
+    ParseableParametrized, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
+};
+use netlink_packet_generic::{
+    ctrl::{
+        nlas::{GenlCtrlAttrs, McastGrpAttrs, OpAttrs},
+        GenlCtrl, GenlCtrlCmd,
+    },
+    GenlFamily, GenlHeader, GenlMessage,
+};
+use netlink_sys::{protocols::NETLINK_GENERIC, Socket, SocketAddr};
+use std::fmt;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// NLM_F_CAPPED: the error message carries only the request's header.
+const NLM_F_CAPPED: u16 = 0x100;
+/// NLM_F_ACK_TLVS: extended ACK attributes follow.
+const NLM_F_ACK_TLVS: u16 = 0x200;
+const NLMSGERR_ATTR_MSG: u16 = 1;
+const NLMSGERR_ATTR_OFFS: u16 = 2;
+const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
+const NLMSGERR_ATTR_MISS_NEST: u16 = 6;
+const NLMSG_HDRLEN: usize = 16;
+const GENL_HDRLEN: usize = 4;
+
+/// A message of the "crem" family: command and top-level ("cmd" set)
+/// attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CremMsg {
+    pub cmd: u8,
+    pub attrs: Vec<Attr>,
+}
+
+impl GenlFamily for CremMsg {
+    fn family_name() -> &'static str {
+        uapi::FAMILY_NAME
+    }
+    fn command(&self) -> u8 {
+        self.cmd
+    }
+    fn version(&self) -> u8 {
+        uapi::FAMILY_VERSION
+    }
+}
+
+impl Emitable for CremMsg {
+    fn buffer_len(&self) -> usize {
+        self.attrs.as_slice().buffer_len()
+    }
+    fn emit(&self, buffer: &mut [u8]) {
+        self.attrs.as_slice().emit(buffer)
+    }
+}
+
+impl ParseableParametrized<[u8], GenlHeader> for CremMsg {
+    fn parse_with_param(buf: &[u8], header: GenlHeader) -> Result<Self, DecodeError> {
+        Ok(CremMsg {
+            cmd: header.cmd,
+            attrs: attr::decode(&CMD_SET, buf)?,
+        })
+    }
+}
+
+impl CremMsg {
+    /// The contents of top-level attribute `id` (first occurrence).
+    pub fn nest(&self, id: u16) -> Option<&[Attr]> {
+        self.attrs
+            .iter()
+            .find(|a| a.id == id)
+            .and_then(Attr::as_nest)
+    }
+}
+
+/// The extended ACK of an NLMSG_ERROR or NLMSG_DONE.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extack {
+    pub msg: Option<String>,
+    /// Offset of the offending attribute from the start of the request's
+    /// netlink header.
+    pub offset: Option<u32>,
+    pub miss_type: Option<u32>,
+    pub miss_nest: Option<u32>,
+}
+
+/// Parses the extended ACK from the payload of an NLMSG_ERROR after its
+/// error code (`payload`: the echoed request header, the request's body
+/// unless NLM_F_CAPPED, then the TLVs if NLM_F_ACK_TLVS).
+pub fn parse_extack(flags: u16, payload: &[u8]) -> Extack {
+    if flags & NLM_F_ACK_TLVS == 0 || payload.len() < NLMSG_HDRLEN {
+        return Extack::default();
+    }
+    let skip = if flags & NLM_F_CAPPED != 0 {
+        NLMSG_HDRLEN
+    } else {
+        let len = u32::from_ne_bytes([payload[0], payload[1], payload[2], payload[3]]) as usize;
+        (len + 3) & !3
+    };
+    parse_extack_tlvs(payload.get(skip..).unwrap_or(&[]))
+}
+
+/// Parses extended ACK TLVs (also the tail of an NLMSG_DONE).
+pub fn parse_extack_tlvs(tlvs: &[u8]) -> Extack {
+    let mut e = Extack::default();
+    for nla in NlasIterator::new(tlvs) {
+        let Ok(nla) = nla else { break };
+        let nla: NlaBuffer<&[u8]> = nla;
+        let v = nla.value();
+        let u32v = || <[u8; 4]>::try_from(v).ok().map(u32::from_ne_bytes);
+        match nla.kind() {
+            NLMSGERR_ATTR_MSG => {
+                let s = v.split(|b| *b == 0).next().unwrap_or(&[]);
+                e.msg = Some(String::from_utf8_lossy(s).into_owned());
+            }
+            NLMSGERR_ATTR_OFFS => e.offset = u32v(),
+            NLMSGERR_ATTR_MISS_TYPE => e.miss_type = u32v(),
+            NLMSGERR_ATTR_MISS_NEST => e.miss_nest = u32v(),
+            _ => {}
+        }
+    }
+    e
+}
+
+/// Errors of the netlink layer.
+#[derive(Debug)]
+pub enum Error {
+    /// The kernel refused the request.
+    Kernel {
+        op: &'static str,
+        errno: i32,
+        extack: Extack,
+        /// The offending attribute (e.g. `config.k`), from the extack offset.
+        attr: Option<String>,
+    },
+    /// The "crem" family is not registered: the module is not loaded.
+    NoFamily,
+    /// The module does not implement this operation.
+    Unsupported(&'static str),
+    Io(&'static str, io::Error),
+    /// No complete reply within [`REPLY_TIMEOUT`].
+    Timeout(&'static str),
+    Decode(String),
+}
+
+/// How long a request waits for the kernel's answer.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(15);
+
+impl Error {
+    /// The process exit status for this error (see `crem-ctl --help`).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Kernel { errno, .. } if *errno == libc_eperm() || *errno == 13 => 4,
+            Error::Kernel { errno, .. } if *errno == 95 => 3,
+            Error::Io(_, e) if e.kind() == io::ErrorKind::PermissionDenied => 4,
+            Error::NoFamily | Error::Unsupported(_) => 3,
+            _ => 1,
+        }
+    }
+}
+
+const fn libc_eperm() -> i32 {
+    1
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Kernel {
+                op,
+                errno,
+                extack,
+                attr,
+            } => {
+                let mut detail = format!("{op}: {}", strerror(*errno));
+                if let Some(a) = attr {
+                    detail.push_str(&format!("; attribute {a}"));
+                }
+                if let Some(t) = extack.miss_type {
+                    detail.push_str(&format!("; missing attribute type {t}"));
+                }
+                if *errno == 1 || *errno == 13 {
+                    detail
+                        .push_str("; changing CREM needs CAP_NET_ADMIN over the network namespace");
+                }
+                match &extack.msg {
+                    // The kernel's reason, verbatim, first.
+                    Some(m) => write!(f, "{m}\n  ({detail})"),
+                    None => f.write_str(&detail),
+                }
+            }
+            Error::NoFamily => f.write_str(
+                "the crem kernel module is not loaded (no generic netlink family \"crem\"); \
+                 load it with 'modprobe crem' or 'insmod crem.ko'",
+            ),
+            Error::Unsupported(op) => write!(
+                f,
+                "{op}: not supported by this kernel module (no such command)"
+            ),
+            Error::Io(what, e) => write!(f, "netlink {what}: {e}"),
+            Error::Timeout(op) => write!(
+                f,
+                "{op}: no answer from the kernel within {}s",
+                REPLY_TIMEOUT.as_secs()
+            ),
+            Error::Decode(e) => write!(f, "malformed reply from the kernel: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The C library's text for an errno, without Rust's " (os error N)".
+fn strerror(errno: i32) -> String {
+    let s = io::Error::from_raw_os_error(errno).to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// What nlctrl told us about the family.
+#[derive(Clone, Debug, Default)]
+pub struct Family {
+    pub id: u16,
+    pub version: u32,
+    /// (command, GENL_CMD_CAP_* flags) of every operation.
+    pub ops: Vec<(u32, u32)>,
+    /// (name, id) of every multicast group.
+    pub groups: Vec<(String, u32)>,
+}
+
+impl Family {
+    pub fn has_op(&self, cmd: u8) -> bool {
+        self.ops.iter().any(|(c, _)| *c == cmd as u32)
+    }
+    pub fn group(&self, name: &str) -> Option<u32> {
+        self.groups.iter().find(|(n, _)| n == name).map(|x| x.1)
+    }
+}
+
+/// A connected generic netlink socket with the "crem" family resolved.
+pub struct Conn {
+    sock: Socket,
+    seq: u32,
+    pub family: Family,
+}
+
+impl Conn {
+    /// Opens a socket and resolves the family (Error::NoFamily if absent).
+    pub fn open() -> Result<Conn, Error> {
+        let mut sock = Socket::new(NETLINK_GENERIC).map_err(|e| Error::Io("socket", e))?;
+        sock.bind_auto().map_err(|e| Error::Io("bind", e))?;
+        // Kernel reasons for refusals; errors echo only the request header.
+        sock.set_ext_ack(true)
+            .map_err(|e| Error::Io("NETLINK_EXT_ACK", e))?;
+        sock.set_cap_ack(true)
+            .map_err(|e| Error::Io("NETLINK_CAP_ACK", e))?;
+        set_rcv_timeout(&sock, Some(REPLY_TIMEOUT)).map_err(|e| Error::Io("SO_RCVTIMEO", e))?;
+        let mut c = Conn {
+            sock,
+            seq: std::process::id().wrapping_mul(1000),
+            family: Family::default(),
+        };
+        c.family = c.resolve()?;
+        Ok(c)
+    }
+
+    fn resolve(&mut self) -> Result<Family, Error> {
+        let req = GenlMessage::from_payload(GenlCtrl {
+            cmd: GenlCtrlCmd::GetFamily,
+            nlas: vec![GenlCtrlAttrs::FamilyName(uapi::FAMILY_NAME.to_string())],
+        });
+        let replies = match self.transact(req, false, "CTRL_CMD_GETFAMILY") {
+            Ok(r) => r,
+            Err(Error::Kernel { errno: 2, .. }) => return Err(Error::NoFamily),
+            Err(e) => return Err(e),
+        };
+        let mut fam = Family::default();
+        for r in replies {
+            for nla in r.payload.nlas {
+                match nla {
+                    GenlCtrlAttrs::FamilyId(id) => fam.id = id,
+                    GenlCtrlAttrs::Version(v) => fam.version = v,
+                    GenlCtrlAttrs::Ops(ops) => {
+                        for op in ops {
+                            let (mut id, mut flags) = (0, 0);
+                            for a in op {
+                                match a {
+                                    OpAttrs::Id(i) => id = i,
+                                    OpAttrs::Flags(f) => flags = f,
+                                }
+                            }
+                            fam.ops.push((id, flags));
+                        }
+                    }
+                    GenlCtrlAttrs::McastGroups(groups) => {
+                        for g in groups {
+                            let (mut name, mut id) = (String::new(), 0);
+                            for a in g {
+                                match a {
+                                    McastGrpAttrs::Name(n) => name = n,
+                                    McastGrpAttrs::Id(i) => id = i,
+                                }
+                            }
+                            fam.groups.push((name, id));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if fam.id == 0 {
+            return Err(Error::NoFamily);
+        }
+        Ok(fam)
+    }
+
+    /// Sends one "crem" request (a `do`, or a `dump` if `dump`) and returns
+    /// the replies. Fails with Error::Unsupported if the family lacks `cmd`.
+    pub fn request(
+        &mut self,
+        cmd: u8,
+        attrs: Vec<Attr>,
+        dump: bool,
+    ) -> Result<Vec<CremMsg>, Error> {
+        let op = uapi::op_name(cmd).unwrap_or("request");
+        if !self.family.ops.is_empty() && !self.family.has_op(cmd) {
+            return Err(Error::Unsupported(op));
+        }
+        let mut req = GenlMessage::from_payload(CremMsg { cmd, attrs });
+        req.set_resolved_family_id(self.family.id);
+        let r = self.transact(req, dump, op)?;
+        Ok(r.into_iter().map(|m| m.payload).collect())
+    }
+
+    fn transact<F>(
+        &mut self,
+        msg: GenlMessage<F>,
+        dump: bool,
+        op: &'static str,
+    ) -> Result<Vec<GenlMessage<F>>, Error>
+    where
+        F: GenlFamily + Emitable + ParseableParametrized<[u8], GenlHeader> + fmt::Debug,
+    {
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        let mut header = NetlinkHeader::default();
+        header.flags = NLM_F_REQUEST | NLM_F_ACK | if dump { NLM_F_DUMP } else { 0 };
+        header.sequence_number = seq;
+        let mut nl = NetlinkMessage::new(header, NetlinkPayload::from(msg));
+        nl.finalize();
+        let mut buf = vec![0u8; nl.buffer_len()];
+        nl.serialize(&mut buf);
+        self.sock
+            .send_to(&buf, &SocketAddr::new(0, 0), 0)
+            .map_err(|e| Error::Io("send", e))?;
+        let attrs = buf
+            .get(NLMSG_HDRLEN + GENL_HDRLEN..)
+            .unwrap_or(&[])
+            .to_vec();
+
+        let mut out = Vec::new();
+        loop {
+            let (data, _) = self.sock.recv_from_full().map_err(|e| {
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) {
+                    Error::Timeout(op)
+                } else {
+                    Error::Io("recv", e)
+                }
+            })?;
+            let mut off = 0usize;
+            while off + NLMSG_HDRLEN <= data.len() {
+                let len =
+                    u32::from_ne_bytes([data[off], data[off + 1], data[off + 2], data[off + 3]])
+                        as usize;
+                if len < NLMSG_HDRLEN || off + len > data.len() {
+                    return Err(Error::Decode(format!("bad netlink message length {len}")));
+                }
+                let chunk = &data[off..off + len];
+                off += (len + 3) & !3;
+                let m = NetlinkMessage::<GenlMessage<F>>::deserialize(chunk)
+                    .map_err(|e| Error::Decode(e.to_string()))?;
+                if m.header.sequence_number != seq {
+                    continue; // not ours (e.g. a stale reply)
+                }
+                let flags = m.header.flags;
+                match m.payload {
+                    NetlinkPayload::InnerMessage(g) => out.push(g),
+                    NetlinkPayload::Error(e) => {
+                        let extack = parse_extack(flags, &e.header);
+                        return match e.code {
+                            None => {
+                                if let Some(w) = extack.msg {
+                                    eprintln!("crem-ctl: warning from the kernel: {w}");
+                                }
+                                Ok(out)
+                            }
+                            Some(code) => Err(kernel_error(op, -code.get(), extack, &attrs)),
+                        };
+                    }
+                    NetlinkPayload::Done(d) => {
+                        // The end of a dump. No ACK follows it, NLM_F_ACK or
+                        // not: the kernel acknowledges a dump with NLMSG_DONE.
+                        let extack = parse_extack_tlvs(&d.extended_ack);
+                        if d.code != 0 {
+                            return Err(kernel_error(op, -d.code, extack, &attrs));
+                        }
+                        return Ok(out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Joins a multicast group of the family by name.
+    pub fn subscribe(&mut self, group: &str) -> Result<(), Error> {
+        let id = self
+            .family
+            .group(group)
+            .ok_or(Error::Unsupported("multicast group \"events\""))?;
+        self.sock
+            .add_membership(id)
+            .map_err(|e| Error::Io("join multicast group", e))?;
+        set_rcv_timeout(&self.sock, None).map_err(|e| Error::Io("SO_RCVTIMEO", e))
+    }
+
+    /// Blocks for the next batch of notifications of the family.
+    pub fn recv_notifications(&mut self) -> Result<Vec<CremMsg>, Error> {
+        let (data, _) = self
+            .sock
+            .recv_from_full()
+            .map_err(|e| Error::Io("recv", e))?;
+        let mut out = Vec::new();
+        let mut off = 0usize;
+        while off + NLMSG_HDRLEN <= data.len() {
+            let len = u32::from_ne_bytes([data[off], data[off + 1], data[off + 2], data[off + 3]])
+                as usize;
+            if len < NLMSG_HDRLEN || off + len > data.len() {
+                break;
+            }
+            let chunk = &data[off..off + len];
+            off += (len + 3) & !3;
+            let m = NetlinkMessage::<GenlMessage<CremMsg>>::deserialize(chunk)
+                .map_err(|e| Error::Decode(e.to_string()))?;
+            if m.header.message_type != self.family.id {
+                continue;
+            }
+            if let NetlinkPayload::InnerMessage(g) = m.payload {
+                out.push(g.payload);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// SO_RCVTIMEO (netlink-sys has no setter for it); `None` waits forever.
+fn set_rcv_timeout(sock: &Socket, t: Option<Duration>) -> io::Result<()> {
+    let t = t.unwrap_or(Duration::ZERO);
+    let tv = libc::timeval {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_usec: t.subsec_micros() as libc::suseconds_t,
+    };
+    // SAFETY: a valid fd owned by `sock` and a timeval of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn kernel_error(op: &'static str, errno: i32, extack: Extack, attrs: &[u8]) -> Error {
+    let attr = extack.offset.and_then(|o| {
+        let o = (o as usize).checked_sub(NLMSG_HDRLEN + GENL_HDRLEN)?;
+        let p = attr::path_at(&CMD_SET, attrs, o)?;
+        Some(p.strip_prefix("cmd.").unwrap_or(&p).to_string())
+    });
+    Error::Kernel {
+        op,
+        errno,
+        extack,
+        attr,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::encode;
+    use crate::uapi::*;
+
+    /// An NLMSG_ERROR payload after the code, as the kernel builds it with
+    /// NETLINK_CAP_ACK: echoed header, then MSG and OFFS TLVs.
+    fn capped_error(msg: &str, offs: u32) -> Vec<u8> {
+        let mut p = vec![0u8; 16];
+        p[0..4].copy_from_slice(&64u32.to_ne_bytes()); // original length
+        let mut s = msg.as_bytes().to_vec();
+        s.push(0);
+        let l = 4 + s.len();
+        p.extend_from_slice(&(l as u16).to_ne_bytes());
+        p.extend_from_slice(&NLMSGERR_ATTR_MSG.to_ne_bytes());
+        p.extend_from_slice(&s);
+        p.resize(p.len() + ((l + 3) & !3) - l, 0);
+        p.extend_from_slice(&8u16.to_ne_bytes());
+        p.extend_from_slice(&NLMSGERR_ATTR_OFFS.to_ne_bytes());
+        p.extend_from_slice(&offs.to_ne_bytes());
+        p
+    }
+
+    #[test]
+    fn extack_capped() {
+        let p = capped_error(
+            "k + m must not exceed 255 (Repair Indices need i + k <= 255)",
+            36,
+        );
+        let e = parse_extack(NLM_F_CAPPED | NLM_F_ACK_TLVS, &p);
+        assert_eq!(
+            e.msg.as_deref(),
+            Some("k + m must not exceed 255 (Repair Indices need i + k <= 255)")
+        );
+        assert_eq!(e.offset, Some(36));
+        // Without ACK_TLVS there is nothing to read.
+        assert_eq!(parse_extack(NLM_F_CAPPED, &p), Extack::default());
+    }
+
+    #[test]
+    fn extack_uncapped_skips_the_echoed_request() {
+        // Echoed request: 16-octet header + 6 octets of body (length 22,
+        // padded to 24), then the TLVs.
+        let mut p = vec![0u8; 24];
+        p[0..4].copy_from_slice(&22u32.to_ne_bytes());
+        p.extend_from_slice(
+            &capped_error(
+                "set a CREM port before enabling a role (there is no default port)",
+                0,
+            )[16..],
+        );
+        let e = parse_extack(NLM_F_ACK_TLVS, &p);
+        assert_eq!(
+            e.msg.as_deref(),
+            Some("set a CREM port before enabling a role (there is no default port)")
+        );
+    }
+
+    #[test]
+    fn kernel_error_names_the_attribute() {
+        let req = encode(&[Attr::nest(
+            CMD_A_CONFIG,
+            vec![Attr::u8(CONFIG_K, 200), Attr::u8(CONFIG_M, 100)],
+        )]);
+        // config nest at 20, k at 24, m at 32 (from the netlink header).
+        let e = kernel_error(
+            "config-set",
+            22,
+            parse_extack(
+                NLM_F_CAPPED | NLM_F_ACK_TLVS,
+                &capped_error(
+                    "k + m must not exceed 255 (Repair Indices need i + k <= 255)",
+                    32,
+                ),
+            ),
+            &req,
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with("k + m must not exceed 255 (Repair Indices need i + k <= 255)\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n  (config-set: Invalid argument; attribute config.m)"),
+            "{text}"
+        );
+        assert_eq!(e.exit_code(), 1);
+        let perm = kernel_error("config-set", 1, Extack::default(), &req);
+        assert_eq!(perm.exit_code(), 4);
+        assert!(perm.to_string().contains("CAP_NET_ADMIN"));
+    }
+
+    #[test]
+    fn done_tlvs() {
+        let p = capped_error("dump failed", 0);
+        let e = parse_extack_tlvs(&p[16..]);
+        assert_eq!(e.msg.as_deref(), Some("dump failed"));
+    }
+
+    #[test]
+    fn crem_msg_parses_genl_payload() {
+        let body = encode(&[Attr::nest(CMD_A_STATS, vec![Attr::u64(STATS_SOURCES, 9)])]);
+        let m = CremMsg::parse_with_param(
+            &body,
+            GenlHeader {
+                cmd: CMD_STATS_GET,
+                version: 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(m.cmd, CMD_STATS_GET);
+        assert_eq!(m.nest(CMD_A_STATS).unwrap(), &[Attr::u64(STATS_SOURCES, 9)]);
+        assert_eq!(m.nest(CMD_A_CONFIG), None);
+    }
+}

@@ -1,0 +1,492 @@
+//! The "crem" generic netlink family as crem-ctl knows it: the numeric
+//! values of `include/uapi/linux/crem.h` and, per attribute set, a table of
+//! (id, YAML name, type, multi-attr, checks) that drives encoding, decoding,
+//! local range checks and the JSON field names.
+//!
+//! Everything here is transcribed from `netlink/crem.yaml`; the unit test
+//! `tests::matches_yaml_spec` parses that YAML and fails on any difference,
+//! so a spec change that is not mirrored here breaks `cargo test`.
+
+/// Generic netlink family name (`CREM_FAMILY_NAME`).
+pub const FAMILY_NAME: &str = "crem";
+/// Family version (`CREM_FAMILY_VERSION`).
+pub const FAMILY_VERSION: u8 = 1;
+/// Multicast group of the config-changed notifications (`CREM_MCGRP_EVENTS`).
+pub const MCGRP_EVENTS: &str = "events";
+
+// Commands (`enum { CREM_CMD_* }`).
+pub const CMD_CONFIG_GET: u8 = 1;
+pub const CMD_CONFIG_SET: u8 = 2;
+pub const CMD_STATS_GET: u8 = 3;
+pub const CMD_STATS_RESET: u8 = 4;
+pub const CMD_FLOW_GET: u8 = 5;
+pub const CMD_CONFIG_CHANGED: u8 = 6;
+/// `flow-del` is not in the spec yet: no command number exists, so
+/// `crem-ctl flow del` reports that the module does not support it. When the
+/// spec gains the op, the YAML test fails until this is set.
+pub const CMD_FLOW_DEL: Option<u8> = None;
+/// `flow-set`: likewise not in the spec yet.
+pub const CMD_FLOW_SET: Option<u8> = None;
+
+/// All operations of the spec, by YAML name (for messages and the test).
+pub const OPS: &[(&str, u8)] = &[
+    ("config-get", CMD_CONFIG_GET),
+    ("config-set", CMD_CONFIG_SET),
+    ("stats-get", CMD_STATS_GET),
+    ("stats-reset", CMD_STATS_RESET),
+    ("flow-get", CMD_FLOW_GET),
+    ("config-changed", CMD_CONFIG_CHANGED),
+];
+
+// enum crem_role / crem_recovery / crem_flow_state / crem_loss_class /
+// crem_breaker: entry names in value order (value = index).
+pub const ROLE: &[&str] = &["disabled", "host", "gateway"];
+pub const RECOVERY: &[&str] = &["coded", "selective-repeat", "both"];
+pub const FLOW_STATES: &[&str] = &["negotiating", "protected", "unprotected", "closing"];
+pub const LOSS_CLASS: &[&str] = &["none", "transmission", "congestion"];
+pub const BREAKER: &[&str] = &["normal", "tripped"];
+
+/// The enums of the spec's `definitions`, by YAML name (for the YAML test).
+#[cfg_attr(not(test), allow(dead_code))]
+pub const ENUMS: &[(&str, &[&str])] = &[
+    ("role", ROLE),
+    ("recovery", RECOVERY),
+    ("flow-state", FLOW_STATES),
+    ("loss-class", LOSS_CLASS),
+    ("breaker", BREAKER),
+];
+
+// Attribute set "peer" (CREM_A_PEER_*).
+pub const PEER_PREFIX: u16 = 1;
+pub const PEER_PREFIX_LEN: u16 = 2;
+pub const PEER_ADDR: u16 = 3;
+
+// Attribute set "config" (CREM_A_CONFIG_*).
+pub const CONFIG_PORT: u16 = 1;
+pub const CONFIG_ROLE: u16 = 2;
+pub const CONFIG_RECOVERY: u16 = 3;
+pub const CONFIG_ADAPTIVE: u16 = 4;
+pub const CONFIG_K: u16 = 5;
+pub const CONFIG_M: u16 = 6;
+pub const CONFIG_SYMBOL_LEN: u16 = 7;
+pub const CONFIG_EPSILON_PPB: u16 = 8;
+pub const CONFIG_M_CONG: u16 = 9;
+pub const CONFIG_HOLD_US: u16 = 10;
+pub const CONFIG_MAX_FLOWS: u16 = 11;
+pub const CONFIG_MAX_MEMORY: u16 = 12;
+pub const CONFIG_REPORTER: u16 = 13;
+pub const CONFIG_PEER: u16 = 14;
+pub const CONFIG_PAD: u16 = 15;
+
+// Attribute set "stats" (CREM_A_STATS_*).
+pub const STATS_PAD: u16 = 1;
+pub const STATS_ROCE_LOCAL_IN: u16 = 2;
+pub const STATS_ROCE_FORWARD: u16 = 3;
+pub const STATS_ROCE_LOCAL_OUT: u16 = 4;
+pub const STATS_SOURCES: u16 = 5;
+pub const STATS_NON_SOURCES: u16 = 6;
+pub const STATS_MALFORMED: u16 = 7;
+
+// Attribute set "flow" (CREM_A_FLOW_*).
+pub const FLOW_PAD: u16 = 1;
+pub const FLOW_ID: u16 = 2;
+pub const FLOW_SRC: u16 = 3;
+pub const FLOW_DST: u16 = 4;
+pub const FLOW_DEST_QP: u16 = 5;
+pub const FLOW_STATE: u16 = 6;
+pub const FLOW_CONFIG_ID: u16 = 7;
+pub const FLOW_SCHEME: u16 = 8;
+pub const FLOW_K: u16 = 9;
+pub const FLOW_M: u16 = 10;
+pub const FLOW_SYMBOL_LEN: u16 = 11;
+pub const FLOW_SRTT_US: u16 = 12;
+pub const FLOW_LOSS_PPM: u16 = 13;
+pub const FLOW_LOSS_CLASS: u16 = 14;
+pub const FLOW_BREAKER: u16 = 15;
+pub const FLOW_MEMORY: u16 = 16;
+
+// Attribute set "cmd" (CREM_A_CMD_*).
+pub const CMD_A_CONFIG: u16 = 1;
+pub const CMD_A_STATS: u16 = 2;
+pub const CMD_A_FLOW: u16 = 3;
+
+/// Wire type of an attribute (the YAML `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrType {
+    Pad,
+    U8,
+    U16,
+    U32,
+    U64,
+    Binary,
+    Nest(&'static AttrSet),
+}
+
+impl AttrType {
+    /// The YAML spelling (for the YAML test).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn yaml_name(self) -> &'static str {
+        match self {
+            AttrType::Pad => "pad",
+            AttrType::U8 => "u8",
+            AttrType::U16 => "u16",
+            AttrType::U32 => "u32",
+            AttrType::U64 => "u64",
+            AttrType::Binary => "binary",
+            AttrType::Nest(_) => "nest",
+        }
+    }
+
+    /// Largest value of an unsigned integer type.
+    pub fn max_value(self) -> Option<u64> {
+        match self {
+            AttrType::U8 => Some(u8::MAX as u64),
+            AttrType::U16 => Some(u16::MAX as u64),
+            AttrType::U32 => Some(u32::MAX as u64),
+            AttrType::U64 => Some(u64::MAX),
+            _ => None,
+        }
+    }
+}
+
+/// One attribute of a set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttrSpec {
+    pub id: u16,
+    /// YAML name: also the JSON field name.
+    pub name: &'static str,
+    pub ty: AttrType,
+    pub multi: bool,
+    /// Name of the enum in `definitions`, if any.
+    pub enum_name: Option<&'static str>,
+    /// `checks: min` / `checks: max` (the kernel policy's range).
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+/// An attribute set.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AttrSet {
+    pub name: &'static str,
+    pub attrs: &'static [AttrSpec],
+}
+
+impl AttrSet {
+    pub fn by_id(&self, id: u16) -> Option<&'static AttrSpec> {
+        self.attrs.iter().find(|a| a.id == id)
+    }
+    pub fn by_name(&self, name: &str) -> Option<&'static AttrSpec> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+}
+
+const fn a(id: u16, name: &'static str, ty: AttrType) -> AttrSpec {
+    AttrSpec {
+        id,
+        name,
+        ty,
+        multi: false,
+        enum_name: None,
+        min: None,
+        max: None,
+    }
+}
+
+const fn range(mut s: AttrSpec, min: Option<u64>, max: Option<u64>) -> AttrSpec {
+    s.min = min;
+    s.max = max;
+    s
+}
+
+const fn en(mut s: AttrSpec, e: &'static str) -> AttrSpec {
+    s.enum_name = Some(e);
+    s
+}
+
+const fn multi(mut s: AttrSpec) -> AttrSpec {
+    s.multi = true;
+    s
+}
+
+use AttrType::*;
+
+pub static PEER_SET: AttrSet = AttrSet {
+    name: "peer",
+    attrs: &[
+        a(PEER_PREFIX, "prefix", Binary),
+        range(a(PEER_PREFIX_LEN, "prefix-len", U8), None, Some(128)),
+        a(PEER_ADDR, "addr", Binary),
+    ],
+};
+
+pub static CONFIG_SET: AttrSet = AttrSet {
+    name: "config",
+    attrs: &[
+        a(CONFIG_PORT, "port", U16),
+        range(en(a(CONFIG_ROLE, "role", U8), "role"), None, Some(2)),
+        range(
+            en(a(CONFIG_RECOVERY, "recovery", U8), "recovery"),
+            None,
+            Some(2),
+        ),
+        range(a(CONFIG_ADAPTIVE, "adaptive", U8), None, Some(1)),
+        range(a(CONFIG_K, "k", U8), Some(1), None),
+        a(CONFIG_M, "m", U8),
+        a(CONFIG_SYMBOL_LEN, "symbol-len", U16),
+        range(
+            a(CONFIG_EPSILON_PPB, "epsilon-ppb", U32),
+            Some(1),
+            Some(1_000_000_000),
+        ),
+        a(CONFIG_M_CONG, "m-cong", U8),
+        range(a(CONFIG_HOLD_US, "hold-us", U32), None, Some(1_000_000)),
+        a(CONFIG_MAX_FLOWS, "max-flows", U32),
+        a(CONFIG_MAX_MEMORY, "max-memory", U64),
+        multi(a(CONFIG_REPORTER, "reporter", Binary)),
+        multi(a(CONFIG_PEER, "peer", Nest(&PEER_SET))),
+        a(CONFIG_PAD, "pad", Pad),
+    ],
+};
+
+pub static STATS_SET: AttrSet = AttrSet {
+    name: "stats",
+    attrs: &[
+        a(STATS_PAD, "pad", Pad),
+        a(STATS_ROCE_LOCAL_IN, "roce-local-in", U64),
+        a(STATS_ROCE_FORWARD, "roce-forward", U64),
+        a(STATS_ROCE_LOCAL_OUT, "roce-local-out", U64),
+        a(STATS_SOURCES, "sources", U64),
+        a(STATS_NON_SOURCES, "non-sources", U64),
+        a(STATS_MALFORMED, "malformed", U64),
+    ],
+};
+
+pub static FLOW_SET: AttrSet = AttrSet {
+    name: "flow",
+    attrs: &[
+        a(FLOW_PAD, "pad", Pad),
+        a(FLOW_ID, "id", U32),
+        a(FLOW_SRC, "src", Binary),
+        a(FLOW_DST, "dst", Binary),
+        a(FLOW_DEST_QP, "dest-qp", U32),
+        en(a(FLOW_STATE, "state", U8), "flow-state"),
+        a(FLOW_CONFIG_ID, "config-id", U8),
+        a(FLOW_SCHEME, "scheme", U8),
+        a(FLOW_K, "k", U8),
+        a(FLOW_M, "m", U8),
+        a(FLOW_SYMBOL_LEN, "symbol-len", U16),
+        a(FLOW_SRTT_US, "srtt-us", U32),
+        a(FLOW_LOSS_PPM, "loss-ppm", U32),
+        en(a(FLOW_LOSS_CLASS, "loss-class", U8), "loss-class"),
+        en(a(FLOW_BREAKER, "breaker", U8), "breaker"),
+        a(FLOW_MEMORY, "memory", U64),
+    ],
+};
+
+pub static CMD_SET: AttrSet = AttrSet {
+    name: "cmd",
+    attrs: &[
+        a(CMD_A_CONFIG, "config", Nest(&CONFIG_SET)),
+        a(CMD_A_STATS, "stats", Nest(&STATS_SET)),
+        a(CMD_A_FLOW, "flow", Nest(&FLOW_SET)),
+    ],
+};
+
+/// Every attribute set of the spec (for the YAML test).
+#[cfg_attr(not(test), allow(dead_code))]
+pub static SETS: &[&AttrSet] = &[&PEER_SET, &CONFIG_SET, &STATS_SET, &FLOW_SET, &CMD_SET];
+
+/// Name of value `v` of enum `e`, if it has one.
+pub fn enum_name(e: &[&'static str], v: u64) -> Option<&'static str> {
+    usize::try_from(v).ok().and_then(|i| e.get(i).copied())
+}
+
+/// Value of the entry called `name` in enum `e`.
+pub fn enum_value(e: &[&str], name: &str) -> Option<u8> {
+    e.iter().position(|n| *n == name).map(|i| i as u8)
+}
+
+/// Name of an operation by command number.
+pub fn op_name(cmd: u8) -> Option<&'static str> {
+    OPS.iter().find(|(_, c)| *c == cmd).map(|(n, _)| *n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_yaml::Value;
+
+    fn spec() -> Value {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../netlink/crem.yaml");
+        let text = std::fs::read_to_string(path).expect("netlink/crem.yaml");
+        serde_yaml::from_str(&text).expect("valid YAML")
+    }
+
+    fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+        v.get(k).and_then(Value::as_str)
+    }
+
+    fn n(v: &Value, k: &str) -> Option<u64> {
+        v.get(k).and_then(Value::as_u64)
+    }
+
+    /// (name, value) of an enum's entries, as ynl numbers them.
+    fn enum_entries(def: &Value) -> Vec<(String, u64)> {
+        let mut next = n(def, "value-start").unwrap_or(0);
+        let mut out = Vec::new();
+        for e in def["entries"].as_sequence().expect("entries") {
+            let (name, value) = match e {
+                Value::String(name) => (name.clone(), None),
+                m => (s(m, "name").expect("entry name").to_string(), n(m, "value")),
+            };
+            let v = value.unwrap_or(next);
+            out.push((name, v));
+            next = v + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn matches_yaml_spec() {
+        let y = spec();
+        assert_eq!(s(&y, "name"), Some(FAMILY_NAME));
+        assert_eq!(s(&y, "protocol"), Some("genetlink"));
+        // ynl-gen-c uses version 1 when the spec has none.
+        assert_eq!(n(&y, "version").unwrap_or(1), FAMILY_VERSION as u64);
+
+        // Enums.
+        let defs = y["definitions"].as_sequence().expect("definitions");
+        let yaml_enums: Vec<&Value> = defs
+            .iter()
+            .filter(|d| s(d, "type") == Some("enum"))
+            .collect();
+        assert_eq!(yaml_enums.len(), ENUMS.len(), "number of enums");
+        for d in yaml_enums {
+            let name = s(d, "name").unwrap();
+            let ours = ENUMS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("enum {name} missing in uapi.rs"))
+                .1;
+            let entries = enum_entries(d);
+            assert_eq!(entries.len(), ours.len(), "enum {name}: entry count");
+            for (ename, v) in entries {
+                assert_eq!(
+                    enum_value(ours, &ename).map(u64::from),
+                    Some(v),
+                    "enum {name}: {ename}"
+                );
+            }
+        }
+
+        // Attribute sets.
+        let sets = y["attribute-sets"].as_sequence().expect("attribute-sets");
+        assert_eq!(sets.len(), SETS.len(), "number of attribute sets");
+        for set in sets {
+            let sname = s(set, "name").unwrap();
+            let ours = SETS
+                .iter()
+                .find(|x| x.name == sname)
+                .unwrap_or_else(|| panic!("attribute set {sname} missing in uapi.rs"));
+            let attrs = set["attributes"].as_sequence().unwrap();
+            assert_eq!(
+                attrs.len(),
+                ours.attrs.len(),
+                "set {sname}: attribute count"
+            );
+            let mut next = 1u64;
+            for at in attrs {
+                let aname = s(at, "name").unwrap();
+                let id = n(at, "value").unwrap_or(next);
+                next = id + 1;
+                let o = ours
+                    .by_name(aname)
+                    .unwrap_or_else(|| panic!("{sname}.{aname} missing in uapi.rs"));
+                assert_eq!(o.id as u64, id, "{sname}.{aname}: id");
+                assert_eq!(
+                    o.ty.yaml_name(),
+                    s(at, "type").unwrap(),
+                    "{sname}.{aname}: type"
+                );
+                if let AttrType::Nest(inner) = o.ty {
+                    assert_eq!(
+                        Some(inner.name),
+                        s(at, "nested-attributes"),
+                        "{sname}.{aname}"
+                    );
+                }
+                let yaml_multi = at
+                    .get("multi-attr")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                assert_eq!(o.multi, yaml_multi, "{sname}.{aname}: multi-attr");
+                assert_eq!(o.enum_name, s(at, "enum"), "{sname}.{aname}: enum");
+                let checks = at.get("checks");
+                assert_eq!(
+                    o.min,
+                    checks.and_then(|c| n(c, "min")),
+                    "{sname}.{aname}: min"
+                );
+                assert_eq!(
+                    o.max,
+                    checks.and_then(|c| n(c, "max")),
+                    "{sname}.{aname}: max"
+                );
+            }
+        }
+
+        // Operations: unified message ids, starting at 1.
+        let ops = y["operations"]["list"].as_sequence().unwrap();
+        assert_eq!(ops.len(), OPS.len(), "number of operations");
+        let mut next = 1u64;
+        for op in ops {
+            let name = s(op, "name").unwrap();
+            let id = n(op, "value").unwrap_or(next);
+            next = id + 1;
+            let ours = OPS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("op {name} missing in uapi.rs"));
+            assert_eq!(ours.1 as u64, id, "op {name}: value");
+            assert_eq!(op_name(ours.1), Some(name));
+        }
+        let find_op = |name: &str| -> Option<u8> {
+            ops.iter()
+                .position(|o| s(o, "name") == Some(name))
+                .map(|_| {
+                    OPS.iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|x| x.1)
+                        .unwrap_or(0)
+                })
+        };
+        assert_eq!(
+            CMD_FLOW_DEL,
+            find_op("flow-del"),
+            "flow-del appeared in the spec"
+        );
+        assert_eq!(
+            CMD_FLOW_SET,
+            find_op("flow-set"),
+            "flow-set appeared in the spec"
+        );
+
+        // Multicast groups.
+        let groups: Vec<&str> = y["mcast-groups"]["list"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter_map(|g| s(g, "name"))
+            .collect();
+        assert_eq!(groups, vec![MCGRP_EVENTS]);
+    }
+
+    #[test]
+    fn enum_helpers() {
+        assert_eq!(enum_name(ROLE, 2), Some("gateway"));
+        assert_eq!(enum_name(ROLE, 3), None);
+        assert_eq!(enum_value(RECOVERY, "selective-repeat"), Some(1));
+        assert_eq!(enum_value(RECOVERY, "nope"), None);
+        assert_eq!(op_name(CMD_FLOW_GET), Some("flow-get"));
+    }
+}
