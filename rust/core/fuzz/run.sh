@@ -3,7 +3,7 @@
 #
 #   rust/core/fuzz/run.sh SECONDS [TARGET...]
 #
-# Runs each target (default: wire_decode roce_parse fec_symbol fec_decode) for
+# Runs each target (default: every one in fuzz_targets/) for
 # SECONDS seconds, starting from the committed seeds in corpus/<target>/, and
 # fails if any target crashes, times out, runs out of memory or does not build.
 # New corpus entries go to a scratch directory (FUZZ_CORPUS_OUT, default a
@@ -33,7 +33,8 @@ secs=$1; shift
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
 
-default_targets=(wire_decode roce_parse fec_symbol fec_decode)
+# Every target in fuzz_targets/ (each also needs a [[bin]] in Cargo.toml).
+mapfile -t default_targets < <(cd "$here/fuzz_targets" && ls *.rs | sed 's/\.rs$//')
 explicit=1
 if [ $# -eq 0 ]; then
     set -- "${default_targets[@]}"

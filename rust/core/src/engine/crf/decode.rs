@@ -1,0 +1,216 @@
+//! Decoding one block.
+//!
+//! The store keeps source *packets* (in the kernel, skb references), not
+//! T-octet source symbols, so the decoder is not handed the known sources.
+//! Instead each selected repair symbol is first reduced in place — the
+//! draft's "subtract the contributions of the source symbols it holds",
+//! computed from the payload with its length prefix and implicit zero
+//! padding — after which it covers exactly the unknown set U, and
+//! [`fec::decode`] solves the u×u Cauchy system with no known sources. The
+//! repairs are consumed by the decode (it cannot fail after validation),
+//! so a repair is never reduced twice.
+
+use super::super::super::fec::{self, BlockSymbols, Code};
+use super::super::super::wire::Bitmap256;
+use super::super::Nanos;
+use super::blocks::{RepairMeta, Stage};
+use super::window::{HAVE, KEPT};
+use super::{inc, Crf, CrfHost, MulAcc, SymbolStore, Workspace};
+
+/// The selected, reduced repairs of one block as the decoder sees them.
+struct View<'a, S: SymbolStore + ?Sized> {
+    store: &'a S,
+    metas: &'a [RepairMeta],
+    block: usize,
+}
+
+impl<S: SymbolStore + ?Sized> BlockSymbols for View<'_, S> {
+    fn source(&self, _j: u8) -> Option<&[u8]> {
+        None
+    }
+
+    fn repair_count(&self) -> usize {
+        self.metas.len()
+    }
+
+    fn repair(&self, n: usize) -> Option<fec::Repair<'_>> {
+        let m = self.metas.get(n)?;
+        if !m.live || !m.sel || m.block != self.block {
+            return None;
+        }
+        Some(fec::Repair {
+            index: m.index,
+            lost: None,
+            data: self.store.repair(n)?,
+        })
+    }
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+    /// Decodes block `b` for the positions `unknown` (the caller checked
+    /// there are enough usable repairs) and delivers the restored packets.
+    /// Verification failures are requested with FALLBACK.
+    pub(super) fn try_decode<H: CrfHost + ?Sized, G: MulAcc + ?Sized>(
+        &mut self,
+        b: usize,
+        unknown: Bitmap256,
+        now: Nanos,
+        host: &mut H,
+        ws: &mut Workspace<'_, G>,
+    ) {
+        let Some(x) = self.blocks.get(b).copied().filter(|x| x.live) else {
+            return;
+        };
+        let u = unknown.count() as usize;
+        if u == 0 {
+            return;
+        }
+        let Ok(code) = Code::new(x.scheme, x.k, x.t as usize) else {
+            self.set_undecodable(b);
+            inc(&mut self.counters.decode_fail_codec);
+            return;
+        };
+        let t = code.t();
+        inc(&mut self.counters.decodes);
+        if ws.out.len() < u.saturating_mul(t) {
+            inc(&mut self.counters.decode_fail_buffer);
+            self.set_undecodable(b);
+            return;
+        }
+        // Select the first u repairs whose L contains U.
+        let mut chosen = 0usize;
+        for r in self.repairs.iter_mut() {
+            r.sel = false;
+            if chosen < u && r.live && r.block == b && unknown.is_subset_of(&r.lost) {
+                r.sel = true;
+                chosen = chosen.wrapping_add(1);
+            }
+        }
+        if chosen < u {
+            return;
+        }
+        // Every known source the reduction reads must be there and fit T.
+        let mut needed = Bitmap256::EMPTY;
+        for r in self.repairs.iter().filter(|r| r.sel) {
+            needed = needed.or(&r.lost.and_not(&unknown));
+        }
+        let mut missing = false;
+        for j in needed.iter() {
+            let p = x.start.wrapping_add(j as u32);
+            let Some(s) = self.win.slot(p) else {
+                missing = true;
+                continue;
+            };
+            let ok = self.win.at(s) & KEPT != 0
+                && host
+                    .source(s)
+                    .is_some_and(|src| src.len().saturating_add(fec::LENGTH_PREFIX) <= t);
+            if !ok {
+                // Treat it as unknown from now on and retry later.
+                if self.win.at(s) & KEPT != 0 {
+                    host.drop_source(s);
+                }
+                self.win.clear(p, KEPT);
+                missing = true;
+            }
+        }
+        if missing {
+            inc(&mut self.counters.decode_fail_source);
+            if let Some(y) = self.blocks.get_mut(b) {
+                y.decode_pending = true;
+                self.decode_pending = true;
+            }
+            return;
+        }
+        // Reduce: R_i -= Σ_{j ∈ L_i \ U} C(i, j)·S_j.
+        for ri in 0..R {
+            let Some(m) = self.repairs.get(ri).copied() else {
+                continue;
+            };
+            if !m.sel {
+                continue;
+            }
+            for j in m.lost.and_not(&unknown).iter() {
+                let p = x.start.wrapping_add(j as u32);
+                let (Some(s), Some(c)) = (self.win.slot(p), code.coefficient(m.index, j as u8))
+                else {
+                    continue;
+                };
+                if let (Some(src), Some(rep)) = host.source_and_repair_mut(s, ri) {
+                    let prefix = (src.len() as u16).to_be_bytes();
+                    if let Some((head, body)) = rep.split_at_mut_checked(fec::LENGTH_PREFIX) {
+                        ws.gf.mul_acc(head, &prefix, c);
+                        ws.gf.mul_acc(body, src, c);
+                    }
+                }
+            }
+            if let Some(r) = self.repairs.get_mut(ri) {
+                r.lost = unknown;
+            }
+        }
+        let present = fec::Bitmap::from_words(&unknown.words());
+        let res = {
+            let view = View {
+                store: &*host,
+                metas: &self.repairs,
+                block: b,
+            };
+            fec::decode(ws.gf, &code, &present, &view, ws.scratch, ws.out)
+        };
+        self.drop_repairs(b, host);
+        let decoded = match res {
+            Ok(d) => d,
+            Err(_) => {
+                inc(&mut self.counters.decode_fail_codec);
+                self.set_undecodable(b);
+                return;
+            }
+        };
+        let mut failed = Bitmap256::EMPTY;
+        for (n, j) in decoded.iter().enumerate() {
+            let p = x.start.wrapping_add(j as u32);
+            if self.win.get(p) & HAVE != 0 {
+                continue;
+            }
+            let from = n.saturating_mul(t);
+            let Some(sym) = ws.out.get(from..from.saturating_add(t)) else {
+                continue;
+            };
+            let ok = match fec::parse_source_symbol(sym) {
+                Ok(payload) => self.restore_one(p, payload, now, host),
+                Err(_) => {
+                    inc(&mut self.counters.restore_malformed);
+                    false
+                }
+            };
+            if !ok {
+                failed.set(j as usize);
+            }
+        }
+        if failed.is_empty() {
+            return;
+        }
+        if let Some(y) = self.blocks.get_mut(b).filter(|y| y.live) {
+            y.failed = y.failed.or(&failed);
+        }
+        if self.cfg.coded_retx && self.cfg.fallback_source_copy {
+            self.send_block_request(b, true, host);
+            inc(&mut self.counters.requests_fallback_icrc);
+            inc(&mut self.counters.blocks_fell_back);
+            let deadline = now.saturating_add(self.round_timeout());
+            if let Some(y) = self.blocks.get_mut(b).filter(|y| y.live) {
+                y.stage = Stage::Fallback;
+                y.deadline = deadline;
+                y.counted_incomplete = true;
+            }
+        } else {
+            self.abandon_block(b, host);
+        }
+    }
+
+    fn set_undecodable(&mut self, b: usize) {
+        if let Some(y) = self.blocks.get_mut(b) {
+            y.undecodable = true;
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! The window's frontiers: in-order delivery with the hold time H, the
+//! highest PSN and loss accounting, window slides, source-copy dropping and
+//! READ spans.
+
+use super::super::super::psn::{Psn, PsnRange};
+use super::super::super::roce::RocePacket;
+use super::super::{Nanos, Sink};
+use super::window::{
+    self, coarse_up, ABANDONED, ABSENT, DELIVERED, DETECTED, HAVE, HELD, IN_BLOCK, KEPT, RESOLVED,
+};
+use super::Crf;
+use super::{inc, report, CrfHost, Delivery, SymbolStore, AHEAD, READ_SPANS};
+
+/// Where a newly had packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Before the in-order point: its successors were already passed on.
+    Late,
+    /// At the in-order point.
+    InOrder,
+    /// After a gap, not held (H = 0 or no room).
+    OutOfOrder,
+    /// After a gap, held.
+    Hold,
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+    /// Decides how a packet that just became available is delivered.
+    pub(super) fn decide(&mut self, p: Psn) -> Place {
+        let dn = self.win.deliver_next;
+        if p.is_before(dn) {
+            return Place::Late;
+        }
+        if p == dn {
+            return Place::InOrder;
+        }
+        if self.cfg.hold_time == 0 {
+            return Place::OutOfOrder;
+        }
+        if self.hold.is_full() {
+            inc(&mut self.counters.hold_full);
+            return Place::OutOfOrder;
+        }
+        Place::Hold
+    }
+
+    /// Applies a decision (the packet was handed over, or is held).
+    /// `can_release`: held successors may be released within this call.
+    pub(super) fn apply_place<D: Delivery + ?Sized>(
+        &mut self,
+        p: Psn,
+        place: Place,
+        now: Nanos,
+        can_release: bool,
+        host: &mut D,
+    ) {
+        match place {
+            Place::Late | Place::OutOfOrder => {
+                self.win.set(p, DELIVERED);
+            }
+            Place::InOrder => {
+                self.win.set(p, DELIVERED);
+                self.win.deliver_next = p.next();
+                self.advance_delivery(can_release, host);
+            }
+            Place::Hold => {
+                let deadline = now.saturating_add(self.cfg.hold_time);
+                if self.hold.push(p, deadline) {
+                    self.win.set(p, HELD);
+                    inc(&mut self.counters.held);
+                } else {
+                    // Unreachable after `decide`; delivered out of order.
+                    self.win.set(p, DELIVERED);
+                }
+            }
+        }
+    }
+
+    /// Moves the in-order point over delivered, absent and abandoned PSNs,
+    /// releasing held packets on the way (or noting that releases are due
+    /// when `can_release` is false).
+    pub(super) fn advance_delivery<D: Delivery + ?Sized>(
+        &mut self,
+        can_release: bool,
+        host: &mut D,
+    ) {
+        if can_release {
+            self.release_pending = false;
+        }
+        for _ in 0..W {
+            let p = self.win.deliver_next;
+            let Some(s) = self.win.slot(p) else {
+                return;
+            };
+            let f = self.win.at(s);
+            if f & HELD != 0 {
+                if !can_release {
+                    self.release_pending = true;
+                    return;
+                }
+                host.release(p);
+                self.win.clear(p, HELD);
+                self.win.set(p, DELIVERED);
+                inc(&mut self.counters.released_in_order);
+            } else if f & (DELIVERED | ABSENT | ABANDONED) == 0 {
+                return;
+            }
+            self.win.deliver_next = p.next();
+        }
+    }
+
+    /// Releases, in PSN order, everything held up to each packet whose hold
+    /// time has run out, skipping the gaps before it.
+    pub(super) fn expire_holds<D: Delivery + ?Sized>(&mut self, now: Nanos, host: &mut D) {
+        while let Some((p, deadline)) = self.hold.front() {
+            if deadline > now {
+                break;
+            }
+            self.hold.pop();
+            if self.win.get(p) & HELD == 0 {
+                continue;
+            }
+            let n = self.win.deliver_next.forward_distance(p) as usize;
+            let mut q = self.win.deliver_next;
+            for _ in 0..=n.min(W) {
+                if self.win.get(q) & HELD != 0 {
+                    host.release(q);
+                    self.win.clear(q, HELD);
+                    self.win.set(q, DELIVERED);
+                    inc(&mut self.counters.released_by_h);
+                }
+                if q == p {
+                    break;
+                }
+                q = q.next();
+            }
+            self.win.deliver_next = p.next();
+            self.advance_delivery(true, host);
+        }
+    }
+
+    /// The highest PSN moves to `psn`: counts the expected positions and
+    /// triggers the blocks now "beyond", then notices gaps far enough
+    /// behind.
+    pub(super) fn advance_highest(&mut self, psn: Psn, now: Nanos) {
+        let h = self.win.highest;
+        let n = h.forward_distance(psn);
+        // Positions skipped below the window (a jump): count via spans.
+        let mut absent = 0u32;
+        let first = h.next();
+        let base = self.win.base;
+        let mut from = first;
+        if first.is_before(base) {
+            let skipped = PsnRange::new(first, first.forward_distance(base));
+            absent = absent.saturating_add(self.span_overlap(skipped));
+            from = base;
+        }
+        let mut p = from;
+        for _ in 0..W {
+            if p.is_after(psn) {
+                break;
+            }
+            if self.win.get(p) & ABSENT != 0 {
+                absent = absent.saturating_add(1);
+            }
+            p = p.next();
+        }
+        report::add32(&mut self.report.iv.expected, n.saturating_sub(absent));
+        self.win.highest = psn;
+
+        if self.untriggered > 0 {
+            let allowance = self.allowance();
+            let mut left = 0usize;
+            for b in self.blocks.iter_mut().filter(|b| b.live && !b.triggered) {
+                if psn.is_after_or_eq(b.start.wrapping_add(b.k as u32)) {
+                    b.triggered = true;
+                    if b.stage == super::blocks::Stage::Open {
+                        b.deadline = b.deadline.min(now.saturating_add(allowance));
+                    }
+                } else {
+                    left = left.wrapping_add(1);
+                }
+            }
+            self.untriggered = left;
+        }
+        self.detect_gaps(now);
+    }
+
+    /// A source arrived before the lowest PSN seen so far (reordering at
+    /// the start of the flow): the positions in between become expected
+    /// and subject to gap detection.
+    pub(super) fn extend_origin(&mut self, psn: Psn, now: Nanos) {
+        let origin = self.win.origin;
+        let n = psn.forward_distance(origin);
+        let mut absent = 0u32;
+        let mut p = psn;
+        for _ in 0..(n as usize).min(W) {
+            if self.win.get(p) & ABSENT != 0 {
+                absent = absent.saturating_add(1);
+            }
+            p = p.next();
+        }
+        report::add32(&mut self.report.iv.expected, n.saturating_sub(absent));
+        self.win.origin = psn;
+        if psn.is_before(self.win.detect_next) {
+            self.win.detect_next = psn;
+        }
+        if psn.is_before(self.win.resolve_next) {
+            self.win.resolve_next = psn;
+        }
+        self.detect_gaps(now);
+    }
+
+    /// Marks as detected the gaps at least the detection distance behind
+    /// the highest PSN, with their due time.
+    pub(super) fn detect_gaps(&mut self, now: Nanos) {
+        let d = self.detect_distance();
+        let due = now.saturating_add(self.allowance());
+        let mut any = false;
+        for _ in 0..W {
+            let p = self.win.detect_next;
+            if p.wrapping_add(d).is_after(self.win.highest) {
+                break;
+            }
+            let Some(s) = self.win.slot(p) else {
+                break;
+            };
+            let f = self.win.at(s);
+            if f & (RESOLVED | IN_BLOCK | DETECTED) == 0 {
+                self.win.set_gap(s, 0, coarse_up(due));
+                any = true;
+            }
+            self.win.detect_next = p.next();
+        }
+        if any {
+            self.gap_due_min = self.gap_due_min.min(window::wake(due));
+        }
+    }
+
+    /// Moves the window so that `psn` lies `AHEAD` below its top. PSNs that
+    /// leave are settled: held ones released (in order: all are below
+    /// `psn`), kept ones dropped, unresolved ones counted lost.
+    pub(super) fn slide_to<H: CrfHost + ?Sized>(&mut self, psn: Psn, now: Nanos, host: &mut H) {
+        let new_base = psn.wrapping_sub((W - AHEAD - 1) as u32);
+        let n = self.win.base.forward_distance(new_base) as usize;
+        if n == 0 {
+            return;
+        }
+        let old_top = self.win.top();
+        let highest = self.win.highest;
+        let unresolved_from = self.win.resolve_next;
+        let mut p = self.win.base;
+        for _ in 0..n.min(W) {
+            if let Some(s) = self.win.slot(p) {
+                let f = self.win.at(s);
+                if f & HELD != 0 {
+                    host.release(p);
+                    inc(&mut self.counters.released_forced);
+                }
+                if f & KEPT != 0 {
+                    host.drop_source(s);
+                }
+                if f & RESOLVED == 0
+                    && p.is_after_or_eq(unresolved_from)
+                    && p.is_before_or_eq(highest)
+                {
+                    inc(&mut self.counters.psns_lost_window);
+                }
+                self.win.wipe(s);
+            }
+            p = p.next();
+        }
+        self.win.base = new_base;
+        self.win.base_slot = self.win.base_slot.wrapping_add(n % W) % W;
+        self.win.clamp_frontiers();
+        // Blocks that started before the new base can no longer be tracked.
+        for b in 0..B {
+            let gone = self
+                .blocks
+                .get(b)
+                .is_some_and(|x| x.live && x.start.is_before(new_base));
+            if gone {
+                inc(&mut self.counters.blocks_evicted_window);
+                self.free_block(b, false, host);
+            }
+        }
+        // Newly covered positions: apply the READ spans recorded for them.
+        let new_top = self.win.top();
+        let fresh_from = if n >= W { new_base } else { old_top };
+        let fresh = PsnRange::new(fresh_from, fresh_from.forward_distance(new_top));
+        for i in 0..READ_SPANS {
+            let Some(span) = self.read_spans.get(i).copied() else {
+                continue;
+            };
+            self.mark_span_absent(span, fresh, now, host, true);
+        }
+        self.advance_delivery(true, host);
+    }
+
+    /// Moves the resolved point and drops source copies no block can need
+    /// any more: every block containing PSN p lies within k−1 of p, so once
+    /// all PSNs up to p + kmax − 1 are resolved, p is never decoded against.
+    pub(super) fn advance_resolve<S: SymbolStore + ?Sized>(&mut self, store: &mut S) {
+        for _ in 0..W {
+            let p = self.win.resolve_next;
+            if p.is_after(self.win.highest) {
+                break;
+            }
+            if self.win.get(p) & RESOLVED == 0 {
+                break;
+            }
+            self.win.resolve_next = p.next();
+        }
+        let mut bound = self
+            .win
+            .resolve_next
+            .wrapping_sub(self.kmax.saturating_sub(1) as u32);
+        // Open blocks keep their sources whatever the frontier says (a block
+        // may begin before the first PSN observed).
+        for x in self.blocks.iter().filter(|x| x.live) {
+            bound = bound.serial_min(x.start);
+        }
+        for _ in 0..W {
+            let p = self.win.drop_next;
+            if !p.is_before(bound) {
+                break;
+            }
+            let Some(s) = self.win.slot(p) else {
+                break;
+            };
+            if self.win.at(s) & KEPT != 0 {
+                store.drop_source(s);
+                self.win.clear(p, KEPT);
+            }
+            self.win.drop_next = p.next();
+        }
+    }
+
+    /// Number of PSNs of `r` inside recorded READ spans.
+    fn span_overlap(&self, r: PsnRange) -> u32 {
+        let mut n = 0u32;
+        for s in self.read_spans.iter() {
+            n = n.saturating_add(intersect(*s, r).count);
+        }
+        n.min(r.count)
+    }
+
+    /// Marks the PSNs of `span ∩ within` absent (not those already had or
+    /// inside a known block), with the loss-report and T/C bookkeeping.
+    fn mark_span_absent<S: Sink + ?Sized>(
+        &mut self,
+        span: PsnRange,
+        within: PsnRange,
+        now: Nanos,
+        sink: &mut S,
+        read: bool,
+    ) {
+        let r = intersect(span, within);
+        let mut p = r.start;
+        for _ in 0..(r.count as usize).min(W) {
+            self.mark_absent(p, now, sink, read);
+            p = p.next();
+        }
+    }
+
+    /// Marks one PSN absent. Returns whether it changed.
+    pub(super) fn mark_absent<S: Sink + ?Sized>(
+        &mut self,
+        p: Psn,
+        now: Nanos,
+        sink: &mut S,
+        read: bool,
+    ) -> bool {
+        let f = self.win.get(p);
+        if f & (HAVE | ABSENT | IN_BLOCK) != 0 || !self.win.set(p, ABSENT) {
+            return false;
+        }
+        self.win.clear(p, ABANDONED);
+        if p.is_before_or_eq(self.win.highest) {
+            let e = &mut self.report.iv.expected;
+            *e = e.saturating_sub(1);
+        }
+        if read {
+            inc(&mut self.counters.read_absent);
+        } else {
+            inc(&mut self.counters.bitmap_absent);
+        }
+        self.tc_observe(PsnRange::new(p, 1), 0, now, sink);
+        true
+    }
+
+    /// If `payload` is an RDMA READ request, its response PSNs never appear
+    /// in this direction: mark them absent (and remember the span for
+    /// positions beyond the window).
+    pub(super) fn note_read<S: Sink + ?Sized>(
+        &mut self,
+        psn: Psn,
+        payload: &[u8],
+        now: Nanos,
+        sink: &mut S,
+    ) {
+        if self.cfg.rdma_mtu == 0 {
+            return;
+        }
+        let Ok(pkt) = RocePacket::parse(payload) else {
+            return;
+        };
+        let Some(Ok(span)) = pkt.read_span(self.cfg.rdma_mtu) else {
+            return;
+        };
+        if span.count <= 1 {
+            return;
+        }
+        let absent = PsnRange::new(psn.next(), span.count.saturating_sub(1));
+        if !self.read_spans.contains(&absent) {
+            if let Some(slot) = self.read_spans.get_mut(self.read_span_next % READ_SPANS) {
+                *slot = absent;
+            }
+            self.read_span_next = self.read_span_next.wrapping_add(1) % READ_SPANS;
+        }
+        let within = PsnRange::new(self.win.base, W as u32);
+        self.mark_span_absent(absent, within, now, sink, true);
+        // T/C: the part beyond the window is absent too.
+        let beyond = intersect(
+            absent,
+            PsnRange::new(self.win.top(), absent.count.min(1 << 23)),
+        );
+        if beyond.count > 0 {
+            self.tc_observe(beyond, 0, now, sink);
+        }
+    }
+
+    /// A restored packet became available: verify through the host, then
+    /// deliver or hold it. Returns whether it verified.
+    pub(super) fn restore_one<H: CrfHost + ?Sized>(
+        &mut self,
+        p: Psn,
+        payload: &[u8],
+        now: Nanos,
+        host: &mut H,
+    ) -> bool {
+        if let Ok(bth) = super::super::super::roce::Bth::parse(payload) {
+            if bth.psn != p {
+                inc(&mut self.counters.restore_malformed);
+                return false;
+            }
+        }
+        let place = self.decide(p);
+        if !host.restored(p, payload, place == Place::Hold) {
+            inc(&mut self.counters.icrc_failures);
+            return false;
+        }
+        inc(&mut self.counters.restored);
+        report::add32(&mut self.report.iv.restored, 1);
+        if place == Place::Late {
+            inc(&mut self.counters.restored_late);
+        }
+        // A restored PSN shows the flow got that far, like an arrival:
+        // later gaps must still be noticed if its original never comes.
+        if p.is_after(self.win.highest) {
+            self.advance_highest(p, now);
+        } else if p.is_before(self.win.origin) {
+            self.extend_origin(p, now);
+        }
+        self.win.clear(p, ABANDONED | ABSENT);
+        self.win.set(p, window::RESTORED);
+        self.apply_place(p, place, now, true, host);
+        self.note_read(p, payload, now, host);
+        self.tc_observe(PsnRange::new(p, 1), 1, now, host);
+        true
+    }
+}
+
+/// Intersection of two ranges (each shorter than 2^23), possibly empty.
+pub(super) fn intersect(a: PsnRange, b: PsnRange) -> PsnRange {
+    if a.count == 0 || b.count == 0 {
+        return PsnRange::new(a.start, 0);
+    }
+    // Start: the later of the two starts that lies in the other range.
+    let start = if b.contains(a.start) {
+        a.start
+    } else if a.contains(b.start) {
+        b.start
+    } else {
+        return PsnRange::new(a.start, 0);
+    };
+    let a_left = a.count.saturating_sub(a.start.forward_distance(start));
+    let b_left = b.count.saturating_sub(b.start.forward_distance(start));
+    PsnRange::new(start, a_left.min(b_left))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(s: u32, n: u32) -> PsnRange {
+        PsnRange::new(Psn::new(s), n)
+    }
+
+    #[test]
+    fn intersections() {
+        assert_eq!(intersect(r(10, 5), r(12, 10)), r(12, 3));
+        assert_eq!(intersect(r(12, 10), r(10, 5)), r(12, 3));
+        assert_eq!(intersect(r(10, 5), r(15, 5)).count, 0);
+        assert_eq!(intersect(r(10, 0), r(10, 5)).count, 0);
+        assert_eq!(intersect(r(0xFF_FFFE, 4), r(0, 10)), r(0, 2));
+        assert_eq!(intersect(r(5, 100), r(10, 3)), r(10, 3));
+    }
+}

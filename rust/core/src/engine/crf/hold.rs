@@ -1,0 +1,111 @@
+//! The hold queue: packets held after a gap, in arrival order, each with the
+//! time by which it must be released (arrival + H).
+//!
+//! Arrival order is also deadline order (every entry gets `now + H` with a
+//! non-decreasing `now`), so the head is always the next packet whose hold
+//! time runs out. Entries of packets released earlier (in order, or because
+//! an older entry expired and released everything before it) stay in the
+//! queue as stale entries and are skipped when they reach the head; they
+//! expire within H like the rest, so the queue never holds more than the
+//! packets of one hold time.
+
+use super::super::super::psn::Psn;
+use super::super::Nanos;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    psn: Psn,
+    deadline: Nanos,
+}
+
+/// Fixed-capacity FIFO of (PSN, release deadline).
+#[derive(Clone, Debug)]
+pub(super) struct HoldQueue<const N: usize> {
+    entries: [Entry; N],
+    head: usize,
+    len: usize,
+}
+
+impl<const N: usize> HoldQueue<N> {
+    pub(super) const fn new() -> Self {
+        HoldQueue {
+            entries: [Entry {
+                psn: Psn::ZERO,
+                deadline: 0,
+            }; N],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+
+    pub(super) fn is_full(&self) -> bool {
+        self.len >= N
+    }
+
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends an entry; `false` if the queue is full.
+    pub(super) fn push(&mut self, psn: Psn, deadline: Nanos) -> bool {
+        if self.len >= N {
+            return false;
+        }
+        let i = self.head.wrapping_add(self.len) % N;
+        let Some(e) = self.entries.get_mut(i) else {
+            return false;
+        };
+        *e = Entry { psn, deadline };
+        self.len = self.len.wrapping_add(1);
+        true
+    }
+
+    /// The oldest entry.
+    pub(super) fn front(&self) -> Option<(Psn, Nanos)> {
+        if self.len == 0 {
+            return None;
+        }
+        self.entries.get(self.head).map(|e| (e.psn, e.deadline))
+    }
+
+    /// Removes the oldest entry.
+    pub(super) fn pop(&mut self) {
+        if self.len > 0 {
+            self.head = self.head.wrapping_add(1) % N;
+            self.len = self.len.wrapping_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo() {
+        let mut q = HoldQueue::<2>::new();
+        assert!(q.front().is_none());
+        assert!(q.push(Psn::new(1), 10));
+        assert!(q.push(Psn::new(2), 20));
+        assert!(q.is_full());
+        assert!(!q.push(Psn::new(3), 30));
+        assert_eq!(q.front(), Some((Psn::new(1), 10)));
+        q.pop();
+        assert!(q.push(Psn::new(3), 30));
+        assert_eq!(q.len(), 2);
+        q.pop();
+        assert_eq!(q.front(), Some((Psn::new(3), 30)));
+        q.pop();
+        q.pop();
+        assert_eq!(q.len(), 0);
+        q.push(Psn::new(4), 1);
+        q.clear();
+        assert!(q.front().is_none());
+    }
+}

@@ -1,0 +1,109 @@
+//! LOSS_REPORT bookkeeping: the per-interval counts and the report timer.
+
+use super::super::super::wire::LossReport;
+use super::super::{Nanos, Sink};
+use super::{inc, Crf, NEVER};
+
+/// Shortest report period, whatever the SRTT (keeps a zero SRTT from
+/// spinning the timer).
+pub(super) const MIN_REPORT_PERIOD: Nanos = 100_000;
+
+/// Counts of the current LOSS_REPORT interval (saturating u32, as on the
+/// wire).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Interval {
+    pub(super) expected: u32,
+    pub(super) received: u32,
+    pub(super) restored: u32,
+    pub(super) incomplete: u32,
+    pub(super) ce: u32,
+    pub(super) repairs: u32,
+    pub(super) repairs_ce: u32,
+}
+
+impl Interval {
+    fn is_zero(&self) -> bool {
+        *self == Interval::default()
+    }
+}
+
+/// Interval counts and timer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ReportState {
+    pub(super) iv: Interval,
+    /// Start of the interval (NEVER while idle).
+    pub(super) start: Nanos,
+    /// When the next report is due (NEVER while idle).
+    pub(super) next: Nanos,
+}
+
+impl ReportState {
+    pub(super) const fn new() -> Self {
+        ReportState {
+            iv: Interval {
+                expected: 0,
+                received: 0,
+                restored: 0,
+                incomplete: 0,
+                ce: 0,
+                repairs: 0,
+                repairs_ce: 0,
+            },
+            start: NEVER,
+            next: NEVER,
+        }
+    }
+}
+
+/// `x += n`, saturating.
+pub(super) fn add32(x: &mut u32, n: u32) {
+    *x = x.saturating_add(n);
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+    fn report_period(&self) -> Nanos {
+        self.cfg.srtt.max(MIN_REPORT_PERIOD)
+    }
+
+    /// Something happened on the flow: make sure a report is scheduled.
+    pub(super) fn report_activity(&mut self, now: Nanos) {
+        if self.report.next == NEVER {
+            self.report.start = now;
+            self.report.next = now.saturating_add(self.report_period());
+        }
+    }
+
+    /// Sends the LOSS_REPORT if due. An interval in which nothing at all
+    /// was counted sends nothing and lets the flow go idle (no timer).
+    pub(super) fn maybe_report<S: Sink + ?Sized>(&mut self, now: Nanos, sink: &mut S) {
+        if self.report.next == NEVER || now < self.report.next {
+            return;
+        }
+        if self.report.iv.is_zero() {
+            self.report.start = NEVER;
+            self.report.next = NEVER;
+            return;
+        }
+        let iv = self.report.iv;
+        let us = now.saturating_sub(self.report.start) / 1000;
+        let msg = LossReport {
+            flow_id: self.cfg.flow_id,
+            interval_us: us.min(u32::MAX as u64) as u32,
+            expected: iv.expected,
+            received: iv.received,
+            restored: iv.restored,
+            incomplete_blocks: iv.incomplete,
+            ce_marked: iv.ce,
+            repairs_received: iv.repairs,
+            repairs_ce_marked: iv.repairs_ce,
+        };
+        let mut buf = [0u8; LossReport::LEN];
+        if let Ok(n) = msg.encode(&mut buf) {
+            sink.send(buf.get(..n).unwrap_or(&[]));
+            inc(&mut self.counters.loss_reports);
+        }
+        self.report.iv = Interval::default();
+        self.report.start = now;
+        self.report.next = now.saturating_add(self.report_period());
+    }
+}

@@ -1,0 +1,1028 @@
+//! The CREM Sender Function (CSF) of one protected flow, sans-I/O.
+//!
+//! # What it does
+//!
+//! * **Source blocks** (draft "Source Blocks"): every source packet seen on
+//!   the protected direction takes the position `PSN − Block Start PSN` of
+//!   the open block; an RDMA READ request also covers the PSNs its responses
+//!   will use (absent positions). A block closes when k positions are
+//!   covered, at the end of a burst (no source for `idle_timeout`), when a
+//!   new PSN does not fit it, or early when a request or report names one
+//!   of its PSNs (so the peer always learns the final k). A closed block's
+//!   k on the wire is the number of positions it covered. A source whose
+//!   PSN was seen before (the RDMA transport retransmitting) keeps its
+//!   position and is only counted.
+//! * **Ordinary repairs**: indices 0..m−1 are accumulated with the streaming
+//!   [`BlockEncoder`] as each source passes (its bytes are never read again
+//!   for them) and sent when the block closes, back to back or spread over
+//!   the following sources, within m/k of the source rate (token bucket,
+//!   `csf/pace.rs`).
+//! * **Retention**: the caller keeps the source packets (in the kernel, skb
+//!   references); the engine keeps per-block metadata in a ring of `BLOCKS`
+//!   entries and counts the retained payload octets against a budget that
+//!   is never exceeded. It asks for bytes through [`SourceStore::source`]
+//!   and says what may go through [`SourceStore::release`]: when the RDMA
+//!   acknowledgment covers a whole block, or when it gives a block up (ring
+//!   full, budget, age, shutdown).
+//! * **Coded retransmission** (REPAIR_REQUEST, both forms), **proactive
+//!   repairs** for PSNs a Path Reporter dropped, and **selective repeat**
+//!   answering T/C AETH reports with Source Copy (`csf/respond.rs`,
+//!   `csf/tc.rs`).
+//!
+//! # Rulings where the draft leaves room (see also DESIGN §3)
+//!
+//! * The m/k rate bound counts repair *symbols* against source *packets*
+//!   (the draft's ratio m/k is one of symbol counts); octets are counted
+//!   separately. The bucket holds at most `repair_burst_blocks` blocks'
+//!   worth and starts full, so short bursts closed by the idle timeout are
+//!   protected while any long run stays within m/k plus that burst; a
+//!   repair without tokens is dropped and counted, never deferred.
+//!   Proactive, coded and Source Copy answers are not charged to it: they
+//!   are bounded by the losses reported instead.
+//! * A REPAIR_REQUEST answer uses `M = clamp(M_s, X − r, X)`, at least 1
+//!   (a request with r ≥ X would otherwise get nothing and stall).
+//! * Source Copy answers set RETX with the Lost Source Bitmap naming the
+//!   positions copied, and the Repair Session ID of the request (the T/C
+//!   AETH Report Sequence for selective repeat).
+//! * INFO replies and coded / Source Copy answers each go out at most once
+//!   per block per SRTT; selective repeat re-sends a PSN at most once per
+//!   SRTT.
+//! * The circuit breaker ([`Csf::set_coded_retx`]) stops every CREM
+//!   retransmission (coded, Source Copy and selective repeat): recovery is
+//!   then the RDMA transport's alone. [`Csf::set_ordinary_repairs`] stops
+//!   ordinary and proactive repairs at once, before the m = 0 configuration
+//!   is negotiated.
+//! * T/C AETH ACK timeout: when no report arrives for `tc_ack_timeout`
+//!   while blocks are outstanding, the CSF does not guess (the windowless
+//!   draft re-sends the newest PSNs); it counts the event and leaves
+//!   recovery to the RDMA transport's own timeout, which CREM never
+//!   disables.
+//!
+//! # Memory and stack
+//!
+//! `Csf<BLOCKS, ACC>` holds `BLOCKS` block records (176 octets each)
+//! and two repair accumulators of `ACC` octets (one for the open block, one
+//! for the repairs of the last closed block still being sent); ACC must be
+//! at least m·T or m is capped (counted). The caller allocates it (heap in
+//! the kernel) and passes a message scratch of [`scratch_len`]`(T)` octets
+//! with every call, so no call puts a symbol on the stack.
+
+mod emit;
+mod pace;
+mod respond;
+mod ring;
+mod tc;
+
+use super::super::fec::{BlockEncoder, Code, Scheme};
+use super::super::gf::MulAcc;
+use super::super::psn::{Psn, PsnRange};
+use super::super::roce::RocePacket;
+use super::{FecConfig, Nanos, Sink, MS};
+pub use respond::{MAX_PATH_PSNS, MAX_RANGE_ENTRIES};
+
+use pace::{Bucket, SendLog};
+use ring::{Block, Ring};
+
+/// Largest REPAIR header: common header, fixed part and two 8-word bitmaps.
+pub const REPAIR_HEADER_MAX: usize = 8 + 12 + 32 + 32;
+
+/// Scratch octets a call needs to build a REPAIR message with symbols of T
+/// octets.
+pub const fn scratch_len(t: u16) -> usize {
+    REPAIR_HEADER_MAX + t as usize
+}
+
+/// Largest READ span honoured (half the PSN space; anything longer is not a
+/// real READ and would make serial comparisons meaningless).
+const MAX_SPAN: u32 = Psn::HALF - 1;
+
+/// Where the retained source packets live (the caller's storage).
+pub trait SourceStore {
+    /// The UDP payload (BTH through ICRC) of the retained source packet
+    /// with this PSN, or `None` if it is not held.
+    fn source(&self, psn: Psn) -> Option<&[u8]>;
+    /// The engine no longer needs any packet in `range`. The range may name
+    /// PSNs that were never retained (absent positions, sources released
+    /// earlier, retransmissions): ignore those.
+    fn release(&mut self, range: PsnRange);
+}
+
+/// Everything a call may use to act: the GF backend, the message sink, the
+/// retained sources and a message scratch of at least [`scratch_len`]`(T)`
+/// octets (its contents are meaningless between calls).
+pub struct CsfIo<'a, G: ?Sized, K: ?Sized, S: ?Sized> {
+    /// Multiply-accumulate backend for encoding.
+    pub gf: &'a G,
+    /// Where REPAIR messages go (to the CRF).
+    pub sink: &'a mut K,
+    /// The retained source packets.
+    pub store: &'a mut S,
+    /// Message buffer.
+    pub scratch: &'a mut [u8],
+}
+
+/// Tunables of one CSF (defaults in [`CsfParams::DEFAULT`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CsfParams {
+    /// Flow ID for REPAIR messages until [`Csf::set_flow_id`].
+    pub flow_id: u32,
+    /// End of a burst: an open block with no new source for this long is
+    /// closed and its repairs sent.
+    pub idle_timeout: Nanos,
+    /// Spread ordinary repairs over the next sources (one per source)
+    /// instead of sending them back to back at close.
+    pub spread: bool,
+    /// Spread repairs still unsent this long after their block closed are
+    /// sent back to back.
+    pub spread_deadline: Nanos,
+    /// Token bucket depth in blocks' worth of repairs (m per block).
+    pub repair_burst_blocks: u8,
+    /// Retained source octets never exceed this.
+    pub retention_budget: u64,
+    /// Give a closed block up this long after it closed (0: only on ack,
+    /// ring or budget pressure).
+    pub give_up_after: Nanos,
+    /// SRTT until [`Csf::set_srtt`].
+    pub initial_srtt: Nanos,
+    /// Most proactive repairs for one block.
+    pub proactive_max_per_block: u8,
+    /// Answer T/C AETH reports with Source Copy (selective repeat).
+    pub selective_repeat: bool,
+    /// The CRF's batching time T_thresh, part of the in-flight guard.
+    pub tc_batch_time: Nanos,
+    /// No T/C AETH report for this long while blocks are outstanding: count
+    /// an ACK timeout and leave recovery to the RDMA transport.
+    pub tc_ack_timeout: Nanos,
+    /// Most Source Copy symbols sent for one report.
+    pub tc_max_per_report: u16,
+}
+
+impl CsfParams {
+    /// Defaults for a multi-millisecond path.
+    pub const DEFAULT: CsfParams = CsfParams {
+        flow_id: 0,
+        idle_timeout: 100_000,
+        spread: false,
+        spread_deadline: MS,
+        repair_burst_blocks: 2,
+        retention_budget: 16 << 20,
+        give_up_after: 0,
+        initial_srtt: MS,
+        proactive_max_per_block: 4,
+        selective_repeat: false,
+        tc_batch_time: 100_000,
+        tc_ack_timeout: 100 * MS,
+        tc_max_per_report: 256,
+    };
+}
+
+impl Default for CsfParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// What the caller should do with a source packet it just showed the
+/// engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceVerdict {
+    /// A new source, coded and counted: keep the packet until released.
+    Retain,
+    /// A new source, coded, but the retention budget is exhausted: do not
+    /// keep it (it cannot be retransmitted by CREM).
+    NotRetained,
+    /// A PSN seen before (RDMA retransmission): the original keeps its
+    /// position; do not keep this copy.
+    Retransmission,
+    /// Not protected (no configuration yet, payload longer than T − 2, a
+    /// PSN at a position already closed as absent): do not keep it.
+    Unprotected,
+    /// Not a source packet (ACK, response, unparsable): nothing to do.
+    NotSource,
+}
+
+impl SourceVerdict {
+    /// Whether the caller keeps the packet.
+    pub const fn retain(self) -> bool {
+        matches!(self, SourceVerdict::Retain)
+    }
+}
+
+/// A configuration the CSF cannot use (k = 0, T < 2, too many repair
+/// indices for k, m > 1 for XOR, m > 0 for Source Copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidConfig;
+
+/// Drops and refusals, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsfDrops {
+    /// Ordinary repairs not sent: the m/k token bucket was empty.
+    pub repair_rate_limited: u64,
+    /// Ordinary repairs not sent: their block was acknowledged first.
+    pub repair_cancelled_acked: u64,
+    /// Sources coded but not retained (retention budget).
+    pub not_retained: u64,
+    /// Sources with a payload longer than T − 2 (left absent).
+    pub oversize_payload: u64,
+    /// New PSNs at positions already passed as absent.
+    pub late_source: u64,
+    /// Blocks whose m was capped by the accumulator size ACC.
+    pub m_capped: u64,
+    /// Messages not built: the scratch was shorter than the message.
+    pub scratch_too_small: u64,
+    /// Messages or symbols the codecs refused (inconsistent state).
+    pub encode_error: u64,
+    /// Answers cut short because the store lacked a source.
+    pub source_missing: u64,
+    /// Proactive repairs not sent (per-block cap, no fresh index, scheme
+    /// without coded repairs, ordinary repairs off).
+    pub proactive_limited: u64,
+    /// Unparsable RoCEv2 packets given to [`Csf::on_roce`].
+    pub unparsable: u64,
+}
+
+/// Counters of one CSF (monotonic, except the `retention_*` gauges).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsfCounters {
+    /// New source packets coded.
+    pub sources: u64,
+    /// Octets of their UDP payloads.
+    pub source_octets: u64,
+    /// Sources with a PSN seen before (RDMA retransmissions).
+    pub retransmitted_sources: u64,
+    /// Sources passed unprotected (no configuration, oversize, late).
+    pub unprotected_sources: u64,
+    /// Blocks opened.
+    pub blocks_opened: u64,
+    /// Blocks closed with k positions covered.
+    pub blocks_closed_k: u64,
+    /// Blocks closed at the end of a burst.
+    pub blocks_closed_idle: u64,
+    /// Blocks closed early (a PSN beyond them, a request or report).
+    pub blocks_closed_early: u64,
+    /// Open blocks closed because the RDMA ACK covered them (no repairs).
+    pub blocks_closed_acked: u64,
+    /// Blocks released by the RDMA acknowledgment.
+    pub blocks_acked: u64,
+    /// Blocks given up (sum of the three reasons below).
+    pub blocks_given_up: u64,
+    /// … because the ring was full.
+    pub given_up_ring: u64,
+    /// … because the retention budget was reached.
+    pub given_up_budget: u64,
+    /// … because they were older than `give_up_after`.
+    pub given_up_age: u64,
+    /// Blocks released by [`Csf::shutdown`].
+    pub blocks_released_shutdown: u64,
+    /// Ordinary repairs sent.
+    pub repairs_ordinary: u64,
+    /// Coded retransmission symbols sent (RETX, scheme 1).
+    pub repairs_retx: u64,
+    /// Source Copy symbols sent (requests and selective repeat).
+    pub repairs_source_copy: u64,
+    /// INFO messages sent.
+    pub repairs_info: u64,
+    /// Proactive ordinary repairs sent.
+    pub repairs_proactive: u64,
+    /// Octets of all REPAIR messages sent.
+    pub repair_octets: u64,
+    /// Block-form requests received.
+    pub requests_block: u64,
+    /// PSN-range requests received.
+    pub requests_ranges: u64,
+    /// Requests with the FALLBACK flag.
+    pub requests_fallback: u64,
+    /// Block answers refused: already answered within one SRTT.
+    pub requests_rate_limited: u64,
+    /// Block requests naming no retained block.
+    pub requests_unknown_block: u64,
+    /// Requests inconsistent with the block (k, Config ID, scheme, L).
+    pub requests_bad: u64,
+    /// Requests ignored: retransmission disabled by the circuit breaker.
+    pub requests_disabled: u64,
+    /// Answers sent as Source Copy because fresh indices ran out.
+    pub retx_indices_exhausted: u64,
+    /// PSNs named by range requests outside every retained block.
+    pub range_psns_unknown: u64,
+    /// Range entries beyond the per-request limit, ignored.
+    pub range_entries_truncated: u64,
+    /// RDMA acknowledgments processed.
+    pub rdma_acks: u64,
+    /// T/C AETH reports received.
+    pub tc_reports: u64,
+    /// … ignored as older than or equal to one already processed.
+    pub tc_reports_duplicate: u64,
+    /// … ignored because selective repeat is off or disabled.
+    pub tc_reports_ignored: u64,
+    /// PSNs the reports showed lost (gaps and guarded tail).
+    pub tc_lost_psns: u64,
+    /// Tail PSNs not counted lost: sent too recently (in-flight guard).
+    pub tc_guarded_psns: u64,
+    /// Lost PSNs already re-sent within the current SRTT.
+    pub tc_deduped_psns: u64,
+    /// Lost PSNs outside every retained block.
+    pub tc_unknown_psns: u64,
+    /// Lost PSNs not re-sent because the per-report limit was reached.
+    pub tc_over_budget: u64,
+    /// Times no report arrived within `tc_ack_timeout`.
+    pub tc_ack_timeouts: u64,
+    /// Dropped PSNs received from Path Reporters.
+    pub path_dropped_psns: u64,
+    /// … outside every retained block.
+    pub path_unknown_psns: u64,
+    /// Configurations accepted by [`Csf::set_config`].
+    pub config_changes: u64,
+    /// Configurations refused by [`Csf::set_config`].
+    pub config_rejected: u64,
+    /// Retained source octets now.
+    pub retention_octets: u64,
+    /// Highest value of `retention_octets`.
+    pub retention_octets_max: u64,
+    /// Drops by reason.
+    pub drops: CsfDrops,
+}
+
+/// Ordinary repairs of a closed block waiting to be sent.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    /// Accumulator slot holding the m symbols.
+    slot: usize,
+    /// Next repair to send.
+    next: u8,
+    /// Repairs accumulated.
+    m: u8,
+    /// Send the rest back to back at this time.
+    deadline: Nanos,
+    /// The block as it closed.
+    block: Block,
+}
+
+/// Why an open block closes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CloseWhy {
+    K,
+    Idle,
+    Early,
+}
+
+/// Why a block is given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GiveUp {
+    Ring,
+    Budget,
+    Age,
+}
+
+/// T/C AETH state.
+#[derive(Clone, Copy, Debug, Default)]
+struct TcState {
+    /// Report Sequence of the newest report processed.
+    last_seq: Option<u16>,
+    /// Highest PSN any report showed received.
+    highest: Option<Psn>,
+    /// Blocks are outstanding and no report has come since this time.
+    wait_since: Option<Nanos>,
+    /// The ACK timeout fired and no report has come since.
+    timed_out: bool,
+}
+
+/// The CSF of one protected flow. `BLOCKS` is the retention ring size;
+/// `ACC` the octets of each of the two ordinary-repair accumulators (≥ m·T).
+#[derive(Debug)]
+pub struct Csf<const BLOCKS: usize, const ACC: usize> {
+    params: CsfParams,
+    flow_id: u32,
+    cfg: Option<FecConfig>,
+    next_cfg: Option<(FecConfig, Psn)>,
+    coded_retx: bool,
+    ordinary: bool,
+    srtt: Nanos,
+    ring: Ring<BLOCKS>,
+    /// Encoder of the open block (None when it accumulates no repairs).
+    enc: Option<BlockEncoder>,
+    acc: [[u8; ACC]; 2],
+    /// Accumulator of the open block.
+    cur_slot: usize,
+    pending: Option<Pending>,
+    /// The PSN after the newest one seen (None before the first source).
+    next_psn: Option<Psn>,
+    last_source: Nanos,
+    bucket: Bucket,
+    log: SendLog,
+    tc: TcState,
+    counters: CsfCounters,
+}
+
+impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+    /// A CSF without configuration: sources pass unprotected until
+    /// [`Csf::set_config`].
+    pub fn new(params: CsfParams) -> Self {
+        Csf {
+            params,
+            flow_id: params.flow_id,
+            cfg: None,
+            next_cfg: None,
+            coded_retx: true,
+            ordinary: true,
+            srtt: params.initial_srtt,
+            ring: Ring::new(),
+            enc: None,
+            acc: [[0; ACC]; 2],
+            cur_slot: 0,
+            pending: None,
+            next_psn: None,
+            last_source: 0,
+            bucket: Bucket::new(),
+            log: SendLog::new(),
+            tc: TcState::default(),
+            counters: CsfCounters::default(),
+        }
+    }
+
+    /// Re-initialises in place (no large temporary on the stack). Blocks
+    /// still held are forgotten without release: call [`Csf::shutdown`]
+    /// first.
+    pub fn reset(&mut self, params: CsfParams) {
+        self.params = params;
+        self.flow_id = params.flow_id;
+        self.cfg = None;
+        self.next_cfg = None;
+        self.coded_retx = true;
+        self.ordinary = true;
+        self.srtt = params.initial_srtt;
+        self.ring.clear();
+        self.enc = None;
+        self.cur_slot = 0;
+        self.pending = None;
+        self.next_psn = None;
+        self.last_source = 0;
+        self.bucket = Bucket::new();
+        self.log.clear();
+        self.tc = TcState::default();
+        self.counters = CsfCounters::default();
+    }
+
+    // -----------------------------------------------------------------
+    // Settings from negotiation, policy and the circuit breaker.
+
+    /// Uses `cfg` for blocks starting at or after `effective` (immediately
+    /// when there is no configuration yet). A later call before the
+    /// effective PSN replaces the pending one.
+    pub fn set_config(&mut self, cfg: FecConfig, effective: Psn) -> Result<(), InvalidConfig> {
+        if !config_ok(&cfg) {
+            self.counters.config_rejected = self.counters.config_rejected.wrapping_add(1);
+            return Err(InvalidConfig);
+        }
+        self.counters.config_changes = self.counters.config_changes.wrapping_add(1);
+        if self.cfg.is_none() {
+            self.cfg = Some(cfg);
+            self.next_cfg = None;
+        } else {
+            self.next_cfg = Some((cfg, effective));
+        }
+        Ok(())
+    }
+
+    /// The configuration new blocks use now.
+    pub fn config(&self) -> Option<FecConfig> {
+        self.cfg
+    }
+
+    /// Whether a retained block uses Config ID `id` (a configuration may
+    /// be released only when none does).
+    pub fn uses_config(&self, id: u8) -> bool {
+        (0..self.ring.len()).any(|n| self.ring.get(n).is_some_and(|b| b.cfg.id == id))
+    }
+
+    /// The Flow ID assigned by HELLO_ACK.
+    pub fn set_flow_id(&mut self, id: u32) {
+        self.flow_id = id;
+    }
+
+    /// Smoothed RTT: paces answers (one per block per SRTT) and the T/C
+    /// AETH in-flight guard.
+    pub fn set_srtt(&mut self, srtt: Nanos) {
+        self.srtt = srtt;
+    }
+
+    /// Circuit breaker: `false` stops every CREM retransmission (coded,
+    /// Source Copy, selective repeat).
+    pub fn set_coded_retx(&mut self, on: bool) {
+        self.coded_retx = on;
+    }
+
+    /// `false` stops ordinary and proactive repairs at once (blocks opened
+    /// meanwhile accumulate none).
+    pub fn set_ordinary_repairs(&mut self, on: bool) {
+        self.ordinary = on;
+    }
+
+    /// Turns selective repeat (answers to T/C AETH reports) on or off.
+    pub fn set_selective_repeat(&mut self, on: bool) {
+        self.params.selective_repeat = on;
+    }
+
+    /// Counters and gauges.
+    pub fn counters(&self) -> &CsfCounters {
+        &self.counters
+    }
+
+    /// Retained source octets now.
+    pub fn retention_octets(&self) -> u64 {
+        self.counters.retention_octets
+    }
+
+    /// Blocks held (open one included).
+    pub fn blocks_held(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Start PSN and covered positions of the open block, if any.
+    pub fn open_block(&self) -> Option<(Psn, u8)> {
+        self.ring
+            .newest()
+            .filter(|b| b.open)
+            .map(|b| (b.start, b.covered))
+    }
+
+    /// Whether the T/C AETH ACK timeout fired and no report came since.
+    pub fn tc_timed_out(&self) -> bool {
+        self.tc.timed_out
+    }
+
+    // -----------------------------------------------------------------
+    // Sources.
+
+    /// A RoCEv2 packet of the protected direction (the UDP payload, BTH
+    /// through ICRC): parses it and goes on as [`Csf::on_roce_packet`].
+    pub fn on_roce<G, K, S>(
+        &mut self,
+        now: Nanos,
+        udp_payload: &[u8],
+        rdma_mtu: u32,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> SourceVerdict
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        match RocePacket::parse(udp_payload) {
+            Ok(pkt) => self.on_roce_packet(now, &pkt, udp_payload, rdma_mtu, io),
+            Err(_) => {
+                self.counters.drops.unparsable = self.counters.drops.unparsable.wrapping_add(1);
+                SourceVerdict::NotSource
+            }
+        }
+    }
+
+    /// An already parsed RoCEv2 packet of the protected direction and its
+    /// UDP payload. Sources go to [`Csf::on_source`] with their PSN span (a
+    /// READ request covers `ceil(DMA Length / rdma_mtu)` PSNs, its own and
+    /// the absent positions of its responses); other packets return
+    /// [`SourceVerdict::NotSource`].
+    pub fn on_roce_packet<G, K, S>(
+        &mut self,
+        now: Nanos,
+        pkt: &RocePacket<'_>,
+        udp_payload: &[u8],
+        rdma_mtu: u32,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> SourceVerdict
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        if !pkt.is_source() {
+            return SourceVerdict::NotSource;
+        }
+        let span = match pkt.read_span(rdma_mtu) {
+            Some(Ok(r)) => r.count,
+            _ => 1,
+        };
+        self.on_source(now, pkt.bth.psn, span, udp_payload, io)
+    }
+
+    /// A RoCEv2 packet of the reverse direction: acknowledgments release
+    /// retained blocks (see [`Csf::on_rdma_ack`]).
+    pub fn on_roce_reverse<S: SourceStore + ?Sized>(
+        &mut self,
+        now: Nanos,
+        udp_payload: &[u8],
+        store: &mut S,
+    ) {
+        if let Some(p) = RocePacket::parse(udp_payload)
+            .ok()
+            .and_then(|p| p.acked_through())
+        {
+            self.on_rdma_ack(now, p, store);
+        }
+    }
+
+    /// A source packet with `psn` passed, consuming `span` PSNs (1, or the
+    /// READ request's response count: the others are absent positions);
+    /// `payload` is its UDP payload. May close a block and send repairs.
+    pub fn on_source<G, K, S>(
+        &mut self,
+        now: Nanos,
+        psn: Psn,
+        span: u32,
+        payload: &[u8],
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> SourceVerdict
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.expire(now, io);
+        let span = span.clamp(1, MAX_SPAN);
+        if let Some(np) = self.next_psn {
+            if psn.is_before(np) {
+                return self.old_source(psn);
+            }
+        }
+        if let Some(b) = self.ring.newest().filter(|b| b.open) {
+            if b.start.forward_distance(psn) >= b.cfg.k as u32 {
+                self.close_open(now, CloseWhy::Early, io);
+            }
+        }
+        self.next_psn = Some(psn.wrapping_add(span));
+        self.last_source = now;
+        if !self.is_open() && !self.open_new(now, psn, io.store) {
+            self.count_unprotected();
+            return SourceVerdict::Unprotected;
+        }
+        let gran = self
+            .srtt
+            .saturating_add(self.params.tc_batch_time)
+            .checked_div(8)
+            .unwrap_or(0)
+            .max(1_000);
+        self.log.record(now, psn.wrapping_add(span), gran);
+
+        let Some(b) = self.ring.newest_mut() else {
+            return SourceVerdict::Unprotected;
+        };
+        let j = b.start.forward_distance(psn) as u8;
+        let cfg = b.cfg;
+        let m_eff = b.m_eff;
+        b.covered = b
+            .covered
+            .max((j as u32).saturating_add(span).min(cfg.k as u32) as u8);
+        let t = cfg.t as usize;
+        let verdict = if payload.len().saturating_add(2) > t {
+            self.counters.drops.oversize_payload =
+                self.counters.drops.oversize_payload.wrapping_add(1);
+            self.count_unprotected();
+            SourceVerdict::Unprotected
+        } else {
+            b.present.insert(j);
+            if let Some(enc) = self.enc.as_mut() {
+                let len = (m_eff as usize).saturating_mul(t);
+                let ok = self
+                    .acc
+                    .get_mut(self.cur_slot)
+                    .and_then(|a| a.get_mut(..len))
+                    .is_some_and(|acc| enc.add_payload(io.gf, j, payload, acc).is_ok());
+                if !ok {
+                    self.counters.drops.encode_error =
+                        self.counters.drops.encode_error.wrapping_add(1);
+                }
+            }
+            self.bucket
+                .earn(m_eff, cfg.k, self.params.repair_burst_blocks);
+            self.counters.sources = self.counters.sources.wrapping_add(1);
+            self.counters.source_octets = self
+                .counters
+                .source_octets
+                .wrapping_add(payload.len() as u64);
+            self.retain(payload.len() as u64, io.store)
+        };
+        if self
+            .ring
+            .newest()
+            .is_some_and(|b| b.open && b.covered >= b.cfg.k)
+        {
+            self.close_open(now, CloseWhy::K, io);
+        }
+        if self.params.spread {
+            self.send_pending_one(io);
+        }
+        verdict
+    }
+
+    /// The RDMA acknowledgment seen in the reverse direction covers every
+    /// PSN up to `acked_through` ([`RocePacket::acked_through`]): release
+    /// the blocks it covers entirely (an open one closes without repairs).
+    pub fn on_rdma_ack<S: SourceStore + ?Sized>(
+        &mut self,
+        _now: Nanos,
+        acked_through: Psn,
+        store: &mut S,
+    ) {
+        self.counters.rdma_acks = self.counters.rdma_acks.wrapping_add(1);
+        while let Some(b) = self.ring.oldest() {
+            let Some(last) = b.range().last() else {
+                break;
+            };
+            if !last.is_before_or_eq(acked_through) {
+                break;
+            }
+            if b.open {
+                self.enc = None;
+                self.counters.blocks_closed_acked =
+                    self.counters.blocks_closed_acked.wrapping_add(1);
+            }
+            if let Some(p) = self.pending {
+                if p.block.start == b.start {
+                    self.counters.drops.repair_cancelled_acked = self
+                        .counters
+                        .drops
+                        .repair_cancelled_acked
+                        .wrapping_add(p.m.saturating_sub(p.next) as u64);
+                    self.pending = None;
+                }
+            }
+            self.counters.blocks_acked = self.counters.blocks_acked.wrapping_add(1);
+            self.drop_oldest(store);
+        }
+        if self.ring.is_empty() {
+            self.tc.wait_since = None;
+        }
+    }
+
+    /// Releases every retained block (flow closed).
+    pub fn shutdown<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        while !self.ring.is_empty() {
+            self.counters.blocks_released_shutdown =
+                self.counters.blocks_released_shutdown.wrapping_add(1);
+            self.drop_oldest(store);
+        }
+        self.enc = None;
+        self.pending = None;
+        self.tc.wait_since = None;
+    }
+
+    // -----------------------------------------------------------------
+    // Time.
+
+    /// When [`Csf::on_timer`] should run next: idle close, spread deadline,
+    /// block age, T/C AETH ACK timeout.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        let idle = self
+            .ring
+            .newest()
+            .filter(|b| b.open)
+            .map(|_| self.last_source.saturating_add(self.params.idle_timeout));
+        let spread = self.pending.map(|p| p.deadline);
+        let age = self.age_deadline();
+        let tc = self.tc_deadline();
+        [idle, spread, age, tc].into_iter().flatten().min()
+    }
+
+    /// Runs what is due at `now`.
+    pub fn on_timer<G, K, S>(&mut self, now: Nanos, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.expire(now, io);
+    }
+
+    fn age_deadline(&self) -> Option<Nanos> {
+        if self.params.give_up_after == 0 {
+            return None;
+        }
+        self.ring
+            .oldest()
+            .filter(|b| !b.open)
+            .map(|b| b.closed_at.saturating_add(self.params.give_up_after))
+    }
+
+    fn tc_deadline(&self) -> Option<Nanos> {
+        if !self.params.selective_repeat || self.tc.timed_out {
+            return None;
+        }
+        self.tc
+            .wait_since
+            .map(|t| t.saturating_add(self.params.tc_ack_timeout))
+    }
+
+    fn expire<G, K, S>(&mut self, now: Nanos, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        if self.is_open() && now >= self.last_source.saturating_add(self.params.idle_timeout) {
+            self.close_open(now, CloseWhy::Idle, io);
+        }
+        if self.pending.is_some_and(|p| now >= p.deadline) {
+            self.flush_pending(io);
+        }
+        while self.age_deadline().is_some_and(|d| now >= d) {
+            self.give_up_oldest(GiveUp::Age, io.store);
+        }
+        if self.tc_deadline().is_some_and(|d| now >= d) {
+            self.tc.timed_out = true;
+            self.counters.tc_ack_timeouts = self.counters.tc_ack_timeouts.wrapping_add(1);
+        }
+    }
+
+    // -----------------------------------------------------------------
+    // Block life cycle.
+
+    fn is_open(&self) -> bool {
+        self.ring.newest().is_some_and(|b| b.open)
+    }
+
+    fn count_unprotected(&mut self) {
+        self.counters.unprotected_sources = self.counters.unprotected_sources.wrapping_add(1);
+    }
+
+    /// A PSN before the newest one seen.
+    fn old_source(&mut self, psn: Psn) -> SourceVerdict {
+        let present = self
+            .ring
+            .find(psn)
+            .and_then(|n| self.ring.get(n))
+            .and_then(|b| b.position(psn).map(|j| b.present.contains(j)));
+        if present == Some(false) {
+            self.counters.drops.late_source = self.counters.drops.late_source.wrapping_add(1);
+            self.count_unprotected();
+            return SourceVerdict::Unprotected;
+        }
+        self.counters.retransmitted_sources = self.counters.retransmitted_sources.wrapping_add(1);
+        SourceVerdict::Retransmission
+    }
+
+    /// Opens a block at `start`; `false` if the flow is not protected.
+    fn open_new<S: SourceStore + ?Sized>(&mut self, now: Nanos, start: Psn, store: &mut S) -> bool {
+        if let Some((c, eff)) = self.next_cfg {
+            if start.is_after_or_eq(eff) {
+                self.cfg = Some(c);
+                self.next_cfg = None;
+            }
+        }
+        let Some(cfg) = self.cfg else {
+            return false;
+        };
+        if BLOCKS == 0 {
+            return false;
+        }
+        if self.ring.is_full() {
+            self.give_up_oldest(GiveUp::Ring, store);
+        }
+        let t = (cfg.t as usize).max(2);
+        let wanted = match cfg.scheme {
+            Scheme::CauchyRs => cfg.m,
+            Scheme::Xor => cfg.m.min(1),
+            Scheme::SourceCopy => 0,
+        };
+        let wanted = if self.ordinary { wanted } else { 0 };
+        let fit = ACC.checked_div(t).unwrap_or(0).min(255) as u8;
+        if wanted > fit {
+            self.counters.drops.m_capped = self.counters.drops.m_capped.wrapping_add(1);
+        }
+        let mut m_eff = wanted.min(fit);
+        self.enc = None;
+        if m_eff > 0 {
+            match Code::new(cfg.scheme, cfg.k, t).and_then(|c| BlockEncoder::new(c, 0, m_eff)) {
+                Ok(e) => {
+                    let len = (m_eff as usize).saturating_mul(t);
+                    if let Some(a) = self
+                        .acc
+                        .get_mut(self.cur_slot)
+                        .and_then(|a| a.get_mut(..len))
+                    {
+                        a.fill(0);
+                    }
+                    self.enc = Some(e);
+                }
+                Err(_) => {
+                    self.counters.drops.encode_error =
+                        self.counters.drops.encode_error.wrapping_add(1);
+                    m_eff = 0;
+                }
+            }
+        }
+        if !self.ring.push(Block::open(start, cfg, m_eff)) {
+            self.enc = None;
+            return false;
+        }
+        self.counters.blocks_opened = self.counters.blocks_opened.wrapping_add(1);
+        if self.tc.wait_since.is_none() {
+            self.tc.wait_since = Some(now);
+        }
+        true
+    }
+
+    /// Accounts `len` retained octets to the open block, giving older
+    /// blocks up as needed; `NotRetained` if it cannot fit at all.
+    fn retain<S: SourceStore + ?Sized>(&mut self, len: u64, store: &mut S) -> SourceVerdict {
+        let budget = self.params.retention_budget;
+        while self.counters.retention_octets.saturating_add(len) > budget
+            && self.ring.oldest().is_some_and(|b| !b.open)
+        {
+            self.give_up_oldest(GiveUp::Budget, store);
+        }
+        if self.counters.retention_octets.saturating_add(len) > budget {
+            self.counters.drops.not_retained = self.counters.drops.not_retained.wrapping_add(1);
+            return SourceVerdict::NotRetained;
+        }
+        let Some(b) = self.ring.newest_mut() else {
+            return SourceVerdict::NotRetained;
+        };
+        b.retained = b.retained.saturating_add(len);
+        let c = &mut self.counters;
+        c.retention_octets = c.retention_octets.saturating_add(len);
+        c.retention_octets_max = c.retention_octets_max.max(c.retention_octets);
+        SourceVerdict::Retain
+    }
+
+    /// Pops the oldest block and releases its PSNs.
+    fn drop_oldest<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        if let Some(b) = self.ring.pop_oldest() {
+            if b.open {
+                self.enc = None;
+            }
+            self.counters.retention_octets =
+                self.counters.retention_octets.saturating_sub(b.retained);
+            if b.covered > 0 {
+                store.release(b.range());
+            }
+        }
+        if self.ring.is_empty() {
+            self.tc.wait_since = None;
+        }
+    }
+
+    fn give_up_oldest<S: SourceStore + ?Sized>(&mut self, why: GiveUp, store: &mut S) {
+        if self.ring.is_empty() {
+            return;
+        }
+        let c = &mut self.counters;
+        c.blocks_given_up = c.blocks_given_up.wrapping_add(1);
+        match why {
+            GiveUp::Ring => c.given_up_ring = c.given_up_ring.wrapping_add(1),
+            GiveUp::Budget => c.given_up_budget = c.given_up_budget.wrapping_add(1),
+            GiveUp::Age => c.given_up_age = c.given_up_age.wrapping_add(1),
+        }
+        self.drop_oldest(store);
+    }
+
+    /// Closes the open block: queues (and, unless spreading, sends) its
+    /// ordinary repairs, then any proactive repairs owed.
+    fn close_open<G, K, S>(&mut self, now: Nanos, why: CloseWhy, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(b) = self.ring.newest_mut().filter(|b| b.open) else {
+            return;
+        };
+        b.open = false;
+        b.closed_at = now;
+        let blk = *b;
+        let c = &mut self.counters;
+        match why {
+            CloseWhy::K => c.blocks_closed_k = c.blocks_closed_k.wrapping_add(1),
+            CloseWhy::Idle => c.blocks_closed_idle = c.blocks_closed_idle.wrapping_add(1),
+            CloseWhy::Early => c.blocks_closed_early = c.blocks_closed_early.wrapping_add(1),
+        }
+        if self.enc.take().is_some() && blk.m_eff > 0 && !blk.present.is_empty() {
+            self.flush_pending(io);
+            self.pending = Some(Pending {
+                slot: self.cur_slot,
+                next: 0,
+                m: blk.m_eff,
+                deadline: now.saturating_add(self.params.spread_deadline),
+                block: blk,
+            });
+            self.cur_slot ^= 1;
+            if !self.params.spread {
+                self.flush_pending(io);
+            }
+        }
+        if blk.proactive_owed > 0 {
+            let n = self.ring.len().saturating_sub(1);
+            self.send_proactive(n, io);
+        }
+    }
+}
+
+/// Whether the CSF can code with `cfg`.
+fn config_ok(cfg: &FecConfig) -> bool {
+    if Code::new(cfg.scheme, cfg.k, cfg.t as usize).is_err() {
+        return false;
+    }
+    match cfg.scheme {
+        Scheme::CauchyRs => cfg.m as u16 + cfg.k as u16 <= 256,
+        Scheme::Xor => cfg.m <= 1,
+        Scheme::SourceCopy => cfg.m == 0,
+    }
+}

@@ -1,0 +1,433 @@
+//! Building and sending REPAIR messages: ordinary (from the accumulators),
+//! coded retransmission and proactive (computed from the retained sources),
+//! Source Copy, and INFO.
+//!
+//! Every message is built in the caller's scratch: the header with
+//! [`Repair::encode_header`], then the symbol computed or copied in place
+//! right behind it, then one [`Sink::send`].
+
+use super::super::super::fec::{build_source_symbol, Bitmap, BlockEncoder, Code, Scheme};
+use super::super::super::gf::MulAcc;
+use super::super::super::wire::{Bitmap256, Error as WireError, FecScheme, Repair};
+use super::super::Sink;
+use super::ring::Block;
+use super::{Csf, CsfIo, SourceStore};
+
+/// Outcome of one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Emitted {
+    /// Sent, this many octets.
+    Sent(usize),
+    /// The scratch is too small.
+    NoRoom,
+    /// The codec refused the header or the symbol could not be computed.
+    Failed,
+}
+
+/// What kind of symbol a message carries (for the counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Ordinary,
+    Retx,
+    SourceCopy,
+    Info,
+    Proactive,
+}
+
+/// The REPAIR header fields for `blk`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn header(
+    flow_id: u32,
+    blk: &Block,
+    scheme: Scheme,
+    index: u8,
+    last: bool,
+    session: u16,
+    lost: Option<&Bitmap>,
+    info: bool,
+) -> Repair<'static> {
+    Repair {
+        flow_id,
+        last,
+        info,
+        config_id: blk.cfg.id,
+        scheme: FecScheme::from_u8(u8::from(scheme)),
+        k: blk.covered,
+        repair_index: index,
+        block_start: blk.start,
+        session_id: session,
+        present: Bitmap256::from_words(blk.present.words()),
+        lost: lost.map(|l| Bitmap256::from_words(l.words())),
+        symbol: &[],
+    }
+}
+
+/// Encodes `hdr` with a T-octet symbol that `fill` writes in place, and
+/// sends the message.
+pub(super) fn emit<K: Sink + ?Sized>(
+    sink: &mut K,
+    scratch: &mut [u8],
+    hdr: &Repair<'_>,
+    t: usize,
+    fill: impl FnOnce(&mut [u8]) -> bool,
+) -> Emitted {
+    let hl = match hdr.encode_header(t, scratch) {
+        Ok(hl) => hl,
+        Err(WireError::BufferTooSmall { .. }) => return Emitted::NoRoom,
+        Err(_) => return Emitted::Failed,
+    };
+    let end = hl.saturating_add(t);
+    let Some(sym) = scratch.get_mut(hl..end) else {
+        return Emitted::NoRoom;
+    };
+    if !fill(sym) {
+        return Emitted::Failed;
+    }
+    match scratch.get(..end) {
+        Some(msg) => {
+            sink.send(msg);
+            Emitted::Sent(end)
+        }
+        None => Emitted::NoRoom,
+    }
+}
+
+/// `sym = R_i[L]` over the retained sources of `blk` at positions `set`,
+/// read from the store. False if a source is missing or malformed.
+fn encode_from_store<G, S>(
+    gf: &G,
+    store: &S,
+    blk: &Block,
+    i: u8,
+    set: &Bitmap,
+    sym: &mut [u8],
+) -> bool
+where
+    G: MulAcc + ?Sized,
+    S: SourceStore + ?Sized,
+{
+    let Ok(code) = Code::new(blk.cfg.scheme, blk.covered, blk.cfg.t as usize) else {
+        return false;
+    };
+    let Ok(mut enc) = BlockEncoder::new(code, i, 1) else {
+        return false;
+    };
+    sym.fill(0);
+    set.iter().all(|j| {
+        store
+            .source(blk.start.wrapping_add(j as u32))
+            .is_some_and(|p| enc.add_payload(gf, j, p, sym).is_ok())
+    })
+}
+
+/// Whether the store holds every source of `set`.
+fn all_held<S: SourceStore + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
+    set.iter()
+        .all(|j| store.source(blk.start.wrapping_add(j as u32)).is_some())
+}
+
+impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+    /// Counts one message; true if it was sent.
+    pub(super) fn account(&mut self, e: Emitted, kind: Kind) -> bool {
+        let c = &mut self.counters;
+        match e {
+            Emitted::Sent(n) => {
+                c.repair_octets = c.repair_octets.wrapping_add(n as u64);
+                let k = match kind {
+                    Kind::Ordinary => &mut c.repairs_ordinary,
+                    Kind::Retx => &mut c.repairs_retx,
+                    Kind::SourceCopy => &mut c.repairs_source_copy,
+                    Kind::Info => &mut c.repairs_info,
+                    Kind::Proactive => &mut c.repairs_proactive,
+                };
+                *k = k.wrapping_add(1);
+                true
+            }
+            Emitted::NoRoom => {
+                c.drops.scratch_too_small = c.drops.scratch_too_small.wrapping_add(1);
+                false
+            }
+            Emitted::Failed => {
+                c.drops.encode_error = c.drops.encode_error.wrapping_add(1);
+                false
+            }
+        }
+    }
+
+    /// Sends the next pending ordinary repair, if any.
+    pub(super) fn send_pending_one<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(p) = self.pending.as_mut() else {
+            return;
+        };
+        if p.next >= p.m {
+            self.pending = None;
+            return;
+        }
+        let n = p.next;
+        p.next = n.saturating_add(1);
+        let p = *p;
+        if p.next >= p.m {
+            self.pending = None;
+        }
+        if !self.bucket.take() {
+            let c = &mut self.counters.drops;
+            if self.params.spread {
+                c.repair_rate_limited = c.repair_rate_limited.wrapping_add(1);
+            } else {
+                // Back to back nothing refills the bucket: the rest of the
+                // round is over the rate too.
+                c.repair_rate_limited = c
+                    .repair_rate_limited
+                    .wrapping_add(p.m.saturating_sub(n) as u64);
+                self.pending = None;
+            }
+            return;
+        }
+        let last = p.next >= p.m || (!self.params.spread && self.bucket.available() == 0);
+        let t = p.block.cfg.t as usize;
+        let hdr = header(
+            self.flow_id,
+            &p.block,
+            p.block.cfg.scheme,
+            n,
+            last,
+            0,
+            None,
+            false,
+        );
+        let lo = (n as usize).saturating_mul(t);
+        let src = self
+            .acc
+            .get(p.slot)
+            .and_then(|a| a.get(lo..lo.saturating_add(t)));
+        let e = emit(io.sink, io.scratch, &hdr, t, |sym| match src {
+            Some(s) if s.len() == sym.len() => {
+                // zip, not copy_from_slice: no length-mismatch panic path.
+                for (d, x) in sym.iter_mut().zip(s) {
+                    *d = *x;
+                }
+                true
+            }
+            _ => false,
+        });
+        self.account(e, Kind::Ordinary);
+    }
+
+    /// Sends every pending ordinary repair now.
+    pub(super) fn flush_pending<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        // At most 255 rounds; each call advances or clears `pending`.
+        for _ in 0..256 {
+            if self.pending.is_none() {
+                break;
+            }
+            self.send_pending_one(io);
+        }
+    }
+
+    /// Source Copy of the held sources of `set` in block `n` (RETX, L =
+    /// the positions copied, LAST on the last). Returns the number sent.
+    pub(super) fn send_source_copies<G, K, S>(
+        &mut self,
+        n: usize,
+        set: &Bitmap,
+        session: u16,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> u32
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(blk) = self.ring.get(n).copied() else {
+            return 0;
+        };
+        let held: Bitmap = set
+            .iter()
+            .filter(|&j| io.store.source(blk.start.wrapping_add(j as u32)).is_some())
+            .collect();
+        let missing = set.len().saturating_sub(held.len());
+        if missing > 0 {
+            self.counters.drops.source_missing = self
+                .counters
+                .drops
+                .source_missing
+                .wrapping_add(missing as u64);
+        }
+        let total = held.len();
+        let t = blk.cfg.t as usize;
+        let mut sent = 0u32;
+        let mut q = 0usize;
+        for j in held.iter() {
+            q = q.wrapping_add(1);
+            let last = q == total;
+            let hdr = header(
+                self.flow_id,
+                &blk,
+                Scheme::SourceCopy,
+                j,
+                last,
+                session,
+                Some(&held),
+                false,
+            );
+            let store = &*io.store;
+            let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
+                store
+                    .source(blk.start.wrapping_add(j as u32))
+                    .is_some_and(|p| build_source_symbol(p, t, sym).is_ok())
+            });
+            if self.account(e, Kind::SourceCopy) {
+                sent = sent.saturating_add(1);
+            }
+        }
+        sent
+    }
+
+    /// `m` coded retransmission symbols over `lost` for block `n` with
+    /// fresh indices (the caller checked there are enough). False, sending
+    /// nothing, if a source of `lost` is not held.
+    pub(super) fn send_coded<G, K, S>(
+        &mut self,
+        n: usize,
+        lost: &Bitmap,
+        m: u16,
+        session: u16,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> bool
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(blk) = self.ring.get(n).copied() else {
+            return false;
+        };
+        if !all_held(&*io.store, &blk, lost) {
+            self.counters.drops.source_missing = self.counters.drops.source_missing.wrapping_add(1);
+            return false;
+        }
+        self.send_fresh(n, &blk, lost, m, session, Kind::Retx, io);
+        true
+    }
+
+    /// Up to the owed number of proactive ordinary repairs for closed
+    /// block `n` (fresh indices, L = all present sources).
+    pub(super) fn send_proactive<G, K, S>(&mut self, n: usize, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(b) = self.ring.get_mut(n) else {
+            return;
+        };
+        let owed = b.proactive_owed as u16;
+        b.proactive_owed = 0;
+        let blk = *b;
+        let allowed = if self.ordinary && blk.cfg.scheme == Scheme::CauchyRs {
+            (self
+                .params
+                .proactive_max_per_block
+                .saturating_sub(blk.proactive_sent) as u16)
+                .min(blk.fresh_indices())
+        } else {
+            0
+        };
+        let m = owed.min(allowed);
+        let c = &mut self.counters.drops;
+        c.proactive_limited = c
+            .proactive_limited
+            .wrapping_add(owed.saturating_sub(m) as u64);
+        if m == 0 {
+            return;
+        }
+        if !all_held(&*io.store, &blk, &blk.present) {
+            c.source_missing = c.source_missing.wrapping_add(1);
+            return;
+        }
+        if let Some(b) = self.ring.get_mut(n) {
+            b.proactive_sent = b.proactive_sent.saturating_add(m as u8);
+        }
+        self.send_fresh(n, &blk, &blk.present, m, 0, Kind::Proactive, io);
+    }
+
+    /// Sends `m` symbols R_i[set] with the block's next fresh indices and
+    /// marks them used. `Retx` messages carry `set` as the Lost Source
+    /// Bitmap; proactive ones are ordinary (no RETX).
+    #[allow(clippy::too_many_arguments)]
+    fn send_fresh<G, K, S>(
+        &mut self,
+        n: usize,
+        blk: &Block,
+        set: &Bitmap,
+        m: u16,
+        session: u16,
+        kind: Kind,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        if let Some(b) = self.ring.get_mut(n) {
+            b.next_index = b.next_index.saturating_add(m);
+        }
+        let lost = if kind == Kind::Retx { Some(set) } else { None };
+        let t = blk.cfg.t as usize;
+        for q in 0..m {
+            let Ok(i) = u8::try_from(blk.next_index.saturating_add(q)) else {
+                break;
+            };
+            let last = q.saturating_add(1) == m;
+            let hdr = header(
+                self.flow_id,
+                blk,
+                Scheme::CauchyRs,
+                i,
+                last,
+                session,
+                lost,
+                false,
+            );
+            let (gf, store) = (io.gf, &*io.store);
+            let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
+                encode_from_store(gf, store, blk, i, set, sym)
+            });
+            self.account(e, kind);
+        }
+    }
+
+    /// INFO for block `n`: Block Start PSN, k and Present Bitmap only.
+    pub(super) fn send_info<K, G, S>(&mut self, n: usize, session: u16, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(blk) = self.ring.get(n).copied() else {
+            return;
+        };
+        let hdr = header(
+            self.flow_id,
+            &blk,
+            blk.cfg.scheme,
+            0,
+            false,
+            session,
+            None,
+            true,
+        );
+        let e = emit(io.sink, io.scratch, &hdr, 0, |_| true);
+        self.account(e, Kind::Info);
+    }
+}

@@ -1,0 +1,264 @@
+//! Answers to the CRF's REPAIR_REQUEST (draft "Coded Response" and
+//! "Fallback") and proactive repairs for PSNs a Path Reporter dropped.
+
+use super::super::super::fec::Bitmap;
+use super::super::super::gf::MulAcc;
+use super::super::super::psn::Psn;
+use super::super::super::wire::{
+    BlockRequest, FecScheme, RangeRequest, RepairRequest, RequestKind,
+};
+use super::super::{Nanos, Sink};
+use super::{CloseWhy, Csf, CsfIo, SourceStore};
+
+/// Range entries of one PSN-range request that are looked at (64 × 255
+/// PSNs); the rest are counted and ignored.
+pub const MAX_RANGE_ENTRIES: usize = 64;
+
+/// Dropped PSNs of one path report that are looked at.
+pub const MAX_PATH_PSNS: usize = 4096;
+
+/// `Iterator::take` without its `try_fold`, whose decrement keeps an
+/// overflow-check panic path in the kernel build.
+struct Capped<I> {
+    it: I,
+    left: usize,
+}
+
+impl<I: Iterator> Iterator for Capped<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left = self.left.wrapping_sub(1);
+        self.it.next()
+    }
+}
+
+impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+    /// A REPAIR_REQUEST from the CRF (either form, FALLBACK or not).
+    pub fn on_repair_request<G, K, S>(
+        &mut self,
+        now: Nanos,
+        req: &RepairRequest<'_>,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.expire(now, io);
+        let c = &mut self.counters;
+        if req.fallback {
+            c.requests_fallback = c.requests_fallback.wrapping_add(1);
+        }
+        match &req.kind {
+            RequestKind::Block(_) => c.requests_block = c.requests_block.wrapping_add(1),
+            RequestKind::Ranges(_) => c.requests_ranges = c.requests_ranges.wrapping_add(1),
+        }
+        if !self.coded_retx {
+            c.requests_disabled = c.requests_disabled.wrapping_add(1);
+            return;
+        }
+        match &req.kind {
+            RequestKind::Block(b) => self.on_block_request(now, b, req.fallback, io),
+            RequestKind::Ranges(r) => self.on_range_request(now, r, req.fallback, io),
+        }
+    }
+
+    fn on_block_request<G, K, S>(
+        &mut self,
+        now: Nanos,
+        b: &BlockRequest,
+        fallback: bool,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(n) = self.ring.find_start(b.block_start) else {
+            self.counters.requests_unknown_block =
+                self.counters.requests_unknown_block.wrapping_add(1);
+            return;
+        };
+        let Some(blk) = self.ring.get(n) else {
+            return;
+        };
+        let lost = Bitmap::from_words(&b.lost.words());
+        let consistent = !blk.open
+            && b.k == blk.covered
+            && b.config_id == blk.cfg.id
+            && b.scheme == FecScheme::from_u8(u8::from(blk.cfg.scheme))
+            && !lost.is_empty()
+            && lost.is_subset(&blk.present);
+        if !consistent {
+            self.counters.requests_bad = self.counters.requests_bad.wrapping_add(1);
+            return;
+        }
+        self.respond(
+            now,
+            n,
+            &lost,
+            b.repairs_held,
+            b.suggested_m,
+            b.request_id,
+            fallback,
+            io,
+        );
+    }
+
+    fn on_range_request<G, K, S>(
+        &mut self,
+        now: Nanos,
+        r: &RangeRequest<'_>,
+        fallback: bool,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let extra = r.ranges.len().saturating_sub(MAX_RANGE_ENTRIES);
+        self.counters.range_entries_truncated = self
+            .counters
+            .range_entries_truncated
+            .wrapping_add(extra as u64);
+        let ranges = || Capped {
+            it: r.ranges.iter(),
+            left: MAX_RANGE_ENTRIES,
+        };
+        // The peer must learn the final k: close an open block first.
+        if let Some(b) = self.ring.newest().filter(|b| b.open) {
+            if ranges().any(|x| !b.positions_in(&x).is_empty()) {
+                self.close_open(now, CloseWhy::Early, io);
+            }
+        }
+        let total = ranges().fold(0u64, |a, x| a.saturating_add(x.count as u64));
+        let mut matched = 0u64;
+        for n in 0..self.ring.len() {
+            let Some(blk) = self.ring.get(n) else {
+                break;
+            };
+            let named = ranges().fold(Bitmap::EMPTY, |a, x| a.union(&blk.positions_in(&x)));
+            if named.is_empty() {
+                continue;
+            }
+            matched = matched.saturating_add(named.len() as u64);
+            let lost = named.intersection(&blk.present);
+            if !lost.is_empty() {
+                // r = 0: the CRF holds no repair of the block.
+                let x = lost.len() as u8;
+                self.respond(now, n, &lost, 0, x, r.request_id, fallback, io);
+            } else if blk
+                .last_info
+                .is_some_and(|t| now < t.saturating_add(self.srtt))
+            {
+                self.counters.requests_rate_limited =
+                    self.counters.requests_rate_limited.wrapping_add(1);
+            } else {
+                if let Some(b) = self.ring.get_mut(n) {
+                    b.last_info = Some(now);
+                }
+                self.send_info(n, r.request_id, io);
+            }
+        }
+        self.counters.range_psns_unknown = self
+            .counters
+            .range_psns_unknown
+            .wrapping_add(total.saturating_sub(matched));
+    }
+
+    /// Answers a request for the lost set `lost` of block `n`: at most once
+    /// per SRTT; coded with `M = clamp(M_s, X − r, X)` (at least 1) fresh
+    /// indices, or Source Copy of L when FALLBACK is asked, the scheme has
+    /// no coded retransmission, or fresh indices ran out.
+    #[allow(clippy::too_many_arguments)]
+    fn respond<G, K, S>(
+        &mut self,
+        now: Nanos,
+        n: usize,
+        lost: &Bitmap,
+        r: u8,
+        suggested: u8,
+        session: u16,
+        fallback: bool,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(blk) = self.ring.get_mut(n) else {
+            return;
+        };
+        if blk
+            .last_response
+            .is_some_and(|t| now < t.saturating_add(self.srtt))
+        {
+            self.counters.requests_rate_limited =
+                self.counters.requests_rate_limited.wrapping_add(1);
+            return;
+        }
+        blk.last_response = Some(now);
+        let blk = *blk;
+        if !fallback && blk.cfg.scheme.supports_retx() {
+            let x = lost.len() as u16;
+            let m = (suggested as u16)
+                .max(x.saturating_sub(r as u16))
+                .min(x)
+                .max(1);
+            if m <= blk.fresh_indices() {
+                if self.send_coded(n, lost, m, session, io) {
+                    return;
+                }
+            } else {
+                self.counters.retx_indices_exhausted =
+                    self.counters.retx_indices_exhausted.wrapping_add(1);
+            }
+        }
+        self.send_source_copies(n, lost, session, io);
+    }
+
+    /// PSNs an allow-listed Path Reporter says it dropped (the caller
+    /// checked the reporter). Each affected closed block gets one fresh
+    /// ordinary repair per newly reported drop, up to
+    /// `proactive_max_per_block`; an open block gets them when it closes.
+    pub fn on_path_drops<G, K, S, I>(&mut self, now: Nanos, dropped: I, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+        I: IntoIterator<Item = Psn>,
+    {
+        self.expire(now, io);
+        let capped = Capped {
+            it: dropped.into_iter(),
+            left: MAX_PATH_PSNS,
+        };
+        for p in capped {
+            let c = &mut self.counters;
+            c.path_dropped_psns = c.path_dropped_psns.wrapping_add(1);
+            let hit = self.ring.find(p).and_then(|n| self.ring.get_mut(n));
+            match hit {
+                Some(b) => {
+                    if let Some(j) = b.position(p) {
+                        if b.present.contains(j) && b.dropped.insert(j) {
+                            b.proactive_owed = b.proactive_owed.saturating_add(1);
+                        }
+                    }
+                }
+                None => c.path_unknown_psns = c.path_unknown_psns.wrapping_add(1),
+            }
+        }
+        for n in 0..self.ring.len() {
+            if self
+                .ring
+                .get(n)
+                .is_some_and(|b| !b.open && b.proactive_owed > 0)
+            {
+                self.send_proactive(n, io);
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Retained block metadata and the fixed-capacity ring that holds it.
+//!
+//! Blocks enter the ring in PSN order (the newest may still be open) and
+//! leave it oldest first (RDMA acknowledgment, give-up). The ring never
+//! allocates and never panics: every index is reduced with `checked_rem`
+//! and read with `get`.
+
+use super::super::super::fec::{Bitmap, Scheme};
+use super::super::super::psn::{Psn, PsnRange};
+use super::super::{FecConfig, Nanos};
+
+/// Metadata of one source block (the source bytes stay with the caller).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Block {
+    /// PSN of position 0.
+    pub(super) start: Psn,
+    /// Configuration the block was opened with.
+    pub(super) cfg: FecConfig,
+    /// Positions covered so far (present or absent); the block's k once
+    /// closed.
+    pub(super) covered: u8,
+    /// Ordinary repairs accumulated for the block (m, capped by the
+    /// accumulator size).
+    pub(super) m_eff: u8,
+    /// First Repair Index never used for the block (ordinary indices
+    /// 0..m are reserved from the start).
+    pub(super) next_index: u16,
+    /// Still accepting sources.
+    pub(super) open: bool,
+    /// Positions that carry a source packet.
+    pub(super) present: Bitmap,
+    /// Positions a Path Reporter said it dropped (proactive repairs).
+    pub(super) dropped: Bitmap,
+    /// Newly reported drops not yet answered with proactive repairs.
+    pub(super) proactive_owed: u8,
+    /// Proactive repairs sent so far.
+    pub(super) proactive_sent: u8,
+    /// Positions re-sent for T/C AETH reports in the current SRTT round.
+    pub(super) tc_sent: Bitmap,
+    /// Start of the current T/C AETH round.
+    pub(super) tc_round: Nanos,
+    /// Time of the last coded / Source Copy response, if any.
+    pub(super) last_response: Option<Nanos>,
+    /// Time of the last INFO reply, if any.
+    pub(super) last_info: Option<Nanos>,
+    /// Time the block was closed (give-up age).
+    pub(super) closed_at: Nanos,
+    /// Octets of retained source payloads.
+    pub(super) retained: u64,
+}
+
+impl Block {
+    /// An unused slot.
+    pub(super) const EMPTY: Block = Block {
+        start: Psn::ZERO,
+        cfg: FecConfig {
+            id: 0,
+            scheme: Scheme::CauchyRs,
+            k: 1,
+            m: 0,
+            t: 2,
+        },
+        covered: 0,
+        m_eff: 0,
+        next_index: 0,
+        open: false,
+        present: Bitmap::EMPTY,
+        dropped: Bitmap::EMPTY,
+        proactive_owed: 0,
+        proactive_sent: 0,
+        tc_sent: Bitmap::EMPTY,
+        tc_round: 0,
+        last_response: None,
+        last_info: None,
+        closed_at: 0,
+        retained: 0,
+    };
+
+    /// A freshly opened block.
+    pub(super) fn open(start: Psn, cfg: FecConfig, m_eff: u8) -> Block {
+        Block {
+            start,
+            cfg,
+            m_eff,
+            next_index: cfg.m as u16,
+            open: true,
+            ..Block::EMPTY
+        }
+    }
+
+    /// The PSNs the block covers.
+    pub(super) fn range(&self) -> PsnRange {
+        PsnRange::new(self.start, self.covered as u32)
+    }
+
+    /// Position of `psn` if the block covers it.
+    pub(super) fn position(&self, psn: Psn) -> Option<u8> {
+        let d = self.start.forward_distance(psn);
+        if d < self.covered as u32 {
+            Some(d as u8)
+        } else {
+            None
+        }
+    }
+
+    /// The positions of this block that `r` names (within `covered`).
+    pub(super) fn positions_in(&self, r: &PsnRange) -> Bitmap {
+        let covered = self.covered as u32;
+        let off = self.start.forward_distance(r.start);
+        let (lo, hi) = if off < covered {
+            (off, covered.min(off.saturating_add(r.count)))
+        } else {
+            let d = r.start.forward_distance(self.start);
+            if d < r.count {
+                (0, covered.min(r.count.saturating_sub(d)))
+            } else {
+                (0, 0)
+            }
+        };
+        Bitmap::first(hi as usize).difference(&Bitmap::first(lo as usize))
+    }
+
+    /// Unused Cauchy Repair Indices left (i + k <= 255 with k = covered).
+    pub(super) fn fresh_indices(&self) -> u16 {
+        let limit = 256u16.saturating_sub(self.covered as u16);
+        limit.saturating_sub(self.next_index)
+    }
+}
+
+/// Fixed-capacity FIFO of blocks, oldest first.
+#[derive(Debug)]
+pub(super) struct Ring<const N: usize> {
+    slots: [Block; N],
+    head: usize,
+    len: usize,
+}
+
+impl<const N: usize> Ring<N> {
+    /// An empty ring.
+    pub(super) const fn new() -> Self {
+        Ring {
+            slots: [Block::EMPTY; N],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Forgets every block (no release: the caller does that first).
+    pub(super) fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+
+    /// Number of blocks.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No block held.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether a push would evict the oldest block.
+    pub(super) fn is_full(&self) -> bool {
+        self.len >= N
+    }
+
+    fn slot(&self, n: usize) -> Option<usize> {
+        if n >= self.len {
+            return None;
+        }
+        self.head.checked_add(n)?.checked_rem(N)
+    }
+
+    /// The n-th oldest block.
+    pub(super) fn get(&self, n: usize) -> Option<&Block> {
+        self.slots.get(self.slot(n)?)
+    }
+
+    /// The n-th oldest block, mutably.
+    pub(super) fn get_mut(&mut self, n: usize) -> Option<&mut Block> {
+        let s = self.slot(n)?;
+        self.slots.get_mut(s)
+    }
+
+    /// The newest block.
+    pub(super) fn newest(&self) -> Option<&Block> {
+        self.get(self.len.checked_sub(1)?)
+    }
+
+    /// The newest block, mutably.
+    pub(super) fn newest_mut(&mut self) -> Option<&mut Block> {
+        self.get_mut(self.len.checked_sub(1)?)
+    }
+
+    /// The oldest block.
+    pub(super) fn oldest(&self) -> Option<&Block> {
+        self.get(0)
+    }
+
+    /// Appends a block; `false` when full or `N == 0` (the caller evicts
+    /// first).
+    pub(super) fn push(&mut self, b: Block) -> bool {
+        if self.len >= N {
+            return false;
+        }
+        let Some(s) = self
+            .head
+            .checked_add(self.len)
+            .and_then(|x| x.checked_rem(N))
+        else {
+            return false;
+        };
+        match self.slots.get_mut(s) {
+            Some(slot) => {
+                *slot = b;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes and returns the oldest block.
+    pub(super) fn pop_oldest(&mut self) -> Option<Block> {
+        let b = *self.get(0)?;
+        self.head = self
+            .head
+            .checked_add(1)
+            .and_then(|x| x.checked_rem(N))
+            .unwrap_or(0);
+        self.len = self.len.saturating_sub(1);
+        Some(b)
+    }
+
+    /// Age index of the block covering `psn`.
+    ///
+    /// Blocks are held in PSN order, so this is a binary search for the
+    /// newest block starting at or before `psn` (serial order, valid while
+    /// the retained window spans less than 2^23 PSNs, which the retention
+    /// budget guarantees in practice; otherwise the answer is just `None`).
+    pub(super) fn find(&self, psn: Psn) -> Option<usize> {
+        let (mut lo, mut hi) = (0usize, self.len);
+        while lo < hi {
+            let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
+            if self.get(mid)?.start.is_before_or_eq(psn) {
+                lo = mid.wrapping_add(1);
+            } else {
+                hi = mid;
+            }
+        }
+        let n = lo.checked_sub(1)?;
+        self.get(n)?.position(psn).map(|_| n)
+    }
+
+    /// Age index of the block starting at `start`.
+    pub(super) fn find_start(&self, start: Psn) -> Option<usize> {
+        let n = self.find(start)?;
+        (self.get(n)?.start == start).then_some(n)
+    }
+}

@@ -1,0 +1,442 @@
+//! The CSF's redundancy policy (draft, "Redundancy Policy" and "Congestion
+//! Control Considerations"): what (k, m) to ask for and whether coded
+//! retransmission is allowed, from LOSS_REPORTs and PATH_REPORTs.
+//!
+//! Pieces (each in its own submodule):
+//! * loss estimate: an EWMA over LOSS_REPORT intervals of the pre-restoration
+//!   loss rate `(expected − received) / expected` — kept as two EWMAs, of lost
+//!   and of expected packets, whose ratio is p, so that an interval with 3
+//!   packets does not weigh as much as one with 3000;
+//! * [`binomial`]: the smallest m with `P(more than m of k + m lost) < ε`, in
+//!   integer arithmetic ([`prob::Prob`]), with the m = 0 rule documented on
+//!   [`binomial::choose_m`];
+//! * [`classify`]: congestion vs transmission loss; congestion caps m at
+//!   `m_cong`;
+//! * CE or loss on REPAIR messages: m is halved at each decision while the
+//!   condition is reported, and set to zero once it has persisted for more
+//!   than a second;
+//! * [`breaker`]: the circuit breaker;
+//! * hysteresis: at most one configuration change per 2 · SRTT — except that a
+//!   tripped circuit breaker forces m = 0 at once (a safety stop; its own 1 s
+//!   window already rules out flapping).
+//!
+//! The policy only decides. The caller turns an applied decision into a
+//! PARAM_UPDATE (negotiation), stops coded retransmission when told, and sends
+//! CLOSE reason 4 on [`BreakerEvent::Close`]. No floating point anywhere:
+//! ratios are ppb (parts per 10^9) integers or [`prob::Prob`].
+
+pub mod binomial;
+pub mod breaker;
+pub mod classify;
+pub mod prob;
+
+pub use self::binomial::{any_loss, binomial_tail, choose_m, max_m_for_k, MChoice};
+pub use self::breaker::{Breaker, BreakerConfig, BreakerEvent, BreakerState};
+pub use self::classify::{Classification, Classifier, ClassifierConfig, LossClass};
+pub use self::prob::Prob;
+
+use super::super::fec::Scheme;
+use super::super::wire::{LossReport, PathReport};
+use super::{Limits, Nanos, SEC};
+
+/// Parts per billion: the unit of every ratio in the policy's configuration.
+pub const PPB: u64 = 1_000_000_000;
+
+/// Fixed-point scale of the loss EWMAs (2^16), so that decay keeps precision
+/// for small counts.
+const EWMA_SCALE_SHIFT: u32 = 16;
+
+/// Tunables (defaults in [`PolicyConfig::DEFAULT`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyConfig {
+    /// Block size k asked for (bounded by the effective Max k).
+    pub k: u8,
+    /// Target ε, ppb (1e-4 = 100 000).
+    pub epsilon_ppb: u32,
+    /// Largest m for congestion-related loss (draft RECOMMENDED 1).
+    pub m_cong: u8,
+    /// EWMA gain of the loss estimate, 1 / 2^shift per report (max 16).
+    pub ewma_shift: u8,
+    /// m = 0 when one coded-retransmission round meets ε (see
+    /// [`binomial::choose_m`]); false for flows without one-RTT recovery.
+    pub retx_rule: bool,
+    /// REPAIR loss counts as a signal when the repair loss fraction exceeds the
+    /// source loss fraction of the same report by this much (ppb): repairs
+    /// share the path's transmission loss, only excess loss is congestion.
+    pub repair_loss_margin_ppb: u32,
+    /// ... and at least this many repairs were lost in the report.
+    pub repair_loss_min: u32,
+    /// CE/loss on REPAIRs persisting longer than this sets m to zero (1 s).
+    pub repair_zero_after: Nanos,
+    /// Classifier tunables.
+    pub classifier: ClassifierConfig,
+    /// Circuit-breaker tunables.
+    pub breaker: BreakerConfig,
+}
+
+impl PolicyConfig {
+    /// k 32, ε 1e-4, m_cong 1, EWMA gain 1/8, m = 0 rule on, repair-loss
+    /// margin 2 % and at least 2 lost, 1 s, draft breaker values.
+    pub const DEFAULT: PolicyConfig = PolicyConfig {
+        k: 32,
+        epsilon_ppb: 100_000,
+        m_cong: 1,
+        ewma_shift: 3,
+        retx_rule: true,
+        repair_loss_margin_ppb: 20_000_000,
+        repair_loss_min: 2,
+        repair_zero_after: SEC,
+        classifier: ClassifierConfig::DEFAULT,
+        breaker: BreakerConfig::DEFAULT,
+    };
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Which rule set the decided m.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// No loss measured: m = 0.
+    NoLoss,
+    /// One coded-retransmission round meets ε: m = 0.
+    RetxSuffices,
+    /// Smallest m meeting ε.
+    Tail,
+    /// ε not reachable within the limits: the largest allowed m.
+    Capped,
+    /// Congestion-related loss: m capped at m_cong.
+    CongestionCap,
+    /// CE/loss on REPAIR messages: m halved.
+    RepairPathReduced,
+    /// CE/loss on REPAIR messages for more than 1 s: m = 0.
+    RepairPathZero,
+    /// Circuit breaker open: m = 0, no coded retransmission.
+    Breaker,
+}
+
+/// What the caller should do with a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// The desired (k, m) is the current one.
+    None,
+    /// Apply the desired (k, m) now (send PARAM_UPDATE).
+    Apply,
+    /// A change is desired but hysteresis forbids it until 2 · SRTT after the
+    /// last change; keep the current configuration.
+    Suppressed,
+}
+
+/// Output of [`Policy::decide`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decision {
+    /// Scheme to use: Cauchy RS when the effective limits allow it, else XOR
+    /// parity (then m <= 1 and the m = 0 rule does not apply, since XOR has no
+    /// coded retransmission).
+    pub scheme: Scheme,
+    /// Desired block size.
+    pub k: u8,
+    /// Desired repair symbols per block.
+    pub m: u8,
+    /// Whether coded retransmission (and Source Copy fallback answers) may be
+    /// sent; false while the circuit breaker is open.
+    pub coded_retx: bool,
+    /// Loss classification behind the decision.
+    pub classification: Classification,
+    /// The binding rule.
+    pub why: Why,
+    /// Apply, keep, or suppressed by hysteresis.
+    pub change: Change,
+}
+
+/// Operator counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PolicyCounters {
+    /// LOSS_REPORTs taken into account.
+    pub loss_reports: u64,
+    /// LOSS_REPORTs with Expected = 0 (no effect on p).
+    pub loss_reports_empty: u64,
+    /// PATH_REPORTs taken into account.
+    pub path_reports: u64,
+    /// LOSS_REPORTs showing CE or excess loss on REPAIR messages.
+    pub repair_path_signals: u64,
+    /// Decisions made.
+    pub decisions: u64,
+    /// Decisions that asked for a change (Apply).
+    pub changes: u64,
+    /// Changes held back by hysteresis.
+    pub suppressed: u64,
+    /// Decisions where the m_cong cap applied.
+    pub congestion_capped: u64,
+    /// Decisions where REPAIR-path signals reduced m.
+    pub repair_reduced: u64,
+    /// Breaker trips.
+    pub breaker_trips: u64,
+    /// Breaker clears.
+    pub breaker_clears: u64,
+    /// CLOSE reason 4 requests.
+    pub breaker_closes: u64,
+}
+
+/// The redundancy policy of one flow (CSF-local state).
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    cfg: PolicyConfig,
+    /// EWMA of expected packets per report, scaled by 2^16.
+    ewma_expected: u64,
+    /// EWMA of lost packets per report, scaled by 2^16.
+    ewma_lost: u64,
+    classifier: Classifier,
+    breaker: Breaker,
+    repair_onset: Option<Nanos>,
+    repair_last: Nanos,
+    last_change: Option<Nanos>,
+    counters: PolicyCounters,
+}
+
+impl Policy {
+    /// A policy with no measurements (p = 0, breaker normal).
+    pub const fn new(cfg: PolicyConfig) -> Policy {
+        Policy {
+            cfg,
+            ewma_expected: 0,
+            ewma_lost: 0,
+            classifier: Classifier::new(cfg.classifier),
+            breaker: Breaker::new(cfg.breaker),
+            repair_onset: None,
+            repair_last: 0,
+            last_change: None,
+            counters: PolicyCounters {
+                loss_reports: 0,
+                loss_reports_empty: 0,
+                path_reports: 0,
+                repair_path_signals: 0,
+                decisions: 0,
+                changes: 0,
+                suppressed: 0,
+                congestion_capped: 0,
+                repair_reduced: 0,
+                breaker_trips: 0,
+                breaker_clears: 0,
+                breaker_closes: 0,
+            },
+        }
+    }
+
+    /// Forgets all measurements and state (new session); keeps counters.
+    pub fn reset(&mut self) {
+        let counters = self.counters;
+        *self = Policy::new(self.cfg);
+        self.counters = counters;
+        self.breaker.reset();
+    }
+
+    /// Takes a LOSS_REPORT into account. `repairs_sent` is the number of REPAIR
+    /// messages the CSF sent for the interval the report covers (the caller's
+    /// best alignment), used to detect loss on REPAIR messages. Returns a
+    /// circuit-breaker transition, if one happened.
+    pub fn on_loss_report(
+        &mut self,
+        now: Nanos,
+        r: &LossReport,
+        repairs_sent: u32,
+    ) -> Option<BreakerEvent> {
+        self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
+        let lost = r.expected.saturating_sub(r.received);
+        if r.expected == 0 {
+            self.counters.loss_reports_empty = self.counters.loss_reports_empty.saturating_add(1);
+        } else {
+            let g = u32::from(self.cfg.ewma_shift.min(16));
+            let decay = |v: u64, add: u32| -> u64 {
+                v.saturating_sub(v.checked_shr(g).unwrap_or(0))
+                    .saturating_add((add as u64) << EWMA_SCALE_SHIFT)
+            };
+            self.ewma_expected = decay(self.ewma_expected, r.expected);
+            self.ewma_lost = decay(self.ewma_lost, lost);
+        }
+        self.classifier.on_loss_report(now, r);
+
+        // CE or excess loss on REPAIR messages.
+        let rep_lost = repairs_sent.saturating_sub(r.repairs_received);
+        let src_loss_ppb = ratio_ppb(lost as u64, r.expected as u64);
+        let rep_loss_ppb = ratio_ppb(rep_lost as u64, repairs_sent as u64);
+        let rep_loss = rep_lost > 0
+            && rep_lost >= self.cfg.repair_loss_min
+            && rep_loss_ppb > src_loss_ppb.saturating_add(self.cfg.repair_loss_margin_ppb as u64);
+        if r.repairs_ce_marked > 0 || rep_loss {
+            self.counters.repair_path_signals = self.counters.repair_path_signals.saturating_add(1);
+            if self.repair_onset.is_none() {
+                self.repair_onset = Some(now);
+            }
+            self.repair_last = now;
+        } else {
+            self.repair_onset = None;
+        }
+
+        let ev = self.breaker.on_loss_report(now, r);
+        let c = &mut self.counters;
+        match ev {
+            Some(BreakerEvent::Tripped) => c.breaker_trips = c.breaker_trips.saturating_add(1),
+            Some(BreakerEvent::Cleared) => c.breaker_clears = c.breaker_clears.saturating_add(1),
+            Some(BreakerEvent::Close) => c.breaker_closes = c.breaker_closes.saturating_add(1),
+            None => {}
+        }
+        ev
+    }
+
+    /// Takes a PATH_REPORT into account. The caller has already checked that
+    /// it comes from an allow-listed reporter and concerns this flow.
+    pub fn on_path_report(&mut self, now: Nanos, r: &PathReport<'_>) {
+        self.counters.path_reports = self.counters.path_reports.saturating_add(1);
+        self.classifier.on_path_report(now, r);
+    }
+
+    /// Decides the desired (k, m). `current` is the configuration in use
+    /// (None before the first), `limits` the effective limits, `srtt` the
+    /// smoothed RTT for hysteresis. When the result says [`Change::Apply`] the
+    /// policy counts it as the change of this 2 · SRTT period.
+    pub fn decide(
+        &mut self,
+        now: Nanos,
+        srtt: Nanos,
+        current: Option<(u8, u8)>,
+        limits: &Limits,
+    ) -> Decision {
+        self.counters.decisions = self.counters.decisions.saturating_add(1);
+        let k = self.cfg.k.min(limits.max_k).max(1);
+        let bit = |s: Scheme| limits.schemes & (1u8 << u8::from(s)) != 0;
+        let (scheme, cap, retx_rule) = if bit(Scheme::CauchyRs) || !bit(Scheme::Xor) {
+            let cap = limits.max_m.min(max_m_for_k(k));
+            (Scheme::CauchyRs, cap, self.cfg.retx_rule)
+        } else {
+            (Scheme::Xor, limits.max_m.min(1), false)
+        };
+        let p = self.loss_estimate();
+        let classification = self.classifier.classify(now, !p.is_zero());
+        let (m, why, coded_retx) = if self.breaker.state().is_open() {
+            (0, Why::Breaker, false)
+        } else {
+            let eps = Prob::from_ppb(self.cfg.epsilon_ppb as u64);
+            let (mut m, c) = choose_m(k, p, eps, cap, retx_rule);
+            let mut why = match c {
+                MChoice::NoLoss => Why::NoLoss,
+                MChoice::RetxSuffices => Why::RetxSuffices,
+                MChoice::Tail => Why::Tail,
+                MChoice::Capped => Why::Capped,
+            };
+            if classification.congestion() && m > self.cfg.m_cong {
+                m = self.cfg.m_cong;
+                why = Why::CongestionCap;
+                self.counters.congestion_capped = self.counters.congestion_capped.saturating_add(1);
+            }
+            if let Some(onset) = self.repair_onset {
+                let limit = if self.repair_last.saturating_sub(onset) > self.cfg.repair_zero_after {
+                    why = Why::RepairPathZero;
+                    0
+                } else {
+                    current.map_or(0, |(_, cm)| cm / 2)
+                };
+                if m > limit {
+                    m = limit;
+                    if why != Why::RepairPathZero {
+                        why = Why::RepairPathReduced;
+                    }
+                    self.counters.repair_reduced = self.counters.repair_reduced.saturating_add(1);
+                }
+            }
+            (m, why, true)
+        };
+        let change = if current == Some((k, m)) {
+            Change::None
+        } else {
+            let allowed = why == Why::Breaker
+                || current.is_none()
+                || match self.last_change {
+                    None => true,
+                    Some(t) => now >= t.saturating_add(srtt.saturating_mul(2)),
+                };
+            if allowed {
+                self.last_change = Some(now);
+                self.counters.changes = self.counters.changes.saturating_add(1);
+                Change::Apply
+            } else {
+                self.counters.suppressed = self.counters.suppressed.saturating_add(1);
+                Change::Suppressed
+            }
+        };
+        Decision {
+            scheme,
+            k,
+            m,
+            coded_retx,
+            classification,
+            why,
+            change,
+        }
+    }
+
+    /// The loss-rate estimate p (pre-restoration).
+    pub fn loss_estimate(&self) -> Prob {
+        Prob::from_ratio(self.ewma_lost, self.ewma_expected)
+    }
+
+    /// p in parts per billion, for operators.
+    pub fn loss_ppb(&self) -> u64 {
+        self.loss_estimate().to_ppb()
+    }
+
+    /// The current loss classification.
+    pub fn classification(&self, now: Nanos) -> Classification {
+        self.classifier
+            .classify(now, !self.loss_estimate().is_zero())
+    }
+
+    /// Circuit-breaker state.
+    pub const fn breaker_state(&self) -> BreakerState {
+        self.breaker.state()
+    }
+
+    /// The circuit breaker (window statistics for operators).
+    pub const fn breaker(&self) -> &Breaker {
+        &self.breaker
+    }
+
+    /// Whether coded retransmission may be sent now (breaker not open).
+    pub const fn coded_retx_allowed(&self) -> bool {
+        !self.breaker.state().is_open()
+    }
+
+    /// Whether CE/loss on REPAIR messages is currently reported.
+    pub const fn repair_path_signal(&self) -> bool {
+        self.repair_onset.is_some()
+    }
+
+    /// CE fraction baseline and last value, ppb (for operators).
+    pub const fn ce_ppb(&self) -> (u64, u64) {
+        (
+            self.classifier.ce_baseline_ppb(),
+            self.classifier.ce_last_ppb(),
+        )
+    }
+
+    /// Counters.
+    pub const fn counters(&self) -> &PolicyCounters {
+        &self.counters
+    }
+
+    /// Configuration.
+    pub const fn config(&self) -> &PolicyConfig {
+        &self.cfg
+    }
+}
+
+/// `num / den` in ppb, 0 when `den` is 0.
+fn ratio_ppb(num: u64, den: u64) -> u64 {
+    if den == 0 {
+        return 0;
+    }
+    prob::div_u128_by_u64((num as u128).wrapping_mul(PPB as u128), den).min(u64::MAX as u128) as u64
+}

@@ -1,0 +1,211 @@
+//! Hold time H and in-order release.
+
+mod crf_util;
+
+use crem_core::engine::crf::SourceVerdict;
+use crem_core::engine::MS;
+use crf_util::*;
+use proptest::prelude::*;
+
+fn pkt(p: u32) -> Vec<u8> {
+    send_packet(crem_core::psn::Psn::new(p), 40)
+}
+
+#[test]
+fn gap_filled_within_h_releases_in_order() {
+    let mut rig = Rig::new(base_cfg());
+    for p in 0..5 {
+        assert_eq!(rig.source(p, &pkt(p), false), SourceVerdict::Deliver);
+    }
+    for p in 6..10 {
+        rig.at(10 + p as u64);
+        assert_eq!(rig.source(p, &pkt(p), false), SourceVerdict::Hold);
+    }
+    assert_eq!(rig.crf.held(), 4);
+    rig.at(100_000);
+    assert_eq!(rig.source(5, &pkt(5), false), SourceVerdict::Deliver);
+    assert_eq!(rig.host.delivered_psns(), (0..10).collect::<Vec<_>>());
+    assert_eq!(rig.crf.held(), 0);
+    assert!(rig.host.held.is_empty());
+    let c = rig.crf.counters();
+    assert_eq!(c.held, 4);
+    assert_eq!(c.released_in_order, 4);
+    assert_eq!(c.released_by_h, 0);
+    // Each was held about 100 µs, less than H.
+    assert!(rig.host.delivered.iter().all(|d| d.held_for < MS));
+}
+
+#[test]
+fn h_expiry_releases_in_psn_order_and_late_packet_still_delivered() {
+    let mut rig = Rig::new(base_cfg());
+    rig.source(0, &pkt(0), false);
+    // 1 lost; 2..6 arrive with 3 and 4 swapped.
+    for (i, p) in [2u32, 4, 3, 5].into_iter().enumerate() {
+        rig.at(100_000 * (i as u64 + 1));
+        assert_eq!(rig.source(p, &pkt(p), false), SourceVerdict::Hold);
+    }
+    assert_eq!(rig.crf.next_deadline(), Some(100_000 + MS));
+    rig.advance(100_000 + MS);
+    // Packet 2's hold ran out: it goes past the gap, and 3, 4, 5 follow in
+    // order (before their own deadlines): no gap remains before them.
+    assert_eq!(rig.host.delivered_psns(), vec![0, 2, 3, 4, 5]);
+    for d in &rig.host.delivered {
+        assert!(d.held_for <= MS);
+    }
+    assert_eq!(rig.crf.counters().released_by_h, 1);
+    assert_eq!(rig.crf.counters().released_in_order, 3);
+    // The lost packet shows up late (RDMA retransmission): delivered now.
+    rig.at(3 * MS);
+    assert_eq!(rig.source(1, &pkt(1), false), SourceVerdict::Deliver);
+    // New in-order traffic flows without holding.
+    assert_eq!(rig.source(6, &pkt(6), false), SourceVerdict::Deliver);
+    assert_eq!(rig.host.bogus_releases, 0);
+}
+
+#[test]
+fn zero_hold_time_never_holds() {
+    let mut cfg = base_cfg();
+    cfg.hold_time = 0;
+    let mut rig = Rig::new(cfg);
+    for p in [0u32, 2, 3, 1, 7, 5, 4, 6] {
+        assert_eq!(rig.source(p, &pkt(p), false), SourceVerdict::Deliver);
+    }
+    assert_eq!(rig.crf.counters().held, 0);
+    assert_eq!(rig.crf.held(), 0);
+}
+
+#[test]
+fn hold_queue_full_delivers_immediately() {
+    let mut rig = Rig::new(base_cfg());
+    rig.source(0, &pkt(0), false);
+    let mut held = 0;
+    for p in 2..400u32 {
+        if rig.source(p, &pkt(p), false) == SourceVerdict::Hold {
+            held += 1;
+        }
+    }
+    assert_eq!(held, 256, "HELD capacity of TestCrf");
+    assert_eq!(rig.crf.counters().hold_full, 398 - 256);
+    rig.source(1, &pkt(1), false);
+    assert!(rig.host.held.is_empty());
+}
+
+#[test]
+fn restored_packet_fills_gap_then_successors_follow() {
+    let payloads: Vec<Option<Vec<u8>>> = (0..8).map(|p| Some(pkt(p))).collect();
+    let mut rig = Rig::new(base_cfg());
+    let cfg = cauchy(1, 4, 1, 64);
+    rig.crf.accept_config(cfg);
+    let csf = Csf::new(cfg, 0, payloads.clone());
+    for p in [0u32, 2, 3] {
+        rig.source(p, payloads[p as usize].as_ref().unwrap(), false);
+    }
+    assert_eq!(rig.crf.held(), 2);
+    rig.at(200_000);
+    rig.repair_bytes(&csf.ordinary(0)[0], false);
+    assert_eq!(rig.host.delivered_psns(), vec![0, 1, 2, 3]);
+    assert!(rig.host.delivered[1].restored);
+    assert_eq!(rig.host.delivered[1].bytes, payloads[1].clone().unwrap());
+    assert!(rig.host.delivered[2].held_for >= 200_000);
+}
+
+#[test]
+fn restored_after_a_gap_is_held_too() {
+    // Block 0 loses 1 (no repair yet); block 1 loses 5 and gets its repair
+    // first: 5 is restored but held behind the gap at 1.
+    let payloads: Vec<Option<Vec<u8>>> = (0..8).map(|p| Some(pkt(p))).collect();
+    let mut rig = Rig::new(base_cfg());
+    let cfg = cauchy(1, 4, 1, 64);
+    rig.crf.accept_config(cfg);
+    let csf = Csf::new(cfg, 0, payloads.clone());
+    for p in [0u32, 2, 3, 4, 6, 7] {
+        rig.source(p, payloads[p as usize].as_ref().unwrap(), false);
+    }
+    rig.repair_bytes(&csf.ordinary(1)[0], false);
+    assert_eq!(rig.host.delivered_psns(), vec![0]);
+    assert!(rig.host.held.get(&5).is_some_and(|h| h.1));
+    rig.repair_bytes(&csf.ordinary(0)[0], false);
+    assert_eq!(rig.host.delivered_psns(), (0..8).collect::<Vec<_>>());
+}
+
+#[derive(Clone, Debug)]
+struct Arrival {
+    psn: u32,
+    at: u64,
+}
+
+fn arrivals() -> impl Strategy<Value = (Vec<Arrival>, u64)> {
+    (
+        proptest::collection::vec((any::<bool>(), 0u64..3_000_000), 1..150),
+        0u64..2_000_000,
+    )
+        .prop_map(|(v, h)| {
+            let mut a: Vec<Arrival> = v
+                .iter()
+                .enumerate()
+                .filter(|(i, (lost, _))| !*lost || i % 3 == 0)
+                .map(|(i, (_, jitter))| Arrival {
+                    psn: i as u32,
+                    at: i as u64 * 20_000 + jitter,
+                })
+                .collect();
+            a.sort_by_key(|x| x.at);
+            (a, h)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(200)))]
+
+    /// Arbitrary losses and arrival orders: every packet is delivered
+    /// exactly once, none is held longer than H, releases only for held
+    /// packets, nothing stays held.
+    #[test]
+    fn no_packet_held_longer_than_h((arr, h) in arrivals()) {
+        let mut cfg = base_cfg();
+        cfg.hold_time = h;
+        let mut rig = Rig::new(cfg);
+        for a in &arr {
+            rig.advance(a.at);
+            rig.source(a.psn, &pkt(a.psn), false);
+            for d in &rig.host.delivered {
+                prop_assert!(d.held_for <= h, "held {} > H {}", d.held_for, h);
+            }
+        }
+        rig.advance(10_000_000);
+        prop_assert!(rig.host.held.is_empty());
+        prop_assert_eq!(rig.crf.held(), 0);
+        prop_assert_eq!(rig.host.bogus_releases, 0);
+        let mut got = rig.host.delivered_psns();
+        got.sort_unstable();
+        let mut want: Vec<u32> = arr.iter().map(|a| a.psn).collect();
+        want.sort_unstable();
+        prop_assert_eq!(got, want);
+        for d in &rig.host.delivered {
+            prop_assert!(d.held_for <= h);
+        }
+    }
+
+    /// With no loss and a hold time longer than any reordering, RDMA sees
+    /// the packets in PSN order whatever the arrival order.
+    #[test]
+    fn reordering_within_h_is_undone((arr, _h) in arrivals()) {
+        let mut cfg = base_cfg();
+        cfg.hold_time = 10 * MS;
+        let mut rig = Rig::new(cfg);
+        let n = arr.iter().map(|a| a.psn).max().unwrap_or(0) + 1;
+        let mut all: Vec<Arrival> = (0..n)
+            .map(|p| arr.iter().find(|a| a.psn == p).cloned()
+                .unwrap_or(Arrival { psn: p, at: p as u64 * 20_000 }))
+            .map(|mut a| { a.at = if a.psn == 0 { 0 } else { a.at.max(1) }; a })
+            .collect();
+        all.sort_by_key(|a| a.at);
+        for a in &all {
+            rig.advance(a.at);
+            rig.source(a.psn, &pkt(a.psn), false);
+        }
+        rig.advance(100 * MS);
+        prop_assert_eq!(rig.host.delivered_psns(), (0..n).collect::<Vec<_>>());
+        prop_assert_eq!(rig.crf.counters().released_by_h, 0);
+    }
+}

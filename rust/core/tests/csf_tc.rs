@@ -1,0 +1,168 @@
+//! Selective repeat: T/C AETH reports answered with Source Copy from
+//! retention, with the in-flight guard, report and per-PSN deduplication,
+//! the per-report bound and the ACK-timeout fallback.
+
+mod csf_common;
+use csf_common::*;
+
+use crem_core::engine::csf::CsfParams;
+use crem_core::engine::MS;
+use crem_core::fec::parse_source_symbol;
+use crem_core::psn::Psn;
+use crem_core::wire::{FecScheme, Segment, TcAeth, TcAethReport};
+
+fn params() -> CsfParams {
+    CsfParams {
+        selective_repeat: true,
+        tc_batch_time: 100_000,
+        tc_ack_timeout: 10 * MS,
+        initial_srtt: MS,
+        ..CsfParams::DEFAULT
+    }
+}
+
+fn report(seq: u16, last: u32, segs: &[(u32, u32)]) -> TcAethReport {
+    let s: Vec<Segment> = segs
+        .iter()
+        .map(|&(l, r)| Segment {
+            left: Psn::new(l),
+            right: Psn::new(r),
+        })
+        .collect();
+    TcAethReport {
+        flow_id: 0,
+        seq,
+        fragment: TcAeth::new(Psn::new(last), &s).unwrap(),
+    }
+}
+
+/// PSNs 100..150, one per microsecond from t = 0.
+fn sent() -> H<16, 4096> {
+    let mut h: H<16, 4096> = H::new(params(), Some(cfg(1, 8, 0, 200)));
+    for i in 0..50u32 {
+        h.src(i as u64 * 1000, 100 + i, 1, &payload(100 + i, 60));
+    }
+    assert!(h.take().is_empty(), "m = 0: no ordinary repairs");
+    h
+}
+
+fn copied(h: &mut H<16, 4096>) -> Vec<u32> {
+    h.reps()
+        .iter()
+        .map(|r| {
+            assert_eq!(r.scheme, FecScheme::SourceCopy);
+            assert!(r.lost.is_some_and(|l| l.get(r.repair_index as usize)));
+            let psn = r.block_start.wrapping_add(r.repair_index as u32).value();
+            assert_eq!(
+                parse_source_symbol(r.symbol).unwrap(),
+                &payload(psn, 60)[..]
+            );
+            psn
+        })
+        .collect()
+}
+
+#[test]
+fn gaps_and_guarded_tail_are_resent_once() {
+    let mut h = sent();
+    // The draft's shape: continuous to 109, then 115..=129, 140..=144.
+    h.tc(2 * MS, &report(1, 109, &[(115, 129), (140, 144)]));
+    let got = copied(&mut h);
+    let want: Vec<u32> = (110..115).chain(130..140).chain(145..150).collect();
+    assert_eq!(got, want);
+    let c = *h.csf.counters();
+    assert_eq!(c.repairs_source_copy, 20);
+    assert_eq!(c.tc_lost_psns, 20);
+    assert_eq!(c.tc_guarded_psns, 0);
+    // The same report again, and an older one: ignored.
+    h.tc(2 * MS + 1, &report(1, 109, &[(115, 129)]));
+    h.tc(2 * MS + 2, &report(0, 109, &[(115, 129)]));
+    assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().tc_reports_duplicate, 2);
+    // A newer report with the same gaps within one SRTT: nothing re-sent.
+    h.tc(2 * MS + 3, &report(2, 109, &[(115, 129)]));
+    assert!(h.take().is_empty());
+    assert!(h.csf.counters().tc_deduped_psns >= 5);
+    // After one SRTT they may go again.
+    h.tc(4 * MS, &report(3, 109, &[(115, 149)]));
+    assert_eq!(copied(&mut h), (110..115).collect::<Vec<_>>());
+    // Acked PSNs are released and no longer answered.
+    h.ack(5 * MS, 127);
+    h.tc(7 * MS, &report(4, 109, &[(115, 149)]));
+    assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().tc_unknown_psns, 5);
+}
+
+#[test]
+fn in_flight_guard_spares_recent_psns() {
+    let mut h = sent();
+    // More sources just before the report: 150..=159 at 1.5 ms.
+    for i in 0..10u32 {
+        h.src(1_500_000 + i as u64, 150 + i, 1, &payload(150 + i, 60));
+    }
+    h.take();
+    // Report at 2 ms, everything up to 139 received: 140..=149 were sent
+    // long enough ago (lost), 150..=159 only 0.5 ms ago (in flight).
+    h.tc(2 * MS, &report(1, 139, &[]));
+    assert_eq!(copied(&mut h), (140..150).collect::<Vec<_>>());
+    assert_eq!(h.csf.counters().tc_guarded_psns, 10);
+    // Later they count.
+    h.tc(5 * MS, &report(2, 149, &[]));
+    assert_eq!(copied(&mut h), (150..160).collect::<Vec<_>>());
+}
+
+#[test]
+fn per_report_bound_and_open_block() {
+    let mut prm = params();
+    prm.tc_max_per_report = 4;
+    prm.idle_timeout = 100 * MS;
+    let mut h: H<16, 4096> = H::new(prm, Some(cfg(1, 8, 0, 200)));
+    for i in 0..4u32 {
+        h.src(i as u64, 100 + i, 1, &payload(100 + i, 60));
+    }
+    // Block 100.. is open (k = 8, long idle): a gap in it closes it first.
+    h.tc(5 * MS, &report(1, 99, &[(103, 103)]));
+    assert_eq!(copied(&mut h), [100, 101, 102]);
+    assert_eq!(h.csf.counters().blocks_closed_early, 1);
+    for i in 4..30u32 {
+        h.src(10 * MS + i as u64, 100 + i, 1, &payload(100 + i, 60));
+    }
+    h.take();
+    h.tc(20 * MS, &report(2, 103, &[(129, 129)]));
+    assert_eq!(copied(&mut h), [104, 105, 106, 107]);
+    assert_eq!(h.csf.counters().tc_over_budget, 21);
+}
+
+#[test]
+fn ack_timeout_and_disabled() {
+    let mut h = sent();
+    // Outstanding since the first source (t = 0): timeout at 10 ms.
+    assert_eq!(h.csf.next_deadline(), Some(49_000 + 100_000));
+    h.timer(MS);
+    assert_eq!(h.csf.next_deadline(), Some(10 * MS));
+    h.timer(10 * MS);
+    assert_eq!(h.csf.counters().tc_ack_timeouts, 1);
+    assert!(h.csf.tc_timed_out());
+    assert_eq!(h.csf.next_deadline(), None);
+    h.timer(30 * MS);
+    assert_eq!(
+        h.csf.counters().tc_ack_timeouts,
+        1,
+        "counted once per silence"
+    );
+    h.tc(31 * MS, &report(1, 149, &[]));
+    assert!(!h.csf.tc_timed_out());
+    assert_eq!(h.csf.next_deadline(), Some(41 * MS));
+    // Everything acked: no timeout pending.
+    h.ack(32 * MS, 149);
+    assert_eq!(h.csf.next_deadline(), None);
+    // Circuit breaker and mode off: reports ignored.
+    let mut h = sent();
+    h.csf.set_coded_retx(false);
+    h.tc(2 * MS, &report(1, 109, &[(115, 129)]));
+    h.csf.set_coded_retx(true);
+    h.csf.set_selective_repeat(false);
+    h.tc(2 * MS, &report(2, 109, &[(115, 129)]));
+    assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().tc_reports_ignored, 2);
+}
