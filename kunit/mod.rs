@@ -17,7 +17,10 @@ impl Write for MsgBuf<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let room = self.buf.len().saturating_sub(self.len + 1);
         let n = core::cmp::min(room, s.len());
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + n), s.as_bytes().get(..n)) {
+        if let (Some(dst), Some(src)) = (
+            self.buf.get_mut(self.len..self.len + n),
+            s.as_bytes().get(..n),
+        ) {
             dst.copy_from_slice(src);
             self.len += n;
         }

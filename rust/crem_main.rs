@@ -53,7 +53,10 @@ impl Drop for Registration {
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let glue = Registration::new()?;
-        pr_info!("loaded (crem-core wire version {})\n", crem_core::wire::VERSION);
+        pr_info!(
+            "loaded (crem-core wire version {})\n",
+            crem_core::wire::VERSION
+        );
         Ok(Crem { _glue: glue })
     }
 }

@@ -40,7 +40,9 @@ impl NetState {
     }
 
     fn get(&self, c: Counter) -> u64 {
-        self.counters.get(c as usize).map_or(0, |v| v.load(Ordering::Relaxed))
+        self.counters
+            .get(c as usize)
+            .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 }
 

@@ -52,6 +52,8 @@ kko=$top/build/kunit/crem.ko
 ctl=${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl
 if [ "$variant" = normal ]; then
   step cargo-fmt cargo fmt --all -- --check
+  # The module's own Rust (crate root, glue, KUnit bodies; crem-core via #[path]).
+  step kernel-rustfmt rustfmt --edition 2021 --check rust/crem_main.rs
   step cargo-clippy cargo clippy --workspace --all-targets -- -D warnings
   step cargo-test cargo test --workspace
   step crem-ctl-build cargo build -p crem-ctl --release
