@@ -8,12 +8,20 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
-for d in /tmp /run /var/tmp /var/run /var/lib /var/log /home /mnt; do
+# The host's /tmp may hold the repo (CI clones anywhere) or build outputs, so
+# its entries stay reachable at their usual paths, read-only, as symlinks in
+# the guest's writable /tmp.
+mount -t tmpfs -o mode=755 tmpfs /run
+mkdir -p /run/host-tmp && mount --bind /tmp /run/host-tmp
+for d in /tmp /var/tmp /var/lib /var/log /home /mnt; do  # /var/run links to /run
   mount -t tmpfs -o mode=1777 tmpfs "$d" 2>/dev/null
+done
+for e in /run/host-tmp/* /run/host-tmp/.[!.]*; do
+  [ -e "$e" ] && ln -s "$e" "/tmp/${e##*/}" 2>/dev/null
 done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # The results share (rw) from the host, when the runner gives one.
-mkdir -p /tmp/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /tmp/out 2>/dev/null
+rm -f /tmp/out; mkdir -p /tmp/out && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /tmp/out 2>/dev/null
 hostname "$(sed -n 's/.*crem.name=\([^ ]*\).*/\1/p' /proc/cmdline)"
 ip link set lo up
 script=$(sed -n 's/.*crem.script=\([^ ]*\).*/\1/p' /proc/cmdline)
