@@ -5,7 +5,7 @@
 #
 #   --name NAME        guest hostname and log name (default: vm)
 #   --variant V        kernel variant: normal (default) or debug
-#   --timeout SECS     kill the VM after SECS (default 600); exit status 124
+#   --timeout SECS     kill the VM after SECS (default 600; x3 for debug); exit 124
 #   --mem MB           guest memory (default 768, 1536 for debug)
 #   --nic LPORT:RPORT  add a virtio NIC wired to UDP 127.0.0.1:RPORT from
 #                      127.0.0.1:LPORT (repeatable; eth0, eth1, ... in order)
@@ -41,6 +41,8 @@ kdir=$(kernel_dir "$variant")
 kernel=$kdir/arch/x86/boot/bzImage
 [ -f "$kdir/.crem-complete" ] || die "no $variant kernel in the cache: run 'make setup' (or 'make kernel-debug')"
 [ -n "$mem" ] || { [ "$variant" = debug ] && mem=1536 || mem=768; }
+# KASAN, lockdep and kmemleak make the debug kernel about 3x slower under TCG.
+[ "$variant" = debug ] && timeout=$((timeout * 3))
 out_dir=${CREM_OUT:-/tmp/crem-vm}
 mkdir -p "$out_dir"
 [ -n "$log" ] || log=$out_dir/$name.console.log

@@ -1,0 +1,472 @@
+//! `crem-sim`: runs the CREM simulation over a grid of path and protocol
+//! settings and prints one line (or JSON object) per cell.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use crem_core::engine::MS;
+use crem_sim::{run, LossModel, RdmaModel, Recovery, Report, SimConfig, TrafficModel};
+
+const LONG_ABOUT: &str = "\
+Runs crem-core's CSF and CRF engines, unchanged, in a deterministic \
+discrete-event simulation of one protected RoCEv2 flow, over a grid of path \
+and protocol settings, and prints what CREM achieved in each cell.
+
+THE MODEL
+  An RDMA sender emits real RoCEv2 packets (BTH, RETH, payload, ICRC; RDMA \
+WRITEs of up to 16 packets, small SENDs, and READ requests whose response \
+PSNs are absent positions) at --pps packets per second, with occasional \
+pauses. The CSF sees every packet, forms blocks and sends REPAIRs. A forward \
+and a reverse link (each a FIFO bottleneck of --link-mbps, RTT/2 propagation \
+delay, random or Gilbert-Elliott burst loss, optional reordering, optional \
+extra loss of CREM messages) carry data, REPAIRs and control. The CRF restores \
+what it can; restored packets are ICRC-checked and compared byte for byte with \
+what was sent. An RDMA receiver records every copy of every PSN and returns \
+cumulative ACKs (real AETH packets the CSF uses to release retention).
+
+  Negotiation is the real HELLO/HELLO_ACK and PARAM_UPDATE/PARAM_ACK exchange \
+over the links. With the policy on, LOSS_REPORTs drive the redundancy policy \
+(EWMA loss estimate, smallest m meeting epsilon = 1e-4, m = 0 when one coded \
+round suffices, hysteresis, circuit breaker) and its decisions are negotiated; \
+off, the fixed (k, m) of --m is used throughout.
+
+  Recovery modes: coded (REPAIR_REQUEST: two coded rounds, then Source Copy), \
+sr (selective repeat: windowless T/C AETH reports answered with Source Copy), \
+both, and off (no CREM: the RDMA fallback alone, as a baseline).
+
+  RDMA's own recovery is the fallback: once the CRF lets a gap through (hold \
+time H expired or CREM gave up), the receiver NAKs the missing PSNs after the \
+NAK delay and the sender resends them (a selective model; what go-back-N would \
+have resent is counted as GBN). --rdma slow NAKs 4 RTT + 20 ms after a gap \
+shows, so that CREM's own rounds are measured; --rdma prompt NAKs at once, as \
+rxe and RoCE NICs do, so RDMA races CREM for every loss the ordinary repairs \
+did not fix within H.
+
+COLUMNS
+  loss%, burst   forward loss rate and mean burst length (1 = independent)
+  rtt            round-trip time, ms
+  k, pol, mode   block size, policy (on/off), recovery mode, RDMA model
+  m              final m (policy: time-weighted mean m in parentheses)
+  ovh%           repair octets / source octets (ordinary, coded, Source Copy)
+  lost           source packets whose first transmission was lost
+  fec%           ... restored before any CREM retransmission covering it
+                 arrived: by ordinary repairs, no extra RTT (with --rdma
+                 prompt also decodes completed by RDMA-resent sources)
+  1rtt%          ... restored in the first CREM retransmission round
+  later%         ... restored in a later CREM round (2nd coded, Source Copy)
+  rdma%          ... first delivered by the RDMA fallback
+  lat            mean extra latency per lost packet, ms (and in RTTs)
+  M/X            coded retransmission symbols / losses in those blocks
+  gbn            packets a go-back-N sender would have resent
+  ok             every PSN delivered byte-exact, no capacity or contract
+                 violation (else the first problem is printed below the table)
+
+Percentages are of lost packets. Each cell uses the same seed, so cells that \
+share a path see the same losses of original packets.";
+
+const EXAMPLES: &str = "\
+EXIT STATUS
+  0 when every cell is ok, 1 when a cell reports a problem (or an engine \
+panicked), 2 on a usage error.
+
+EXAMPLES
+  crem-sim                                  the default grid (120 cells, ~30 s)
+  crem-sim --loss 1 --burst 1 --rtt 10 --k 32 --policy on --mode coded,sr
+  crem-sim --rtt 50 --rdma prompt,slow --mode coded
+  crem-sim -j --loss 5 --burst 8 > cells.json
+  crem-sim --jobs 2 --packets 50000          longer runs, two threads";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Pol {
+    Off,
+    On,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    Coded,
+    Sr,
+    Both,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Rdma {
+    Slow,
+    Prompt,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "crem-sim",
+    version,
+    about = "Simulate CREM (crem-core's CSF and CRF) over a grid of lossy paths",
+    long_about = LONG_ABOUT,
+    after_long_help = EXAMPLES
+)]
+struct Args {
+    /// Forward loss rates, percent (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "0,1,5")]
+    loss: Vec<f64>,
+    /// Mean burst lengths in packets; 1 = independent losses, more =
+    /// Gilbert-Elliott bursts. Ignored for loss 0.
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    burst: Vec<f64>,
+    /// Round-trip times, ms.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,50")]
+    rtt: Vec<f64>,
+    /// Block sizes k.
+    #[arg(long, value_delimiter = ',', default_value = "16,64")]
+    k: Vec<u8>,
+    /// Redundancy policy off (fixed m) and/or on (adaptive).
+    #[arg(long, value_delimiter = ',', default_value = "off,on")]
+    policy: Vec<Pol>,
+    /// Recovery modes: coded retransmission, selective repeat (T/C AETH),
+    /// both, or no CREM at all.
+    #[arg(long, value_delimiter = ',', default_value = "coded,sr")]
+    mode: Vec<Mode>,
+    /// RDMA fallback: slow (NAK 4 RTT + 20 ms after a gap shows) or prompt
+    /// (NAK at once, like rxe).
+    #[arg(long, value_delimiter = ',', default_value = "slow")]
+    rdma: Vec<Rdma>,
+    /// Ordinary repairs per block with the policy off; "auto" = k/8.
+    #[arg(long, default_value = "auto")]
+    m: String,
+    /// Source packets per cell.
+    #[arg(long, default_value_t = 20_000)]
+    packets: u32,
+    /// Source packet rate, packets per second.
+    #[arg(long, default_value_t = 20_000)]
+    pps: u64,
+    /// Bottleneck rate of each direction, Mbit/s.
+    #[arg(long, default_value_t = 1000)]
+    link_mbps: u64,
+    /// Probability that a forward packet is reordered (held back).
+    #[arg(long, default_value_t = 0.0)]
+    reorder: f64,
+    /// Largest extra delay of a reordered packet, ms.
+    #[arg(long, default_value_t = 0.5)]
+    reorder_ms: f64,
+    /// Reverse-path loss rate, percent (ACKs and CRF messages).
+    #[arg(long, default_value_t = 0.0)]
+    rev_loss: f64,
+    /// Extra loss of CREM messages (both directions), percent.
+    #[arg(long, default_value_t = 0.0)]
+    crem_loss: f64,
+    /// The CSF spreads each block's ordinary repairs over the following
+    /// sources (one per source) instead of sending them back to back when
+    /// the block closes, so that a burst at the end of a block spares them.
+    #[arg(long)]
+    spread: bool,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Cells run in parallel.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// JSON output: an array with one object per cell (settings and the
+    /// full report, engine counters included).
+    #[arg(short = 'j', long)]
+    json: bool,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+struct Cell {
+    loss_pct: f64,
+    burst: f64,
+    rtt_ms: f64,
+    k: u8,
+    policy: bool,
+    mode: &'static str,
+    rdma: &'static str,
+    m_fixed: u8,
+}
+
+fn cells(a: &Args) -> Result<Vec<(Cell, SimConfig)>, String> {
+    let mut out = Vec::new();
+    let mut chans = Vec::new();
+    for &l in &a.loss {
+        if !(0.0..100.0).contains(&l) {
+            return Err(format!("loss {l}% out of range"));
+        }
+        if l == 0.0 {
+            chans.push((0.0, 1.0));
+        } else {
+            for &b in &a.burst {
+                chans.push((l, b.max(1.0)));
+            }
+        }
+    }
+    chans.dedup();
+    for &(loss, burst) in &chans {
+        for &rtt in &a.rtt {
+            for &k in &a.k {
+                if k == 0 {
+                    return Err("k must be 1..=255".into());
+                }
+                for &pol in &a.policy {
+                    for &mode in &a.mode {
+                        for &rd in &a.rdma {
+                            let rtt_ns = (rtt * MS as f64) as u64;
+                            let m = if a.m == "auto" {
+                                (k / 8).max(1)
+                            } else {
+                                a.m.parse::<u8>().map_err(|_| format!("bad --m {}", a.m))?
+                            };
+                            let mut c = SimConfig::new(a.seed, rtt_ns);
+                            c.packets = a.packets;
+                            c.pps = a.pps;
+                            c.link_bps = a.link_mbps * 1_000_000;
+                            c.fwd = LossModel {
+                                loss: loss / 100.0,
+                                burst,
+                                reorder: a.reorder,
+                                reorder_delay: (a.reorder_ms * MS as f64) as u64,
+                            };
+                            c.rev = LossModel {
+                                loss: a.rev_loss / 100.0,
+                                ..LossModel::CLEAN
+                            };
+                            c.crem_loss = a.crem_loss / 100.0;
+                            c.k = k;
+                            c.m = m.min(crem_sim::model::MAX_M);
+                            c.policy = pol == Pol::On;
+                            c.recovery = match mode {
+                                Mode::Coded => Recovery::Coded,
+                                Mode::Sr => Recovery::Selective,
+                                Mode::Both => Recovery::Both,
+                                Mode::Off => Recovery::Off,
+                            };
+                            c.rdma = match rd {
+                                Rdma::Slow => RdmaModel::slow(rtt_ns),
+                                Rdma::Prompt => RdmaModel::prompt(rtt_ns),
+                            };
+                            c.traffic = TrafficModel::DEFAULT;
+                            c.spread = a.spread;
+                            let cell = Cell {
+                                loss_pct: loss,
+                                burst,
+                                rtt_ms: rtt,
+                                k,
+                                policy: c.policy,
+                                mode: c.recovery.name(),
+                                rdma: match rd {
+                                    Rdma::Slow => "slow",
+                                    Rdma::Prompt => "prompt",
+                                },
+                                m_fixed: c.m,
+                            };
+                            out.push((cell, c));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn pct(r: &Report, n: u64) -> String {
+    if r.lost == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", 100.0 * r.share(n))
+    }
+}
+
+fn header() -> String {
+    format!(
+        "{:>5} {:>5} {:>4} {:>3} {:>3} {:>5} {:>6} {:>10} {:>6} {:>5} {:>5} {:>5} {:>6} {:>5} {:>15} {:>9} {:>6} {}",
+        "loss%", "burst", "rtt", "k", "pol", "mode", "rdma", "m", "ovh%", "lost", "fec%",
+        "1rtt%", "later%", "rdma%", "lat ms (RTTs)", "M/X", "gbn", "ok"
+    )
+}
+
+fn label(c: &Cell) -> String {
+    format!(
+        "{:>5} {:>5} {:>4} {:>3} {:>3} {:>5} {:>6}",
+        c.loss_pct,
+        c.burst,
+        c.rtt_ms,
+        c.k,
+        if c.policy { "on" } else { "off" },
+        c.mode,
+        c.rdma
+    )
+}
+
+fn line(c: &Cell, r: &Result<Report, String>) -> String {
+    let head = label(c);
+    let r = match r {
+        Ok(r) => r,
+        Err(e) => return format!("{head}  PANIC: {e}"),
+    };
+    let m = match (r.final_km, c.policy) {
+        (Some((_, m)), true) => format!("{m} ({:.1})", r.mean_m),
+        (Some((_, m)), false) => format!("{m}"),
+        (None, _) => "-".into(),
+    };
+    let lat = if r.lost == 0 {
+        "-".to_string()
+    } else {
+        format!(
+            "{:.2} ({:.2})",
+            r.lost_latency_mean_ns / 1e6,
+            r.lost_latency_mean_ns / (c.rtt_ms * 1e6)
+        )
+    };
+    let mx = if r.retx_block_losses == 0 {
+        "-".to_string()
+    } else {
+        format!("{}/{}", r.retx_symbols, r.retx_block_losses)
+    };
+    format!(
+        "{head} {:>10} {:>6.2} {:>5} {:>5} {:>5} {:>6} {:>5} {:>15} {:>9} {:>6} {}",
+        m,
+        100.0 * r.overhead,
+        r.lost,
+        pct(r, r.rec_fec),
+        pct(r, r.rec_retx1),
+        pct(r, r.rec_retx2),
+        pct(r, r.rec_rdma),
+        lat,
+        mx,
+        r.gbn_counterfactual,
+        if r.ok() { "yes" } else { "NO" }
+    )
+}
+
+fn problem(r: &Result<Report, String>) -> Option<String> {
+    match r {
+        Err(e) => Some(format!("panic: {e}")),
+        Ok(r) if !r.ok() => Some(
+            r.violations
+                .first()
+                .cloned()
+                .or_else(|| r.capacity.first().cloned())
+                .or_else(|| {
+                    r.host
+                        .0
+                        .iter()
+                        .find(|(_, &v)| v > 0)
+                        .map(|(k, v)| format!("host {k} = {v}"))
+                })
+                .unwrap_or_else(|| format!("{} undelivered", r.undelivered)),
+        ),
+        _ => None,
+    }
+}
+
+fn main() {
+    let a = Args::parse();
+    let grid = match cells(&a) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("crem-sim: {e}");
+            std::process::exit(2);
+        }
+    };
+    let n = grid.len();
+    let results: Mutex<Vec<Option<Result<Report, String>>>> = Mutex::new(vec![None; n]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let start = Instant::now();
+    std::panic::set_hook(Box::new(|_| {}));
+    std::thread::scope(|s| {
+        for _ in 0..a.jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                let (cell, cfg) = &grid[i];
+                let t = Instant::now();
+                let r = run(cfg);
+                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+                if !a.quiet {
+                    eprintln!(
+                        "[{d}/{n}] loss={}% burst={} rtt={}ms k={} policy={} mode={} rdma={}: {:.1}s{}",
+                        cell.loss_pct,
+                        cell.burst,
+                        cell.rtt_ms,
+                        cell.k,
+                        if cell.policy { "on" } else { "off" },
+                        cell.mode,
+                        cell.rdma,
+                        t.elapsed().as_secs_f64(),
+                        problem(&r).map(|p| format!("  ({p})")).unwrap_or_default()
+                    );
+                }
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut stdout = std::io::stdout().lock();
+    let mut bad = 0;
+    if a.json {
+        let arr: Vec<serde_json::Value> = grid
+            .iter()
+            .zip(&results)
+            .map(|((c, _), r)| {
+                let r = r.clone().unwrap_or_else(|| Err("not run".into()));
+                match r {
+                    Ok(rep) => {
+                        if !rep.ok() {
+                            bad += 1;
+                        }
+                        serde_json::json!({ "cell": c, "ok": rep.ok(), "report": rep })
+                    }
+                    Err(e) => {
+                        bad += 1;
+                        serde_json::json!({ "cell": c, "ok": false, "panic": e })
+                    }
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string_pretty(&arr).unwrap_or_default()
+        );
+    } else {
+        let _ = writeln!(
+            stdout,
+            "# crem-sim: {} packets/cell at {} pps, {} Mbit/s links, seed {}, fixed m = {}{}",
+            a.packets,
+            a.pps,
+            a.link_mbps,
+            a.seed,
+            a.m,
+            if a.spread { ", repairs spread" } else { "" }
+        );
+        let _ = writeln!(stdout, "{}", header());
+        let mut problems = Vec::new();
+        for ((c, _), r) in grid.iter().zip(&results) {
+            let r = r.clone().unwrap_or_else(|| Err("not run".into()));
+            let _ = writeln!(stdout, "{}", line(c, &r));
+            if let Some(p) = problem(&r) {
+                bad += 1;
+                problems.push(format!("{}: {p}", label(c).trim_start()));
+            }
+        }
+        for p in problems {
+            let _ = writeln!(stdout, "# problem: {p}");
+        }
+    }
+    if !a.quiet {
+        eprintln!(
+            "{n} cells in {:.1}s, {bad} with problems",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    if bad > 0 {
+        std::process::exit(1);
+    }
+}
