@@ -142,45 +142,33 @@ impl Config {
         *self == Config::default()
     }
 
+    /// The scalar attributes, in attribute order, by attribute ID.
+    fn fields(&mut self) -> [(u16, Field<'_>); 12] {
+        [
+            (CONFIG_PORT, Field::U16(&mut self.port)),
+            (CONFIG_ROLE, Field::Enum(&mut self.role, ROLE)),
+            (CONFIG_RECOVERY, Field::Enum(&mut self.recovery, RECOVERY)),
+            (CONFIG_ADAPTIVE, Field::U8(&mut self.adaptive)),
+            (CONFIG_K, Field::U8(&mut self.k)),
+            (CONFIG_M, Field::U8(&mut self.m)),
+            (CONFIG_SYMBOL_LEN, Field::U16(&mut self.symbol_len)),
+            (CONFIG_EPSILON_PPB, Field::U32(&mut self.epsilon_ppb)),
+            (CONFIG_M_CONG, Field::U8(&mut self.m_cong)),
+            (CONFIG_HOLD_US, Field::U32(&mut self.hold_us)),
+            (CONFIG_MAX_FLOWS, Field::U32(&mut self.max_flows)),
+            (CONFIG_MAX_MEMORY, Field::U64(&mut self.max_memory)),
+        ]
+    }
+
     /// The attributes of the config nest (CREM_A_CMD_CONFIG's contents).
     pub fn to_attrs(&self) -> Vec<Attr> {
-        let mut v = Vec::new();
-        if let Some(x) = self.port {
-            v.push(Attr::u16(CONFIG_PORT, x));
-        }
-        if let Some(x) = self.role {
-            v.push(Attr::u8(CONFIG_ROLE, x.value));
-        }
-        if let Some(x) = self.recovery {
-            v.push(Attr::u8(CONFIG_RECOVERY, x.value));
-        }
-        if let Some(x) = self.adaptive {
-            v.push(Attr::u8(CONFIG_ADAPTIVE, x));
-        }
-        if let Some(x) = self.k {
-            v.push(Attr::u8(CONFIG_K, x));
-        }
-        if let Some(x) = self.m {
-            v.push(Attr::u8(CONFIG_M, x));
-        }
-        if let Some(x) = self.symbol_len {
-            v.push(Attr::u16(CONFIG_SYMBOL_LEN, x));
-        }
-        if let Some(x) = self.epsilon_ppb {
-            v.push(Attr::u32(CONFIG_EPSILON_PPB, x));
-        }
-        if let Some(x) = self.m_cong {
-            v.push(Attr::u8(CONFIG_M_CONG, x));
-        }
-        if let Some(x) = self.hold_us {
-            v.push(Attr::u32(CONFIG_HOLD_US, x));
-        }
-        if let Some(x) = self.max_flows {
-            v.push(Attr::u32(CONFIG_MAX_FLOWS, x));
-        }
-        if let Some(x) = self.max_memory {
-            v.push(Attr::u64(CONFIG_MAX_MEMORY, x));
-        }
+        // The scalars, from a copy: the field table borrows mutably.
+        let mut v: Vec<Attr> = self
+            .clone()
+            .fields()
+            .into_iter()
+            .filter_map(|(id, f)| f.to_attr(id))
+            .collect();
         // An empty list is sent as one empty attribute: the kernel clears it.
         if self.reporter.as_ref().is_some_and(|r| r.is_empty()) {
             v.push(Attr::bytes(CONFIG_REPORTER, Vec::new()));
@@ -214,20 +202,10 @@ impl Config {
             c.peer = Some(Vec::new());
         }
         for a in attrs {
-            let u = a.as_uint();
+            if set_field(c.fields(), a) {
+                continue;
+            }
             match a.id {
-                CONFIG_PORT => c.port = u.map(|x| x as u16),
-                CONFIG_ROLE => c.role = u.map(|x| enum_val(ROLE, x)),
-                CONFIG_RECOVERY => c.recovery = u.map(|x| enum_val(RECOVERY, x)),
-                CONFIG_ADAPTIVE => c.adaptive = u.map(|x| x as u8),
-                CONFIG_K => c.k = u.map(|x| x as u8),
-                CONFIG_M => c.m = u.map(|x| x as u8),
-                CONFIG_SYMBOL_LEN => c.symbol_len = u.map(|x| x as u16),
-                CONFIG_EPSILON_PPB => c.epsilon_ppb = u.map(|x| x as u32),
-                CONFIG_M_CONG => c.m_cong = u.map(|x| x as u8),
-                CONFIG_HOLD_US => c.hold_us = u.map(|x| x as u32),
-                CONFIG_MAX_FLOWS => c.max_flows = u.map(|x| x as u32),
-                CONFIG_MAX_MEMORY => c.max_memory = u,
                 CONFIG_REPORTER => {
                     if let Some(b) = a.as_bytes() {
                         c.reporter
@@ -255,6 +233,53 @@ impl Config {
             }
         }
         c
+    }
+}
+
+/// A scalar field of [`Config`] or [`Flow`] and its width on the wire, for
+/// table-driven conversion to and from attributes.
+enum Field<'a> {
+    U8(&'a mut Option<u8>),
+    U16(&'a mut Option<u16>),
+    U32(&'a mut Option<u32>),
+    U64(&'a mut Option<u64>),
+    /// A u8 on the wire, named by `names`.
+    Enum(&'a mut Option<EnumVal>, &'static [&'static str]),
+}
+
+impl Field<'_> {
+    /// Sets the field from an attribute's unsigned value (truncated to the
+    /// field's width; `None` clears it).
+    fn set(self, u: Option<u64>) {
+        match self {
+            Field::U8(f) => *f = u.map(|x| x as u8),
+            Field::U16(f) => *f = u.map(|x| x as u16),
+            Field::U32(f) => *f = u.map(|x| x as u32),
+            Field::U64(f) => *f = u,
+            Field::Enum(f, names) => *f = u.map(|x| enum_val(names, x)),
+        }
+    }
+
+    /// The attribute `id` carrying the field's value, if it is set.
+    fn to_attr(&self, id: u16) -> Option<Attr> {
+        match self {
+            Field::U8(f) => f.map(|x| Attr::u8(id, x)),
+            Field::U16(f) => f.map(|x| Attr::u16(id, x)),
+            Field::U32(f) => f.map(|x| Attr::u32(id, x)),
+            Field::U64(f) => f.map(|x| Attr::u64(id, x)),
+            Field::Enum(f, _) => f.map(|x| Attr::u8(id, x.value)),
+        }
+    }
+}
+
+/// Sets the field of `fields` that attribute `a` is for; false if none is.
+fn set_field<const N: usize>(fields: [(u16, Field<'_>); N], a: &Attr) -> bool {
+    match fields.into_iter().find(|(id, _)| *id == a.id) {
+        Some((_, f)) => {
+            f.set(a.as_uint());
+            true
+        }
+        None => false,
     }
 }
 
@@ -338,28 +363,38 @@ impl Flow {
     pub fn from_attrs(attrs: &[Attr]) -> Flow {
         let mut f = Flow::default();
         for a in attrs {
-            let u = a.as_uint();
             let addr = || a.as_bytes().map(|b| Addr(b.to_vec()));
             match a.id {
-                FLOW_ID => f.id = u.map(|x| x as u32),
                 FLOW_SRC => f.src = addr(),
                 FLOW_DST => f.dst = addr(),
-                FLOW_DEST_QP => f.dest_qp = u.map(|x| x as u32),
-                FLOW_STATE => f.state = u.map(|x| enum_val(FLOW_STATES, x)),
-                FLOW_CONFIG_ID => f.config_id = u.map(|x| x as u8),
-                FLOW_SCHEME => f.scheme = u.map(|x| x as u8),
-                FLOW_K => f.k = u.map(|x| x as u8),
-                FLOW_M => f.m = u.map(|x| x as u8),
-                FLOW_SYMBOL_LEN => f.symbol_len = u.map(|x| x as u16),
-                FLOW_SRTT_US => f.srtt_us = u.map(|x| x as u32),
-                FLOW_LOSS_PPM => f.loss_ppm = u.map(|x| x as u32),
-                FLOW_LOSS_CLASS => f.loss_class = u.map(|x| enum_val(LOSS_CLASS, x)),
-                FLOW_BREAKER => f.breaker = u.map(|x| enum_val(BREAKER, x)),
-                FLOW_MEMORY => f.memory = u,
-                _ => {}
+                _ => {
+                    set_field(f.fields(), a);
+                }
             }
         }
         f
+    }
+
+    /// The scalar attributes by attribute ID.
+    fn fields(&mut self) -> [(u16, Field<'_>); 13] {
+        [
+            (FLOW_ID, Field::U32(&mut self.id)),
+            (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
+            (FLOW_STATE, Field::Enum(&mut self.state, FLOW_STATES)),
+            (FLOW_CONFIG_ID, Field::U8(&mut self.config_id)),
+            (FLOW_SCHEME, Field::U8(&mut self.scheme)),
+            (FLOW_K, Field::U8(&mut self.k)),
+            (FLOW_M, Field::U8(&mut self.m)),
+            (FLOW_SYMBOL_LEN, Field::U16(&mut self.symbol_len)),
+            (FLOW_SRTT_US, Field::U32(&mut self.srtt_us)),
+            (FLOW_LOSS_PPM, Field::U32(&mut self.loss_ppm)),
+            (
+                FLOW_LOSS_CLASS,
+                Field::Enum(&mut self.loss_class, LOSS_CLASS),
+            ),
+            (FLOW_BREAKER, Field::Enum(&mut self.breaker, BREAKER)),
+            (FLOW_MEMORY, Field::U64(&mut self.memory)),
+        ]
     }
 }
 

@@ -305,6 +305,18 @@ pub fn parse_addr(key: &str, s: &str) -> Result<IpAddr, String> {
 
 /// A comma-separated list of addresses.
 pub fn parse_addr_list(key: &str, s: &str) -> Result<Vec<Addr>, String> {
+    parse_list(key, s, "address", |x| parse_addr(key, x).map(Addr::from))
+}
+
+/// A comma-separated list of `what`s, each parsed by `item`: empty items are
+/// skipped, the single item `none` is the empty list (it clears the list), and
+/// no item at all is an error.
+fn parse_list<T>(
+    key: &str,
+    s: &str,
+    what: &str,
+    item: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
     let items: Vec<&str> = s
         .split(',')
         .map(str::trim)
@@ -315,14 +327,11 @@ pub fn parse_addr_list(key: &str, s: &str) -> Result<Vec<Addr>, String> {
     }
     if items.is_empty() {
         return Err(format!(
-            "{key}: no address given (use 'none' to clear the list; a set without \
+            "{key}: no {what} given (use 'none' to clear the list; a set without \
              {key} leaves it as it is)"
         ));
     }
-    items
-        .into_iter()
-        .map(|x| parse_addr(key, x).map(Addr::from))
-        .collect()
+    items.into_iter().map(item).collect()
 }
 
 /// `PREFIX/LEN`, with the host bits zero.
@@ -381,21 +390,7 @@ pub fn parse_peer(key: &str, s: &str) -> Result<Peer, String> {
 }
 
 pub fn parse_peer_list(key: &str, s: &str) -> Result<Vec<Peer>, String> {
-    let items: Vec<&str> = s
-        .split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .collect();
-    if items == ["none"] {
-        return Ok(Vec::new()); // clears the list
-    }
-    if items.is_empty() {
-        return Err(format!(
-            "{key}: no peer given (use 'none' to clear the list; a set without \
-             {key} leaves it as it is)"
-        ));
-    }
-    items.into_iter().map(|x| parse_peer(key, x)).collect()
+    parse_list(key, s, "peer", |x| parse_peer(key, x))
 }
 
 /// Applies one `KEY VALUE` to `c`. List keys (reporter, peer) accumulate;

@@ -55,7 +55,11 @@
 //!   PSN. A gap with no known block is noticed when the highest PSN is k
 //!   positions past it (the block must have closed; its ordinary repairs
 //!   are due), or 1 position with m = 0, plus the reordering allowance; it
-//!   is then requested in the PSN-range form.
+//!   is then requested in the PSN-range form, together with every other
+//!   missing PSN of no known block, not yet requested, less than k
+//!   positions after it (the rest of its burst, which would otherwise fall
+//!   due one packet interval later each and meet the CSF's
+//!   one-request-per-block-per-SRTT limit).
 //! * Repairs Held r counts the repairs whose set L contains every source
 //!   the decoder lacks (only those can be combined); the request's L is that
 //!   set (it can exceed the missing packets when the store refused a copy).

@@ -27,6 +27,59 @@
 //!   unacknowledged is refused ([`ProposeError::Busy`]); an acknowledged one
 //!   not yet in effect may be superseded.
 
+/// The methods both sides share, for `impl` blocks of [`CrfNegotiation`] and
+/// [`CsfNegotiation`]: CLOSE in both directions and the accessors that depend
+/// only on the state. `$state` is the side's state enum (with
+/// `Established { flow_id }` and `Closed(reason)`); the side has `state`,
+/// `effective` and `counters` fields and a `release` method, and the calling
+/// module imports `Close`, `CloseReason`, `Limits`, `Message` and `Sink`. A macro rather than a trait so that the accessors stay `const fn`.
+macro_rules! shared_negotiation_methods {
+    ($state:ident) => {
+        /// Closes the flow with `reason` (CLOSE is sent if a Flow ID is
+        /// assigned) and releases its state.
+        pub fn close<S: Sink + ?Sized>(&mut self, reason: CloseReason, sink: &mut S) {
+            if let $state::Established { flow_id } = self.state {
+                let c = &mut self.counters;
+                let msg = Message::Close(Close { flow_id, reason });
+                super::emit(&msg, sink, &mut c.close_sent, &mut c.encode_errors);
+            }
+            self.release();
+            self.state = $state::Closed(reason);
+        }
+
+        /// Handles a CLOSE from the peer: returns its reason if it applied
+        /// (state released; drop the flow and its blocks, stop protecting it).
+        pub fn on_close(&mut self, msg: &Close) -> Option<CloseReason> {
+            super::check_flow(self.flow_id(), msg.flow_id, &mut self.counters.ignored).ok()?;
+            super::inc(&mut self.counters.close_received);
+            self.release();
+            self.state = $state::Closed(msg.reason);
+            Some(msg.reason)
+        }
+
+        /// State.
+        pub const fn state(&self) -> $state {
+            self.state
+        }
+
+        /// Flow ID once established.
+        pub const fn flow_id(&self) -> Option<u32> {
+            match self.state {
+                $state::Established { flow_id } => Some(flow_id),
+                _ => None,
+            }
+        }
+
+        /// Effective limits once established.
+        pub const fn effective_limits(&self) -> Option<Limits> {
+            match self.state {
+                $state::Established { .. } => Some(self.effective),
+                _ => None,
+            }
+        }
+    };
+}
+
 mod receiver;
 mod sender;
 
@@ -38,7 +91,7 @@ pub use self::sender::{
 
 use super::super::fec::Scheme;
 use super::super::wire::{FecScheme, Message};
-use super::{Nanos, Sink, MS};
+use super::{FecConfig, Nanos, Sink, MS};
 
 /// Attempts for HELLO and for each PARAM_UPDATE before giving up.
 pub const MAX_ATTEMPTS: u8 = 8;
@@ -56,6 +109,15 @@ pub const MAX_PSN_LEAD: u32 = 1 << 22;
 const MAX_MSG: usize = 64;
 /// Draws [`choose_flow_id`] makes before giving up.
 const FLOW_ID_DRAWS: u32 = 16;
+
+/// The placeholder configuration of a free slot (either side).
+const NO_CONFIG: FecConfig = FecConfig {
+    id: 0,
+    scheme: Scheme::CauchyRs,
+    k: 1,
+    m: 0,
+    t: 0,
+};
 
 /// Why a message was ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -108,6 +170,23 @@ fn emit<S: Sink + ?Sized>(msg: &Message<'_>, sink: &mut S, sent: &mut u64, error
             inc(sent);
         }
         None => inc(errors),
+    }
+}
+
+/// The Flow ID of an established side (`established`) that a message for
+/// `flow_id` matches; otherwise why the message is ignored, counted in
+/// `ignored`.
+fn check_flow(established: Option<u32>, flow_id: u32, ignored: &mut u64) -> Result<u32, Ignored> {
+    match established {
+        Some(id) if id == flow_id => Ok(id),
+        Some(_) => {
+            inc(ignored);
+            Err(Ignored::WrongFlow)
+        }
+        None => {
+            inc(ignored);
+            Err(Ignored::WrongState)
+        }
     }
 }
 

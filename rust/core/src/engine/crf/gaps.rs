@@ -50,6 +50,15 @@ impl RangeBuf {
 impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
     /// Handles the detected gaps whose time has come: request them by PSN
     /// range (two coded rounds), then FALLBACK, then give up.
+    ///
+    /// Gaps are detected one by one as the highest PSN moves past them, so
+    /// the PSNs of one burst fall due one packet interval apart. The CSF
+    /// answers one request per block per SRTT, so requesting them one by
+    /// one would make all but the first wait a round. Instead, a gap due
+    /// for its first request takes along, in the same request, every other
+    /// missing PSN of no known block that has had no request yet and lies
+    /// less than `k` (the block size) after it: those PSNs are already
+    /// behind the highest PSN and likely share its block.
     pub(super) fn scan_gaps<H: CrfHost + ?Sized>(&mut self, now: Nanos, host: &mut H) {
         if self.gap_due_min > now {
             return;
@@ -61,6 +70,9 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let mut fb = RangeBuf::new();
         let mut next = NEVER;
         let mut gave_up = false;
+        let span = self.batch_span();
+        // PSNs before this one join a first request (see above).
+        let mut batch_end: Option<Psn> = None;
         let mut p = self.win.resolve_next;
         for _ in 0..W {
             if p.is_after(self.win.highest) {
@@ -70,7 +82,25 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 break;
             };
             let f = self.win.at(s);
-            if f & (RESOLVED | IN_BLOCK) == 0 && f & DETECTED != 0 {
+            let batched = coded
+                && f & (RESOLVED | IN_BLOCK) == 0
+                && self.win.rounds_at(s) == 0
+                && batch_end.is_some_and(|e| p.is_before(e));
+            if batched {
+                // Missing, no request yet, near a gap being requested:
+                // request it now, whether detected (and due) or not.
+                if !req.push(p) {
+                    send_ranges(self.cfg.flow_id, req.ranges(), false, self, host);
+                    req = RangeBuf::new();
+                    req.push(p);
+                }
+                if f & DETECTED != 0 && reached(self.win.due_at(s), now) {
+                    // Due on its own: it extends the batch like any other.
+                    batch_end = Some(p.wrapping_add(span));
+                }
+                self.win.set_gap(s, 1, coarse_up(rt));
+                next = next.min(wake(rt));
+            } else if f & (RESOLVED | IN_BLOCK) == 0 && f & DETECTED != 0 {
                 let due = self.win.due_at(s);
                 if !reached(due, now) {
                     next = next.min(due_nanos(due, now));
@@ -92,6 +122,9 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                             }
                             self.win.set_gap(s, rounds.saturating_add(1), coarse_up(rt));
                             next = next.min(wake(rt));
+                            if !is_fb && rounds == 0 {
+                                batch_end = Some(p.wrapping_add(span));
+                            }
                         }
                         None => {
                             self.win.set(p, ABANDONED);
@@ -111,6 +144,13 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             self.advance_resolve(host);
             self.advance_delivery(true, host);
         }
+    }
+
+    /// How far after a gap due for its first request other missing PSNs
+    /// join that request: the block size k of the current configuration
+    /// (at least 1).
+    fn batch_span(&self) -> u32 {
+        self.current_config().map_or(1, |c| u32::from(c.k)).max(1)
     }
 }
 

@@ -13,14 +13,13 @@
 //! in PSN order and never goes back), and it is released when superseded with
 //! no open block.
 
-use super::super::super::fec::Scheme;
 use super::super::super::psn::Psn;
 use super::super::super::wire::{
     Close, CloseReason, FecScheme, Hello, HelloAck, Message, ParamAck, ParamStatus, ParamUpdate,
     FLOW_KIND_ROCEV2,
 };
 use super::super::{FecConfig, Limits, Sink};
-use super::{emit, inc, scheme_of, Ignored, MAX_CONFIGS};
+use super::{check_flow, emit, inc, scheme_of, Ignored, MAX_CONFIGS, NO_CONFIG};
 
 /// Negotiation state of the CRF.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,13 +135,7 @@ struct Slot {
 }
 
 const FREE: Slot = Slot {
-    cfg: FecConfig {
-        id: 0,
-        scheme: Scheme::CauchyRs,
-        k: 1,
-        m: 0,
-        t: 0,
-    },
+    cfg: NO_CONFIG,
     used: false,
     effective: Psn::ZERO,
     seq: 0,
@@ -265,14 +258,10 @@ impl CrfNegotiation {
         sink: &mut S,
     ) -> ParamOutcome {
         inc(&mut self.counters.param_update_received);
-        let CrfState::Established { flow_id } = self.state else {
-            inc(&mut self.counters.ignored);
-            return ParamOutcome::Ignored(Ignored::WrongState);
+        let flow_id = match check_flow(self.flow_id(), pu.flow_id, &mut self.counters.ignored) {
+            Ok(flow_id) => flow_id,
+            Err(why) => return ParamOutcome::Ignored(why),
         };
-        if pu.flow_id != flow_id {
-            inc(&mut self.counters.ignored);
-            return ParamOutcome::Ignored(Ignored::WrongFlow);
-        }
         let (status, outcome) = self.admit(pu);
         let ack = ParamAck {
             flow_id,
@@ -407,61 +396,13 @@ impl CrfNegotiation {
         }
     }
 
-    /// Closes the flow with `reason` (CLOSE sent when established) and releases
-    /// its state.
-    pub fn close<S: Sink + ?Sized>(&mut self, reason: CloseReason, sink: &mut S) {
-        if let CrfState::Established { flow_id } = self.state {
-            let c = &mut self.counters;
-            let msg = Message::Close(Close { flow_id, reason });
-            emit(&msg, sink, &mut c.close_sent, &mut c.encode_errors);
-        }
-        self.release();
-        self.state = CrfState::Closed(reason);
-    }
-
-    /// Handles a CLOSE from the CSF: returns its reason if it applied (state
-    /// released; drop the flow and its blocks).
-    pub fn on_close(&mut self, msg: &Close) -> Option<CloseReason> {
-        match self.state {
-            CrfState::Established { flow_id } if msg.flow_id == flow_id => {
-                inc(&mut self.counters.close_received);
-                self.release();
-                self.state = CrfState::Closed(msg.reason);
-                Some(msg.reason)
-            }
-            _ => {
-                inc(&mut self.counters.ignored);
-                None
-            }
-        }
-    }
+    shared_negotiation_methods!(CrfState);
 
     fn release(&mut self) {
         self.slots = [FREE; MAX_CONFIGS];
         self.hello = None;
         self.ack = None;
         self.effective = self.local;
-    }
-
-    /// State.
-    pub const fn state(&self) -> CrfState {
-        self.state
-    }
-
-    /// Flow ID once established.
-    pub const fn flow_id(&self) -> Option<u32> {
-        match self.state {
-            CrfState::Established { flow_id } => Some(flow_id),
-            _ => None,
-        }
-    }
-
-    /// Effective limits once established.
-    pub const fn effective_limits(&self) -> Option<Limits> {
-        match self.state {
-            CrfState::Established { .. } => Some(self.effective),
-            _ => None,
-        }
     }
 
     /// The accepted HELLO (flow descriptor, RDMA MTU, nonce).

@@ -9,8 +9,8 @@ use super::super::super::wire::{
 };
 use super::super::{FecConfig, Limits, Nanos, Sink};
 use super::{
-    emit, inc, wire_scheme, Ignored, HELLO_RTO, MAX_ATTEMPTS, MAX_CONFIGS, MAX_PSN_LEAD,
-    PARAM_MIN_RTO,
+    check_flow, emit, inc, wire_scheme, Ignored, HELLO_RTO, MAX_ATTEMPTS, MAX_CONFIGS,
+    MAX_PSN_LEAD, NO_CONFIG, PARAM_MIN_RTO,
 };
 
 /// What the HELLO describes: the protected flow.
@@ -208,13 +208,7 @@ struct Slot {
 }
 
 const FREE: Slot = Slot {
-    cfg: FecConfig {
-        id: 0,
-        scheme: Scheme::CauchyRs,
-        k: 1,
-        m: 0,
-        t: 0,
-    },
+    cfg: NO_CONFIG,
     used: false,
     open_blocks: 0,
     retiring: false,
@@ -576,13 +570,8 @@ impl CsfNegotiation {
     /// Handles a PARAM_ACK.
     pub fn on_param_ack(&mut self, ack: &ParamAck) -> ParamAckOutcome {
         inc(&mut self.counters.param_ack_received);
-        let CsfState::Established { flow_id } = self.state else {
-            inc(&mut self.counters.ignored);
-            return ParamAckOutcome::Ignored(Ignored::WrongState);
-        };
-        if ack.flow_id != flow_id {
-            inc(&mut self.counters.ignored);
-            return ParamAckOutcome::Ignored(Ignored::WrongFlow);
+        if let Err(why) = check_flow(self.flow_id(), ack.flow_id, &mut self.counters.ignored) {
+            return ParamAckOutcome::Ignored(why);
         }
         let id = ack.config_id;
         let slot_id = |i: usize| self.slots.get(i).filter(|s| s.used).map(|s| s.cfg.id);
@@ -670,61 +659,13 @@ impl CsfNegotiation {
         }
     }
 
-    /// Closes the flow with `reason` (CLOSE is sent if a Flow ID is assigned)
-    /// and releases all configuration state.
-    pub fn close<S: Sink + ?Sized>(&mut self, reason: CloseReason, sink: &mut S) {
-        if let CsfState::Established { flow_id } = self.state {
-            let c = &mut self.counters;
-            let msg = Message::Close(Close { flow_id, reason });
-            emit(&msg, sink, &mut c.close_sent, &mut c.encode_errors);
-        }
-        self.release();
-        self.state = CsfState::Closed(reason);
-    }
-
-    /// Handles a CLOSE from the CRF: returns its reason if it applied (state
-    /// released; stop protecting the flow).
-    pub fn on_close(&mut self, msg: &Close) -> Option<CloseReason> {
-        match self.state {
-            CsfState::Established { flow_id } if msg.flow_id == flow_id => {
-                inc(&mut self.counters.close_received);
-                self.release();
-                self.state = CsfState::Closed(msg.reason);
-                Some(msg.reason)
-            }
-            _ => {
-                inc(&mut self.counters.ignored);
-                None
-            }
-        }
-    }
+    shared_negotiation_methods!(CsfState);
 
     fn release(&mut self) {
         self.slots = [FREE; MAX_CONFIGS];
         self.active = None;
         self.pending = None;
         self.effective = self.local;
-    }
-
-    /// State.
-    pub const fn state(&self) -> CsfState {
-        self.state
-    }
-
-    /// Flow ID once established.
-    pub const fn flow_id(&self) -> Option<u32> {
-        match self.state {
-            CsfState::Established { flow_id } => Some(flow_id),
-            _ => None,
-        }
-    }
-
-    /// Effective limits once established.
-    pub const fn effective_limits(&self) -> Option<Limits> {
-        match self.state {
-            CsfState::Established { .. } => Some(self.effective),
-            _ => None,
-        }
     }
 
     /// The configuration new blocks use.
