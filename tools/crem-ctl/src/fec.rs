@@ -1,312 +1,281 @@
-//! `crem-ctl fec encode|decode`: CREM's FEC (crem-core's Cauchy / XOR /
-//! Source Copy codes) on files, for interop work.
+//! `crem-ctl fec encode|decode`: CREM's FEC (crem-core's Cauchy and XOR
+//! codes) over hex UDP payloads on standard input, for interop work.
 //!
-//! # The block file
+//! # I/O contract
 //!
-//! One source block as text, one item per line, `#` comments:
+//! `fec encode --symbol-len T --repair I[,I...] [--over J[,J...]]
+//! [--scheme cauchy|xor]` reads the block's source packets as hex UDP
+//! payloads, one per line: position j is line j, an empty line is an absent
+//! position, k is the number of lines. It prints one line `I HEX` per repair
+//! symbol (HEX: the T-octet repair symbol, lower case). `--over` restricts
+//! the sum to the set L (a coded retransmission); by default L is every
+//! present position.
 //!
-//! ```text
-//! # CREM FEC block
-//! scheme cauchy            # cauchy (1) | xor (2) | source-copy (0)
-//! k 4                      # block size: positions 0..k-1
-//! symbol-len 64            # T, octets of every symbol
-//! present 0-3              # positions that carry a source (default: 0..k-1)
-//! source 0 48656c6c6f      # position, payload P in hex (not the padded symbol)
-//! repair 0 0012ab...       # Repair Index i, the T-octet repair symbol in hex
-//! repair 5 over=1,3 9a...  # a coded retransmission: set L given explicitly
-//! ```
+//! `fec decode --k K --symbol-len T [--absent J[,J...]] [--scheme
+//! cauchy|xor]` reads lines `S J HEX` (a received source payload) and
+//! `R I HEX [over=J,J,...]` (a repair symbol, over every present position
+//! unless `over=` is given) and prints `J HEX` (the payload, unpadded) for
+//! every source it recovers, sorted by J.
 //!
-//! A repair without `over=` is an ordinary repair, whose set L is the
-//! present set. `fec encode` writes such a file (with the sources unless
-//! `--repairs-only`); delete some `source` lines to model losses and `fec
-//! decode` recovers them, as long as enough repairs are held.
+//! The source symbol of payload P is `uint16(len(P)) || P || zero padding`
+//! to T octets (crem-core's construction).
 
 use crate::hex;
 use crem_core::fec::{
-    self, build_source_symbol, parse_source_symbol, Bitmap, BlockEncoder, Code, DecodeScratch,
-    Scheme, SliceSymbols,
+    self, build_source_symbol, parse_source_symbol, Bitmap, Code, DecodeScratch, Scheme,
+    SliceSymbols,
 };
 use crem_core::gf::RowPerCall;
 use std::fmt::Write;
 
-/// A parsed block file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Block {
-    pub scheme: Scheme,
-    pub k: u8,
-    pub t: usize,
-    pub present: Bitmap,
-    /// (position, payload)
-    pub sources: Vec<(u8, Vec<u8>)>,
-    pub repairs: Vec<BlockRepair>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockRepair {
-    pub index: u8,
-    /// `Some(L)` for a coded retransmission.
-    pub over: Option<Bitmap>,
-    pub symbol: Vec<u8>,
-}
-
+/// `cauchy` (scheme 1) or `xor` (scheme 2).
 pub fn scheme_from_name(s: &str) -> Result<Scheme, String> {
     match s.to_ascii_lowercase().as_str() {
         "cauchy" | "cauchy-rs" | "1" => Ok(Scheme::CauchyRs),
         "xor" | "2" => Ok(Scheme::Xor),
-        "source-copy" | "copy" | "0" => Ok(Scheme::SourceCopy),
-        _ => Err(format!("unknown scheme '{s}' (cauchy, xor or source-copy)")),
+        _ => Err(format!("unknown scheme '{s}' (cauchy or xor)")),
     }
 }
 
-pub fn scheme_to_name(s: Scheme) -> &'static str {
-    match s {
-        Scheme::CauchyRs => "cauchy",
-        Scheme::Xor => "xor",
-        Scheme::SourceCopy => "source-copy",
-    }
-}
-
-/// `0-3,5` → {0,1,2,3,5}.
-pub fn parse_set(s: &str) -> Result<Bitmap, String> {
+/// Positions as given on the command line → a set; duplicates and
+/// positions outside 0..k-1 are errors.
+fn position_set(what: &str, js: &[u8], k: usize) -> Result<Bitmap, String> {
     let mut b = Bitmap::EMPTY;
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, z)) => (a.trim(), z.trim()),
-            None => (part, part),
-        };
-        let lo: u8 = lo
-            .parse()
-            .map_err(|_| format!("'{part}' is not a position (0..255)"))?;
-        let hi: u8 = hi
-            .parse()
-            .map_err(|_| format!("'{part}' is not a position (0..255)"))?;
-        if lo > hi {
-            return Err(format!("'{part}' is an empty range"));
+    for &j in js {
+        if j as usize >= k {
+            return Err(format!(
+                "{what}: position {j} is outside the block (k = {k})"
+            ));
         }
-        for j in lo..=hi {
-            b.insert(j);
+        if !b.insert(j) {
+            return Err(format!("{what}: position {j} given twice"));
         }
     }
     Ok(b)
 }
 
-/// {0,1,2,3,5} → `0-3,5`; the empty set → `none`.
-pub fn format_set(b: &Bitmap) -> String {
-    let v: Vec<u8> = b.iter().collect();
-    if v.is_empty() {
-        return "none".into();
-    }
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j {
-            v[i].to_string()
-        } else {
-            format!("{}-{}", v[i], v[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+fn code(scheme: Scheme, k: usize, t: usize) -> Result<Code, String> {
+    let k8 = u8::try_from(k)
+        .ok()
+        .filter(|k| *k > 0)
+        .ok_or_else(|| format!("k = {k}: a block has 1..255 positions"))?;
+    Code::new(scheme, k8, t).map_err(|e| format!("k {k} / symbol-len {t}: {e}"))
 }
 
-impl Block {
-    pub fn parse(text: &str) -> Result<Block, String> {
-        let (mut scheme, mut k, mut t, mut present) = (Scheme::CauchyRs, None, None, None);
-        let mut sources: Vec<(u8, Vec<u8>)> = Vec::new();
-        let mut repairs = Vec::new();
-        for (i, raw) in text.lines().enumerate() {
-            let n = i + 1;
-            let line = raw.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
+fn source_symbol(j: u8, p: &[u8], t: usize) -> Result<Vec<u8>, String> {
+    let mut s = vec![0u8; t];
+    build_source_symbol(p, t, &mut s).map_err(|e| {
+        format!(
+            "source {j} ({} octets): {e} (symbol-len {t} holds at most {} octets)",
+            p.len(),
+            t.saturating_sub(fec::LENGTH_PREFIX)
+        )
+    })?;
+    Ok(s)
+}
+
+/// The `fec encode` input: one hex payload per line, an empty line is an
+/// absent position. k = the number of lines.
+pub fn parse_sources(text: &str) -> Result<Vec<Option<Vec<u8>>>, String> {
+    text.lines()
+        .enumerate()
+        .map(|(n, l)| {
+            let l = l.trim();
+            if l.is_empty() {
+                Ok(None)
+            } else {
+                hex::decode(l)
+                    .map(Some)
+                    .map_err(|e| format!("line {} (position {n}): {e}", n + 1))
             }
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let err = |m: String| format!("line {n}: {m}");
-            let num = |w: Option<&&str>, what: &str| -> Result<u64, String> {
-                w.ok_or_else(|| err(format!("{what} missing")))?
-                    .parse::<u64>()
-                    .map_err(|_| err(format!("{what} is not a number")))
-            };
-            match words[0] {
-                "scheme" => {
-                    scheme = scheme_from_name(words.get(1).copied().unwrap_or("")).map_err(err)?
-                }
-                "k" => {
-                    let v = num(words.get(1), "k")?;
-                    k = Some(
-                        u8::try_from(v)
-                            .ok()
-                            .filter(|k| *k > 0)
-                            .ok_or_else(|| err("k must be 1..255".into()))?,
-                    );
-                }
-                "symbol-len" | "t" => t = Some(num(words.get(1), "symbol-len")? as usize),
-                "present" => {
-                    present = Some(parse_set(words.get(1).copied().unwrap_or("")).map_err(err)?)
-                }
-                "source" => {
-                    let j = num(words.get(1), "position")?;
-                    let j = u8::try_from(j).map_err(|_| err("position must be 0..254".into()))?;
-                    let data = hex::decode(&words[2..].concat()).map_err(&err)?;
-                    if sources.iter().any(|(p, _)| *p == j) {
-                        return Err(err(format!("source {j} given twice")));
-                    }
-                    sources.push((j, data));
-                }
-                "repair" => {
-                    let idx = num(words.get(1), "repair index")?;
-                    let index =
-                        u8::try_from(idx).map_err(|_| err("repair index must be 0..255".into()))?;
-                    let mut rest = &words[2..];
-                    let mut over = None;
-                    if let Some(o) = rest.first().and_then(|w| w.strip_prefix("over=")) {
-                        over = Some(parse_set(o).map_err(err)?);
-                        rest = &rest[1..];
-                    }
-                    let symbol = hex::decode(&rest.concat()).map_err(&err)?;
-                    repairs.push(BlockRepair {
-                        index,
-                        over,
-                        symbol,
-                    });
-                }
-                w => {
-                    return Err(err(format!(
-                        "unknown item '{w}' (scheme, k, symbol-len, present, source, repair)"
-                    )))
-                }
+        })
+        .collect()
+}
+
+/// Computes the repair symbols with indices `repairs` over the present
+/// sources, or over `over` (set L) when given. Returns (I, symbol) pairs in
+/// the order of `repairs`.
+pub fn encode(
+    scheme: Scheme,
+    t: usize,
+    sources: &[Option<Vec<u8>>],
+    repairs: &[u8],
+    over: Option<&[u8]>,
+) -> Result<Vec<(u8, Vec<u8>)>, String> {
+    let k = sources.len();
+    if k == 0 {
+        return Err("no source lines on standard input (k = 0)".into());
+    }
+    let code = code(scheme, k, t)?;
+    let present: Bitmap = {
+        let mut b = Bitmap::EMPTY;
+        for (j, s) in sources.iter().enumerate() {
+            if s.is_some() {
+                b.insert(j as u8);
             }
         }
-        let k = k.ok_or("the block file has no 'k' line")?;
-        let t = t.ok_or("the block file has no 'symbol-len' line")?;
-        let present = present.unwrap_or_else(|| Bitmap::first(k as usize));
-        for (j, _) in &sources {
-            if !present.contains(*j) {
+        b
+    };
+    let l = match over {
+        Some(o) => {
+            let l = position_set("--over", o, k)?;
+            if let Some(j) = l.difference(&present).iter().next() {
+                return Err(format!("--over: position {j} is absent (an empty line)"));
+            }
+            l
+        }
+        None => present,
+    };
+    let syms = l
+        .iter()
+        .map(|j| {
+            let p = sources[j as usize].as_deref().unwrap_or(&[]);
+            Ok((j, source_symbol(j, p, t)?))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut seen = Bitmap::EMPTY;
+    let mut out = Vec::with_capacity(repairs.len());
+    for &i in repairs {
+        if !seen.insert(i) {
+            return Err(format!("--repair: index {i} given twice"));
+        }
+        let mut sym = vec![0u8; t];
+        fec::encode_over(
+            &RowPerCall,
+            &code,
+            i,
+            syms.iter().map(|(j, s)| (*j, &s[..])),
+            &mut sym,
+        )
+        .map_err(|e| format!("repair {i}: {e}"))?;
+        out.push((i, sym));
+    }
+    Ok(out)
+}
+
+/// `I HEX` (or `J HEX`) lines.
+pub fn format_lines(items: &[(u8, Vec<u8>)]) -> String {
+    let mut s = String::new();
+    for (n, b) in items {
+        let _ = writeln!(s, "{n} {}", hex::encode(b));
+    }
+    s
+}
+
+/// One `R` line of the `fec decode` input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepairLine {
+    pub index: u8,
+    /// `Some(L)` for a coded retransmission (`over=`).
+    pub over: Option<Bitmap>,
+    pub symbol: Vec<u8>,
+}
+
+/// The `fec decode` input: `S J HEX` and `R I HEX [over=J,J,...]` lines
+/// (blank lines are skipped). Returns the sources (J, payload) and repairs.
+#[allow(clippy::type_complexity)]
+pub fn parse_symbols(text: &str) -> Result<(Vec<(u8, Vec<u8>)>, Vec<RepairLine>), String> {
+    let mut sources = Vec::new();
+    let mut repairs = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let err = |m: String| format!("line {}: {m}", n + 1);
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        let Some(&kind) = words.first() else {
+            continue;
+        };
+        let num = |what: &str| -> Result<u8, String> {
+            words
+                .get(1)
+                .ok_or_else(|| err(format!("{what} missing")))?
+                .parse::<u8>()
+                .map_err(|_| err(format!("{what} '{}' is not 0..255", words[1])))
+        };
+        match kind {
+            "S" => {
+                let j = num("position J")?;
+                let [_, _, h] = words[..] else {
+                    return Err(err("expected 'S J HEX'".into()));
+                };
+                sources.push((j, hex::decode(h).map_err(&err)?));
+            }
+            "R" => {
+                let index = num("repair index I")?;
+                let (h, over) = match words[..] {
+                    [_, _, h] => (h, None),
+                    [_, _, h, o] => {
+                        let o = o
+                            .strip_prefix("over=")
+                            .ok_or_else(|| err(format!("'{o}': expected over=J,J,...")))?;
+                        let mut l = Bitmap::EMPTY;
+                        for w in o.split(',') {
+                            let j = w
+                                .parse::<u8>()
+                                .map_err(|_| err(format!("over=: '{w}' is not a position")))?;
+                            if !l.insert(j) {
+                                return Err(err(format!("over=: position {j} given twice")));
+                            }
+                        }
+                        (h, Some(l))
+                    }
+                    _ => return Err(err("expected 'R I HEX [over=J,J,...]'".into())),
+                };
+                repairs.push(RepairLine {
+                    index,
+                    over,
+                    symbol: hex::decode(h).map_err(&err)?,
+                });
+            }
+            w => return Err(err(format!("unknown line type '{w}' (S or R)"))),
+        }
+    }
+    Ok((sources, repairs))
+}
+
+/// Recovers the present sources that were not received; returns
+/// (J, payload) sorted by J.
+pub fn decode(
+    scheme: Scheme,
+    k: u8,
+    t: usize,
+    absent: &[u8],
+    sources: &[(u8, Vec<u8>)],
+    repairs: &[RepairLine],
+) -> Result<Vec<(u8, Vec<u8>)>, String> {
+    let code = code(scheme, k as usize, t)?;
+    let present =
+        Bitmap::first(k as usize).difference(&position_set("--absent", absent, k as usize)?);
+    let mut symbols: Vec<Option<Vec<u8>>> = vec![None; k as usize];
+    for (j, p) in sources {
+        if *j >= k {
+            return Err(format!("source {j} is outside the block (k = {k})"));
+        }
+        if !present.contains(*j) {
+            return Err(format!("source {j} is at an absent position"));
+        }
+        if symbols[*j as usize].is_some() {
+            return Err(format!("source {j} given twice"));
+        }
+        symbols[*j as usize] = Some(source_symbol(*j, p, t)?);
+    }
+    for r in repairs {
+        if r.symbol.len() != t {
+            return Err(format!(
+                "repair {}: {} octets, not symbol-len {t}",
+                r.index,
+                r.symbol.len()
+            ));
+        }
+        if let Some(l) = &r.over {
+            if let Some(j) = l.difference(&present).iter().next() {
                 return Err(format!(
-                    "source {j} is not in the present set {}",
-                    format_set(&present)
+                    "repair {}: over= position {j} is absent or outside the block (k = {k})",
+                    r.index
                 ));
             }
         }
-        sources.sort_by_key(|s| s.0);
-        Ok(Block {
-            scheme,
-            k,
-            t,
-            present,
-            sources,
-            repairs,
-        })
-    }
-
-    /// The block file text; `recovered` marks sources with a comment.
-    pub fn format(&self, recovered: &Bitmap) -> String {
-        let mut s = String::from("# CREM FEC block (crem-ctl fec)\n");
-        let _ = writeln!(s, "scheme {}", scheme_to_name(self.scheme));
-        let _ = writeln!(s, "k {}", self.k);
-        let _ = writeln!(s, "symbol-len {}", self.t);
-        let _ = writeln!(s, "present {}", format_set(&self.present));
-        for (j, p) in &self.sources {
-            let mark = if recovered.contains(*j) {
-                "  # recovered"
-            } else {
-                ""
-            };
-            let sep = if p.is_empty() { "" } else { " " };
-            let _ = writeln!(s, "source {j}{sep}{}{mark}", hex::encode(p));
-        }
-        for r in &self.repairs {
-            let over = r
-                .over
-                .as_ref()
-                .map(|o| format!(" over={}", format_set(o)))
-                .unwrap_or_default();
-            let _ = writeln!(s, "repair {}{over} {}", r.index, hex::encode(&r.symbol));
-        }
-        s
-    }
-
-    fn code(&self) -> Result<Code, String> {
-        Code::new(self.scheme, self.k, self.t)
-            .map_err(|e| format!("k {} / symbol-len {}: {e}", self.k, self.t))
-    }
-}
-
-/// Encodes `payloads` (positions 0..n-1 of a block of k) into m repairs
-/// with indices first..first+m-1.
-pub fn encode(
-    scheme: Scheme,
-    k: u8,
-    m: u8,
-    t: usize,
-    first: u8,
-    payloads: &[Vec<u8>],
-) -> Result<Block, String> {
-    if payloads.len() > k as usize {
-        return Err(format!(
-            "{} source files for a block of k = {k}",
-            payloads.len()
-        ));
-    }
-    let code = Code::new(scheme, k, t).map_err(|e| format!("k {k} / symbol-len {t}: {e}"))?;
-    let mut enc = BlockEncoder::new(code, first, m)
-        .map_err(|e| format!("repair indices {first}..{}: {e}", first as u16 + m as u16))?;
-    let mut buf = vec![0u8; enc.buffer_len()];
-    fec::zero_repairs(&mut buf);
-    let gf = RowPerCall;
-    for (j, p) in payloads.iter().enumerate() {
-        enc.add_payload(&gf, j as u8, p, &mut buf).map_err(|e| {
-            format!(
-                "source {j} ({} octets): {e} (symbol-len {t} holds at most {} octets)",
-                p.len(),
-                t.saturating_sub(2)
-            )
-        })?;
-    }
-    let repairs = (0..m)
-        .zip(buf.chunks_exact(t.max(1)))
-        .map(|(n, sym)| BlockRepair {
-            index: enc.repair_index(n).unwrap_or(0),
-            over: None,
-            symbol: sym.to_vec(),
-        })
-        .collect();
-    Ok(Block {
-        scheme,
-        k,
-        t,
-        present: enc.fed(),
-        sources: payloads
-            .iter()
-            .enumerate()
-            .map(|(j, p)| (j as u8, p.clone()))
-            .collect(),
-        repairs,
-    })
-}
-
-/// Recovers the missing present sources; returns the completed block and
-/// the set of recovered positions.
-pub fn decode(b: &Block) -> Result<(Block, Bitmap), String> {
-    let code = b.code()?;
-    let t = b.t;
-    let mut symbols: Vec<Option<Vec<u8>>> = vec![None; b.k as usize];
-    for (j, p) in &b.sources {
-        if *j >= b.k {
-            return Err(format!("source {j} is outside the block (k = {})", b.k));
-        }
-        let mut s = vec![0u8; t];
-        build_source_symbol(p, t, &mut s)
-            .map_err(|e| format!("source {j} ({} octets): {e}", p.len()))?;
-        symbols[*j as usize] = Some(s);
     }
     let src_refs: Vec<Option<&[u8]>> = symbols.iter().map(|s| s.as_deref()).collect();
-    let reps: Vec<fec::Repair> = b
-        .repairs
+    let reps: Vec<fec::Repair> = repairs
         .iter()
         .map(|r| fec::Repair {
             index: r.index,
@@ -319,157 +288,162 @@ pub fn decode(b: &Block) -> Result<(Block, Bitmap), String> {
         repairs: &reps,
     };
     let mut scratch = Box::new(DecodeScratch::new());
-    let missing = b.present.len() - b.sources.len();
+    let missing = present.len() - sources.len();
     let mut out = vec![0u8; missing * t];
-    let recovered = fec::decode(
-        &RowPerCall,
-        &code,
-        &b.present,
-        &view,
-        &mut scratch,
-        &mut out,
-    )
-    .map_err(|e| format!("cannot decode: {e}"))?;
-    let mut done = b.clone();
+    let recovered = fec::decode(&RowPerCall, &code, &present, &view, &mut scratch, &mut out)
+        .map_err(|e| format!("cannot decode: {e}"))?;
+    let mut done = Vec::new();
     for (j, sym) in recovered.iter().zip(out.chunks_exact(t.max(1))) {
         let p = parse_source_symbol(sym).map_err(|e| {
             format!(
-                "recovered source {j} is not a valid source symbol ({e}): a repair symbol is wrong"
+                "recovered source {j} is not a valid source symbol ({e}): \
+                 the symbols are inconsistent"
             )
         })?;
-        done.sources.push((j, p.to_vec()));
+        done.push((j, p.to_vec()));
     }
-    done.sources.sort_by_key(|s| s.0);
-    Ok((done, recovered))
+    done.sort_by_key(|s| s.0);
+    Ok(done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn payloads() -> Vec<Vec<u8>> {
-        vec![
-            b"hello, CREM".to_vec(),
-            vec![],
-            (0u8..=60).collect(),
-            b"the fourth payload".to_vec(),
-        ]
+    /// "RDMA-PKT-0".."RDMA-PKT-3", one hex payload per line.
+    fn example_input() -> String {
+        (0..4)
+            .map(|j| format!("{}\n", hex::encode(format!("RDMA-PKT-{j}").as_bytes())))
+            .collect()
+    }
+
+    fn enc(input: &str, scheme: Scheme, repairs: &[u8], over: Option<&[u8]>) -> String {
+        let s = parse_sources(input).unwrap();
+        format_lines(&encode(scheme, 16, &s, repairs, over).unwrap())
+    }
+
+    fn dec(input: &str, scheme: Scheme, k: u8, absent: &[u8]) -> Result<String, String> {
+        let (s, r) = parse_symbols(input)?;
+        decode(scheme, k, 16, absent, &s, &r).map(|v| format_lines(&v))
     }
 
     #[test]
-    fn sets() {
-        let b = parse_set("0-3, 5,7-8").unwrap();
-        assert_eq!(format_set(&b), "0-3,5,7-8");
-        assert_eq!(format_set(&Bitmap::EMPTY), "none");
-        assert!(parse_set("3-1").is_err());
-        assert!(parse_set("x").is_err());
-    }
-
-    #[test]
-    fn encode_drop_decode_round_trip() {
-        for (scheme, m, drop) in [
-            (Scheme::CauchyRs, 2u8, vec![0u8, 2]),
-            (Scheme::CauchyRs, 3, vec![1, 2, 3]),
-            (Scheme::Xor, 1, vec![3]),
-        ] {
-            let full = encode(scheme, 4, m, 64, 0, &payloads()).unwrap();
-            // Through the text format, as a user would.
-            let text = full.format(&Bitmap::EMPTY);
-            assert_eq!(Block::parse(&text).unwrap(), full);
-            let kept: String = text
-                .lines()
-                .filter(|l| {
-                    !drop
-                        .iter()
-                        .any(|d| l.split_whitespace().take(2).eq(["source", &d.to_string()]))
-                })
-                .map(|l| format!("{l}\n"))
-                .collect();
-            let lossy = Block::parse(&kept).unwrap();
-            assert_eq!(lossy.sources.len(), 4 - drop.len());
-            let (done, rec) = decode(&lossy).unwrap();
-            assert_eq!(rec.iter().collect::<Vec<_>>(), drop);
-            assert_eq!(done.sources, full.sources, "{scheme:?}");
-            assert!(done.format(&rec).contains("  # recovered"));
-        }
-    }
-
-    #[test]
-    fn too_many_losses_and_bad_input() {
-        let full = encode(Scheme::CauchyRs, 4, 1, 64, 0, &payloads()).unwrap();
-        let mut lossy = full.clone();
-        lossy.sources.retain(|s| s.0 >= 2);
+    fn coding_example_encode() {
+        let input = example_input();
         assert_eq!(
-            decode(&lossy).unwrap_err(),
-            "cannot decode: insufficient repairs: 1 for 2 unknown sources"
+            enc(&input, Scheme::CauchyRs, &[0, 1], None),
+            "0 001ef6ccd7c377f0ddfc774c00000000\n1 001ef6ccd7c377f0ddfc774f00000000\n"
         );
-        assert!(encode(Scheme::CauchyRs, 4, 1, 8, 0, &payloads())
-            .unwrap_err()
-            .contains("source 0"));
-        assert!(encode(Scheme::CauchyRs, 2, 1, 64, 0, &payloads())
-            .unwrap_err()
-            .contains("k = 2"));
-        assert!(encode(Scheme::Xor, 4, 2, 64, 0, &payloads()).is_err());
-        assert!(encode(Scheme::CauchyRs, 200, 60, 64, 0, &[]).is_err());
-        // A corrupted repair is detected, not silently decoded.
-        let mut bad = full.clone();
-        bad.sources.retain(|s| s.0 != 1);
-        bad.repairs[0].symbol[10] ^= 0x55;
-        assert!(decode(&bad).unwrap_err().contains("repair symbol is wrong"));
+        assert_eq!(
+            enc(&input, Scheme::CauchyRs, &[2], Some(&[0, 1, 2])),
+            "2 00354fdf6d4b40b57e5c400000000000\n"
+        );
     }
 
     #[test]
-    fn retransmission_over_an_explicit_set() {
-        // A coded retransmission over L = {1,2} with index 7 recovers one of them.
-        let full = encode(Scheme::CauchyRs, 4, 0, 64, 0, &payloads()).unwrap();
-        let code = Code::new(Scheme::CauchyRs, 4, 64).unwrap();
-        let syms: Vec<Vec<u8>> = full
-            .sources
-            .iter()
-            .map(|(_, p)| {
-                let mut s = vec![0u8; 64];
-                build_source_symbol(p, 64, &mut s).unwrap();
-                s
+    fn coding_example_decode() {
+        let input = "\
+S 3 52444d412d504b542d33
+R 0 001ef6ccd7c377f0ddfc774c00000000
+R 1 001ef6ccd7c377f0ddfc774f00000000
+R 2 00354fdf6d4b40b57e5c400000000000 over=0,1,2
+";
+        assert_eq!(
+            dec(input, Scheme::CauchyRs, 4, &[]).unwrap(),
+            "0 52444d412d504b542d30\n1 52444d412d504b542d31\n2 52444d412d504b542d32\n"
+        );
+        // Without the retransmission, two repairs cannot recover three sources.
+        let short: String = input.lines().take(3).map(|l| format!("{l}\n")).collect();
+        let e = dec(&short, Scheme::CauchyRs, 4, &[]).unwrap_err();
+        assert!(e.starts_with("cannot decode: insufficient"), "{e}");
+        // Nothing lost: nothing printed.
+        let all: String = (0..4)
+            .map(|j| {
+                format!(
+                    "S {j} {}\n",
+                    hex::encode(format!("RDMA-PKT-{j}").as_bytes())
+                )
             })
             .collect();
-        let mut out = vec![0u8; 64];
-        let l = fec::encode_over(
-            &RowPerCall,
-            &code,
-            7,
-            [(1u8, &syms[1][..]), (2, &syms[2][..])],
-            &mut out,
-        )
-        .unwrap();
-        let text = format!(
-            "k 4\nsymbol-len 64\nsource 0 {}\nsource 1 {}\nsource 3 {}\nrepair 7 over={} {}\n",
-            hex::encode(&full.sources[0].1),
-            hex::encode(&full.sources[1].1),
-            hex::encode(&full.sources[3].1),
-            format_set(&l),
-            hex::encode(&out)
-        );
-        let (done, rec) = decode(&Block::parse(&text).unwrap()).unwrap();
-        assert_eq!(format_set(&rec), "2");
-        assert_eq!(done.sources, full.sources);
+        assert_eq!(dec(&all, Scheme::CauchyRs, 4, &[]).unwrap(), "");
     }
 
     #[test]
-    fn block_file_errors() {
-        assert!(Block::parse("symbol-len 8\n")
+    fn absent_positions() {
+        // Position 1 is absent (an empty line): the repairs sum over {0,2,3}.
+        let mut lines: Vec<String> = example_input().lines().map(String::from).collect();
+        lines[1].clear();
+        let input = lines.join("\n") + "\n";
+        let sources = parse_sources(&input).unwrap();
+        assert_eq!(sources.len(), 4);
+        assert!(sources[1].is_none());
+        let reps = enc(&input, Scheme::CauchyRs, &[0, 1], None);
+        let text = format!(
+            "S 3 {}\n{}",
+            lines[3],
+            reps.lines().map(|l| format!("R {l}\n")).collect::<String>()
+        );
+        assert_eq!(
+            dec(&text, Scheme::CauchyRs, 4, &[1]).unwrap(),
+            format!("0 {}\n2 {}\n", lines[0], lines[2])
+        );
+        // The decoder must be told: with 1 present the sums do not add up.
+        assert!(dec(&text, Scheme::CauchyRs, 4, &[]).is_err());
+        // --over may not name an absent position; S may not carry one.
+        let s = parse_sources(&input).unwrap();
+        assert!(encode(Scheme::CauchyRs, 16, &s, &[0], Some(&[1]))
             .unwrap_err()
-            .contains("no 'k'"));
-        assert!(Block::parse("k 2\n")
+            .contains("absent"));
+        let bad = format!("S 1 {}\n", lines[0]);
+        assert!(dec(&bad, Scheme::CauchyRs, 4, &[1])
             .unwrap_err()
-            .contains("no 'symbol-len'"));
-        assert!(Block::parse("k 2\nt 8\nsource 5 00\n")
+            .contains("absent"));
+    }
+
+    #[test]
+    fn xor_scheme() {
+        let input = example_input();
+        let reps = enc(&input, Scheme::Xor, &[0], None);
+        let lines: Vec<&str> = input.lines().collect();
+        let text = format!(
+            "S 0 {}\nS 1 {}\nS 3 {}\nR {reps}",
+            lines[0], lines[1], lines[3]
+        );
+        assert_eq!(
+            dec(&text, Scheme::Xor, 4, &[]).unwrap(),
+            format!("2 {}\n", lines[2])
+        );
+        // XOR has a single repair index.
+        let s = parse_sources(&input).unwrap();
+        assert!(encode(Scheme::Xor, 16, &s, &[1], None).is_err());
+        assert_eq!(scheme_from_name("xor").unwrap(), Scheme::Xor);
+        assert!(scheme_from_name("source-copy").is_err());
+    }
+
+    #[test]
+    fn inconsistent_and_bad_input() {
+        // A recovered length prefix larger than T - 2.
+        let text = "S 1 00\nS 2 00\nS 3 00\nR 0 00ff0000000000000000000000000000 over=0\n";
+        let e = dec(text, Scheme::CauchyRs, 4, &[]).unwrap_err();
+        assert!(e.contains("recovered source 0"), "{e}");
+        assert!(e.contains("inconsistent"), "{e}");
+        // Payload too long for T.
+        let s = parse_sources(&format!("{}\n", "00".repeat(15))).unwrap();
+        assert!(encode(Scheme::CauchyRs, 16, &s, &[0], None)
             .unwrap_err()
-            .contains("not in the present set"));
-        assert!(Block::parse("k 2\nt 8\nbogus\n")
+            .contains("at most 14"));
+        assert!(parse_sources("zz\n").unwrap_err().contains("line 1"));
+        assert!(encode(Scheme::CauchyRs, 16, &[], &[0], None).is_err());
+        assert!(parse_symbols("X 1 00\n").unwrap_err().contains("line 1"));
+        assert!(parse_symbols("S 1\n").is_err());
+        assert!(parse_symbols("R 0 00 under=1\n").is_err());
+        assert!(parse_symbols("R 0 00 over=1,1\n").is_err());
+        assert!(dec("R 0 00\n", Scheme::CauchyRs, 4, &[])
             .unwrap_err()
-            .contains("line 3: unknown item"));
-        assert!(Block::parse("k 2\nt 8\nsource 0 0g\n")
+            .contains("not symbol-len 16"));
+        assert!(dec("S 4 00\n", Scheme::CauchyRs, 4, &[])
             .unwrap_err()
-            .contains("line 3"));
+            .contains("outside"));
+        assert!(dec("", Scheme::CauchyRs, 4, &[9]).is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! Hex text: the input format of `decode`, `roce` and the FEC block files.
+//! Hex text: the input format of `decode`, `roce` and the `fec` payloads.
 //! Whitespace, `:` and `-` separators and an optional `0x` prefix are
 //! ignored; `#` starts a comment that runs to the end of the line (the
 //! format of crem-core's captured fixtures).

@@ -249,7 +249,7 @@ Prints the current configuration in the format of 'crem-ctl setconf' (see its
     )]
     Showconf,
 
-    /// Offline FEC: encode files into repair symbols, recover lost sources
+    /// Offline FEC: repair symbols from hex payloads, recover lost sources
     #[command(after_long_help = FEC_HELP)]
     Fec {
         #[command(subcommand)]
@@ -333,80 +333,83 @@ enum FlowAction {
 }
 
 const FEC_HELP: &str = "\
-BLOCK FILES:
-    One source block as text, one item per line ('#' comments):
-        scheme cauchy          # cauchy | xor | source-copy
-        k 4                    # block size (positions 0..k-1)
-        symbol-len 64          # T, octets per symbol
-        present 0-3            # positions that carry a source (default 0..k-1)
-        source 0 48656c6c6f    # position and payload P in hex
-        repair 0 0012ab...     # Repair Index and the T-octet symbol in hex
-        repair 5 over=1,3 ...  # coded retransmission over an explicit set L
-    'fec encode' writes one; delete 'source' lines to model losses and
-    'fec decode' fills them in (marked '# recovered').
+I/O FORMAT:
+    encode reads the block's source packets on standard input as hex UDP
+    payloads, one per line: position j = line j, an empty line is an absent
+    position, k = the number of lines. It prints one line 'I HEX' per repair
+    symbol (HEX = the T-octet repair symbol, lower case).
+    decode reads lines
+        S J HEX                  a received source payload at position J
+        R I HEX [over=J,J,...]   a repair symbol with Repair Index I, over
+                                 every present position unless over= is given
+    and prints 'J HEX' (the payload, unpadded) for every source it recovers,
+    sorted by J. The source symbol of payload P is uint16(len(P)) || P ||
+    zero padding to T octets, so payloads hold at most T-2 octets.
 
 EXAMPLE:
-    crem-ctl fec encode --k 4 --m 2 --symbol-len 1100 a b c d > block.txt
-    grep -v '^source 1 ' block.txt | crem-ctl fec decode - --output-dir out/
+    printf '%s\\n' 52444d412d504b542d30 52444d412d504b542d31 \\
+        52444d412d504b542d32 52444d412d504b542d33 |
+        crem-ctl fec encode --symbol-len 16 --repair 0,1
+    # 0 001ef6ccd7c377f0ddfc774c00000000
+    # 1 001ef6ccd7c377f0ddfc774f00000000
+    printf 'S 3 52444d412d504b542d33\\nR 0 001e...\\nR 1 001e...\\n' |
+        crem-ctl fec decode --k 4 --symbol-len 16 --absent 2
 
 EXIT STATUS:
-    0 success; 1 cannot encode/decode (e.g. too few repairs); 2 usage error.";
+    0 success; 1 cannot encode/decode (too few symbols, inconsistent
+    symbols); 2 usage error (bad arguments or input lines).";
 
 #[derive(Subcommand, Debug)]
 enum FecAction {
-    /// Encode FILEs (one source payload each) into repair symbols
+    /// Compute repair symbols from hex source payloads on standard input
     #[command(
         long_about = "\
-Treats each FILE's bytes as the payload P of one source packet, at positions
-0, 1, ... of a block of k, and computes m repair symbols with Repair Indices
-FIRST..FIRST+m-1 (crem-core's encoder: source symbol = uint16(len(P)) || P ||
-zero padding to T). Prints a block file (see 'crem-ctl fec --help').",
+Reads the block's source packets on standard input, one hex UDP payload per
+line (line j = position j, an empty line = an absent position, k = the
+number of lines), and prints 'I HEX' for every Repair Index I of --repair:
+the T-octet repair symbol, the sum over every present position, or over the
+set L of --over (a coded retransmission). crem-ctl's source symbol is
+uint16(len(P)) || P || zero padding to T (crem-core's encoder).",
         after_long_help = FEC_HELP
     )]
     Encode {
-        /// Block size k (1..255)
-        #[arg(long)]
-        k: u8,
-        /// Number of repair symbols
-        #[arg(long)]
-        m: u8,
         /// Symbol length T in octets (payloads may be up to T-2 octets)
         #[arg(long = "symbol-len", value_name = "T")]
         symbol_len: usize,
-        /// FEC scheme
-        #[arg(long, default_value = "cauchy", value_parser = ["cauchy", "xor", "source-copy"])]
+        /// Repair Indices to compute
+        #[arg(long, value_name = "I[,I...]", value_delimiter = ',', required = true)]
+        repair: Vec<u8>,
+        /// Sum over these positions only (coded retransmission set L)
+        #[arg(long, value_name = "J[,J...]", value_delimiter = ',')]
+        over: Option<Vec<u8>>,
+        /// FEC scheme: cauchy (scheme 1) or xor (scheme 2)
+        #[arg(long, default_value = "cauchy", value_parser = ["cauchy", "xor"])]
         scheme: String,
-        /// Repair Index of the first repair symbol
-        #[arg(long = "first-index", value_name = "FIRST", default_value_t = 0)]
-        first_index: u8,
-        /// Leave the source lines out of the output
-        #[arg(long = "repairs-only")]
-        repairs_only: bool,
-        /// Write the block file here instead of standard output
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// Source payload files (positions 0, 1, ...)
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
     },
-    /// Recover the missing sources of a block file
+    /// Recover lost source payloads from 'S'/'R' lines on standard input
     #[command(
         long_about = "\
-Reads a block file (see 'crem-ctl fec --help') whose present positions lack
-some 'source' lines, recovers them from the repairs (crem-core's decoder) and
-prints the completed block file, recovered sources marked '# recovered'.
-With --output-dir, also writes every source payload as DIR/source-J.bin.",
+Reads 'S J HEX' (a received source payload) and 'R I HEX [over=J,J,...]' (a
+repair symbol, over every present position unless over= is given) lines on
+standard input and prints 'J HEX' (the payload, unpadded) for every present
+source it recovers, sorted by J (crem-core's decoder). Exits 1 when the
+symbols do not suffice or are inconsistent (e.g. a recovered length prefix
+larger than T-2).",
         after_long_help = FEC_HELP
     )]
     Decode {
-        /// The block file (- for standard input)
-        file: PathBuf,
-        /// Write each source payload to DIR/source-J.bin
-        #[arg(long = "output-dir", value_name = "DIR")]
-        output_dir: Option<PathBuf>,
-        /// Write the completed block file here instead of standard output
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
+        /// Block size k (1..255)
+        #[arg(long)]
+        k: u8,
+        /// Symbol length T in octets
+        #[arg(long = "symbol-len", value_name = "T")]
+        symbol_len: usize,
+        /// Absent positions (no source packet there)
+        #[arg(long, value_name = "J[,J...]", value_delimiter = ',')]
+        absent: Vec<u8>,
+        /// FEC scheme: cauchy (scheme 1) or xor (scheme 2)
+        #[arg(long, default_value = "cauchy", value_parser = ["cauchy", "xor"])]
+        scheme: String,
     },
 }
 
@@ -531,18 +534,6 @@ fn hex_input(args: &[String]) -> Res<Vec<u8>> {
         return Err(Fail::Usage("empty input".into()));
     }
     Ok(b)
-}
-
-fn write_output(path: &Option<PathBuf>, text: &str) -> Res {
-    match path {
-        Some(p) => {
-            std::fs::write(p, text).map_err(|e| Fail::Failed(format!("{}: {e}", p.display())))
-        }
-        None => {
-            out(text);
-            Ok(())
-        }
-    }
 }
 
 fn run(cli: Cli) -> Res {
@@ -721,55 +712,37 @@ fn run(cli: Cli) -> Res {
                 conffile::format(&cfg)
             });
         }
-        Cmd::Fec { action } => match action {
-            FecAction::Encode {
-                k,
-                m,
-                symbol_len,
-                scheme,
-                first_index,
-                repairs_only,
-                output,
-                files,
-            } => {
-                let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
-                let payloads = files
-                    .iter()
-                    .map(|f| read_input(f))
-                    .collect::<Res<Vec<_>>>()?;
-                let mut b = fec::encode(scheme, k, m, symbol_len, first_index, &payloads)
-                    .map_err(Fail::Usage)?;
-                if repairs_only {
-                    b.sources.clear();
+        Cmd::Fec { action } => {
+            let stdin = read_input(std::path::Path::new("-"))?;
+            let text = String::from_utf8(stdin)
+                .map_err(|_| Fail::Usage("standard input: not UTF-8 text".into()))?;
+            match action {
+                FecAction::Encode {
+                    symbol_len,
+                    repair,
+                    over,
+                    scheme,
+                } => {
+                    let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
+                    let sources = fec::parse_sources(&text).map_err(Fail::Usage)?;
+                    let reps = fec::encode(scheme, symbol_len, &sources, &repair, over.as_deref())
+                        .map_err(Fail::Failed)?;
+                    out(&fec::format_lines(&reps));
                 }
-                write_output(&output, &b.format(&crem_core::fec::Bitmap::EMPTY))?;
-            }
-            FecAction::Decode {
-                file,
-                output_dir,
-                output,
-            } => {
-                let text = String::from_utf8_lossy(&read_input(&file)?).into_owned();
-                let b = fec::Block::parse(&text)
-                    .map_err(|e| Fail::Usage(format!("{}: {e}", file.display())))?;
-                let (done, rec) = fec::decode(&b).map_err(Fail::Failed)?;
-                if let Some(dir) = output_dir {
-                    std::fs::create_dir_all(&dir)
-                        .map_err(|e| Fail::Failed(format!("{}: {e}", dir.display())))?;
-                    for (jpos, p) in &done.sources {
-                        let f = dir.join(format!("source-{jpos}.bin"));
-                        std::fs::write(&f, p)
-                            .map_err(|e| Fail::Failed(format!("{}: {e}", f.display())))?;
-                    }
+                FecAction::Decode {
+                    k,
+                    symbol_len,
+                    absent,
+                    scheme,
+                } => {
+                    let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
+                    let (sources, repairs) = fec::parse_symbols(&text).map_err(Fail::Usage)?;
+                    let rec = fec::decode(scheme, k, symbol_len, &absent, &sources, &repairs)
+                        .map_err(Fail::Failed)?;
+                    out(&fec::format_lines(&rec));
                 }
-                write_output(&output, &done.format(&rec))?;
-                eprintln!(
-                    "crem-ctl: recovered {} source(s): {}",
-                    rec.len(),
-                    fec::format_set(&rec)
-                );
             }
-        },
+        }
         Cmd::Decode { input } => {
             let b = hex_input(&input)?;
             let text = inspect::decode_message(&b).map_err(Fail::Failed)?;
