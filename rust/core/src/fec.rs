@@ -1074,7 +1074,6 @@ fn cauchy_inverse_factors(s: &mut DecodeScratch, u: usize) {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
     use super::*;
     use std::vec::Vec;
 

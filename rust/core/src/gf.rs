@@ -485,7 +485,6 @@ pub mod x86 {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
     use super::*;
     use std::boxed::Box;
     use std::vec::Vec;

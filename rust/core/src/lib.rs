@@ -5,7 +5,7 @@
 //! benches) and unchanged inside the kernel module, where `rust/crem.rs` includes
 //! this file as a module with `#[path]`. Sibling modules therefore refer to each
 //! other with `super::` paths, never `crate::`, so both builds resolve the same.
-#![no_std]
+#![cfg_attr(not(test), no_std)] // unit tests link std; the library never does
 #![deny(unsafe_op_in_unsafe_fn)]
 #![cfg_attr(
     not(test),

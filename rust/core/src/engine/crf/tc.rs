@@ -378,7 +378,6 @@ impl TcState {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
     use super::*;
     use std::vec::Vec;
 
