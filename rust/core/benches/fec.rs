@@ -16,9 +16,9 @@
 //! and ours, with the same std-timing loop, and a `ratio` line is printed
 //! per cell: ours / reference (> 1 means ours is faster).
 
-use crem_core::fec::{
-    decode, Bitmap, BlockEncoder, Code, DecodeScratch, Repair, Scheme, SliceSymbols,
-};
+mod common;
+
+use crem_core::fec::{decode, Bitmap, BlockEncoder, Code, DecodeScratch, Scheme, SliceSymbols};
 use crem_core::gf::MulTable;
 use criterion::{black_box, criterion_group, BenchmarkId, Criterion, Throughput};
 use reed_solomon_erasure::galois_8::ReedSolomon;
@@ -125,22 +125,8 @@ fn bench_decode(c: &mut Criterion) {
             for (j, s) in srcs.iter().enumerate() {
                 enc.add_source(&*tab, j as u8, s, &mut buf).unwrap();
             }
-            // Lose u sources spread over the block.
-            let lost: Vec<usize> = (0..u as usize)
-                .map(|n| n * k as usize / u as usize)
-                .collect();
-            let held: Vec<Option<&[u8]>> = (0..k as usize)
-                .map(|j| (!lost.contains(&j)).then_some(&srcs[j][..]))
-                .collect();
-            let reps: Vec<Repair> = buf
-                .chunks(t)
-                .enumerate()
-                .map(|(i, d)| Repair {
-                    index: i as u8,
-                    lost: None,
-                    data: d,
-                })
-                .collect();
+            let (lost, held) = common::spread_loss(&srcs, k, u);
+            let reps = common::ordinary_repairs(&buf, t);
             let syms = SliceSymbols {
                 sources: &held,
                 repairs: &reps,

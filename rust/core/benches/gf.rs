@@ -1,9 +1,9 @@
 //! GF(2^8) and Cauchy coder throughput. Plain `main`, std timing:
 //! `cargo bench -p crem-core --bench gf`. Prints MB/s (10^6 bytes/s).
 
-use crem_core::fec::{
-    decode, Bitmap, BlockEncoder, Code, DecodeScratch, Repair, Scheme, SliceSymbols,
-};
+mod common;
+
+use crem_core::fec::{decode, Bitmap, BlockEncoder, Code, DecodeScratch, Scheme, SliceSymbols};
 use crem_core::gf::{self, MulAcc, MulTable, RowPerCall};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -105,22 +105,8 @@ fn bench_decode(name: &str, b: &dyn MulAcc, k: u8, u: u8, t: usize) {
     for (j, s) in srcs.iter().enumerate() {
         enc.add_source(b, j as u8, s, &mut buf).unwrap();
     }
-    // Lose u sources spread over the block.
-    let lost: Vec<usize> = (0..u as usize)
-        .map(|n| n * k as usize / u as usize)
-        .collect();
-    let held: Vec<Option<&[u8]>> = (0..k as usize)
-        .map(|j| (!lost.contains(&j)).then_some(&srcs[j][..]))
-        .collect();
-    let reps: Vec<Repair> = buf
-        .chunks(t)
-        .enumerate()
-        .map(|(i, d)| Repair {
-            index: i as u8,
-            lost: None,
-            data: d,
-        })
-        .collect();
+    let (lost, held) = common::spread_loss(&srcs, k, u);
+    let reps = common::ordinary_repairs(&buf, t);
     let syms = SliceSymbols {
         sources: &held,
         repairs: &reps,
