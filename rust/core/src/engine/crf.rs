@@ -371,7 +371,8 @@ pub struct Counters {
     pub loss_reports: u64,
     /// T/C AETH messages sent.
     pub tc_reports: u64,
-    /// T/C AETH segments not reported (fragment limit or list capacity).
+    /// T/C AETH segments not reported (more than a report carries, left
+    /// for later reports) plus gaps given up for list capacity.
     pub tc_segments_omitted: u64,
     /// Configurations refused by `accept_config`.
     pub configs_refused: u64,

@@ -52,6 +52,10 @@
 //!   then the RDMA transport's alone. [`Csf::set_ordinary_repairs`] stops
 //!   ordinary and proactive repairs at once, before the m = 0 configuration
 //!   is negotiated.
+//! * A T/C AETH fragment with all three segment pairs used (SegmentNum 4)
+//!   is partial: the PSNs after its highest segment are unknown, not lost;
+//!   only a final fragment (SegmentNum ≤ 3) has its tail counted lost,
+//!   behind the in-flight guard (`csf/tc.rs`, `crf/tc.rs`).
 //! * T/C AETH ACK timeout: when no report arrives for `tc_ack_timeout`
 //!   while blocks are outstanding, the CSF does not guess (the windowless
 //!   draft re-sends the newest PSNs); it counts the event and leaves
@@ -318,6 +322,9 @@ pub struct CsfCounters {
     pub tc_lost_psns: u64,
     /// Tail PSNs not counted lost: sent too recently (in-flight guard).
     pub tc_guarded_psns: u64,
+    /// Partial (full, SegmentNum = 4) fragments: their tail is unknown,
+    /// not lost.
+    pub tc_partial_fragments: u64,
     /// Lost PSNs already re-sent within the current SRTT.
     pub tc_deduped_psns: u64,
     /// Lost PSNs outside every retained block.

@@ -10,16 +10,47 @@
 //! Here the list holds every received range *above* the cumulative point
 //! and only the trigger state (start time, count) is reset per batch; the
 //! list shrinks as the cumulative point advances over it.
+//!
+//! # Our ruling: fragments, final and partial
+//!
+//! A report is the leading continuous segment and the list's ranges in
+//! increasing order, three per fragment; a continuation fragment starts
+//! (Last Finished PSN) where the previous one's last segment ended. The CSF
+//! reads each fragment on its own (`csf/tc.rs`): a full fragment
+//! (SegmentNum 4) is *partial*, the PSNs after it are unknown; a fragment
+//! with SegmentNum ≤ 3 is *final*, the PSNs after it count as lost once
+//! old enough. The CRF therefore keeps two invariants:
+//!
+//! 1. The list is *complete*: every PSN observed at or after the cumulative
+//!    point lies in one of its ranges. When it is full, a new range does
+//!    not displace an old one; the lowest gap is given up instead (merged
+//!    into its neighbours as if received). So a gap reported is never a
+//!    received PSN; a given-up gap is one the CRF no longer asks for (it
+//!    has been reported longest, its Source Copy is most likely on the way
+//!    already; otherwise RDMA's own recovery takes it).
+//! 2. A final fragment is sent only as the last fragment of a report whose
+//!    segments all fit ([`MAX_TC_SEGMENTS`]): by 1., nothing observed lies
+//!    above it. Segments that do not fit are left for later reports and the
+//!    report ends on a full (partial) fragment; segments that end exactly on
+//!    a full fragment are followed by an end marker (SegmentNum 1, Last
+//!    Finished PSN = the highest segment's end).
+//!
+//! Losing, reordering or leaving out a fragment thus only withholds
+//! information: no report makes the CSF re-send a PSN the CRF had.
 
 use super::super::super::psn::{Psn, PsnRange};
+use super::super::super::wire::tc_aeth::MAX_SEGMENTS;
 use super::super::super::wire::{Segment, TcAeth, TcAethReport};
 use super::super::{Nanos, Sink, MS, SEC};
 
 /// Segments the CRF tracks above the cumulative point.
 pub const TC_SEGMENTS: usize = 16;
-/// Fragments (TC_AETH messages) sent per report at most: 1 leading
-/// continuous segment + 3 segments per fragment.
-pub const MAX_TC_FRAGMENTS: usize = 4;
+/// Segments (after the leading continuous one) one report carries at most,
+/// three per fragment.
+pub const MAX_TC_SEGMENTS: usize = 12;
+/// Fragments (TC_AETH messages) sent per report at most: the full ones
+/// carrying [`MAX_TC_SEGMENTS`] and the final one (or end marker).
+pub const MAX_TC_FRAGMENTS: usize = MAX_TC_SEGMENTS / MAX_SEGMENTS + 1;
 
 /// Never-set time.
 const NEVER: Nanos = Nanos::MAX;
@@ -65,16 +96,19 @@ impl TcThresholds {
 /// Ordered, merged list of received PSN ranges above a reference point, of
 /// fixed capacity `N`.
 ///
-/// Ranges are kept disjoint and non-adjacent (adjacent ranges merge). When
-/// full, the highest range is dropped: under-reporting receipt above the
-/// last reported segment is harmless, since PSNs after the last segment are
-/// never counted as lost. Ordering uses forward distance from the caller's
-/// `origin`, which must not be after any range.
+/// Ranges are kept disjoint and non-adjacent (adjacent ranges merge). The
+/// list never forgets a received PSN: when a new range needs a slot and
+/// the list is full, the lowest gap (between the two lowest ranges of the
+/// list with the new one) is given up, merged as if received. Dropping a
+/// range instead would be unsafe: the PSNs of a dropped range would later
+/// be reported inside a gap, or after a final fragment's last segment, and
+/// the CSF would re-send them. Ordering uses forward distance from the
+/// caller's `origin`, which must not be after any range.
 #[derive(Clone, Debug)]
 pub struct SegmentList<const N: usize> {
     segs: [PsnRange; N],
     len: usize,
-    dropped: u64,
+    given_up: u64,
 }
 
 impl<const N: usize> Default for SegmentList<N> {
@@ -89,7 +123,7 @@ impl<const N: usize> SegmentList<N> {
         SegmentList {
             segs: [PsnRange::new(Psn::ZERO, 0); N],
             len: 0,
-            dropped: 0,
+            given_up: 0,
         }
     }
 
@@ -108,9 +142,9 @@ impl<const N: usize> SegmentList<N> {
         self.len == 0
     }
 
-    /// Ranges dropped for capacity so far.
-    pub fn dropped(&self) -> u64 {
-        self.dropped
+    /// Gaps given up (merged as if received) for capacity so far.
+    pub fn given_up(&self) -> u64 {
+        self.given_up
     }
 
     /// Range `i` in increasing order.
@@ -128,12 +162,49 @@ impl<const N: usize> SegmentList<N> {
     }
 
     /// Inserts `r`, merging with overlapping or adjacent ranges. Returns
-    /// `false` if a range (`r` itself or the highest one) was dropped for
-    /// capacity.
+    /// `false` if a gap was given up for capacity (see the type's docs).
     pub fn insert(&mut self, origin: Psn, r: PsnRange) -> bool {
         if r.count == 0 || N == 0 {
             return true;
         }
+        if self.len < N || !self.separate(origin, r) {
+            return self.merge_in(origin, r);
+        }
+        // Full, and `r` needs a slot of its own: merge the two lowest of the
+        // ranges and `r` over the gap between them.
+        let off = |p: Psn| origin.forward_distance(p) as u64;
+        let s0 = self.get(0);
+        let s1 = self.get(1);
+        let (a, b) = match (s0, s1) {
+            (Some(x), _) if off(r.start) < off(x.start) => (r, x),
+            (Some(x), Some(y)) if off(r.start) < off(y.start) => (x, r),
+            (Some(x), None) => (x, r),
+            (Some(x), Some(y)) => (x, y),
+            (None, _) => return self.merge_in(origin, r),
+        };
+        let lo = off(a.start);
+        let hi = off(b.start).saturating_add(b.count as u64);
+        self.merge_in(origin, mk(origin, lo, hi));
+        self.merge_in(origin, r);
+        self.given_up = self.given_up.saturating_add(1);
+        false
+    }
+
+    /// `r` neither overlaps nor touches any range (it needs its own slot).
+    fn separate(&self, origin: Psn, r: PsnRange) -> bool {
+        let off = |p: Psn| origin.forward_distance(p) as u64;
+        let lo = off(r.start);
+        let hi = lo.saturating_add(r.count as u64);
+        self.iter().all(|s| {
+            let s_lo = off(s.start);
+            let s_hi = s_lo.saturating_add(s.count as u64);
+            s_hi < lo || s_lo > hi
+        })
+    }
+
+    /// Inserts `r` when it fits (the list has room or `r` merges with a
+    /// range); otherwise leaves the list as it was and returns `false`.
+    fn merge_in(&mut self, origin: Psn, r: PsnRange) -> bool {
         let off = |p: Psn| origin.forward_distance(p) as u64;
         let mut lo = off(r.start);
         let mut hi = lo.saturating_add(r.count as u64);
@@ -169,10 +240,9 @@ impl<const N: usize> SegmentList<N> {
         if !placed {
             ok &= push(mk(origin, lo, hi), &mut out, &mut n);
         }
-        self.segs = out;
-        self.len = n;
-        if !ok {
-            self.dropped = self.dropped.saturating_add(1);
+        if ok {
+            self.segs = out;
+            self.len = n;
         }
         ok
     }
@@ -223,8 +293,8 @@ pub(super) struct TcState {
     pub(super) batch_start: Nanos,
     pub(super) count: u32,
     pub(super) seq: u16,
-    /// `segs.dropped()` already counted.
-    pub(super) dropped_seen: u64,
+    /// `segs.given_up()` already counted.
+    pub(super) given_up_seen: u64,
 }
 
 /// What one report emission did, for the counters.
@@ -243,7 +313,7 @@ impl TcState {
             batch_start: NEVER,
             count: 0,
             seq: 0,
-            dropped_seen: 0,
+            given_up_seen: 0,
         }
     }
 
@@ -308,8 +378,11 @@ impl TcState {
     /// further segments per fragment. A continuation fragment's Last
     /// Finished PSN is the right end of the previous fragment's last
     /// segment, so its gaps are exactly the ones after that point (a
-    /// receiver must not read it as a cumulative acknowledgment). Resets
-    /// the batch.
+    /// receiver must not read it as a cumulative acknowledgment). Every
+    /// fragment but the last is full; the last is final (SegmentNum ≤ 3,
+    /// possibly an end marker) only when every segment was sent, else it is
+    /// a full one and the rest waits for a later report (module docs).
+    /// Resets the batch.
     pub(super) fn emit<S: Sink + ?Sized>(&mut self, flow_id: u32, sink: &mut S) -> Emitted {
         let mut e = Emitted {
             fragments: 0,
@@ -323,27 +396,30 @@ impl TcState {
         let mut lf = self.cum.prev();
         let mut i = 0usize;
         let total = self.segs.len();
-        for f in 0..MAX_TC_FRAGMENTS {
-            if f > 0 && i >= total {
-                break;
-            }
-            let mut segs = [Segment::default(); 3];
+        let limit = total.min(MAX_TC_SEGMENTS);
+        for _ in 0..MAX_TC_FRAGMENTS {
+            let mut segs = [Segment::default(); MAX_SEGMENTS];
             let mut n = 0usize;
-            while n < 3 {
-                let Some(r) = self.segs.get(i) else {
+            for s in segs.iter_mut() {
+                let Some((r, last)) = self
+                    .segs
+                    .get(i)
+                    .filter(|_| i < limit)
+                    .and_then(|r| r.last().map(|l| (r, l)))
+                else {
                     break;
                 };
-                let Some(last) = r.last() else {
-                    break;
+                *s = Segment {
+                    left: r.start,
+                    right: last,
                 };
-                if let Some(s) = segs.get_mut(n) {
-                    *s = Segment {
-                        left: r.start,
-                        right: last,
-                    };
-                }
                 n = n.wrapping_add(1);
                 i = i.wrapping_add(1);
+            }
+            let full = n == MAX_SEGMENTS;
+            // A short fragment is final: never while segments remain.
+            if !full && i < total {
+                break;
             }
             let used = segs.get(..n).unwrap_or(&[]);
             let Ok(fragment) = TcAeth::new(lf, used) else {
@@ -361,17 +437,19 @@ impl TcState {
                 e.fragments = e.fragments.saturating_add(1);
             }
             match used.last() {
-                Some(s) => lf = s.right,
-                None => break,
+                // Full: more segments, or the end marker, follow.
+                Some(s) if full && (i < limit || i >= total) => lf = s.right,
+                // Final sent, or segments left over after a full one.
+                _ => break,
             }
         }
-        let dropped = self.segs.dropped();
+        let given_up = self.segs.given_up();
         e.omitted = (total.saturating_sub(i) as u32).saturating_add(
-            dropped
-                .saturating_sub(self.dropped_seen)
+            given_up
+                .saturating_sub(self.given_up_seen)
                 .min(u32::MAX as u64) as u32,
         );
-        self.dropped_seen = dropped;
+        self.given_up_seen = given_up;
         e
     }
 }
@@ -401,17 +479,27 @@ mod tests {
         assert!(l.insert(o, r(107, 3)));
         assert_eq!(list(&l), [(105, 7), (120, 1)]);
         assert!(l.insert(o, r(130, 1)));
-        // full: a new highest range is dropped
+        // full: a new highest range gives up the lowest gap (112..120)
         assert!(!l.insert(o, r(140, 1)));
-        assert_eq!(l.dropped(), 1);
-        // full: a lower new range evicts the highest
+        assert_eq!(l.given_up(), 1);
+        assert_eq!(list(&l), [(105, 16), (130, 1), (140, 1)]);
+        // full: a new lowest range merges with the lowest one over its gap
         assert!(!l.insert(o, r(101, 1)));
-        assert_eq!(list(&l), [(101, 1), (105, 7), (120, 1)]);
+        assert_eq!(list(&l), [(101, 20), (130, 1), (140, 1)]);
+        // full: a new second-lowest range merges with the lowest one
+        assert!(!l.insert(o, r(125, 2)));
+        assert_eq!(list(&l), [(101, 26), (130, 1), (140, 1)]);
+        assert_eq!(l.given_up(), 3);
+        // full, but merging with a range: nothing given up
+        assert!(l.insert(o, r(131, 2)));
+        assert!(l.insert(o, r(141, 1)));
+        assert_eq!(list(&l), [(101, 26), (130, 3), (140, 2)]);
+        assert_eq!(l.given_up(), 3);
         // overlap spanning several
-        assert!(l.insert(o, r(102, 30)));
-        assert_eq!(list(&l), [(101, 31)]);
+        assert!(l.insert(o, r(102, 50)));
+        assert_eq!(list(&l), [(101, 51)]);
         assert_eq!(l.advance(Psn::new(100)), Psn::new(100));
-        assert_eq!(l.advance(Psn::new(101)), Psn::new(132));
+        assert_eq!(l.advance(Psn::new(101)), Psn::new(152));
         assert!(l.is_empty());
         assert!(l.insert(o, r(0, 0)));
         l.clear();

@@ -1,21 +1,54 @@
 //! Selective repeat: T/C AETH reports from the CRF answered with Source
 //! Copy from retention (windowless-ACK draft §4 and §6, DESIGN §3).
 //!
-//! The lost PSNs of a report are the gaps between its received segments,
-//! plus the PSNs after the highest one reported (in this or any earlier
-//! report) that were sent at least
-//! SRTT + batching time before the report arrived (the in-flight guard:
+//! The lost PSNs of a fragment are the gaps between its received segments,
+//! plus — for a *final* fragment only — the PSNs after the highest one
+//! reported (in this or any earlier fragment) that were sent at least
+//! SRTT + batching time before the fragment arrived (the in-flight guard:
 //! anything later may simply not have arrived yet). Each lost PSN is
-//! re-sent at most once per SRTT, at most `tc_max_per_report` per report,
-//! and only when retained and present; reports older than or equal to the
+//! re-sent at most once per SRTT, at most `tc_max_per_report` per fragment,
+//! and only when retained and present; fragments older than or equal to the
 //! newest one processed (16-bit Report Sequence, serial order) are ignored.
+//!
+//! # Our ruling: final and partial fragments
+//!
+//! A report with more segments than one fragment holds goes out as several
+//! fragments (consecutive Report Sequences, each starting where the
+//! previous one ended; `crf/tc.rs`). Each fragment is read on its own, with
+//! no reassembly state, by a rule derived from SegmentNum alone:
+//!
+//! * SegmentNum = 4 (all three segment pairs used): *partial*. Its gaps are
+//!   lost; the PSNs after its highest segment are **unknown**, not lost —
+//!   more fragments may follow, or the CRF had more to say than fits.
+//! * SegmentNum ≤ 3: *final*. Its gaps are lost and so is its tail (behind
+//!   the guard). This is the draft's "SegmentNum = 1" case, extended to
+//!   SegmentNum 2–3: such a fragment is always the last of its report.
+//!
+//! The CRF keeps its side: it fills every fragment but the last with three
+//! segments, sends a final fragment only when nothing it knows received
+//! lies above that fragment's highest segment (when segments are left
+//! over, the report ends on a full fragment), and when the segments end
+//! exactly on a full fragment it appends an end marker (SegmentNum 1, Last
+//! Finished PSN = the highest segment's end). So a tail the CSF counts lost
+//! was not received when the report left the CRF, a gap never holds a
+//! received PSN, and a fragment that is lost, reordered (then ignored as
+//! old) or left out only withholds information: recovery waits for the next
+//! report (or for RDMA), nothing received is re-sent.
 
 use super::super::super::fec::Bitmap;
 use super::super::super::gf::MulAcc;
 use super::super::super::psn::PsnRange;
-use super::super::super::wire::TcAethReport;
+use super::super::super::wire::tc_aeth::MAX_SEGMENTS;
+use super::super::super::wire::{TcAeth, TcAethReport};
 use super::super::{Nanos, Sink};
 use super::{CloseWhy, Csf, CsfIo, SourceStore};
+
+/// Whether `frag` is the last of its report (SegmentNum ≤ 3), so that the
+/// PSNs after its highest segment were not received when it was sent; a
+/// full fragment (SegmentNum = 4) leaves them unknown.
+fn is_final(frag: &TcAeth) -> bool {
+    frag.segments().len() < MAX_SEGMENTS
+}
 
 impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// A T/C AETH report (the Private Use TC_AETH message) from the CRF.
@@ -55,17 +88,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         for gap in frag.lost_ranges() {
             self.tc_lost(now, &gap, rep.seq, &mut budget, io);
         }
-        // The tail after the highest PSN reported, behind the guard.
-        let Some(next) = self.next_psn else {
-            return;
-        };
-        // PSNs an earlier report showed received are not lost now because a
-        // later batch ends lower.
+        // PSNs an earlier fragment showed received are not lost now because
+        // a later one ends lower.
         let highest = match self.tc.highest {
             Some(h) => h.serial_max(frag.highest()),
             None => frag.highest(),
         };
         self.tc.highest = Some(highest);
+        // The tail after the highest PSN reported, behind the guard, and
+        // only after a final fragment (module docs).
+        if !is_final(&frag) {
+            self.counters.tc_partial_fragments = self.counters.tc_partial_fragments.wrapping_add(1);
+            return;
+        }
+        let Some(next) = self.next_psn else {
+            return;
+        };
         let tail = highest.next();
         if !tail.is_before(next) {
             return;
