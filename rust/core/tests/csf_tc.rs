@@ -166,3 +166,126 @@ fn ack_timeout_and_disabled() {
     assert!(h.take().is_empty());
     assert_eq!(h.csf.counters().tc_reports_ignored, 2);
 }
+
+// ---------------------------------------------------------------------------
+// Multi-fragment reports (our ruling, `csf/tc.rs`): a full fragment
+// (SegmentNum 4) is partial, its tail unknown; only a final fragment
+// (SegmentNum ≤ 3) has its tail counted lost.
+
+/// The CRF's fragments for: continuous to 101, received 103, 105, 107, 109,
+/// 111 (103..=111 every other PSN), 113..=119; nothing after 119. Lost:
+/// 102, 104, 106, 108, 110, 112 and the tail 120..=149.
+fn two_fragments() -> [TcAethReport; 2] {
+    [
+        report(1, 101, &[(103, 103), (105, 105), (107, 107)]),
+        report(2, 107, &[(109, 109), (111, 111), (113, 119)]),
+    ]
+}
+
+fn end_marker() -> TcAethReport {
+    report(3, 119, &[])
+}
+
+#[test]
+fn partial_fragment_leaves_its_tail_unknown() {
+    let mut h = sent();
+    let [a, b] = two_fragments();
+    // First fragment alone: its gaps, not the PSNs after 107 (109, 111 and
+    // 113..=119 were received).
+    h.tc(2 * MS, &a);
+    assert_eq!(copied(&mut h), [102, 104, 106]);
+    assert_eq!(h.csf.counters().tc_partial_fragments, 1);
+    assert_eq!(h.csf.counters().tc_guarded_psns, 0);
+    // Second one, also full: its gaps only.
+    h.tc(2 * MS, &b);
+    assert_eq!(copied(&mut h), [108, 110, 112]);
+    assert_eq!(h.csf.counters().tc_partial_fragments, 2);
+    // The end marker (SegmentNum 1, Last Finished PSN = 119) is final: the
+    // tail after 119 is lost.
+    h.tc(2 * MS, &end_marker());
+    assert_eq!(copied(&mut h), (120..150).collect::<Vec<_>>());
+    assert_eq!(h.csf.counters().tc_lost_psns, 6 + 30);
+}
+
+#[test]
+fn final_fragment_with_segments_counts_its_tail() {
+    let mut h = sent();
+    h.tc(
+        2 * MS,
+        &report(1, 101, &[(103, 103), (105, 105), (107, 107)]),
+    );
+    assert_eq!(copied(&mut h), [102, 104, 106]);
+    // A continuation with two segments is the last of its report.
+    h.tc(2 * MS, &report(2, 107, &[(109, 109), (111, 139)]));
+    let want: Vec<u32> = [108, 110].into_iter().chain(140..150).collect();
+    assert_eq!(copied(&mut h), want);
+    assert_eq!(h.csf.counters().tc_partial_fragments, 1);
+}
+
+#[test]
+fn lost_fragment_delays_but_never_resends_received() {
+    // The first fragment lost: the second one's gaps only (the PSNs before
+    // its Last Finished PSN are not named at all).
+    let mut h = sent();
+    let [_, b] = two_fragments();
+    h.tc(2 * MS, &b);
+    assert_eq!(copied(&mut h), [108, 110, 112]);
+    h.tc(2 * MS, &end_marker());
+    assert_eq!(copied(&mut h), (120..150).collect::<Vec<_>>());
+    // The second one lost: the end marker's tail starts after the highest
+    // PSN shown received, which it names itself.
+    let mut h = sent();
+    let [a, _] = two_fragments();
+    h.tc(2 * MS, &a);
+    assert_eq!(copied(&mut h), [102, 104, 106]);
+    h.tc(2 * MS, &end_marker());
+    assert_eq!(copied(&mut h), (120..150).collect::<Vec<_>>());
+    // The end marker lost: no tail this round (recovery waits for the next
+    // report), nothing received re-sent.
+    let mut h = sent();
+    let [a, b] = two_fragments();
+    h.tc(2 * MS, &a);
+    h.tc(2 * MS, &b);
+    assert_eq!(copied(&mut h), [102, 104, 106, 108, 110, 112]);
+    // The next report, one SRTT later: still 120.. missing.
+    h.tc(4 * MS, &report(4, 119, &[]));
+    let mut want: Vec<u32> = (120..150).collect();
+    assert_eq!(copied(&mut h), want);
+    // Reordered: the second fragment first, the first one is then old and
+    // ignored; the marker completes the report.
+    let mut h = sent();
+    let [a, b] = two_fragments();
+    h.tc(2 * MS, &b);
+    h.tc(2 * MS, &a);
+    h.tc(2 * MS, &end_marker());
+    want = [108, 110, 112].into_iter().chain(120..150).collect();
+    assert_eq!(copied(&mut h), want);
+    assert_eq!(h.csf.counters().tc_reports_duplicate, 1);
+}
+
+#[test]
+fn report_ending_on_a_full_fragment_leaves_the_rest_unknown() {
+    // The CRF had more segments than a report carries: the report ends on a
+    // full fragment and nothing after it is re-sent, however old.
+    let mut h = sent();
+    h.tc(
+        2 * MS,
+        &report(1, 101, &[(103, 103), (105, 105), (107, 107)]),
+    );
+    h.tc(
+        2 * MS,
+        &report(2, 107, &[(109, 109), (111, 111), (113, 113)]),
+    );
+    h.tc(
+        2 * MS,
+        &report(3, 113, &[(115, 115), (117, 117), (119, 119)]),
+    );
+    h.tc(
+        2 * MS,
+        &report(4, 119, &[(121, 121), (123, 123), (125, 125)]),
+    );
+    let want: Vec<u32> = (102..125).step_by(2).collect();
+    assert_eq!(copied(&mut h), want);
+    assert_eq!(h.csf.counters().tc_partial_fragments, 4);
+    assert_eq!(h.csf.counters().tc_guarded_psns, 0);
+}

@@ -1,8 +1,8 @@
 //! Engine behaviours the simulation exposed, as minimal tests.
 //!
-//! The `#[ignore]`d ones fail on the engines as they are; they document the
-//! problem precisely and should pass once it is fixed (run them with
-//! `cargo test -p crem-sim --test engine_findings -- --ignored`).
+//! `#[ignore]`d ones (none at the moment) fail on the engines as they are;
+//! they document the problem precisely and should pass once it is fixed
+//! (run them with `cargo test -p crem-sim --test engine_findings -- --ignored`).
 
 use crem_core::engine::crf::{Crf, CrfConfig, TcThresholds, Workspace};
 use crem_core::engine::csf::{Csf, CsfIo, CsfParams};
@@ -151,8 +151,12 @@ fn crf_batches_range_requests_of_one_burst() {
 /// count them.) In the grid this multiplies Source Copy traffic 25-fold at
 /// 5 % loss and 50 ms RTT, and up to 38-fold at 1 ms RTT with the policy on
 /// (the forward link then saturates and PARAM_UPDATE gives up).
+/// Fixed: a full fragment (SegmentNum 4) is partial and its tail unknown;
+/// only a final fragment (SegmentNum ≤ 3, the CRF's last one, or an end
+/// marker) has its tail counted lost, and the CRF's full segment list gives
+/// up its lowest gap instead of forgetting received ranges
+/// (`engine/csf/tc.rs`, `engine/crf/tc.rs`).
 #[test]
-#[ignore = "engine finding: multi-fragment T/C AETH reports re-send received PSNs"]
 fn selective_repeat_resends_only_lost_psns() {
     let n = 100usize;
     let pk = packets(n, 0);
@@ -240,7 +244,6 @@ fn selective_repeat_resends_only_lost_psns() {
 /// The same at path level: selective repeat at 5 % random loss and 50 ms RTT
 /// should not send many more Source Copy symbols than packets lost.
 #[test]
-#[ignore = "engine finding: selective-repeat amplification (see above)"]
 fn selective_repeat_volume_stays_near_losses() {
     let mut c = SimConfig::new(1, 50 * MS);
     c.packets = 4000;

@@ -457,7 +457,198 @@ impl TcState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
     use std::vec::Vec;
+
+    #[derive(Default)]
+    struct Out(Vec<TcAethReport>);
+
+    impl Sink for Out {
+        fn send(&mut self, msg: &[u8]) {
+            self.0.push(TcAethReport::decode(msg).unwrap());
+        }
+    }
+
+    fn state() -> TcState {
+        let mut t = TcState::new();
+        t.reset(Some(TcThresholds {
+            t_thresh: MS,
+            c_thresh: u32::MAX,
+        }));
+        t
+    }
+
+    fn emit(t: &mut TcState) -> Vec<TcAethReport> {
+        let mut o = Out::default();
+        let e = t.emit(1, &mut o);
+        assert_eq!(e.fragments as usize, o.0.len());
+        o.0
+    }
+
+    /// The CSF's reading of one fragment (`csf/tc.rs`) without the
+    /// in-flight guard: the gaps, and for a final fragment the PSNs after
+    /// the highest one reported so far up to `top` (the newest sent).
+    fn claimed_lost(f: &TcAeth, highest: &mut Option<Psn>, top: Psn) -> Vec<Psn> {
+        let mut v: Vec<Psn> = f.lost_ranges().flat_map(|g| g.iter()).collect();
+        let h = highest.map_or(f.highest(), |h| h.serial_max(f.highest()));
+        *highest = Some(h);
+        if f.segments().len() < MAX_SEGMENTS {
+            let mut p = h.next();
+            while p.is_before_or_eq(top) {
+                v.push(p);
+                p = p.next();
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn fragments_final_partial_and_end_marker() {
+        for n in 0..=15u32 {
+            let mut t = state();
+            t.observe(r(1000, 1), 1, 0);
+            for i in 1..=n {
+                t.observe(r(1000 + 2 * i, 1), 1, 0);
+            }
+            let f = emit(&mut t);
+            let want = if n as usize > MAX_TC_SEGMENTS {
+                MAX_TC_SEGMENTS / 3
+            } else {
+                n as usize / 3 + 1
+            };
+            assert_eq!(f.len(), want, "{n} segments");
+            assert!(f.len() <= MAX_TC_FRAGMENTS);
+            let (last, init) = f.split_last().unwrap();
+            // Every fragment but the last is full.
+            assert!(init.iter().all(|x| x.fragment.segment_num() == 4));
+            // Consecutive, chained.
+            for (i, w) in f.windows(2).enumerate() {
+                assert_eq!(w[1].seq, w[0].seq.wrapping_add(1), "{i}");
+                assert_eq!(w[1].fragment.last_finished(), w[0].fragment.highest());
+            }
+            if n as usize > MAX_TC_SEGMENTS {
+                // Segments left over: the report ends partial.
+                assert_eq!(last.fragment.segment_num(), 4);
+                assert_eq!(last.fragment.highest(), Psn::new(1000 + 2 * 12));
+            } else {
+                // Final, at the highest PSN received (an end marker when
+                // the segments ended on a full fragment).
+                assert_eq!(last.fragment.segment_num() as u32, n % 3 + 1);
+                assert_eq!(last.fragment.highest(), Psn::new(1000 + 2 * n));
+            }
+        }
+    }
+
+    #[test]
+    fn overflow_gives_up_the_lowest_gap_and_stays_complete() {
+        let mut t = state();
+        t.observe(r(0, 1), 1, 0);
+        // 1, 3, 5, ... lost: 20 segments for a list of 16.
+        for i in 1..=20u32 {
+            t.observe(r(2 * i, 1), 1, 0);
+        }
+        assert_eq!(t.segs.len(), TC_SEGMENTS);
+        assert_eq!(t.segs.given_up(), 4);
+        // The lowest gaps 3, 5, 7, 9 were given up; nothing received is
+        // missing from the list.
+        assert_eq!(t.segs.get(0), Some(r(2, 9)));
+        assert_eq!(t.segs.get(15).and_then(|x| x.last()), Some(Psn::new(40)));
+        let mut o = Out::default();
+        let e = t.emit(1, &mut o);
+        assert_eq!(e.fragments, 4);
+        assert_eq!(e.omitted, 4 + 4, "4 segments left over, 4 gaps given up");
+        // Filling the lowest gap lets the cumulative point pass the given-up
+        // ones; the next report is then complete and final.
+        t.observe(r(1, 1), 1, 0);
+        assert_eq!(t.cum, Psn::new(11));
+        for p in [11, 13, 15] {
+            t.observe(r(p, 1), 1, 0);
+        }
+        assert_eq!(t.cum, Psn::new(17));
+        let f = emit(&mut t);
+        assert_eq!(f.len(), 5, "12 segments and the end marker");
+        let last = f.last().unwrap().fragment;
+        assert_eq!(last.segment_num(), 1);
+        assert_eq!(last.highest(), Psn::new(40));
+    }
+
+    proptest! {
+        /// Whatever the losses, the list overflows and the fragments the
+        /// CSF gets (any subset, any order), no PSN the CRF had observed
+        /// when it sent the report is claimed lost; and a complete report
+        /// (no overflow, all segments fit) delivered whole names exactly
+        /// the missing PSNs.
+        #[test]
+        fn fragments_never_claim_received_psns_lost(
+            start in prop_oneof![Just(0u32), Just(0xFF_FF00u32), any::<u32>()],
+            recv in proptest::collection::vec(any::<bool>(), 1..400),
+            emit_every in 1usize..80,
+            swap in proptest::collection::vec(any::<u8>(), 0..64),
+            drop in proptest::collection::vec(any::<bool>(), 0..64),
+        ) {
+            let start = Psn::new(start);
+            let mut t = state();
+            let mut seen: BTreeSet<u32> = BTreeSet::new();
+            let mut highest: Option<Psn> = None;
+            let mut last_seq: Option<u16> = None;
+            let mut k = 0usize;
+            for (i, &ok) in recv.iter().enumerate() {
+                let p = start.wrapping_add(i as u32);
+                if ok || i == 0 {
+                    t.observe(PsnRange::new(p, 1), 1, 0);
+                    seen.insert(p.value());
+                }
+                if i % emit_every != emit_every - 1 && i + 1 != recv.len() {
+                    continue;
+                }
+                let overflowed = t.segs.given_up() > 0;
+                let complete = !overflowed && t.segs.len() <= MAX_TC_SEGMENTS;
+                let mut f = emit(&mut t);
+                // Whole, in order: exactly the missing PSNs when complete.
+                let mut h2 = highest;
+                let mut all: BTreeSet<u32> = BTreeSet::new();
+                for x in &f {
+                    for q in claimed_lost(&x.fragment, &mut h2, p) {
+                        prop_assert!(!seen.contains(&q.value()), "{q:?} received");
+                        all.insert(q.value());
+                    }
+                }
+                if complete {
+                    let missing: BTreeSet<u32> = (0..=i as u32)
+                        .map(|d| start.wrapping_add(d).value())
+                        .filter(|q| !seen.contains(q))
+                        .filter(|&q| !Psn::new(q).is_before(t.cum))
+                        .collect();
+                    let lo = f.first().map(|x| x.fragment.last_finished());
+                    let all: BTreeSet<u32> = all
+                        .into_iter()
+                        .filter(|&q| lo.is_none_or(|l| Psn::new(q).is_after(l)))
+                        .collect();
+                    prop_assert_eq!(all, missing);
+                }
+                // Dropped and reordered, read with the CSF's sequence check.
+                for j in 0..f.len() {
+                    let a = swap.get(k).map_or(0, |&v| v as usize) % f.len();
+                    f.swap(j, a);
+                    k += 1;
+                }
+                for x in &f {
+                    k += 1;
+                    if drop.get(k).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    if last_seq.is_some_and(|l| (x.seq.wrapping_sub(l) as i16) <= 0) {
+                        continue;
+                    }
+                    last_seq = Some(x.seq);
+                    for q in claimed_lost(&x.fragment, &mut highest, p) {
+                        prop_assert!(!seen.contains(&q.value()), "{q:?} received");
+                    }
+                }
+            }
+        }
+    }
 
     fn r(s: u32, n: u32) -> PsnRange {
         PsnRange::new(Psn::new(s), n)
