@@ -8,6 +8,7 @@
 
 pub mod crf;
 pub mod csf;
+pub mod flow;
 pub mod negotiation;
 pub mod policy;
 

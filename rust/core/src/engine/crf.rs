@@ -44,8 +44,8 @@
 //! each), `BLOCKS` blocks (~100 octets), `HELD` hold-queue entries (16),
 //! `REPAIRS` repair descriptors (~48): 72 608 octets for
 //! `Crf<64, 4096, 1024, 512>`. [`Crf::new`] builds it by value, for hosts
-//! with a large stack. The kernel allocates zeroed memory instead and calls
-//! [`Crf::init`]: every field is an integer, a bool, a `Psn`/bitmap, an
+//! with a large stack. The kernel writes it in place instead with
+//! [`Crf::init_at`], or allocates zeroed memory and calls [`Crf::init`]: every field is an integer, a bool, a `Psn`/bitmap, an
 //! `Option` of such, or a fieldless `#[repr(u8)]` enum with a zero variant,
 //! so all-zero bytes are a valid (meaningless) value for `init` to reset.
 //!
@@ -82,6 +82,7 @@ mod decode;
 mod delivery;
 mod gaps;
 mod hold;
+mod init;
 mod report;
 mod store;
 mod tc;

@@ -72,6 +72,7 @@
 //! with every call, so no call puts a symbol on the stack.
 
 mod emit;
+mod init;
 mod pace;
 mod respond;
 mod ring;
@@ -493,6 +494,24 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// The configuration new blocks use now.
     pub fn config(&self) -> Option<FecConfig> {
         self.cfg
+    }
+
+    /// The configuration scheduled by [`Csf::set_config`] and its Effective
+    /// PSN, not yet in use.
+    pub fn next_config(&self) -> Option<(FecConfig, Psn)> {
+        self.next_cfg
+    }
+
+    /// Forgets the scheduled configuration (the negotiation superseded it
+    /// before its Effective PSN): new blocks keep the current one.
+    pub fn cancel_next_config(&mut self) {
+        self.next_cfg = None;
+    }
+
+    /// The PSN after the newest source seen (`None` before the first): where
+    /// an Effective PSN is counted from.
+    pub fn next_psn(&self) -> Option<Psn> {
+        self.next_psn
     }
 
     /// Whether a retained block uses Config ID `id` (a configuration may

@@ -9,6 +9,8 @@
 //! expire within H like the rest, so the queue never holds more than the
 //! packets of one hold time.
 
+use core::ptr::addr_of_mut;
+
 use super::super::super::psn::Psn;
 use super::super::Nanos;
 
@@ -35,6 +37,27 @@ impl<const N: usize> HoldQueue<N> {
             }; N],
             head: 0,
             len: 0,
+        }
+    }
+
+    /// Writes an empty queue at `slot` without building one on the stack.
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes and aligned for `Self`.
+    pub(super) unsafe fn init_at(slot: *mut Self) {
+        // SAFETY: `slot` is valid and aligned (caller); element pointers
+        // stay within `entries` (i < N); every field is written once.
+        unsafe {
+            let first = addr_of_mut!((*slot).entries).cast::<Entry>();
+            for i in 0..N {
+                first.add(i).write(Entry {
+                    psn: Psn::ZERO,
+                    deadline: 0,
+                });
+            }
+            addr_of_mut!((*slot).head).write(0);
+            addr_of_mut!((*slot).len).write(0);
         }
     }
 

@@ -35,6 +35,8 @@ pub(super) struct ReportState {
     pub(super) start: Nanos,
     /// When the next report is due (NEVER while idle).
     pub(super) next: Nanos,
+    /// Counts of the last report sent (see [`Crf::last_loss_report`]).
+    pub(super) last: Interval,
 }
 
 impl ReportState {
@@ -51,6 +53,15 @@ impl ReportState {
             },
             start: NEVER,
             next: NEVER,
+            last: Interval {
+                expected: 0,
+                received: 0,
+                restored: 0,
+                incomplete: 0,
+                ce: 0,
+                repairs: 0,
+                repairs_ce: 0,
+            },
         }
     }
 }
@@ -61,6 +72,14 @@ pub(super) fn add32(x: &mut u32, n: u32) {
 }
 
 impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+    /// Expected and received counts of the last LOSS_REPORT sent (zeros
+    /// before the first, or after [`Crf::close`]): lets the caller follow
+    /// the loss rate without decoding its own messages. A new report was
+    /// sent when `counters().loss_reports` moved.
+    pub fn last_loss_report(&self) -> (u32, u32) {
+        (self.report.last.expected, self.report.last.received)
+    }
+
     fn report_period(&self) -> Nanos {
         self.cfg.srtt.max(MIN_REPORT_PERIOD)
     }
@@ -102,6 +121,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             sink.send(buf.get(..n).unwrap_or(&[]));
             inc(&mut self.counters.loss_reports);
         }
+        self.report.last = iv;
         self.report.iv = Interval::default();
         self.report.start = now;
         self.report.next = now.saturating_add(self.report_period());

@@ -7,6 +7,8 @@
 //! resets the slots it frees. The slot index is also the key under which
 //! the caller's [`super::SymbolStore`] keeps the source packet.
 
+use core::ptr::addr_of_mut;
+
 use super::super::super::psn::Psn;
 
 /// A source packet arrived (the original, or an RDMA retransmission).
@@ -116,6 +118,30 @@ impl<const W: usize> Window<W> {
             drop_next: Psn::ZERO,
             detect_next: Psn::ZERO,
             origin: Psn::ZERO,
+        }
+    }
+
+    /// Writes an empty window at `slot` without building one on the stack.
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes and aligned for `Self`.
+    pub(super) unsafe fn init_at(slot: *mut Self) {
+        // SAFETY: `slot` is valid and aligned (caller); `flags` and `due`
+        // are integer arrays, for which zero octets are valid values; every
+        // other field is written once through its raw field pointer.
+        unsafe {
+            addr_of_mut!((*slot).flags).cast::<u16>().write_bytes(0, W);
+            addr_of_mut!((*slot).due).cast::<u32>().write_bytes(0, W);
+            addr_of_mut!((*slot).started).write(false);
+            addr_of_mut!((*slot).base).write(Psn::ZERO);
+            addr_of_mut!((*slot).base_slot).write(0);
+            addr_of_mut!((*slot).highest).write(Psn::ZERO);
+            addr_of_mut!((*slot).deliver_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).resolve_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).drop_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).detect_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).origin).write(Psn::ZERO);
         }
     }
 

@@ -5,6 +5,8 @@
 //! allocates and never panics: every index is reduced with `checked_rem`
 //! and read with `get`.
 
+use core::ptr::addr_of_mut;
+
 use super::super::super::fec::{Bitmap, Scheme};
 use super::super::super::psn::{Psn, PsnRange};
 use super::super::{FecConfig, Nanos};
@@ -142,6 +144,27 @@ impl<const N: usize> Ring<N> {
             slots: [Block::EMPTY; N],
             head: 0,
             len: 0,
+        }
+    }
+
+    /// Writes an empty ring at `slot`, slot by slot, so that no ring-sized
+    /// temporary is built on the stack.
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes and properly aligned; its previous
+    /// contents are overwritten without being dropped.
+    pub(super) unsafe fn init_at(slot: *mut Self) {
+        // SAFETY: the caller guarantees `slot` is valid and aligned; the
+        // element pointers stay within the `slots` array (i < N), and every
+        // field is written once with a valid value.
+        unsafe {
+            let first = addr_of_mut!((*slot).slots).cast::<Block>();
+            for i in 0..N {
+                first.add(i).write(Block::EMPTY);
+            }
+            addr_of_mut!((*slot).head).write(0);
+            addr_of_mut!((*slot).len).write(0);
         }
     }
 

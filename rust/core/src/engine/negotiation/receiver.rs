@@ -13,6 +13,7 @@
 //! in PSN order and never goes back), and it is released when superseded with
 //! no open block.
 
+use super::super::super::fec::LENGTH_PREFIX;
 use super::super::super::psn::Psn;
 use super::super::super::wire::{
     Close, CloseReason, FecScheme, Hello, HelloAck, Message, ParamAck, ParamStatus, ParamUpdate,
@@ -152,6 +153,8 @@ pub struct CrfNegotiation {
     ack: Option<HelloAck>,
     effective: Limits,
     slots: [Slot; MAX_CONFIGS],
+    /// Configurations held at most (≤ MAX_CONFIGS): the decoder's capacity.
+    capacity: usize,
     seq: u32,
     counters: CrfNegCounters,
 }
@@ -167,8 +170,35 @@ impl CrfNegotiation {
             ack: None,
             effective: local,
             slots: [FREE; MAX_CONFIGS],
+            capacity: MAX_CONFIGS,
             seq: 0,
             counters: CrfNegCounters::default(),
+        }
+    }
+
+    /// Holds at most `n` configurations (1..=[`MAX_CONFIGS`]): a PARAM_UPDATE
+    /// beyond them is refused with status 3, so that nothing is acknowledged
+    /// that the CRF engine (which holds [`super::super::crf::MAX_CONFIGS`])
+    /// cannot take.
+    pub fn set_config_capacity(&mut self, n: usize) {
+        self.capacity = n.clamp(1, MAX_CONFIGS);
+    }
+
+    /// Releases configuration `config_id` now, whatever its block
+    /// accounting (for a caller that tracks use itself); `false` if it was
+    /// not held.
+    pub fn release_config(&mut self, config_id: u8) -> bool {
+        match self
+            .slots
+            .iter_mut()
+            .find(|s| s.used && s.cfg.id == config_id)
+        {
+            Some(s) => {
+                *s = FREE;
+                inc(&mut self.counters.configs_released);
+                true
+            }
+            None => false,
         }
     }
 
@@ -296,7 +326,8 @@ impl CrfNegotiation {
             m: pu.m,
             t: pu.t,
         };
-        if !self.effective.allows(&cfg) || !pu.indices_ok() {
+        // T must hold the length prefix, or no decoder could take it.
+        if !self.effective.allows(&cfg) || !pu.indices_ok() || (cfg.t as usize) < LENGTH_PREFIX {
             inc(&mut c.param_rejected_limits);
             return reject(ParamStatus::LimitsExceeded);
         }
@@ -314,7 +345,9 @@ impl CrfNegotiation {
             inc(&mut c.config_replaced);
             *s = FREE;
         }
-        let Some(s) = self.slots.iter_mut().find(|s| !s.used) else {
+        let held = self.slots.iter().filter(|s| s.used).count();
+        let free = self.slots.iter_mut().find(|s| !s.used);
+        let Some(s) = free.filter(|_| held < self.capacity) else {
             inc(&mut c.param_rejected_resources);
             return reject(ParamStatus::ResourcesExhausted);
         };

@@ -1,0 +1,66 @@
+//! In-place initialisation of a [`Crf`] for hosts with a small stack (the
+//! kernel allocates the engine with `vzalloc`; the CRF of a 16 Ki-PSN window
+//! is hundreds of KiB and must never be built by value on a 16 KiB stack).
+
+use core::ptr::addr_of_mut;
+
+use super::super::super::psn::{Psn, PsnRange};
+use super::blocks::{Block, RepairMeta};
+use super::hold::HoldQueue;
+use super::report::ReportState;
+use super::tc::TcState;
+use super::window::Window;
+use super::{Counters, Crf, CrfConfig, MAX_CONFIGS, NEVER, READ_SPANS};
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+    /// Writes a CRF equal to [`Crf::new`]`(cfg)` at `slot`, field by field
+    /// and the large arrays element by element, so that no temporary larger
+    /// than one block record is built on the stack.
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self` (for example from `vzalloc` or
+    /// `Box::<MaybeUninit<Self>>::new_uninit`). Any previous contents are
+    /// overwritten without being dropped (a `Crf` holds nothing to drop).
+    /// Afterwards the memory holds a valid `Crf`.
+    pub unsafe fn init_at(slot: *mut Self, cfg: CrfConfig) {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CAPACITIES_OK;
+        // SAFETY: `slot` is valid and aligned (caller); every field is
+        // written exactly once through a raw field pointer, array elements
+        // within their arrays (i < B, i < R); no reference to uninitialised
+        // memory is created. `tc` is initialised before `reset` borrows it.
+        unsafe {
+            addr_of_mut!((*slot).cfg).write(cfg);
+            addr_of_mut!((*slot).configs).write([None; MAX_CONFIGS]);
+            addr_of_mut!((*slot).config_age).write([0; MAX_CONFIGS]);
+            addr_of_mut!((*slot).config_clock).write(0);
+            addr_of_mut!((*slot).kmax).write(1);
+            Window::init_at(addr_of_mut!((*slot).win));
+            addr_of_mut!((*slot).read_spans).write([PsnRange::new(Psn::ZERO, 0); READ_SPANS]);
+            addr_of_mut!((*slot).read_span_next).write(0);
+            HoldQueue::init_at(addr_of_mut!((*slot).hold));
+            let blocks = addr_of_mut!((*slot).blocks).cast::<Block>();
+            for i in 0..B {
+                blocks.add(i).write(Block::EMPTY);
+            }
+            let repairs = addr_of_mut!((*slot).repairs).cast::<RepairMeta>();
+            for i in 0..R {
+                repairs.add(i).write(RepairMeta::EMPTY);
+            }
+            addr_of_mut!((*slot).block_clock).write(0);
+            addr_of_mut!((*slot).untriggered).write(0);
+            addr_of_mut!((*slot).request_id).write(0);
+            addr_of_mut!((*slot).gap_due_min).write(NEVER);
+            addr_of_mut!((*slot).release_pending).write(false);
+            addr_of_mut!((*slot).decode_pending).write(false);
+            addr_of_mut!((*slot).last_now).write(0);
+            addr_of_mut!((*slot).report).write(ReportState::new());
+            let tc = addr_of_mut!((*slot).tc);
+            tc.write(TcState::new());
+            (*tc).reset(cfg.tc);
+            addr_of_mut!((*slot).counters).write(Counters::default());
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! In-place initialisation of a [`Csf`] for hosts with a small stack (the
+//! kernel allocates the engine with `vzalloc` and must never build it by
+//! value: `Csf<1024, 65536>` is ~300 KiB).
+
+use core::ptr::addr_of_mut;
+
+use super::pace::{Bucket, SendLog};
+use super::ring::Ring;
+use super::{Csf, CsfCounters, CsfParams, TcState};
+
+impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+    /// Writes a CSF equal to [`Csf::new`]`(params)` at `slot`, field by field
+    /// and the large arrays element by element, so that no temporary larger
+    /// than one block record is built on the stack.
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self` (for example from `vzalloc` or
+    /// `Box::<MaybeUninit<Self>>::new_uninit`). Any previous contents are
+    /// overwritten without being dropped (a `Csf` holds nothing to drop).
+    /// Afterwards the memory holds a valid `Csf`.
+    pub unsafe fn init_at(slot: *mut Self, params: CsfParams) {
+        // SAFETY: `slot` is valid and aligned (caller); every field is
+        // written exactly once through a raw field pointer (no reference to
+        // uninitialised memory is created); `acc` is a plain octet array,
+        // so zero-filling its 2 · ACC octets writes valid values.
+        unsafe {
+            addr_of_mut!((*slot).params).write(params);
+            addr_of_mut!((*slot).flow_id).write(params.flow_id);
+            addr_of_mut!((*slot).cfg).write(None);
+            addr_of_mut!((*slot).next_cfg).write(None);
+            addr_of_mut!((*slot).coded_retx).write(true);
+            addr_of_mut!((*slot).ordinary).write(true);
+            addr_of_mut!((*slot).srtt).write(params.initial_srtt);
+            Ring::init_at(addr_of_mut!((*slot).ring));
+            addr_of_mut!((*slot).enc).write(None);
+            addr_of_mut!((*slot).acc)
+                .cast::<u8>()
+                .write_bytes(0, ACC.saturating_mul(2));
+            addr_of_mut!((*slot).cur_slot).write(0);
+            addr_of_mut!((*slot).pending).write(None);
+            addr_of_mut!((*slot).next_psn).write(None);
+            addr_of_mut!((*slot).last_source).write(0);
+            addr_of_mut!((*slot).bucket).write(Bucket::new());
+            addr_of_mut!((*slot).log).write(SendLog::new());
+            addr_of_mut!((*slot).tc).write(TcState::default());
+            addr_of_mut!((*slot).counters).write(CsfCounters::default());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{alloc, dealloc, Layout};
+
+    use super::*;
+
+    #[test]
+    fn init_at_equals_new_over_garbage() {
+        type C = Csf<8, 64>;
+        let params = CsfParams {
+            flow_id: 9,
+            initial_srtt: 7,
+            ..CsfParams::DEFAULT
+        };
+        let layout = Layout::new::<C>();
+        // SAFETY: the layout is that of `C` (non-zero size); the memory is
+        // filled with garbage, initialised by `init_at`, read and freed.
+        unsafe {
+            let p = alloc(layout).cast::<C>();
+            assert!(!p.is_null());
+            p.cast::<u8>().write_bytes(0xa5, layout.size());
+            C::init_at(p, params);
+            let a = format!("{:?}", &*p);
+            dealloc(p.cast(), layout);
+            assert_eq!(a, format!("{:?}", C::new(params)));
+        }
+    }
+}

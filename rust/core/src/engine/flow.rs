@@ -1,0 +1,56 @@
+//! Per-flow orchestration: the engines of one protected flow glued together
+//! the same way for every caller (the kernel glue, the simulation, tests).
+//!
+//! * [`SenderFlow`]: HELLO and PARAM_UPDATE ([`CsfNegotiation`]), the
+//!   [`Csf`] and the redundancy [`Policy`]. It applies acknowledged
+//!   configurations at their Effective PSN, tells the negotiation where
+//!   blocks start and when no retained block uses a configuration any more,
+//!   turns LOSS_REPORTs into policy decisions and PARAM_UPDATEs, and
+//!   switches repairs and retransmissions with the circuit breaker.
+//! * [`ReceiverFlow`]: HELLO_ACK and PARAM_ACK ([`CrfNegotiation`]) and the
+//!   [`Crf`], with one owner of the Config-ID lifecycle: the negotiation is
+//!   held to the engine's [`crf::MAX_CONFIGS`], room is made by releasing
+//!   the oldest configuration nothing needs (no live block, no REPAIR within
+//!   2·SRTT + one block time: PSN-range recovery of blocks the CRF never
+//!   learned uses it too), and when none can go the PARAM_UPDATE is refused
+//!   with status 3, never acknowledged and then dropped. The CRF's own
+//!   LOSS_REPORTs feed its loss estimate (fixed point).
+//!
+//! Sans-I/O like the engines: time, packets and messages come in as calls,
+//! messages go out through the caller's [`super::Sink`], and the caller
+//! runs `on_timer` at `next_deadline`. Both flows are large (the engines'
+//! arrays); the kernel writes them in place with `init_at` (see
+//! `flow/init.rs`) rather than building them on its stack.
+//!
+//! [`CsfNegotiation`]: super::negotiation::CsfNegotiation
+//! [`CrfNegotiation`]: super::negotiation::CrfNegotiation
+//! [`Csf`]: super::csf::Csf
+//! [`Crf`]: super::crf::Crf
+//! [`Policy`]: super::policy::Policy
+//! [`crf::MAX_CONFIGS`]: super::crf::MAX_CONFIGS
+
+mod config_book;
+mod init;
+mod loss_ewma;
+mod receiver;
+mod repair_log;
+mod sender;
+
+pub use self::receiver::{ReceiverCounters, ReceiverEvent, ReceiverFlow, ReceiverParams};
+pub use self::sender::{SenderCounters, SenderEvent, SenderFlow, SenderParams};
+
+use super::super::wire::CloseReason;
+
+/// Where a flow stands, for operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FlowState {
+    /// HELLO sent (sender) or not yet received (receiver).
+    Negotiating,
+    /// Protected (sender: a HELLO_ACK accepted and not closed).
+    Established,
+    /// The sender gave up (no HELLO_ACK, incompatible limits): RDMA runs
+    /// unprotected.
+    Unprotected,
+    /// CLOSE sent or received.
+    Closed(CloseReason),
+}

@@ -1,0 +1,75 @@
+//! In-place initialisation of the flows: the kernel allocates them with
+//! `vzalloc` and must never build these structs (hundreds of KiB with the
+//! engines' arrays) on its 16 KiB stack.
+
+use core::ptr::addr_of_mut;
+
+use super::super::crf::Crf;
+use super::super::csf::Csf;
+use super::super::policy::Policy;
+use super::config_book::ConfigBook;
+use super::loss_ewma::LossEwma;
+use super::receiver::{ReceiverCounters, ReceiverFlow, ReceiverParams};
+use super::repair_log::RepairLog;
+use super::sender::{SenderCounters, SenderFlow, SenderParams, CONFIG_IDS};
+
+impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
+    /// Writes a flow equal to [`SenderFlow::new`]`(params)` at `slot`
+    /// without any large temporary (the CSF through [`Csf::init_at`]).
+    ///
+    /// # Safety
+    ///
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self` (`vzalloc`, `Box::<MaybeUninit<Self>>::new_uninit`).
+    /// Previous contents are overwritten without being dropped (the flow
+    /// holds nothing to drop). Afterwards the memory holds a valid flow.
+    pub unsafe fn init_at(slot: *mut Self, params: SenderParams) {
+        // SAFETY: `slot` is valid and aligned (caller); every field is
+        // written once through a raw field pointer, the block counts element
+        // by element within their array; no reference to uninitialised
+        // memory is created.
+        unsafe {
+            addr_of_mut!((*slot).params).write(params);
+            addr_of_mut!((*slot).neg).write(Self::new_negotiation(&params));
+            Csf::init_at(addr_of_mut!((*slot).csf), params.csf);
+            addr_of_mut!((*slot).policy).write(Policy::new(Self::policy_config(&params)));
+            addr_of_mut!((*slot).limits).write(None);
+            addr_of_mut!((*slot).protected).write(false);
+            addr_of_mut!((*slot).srtt).write(params.rtt_hint);
+            addr_of_mut!((*slot).hello_at).write(0);
+            let blocks = addr_of_mut!((*slot).blocks).cast::<u32>();
+            for i in 0..CONFIG_IDS {
+                blocks.add(i).write(0);
+            }
+            addr_of_mut!((*slot).repair_log).write(RepairLog::new());
+            addr_of_mut!((*slot).repairs_logged).write(0);
+            addr_of_mut!((*slot).block_time).write(0);
+            addr_of_mut!((*slot).last_open).write(None);
+            addr_of_mut!((*slot).counters).write(SenderCounters::default());
+        }
+    }
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFlow<B, W, HQ, R> {
+    /// Writes a flow equal to [`ReceiverFlow::new`]`(params)` at `slot`
+    /// without any large temporary (the CRF through [`Crf::init_at`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`SenderFlow::init_at`]: `slot` valid for writes and aligned
+    /// for `Self`; previous contents are overwritten without being dropped.
+    pub unsafe fn init_at(slot: *mut Self, params: ReceiverParams) {
+        // SAFETY: `slot` is valid and aligned (caller); every field is
+        // written once through a raw field pointer; no reference to
+        // uninitialised memory is created.
+        unsafe {
+            addr_of_mut!((*slot).params).write(params);
+            addr_of_mut!((*slot).neg).write(Self::new_negotiation(&params));
+            Crf::init_at(addr_of_mut!((*slot).crf), params.crf);
+            addr_of_mut!((*slot).book).write(ConfigBook::new());
+            addr_of_mut!((*slot).loss).write(LossEwma::new());
+            addr_of_mut!((*slot).reports_seen).write(0);
+            addr_of_mut!((*slot).counters).write(ReceiverCounters::default());
+        }
+    }
+}

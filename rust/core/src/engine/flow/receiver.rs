@@ -1,0 +1,359 @@
+//! The receiver side of one protected flow: [`CrfNegotiation`] and [`Crf`]
+//! with one owner of the Config-ID lifecycle (see the module docs of
+//! [`super`]).
+
+use super::super::super::gf::MulAcc;
+use super::super::super::psn::Psn;
+use super::super::super::wire::{CloseReason, Message, ParamStatus, ParamUpdate};
+use super::super::crf::{self, Crf, CrfConfig, CrfHost, SourceVerdict, Workspace};
+use super::super::negotiation::{
+    CrfNegCounters, CrfNegotiation, CrfState, HelloOutcome, ParamOutcome,
+};
+use super::super::{FecConfig, Limits, Nanos};
+use super::config_book::ConfigBook;
+use super::loss_ewma::LossEwma;
+use super::FlowState;
+
+/// Everything a [`ReceiverFlow`] is set up with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReceiverParams {
+    /// CRF tunables (`flow_id` and `rdma_mtu` come from the HELLO).
+    pub crf: CrfConfig,
+    /// This side's limits (HELLO_ACK), Max Open Blocks included.
+    pub limits: Limits,
+    /// Time to receive one block at the flow's rate: a configuration stays
+    /// held for 2·SRTT + this after it was last needed (the CSF may still
+    /// answer requests for its blocks).
+    pub block_time: Nanos,
+}
+
+/// What a [`ReceiverFlow`] call changed that the caller may act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverEvent {
+    /// HELLO accepted: register `flow_id` and bind the peer to the HELLO's
+    /// source.
+    Established {
+        /// The assigned Flow ID.
+        flow_id: u32,
+    },
+    /// The CSF restarted (new nonce): the old session was dropped;
+    /// re-register under `flow_id` and re-bind the peer.
+    Restarted {
+        /// The previous Flow ID (unregister it).
+        old_flow_id: u32,
+        /// The new Flow ID.
+        flow_id: u32,
+    },
+    /// A configuration was acknowledged and the engine holds it.
+    ConfigAccepted(FecConfig),
+    /// A PARAM_UPDATE was refused with status 3: every configuration slot
+    /// is still needed.
+    ConfigRefused {
+        /// Its Config ID.
+        config_id: u8,
+    },
+    /// CLOSE received: held packets were released, the session dropped.
+    Closed(CloseReason),
+}
+
+/// Counters of the orchestration itself (the engine and the negotiation
+/// keep their own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverCounters {
+    /// Configurations acknowledged and taken by the engine.
+    pub configs_accepted: u64,
+    /// Configurations released to make room.
+    pub configs_released: u64,
+    /// PARAM_UPDATEs refused because no held configuration could go.
+    pub configs_refused_room: u64,
+    /// Acknowledged configurations the engine refused (should stay 0).
+    pub engine_refused: u64,
+    /// LOSS_REPORTs followed into the loss estimate.
+    pub loss_reports: u64,
+    /// Messages a CRF does not take (CSF-bound ones).
+    pub unexpected: u64,
+}
+
+/// The receiver side of one protected flow, sans-I/O. The const generics
+/// are the [`Crf`]'s capacities.
+pub struct ReceiverFlow<
+    const BLOCKS: usize,
+    const WINDOW: usize,
+    const HELD: usize,
+    const REPAIRS: usize,
+> {
+    pub(super) params: ReceiverParams,
+    pub(super) neg: CrfNegotiation,
+    pub(super) crf: Crf<BLOCKS, WINDOW, HELD, REPAIRS>,
+    pub(super) book: ConfigBook,
+    pub(super) loss: LossEwma,
+    /// `crf.counters().loss_reports` already followed.
+    pub(super) reports_seen: u64,
+    pub(super) counters: ReceiverCounters,
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFlow<B, W, HQ, R> {
+    /// A flow waiting for its HELLO (builds the CRF by value: hosts with a
+    /// large stack; the kernel uses [`ReceiverFlow::init_at`]).
+    pub fn new(params: ReceiverParams) -> Self {
+        ReceiverFlow {
+            params,
+            neg: Self::new_negotiation(&params),
+            crf: Crf::new(params.crf),
+            book: ConfigBook::new(),
+            loss: LossEwma::new(),
+            reports_seen: 0,
+            counters: ReceiverCounters::default(),
+        }
+    }
+
+    /// The negotiation never holds more configurations than the engine.
+    pub(super) fn new_negotiation(params: &ReceiverParams) -> CrfNegotiation {
+        let mut n = CrfNegotiation::new(params.limits);
+        n.set_config_capacity(crf::MAX_CONFIGS);
+        n
+    }
+
+    /// A source packet of the flow arrived (`ce`: CE-marked). On
+    /// [`SourceVerdict::Deliver`] pass it on, then run
+    /// [`ReceiverFlow::on_timer`] if [`ReceiverFlow::next_deadline`] is due:
+    /// releases behind it are left for that call (the CRF's ordering
+    /// contract).
+    pub fn on_source<H: CrfHost + ?Sized>(
+        &mut self,
+        now: Nanos,
+        psn: Psn,
+        udp_payload: &[u8],
+        ce: bool,
+        host: &mut H,
+    ) -> SourceVerdict {
+        self.crf.on_source(now, psn, udp_payload, ce, host)
+    }
+
+    /// A CREM message from the peer CSF (`ce`: CE-marked). `new_flow_id` is
+    /// called only when a HELLO needs a Flow ID (see
+    /// [`super::super::negotiation::choose_flow_id`]). Messages a CRF does
+    /// not take are counted in [`ReceiverCounters::unexpected`].
+    pub fn on_message<H, G>(
+        &mut self,
+        now: Nanos,
+        msg: &Message<'_>,
+        ce: bool,
+        new_flow_id: impl FnOnce() -> Option<u32>,
+        host: &mut H,
+        ws: &mut Workspace<'_, G>,
+    ) -> Option<ReceiverEvent>
+    where
+        H: CrfHost + ?Sized,
+        G: MulAcc + ?Sized,
+    {
+        let ev = match msg {
+            Message::Hello(h) => match self.neg.on_hello(h, new_flow_id, host) {
+                HelloOutcome::Accepted { flow_id } => {
+                    self.crf.set_flow_id(flow_id);
+                    self.crf.set_rdma_mtu(u32::from(h.rdma_mtu));
+                    Some(ReceiverEvent::Established { flow_id })
+                }
+                HelloOutcome::Restarted {
+                    old_flow_id,
+                    flow_id,
+                } => {
+                    self.new_session(flow_id, u32::from(h.rdma_mtu), host);
+                    Some(ReceiverEvent::Restarted {
+                        old_flow_id,
+                        flow_id,
+                    })
+                }
+                _ => None,
+            },
+            Message::ParamUpdate(p) => self.on_param_update(now, p, host),
+            Message::Repair(r) => {
+                self.book.seen(r.config_id, now);
+                self.crf.on_repair(now, r, ce, host, ws);
+                None
+            }
+            Message::Close(c) => self.neg.on_close(c).map(|reason| {
+                let (id, mtu) = (self.crf.config().flow_id, self.crf.config().rdma_mtu);
+                self.new_session(id, mtu, host);
+                ReceiverEvent::Closed(reason)
+            }),
+            _ => {
+                self.counters.unexpected = self.counters.unexpected.saturating_add(1);
+                None
+            }
+        };
+        self.follow_reports();
+        ev
+    }
+
+    /// Drops the session's blocks, held packets and configurations.
+    fn new_session<H: CrfHost + ?Sized>(&mut self, flow_id: u32, rdma_mtu: u32, host: &mut H) {
+        self.crf.close(host);
+        self.crf.init(CrfConfig {
+            flow_id,
+            rdma_mtu,
+            ..self.params.crf
+        });
+        self.book.clear();
+        self.loss = LossEwma::new();
+        self.reports_seen = 0;
+    }
+
+    /// PARAM_UPDATE: the one place where configurations enter and leave.
+    /// Room is made first (the oldest configuration no live block uses and
+    /// no REPAIR or PARAM_UPDATE needed within 2·SRTT + one block time),
+    /// so that the negotiation, held to the engine's capacity, refuses with
+    /// status 3 rather than acknowledge what the engine cannot take.
+    fn on_param_update<H: CrfHost + ?Sized>(
+        &mut self,
+        now: Nanos,
+        p: &ParamUpdate,
+        host: &mut H,
+    ) -> Option<ReceiverEvent> {
+        let id = p.config_id;
+        if self.crf.accepted_config(id).is_none() {
+            self.make_room(now);
+        } else {
+            self.book.seen(id, now);
+        }
+        match self.neg.on_param_update(p, host) {
+            ParamOutcome::Accepted { config } => {
+                if self.crf.accepted_config(id).is_some_and(|c| c != config) {
+                    // The CSF reuses an ID only after releasing it.
+                    self.crf.release_config(id);
+                    self.book.remove(id);
+                }
+                if self.crf.accept_config(config) {
+                    self.book.accepted(id, now);
+                    self.counters.configs_accepted =
+                        self.counters.configs_accepted.saturating_add(1);
+                    Some(ReceiverEvent::ConfigAccepted(config))
+                } else {
+                    // Not reachable with the checks above; stay consistent.
+                    self.neg.release_config(id);
+                    self.counters.engine_refused = self.counters.engine_refused.saturating_add(1);
+                    None
+                }
+            }
+            ParamOutcome::Rejected(ParamStatus::ResourcesExhausted) => {
+                self.counters.configs_refused_room =
+                    self.counters.configs_refused_room.saturating_add(1);
+                Some(ReceiverEvent::ConfigRefused { config_id: id })
+            }
+            _ => None,
+        }
+    }
+
+    fn make_room(&mut self, now: Nanos) {
+        let grace = self
+            .crf
+            .config()
+            .srtt
+            .saturating_mul(2)
+            .saturating_add(self.params.block_time);
+        while self.book.held() >= crf::MAX_CONFIGS {
+            let crf = &self.crf;
+            let Some(old) = self.book.releasable(now, grace, |id| crf.config_in_use(id)) else {
+                return;
+            };
+            self.crf.release_config(old);
+            self.neg.release_config(old);
+            self.book.remove(old);
+            self.counters.configs_released = self.counters.configs_released.saturating_add(1);
+        }
+    }
+
+    /// Feeds a LOSS_REPORT the engine just sent into the loss estimate.
+    fn follow_reports(&mut self) {
+        let n = self.crf.counters().loss_reports;
+        if n != self.reports_seen {
+            self.reports_seen = n;
+            let (expected, received) = self.crf.last_loss_report();
+            if expected > 0 {
+                self.loss.update(expected, received);
+                self.crf.set_loss_ppm(self.loss.ppm());
+            }
+            self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
+        }
+    }
+
+    /// Runs what is due at `now` (releases, decoding, requests, reports).
+    pub fn on_timer<H, G>(&mut self, now: Nanos, host: &mut H, ws: &mut Workspace<'_, G>)
+    where
+        H: CrfHost + ?Sized,
+        G: MulAcc + ?Sized,
+    {
+        self.crf.on_timer(now, host, ws);
+        self.follow_reports();
+    }
+
+    /// When [`ReceiverFlow::on_timer`] should run next.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        self.crf.next_deadline()
+    }
+
+    /// Ends the flow: sends CLOSE with `reason` (if established), releases
+    /// every held packet in PSN order and drops all kept symbols.
+    pub fn close<H: CrfHost + ?Sized>(&mut self, reason: CloseReason, host: &mut H) {
+        self.neg.close(reason, host);
+        self.crf.close(host);
+        self.book.clear();
+    }
+
+    // -----------------------------------------------------------------
+    // Accessors (stats).
+
+    /// Negotiating (no HELLO yet), established or closed.
+    pub fn state(&self) -> FlowState {
+        match self.neg.state() {
+            CrfState::Idle => FlowState::Negotiating,
+            CrfState::Established { .. } => FlowState::Established,
+            CrfState::Closed(r) => FlowState::Closed(r),
+        }
+    }
+
+    /// Flow ID once established.
+    pub fn flow_id(&self) -> Option<u32> {
+        self.neg.flow_id()
+    }
+
+    /// The newest configuration the engine holds.
+    pub fn current_config(&self) -> Option<FecConfig> {
+        self.crf.current_config()
+    }
+
+    /// Configurations held.
+    pub fn configs_held(&self) -> usize {
+        self.book.held()
+    }
+
+    /// Path loss estimate (pre-restoration), ppm.
+    pub fn loss_ppm(&self) -> u32 {
+        self.loss.ppm()
+    }
+
+    /// CRF counters.
+    pub fn crf_counters(&self) -> &crf::Counters {
+        self.crf.counters()
+    }
+
+    /// Negotiation counters.
+    pub fn negotiation_counters(&self) -> &CrfNegCounters {
+        self.neg.counters()
+    }
+
+    /// Orchestration counters.
+    pub fn counters(&self) -> &ReceiverCounters {
+        &self.counters
+    }
+
+    /// The CRF engine (read-only).
+    pub fn crf(&self) -> &Crf<B, W, HQ, R> {
+        &self.crf
+    }
+
+    /// The negotiation (read-only).
+    pub fn negotiation(&self) -> &CrfNegotiation {
+        &self.neg
+    }
+}

@@ -1,0 +1,651 @@
+//! The sender side of one protected flow: [`CsfNegotiation`], [`Csf`] and
+//! [`Policy`] glued together (see the module docs of [`super`]).
+
+use super::super::super::fec::Scheme;
+use super::super::super::gf::MulAcc;
+use super::super::super::psn::Psn;
+use super::super::super::roce::RocePacket;
+use super::super::super::wire::{CloseReason, LossReport, Message};
+use super::super::csf::{Csf, CsfCounters, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use super::super::negotiation::{
+    ConfigParams, CsfNegCounters, CsfNegotiation, CsfState, FlowDescriptor, HelloAckOutcome,
+    NegEvent, ParamAckOutcome, ProposeError,
+};
+use super::super::policy::{BreakerEvent, BreakerState, Change, Policy, PolicyConfig};
+use super::super::{FecConfig, Limits, Nanos, Sink};
+use super::repair_log::RepairLog;
+use super::FlowState;
+
+/// Config IDs (the per-ID block counts are indexed by them).
+pub(super) const CONFIG_IDS: usize = 256;
+
+/// Everything a [`SenderFlow`] is set up with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SenderParams {
+    /// CSF tunables (its `flow_id` is replaced by the one HELLO_ACK assigns).
+    pub csf: CsfParams,
+    /// Adaptive redundancy; `None` = the fixed configuration below.
+    pub policy: Option<PolicyConfig>,
+    /// Block size with the policy off.
+    pub fixed_k: u8,
+    /// Ordinary repairs per block with the policy off.
+    pub fixed_m: u8,
+    /// FEC scheme with the policy off.
+    pub scheme: Scheme,
+    /// Symbol length T.
+    pub t: u16,
+    /// SRTT for the engines; 0 = measure it from the HELLO exchange.
+    pub rtt_hint: Nanos,
+    /// Time to send one block, until measured (0 = unknown): the policy
+    /// changes the configuration at most once per 2·max(SRTT, block time).
+    pub block_time_hint: Nanos,
+    /// Effective PSN lead of a PARAM_UPDATE (about one RTT of packets).
+    pub psn_lead: u32,
+    /// This side's limits (HELLO).
+    pub limits: Limits,
+    /// The flow (HELLO).
+    pub flow: FlowDescriptor,
+    /// PSN the flow is expected to start at (the first packet seen, when
+    /// the flow is created at it): Effective PSNs count from here until a
+    /// source has been seen.
+    pub initial_psn: Psn,
+}
+
+/// What a [`SenderFlow`] call changed that the caller may act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderEvent {
+    /// HELLO_ACK accepted: bind the peer to its source; the initial
+    /// configuration is proposed.
+    Established {
+        /// Flow ID assigned by the CRF.
+        flow_id: u32,
+    },
+    /// A configuration was acknowledged; blocks use it from its Effective
+    /// PSN on.
+    ConfigChanged(FecConfig),
+    /// Circuit breaker tripped: ordinary repairs and CREM retransmissions
+    /// stopped.
+    BreakerTripped,
+    /// Circuit breaker cleared: they resume.
+    BreakerCleared,
+    /// The flow is closed and unprotected (retention released).
+    Closed {
+        /// Why.
+        reason: CloseReason,
+        /// The peer sent CLOSE (else this side did).
+        by_peer: bool,
+    },
+    /// HELLO went unanswered or the peer's limits are incompatible: the
+    /// flow stays unprotected.
+    GaveUp,
+}
+
+/// Counters of the orchestration itself (the engines keep their own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    /// PARAM_UPDATEs proposed.
+    pub proposals: u64,
+    /// Proposals refused: one still unacknowledged.
+    pub propose_busy: u64,
+    /// … the configuration asked for is the current one.
+    pub propose_unchanged: u64,
+    /// … outside the effective limits.
+    pub propose_outside_limits: u64,
+    /// … no configuration slot free.
+    pub propose_no_slot: u64,
+    /// … not established.
+    pub propose_not_established: u64,
+    /// Acknowledged configurations the CSF refused (should stay 0).
+    pub csf_refused_config: u64,
+    /// Blocks opened with another configuration than the negotiation's
+    /// active one (should stay 0).
+    pub config_mismatch: u64,
+    /// LOSS_REPORTs received.
+    pub loss_reports: u64,
+    /// Messages a CSF does not take (CRF-bound, PATH_REPORT, …).
+    pub unexpected: u64,
+}
+
+/// The sender side of one protected flow, sans-I/O. `BLOCKS` and `ACC` are
+/// the [`Csf`]'s retention ring and accumulator sizes.
+pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
+    pub(super) params: SenderParams,
+    pub(super) neg: CsfNegotiation,
+    pub(super) csf: Csf<BLOCKS, ACC>,
+    pub(super) policy: Policy,
+    pub(super) limits: Option<Limits>,
+    pub(super) protected: bool,
+    pub(super) srtt: Nanos,
+    /// First HELLO sent at (SRTT measurement).
+    pub(super) hello_at: Nanos,
+    /// Blocks opened per Config ID and not yet reported closed to the
+    /// negotiation.
+    pub(super) blocks: [u32; CONFIG_IDS],
+    pub(super) repair_log: RepairLog,
+    /// REPAIR messages counted into the log so far.
+    pub(super) repairs_logged: u64,
+    /// Measured time of one full block (0 = none yet).
+    pub(super) block_time: Nanos,
+    /// Open time of the newest block and `blocks_closed_k` then.
+    pub(super) last_open: Option<(Nanos, u64)>,
+    pub(super) counters: SenderCounters,
+}
+
+impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
+    /// A flow not yet started (builds the CSF by value: hosts with a large
+    /// stack; the kernel uses [`SenderFlow::init_at`]).
+    pub fn new(params: SenderParams) -> Self {
+        SenderFlow {
+            params,
+            neg: Self::new_negotiation(&params),
+            csf: Csf::new(params.csf),
+            policy: Policy::new(Self::policy_config(&params)),
+            limits: None,
+            protected: false,
+            srtt: params.rtt_hint,
+            hello_at: 0,
+            blocks: [0; CONFIG_IDS],
+            repair_log: RepairLog::new(),
+            repairs_logged: 0,
+            block_time: 0,
+            last_open: None,
+            counters: SenderCounters::default(),
+        }
+    }
+
+    pub(super) fn new_negotiation(params: &SenderParams) -> CsfNegotiation {
+        let mut n = CsfNegotiation::new(params.limits, params.flow);
+        n.set_psn_lead(params.psn_lead);
+        n
+    }
+
+    pub(super) fn policy_config(params: &SenderParams) -> PolicyConfig {
+        params.policy.unwrap_or(PolicyConfig::DEFAULT)
+    }
+
+    /// Sends HELLO (again, as a new session, if called later).
+    pub fn start<K: Sink + ?Sized>(&mut self, now: Nanos, nonce: u64, sink: &mut K) {
+        self.hello_at = now;
+        self.neg.start(now, nonce, sink);
+    }
+
+    // -----------------------------------------------------------------
+    // Packets.
+
+    /// A RoCEv2 packet of the protected direction (UDP payload, BTH through
+    /// ICRC). Keep it while the verdict says [`SourceVerdict::Retain`];
+    /// sources pass [`SourceVerdict::Unprotected`] until a configuration is
+    /// acknowledged.
+    pub fn on_source<G, K, S>(
+        &mut self,
+        now: Nanos,
+        udp_payload: &[u8],
+        rdma_mtu: u32,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> SourceVerdict
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let opened = self.csf.counters().blocks_opened;
+        let verdict = match RocePacket::parse(udp_payload) {
+            Ok(pkt) => {
+                let v = self
+                    .csf
+                    .on_roce_packet(now, &pkt, udp_payload, rdma_mtu, io);
+                if self.csf.counters().blocks_opened != opened {
+                    // The source opened a block at its PSN.
+                    self.block_opened(now, pkt.bth.psn, io.sink);
+                }
+                v
+            }
+            Err(_) => self.csf.on_roce(now, udp_payload, rdma_mtu, io),
+        };
+        self.log_repairs(now);
+        verdict
+    }
+
+    /// A RoCEv2 packet of the reverse direction: RDMA acknowledgments
+    /// release retained blocks, and configurations no block uses any more.
+    pub fn on_reverse<S: SourceStore + ?Sized>(
+        &mut self,
+        now: Nanos,
+        udp_payload: &[u8],
+        store: &mut S,
+    ) {
+        self.csf.on_roce_reverse(now, udp_payload, store);
+        self.release_configs();
+    }
+
+    /// The negotiation learns each block start (it switches to an
+    /// acknowledged configuration there, or re-sends one whose Effective
+    /// PSN passed); blocks are counted per configuration until released.
+    fn block_opened<K: Sink + ?Sized>(&mut self, now: Nanos, start: Psn, sink: &mut K) {
+        let closed_k = self.csf.counters().blocks_closed_k;
+        if let Some((at, k_then)) = self.last_open {
+            // The previous block filled all k positions: one block's time.
+            if closed_k == k_then.wrapping_add(1) {
+                let sample = now.saturating_sub(at);
+                self.block_time = if self.block_time == 0 {
+                    sample
+                } else {
+                    self.block_time - self.block_time / 4 + sample / 4
+                };
+            }
+        }
+        self.last_open = Some((now, closed_k));
+        let used = self.csf.config().map(|c| c.id);
+        if let Some(c) = self.neg.config_for_block(start, sink) {
+            if used != Some(c.id) {
+                self.counters.config_mismatch = self.counters.config_mismatch.saturating_add(1);
+            }
+            if let Some(n) = self.blocks.get_mut(usize::from(c.id)) {
+                *n = n.saturating_add(1);
+            }
+        }
+    }
+
+    /// Tells the negotiation about configurations no retained block uses
+    /// any more (the current one stays), so that it can release them.
+    fn release_configs(&mut self) {
+        let cur = self.csf.config().map(|c| c.id);
+        for (id, n) in self.blocks.iter_mut().enumerate() {
+            let id = id as u8;
+            if *n > 0 && Some(id) != cur && !self.csf.uses_config(id) {
+                self.neg.blocks_closed(id, *n);
+                *n = 0;
+            }
+        }
+    }
+
+    /// Counts the REPAIR messages the CSF sent since the last call as sent
+    /// at `now`.
+    fn log_repairs(&mut self, now: Nanos) {
+        let c = self.csf.counters();
+        let total = c
+            .repairs_ordinary
+            .wrapping_add(c.repairs_proactive)
+            .wrapping_add(c.repairs_retx)
+            .wrapping_add(c.repairs_source_copy)
+            .wrapping_add(c.repairs_info);
+        let n = total.wrapping_sub(self.repairs_logged);
+        self.repairs_logged = total;
+        self.repair_log
+            .record(now, n.min(u64::from(u32::MAX)) as u32);
+    }
+
+    // -----------------------------------------------------------------
+    // Messages from the CRF.
+
+    /// A CREM message from the peer CRF. Messages a CSF does not take are
+    /// counted in [`SenderCounters::unexpected`].
+    pub fn on_message<G, K, S>(
+        &mut self,
+        now: Nanos,
+        msg: &Message<'_>,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> Option<SenderEvent>
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let ev = match msg {
+            Message::HelloAck(a) => match self.neg.on_hello_ack(a, io.sink) {
+                HelloAckOutcome::Established { flow_id, limits } => {
+                    self.established(now, flow_id, limits, io.sink);
+                    Some(SenderEvent::Established { flow_id })
+                }
+                HelloAckOutcome::Incompatible { .. } => Some(SenderEvent::GaveUp),
+                HelloAckOutcome::Ignored(_) => None,
+            },
+            Message::ParamAck(a) => match self.neg.on_param_ack(a) {
+                ParamAckOutcome::Accepted { .. } => self.apply_acked(),
+                _ => None,
+            },
+            Message::RepairRequest(r) => {
+                self.csf.on_repair_request(now, r, io);
+                None
+            }
+            Message::TcAeth(r) => {
+                self.csf.on_tc_aeth(now, r, io);
+                None
+            }
+            Message::LossReport(r) => self.on_loss_report(now, r, io),
+            Message::Close(c) => self.neg.on_close(c).map(|reason| {
+                self.unprotect(io.store);
+                SenderEvent::Closed {
+                    reason,
+                    by_peer: true,
+                }
+            }),
+            _ => {
+                self.counters.unexpected = self.counters.unexpected.saturating_add(1);
+                None
+            }
+        };
+        self.log_repairs(now);
+        ev
+    }
+
+    fn established<K: Sink + ?Sized>(
+        &mut self,
+        now: Nanos,
+        flow_id: u32,
+        limits: Limits,
+        sink: &mut K,
+    ) {
+        if self.params.rtt_hint == 0 && self.srtt == 0 {
+            self.srtt = now.saturating_sub(self.hello_at);
+        }
+        self.csf.set_flow_id(flow_id);
+        self.csf.set_srtt(self.srtt);
+        self.repair_log.set_srtt(self.srtt);
+        self.limits = Some(limits);
+        self.protected = true;
+        let (k, m, scheme) = match self.params.policy {
+            Some(_) => {
+                let d = self.policy.decide(now, self.srtt, None, &limits);
+                (d.k, d.m, d.scheme)
+            }
+            None => (self.params.fixed_k, self.params.fixed_m, self.params.scheme),
+        };
+        let _ = self.propose(now, k, m, scheme, sink);
+    }
+
+    /// The pending configuration was acknowledged: the CSF uses it from its
+    /// Effective PSN.
+    fn apply_acked(&mut self) -> Option<SenderEvent> {
+        let (c, eff, true) = self.neg.pending_config()? else {
+            return None;
+        };
+        if self.csf.set_config(c, eff).is_err() {
+            self.counters.csf_refused_config = self.counters.csf_refused_config.saturating_add(1);
+            return None;
+        }
+        Some(SenderEvent::ConfigChanged(c))
+    }
+
+    /// Proposes (k, m, scheme) with the flow's T in a PARAM_UPDATE (the
+    /// policy does this itself; an operator may too). An acknowledged
+    /// configuration not yet in effect is superseded.
+    pub fn propose<K: Sink + ?Sized>(
+        &mut self,
+        now: Nanos,
+        k: u8,
+        m: u8,
+        scheme: Scheme,
+        sink: &mut K,
+    ) -> Result<u8, ProposeError> {
+        let next = self.csf.next_psn().unwrap_or(self.params.initial_psn);
+        let p = ConfigParams {
+            scheme,
+            k,
+            m,
+            t: self.params.t,
+        };
+        let superseded = self.neg.pending_config().filter(|p| p.2).map(|p| p.0.id);
+        let r = self.neg.propose(now, self.srtt, p, next, sink);
+        let c = &mut self.counters;
+        match r {
+            Ok(_) => {
+                c.proposals = c.proposals.saturating_add(1);
+                // The negotiation dropped the acknowledged configuration
+                // not yet in effect: the CSF must not switch to it either.
+                if superseded.is_some() && self.csf.next_config().map(|n| n.0.id) == superseded {
+                    self.csf.cancel_next_config();
+                }
+            }
+            Err(e) => {
+                let n = match e {
+                    ProposeError::Busy => &mut c.propose_busy,
+                    ProposeError::Unchanged => &mut c.propose_unchanged,
+                    ProposeError::OutsideLimits => &mut c.propose_outside_limits,
+                    ProposeError::NoConfigSlot => &mut c.propose_no_slot,
+                    ProposeError::NotEstablished => &mut c.propose_not_established,
+                };
+                *n = n.saturating_add(1);
+            }
+        }
+        r
+    }
+
+    fn on_loss_report<G, K, S>(
+        &mut self,
+        now: Nanos,
+        r: &LossReport,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> Option<SenderEvent>
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
+        if self.params.policy.is_none() || !self.protected {
+            return None;
+        }
+        // REPAIRs sent during the interval the report covers: it left the
+        // CRF about half an RTT ago and covers `interval` before that, so
+        // their sends lie one RTT earlier still.
+        let to = now.saturating_sub(self.srtt);
+        let from = to.saturating_sub(u64::from(r.interval_us).saturating_mul(1000));
+        let sent = self.repair_log.sent_between(from, to);
+        let ev = match self.policy.on_loss_report(now, r, sent) {
+            Some(BreakerEvent::Tripped) => {
+                self.csf.set_ordinary_repairs(false);
+                self.csf.set_coded_retx(false);
+                Some(SenderEvent::BreakerTripped)
+            }
+            Some(BreakerEvent::Cleared) => {
+                self.csf.set_ordinary_repairs(true);
+                self.csf.set_coded_retx(true);
+                Some(SenderEvent::BreakerCleared)
+            }
+            Some(BreakerEvent::Close) => {
+                let reason = CloseReason::CircuitBreaker;
+                self.neg.close(reason, io.sink);
+                self.unprotect(io.store);
+                return Some(SenderEvent::Closed {
+                    reason,
+                    by_peer: false,
+                });
+            }
+            None => None,
+        };
+        let limits = self.limits?;
+        let current = match self.neg.pending_config() {
+            Some((c, _, _)) => Some((c.k, c.m)),
+            None => self.neg.active_config().map(|c| (c.k, c.m)),
+        };
+        // Hysteresis 2·max(SRTT, block time): the draft's 2·SRTT assumes a
+        // change takes effect within an RTT; with blocks longer than the
+        // RTT it takes a block, and faster changes only pile up
+        // configurations that never carry a block.
+        let period = self.srtt.max(self.block_time());
+        let d = self.policy.decide(now, period, current, &limits);
+        self.csf.set_coded_retx(d.coded_retx);
+        if d.change == Change::Apply {
+            let _ = self.propose(now, d.k, d.m, d.scheme, io.sink);
+        }
+        ev
+    }
+
+    /// Stops protecting: releases retention and forgets the configuration.
+    fn unprotect<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        self.protected = false;
+        self.csf.shutdown(store);
+        let mut p = self.params.csf;
+        p.initial_srtt = self.srtt;
+        self.csf.reset(p);
+        self.blocks.fill(0);
+        self.last_open = None;
+        self.repairs_logged = 0;
+    }
+
+    // -----------------------------------------------------------------
+    // Time and teardown.
+
+    /// Runs what is due at `now`: CSF timers (idle close, spread repairs,
+    /// give-ups) and negotiation retransmissions or give-ups.
+    pub fn on_timer<G, K, S>(
+        &mut self,
+        now: Nanos,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> Option<SenderEvent>
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.csf.on_timer(now, io);
+        self.release_configs();
+        self.log_repairs(now);
+        match self.neg.on_timer(now, io.sink)? {
+            NegEvent::HelloGaveUp => Some(SenderEvent::GaveUp),
+            NegEvent::ParamSyncFailed { .. } => {
+                // The negotiation sent CLOSE (reason 3).
+                self.unprotect(io.store);
+                Some(SenderEvent::Closed {
+                    reason: CloseReason::ParamSyncFailed,
+                    by_peer: false,
+                })
+            }
+        }
+    }
+
+    /// When [`SenderFlow::on_timer`] should run next.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        match (self.csf.next_deadline(), self.neg.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Closes the flow: sends CLOSE with `reason` (if established) and
+    /// releases every retained source.
+    pub fn close<G, K, S>(&mut self, reason: CloseReason, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.neg.close(reason, io.sink);
+        self.unprotect(io.store);
+    }
+
+    /// Releases every retained source (teardown without a message).
+    pub fn shutdown<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        self.csf.shutdown(store);
+        self.blocks.fill(0);
+    }
+
+    /// Replaces the SRTT (measured by the caller).
+    pub fn set_srtt(&mut self, srtt: Nanos) {
+        self.srtt = srtt;
+        self.csf.set_srtt(srtt);
+        self.repair_log.set_srtt(srtt);
+    }
+
+    // -----------------------------------------------------------------
+    // Accessors (stats).
+
+    /// Negotiating, established, unprotected or closed.
+    pub fn state(&self) -> FlowState {
+        match self.neg.state() {
+            CsfState::Idle | CsfState::Hello { .. } => FlowState::Negotiating,
+            CsfState::Established { .. } if self.protected => FlowState::Established,
+            CsfState::Established { .. } | CsfState::Unprotected => FlowState::Unprotected,
+            CsfState::Closed(r) => FlowState::Closed(r),
+        }
+    }
+
+    /// Flow ID once established.
+    pub fn flow_id(&self) -> Option<u32> {
+        self.neg.flow_id()
+    }
+
+    /// Configuration new blocks use now.
+    pub fn config(&self) -> Option<FecConfig> {
+        self.csf.config()
+    }
+
+    /// Effective limits once established.
+    pub fn limits(&self) -> Option<Limits> {
+        self.limits
+    }
+
+    /// SRTT in use.
+    pub fn srtt(&self) -> Nanos {
+        self.srtt
+    }
+
+    /// Block time the policy's hysteresis uses (measured, else the hint).
+    pub fn block_time(&self) -> Nanos {
+        if self.block_time != 0 {
+            self.block_time
+        } else {
+            self.params.block_time_hint
+        }
+    }
+
+    /// Pre-restoration loss estimate, ppb.
+    pub fn loss_ppb(&self) -> u64 {
+        self.policy.loss_ppb()
+    }
+
+    /// Circuit-breaker state.
+    pub fn breaker_state(&self) -> BreakerState {
+        self.policy.breaker_state()
+    }
+
+    /// Retained source octets.
+    pub fn retention_octets(&self) -> u64 {
+        self.csf.retention_octets()
+    }
+
+    /// CSF counters.
+    pub fn csf_counters(&self) -> &CsfCounters {
+        self.csf.counters()
+    }
+
+    /// Negotiation counters.
+    pub fn negotiation_counters(&self) -> &CsfNegCounters {
+        self.neg.counters()
+    }
+
+    /// Policy counters.
+    pub fn policy_counters(&self) -> &super::super::policy::PolicyCounters {
+        self.policy.counters()
+    }
+
+    /// Orchestration counters.
+    pub fn counters(&self) -> &SenderCounters {
+        &self.counters
+    }
+
+    /// The CSF engine (read-only).
+    pub fn csf(&self) -> &Csf<BLOCKS, ACC> {
+        &self.csf
+    }
+
+    /// The negotiation (read-only).
+    pub fn negotiation(&self) -> &CsfNegotiation {
+        &self.neg
+    }
+
+    /// The policy (read-only).
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Whether a PARAM_ACK rejection other than "resources exhausted" was
+    /// ever received (a misconfiguration rather than load).
+    pub fn param_rejected_hard(&self) -> u64 {
+        let c = self.neg.counters();
+        c.param_rejected_unsupported_scheme
+            .saturating_add(c.param_rejected_limits)
+            .saturating_add(c.param_rejected_other)
+    }
+}

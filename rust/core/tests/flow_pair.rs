@@ -1,0 +1,651 @@
+//! `SenderFlow` and `ReceiverFlow` driven against each other, and the
+//! Config-ID lifecycle fixes (engine finding 3).
+
+mod crf_util;
+
+use std::alloc::{alloc, Layout};
+use std::collections::HashMap;
+
+use crem_core::engine::crf::{CrfConfig, SourceVerdict as CrfVerdict, MAX_CONFIGS};
+use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use crem_core::engine::flow::{
+    FlowState, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
+};
+use crem_core::engine::negotiation::{CrfNegotiation, CsfNegotiation, FlowDescriptor};
+use crem_core::engine::{FecConfig, Limits, Nanos, Sink, MS};
+use crem_core::fec::Scheme;
+use crem_core::gf::RowPerCall;
+use crem_core::psn::{Psn, PsnRange};
+use crem_core::roce::{self, Bth};
+use crem_core::wire::{
+    self, Bitmap256, FecScheme, FlowAddrs, Hello, Message, ParamStatus, ParamUpdate, Repair,
+};
+use crf_util::{send_packet, Host, Ws};
+
+const T: u16 = 1100;
+const US: Nanos = 1_000;
+type Snd = SenderFlow<64, { 4 * 1100 }>;
+type Rcv = ReceiverFlow<16, 1024, 256, 128>;
+
+fn limits(open_blocks: u16) -> Limits {
+    Limits {
+        schemes: 0b111,
+        max_k: 255,
+        max_m: 16,
+        max_t: T,
+        max_open_blocks: open_blocks,
+    }
+}
+
+fn flow() -> FlowDescriptor {
+    FlowDescriptor {
+        addrs: FlowAddrs::V4 {
+            src: [192, 0, 2, 1],
+            dst: [192, 0, 2, 2],
+        },
+        dest_qp: 0x11,
+        rdma_mtu: 1024,
+    }
+}
+
+fn sender_params(k: u8, m: u8) -> SenderParams {
+    SenderParams {
+        csf: CsfParams {
+            initial_srtt: MS,
+            idle_timeout: MS,
+            ..CsfParams::DEFAULT
+        },
+        policy: None,
+        fixed_k: k,
+        fixed_m: m,
+        scheme: Scheme::CauchyRs,
+        t: T,
+        rtt_hint: MS,
+        block_time_hint: 0,
+        psn_lead: 16,
+        limits: limits(u16::MAX),
+        flow: flow(),
+        initial_psn: Psn::new(0),
+    }
+}
+
+fn receiver_params() -> ReceiverParams {
+    let mut crf = CrfConfig::new(0);
+    crf.hold_time = 0;
+    crf.reorder_allowance = 100 * US;
+    crf.srtt = MS;
+    ReceiverParams {
+        crf,
+        limits: limits(16),
+        block_time: 0,
+    }
+}
+
+#[derive(Default)]
+struct Store(HashMap<u32, Vec<u8>>);
+
+impl SourceStore for Store {
+    fn source(&self, psn: Psn) -> Option<&[u8]> {
+        self.0.get(&psn.value()).map(|v| v.as_slice())
+    }
+    fn release(&mut self, range: PsnRange) {
+        for p in range.iter() {
+            self.0.remove(&p.value());
+        }
+    }
+}
+
+#[derive(Default)]
+struct Out(Vec<Vec<u8>>);
+
+impl Sink for Out {
+    fn send(&mut self, msg: &[u8]) {
+        self.0.push(msg.to_vec());
+    }
+}
+
+/// An RDMA ACK through `psn` (the reverse direction).
+fn ack_packet(psn: Psn) -> Vec<u8> {
+    let b = Bth {
+        opcode: roce::opcode::RC_ACKNOWLEDGE,
+        se: false,
+        mig_req: false,
+        pad_count: 0,
+        tver: 0,
+        pkey: 0xffff,
+        fecn: false,
+        becn: false,
+        resv6: 0,
+        dest_qp: 0x11,
+        ack_req: false,
+        resv7: 0,
+        psn,
+    };
+    let mut p = vec![0u8; 12];
+    b.write(&mut p).unwrap();
+    p.extend_from_slice(&(0x1f00_0001u32).to_be_bytes());
+    p.extend_from_slice(&[0; 4]); // ICRC: the CSF does not check it
+    p
+}
+
+/// Both ends, messages delivered instantly (in order), a record of
+/// everything for comparisons.
+struct Pair {
+    snd: Box<Snd>,
+    rcv: Box<Rcv>,
+    store: Store,
+    out: Out,
+    scratch: Vec<u8>,
+    host: Host,
+    ws: Ws,
+    now: Nanos,
+    snd_events: Vec<SenderEvent>,
+    rcv_events: Vec<ReceiverEvent>,
+    /// Every message, in order (true = CSF to CRF).
+    log: Vec<(bool, Vec<u8>)>,
+    /// Config IDs of the REPAIRs the CSF sent.
+    repair_ids: Vec<u8>,
+}
+
+impl Pair {
+    fn new(snd: Box<Snd>, rcv: Box<Rcv>) -> Pair {
+        Pair {
+            snd,
+            rcv,
+            store: Store::default(),
+            out: Out::default(),
+            scratch: vec![0; scratch_len(T)],
+            host: Host::default(),
+            ws: Ws::new(64 * T as usize),
+            now: 0,
+            snd_events: Vec::new(),
+            rcv_events: Vec::new(),
+            log: Vec::new(),
+            repair_ids: Vec::new(),
+        }
+    }
+
+    fn start(&mut self) {
+        self.snd.start(0, 0x1234_5678, &mut self.out);
+        self.pump();
+    }
+
+    /// Runs every timer due up to `t`, then sets now = t.
+    fn advance(&mut self, t: Nanos) {
+        for _ in 0..10_000 {
+            let d = [self.snd.next_deadline(), self.rcv.next_deadline()]
+                .into_iter()
+                .flatten()
+                .min();
+            match d {
+                Some(d) if d <= t => {
+                    self.now = self.now.max(d);
+                    self.host.now = self.now;
+                    let io = &mut CsfIo {
+                        gf: &RowPerCall,
+                        sink: &mut self.out,
+                        store: &mut self.store,
+                        scratch: &mut self.scratch[..],
+                    };
+                    if let Some(e) = self.snd.on_timer(self.now, io) {
+                        self.snd_events.push(e);
+                    }
+                    let mut ws = self.ws.ws();
+                    self.rcv.on_timer(self.now, &mut self.host, &mut ws);
+                    self.pump();
+                }
+                _ => break,
+            }
+        }
+        self.now = self.now.max(t);
+        self.host.now = self.now;
+    }
+
+    /// Delivers messages both ways until none is left.
+    fn pump(&mut self) {
+        loop {
+            let fwd = std::mem::take(&mut self.out.0);
+            let rev = self.host.take_sent();
+            if fwd.is_empty() && rev.is_empty() {
+                return;
+            }
+            for m in fwd {
+                let msg = wire::decode(&m).unwrap();
+                if let Message::Repair(r) = &msg {
+                    self.repair_ids.push(r.config_id);
+                }
+                let mut ws = self.ws.ws();
+                let mut id = 0x00c0_ffee;
+                let e = self.rcv.on_message(
+                    self.now,
+                    &msg,
+                    false,
+                    || {
+                        id += 1;
+                        Some(id)
+                    },
+                    &mut self.host,
+                    &mut ws,
+                );
+                self.rcv_events.extend(e);
+                self.log.push((true, m));
+            }
+            for m in rev {
+                let msg = wire::decode(&m).unwrap();
+                let io = &mut CsfIo {
+                    gf: &RowPerCall,
+                    sink: &mut self.out,
+                    store: &mut self.store,
+                    scratch: &mut self.scratch[..],
+                };
+                let e = self.snd.on_message(self.now, &msg, io);
+                self.snd_events.extend(e);
+                self.log.push((false, m));
+            }
+        }
+    }
+
+    /// The RDMA sender sends `psn`; the network drops it if `lost`.
+    fn source(&mut self, psn: u32, lost: bool) {
+        let now = self.now;
+        self.advance(now);
+        let bytes = send_packet(Psn::new(psn), 1000);
+        let io = &mut CsfIo {
+            gf: &RowPerCall,
+            sink: &mut self.out,
+            store: &mut self.store,
+            scratch: &mut self.scratch[..],
+        };
+        if self.snd.on_source(self.now, &bytes, 1024, io) == SourceVerdict::Retain {
+            self.store.0.insert(psn, bytes.clone());
+        }
+        if !lost {
+            let p = Psn::new(psn);
+            match self
+                .rcv
+                .on_source(self.now, p, &bytes, false, &mut self.host)
+            {
+                CrfVerdict::Deliver => self.host.delivered.push(crf_util::Delivered {
+                    psn,
+                    bytes,
+                    restored: false,
+                    at: self.now,
+                    held_for: 0,
+                }),
+                CrfVerdict::Hold => {
+                    self.host.held.insert(psn, (bytes, false, self.now));
+                }
+            }
+            self.advance(self.now);
+        }
+        self.pump();
+    }
+
+    fn rdma_ack(&mut self, through: u32) {
+        let a = ack_packet(Psn::new(through));
+        self.snd.on_reverse(self.now, &a, &mut self.store);
+    }
+
+    fn delivered(&self) -> Vec<u32> {
+        let mut v = self.host.delivered_psns();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// 200 packets, one lost in every 8, k = 16, m = 2.
+fn scenario(p: &mut Pair) {
+    p.start();
+    for i in 0..200u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i % 8 == 3);
+        if i % 32 == 31 {
+            p.rdma_ack(i - 16);
+        }
+    }
+    p.advance(p.now + 50 * MS);
+}
+
+#[test]
+fn pair_negotiates_and_restores() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    scenario(&mut p);
+    assert_eq!(p.snd.state(), FlowState::Established);
+    assert_eq!(p.rcv.state(), FlowState::Established);
+    assert_eq!(p.snd.flow_id(), p.rcv.flow_id());
+    assert!(matches!(
+        p.snd_events[..2],
+        [
+            SenderEvent::Established { .. },
+            SenderEvent::ConfigChanged(FecConfig { k: 16, m: 2, .. })
+        ]
+    ));
+    assert!(matches!(
+        p.rcv_events[..2],
+        [
+            ReceiverEvent::Established { .. },
+            ReceiverEvent::ConfigAccepted(FecConfig { k: 16, m: 2, .. })
+        ]
+    ));
+    assert_eq!(p.delivered(), (0..200).collect::<Vec<_>>());
+    assert!(p.rcv.crf_counters().restored >= 20);
+    assert!(p.rcv.crf_counters().loss_reports > 0);
+    assert_eq!(
+        p.rcv.counters().loss_reports,
+        p.rcv.crf_counters().loss_reports
+    );
+    assert!(p.rcv.loss_ppm() > 0, "the CRF follows its own reports");
+    assert_eq!(
+        p.snd.counters().loss_reports,
+        p.rcv.crf_counters().loss_reports
+    );
+    assert_eq!(p.snd.counters().unexpected, 0);
+    assert_eq!(p.rcv.counters().unexpected, 0);
+    assert_eq!(p.snd.counters().config_mismatch, 0);
+    assert_eq!(p.rcv.crf_counters().drop_unknown_config, 0);
+}
+
+/// Allocates an `X` over garbage and writes it with `init`.
+fn boxed_in_place<X>(init: impl FnOnce(*mut X)) -> Box<X> {
+    let layout = Layout::new::<X>();
+    // SAFETY: `X` has a non-zero size; the memory is filled with garbage,
+    // initialised by `init` (the `init_at` under test) and handed to a Box
+    // with the same layout.
+    unsafe {
+        let p = alloc(layout).cast::<X>();
+        assert!(!p.is_null());
+        p.cast::<u8>().write_bytes(0xa5, layout.size());
+        init(p);
+        Box::from_raw(p)
+    }
+}
+
+#[test]
+fn init_at_behaves_like_new() {
+    let sp = sender_params(16, 2);
+    let rp = receiver_params();
+    let mut a = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
+    // SAFETY (inside the closures): the pointers come from `boxed_in_place`,
+    // valid and aligned for the type.
+    let mut b = Pair::new(
+        boxed_in_place(|s| unsafe { Snd::init_at(s, sp) }),
+        boxed_in_place(|s| unsafe { Rcv::init_at(s, rp) }),
+    );
+    scenario(&mut a);
+    scenario(&mut b);
+    assert_eq!(a.log, b.log);
+    assert_eq!(a.snd_events, b.snd_events);
+    assert_eq!(a.rcv_events, b.rcv_events);
+    assert_eq!(a.host.delivered, b.host.delivered);
+    assert_eq!(a.snd.csf_counters(), b.snd.csf_counters());
+    assert_eq!(a.rcv.crf_counters(), b.rcv.crf_counters());
+    assert_eq!(a.snd.counters(), b.snd.counters());
+    assert_eq!(a.rcv.counters(), b.rcv.counters());
+}
+
+/// Sender side of finding 3: an acknowledged configuration superseded
+/// before its Effective PSN is dropped by the negotiation; the CSF used to
+/// switch to it all the same, opening blocks under a Config ID the
+/// negotiation no longer held and counting them against the active one
+/// (blocks_closed bookkeeping off, configurations never released).
+#[test]
+fn superseded_config_is_never_used_and_old_ones_are_released() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(8, 1))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    let a = p.snd.config().unwrap();
+    for i in 0..40u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+    }
+    // B acknowledged with an Effective PSN 16 ahead, then C supersedes it.
+    p.snd
+        .propose(p.now, 8, 2, Scheme::CauchyRs, &mut p.out)
+        .unwrap();
+    p.pump();
+    let b = p.snd.csf().next_config().unwrap().0;
+    assert_eq!((b.k, b.m), (8, 2));
+    let c_id = p
+        .snd
+        .propose(p.now, 8, 3, Scheme::CauchyRs, &mut p.out)
+        .unwrap();
+    assert_ne!(c_id, b.id);
+    assert_eq!(
+        p.snd.csf().next_config(),
+        None,
+        "B is not scheduled any more"
+    );
+    p.pump();
+    assert_eq!(p.snd.csf().next_config().map(|n| n.0.id), Some(c_id));
+    for i in 40..200u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+        if i % 16 == 15 {
+            p.rdma_ack(i);
+        }
+    }
+    p.advance(p.now + 10 * MS);
+    p.rdma_ack(199);
+    assert!(!p.repair_ids.contains(&b.id), "no block used B");
+    assert!(p.repair_ids.contains(&a.id) && p.repair_ids.contains(&c_id));
+    assert_eq!(p.snd.config().map(|c| c.id), Some(c_id));
+    let n = p.snd.negotiation_counters();
+    assert_eq!(n.block_accounting_errors, 0);
+    assert_eq!(n.block_closed_unknown, 0);
+    assert!(n.configs_released >= 1, "A released: {n:?}");
+    assert!(p.snd.negotiation().config(a.id).is_none());
+    assert!(p.snd.negotiation().config(b.id).is_none());
+    assert_eq!(p.snd.counters().config_mismatch, 0);
+    assert_eq!(p.rcv.crf_counters().drop_unknown_config, 0);
+}
+
+// ---------------------------------------------------------------------
+// Receiver side of finding 3, driven message by message.
+
+fn hello() -> Hello {
+    let mut n = CsfNegotiation::new(limits(u16::MAX), flow());
+    n.start(0, 42, &mut Out::default());
+    n.hello()
+}
+
+struct Rx {
+    rcv: Box<Rcv>,
+    host: Host,
+    ws: Ws,
+    flow_id: u32,
+}
+
+impl Rx {
+    fn new() -> Rx {
+        let mut r = Rx {
+            rcv: Box::new(Rcv::new(receiver_params())),
+            host: Host::default(),
+            ws: Ws::new(64 * T as usize),
+            flow_id: 0,
+        };
+        let ev = r.msg(0, &Message::Hello(hello()));
+        let Some(ReceiverEvent::Established { flow_id }) = ev else {
+            panic!("{ev:?}")
+        };
+        r.flow_id = flow_id;
+        r
+    }
+
+    fn msg(&mut self, now: Nanos, m: &Message<'_>) -> Option<ReceiverEvent> {
+        let mut ws = self.ws.ws();
+        self.rcv
+            .on_message(now, m, false, || Some(77), &mut self.host, &mut ws)
+    }
+
+    fn update(&mut self, now: Nanos, id: u8, m: u8) -> (Option<ReceiverEvent>, ParamStatus) {
+        let pu = ParamUpdate {
+            flow_id: self.flow_id,
+            config_id: id,
+            scheme: FecScheme::CauchyRs,
+            k: 8,
+            m,
+            t: T,
+            effective_psn: Psn::new(1000),
+        };
+        self.host.take_sent();
+        let ev = self.msg(now, &Message::ParamUpdate(pu));
+        let acks: Vec<ParamStatus> = self
+            .host
+            .take_sent()
+            .iter()
+            .filter_map(|b| match wire::decode(b) {
+                Ok(Message::ParamAck(a)) => Some(a.status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(acks.len(), 1, "exactly one PARAM_ACK");
+        (ev, acks[0])
+    }
+
+    fn repair(&mut self, now: Nanos, id: u8, start: u32) {
+        let sym = vec![0u8; T as usize];
+        let r = Repair {
+            flow_id: self.flow_id,
+            last: true,
+            info: false,
+            config_id: id,
+            scheme: FecScheme::CauchyRs,
+            k: 8,
+            repair_index: 0,
+            block_start: Psn::new(start),
+            session_id: 0,
+            present: Bitmap256::first_n(8),
+            lost: None,
+            symbol: &sym,
+        };
+        self.msg(now, &Message::Repair(r));
+    }
+}
+
+/// The plain pieces disagree: the negotiation holds 8 configurations, the
+/// engine 4, and the negotiation acknowledges first.
+#[test]
+fn plain_negotiation_acknowledges_more_than_the_engine_holds() {
+    let mut neg = CrfNegotiation::new(limits(16));
+    let mut out = Out::default();
+    neg.on_hello(&hello(), || Some(5), &mut out);
+    let mut accepted = 0;
+    for id in 1..=(MAX_CONFIGS as u8 + 1) {
+        let pu = ParamUpdate {
+            flow_id: 5,
+            config_id: id,
+            scheme: FecScheme::CauchyRs,
+            k: 8,
+            m: 1,
+            t: T,
+            effective_psn: Psn::ZERO,
+        };
+        if matches!(
+            neg.on_param_update(&pu, &mut out),
+            crem_core::engine::negotiation::ParamOutcome::Accepted { .. }
+        ) {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, MAX_CONFIGS + 1, "the old failure: 5 acknowledged");
+    // Held to the engine's capacity, it refuses the fifth itself.
+    let mut neg = CrfNegotiation::new(limits(16));
+    neg.set_config_capacity(MAX_CONFIGS);
+    neg.on_hello(&hello(), || Some(5), &mut out);
+    let mut refused = 0;
+    for id in 1..=(MAX_CONFIGS as u8 + 1) {
+        let pu = ParamUpdate {
+            flow_id: 5,
+            config_id: id,
+            scheme: FecScheme::CauchyRs,
+            k: 8,
+            m: 1,
+            t: T,
+            effective_psn: Psn::ZERO,
+        };
+        if neg.on_param_update(&pu, &mut out)
+            == crem_core::engine::negotiation::ParamOutcome::Rejected(
+                ParamStatus::ResourcesExhausted,
+            )
+        {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 1);
+}
+
+#[test]
+fn receiver_never_acknowledges_what_the_engine_cannot_take() {
+    let mut r = Rx::new();
+    for id in 1..=MAX_CONFIGS as u8 {
+        let (ev, st) = r.update(10 * US * id as u64, id, 1);
+        assert_eq!(st, ParamStatus::Accepted);
+        assert!(matches!(ev, Some(ReceiverEvent::ConfigAccepted(c)) if c.id == id));
+    }
+    // All four needed within 2·SRTT: the fifth is refused, not acknowledged
+    // and then dropped by the engine.
+    let (ev, st) = r.update(100 * US, 9, 1);
+    assert_eq!(st, ParamStatus::ResourcesExhausted);
+    assert_eq!(ev, Some(ReceiverEvent::ConfigRefused { config_id: 9 }));
+    assert_eq!(r.rcv.crf_counters().configs_refused, 0);
+    assert_eq!(r.rcv.configs_held(), MAX_CONFIGS);
+    // A retransmitted PARAM_UPDATE of a held one is acknowledged again.
+    let (ev, st) = r.update(200 * US, 4, 1);
+    assert_eq!((ev, st), (None, ParamStatus::Accepted));
+    // Later, the oldest idle one makes room.
+    let (ev, st) = r.update(10 * MS, 9, 1);
+    assert_eq!(st, ParamStatus::Accepted);
+    assert!(matches!(ev, Some(ReceiverEvent::ConfigAccepted(c)) if c.id == 9));
+    assert!(r.rcv.crf().accepted_config(1).is_none());
+    assert_eq!(r.rcv.counters().engine_refused, 0);
+    assert_eq!(r.rcv.crf_counters().configs_refused, 0);
+}
+
+/// The old rule (the simulation's) released every configuration older than
+/// the first idle one, including one whose REPAIRs were still arriving for
+/// PSN-range recovery (no live block: the CRF never learned it), whose
+/// answers were then dropped as `drop_unknown_config`.
+#[test]
+fn receiver_keeps_a_configuration_still_in_use() {
+    let mut r = Rx::new();
+    for id in 1..=MAX_CONFIGS as u8 {
+        r.update(0, id, 1);
+    }
+    // Config 1 carries REPAIRs (answers to range requests, say) right now;
+    // 2 never carried any (superseded before its Effective PSN).
+    r.repair(5 * MS, 1, 100);
+    for id in 3..=4 {
+        r.repair(5 * MS, id, 200 + 8 * id as u32);
+    }
+    let (ev, st) = r.update(5 * MS + 10 * US, 5, 1);
+    assert_eq!(st, ParamStatus::Accepted);
+    assert!(matches!(ev, Some(ReceiverEvent::ConfigAccepted(c)) if c.id == 5));
+    assert!(r.rcv.crf().accepted_config(2).is_none(), "2 made room");
+    assert!(r.rcv.crf().accepted_config(1).is_some(), "1 is kept");
+    r.repair(5 * MS + 20 * US, 1, 108);
+    assert_eq!(r.rcv.crf_counters().drop_unknown_config, 0);
+    assert_eq!(r.rcv.counters().configs_released, 1);
+    // A configuration with a live block is never released, however old.
+    assert!((1..=4).all(|id| id == 2 || r.rcv.crf().config_in_use(id)));
+    let (ev, st) = r.update(500 * MS, 6, 1);
+    assert_eq!(st, ParamStatus::ResourcesExhausted);
+    assert_eq!(ev, Some(ReceiverEvent::ConfigRefused { config_id: 6 }));
+    // Once the blocks are resolved (timeouts, fallback), the oldest goes.
+    let mut t = 500 * MS;
+    while let Some(d) = r.rcv.next_deadline().filter(|&d| d < 2_000 * MS) {
+        t = t.max(d);
+        let mut ws = r.ws.ws();
+        r.rcv.on_timer(t, &mut r.host, &mut ws);
+    }
+    assert!(!r.rcv.crf().config_in_use(1));
+    let (_, st) = r.update(2_000 * MS, 6, 1);
+    assert_eq!(st, ParamStatus::Accepted);
+    assert!(r.rcv.crf().accepted_config(1).is_none());
+    assert!(r.rcv.crf().accepted_config(3).is_some());
+}
