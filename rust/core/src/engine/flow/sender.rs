@@ -639,8 +639,8 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         &self.policy
     }
 
-    /// Whether a PARAM_ACK rejection other than "resources exhausted" was
-    /// ever received (a misconfiguration rather than load).
+    /// PARAM_ACK rejections other than "resources exhausted" received (a
+    /// misconfiguration rather than load).
     pub fn param_rejected_hard(&self) -> u64 {
         let c = self.neg.counters();
         c.param_rejected_unsupported_scheme
