@@ -11,7 +11,9 @@ use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceStore, SourceV
 use crem_core::engine::flow::{
     FlowState, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
 };
-use crem_core::engine::negotiation::{CrfNegotiation, CsfNegotiation, FlowDescriptor};
+use crem_core::engine::negotiation::{
+    CrfNegotiation, CsfNegotiation, FlowDescriptor, ProposeError,
+};
 use crem_core::engine::{FecConfig, Limits, Nanos, Sink, MS};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
@@ -387,13 +389,14 @@ fn init_at_behaves_like_new() {
     assert_eq!(a.rcv.counters(), b.rcv.counters());
 }
 
-/// Sender side of finding 3: an acknowledged configuration superseded
-/// before its Effective PSN is dropped by the negotiation; the CSF used to
-/// switch to it all the same, opening blocks under a Config ID the
-/// negotiation no longer held and counting them against the active one
-/// (blocks_closed bookkeeping off, configurations never released).
+/// Sender side of finding 3: the negotiation lets a proposal supersede an
+/// acknowledged configuration before its Effective PSN; the CSF used to
+/// switch to it all the same (blocks under a Config ID the negotiation no
+/// longer held, counted against the active one), and the CRF kept holding
+/// it. The sender flow lets every acknowledged configuration take effect
+/// first, so blocks, negotiation and CRF agree and old ones are released.
 #[test]
-fn superseded_config_is_never_used_and_old_ones_are_released() {
+fn acknowledged_config_takes_effect_before_the_next_and_old_ones_are_released() {
     let mut p = Pair::new(
         Box::new(Snd::new(sender_params(8, 1))),
         Box::new(Rcv::new(receiver_params())),
@@ -404,41 +407,43 @@ fn superseded_config_is_never_used_and_old_ones_are_released() {
         p.now = 100 * US * (i as u64 + 1);
         p.source(i, false);
     }
-    // B acknowledged with an Effective PSN 16 ahead, then C supersedes it.
     p.snd
         .propose(p.now, 8, 2, Scheme::CauchyRs, &mut p.out)
         .unwrap();
     p.pump();
-    let b = p.snd.csf().next_config().unwrap().0;
+    let (b, eff) = p.snd.csf().next_config().unwrap();
     assert_eq!((b.k, b.m), (8, 2));
-    let c_id = p
-        .snd
-        .propose(p.now, 8, 3, Scheme::CauchyRs, &mut p.out)
-        .unwrap();
-    assert_ne!(c_id, b.id);
-    assert_eq!(
-        p.snd.csf().next_config(),
-        None,
-        "B is not scheduled any more"
-    );
-    p.pump();
-    assert_eq!(p.snd.csf().next_config().map(|n| n.0.id), Some(c_id));
-    for i in 40..200u32 {
+    // Not superseded while it waits for its Effective PSN.
+    let r = p.snd.propose(p.now, 8, 3, Scheme::CauchyRs, &mut p.out);
+    assert_eq!(r, Err(ProposeError::Busy));
+    assert_eq!(p.snd.csf().next_config(), Some((b, eff)));
+    let mut c_id = None;
+    for i in 40..240u32 {
         p.now = 100 * US * (i as u64 + 1);
         p.source(i, false);
         if i % 16 == 15 {
             p.rdma_ack(i);
         }
+        if c_id.is_none() && p.snd.config() == Some(b) {
+            c_id = Some(
+                p.snd
+                    .propose(p.now, 8, 3, Scheme::CauchyRs, &mut p.out)
+                    .unwrap(),
+            );
+            p.pump();
+        }
     }
     p.advance(p.now + 10 * MS);
-    p.rdma_ack(199);
-    assert!(!p.repair_ids.contains(&b.id), "no block used B");
-    assert!(p.repair_ids.contains(&a.id) && p.repair_ids.contains(&c_id));
+    p.rdma_ack(239);
+    let c_id = c_id.unwrap();
+    for id in [a.id, b.id, c_id] {
+        assert!(p.repair_ids.contains(&id), "blocks of {id}");
+    }
     assert_eq!(p.snd.config().map(|c| c.id), Some(c_id));
     let n = p.snd.negotiation_counters();
     assert_eq!(n.block_accounting_errors, 0);
     assert_eq!(n.block_closed_unknown, 0);
-    assert!(n.configs_released >= 1, "A released: {n:?}");
+    assert_eq!(n.configs_released, 2, "A and B released: {n:?}");
     assert!(p.snd.negotiation().config(a.id).is_none());
     assert!(p.snd.negotiation().config(b.id).is_none());
     assert_eq!(p.snd.counters().config_mismatch, 0);
@@ -491,7 +496,7 @@ impl Rx {
             k: 8,
             m,
             t: T,
-            effective_psn: Psn::new(1000),
+            effective_psn: Psn::ZERO,
         };
         self.host.take_sent();
         let ev = self.msg(now, &Message::ParamUpdate(pu));
@@ -619,16 +624,16 @@ fn receiver_keeps_a_configuration_still_in_use() {
     }
     // Config 1 carries REPAIRs (answers to range requests, say) right now;
     // 2 never carried any (superseded before its Effective PSN).
-    r.repair(5 * MS, 1, 100);
+    r.repair(5 * MS, 1, 1000);
     for id in 3..=4 {
-        r.repair(5 * MS, id, 200 + 8 * id as u32);
+        r.repair(5 * MS, id, 1100 + 8 * id as u32);
     }
     let (ev, st) = r.update(5 * MS + 10 * US, 5, 1);
     assert_eq!(st, ParamStatus::Accepted);
     assert!(matches!(ev, Some(ReceiverEvent::ConfigAccepted(c)) if c.id == 5));
     assert!(r.rcv.crf().accepted_config(2).is_none(), "2 made room");
     assert!(r.rcv.crf().accepted_config(1).is_some(), "1 is kept");
-    r.repair(5 * MS + 20 * US, 1, 108);
+    r.repair(5 * MS + 20 * US, 1, 1008);
     assert_eq!(r.rcv.crf_counters().drop_unknown_config, 0);
     assert_eq!(r.rcv.counters().configs_released, 1);
     // A configuration with a live block is never released, however old.

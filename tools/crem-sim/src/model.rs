@@ -9,18 +9,15 @@
 //!      └── ACK / NAK (real RoCE bytes) + REQUEST/LOSS_REPORT/… ◀── rev link
 //! ```
 //!
-//! * Negotiation is the real exchange: HELLO / HELLO_ACK and PARAM_UPDATE /
-//!   PARAM_ACK travel the links (and can be lost) between
-//!   [`CsfNegotiation`] and [`CrfNegotiation`]; acknowledged configurations
-//!   are applied to the engines ([`Csf::set_config`] with the Effective PSN,
-//!   [`Crf::accept_config`]) and released on both sides by the
-//!   negotiations' block accounting.
-//! * With the policy on, every LOSS_REPORT reaching the CSF goes to
-//!   [`Policy::on_loss_report`] and [`Policy::decide`]; an `Apply` becomes a
-//!   PARAM_UPDATE; circuit-breaker transitions switch the CSF's repairs and
-//!   retransmissions. With it off, one fixed (k, m) is negotiated at the
-//!   start.
-//! * SRTT is given to the engines as the configured RTT (the kernel would
+//! * Each end is crem-core's per-flow orchestration, as the kernel runs
+//!   it: [`SenderFlow`] (negotiation, CSF, redundancy policy) and
+//!   [`ReceiverFlow`] (negotiation, CRF, configuration lifecycle). HELLO /
+//!   HELLO_ACK and PARAM_UPDATE / PARAM_ACK travel the links (and can be
+//!   lost). With the policy on, LOSS_REPORTs drive the policy and its
+//!   decisions are negotiated; with it off, one fixed (k, m) is negotiated
+//!   at the start. The simulation only moves packets and messages, and
+//!   watches: traces come from the flows' events and counters.
+//! * SRTT is given to the flows as the configured RTT (the kernel would
 //!   measure it from the negotiation exchanges).
 //! * Every engine timer is honoured at its deadline; a CRF deadline at the
 //!   current time (pending releases after `on_source`) runs right after the
@@ -33,30 +30,24 @@
 //!   of it. (Sending the block's repairs first, as a netfilter hook that
 //!   transmits from inside the hook would, makes the CRF restore the
 //!   block's last source from the repairs and then get the original too.)
-//! * CRF configurations: the engine holds [`crf::MAX_CONFIGS`] (4), the
-//!   negotiation up to 8 and acknowledges before the engine is asked. The
-//!   simulation releases configurations lazily and answers PARAM_ACK
-//!   status 3 itself when the engine has no free slot (see
-//!   `make_crf_config_room`).
-//! * Policy hysteresis uses `2·max(SRTT, block time)`: at RTT 1 ms and
-//!   k = 64 a block lasts 3.2 ms at 20 000 packets/s, and a change per
-//!   2·SRTT only piles up configurations that never carry a block.
+//! * A CRF deadline at the current time after `on_source` is run before
+//!   anything else (the CRF's ordering contract).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 
-use crem_core::engine::crf::{self, Crf, CrfConfig, TcThresholds, Workspace};
-use crem_core::engine::csf::{self, Csf, CsfIo, CsfParams, SourceVerdict};
-use crem_core::engine::negotiation::{
-    choose_flow_id, ConfigParams, CrfNegotiation, CsfNegotiation, FlowDescriptor, HelloAckOutcome,
-    HelloOutcome, NegEvent, ParamAckOutcome, ParamOutcome,
+use crem_core::engine::crf::{self, CrfConfig, TcThresholds, Workspace};
+use crem_core::engine::csf::{self, CsfIo, CsfParams, SourceVerdict};
+use crem_core::engine::flow::{
+    ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
 };
-use crem_core::engine::policy::{BreakerEvent, Change, Policy, PolicyConfig};
-use crem_core::engine::{FecConfig, Limits, Nanos, MS, SEC};
+use crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor};
+use crem_core::engine::policy::PolicyConfig;
+use crem_core::engine::{Limits, Nanos, MS, SEC};
 use crem_core::fec::{DecodeScratch, Scheme};
 use crem_core::gf::MulTable;
 use crem_core::psn::Psn;
-use crem_core::wire::{self, CloseReason, FecScheme, FlowAddrs, Message, ParamStatus};
+use crem_core::wire::{self, CloseReason, FecScheme, FlowAddrs, Message};
 
 use crate::channel::{Class, Link, LossModel};
 use crate::hosts::{CrfHost, CsfStore, Delivered, Outbox, Via};
@@ -82,8 +73,8 @@ pub const MAX_M: u8 = 16;
 /// CSF retention budget.
 pub const RETENTION_BUDGET: u64 = 64 << 20;
 
-type SimCsf = Csf<CSF_BLOCKS, CSF_ACC>;
-type SimCrf = Crf<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
+type SimSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
+type SimReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 
 /// How losses beyond the ordinary repairs are recovered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -229,12 +220,11 @@ pub(crate) struct Pkt {
 enum Tm {
     Csf = 0,
     Crf = 1,
-    Neg = 2,
-    Ack = 3,
-    Nak = 4,
-    Rto = 5,
+    Ack = 2,
+    Nak = 3,
+    Rto = 4,
 }
-const TIMERS: usize = 6;
+const TIMERS: usize = 5;
 
 enum Ev {
     Emit,
@@ -282,7 +272,6 @@ pub(crate) struct World<'c> {
     fwd: Link,
     rev: Link,
     rng: Rng,
-    t: u16,
     // RDMA sender.
     traffic: Traffic,
     pub(crate) first: Psn,
@@ -296,32 +285,16 @@ pub(crate) struct World<'c> {
     snd_progress: Nanos,
     pub(crate) emit_done_at: Option<Nanos>,
     // CSF side.
-    pub(crate) csf: Box<SimCsf>,
-    csf_params: CsfParams,
+    pub(crate) snd: Box<SimSender>,
     csf_store: CsfStore,
     csf_out: Outbox,
     scratch: Vec<u8>,
     gf: Box<MulTable>,
-    pub(crate) csf_neg: CsfNegotiation,
-    pub(crate) policy: Policy,
-    limits: Option<Limits>,
-    neg_blocks: BTreeMap<u8, u32>,
-    repair_log: Vec<Nanos>,
-    protected: bool,
     // CRF side.
-    pub(crate) crf: Box<SimCrf>,
-    crf_cfg: CrfConfig,
+    pub(crate) rcv: Box<SimReceiver>,
     pub(crate) host: CrfHost,
     ws_scratch: Box<DecodeScratch>,
     ws_out: Vec<u8>,
-    pub(crate) crf_neg: CrfNegotiation,
-    /// Configurations the CRF engine holds, oldest first.
-    crf_order: Vec<u8>,
-    /// When the CRF last saw a REPAIR of each configuration.
-    crf_cfg_seen: HashMap<u8, Nanos>,
-    /// Time to send one block at the source rate.
-    block_time: Nanos,
-    crf_loss_ppm: f64,
     held_checks: u64,
     // RDMA receiver.
     pub(crate) rx: Receiver,
@@ -383,12 +356,33 @@ impl<'c> World<'c> {
             dest_qp: crate::traffic::DEST_QP,
             rdma_mtu: cfg.traffic.mtu.min(u16::MAX as u32) as u16,
         };
-        let mut csf_neg = CsfNegotiation::new(local_limits(t, u16::MAX), flow);
-        // About one RTT of packets plus margin, so that PARAM_ACK normally
-        // comes first; kept below the policy's 2·SRTT hysteresis so that a
-        // proposal usually takes effect before the next one supersedes it.
-        let lead = (cfg.pps * cfg.rtt / SEC * 5 / 4 + 16) as u32;
-        csf_neg.set_psn_lead(lead);
+        let block_time = cfg.k as u64 * interval;
+        let snd = SenderParams {
+            csf: csf_params,
+            policy: cfg.policy.then_some(PolicyConfig {
+                k: cfg.k,
+                ..PolicyConfig::DEFAULT
+            }),
+            fixed_k: cfg.k,
+            fixed_m: cfg.m,
+            scheme: Scheme::CauchyRs,
+            t,
+            rtt_hint: cfg.rtt,
+            block_time_hint: block_time,
+            // About one RTT of packets plus margin, so that PARAM_ACK
+            // normally comes first; kept below the policy's hysteresis so
+            // that a proposal usually takes effect before the next one
+            // supersedes it.
+            psn_lead: (cfg.pps * cfg.rtt / SEC * 5 / 4 + 16) as u32,
+            limits: local_limits(t, u16::MAX),
+            flow,
+            initial_psn: first,
+        };
+        let rcv = ReceiverParams {
+            crf: crf_cfg,
+            limits: local_limits(t, CRF_BLOCKS as u16),
+            block_time,
+        };
         let mut gf: Box<MulTable> = Box::new(MulTable {
             rows: [[0; 256]; 256],
         });
@@ -425,7 +419,6 @@ impl<'c> World<'c> {
                 cfg.pps,
             ),
             rng: Rng::new(cfg.seed, 7),
-            t,
             traffic: Traffic::new(cfg.traffic, cfg.seed, first),
             first,
             pkts: Vec::with_capacity(cfg.packets as usize),
@@ -436,31 +429,15 @@ impl<'c> World<'c> {
             snd_acked: 0,
             snd_progress: 0,
             emit_done_at: None,
-            csf: Box::new(Csf::new(csf_params)),
-            csf_params,
+            snd: Box::new(SenderFlow::new(snd)),
             csf_store: CsfStore::default(),
             csf_out: Outbox::default(),
             scratch: vec![0; csf::scratch_len(t)],
             gf,
-            csf_neg,
-            policy: Policy::new(PolicyConfig {
-                k: cfg.k,
-                ..PolicyConfig::DEFAULT
-            }),
-            limits: None,
-            neg_blocks: BTreeMap::new(),
-            repair_log: Vec::new(),
-            protected: false,
-            crf: Box::new(Crf::new(crf_cfg)),
-            crf_cfg,
+            rcv: Box::new(ReceiverFlow::new(rcv)),
             host: CrfHost::new(CRF_WINDOW, CRF_REPAIRS),
             ws_scratch: Box::new(DecodeScratch::new()),
             ws_out: vec![0; 255 * t as usize],
-            crf_neg: CrfNegotiation::new(local_limits(t, CRF_BLOCKS as u16)),
-            crf_order: Vec::new(),
-            crf_cfg_seen: HashMap::new(),
-            block_time: cfg.k as u64 * interval,
-            crf_loss_ppm: 0.0,
             held_checks: 0,
             rx: Receiver::new(),
             tr: Trace::default(),
@@ -498,9 +475,8 @@ impl<'c> World<'c> {
 
     fn rearm(&mut self) {
         if self.cfg.recovery != Recovery::Off {
-            self.arm(Tm::Csf, self.csf.next_deadline());
-            self.arm(Tm::Crf, self.crf.next_deadline());
-            self.arm(Tm::Neg, self.csf_neg.next_deadline());
+            self.arm(Tm::Csf, self.snd.next_deadline());
+            self.arm(Tm::Crf, self.rcv.next_deadline());
         }
         self.arm(Tm::Nak, self.rx.nak_deadline());
         if self.snd_acked < self.next_pos {
@@ -514,7 +490,7 @@ impl<'c> World<'c> {
     fn run(&mut self) {
         if self.cfg.recovery != Recovery::Off {
             let nonce = self.rng.next_u64();
-            self.csf_neg.start(0, nonce, &mut self.csf_out);
+            self.snd.start(0, nonce, &mut self.csf_out);
             self.flush_csf();
         }
         self.push(self.cfg.start_at, Ev::Emit);
@@ -584,23 +560,13 @@ impl<'c> World<'c> {
                     store: &mut self.csf_store,
                     scratch: &mut self.scratch[..],
                 };
-                self.csf.on_timer(self.now, io);
+                let ev = self.snd.on_timer(self.now, io);
+                self.sender_event(ev);
                 self.after_csf();
             }
             Tm::Crf => {
                 self.crf_timer();
                 self.after_crf();
-            }
-            Tm::Neg => {
-                match self.csf_neg.on_timer(self.now, &mut self.csf_out) {
-                    Some(NegEvent::HelloGaveUp) => self.tr.hello_gave_up = true,
-                    Some(NegEvent::ParamSyncFailed { .. }) => {
-                        self.tr.param_sync_failed += 1;
-                        self.unprotect();
-                    }
-                    None => {}
-                }
-                self.flush_csf();
             }
             Tm::Ack => self.send_ack(false, Vec::new()),
             Tm::Nak => {
@@ -681,14 +647,15 @@ impl<'c> World<'c> {
         if self.cfg.recovery == Recovery::Off {
             return;
         }
-        let opened = self.csf.counters().blocks_opened;
         let io = &mut CsfIo {
             gf: &*self.gf,
             sink: &mut self.csf_out,
             store: &mut self.csf_store,
             scratch: &mut self.scratch[..],
         };
-        let v = self.csf.on_roce(self.now, bytes, self.cfg.traffic.mtu, io);
+        let v = self
+            .snd
+            .on_source(self.now, bytes, self.cfg.traffic.mtu, io);
         match v {
             SourceVerdict::Retain => {
                 if !self.csf_store.keep(psn, bytes) {
@@ -707,20 +674,12 @@ impl<'c> World<'c> {
             SourceVerdict::Unprotected => self.tr.unprotected += 1,
             SourceVerdict::NotSource => self.violation("CSF: source seen as NotSource".into()),
         }
-        if self.csf.counters().blocks_opened > opened {
-            // A block opened at this packet: the negotiation learns its
-            // start (switches to an acknowledged configuration, or re-sends
-            // an unacknowledged one whose Effective PSN passed).
-            if let Some(c) = self.csf_neg.config_for_block(psn, &mut self.csf_out) {
-                *self.neg_blocks.entry(c.id).or_default() += 1;
-            }
-        }
         self.after_csf();
     }
 
     fn after_csf(&mut self) {
-        if self.csf_store.octets != self.csf.retention_octets() {
-            let (a, b) = (self.csf_store.octets, self.csf.retention_octets());
+        if self.csf_store.octets != self.snd.retention_octets() {
+            let (a, b) = (self.csf_store.octets, self.snd.retention_octets());
             self.violation(format!("CSF retention gauge {b} != retained octets {a}"));
             self.csf_store.octets = b;
         }
@@ -731,9 +690,6 @@ impl<'c> World<'c> {
         let msgs = std::mem::take(&mut self.csf_out.msgs);
         for m in msgs {
             self.tr.note_csf_msg(self.now, &m);
-            if matches!(wire::decode(&m), Ok(Message::Repair(_))) {
-                self.repair_log.push(self.now);
-            }
             let f = self
                 .fwd
                 .send(self.now, m.len() + IP_UDP, Class::Crem, false);
@@ -762,10 +718,8 @@ impl<'c> World<'c> {
     /// An RDMA ACK or NAK reaches the sender (and the CSF beside it).
     fn ack_arrives(&mut self, bytes: &[u8], nak: &[u32]) {
         if self.cfg.recovery != Recovery::Off {
-            self.csf
-                .on_roce_reverse(self.now, bytes, &mut self.csf_store);
+            self.snd.on_reverse(self.now, bytes, &mut self.csf_store);
             self.after_csf();
-            self.release_csf_configs();
         }
         if let Ok(pkt) = crem_core::roce::RocePacket::parse(bytes) {
             if let Some(a) = pkt.acked_through() {
@@ -785,171 +739,48 @@ impl<'c> World<'c> {
         }
     }
 
-    /// Tells the CSF negotiation about configurations no retained block
-    /// uses any more, so that it can release them.
-    fn release_csf_configs(&mut self) {
-        let cur = self.csf.config().map(|c| c.id);
-        let ids: Vec<u8> = self.neg_blocks.keys().copied().collect();
-        for id in ids {
-            let n = self.neg_blocks[&id];
-            if n > 0 && Some(id) != cur && !self.csf.uses_config(id) {
-                self.csf_neg.blocks_closed(id, n);
-                self.neg_blocks.insert(id, 0);
-            }
-        }
-    }
-
     /// A message from the CRF reaches the CSF side.
     fn csf_msg(&mut self, m: &[u8]) {
         let Ok(msg) = wire::decode(m) else {
             self.violation("CSF side: undecodable message".into());
             return;
         };
-        match msg {
-            Message::HelloAck(a) => {
-                if let HelloAckOutcome::Established { flow_id, limits } =
-                    self.csf_neg.on_hello_ack(&a, &mut self.csf_out)
-                {
-                    self.csf.set_flow_id(flow_id);
-                    self.csf.set_srtt(self.cfg.rtt);
-                    self.limits = Some(limits);
-                    self.protected = true;
-                    self.tr.established_at = Some(self.now);
-                    self.propose_initial();
-                }
-            }
-            Message::ParamAck(a) => match self.csf_neg.on_param_ack(&a) {
-                ParamAckOutcome::Accepted { .. } => {
-                    if let Some((c, eff, true)) = self.csf_neg.pending_config() {
-                        if self.csf.set_config(c, eff).is_err() {
-                            self.violation(format!("CSF refused negotiated config {c:?}"));
-                        }
-                        self.tr.configs.push((self.now, c.k, c.m));
-                    }
-                }
-                ParamAckOutcome::Rejected { status, .. } => {
-                    if status != ParamStatus::ResourcesExhausted {
-                        self.violation(format!("PARAM_UPDATE rejected: {status:?}"));
-                    }
-                }
-                ParamAckOutcome::Ignored(_) => {}
-            },
-            Message::RepairRequest(r) => {
-                let io = &mut CsfIo {
-                    gf: &*self.gf,
-                    sink: &mut self.csf_out,
-                    store: &mut self.csf_store,
-                    scratch: &mut self.scratch[..],
-                };
-                self.csf.on_repair_request(self.now, &r, io);
-            }
-            Message::TcAeth(r) => {
-                let io = &mut CsfIo {
-                    gf: &*self.gf,
-                    sink: &mut self.csf_out,
-                    store: &mut self.csf_store,
-                    scratch: &mut self.scratch[..],
-                };
-                self.csf.on_tc_aeth(self.now, &r, io);
-            }
-            Message::LossReport(r) => self.on_loss_report(&r),
-            Message::Close(c) => {
-                if self.csf_neg.on_close(&c).is_some() {
-                    self.tr.closes_received += 1;
-                    self.unprotect();
-                }
-            }
-            _ => self.violation(format!("CSF side got {:?}", msg.msg_type())),
+        let before = (*self.snd.counters(), self.snd.param_rejected_hard());
+        let io = &mut CsfIo {
+            gf: &*self.gf,
+            sink: &mut self.csf_out,
+            store: &mut self.csf_store,
+            scratch: &mut self.scratch[..],
+        };
+        let ev = self.snd.on_message(self.now, &msg, io);
+        self.sender_event(ev);
+        let c = *self.snd.counters();
+        if c.unexpected != before.0.unexpected {
+            self.violation(format!("CSF side got {:?}", msg.msg_type()));
+        }
+        if c.csf_refused_config != before.0.csf_refused_config {
+            self.violation("CSF refused a negotiated config".into());
+        }
+        if self.snd.param_rejected_hard() != before.1 {
+            self.violation(format!("PARAM_UPDATE rejected: {msg:?}"));
         }
         self.after_csf();
     }
 
-    /// Stops protecting: releases retention and forgets the configuration.
-    fn unprotect(&mut self) {
-        self.protected = false;
-        self.csf.shutdown(&mut self.csf_store);
-        self.csf.reset(self.csf_params);
-    }
-
-    fn propose_initial(&mut self) {
-        let Some(limits) = self.limits else {
-            return;
-        };
-        let (k, m, scheme) = if self.cfg.policy {
-            let d = self.policy.decide(self.now, self.cfg.rtt, None, &limits);
-            (d.k, d.m, d.scheme)
-        } else {
-            (self.cfg.k, self.cfg.m, Scheme::CauchyRs)
-        };
-        self.propose(k, m, scheme);
-    }
-
-    fn propose(&mut self, k: u8, m: u8, scheme: Scheme) {
-        let next = self.first.wrapping_add(self.next_pos);
-        let p = ConfigParams {
-            scheme,
-            k,
-            m,
-            t: self.t,
-        };
-        match self
-            .csf_neg
-            .propose(self.now, self.cfg.rtt, p, next, &mut self.csf_out)
-        {
-            Ok(_) => self.tr.proposals += 1,
-            Err(e) => *self.tr.propose_errors.entry(format!("{e:?}")).or_default() += 1,
-        }
-    }
-
-    fn on_loss_report(&mut self, r: &wire::LossReport) {
-        self.tr.loss_reports += 1;
-        if !self.cfg.policy || !self.protected {
-            return;
-        }
-        // REPAIRs the CSF sent during the interval the report covers (it
-        // left the CRF half an RTT ago and covers `interval` before that,
-        // i.e. sends one RTT earlier still).
-        let iv = u64::from(r.interval_us) * 1000;
-        let to = self.now.saturating_sub(self.cfg.rtt);
-        let from = to.saturating_sub(iv);
-        let a = self.repair_log.partition_point(|&t| t < from);
-        let b = self.repair_log.partition_point(|&t| t < to);
-        let sent = (b - a) as u32;
-        match self.policy.on_loss_report(self.now, r, sent) {
-            Some(BreakerEvent::Tripped) => {
-                self.tr.breaker_trips += 1;
-                self.csf.set_ordinary_repairs(false);
-                self.csf.set_coded_retx(false);
-            }
-            Some(BreakerEvent::Cleared) => {
-                self.csf.set_ordinary_repairs(true);
-                self.csf.set_coded_retx(true);
-            }
-            Some(BreakerEvent::Close) => {
-                self.tr.breaker_closes += 1;
-                self.csf_neg
-                    .close(CloseReason::CircuitBreaker, &mut self.csf_out);
-                self.unprotect();
-                return;
-            }
-            None => {}
-        }
-        let Some(limits) = self.limits else {
-            return;
-        };
-        let current = match self.csf_neg.pending_config() {
-            Some((c, _, _)) => Some((c.k, c.m)),
-            None => self.csf_neg.active_config().map(|c| (c.k, c.m)),
-        };
-        // Hysteresis period: 2·max(SRTT, block time). The draft's 2·SRTT
-        // assumes a change takes effect within an RTT; with blocks longer
-        // than the RTT it takes a block, and faster changes only pile up
-        // configurations that never carry a block.
-        let period = self.cfg.rtt.max(self.block_time);
-        let d = self.policy.decide(self.now, period, current, &limits);
-        self.csf.set_coded_retx(d.coded_retx);
-        if d.change == Change::Apply {
-            self.propose(d.k, d.m, d.scheme);
+    /// Traces what the sender flow reports.
+    fn sender_event(&mut self, ev: Option<SenderEvent>) {
+        match ev {
+            Some(SenderEvent::Established { .. }) => self.tr.established_at = Some(self.now),
+            Some(SenderEvent::ConfigChanged(c)) => self.tr.configs.push((self.now, c.k, c.m)),
+            Some(SenderEvent::BreakerTripped) => self.tr.breaker_trips += 1,
+            Some(SenderEvent::Closed { by_peer: true, .. }) => self.tr.closes_received += 1,
+            Some(SenderEvent::Closed { reason, .. }) => match reason {
+                CloseReason::CircuitBreaker => self.tr.breaker_closes += 1,
+                CloseReason::ParamSyncFailed => self.tr.param_sync_failed += 1,
+                r => self.violation(format!("sender closed: {r:?}")),
+            },
+            Some(SenderEvent::GaveUp) => self.tr.hello_gave_up = true,
+            Some(SenderEvent::BreakerCleared) | None => {}
         }
     }
 
@@ -970,7 +801,7 @@ impl<'c> World<'c> {
         }
         let verdict = {
             let bytes = &self.pkts[i as usize].p.bytes;
-            self.crf
+            self.rcv
                 .on_source(self.now, psn, bytes, false, &mut self.host)
         };
         match verdict {
@@ -989,7 +820,7 @@ impl<'c> World<'c> {
         self.drain_deliveries();
         // Releases left pending by on_source run right after the delivery.
         let mut n = 0;
-        while self.crf.next_deadline().is_some_and(|d| d <= self.now) {
+        while self.rcv.next_deadline().is_some_and(|d| d <= self.now) {
             self.crf_timer();
             n += 1;
             if n > 100 {
@@ -1006,30 +837,23 @@ impl<'c> World<'c> {
             scratch: &mut self.ws_scratch,
             out: &mut self.ws_out[..],
         };
-        self.crf.on_timer(self.now, &mut self.host, &mut ws);
+        self.rcv.on_timer(self.now, &mut self.host, &mut ws);
         self.drain_deliveries();
     }
 
-    /// After a CRF call: pass deliveries on, send its messages, keep the
-    /// configuration accounting of the CRF negotiation in step.
+    /// After a CRF call: pass deliveries on, send its messages.
     fn after_crf(&mut self) {
         self.drain_deliveries();
         let msgs = std::mem::take(&mut self.host.out.msgs);
         for m in msgs {
             self.tr.note_crf_msg(&m);
-            if let Ok(Message::LossReport(r)) = wire::decode(&m) {
-                if r.expected > 0 {
-                    let p = r.expected.saturating_sub(r.received) as f64 / r.expected as f64;
-                    self.crf_loss_ppm += (p * 1e6 - self.crf_loss_ppm) / 8.0;
-                    self.crf.set_loss_ppm(self.crf_loss_ppm as u32);
-                }
-            }
             self.send_rev_crem(m);
         }
         // `Crf::held` scans the whole window: check it now and then.
         self.held_checks = self.held_checks.wrapping_add(1);
-        if self.held_checks % 64 == 0 && self.crf.held() != self.host.held.len() {
-            let (a, b) = (self.crf.held(), self.host.held.len());
+        let held = self.rcv.crf().held();
+        if self.held_checks % 64 == 0 && held != self.host.held.len() {
+            let (a, b) = (held, self.host.held.len());
             self.violation(format!("CRF says {a} held, host holds {b}"));
         }
     }
@@ -1043,164 +867,51 @@ impl<'c> World<'c> {
         }
     }
 
-    /// Makes room for a new configuration in the CRF engine (which holds
-    /// [`crf::MAX_CONFIGS`]) before the negotiation acknowledges it;
-    /// `false` if there is none (the caller then answers PARAM_ACK status 3
-    /// itself, as the CRF engine's documentation asks: the CRF negotiation
-    /// would acknowledge first).
-    ///
-    /// Never released: the newest configuration, configurations with an
-    /// open block, and configurations a REPAIR used within the last
-    /// `2·RTT + one block time` (the CSF may still be using them: a proposal
-    /// that supersedes an acknowledged configuration before its Effective
-    /// PSN leaves the CRF holding configurations the CSF never uses, so the
-    /// acceptance order alone says nothing about which one is in use).
-    ///
-    /// Integration rule (see the crate docs): the CRF negotiation releases a
-    /// configuration once a block of a newer one opens and none of its own
-    /// is open, but the CRF engine may still be recovering a gap of an older
-    /// block it never learned (PSN-range requests: no open block) and would
-    /// then drop the answers as `drop_unknown_config`. So configurations are
-    /// released lazily, oldest first, only when the engine needs the slot:
-    /// the next newer configuration is reported to the negotiation as opened
-    /// (and closed), which supersedes and releases the older ones.
-    fn make_crf_config_room(&mut self, incoming: u8) -> bool {
-        if self.crf.accepted_config(incoming).is_some() {
-            return true;
-        }
-        let recent = 2 * self.cfg.rtt + self.block_time;
-        while self.crf_order.len() >= crf::MAX_CONFIGS {
-            let now = self.now;
-            let Some(i) = (0..self.crf_order.len() - 1).find(|&i| {
-                let id = self.crf_order[i];
-                let seen = self
-                    .crf_cfg_seen
-                    .get(&id)
-                    .is_some_and(|&t| t + recent > now);
-                !seen && !self.crf.config_in_use(id)
-            }) else {
-                return false;
-            };
-            let newer = self.crf_order[i + 1];
-            self.crf_neg.block_opened(newer);
-            self.crf_neg.block_closed(newer);
-            let order = self.crf_order.clone();
-            let before = self.crf_order.len();
-            for id in order {
-                if self.crf_neg.config(id).is_none() {
-                    self.crf.release_config(id);
-                    self.crf_order.retain(|&x| x != id);
-                    self.crf_cfg_seen.remove(&id);
-                    self.tr.crf_configs_released += 1;
-                }
-            }
-            if self.crf_order.len() == before {
-                return false;
-            }
-        }
-        true
-    }
-
     /// A CSF message reaches the CRF side.
     fn crf_msg(&mut self, m: &[u8]) {
         let Ok(msg) = wire::decode(m) else {
             self.violation("CRF side: undecodable message".into());
             return;
         };
-        match msg {
-            Message::Hello(h) => {
-                let rng = &mut self.rng;
-                let out = self.crf_neg.on_hello(
-                    &h,
-                    || choose_flow_id(|| rng.next_u32(), |_| false),
-                    &mut self.host,
+        if let Message::Repair(r) = &msg {
+            if r.scheme == FecScheme::SourceCopy {
+                self.host.note_session(
+                    r.block_start.wrapping_add(u32::from(r.repair_index)),
+                    r.session_id,
                 );
-                match out {
-                    HelloOutcome::Accepted { flow_id } => {
-                        self.crf.set_flow_id(flow_id);
-                        self.crf.set_rdma_mtu(u32::from(h.rdma_mtu));
-                    }
-                    HelloOutcome::Restarted { flow_id, .. } => {
-                        self.crf.close(&mut self.host);
-                        self.crf.init(CrfConfig {
-                            flow_id,
-                            rdma_mtu: u32::from(h.rdma_mtu),
-                            ..self.crf_cfg
-                        });
-                        self.crf_order.clear();
-                    }
-                    _ => {}
+            } else if let Some(l) = r.lost {
+                for j in l.iter() {
+                    self.host
+                        .note_session(r.block_start.wrapping_add(j as u32), r.session_id);
                 }
             }
-            Message::ParamUpdate(p) => {
-                if !self.make_crf_config_room(p.config_id) {
-                    self.tr.param_refused_room += 1;
-                    let ack = Message::ParamAck(wire::ParamAck {
-                        flow_id: p.flow_id,
-                        config_id: p.config_id,
-                        status: ParamStatus::ResourcesExhausted,
-                    });
-                    let mut buf = [0u8; 64];
-                    if let Ok(n) = ack.encode(&mut buf) {
-                        self.host.out.msgs.push(buf[..n].to_vec());
-                    }
-                    self.after_crf();
-                    return;
-                }
-                if let ParamOutcome::Accepted { config } =
-                    self.crf_neg.on_param_update(&p, &mut self.host)
-                {
-                    self.accept(config);
-                }
-            }
-            Message::Repair(r) => {
-                self.crf_cfg_seen.insert(r.config_id, self.now);
-                if r.lost.is_some() || r.scheme == FecScheme::SourceCopy {
-                    if r.scheme == FecScheme::SourceCopy {
-                        self.host.note_session(
-                            r.block_start.wrapping_add(u32::from(r.repair_index)),
-                            r.session_id,
-                        );
-                    } else if let Some(l) = r.lost {
-                        for j in l.iter() {
-                            self.host
-                                .note_session(r.block_start.wrapping_add(j as u32), r.session_id);
-                        }
-                    }
-                }
-                let mut ws = Workspace {
-                    gf: &*self.gf,
-                    scratch: &mut self.ws_scratch,
-                    out: &mut self.ws_out[..],
-                };
-                self.crf
-                    .on_repair(self.now, &r, false, &mut self.host, &mut ws);
-                self.after_crf();
-                return;
-            }
-            Message::Close(c) => {
-                if self.crf_neg.on_close(&c).is_some() {
-                    self.crf.close(&mut self.host);
-                    let id = self.crf.config().flow_id;
-                    self.crf.init(CrfConfig {
-                        flow_id: id,
-                        ..self.crf_cfg
-                    });
-                    self.crf_order.clear();
-                }
-            }
-            _ => self.violation(format!("CRF side got {:?}", msg.msg_type())),
+        }
+        let before = *self.rcv.counters();
+        let mut ws = Workspace {
+            gf: &*self.gf,
+            scratch: &mut self.ws_scratch,
+            out: &mut self.ws_out[..],
+        };
+        let rng = &mut self.rng;
+        let ev = self.rcv.on_message(
+            self.now,
+            &msg,
+            false,
+            || choose_flow_id(|| rng.next_u32(), |_| false),
+            &mut self.host,
+            &mut ws,
+        );
+        if let Some(ReceiverEvent::ConfigRefused { .. }) = ev {
+            self.tr.param_refused_room += 1;
+        }
+        let c = *self.rcv.counters();
+        if c.unexpected != before.unexpected {
+            self.violation(format!("CRF side got {:?}", msg.msg_type()));
+        }
+        if c.engine_refused != before.engine_refused {
+            self.violation("CRF engine refused an acknowledged config".into());
         }
         self.after_crf();
-    }
-
-    fn accept(&mut self, c: FecConfig) {
-        if self.crf.accept_config(c) {
-            self.crf_order.retain(|&x| x != c.id);
-            self.crf_order.push(c.id);
-        } else {
-            self.violation(format!("CRF engine refused acknowledged config {c:?}"));
-        }
     }
 
     /// Passes what the CRF released to the RDMA receiver, checking bytes.
@@ -1273,10 +984,10 @@ impl<'c> World<'c> {
                 let n = self.host.held.len();
                 self.violation(format!("{n} packets still held at the end"));
             }
-            self.crf.close(&mut self.host);
+            self.rcv.close(CloseReason::Normal, &mut self.host);
             self.drain_deliveries();
-            self.csf.shutdown(&mut self.csf_store);
-            if !self.csf_store.pkts.is_empty() || self.csf.retention_octets() != 0 {
+            self.snd.shutdown(&mut self.csf_store);
+            if !self.csf_store.pkts.is_empty() || self.snd.retention_octets() != 0 {
                 let n = self.csf_store.pkts.len();
                 self.violation(format!("CSF store holds {n} packets after shutdown"));
             }

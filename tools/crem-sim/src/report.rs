@@ -41,14 +41,10 @@ pub struct Trace {
     pub(crate) rto_fired: u64,
     pub(crate) gbn_counterfactual: u64,
     pub(crate) naks_sent: u64,
-    pub(crate) proposals: u64,
-    pub(crate) propose_errors: BTreeMap<String, u64>,
     pub(crate) configs: Vec<(Nanos, u8, u8)>,
-    pub(crate) loss_reports: u64,
     pub(crate) breaker_trips: u64,
     pub(crate) breaker_closes: u64,
     pub(crate) closes_received: u64,
-    pub(crate) crf_configs_released: u64,
     pub(crate) param_refused_room: u64,
     /// REPAIR octets by kind: ordinary, coded retransmission, Source Copy,
     /// INFO.
@@ -370,7 +366,7 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
     r.ctrl_octets = tr.ctrl_fwd_octets + tr.ctrl_rev_octets;
     r.requests = tr.requests;
     r.tc_reports = tr.tc_reports;
-    r.loss_reports = tr.loss_reports;
+    r.loss_reports = w.snd.counters().loss_reports;
     r.rdma_retx = tr.rdma_retx;
     r.naks = tr.naks_sent;
     r.gbn_counterfactual = tr.gbn_counterfactual;
@@ -416,10 +412,21 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
     }
     r.established_at = tr.established_at;
     r.unprotected = tr.unprotected;
-    r.proposals = tr.proposals;
-    r.propose_errors = tr.propose_errors.clone();
+    let sc = w.snd.counters();
+    r.proposals = sc.proposals;
+    for (n, v) in [
+        ("Busy", sc.propose_busy),
+        ("Unchanged", sc.propose_unchanged),
+        ("OutsideLimits", sc.propose_outside_limits),
+        ("NoConfigSlot", sc.propose_no_slot),
+        ("NotEstablished", sc.propose_not_established),
+    ] {
+        if v > 0 {
+            r.propose_errors.insert(n.to_string(), v);
+        }
+    }
     r.breaker_trips = tr.breaker_trips;
-    r.crf_configs_released = tr.crf_configs_released;
+    r.crf_configs_released = w.rcv.counters().configs_released;
     r.param_refused_room = tr.param_refused_room;
     if tr.hello_gave_up {
         violations.push("HELLO gave up".into());
@@ -440,9 +447,9 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
 /// Copies the engine counters of interest and flags capacity counters that
 /// must stay zero with the simulation's sizes.
 fn engine_counters(w: &World<'_>, r: &mut Report) {
-    let c = w.csf.counters();
+    let c = w.snd.csf_counters();
     let d = &c.drops;
-    let f = w.crf.counters();
+    let f = w.rcv.crf_counters();
     let mut e = BTreeMap::new();
     let mut put = |n: &str, v: u64| {
         e.insert(n.to_string(), v);
@@ -511,7 +518,7 @@ fn engine_counters(w: &World<'_>, r: &mut Report) {
     put("crf.loss_reports", f.loss_reports);
     put("crf.tc_reports", f.tc_reports);
     put("crf.tc_segments_omitted", f.tc_segments_omitted);
-    let cn = w.csf_neg.counters();
+    let cn = w.snd.negotiation_counters();
     put("neg.csf.hello_retransmits", cn.hello_retransmits);
     put(
         "neg.csf.param_update_retransmits",
@@ -527,7 +534,7 @@ fn engine_counters(w: &World<'_>, r: &mut Report) {
         "neg.csf.block_accounting_errors",
         cn.block_accounting_errors,
     );
-    let rn = w.crf_neg.counters();
+    let rn = w.rcv.negotiation_counters();
     put("neg.crf.configs_released", rn.configs_released);
     put(
         "neg.crf.block_accounting_errors",
@@ -537,13 +544,13 @@ fn engine_counters(w: &World<'_>, r: &mut Report) {
         "neg.crf.param_rejected_resources",
         rn.param_rejected_resources,
     );
-    let p = w.policy.counters();
+    let p = w.snd.policy_counters();
     put("policy.decisions", p.decisions);
     put("policy.changes", p.changes);
     put("policy.suppressed", p.suppressed);
     put("policy.repair_path_signals", p.repair_path_signals);
     put("policy.repair_reduced", p.repair_reduced);
-    put("policy.loss_ppb_final", w.policy.loss_ppb());
+    put("policy.loss_ppb_final", w.snd.loss_ppb());
     r.engine = e;
 
     // The engines' own counts must match what the simulation saw.

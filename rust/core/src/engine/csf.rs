@@ -502,12 +502,6 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.next_cfg
     }
 
-    /// Forgets the scheduled configuration (the negotiation superseded it
-    /// before its Effective PSN): new blocks keep the current one.
-    pub fn cancel_next_config(&mut self) {
-        self.next_cfg = None;
-    }
-
     /// The PSN after the newest source seen (`None` before the first): where
     /// an Effective PSN is counted from.
     pub fn next_psn(&self) -> Option<Psn> {

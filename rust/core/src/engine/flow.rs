@@ -10,11 +10,18 @@
 //! * [`ReceiverFlow`]: HELLO_ACK and PARAM_ACK ([`CrfNegotiation`]) and the
 //!   [`Crf`], with one owner of the Config-ID lifecycle: the negotiation is
 //!   held to the engine's [`crf::MAX_CONFIGS`], room is made by releasing
-//!   the oldest configuration nothing needs (no live block, no REPAIR within
-//!   2·SRTT + one block time: PSN-range recovery of blocks the CRF never
-//!   learned uses it too), and when none can go the PARAM_UPDATE is refused
-//!   with status 3, never acknowledged and then dropped. The CRF's own
+//!   the oldest configuration nothing needs — no live block, every PSN it
+//!   may cover delivered or given up (up to a newer configuration's
+//!   Effective PSN + k: PSN-range recovery of blocks the CRF never learned,
+//!   or m = 0 blocks, leave no other trace), no REPAIR within 2·SRTT + one
+//!   block time — and when none can go the PARAM_UPDATE is refused with
+//!   status 3, never acknowledged and then dropped. The CRF's own
 //!   LOSS_REPORTs feed its loss estimate (fixed point).
+//!
+//! The sender never supersedes an acknowledged configuration before it
+//! takes effect (a proposal meanwhile is `Busy`), so the CSF uses every
+//! configuration the CRF acknowledged, in order, from its Effective PSN:
+//! the receiver's rule above relies on it.
 //!
 //! Sans-I/O like the engines: time, packets and messages come in as calls,
 //! messages go out through the caller's [`super::Sink`], and the caller

@@ -76,9 +76,22 @@ impl ConfigBook {
         }
     }
 
+    /// The configurations accepted after `id`.
+    pub(super) fn newer_than(&self, id: u8) -> impl Iterator<Item = u8> + '_ {
+        let seq = self
+            .entries
+            .iter()
+            .find(|e| e.used && e.id == id)
+            .map(|e| e.seq);
+        self.entries
+            .iter()
+            .filter(move |e| e.used && seq.is_some_and(|s| (e.seq.wrapping_sub(s) as i32) > 0))
+            .map(|e| e.id)
+    }
+
     /// The oldest configuration that may be released at `now`: not the
-    /// newest, not needed within the last `grace`, and not `in_use` (a live
-    /// block of the engine).
+    /// newest, not needed within the last `grace`, and not `in_use` (the
+    /// caller's test: a live block, PSNs it may still cover).
     pub(super) fn releasable(
         &self,
         now: Nanos,
@@ -126,6 +139,9 @@ mod tests {
         // Re-accepting makes it the newest.
         b.accepted(2, 200);
         assert_eq!(b.releasable(300, 10, |_| false), Some(4));
+        assert_eq!(b.newer_than(4).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(b.newer_than(2).count(), 0);
+        assert_eq!(b.newer_than(9).count(), 0);
         b.clear();
         assert_eq!(b.held(), 0);
     }

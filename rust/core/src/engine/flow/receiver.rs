@@ -252,8 +252,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             .saturating_mul(2)
             .saturating_add(self.params.block_time);
         while self.book.held() >= crf::MAX_CONFIGS {
-            let crf = &self.crf;
-            let Some(old) = self.book.releasable(now, grace, |id| crf.config_in_use(id)) else {
+            let Some(old) = self.book.releasable(now, grace, |id| self.may_need(id)) else {
                 return;
             };
             self.crf.release_config(old);
@@ -261,6 +260,28 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             self.book.remove(old);
             self.counters.configs_released = self.counters.configs_released.saturating_add(1);
         }
+    }
+
+    /// Whether configuration `id` may still be needed: a live block uses
+    /// it, or the CRF has not yet delivered (or given up) every PSN it may
+    /// cover. The CSF uses each acknowledged configuration from its
+    /// Effective PSN until the next one's (the sender flow never supersedes
+    /// one that is acknowledged), so `id` may cover PSNs up to a newer
+    /// configuration's Effective PSN plus k − 1; a block of it may have
+    /// left no trace here (m = 0: no REPAIR until an answer).
+    fn may_need(&self, id: u8) -> bool {
+        if self.crf.config_in_use(id) {
+            return true;
+        }
+        // Not held, or nothing received yet: nothing to recover with it.
+        let (Some((c, _)), Some(done)) = (self.neg.config(id), self.crf.deliver_next()) else {
+            return false;
+        };
+        !self.book.newer_than(id).any(|n| {
+            self.neg
+                .config(n)
+                .is_some_and(|(_, eff)| eff.wrapping_add(u32::from(c.k)).is_before_or_eq(done))
+        })
     }
 
     /// Feeds a LOSS_REPORT the engine just sent into the loss estimate.

@@ -368,8 +368,11 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     }
 
     /// Proposes (k, m, scheme) with the flow's T in a PARAM_UPDATE (the
-    /// policy does this itself; an operator may too). An acknowledged
-    /// configuration not yet in effect is superseded.
+    /// policy does this itself; an operator may too). Refused as
+    /// [`ProposeError::Busy`] while the previous one is not in effect yet,
+    /// acknowledged or not: superseding an acknowledged configuration would
+    /// leave the CRF holding one the CSF never uses, while the one the CSF
+    /// keeps using looks idle there (with m = 0 it carries no REPAIR).
     pub fn propose<K: Sink + ?Sized>(
         &mut self,
         now: Nanos,
@@ -385,18 +388,14 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             m,
             t: self.params.t,
         };
-        let superseded = self.neg.pending_config().filter(|p| p.2).map(|p| p.0.id);
-        let r = self.neg.propose(now, self.srtt, p, next, sink);
+        let r = if self.neg.pending_config().is_some() {
+            Err(ProposeError::Busy)
+        } else {
+            self.neg.propose(now, self.srtt, p, next, sink)
+        };
         let c = &mut self.counters;
         match r {
-            Ok(_) => {
-                c.proposals = c.proposals.saturating_add(1);
-                // The negotiation dropped the acknowledged configuration
-                // not yet in effect: the CSF must not switch to it either.
-                if superseded.is_some() && self.csf.next_config().map(|n| n.0.id) == superseded {
-                    self.csf.cancel_next_config();
-                }
-            }
+            Ok(_) => c.proposals = c.proposals.saturating_add(1),
             Err(e) => {
                 let n = match e {
                     ProposeError::Busy => &mut c.propose_busy,
@@ -640,8 +639,8 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         &self.policy
     }
 
-    /// Whether a PARAM_ACK rejection other than "resources exhausted" was
-    /// ever received (a misconfiguration rather than load).
+    /// PARAM_ACK rejections other than "resources exhausted" received (a
+    /// misconfiguration rather than load).
     pub fn param_rejected_hard(&self) -> u64 {
         let c = self.neg.counters();
         c.param_rejected_unsupported_scheme
