@@ -41,9 +41,74 @@ JSON (-j):
     then e.g. \"port\", \"symbol-len\", \"epsilon-ppb\", \"hold-us\",
     \"reporter\", \"peer\" (with \"prefix\", \"prefix-len\", \"addr\"). Numbers
     are JSON numbers in the kernel's units (ppb, us, octets); enum values
-    (role, recovery, flow state, loss class, breaker) are their YAML names;
+    (role, recovery, flow state, loss class, breaker, side) are their YAML
+    names, or their number if this crem-ctl does not know the value;
     addresses are strings. The shape matches the kernel's YNL client
-    (tools/net/ynl/cli.py --output-json) except that addresses are text.";
+    (tools/net/ynl/cli.py --output-json) except that addresses are text.
+    'crem-ctl stats --help' and 'crem-ctl flow --help' list every key of
+    \"stats\" and \"flow\".";
+
+/// The keys of a "flow-stats" nest (stats totals, a flow's stats).
+const FLOW_STATS_KEYS: &str = "    \
+    \"flow-stats\" keys (the \"totals\" of stats, the \"stats\" of a flow), in
+    spec order, each a u64 counter:
+      sender (CSF)     sources, source-octets, unprotected, repairs-sent,
+                       coded-retx, source-copies, repair-octets,
+                       requests-received, fallback-requests-received,
+                       blocks-given-up
+      receiver (CRF)   received, repairs-received, restored, icrc-failures,
+                       requests-sent, fallbacks, abandoned,
+                       blocks-incomplete, held-dropped, injected,
+                       inject-failures
+      both sides       msgs-in, msgs-out, send-failures, store-full,
+                       alloc-failures";
+
+const STATS_JSON: &str = "\
+JSON (-j):
+    {\"stats\": {...}}: one object, or with --watch one per sample and line
+    (even with --pretty). Its keys are the attribute names of the \"stats\"
+    set of netlink/crem.yaml, in spec order; every value is a u64:
+      hooks            roce-local-in, roce-forward, roce-local-out, sources,
+                       non-sources, malformed
+      flows, messages  flows-created, msgs-in, msgs-out
+      drops            drop-flow-limit, drop-flow-alloc, drop-memory,
+                       drop-linearize, drop-msg-invalid, drop-msg-peer,
+                       drop-msg-no-flow, drop-send
+      gauges           flows-active (flows in the table now), memory
+                       (octets held by all flows now)
+      totals           an object, not a number: the flow-stats counters
+                       below, summed over all flows since the last reset,
+                       flows gone since included
+    A counter the module did not send is absent (an older module sends the
+    hook counters only); attributes unknown to this crem-ctl are left out.
+";
+
+const FLOW_JSON: &str = "\
+JSON (-j):
+    {\"flow\": [FLOW, ...]}: one object per flow in dump order, [] when there
+    are none; 'flow show ID' prints the same shape with only that ID's
+    flows. The keys of FLOW are the \"flow\" set's attribute names, in spec
+    order:
+      id               u32, the Flow ID assigned by the CRF
+      src, dst         strings: the RDMA connection's IPv4/IPv6 addresses
+      dest-qp          u32, destination queue pair
+      state            \"negotiating\", \"protected\", \"unprotected\", \"closing\"
+      config-id        u8, the flow's current configuration
+      scheme           u8, FEC scheme (1 Cauchy RS, 2 XOR, 0 Source Copy)
+      k, m             u8, source block size and ordinary repairs per block
+      symbol-len       u16, symbol length T in octets
+      srtt-us          u32, smoothed RTT in microseconds
+      loss-ppm         u32, smoothed pre-restoration loss rate, ppm
+      loss-class       \"none\", \"transmission\", \"congestion\"
+      breaker          \"normal\", \"tripped\"
+      memory           u64, octets held for the flow
+      side             \"csf\" (sender side) or \"crf\" (receiver side)
+      peer             string, the peer CREM function's address
+      age-ms           u64, milliseconds since the flow was set up
+      stats            an object: the flow's flow-stats counters (below)
+    An attribute the module did not send is an absent key; an enum value
+    this crem-ctl does not know is printed as its number.
+";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -68,6 +133,9 @@ EXAMPLES:
     crem-ctl showconf > crem.conf; crem-ctl setconf crem.conf
     crem-ctl monitor -j
     crem-ctl stats --watch 1
+    crem-ctl flow                              # one line per flow
+    crem-ctl flow show 7                       # one flow, every counter
+    crem-ctl -j flow | jq '.flow[] | {id, side, restored: .stats.restored}'
 
 EXIT STATUS:
     0 success; 1 operation failed (kernel refusal, I/O, ICRC mismatch);
@@ -163,11 +231,30 @@ KEYS:
     /// Show the counters, watch them, or reset them
     #[command(
         long_about = "\
-Shows this namespace's counters (stats-get). With --watch, samples them every
-SECS seconds and prints the rate of each since the previous sample (with -j:
-one JSON object per sample and line). 'stats reset' zeroes them (stats-reset,
-needs CAP_NET_ADMIN).",
-        after_long_help = const_format_read()
+Shows this namespace's counters (stats-get), in sections:
+
+    hooks (RoCEv2 packets)   RoCEv2 packets seen at LOCAL_IN, FORWARD and
+                             LOCAL_OUT; of those, sources (a new PSN),
+                             non-sources (ACK/NAK, READ responses, CNP) and
+                             malformed ones (UDP 4791, BTH did not parse)
+    flows and messages       flows set up; CREM datagrams received on the
+                             CREM port and CREM messages sent
+    drops                    flows left unprotected (max-flows or creation
+                             queue full, out of memory); packets or symbols
+                             not kept (max-memory); packets left unprotected
+                             (could not be linearised); CREM datagrams
+                             dropped (undecodable, not from the flow's peer,
+                             no such flow); CREM messages not sent
+    now (gauges)             flows in the table and octets they hold now
+    flow totals, ...         the counters of all flows since the last reset,
+                             flows gone since included, by side: sender
+                             (CSF), receiver (CRF), messages and memory
+
+With --watch, samples them every SECS seconds and prints the rate of each
+counter since the previous sample (gauges get none; with -j: one JSON object
+per sample and line). 'stats reset' zeroes them (stats-reset, needs
+CAP_NET_ADMIN); the gauges reflect the flows that exist and stay.",
+        after_long_help = stats_help()
     )]
     Stats {
         /// Sample every SECS seconds until interrupted
@@ -195,11 +282,37 @@ Output is flushed after each event, so it can be piped.",
         count: Option<u64>,
     },
 
-    /// List, delete or change protected flows
-    #[command(after_long_help = EXIT_STATUS)]
+    /// List protected flows, show one with its counters
+    #[command(
+        long_about = "\
+Lists this namespace's protected flows (flow-get dump): one direction of one
+RDMA connection each, on the CSF (sender) or CRF (receiver) side. Without a
+subcommand, 'flow' is 'flow list': a table with one line per flow
+
+    ID           Flow ID (assigned by the CRF)
+    SIDE         csf or crf
+    SRC -> DST   the RDMA connection's addresses
+    DEST-QP      destination queue pair
+    PEER         the peer CREM function's address
+    STATE        negotiating, protected, unprotected, closing
+    SCHEME       FEC scheme (cauchy, xor, source-copy)
+    K/M/T        source block size, ordinary repairs per block, symbol length
+    SRTT         smoothed round-trip time
+    LOSS, CLASS  smoothed pre-restoration loss rate (ppm) and its class
+                 (none, transmission, congestion)
+    BREAKER      normal or tripped
+    MEMORY       octets held for the flow
+    AGE          time since the flow was set up
+
+and '-' for an attribute the module did not send. 'flow show ID' prints the
+flows with that ID (a node that is both CSF and CRF may have two) with every
+attribute and every counter. An enum value this crem-ctl does not know is
+shown as unknown(N) (in JSON: N).",
+        after_long_help = flow_help()
+    )]
     Flow {
         #[command(subcommand)]
-        action: FlowAction,
+        action: Option<FlowAction>,
     },
 
     /// Apply a configuration file ([CREM] and [Peer] sections)
@@ -314,9 +427,15 @@ enum StatsAction {
 
 #[derive(Subcommand, Debug)]
 enum FlowAction {
-    /// List the protected flows (flow-get dump)
-    #[command(after_long_help = const_format_read())]
+    /// List the protected flows, one line each (flow-get dump)
+    #[command(after_long_help = flow_help())]
     List,
+    /// Show one flow with all its attributes and counters
+    #[command(after_long_help = flow_help())]
+    Show {
+        /// Flow ID
+        id: String,
+    },
     /// Delete a protected flow by ID (the module has no such command yet)
     Del {
         /// Flow ID
@@ -419,6 +538,19 @@ fn leak(s: String) -> &'static str {
 }
 fn const_format_read() -> &'static str {
     leak(format!("{JSON_NOTE}\n\n{EXIT_STATUS}"))
+}
+fn stats_help() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl stats\n    crem-ctl stats --watch 1 --count 10\n    \
+         crem-ctl -j stats | jq .stats.totals.restored\n\n\
+         {STATS_JSON}\n{FLOW_STATS_KEYS}\n\n{EXIT_STATUS}"
+    ))
+}
+fn flow_help() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl flow\n    crem-ctl flow show 7\n    crem-ctl -j flow\n\n\
+         {FLOW_JSON}\n{FLOW_STATS_KEYS}\n\n{EXIT_STATUS}"
+    ))
 }
 fn const_format_show() -> &'static str {
     leak(format!(
@@ -660,7 +792,7 @@ fn run(cli: Cli) -> Res {
                 }
             }
         }
-        Cmd::Flow { action } => match action {
+        Cmd::Flow { action } => match action.unwrap_or(FlowAction::List) {
             FlowAction::List => {
                 let mut c = Conn::open()?;
                 let fl = get_flows(&mut c)?;
@@ -670,8 +802,27 @@ fn run(cli: Cli) -> Res {
                     output::flows(&fl)
                 });
             }
-            FlowAction::Del { id } | FlowAction::Set { id, .. } if id.parse::<u32>().is_err() => {
+            FlowAction::Del { id } | FlowAction::Set { id, .. } | FlowAction::Show { id }
+                if id.parse::<u32>().is_err() =>
+            {
                 return Err(Fail::Usage(format!("'{id}' is not a flow ID (a number)")));
+            }
+            FlowAction::Show { id } => {
+                let id: u32 = id.parse().expect("checked");
+                let mut c = Conn::open()?;
+                let fl: Vec<Flow> = get_flows(&mut c)?
+                    .into_iter()
+                    .filter(|f| f.id == Some(id))
+                    .collect();
+                if fl.is_empty() {
+                    return Err(Fail::Failed(format!("no flow with ID {id}")));
+                }
+                out(&if j {
+                    json(&serde_json::json!({ "flow": fl }), pretty)
+                } else {
+                    let t: Vec<String> = fl.iter().map(output::flow_detail).collect();
+                    t.join("\n")
+                });
             }
             FlowAction::Del { id } => {
                 let mut c = Conn::open()?;
@@ -850,6 +1001,75 @@ mod tests {
         assert!(Cli::try_parse_from(["crem-ctl", "completions", "tcsh"]).is_err());
         let c = Cli::try_parse_from(["crem-ctl"]).unwrap();
         assert!(c.cmd.is_none());
+    }
+
+    #[test]
+    fn flow_commands() {
+        let c = Cli::try_parse_from(["crem-ctl", "-j", "flow"]).unwrap();
+        assert!(c.json);
+        assert!(matches!(c.cmd, Some(Cmd::Flow { action: None })));
+        let c = Cli::try_parse_from(["crem-ctl", "flow", "show", "7"]).unwrap();
+        match c.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Show { id }),
+            }) => assert_eq!(id, "7"),
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["crem-ctl", "flow", "show"]).is_err());
+        let c = Cli::try_parse_from(["crem-ctl", "-j", "stats"]).unwrap();
+        assert!(matches!(
+            c.cmd,
+            Some(Cmd::Stats {
+                watch: None,
+                action: None,
+                ..
+            })
+        ));
+    }
+
+    /// The JSON sections of `stats --help` and `flow --help` name every
+    /// key that `-j stats` / `-j flow` can print (the attribute names).
+    #[test]
+    fn help_lists_every_json_key() {
+        let mut cmd = Cli::command();
+        let word = |help: &str, w: &str| {
+            help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .any(|x| x == w)
+        };
+        let stats = cmd
+            .find_subcommand_mut("stats")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let flow = cmd
+            .find_subcommand_mut("flow")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for (help, sets) in [
+            (&stats, [&STATS_SET, &FLOW_STATS_SET]),
+            (&flow, [&FLOW_SET, &FLOW_STATS_SET]),
+        ] {
+            assert!(help.contains("JSON (-j):"), "{help}");
+            for set in sets {
+                for a in set.attrs.iter().filter(|a| a.ty != AttrType::Pad) {
+                    assert!(
+                        word(help, a.name),
+                        "{}.{} missing in\n{help}",
+                        set.name,
+                        a.name
+                    );
+                }
+            }
+        }
+        for e in FLOW_STATES
+            .iter()
+            .chain(LOSS_CLASS)
+            .chain(BREAKER)
+            .chain(SIDE)
+        {
+            assert!(word(&flow, e), "{e}");
+        }
     }
 
     #[test]

@@ -43,6 +43,9 @@ impl fmt::Display for Addr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.ip() {
             Some(ip) => write!(f, "{ip}"),
+            // No address (e.g. a flow whose peer is not known): as YNL's
+            // empty hex string.
+            None if self.0.is_empty() => Ok(()),
             None => write!(f, "0x{}", crate::hex::encode(&self.0)),
         }
     }
@@ -290,14 +293,17 @@ pub fn enum_val(names: &'static [&'static str], v: u64) -> EnumVal {
     }
 }
 
-/// Counters, in spec order, by YAML name.
+/// The 64-bit counters of one attribute set ("stats" or "flow-stats"), in
+/// spec order, by YAML name; only those the kernel sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Stats(pub Vec<(&'static str, u64)>);
+pub struct Counters(pub Vec<(&'static str, u64)>);
 
-impl Stats {
-    pub fn from_attrs(attrs: &[Attr]) -> Stats {
+impl Counters {
+    /// The u64 attributes of `set` found in `attrs` (nests and pads are not
+    /// counters and are left out).
+    pub fn from_attrs(set: &'static AttrSet, attrs: &[Attr]) -> Counters {
         let mut v = Vec::new();
-        for spec in STATS_SET.attrs {
+        for spec in set.attrs.iter().filter(|s| s.ty == AttrType::U64) {
             if let Some(x) = attrs
                 .iter()
                 .find(|a| a.id == spec.id)
@@ -306,19 +312,57 @@ impl Stats {
                 v.push((spec.name, x));
             }
         }
-        Stats(v)
+        Counters(v)
     }
 
+    #[cfg(test)]
     pub fn get(&self, name: &str) -> Option<u64> {
         self.0.iter().find(|(n, _)| *n == name).map(|x| x.1)
     }
 }
 
-impl Serialize for Stats {
+impl Serialize for Counters {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
             m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The reply of stats-get: the netns's counters and gauges ("stats" set)
+/// and the sum of all flows' counters (`totals`, a "flow-stats" nest).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub counters: Counters,
+    pub totals: Option<Counters>,
+}
+
+impl Stats {
+    pub fn from_attrs(attrs: &[Attr]) -> Stats {
+        Stats {
+            counters: Counters::from_attrs(&STATS_SET, attrs),
+            totals: attrs
+                .iter()
+                .find(|a| a.id == STATS_TOTALS)
+                .and_then(Attr::as_nest)
+                .map(|n| Counters::from_attrs(&FLOW_STATS_SET, n)),
+        }
+    }
+}
+
+impl Serialize for Stats {
+    /// `{"roce-local-in": N, ..., "memory": N, "totals": {"sources": N, ...}}`:
+    /// the attributes in spec order (`totals` is the set's last).
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.counters.0.len() + usize::from(self.totals.is_some());
+        let mut m = s.serialize_map(Some(n))?;
+        for (k, v) in &self.counters.0 {
+            m.serialize_entry(k, v)?;
+        }
+        if let Some(t) = &self.totals {
+            m.serialize_entry("totals", t)?;
         }
         m.end()
     }
@@ -357,6 +401,15 @@ pub struct Flow {
     pub breaker: Option<EnumVal>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<EnumVal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Addr>,
+    #[serde(rename = "age-ms", skip_serializing_if = "Option::is_none")]
+    pub age_ms: Option<u64>,
+    /// The flow's counters ("flow-stats" nest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Counters>,
 }
 
 impl Flow {
@@ -367,6 +420,12 @@ impl Flow {
             match a.id {
                 FLOW_SRC => f.src = addr(),
                 FLOW_DST => f.dst = addr(),
+                FLOW_PEER => f.peer = addr(),
+                FLOW_STATS => {
+                    f.stats = a
+                        .as_nest()
+                        .map(|n| Counters::from_attrs(&FLOW_STATS_SET, n))
+                }
                 _ => {
                     set_field(f.fields(), a);
                 }
@@ -376,7 +435,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 13] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 15] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -394,6 +453,8 @@ impl Flow {
             ),
             (FLOW_BREAKER, Field::Enum(&mut self.breaker, BREAKER)),
             (FLOW_MEMORY, Field::U64(&mut self.memory)),
+            (FLOW_SIDE, Field::Enum(&mut self.side, SIDE)),
+            (FLOW_AGE_MS, Field::U64(&mut self.age_ms)),
         ]
     }
 }
@@ -504,6 +565,177 @@ pub(crate) mod tests {
         let e = enum_val(ROLE, 7);
         assert_eq!(e.to_string(), "unknown(7)");
         assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(7));
+    }
+
+    /// A stats-get reply's stats nest as the kernel lays it out (u64s in
+    /// host order, x86), with a pad and the totals nest.
+    pub(crate) fn stats_nest() -> Vec<u8> {
+        vec![
+            4, 0, 1, 0, // pad
+            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // roce-local-in 5
+            12, 0, 8, 0, 3, 0, 0, 0, 0, 0, 0, 0, // flows-created 3
+            12, 0, 15, 0, 0, 1, 0, 0, 0, 0, 0, 0, // drop-msg-invalid 256
+            12, 0, 19, 0, 2, 0, 0, 0, 0, 0, 0, 0, // flows-active 2
+            12, 0, 20, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, // memory 4096
+            40, 0, 21, 0x80, // totals | NLA_F_NESTED
+            4, 0, 1, 0, // pad
+            12, 0, 14, 0, 9, 0, 0, 0, 0, 0, 0, 0, // restored 9
+            8, 0, 99, 0, 1, 2, 3, 4, // unknown id 99: skipped
+            12, 0, 27, 0, 1, 0, 0, 0, 0, 0, 0, 0, // inject-failures 1
+        ]
+    }
+
+    #[test]
+    fn stats_with_totals_from_kernel_bytes() {
+        let attrs = attr::decode(&STATS_SET, &stats_nest()).unwrap();
+        let s = Stats::from_attrs(&attrs);
+        assert_eq!(s.counters.get("flows-created"), Some(3));
+        assert_eq!(s.counters.get("memory"), Some(4096));
+        assert_eq!(s.counters.get("totals"), None, "a nest is no counter");
+        let t = s.totals.as_ref().expect("totals");
+        assert_eq!(t.0, vec![("restored", 9), ("inject-failures", 1)]);
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"roce-local-in":5,"flows-created":3,"drop-msg-invalid":256,"flows-active":2,"memory":4096,"totals":{"restored":9,"inject-failures":1}}"#
+        );
+        // An older module: no totals key at all.
+        let old = Stats::from_attrs(&[Attr::u64(STATS_MALFORMED, 1)]);
+        assert_eq!(serde_json::to_string(&old).unwrap(), r#"{"malformed":1}"#);
+    }
+
+    #[test]
+    fn every_counter_in_spec_order_with_yaml_names() {
+        // All counters of both sets, value = id, through the wire and back.
+        let fs: Vec<Attr> = FLOW_STATS_SET
+            .attrs
+            .iter()
+            .filter(|a| a.ty == AttrType::U64)
+            .map(|a| Attr::u64(a.id, a.id.into()))
+            .collect();
+        let mut top: Vec<Attr> = STATS_SET
+            .attrs
+            .iter()
+            .filter(|a| a.ty == AttrType::U64)
+            .rev() // the order on the wire does not matter
+            .map(|a| Attr::u64(a.id, a.id.into()))
+            .collect();
+        top.push(Attr::nest(STATS_TOTALS, fs.clone()));
+        let bytes = attr::encode(&top);
+        let s = Stats::from_attrs(&attr::decode(&STATS_SET, &bytes).unwrap());
+        let j = serde_json::to_value(&s).unwrap();
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let want: Vec<&str> = STATS_SET
+            .attrs
+            .iter()
+            .filter(|a| a.ty != AttrType::Pad)
+            .map(|a| a.name)
+            .collect();
+        assert_eq!(keys, want);
+        assert_eq!(keys.len(), 20);
+        for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
+            assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
+        }
+        let t = j["totals"].as_object().unwrap();
+        let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
+        assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
+        assert_eq!(t.len(), 26);
+        for a in &FLOW_STATS_SET.attrs[1..] {
+            assert_eq!(t[a.name], u64::from(a.id), "{}", a.name);
+        }
+
+        // A flow's stats nest decodes to the same object.
+        let bytes = attr::encode(&[Attr::u32(FLOW_ID, 1), Attr::nest(FLOW_STATS, fs)]);
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &bytes).unwrap());
+        assert_eq!(serde_json::to_value(f.stats.unwrap()).unwrap(), j["totals"]);
+    }
+
+    /// One flow of a flow-get dump, new attributes included, by hand.
+    pub(crate) fn flow_nest() -> Vec<u8> {
+        vec![
+            8, 0, 2, 0, 7, 0, 0, 0, // id 7
+            8, 0, 3, 0, 192, 0, 2, 1, // src
+            8, 0, 4, 0, 203, 0, 113, 1, // dst
+            8, 0, 5, 0, 0x11, 0, 0, 0, // dest-qp 17
+            5, 0, 6, 0, 1, 0, 0, 0, // state protected
+            5, 0, 7, 0, 3, 0, 0, 0, // config-id 3
+            5, 0, 8, 0, 1, 0, 0, 0, // scheme 1
+            5, 0, 9, 0, 32, 0, 0, 0, // k 32
+            5, 0, 10, 0, 2, 0, 0, 0, // m 2
+            6, 0, 11, 0, 0, 4, 0, 0, // symbol-len 1024
+            8, 0, 12, 0, 0xa8, 0x61, 0, 0, // srtt-us 25000
+            8, 0, 13, 0, 0xb0, 0x04, 0, 0, // loss-ppm 1200
+            5, 0, 14, 0, 1, 0, 0, 0, // loss-class transmission
+            5, 0, 15, 0, 0, 0, 0, 0, // breaker normal
+            4, 0, 1, 0, // pad
+            12, 0, 16, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, // memory 1 MiB
+            5, 0, 17, 0, 1, 0, 0, 0, // side crf
+            8, 0, 18, 0, 198, 51, 100, 2, // peer
+            4, 0, 1, 0, // pad
+            12, 0, 19, 0, 0x39, 0x30, 0, 0, 0, 0, 0, 0, // age-ms 12345
+            44, 0, 20, 0x80, // stats | NLA_F_NESTED
+            4, 0, 1, 0, // pad
+            12, 0, 12, 0, 40, 0, 0, 0, 0, 0, 0, 0, // received 40
+            12, 0, 14, 0, 2, 0, 0, 0, 0, 0, 0, 0, // restored 2
+            12, 0, 26, 0, 2, 0, 0, 0, 0, 0, 0, 0, // injected 2
+        ]
+    }
+
+    #[test]
+    fn flow_with_side_peer_age_and_stats() {
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &flow_nest()).unwrap());
+        assert_eq!(f.side.unwrap().to_string(), "crf");
+        assert_eq!(f.peer.as_ref().unwrap().to_string(), "198.51.100.2");
+        assert_eq!(f.age_ms, Some(12345));
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"id": 7, "src": "192.0.2.1", "dst": "203.0.113.1",
+                "dest-qp": 17, "state": "protected", "config-id": 3, "scheme": 1,
+                "k": 32, "m": 2, "symbol-len": 1024, "srtt-us": 25000,
+                "loss-ppm": 1200, "loss-class": "transmission", "breaker": "normal",
+                "memory": 1048576, "side": "crf", "peer": "198.51.100.2",
+                "age-ms": 12345,
+                "stats": {"received": 40, "restored": 2, "injected": 2}})
+        );
+        // Keys in spec order.
+        let j = serde_json::to_value(&f).unwrap();
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let order: Vec<&str> = FLOW_SET.attrs.iter().map(|a| a.name).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_by_key(|k| order.iter().position(|o| o == k).unwrap());
+        assert_eq!(keys, sorted);
+    }
+
+    #[test]
+    fn flow_unknown_enums_ipv6_peer_and_empty_peer() {
+        let mut peer6 = vec![20, 0, 18, 0];
+        peer6.extend_from_slice(&"2001:db8::2".parse::<Ipv6Addr>().unwrap().octets());
+        let mut buf: Vec<u8> = vec![
+            5, 0, 17, 0, 9, 0, 0, 0, // side 9: unknown
+            5, 0, 6, 0, 200, 0, 0, 0, // state 200: unknown
+            5, 0, 15, 0, 2, 0, 0, 0, // breaker 2: unknown
+        ];
+        buf.extend_from_slice(&peer6);
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &buf).unwrap());
+        assert_eq!(f.side.unwrap().to_string(), "unknown(9)");
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"state": 200, "breaker": 2, "side": 9, "peer": "2001:db8::2"})
+        );
+        // An empty peer (not known yet) is "" like YNL's empty hex.
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &[4, 0, 18, 0]).unwrap());
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"peer": ""})
+        );
+    }
+
+    #[test]
+    fn flow_rejects_misfit_new_attributes() {
+        // age-ms as 4 octets, a stats counter as 4 octets.
+        let e = attr::decode(&FLOW_SET, &[8, 0, 19, 0, 1, 0, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("flow.age-ms"), "{e}");
+        let e = attr::decode(&FLOW_SET, &[12, 0, 20, 0x80, 8, 0, 2, 0, 1, 0, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("flow-stats.sources"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Human-readable output of configuration, counters and flows.
 
-use crate::model::{scheme_name, Config, Flow, Stats};
+use crate::model::{scheme_name, Config, Counters, Flow, Stats};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
 use std::fmt::Write;
 
@@ -97,68 +97,260 @@ pub fn config(c: &Config) -> String {
     s
 }
 
-/// The `stats:` block.
-pub fn stats(st: &Stats) -> String {
-    let w = st.0.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 2;
-    let mut s = String::from("stats:\n");
-    for (k, v) in &st.0 {
-        let _ = writeln!(s, "  {:<w$}{v:>12}", format!("{k}:"));
+/// Sections of the human `stats` output: title and the counters of the
+/// "stats" set in it. A unit test checks that every counter has a section.
+pub const STATS_GROUPS: &[(&str, &[&str])] = &[
+    (
+        "hooks (RoCEv2 packets)",
+        &[
+            "roce-local-in",
+            "roce-forward",
+            "roce-local-out",
+            "sources",
+            "non-sources",
+            "malformed",
+        ],
+    ),
+    (
+        "flows and messages",
+        &["flows-created", "msgs-in", "msgs-out"],
+    ),
+    (
+        "drops",
+        &[
+            "drop-flow-limit",
+            "drop-flow-alloc",
+            "drop-memory",
+            "drop-linearize",
+            "drop-msg-invalid",
+            "drop-msg-peer",
+            "drop-msg-no-flow",
+            "drop-send",
+        ],
+    ),
+    ("now (gauges)", &["flows-active", "memory"]),
+];
+
+/// The "stats" attributes that are gauges, not counters: no rate.
+pub const GAUGES: &[&str] = &["flows-active", "memory"];
+
+/// Sections of a "flow-stats" nest (the totals, or one flow's counters).
+pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
+    (
+        "sender (CSF)",
+        &[
+            "sources",
+            "source-octets",
+            "unprotected",
+            "repairs-sent",
+            "coded-retx",
+            "source-copies",
+            "repair-octets",
+            "requests-received",
+            "fallback-requests-received",
+            "blocks-given-up",
+        ],
+    ),
+    (
+        "receiver (CRF)",
+        &[
+            "received",
+            "repairs-received",
+            "restored",
+            "icrc-failures",
+            "requests-sent",
+            "fallbacks",
+            "abandoned",
+            "blocks-incomplete",
+            "held-dropped",
+            "injected",
+            "inject-failures",
+        ],
+    ),
+    (
+        "messages and memory",
+        &[
+            "msgs-in",
+            "msgs-out",
+            "send-failures",
+            "store-full",
+            "alloc-failures",
+        ],
+    ),
+];
+
+/// A titled group of (name, value, is-gauge) rows.
+type Section = (String, Vec<(&'static str, u64, bool)>);
+
+/// Splits `c` into the sections of `groups` (titles prefixed with `prefix`),
+/// marking the `gauges`; counters no group names (none today) land in a
+/// last "other" section.
+fn sections(
+    prefix: &str,
+    groups: &[(&str, &[&str])],
+    gauges: &[&str],
+    c: &Counters,
+    out: &mut Vec<Section>,
+) {
+    let row = |n: &'static str, v: u64| (n, v, gauges.contains(&n));
+    for (title, names) in groups {
+        let rows: Vec<_> =
+            c.0.iter()
+                .filter(|(n, _)| names.contains(n))
+                .map(|&(n, v)| row(n, v))
+                .collect();
+        if !rows.is_empty() {
+            out.push((format!("{prefix}{title}"), rows));
+        }
     }
-    s
+    let other: Vec<_> =
+        c.0.iter()
+            .filter(|(n, _)| !groups.iter().any(|(_, g)| g.contains(n)))
+            .map(|&(n, v)| row(n, v))
+            .collect();
+    if !other.is_empty() {
+        out.push((format!("{prefix}other"), other));
+    }
 }
 
-/// The `stats --watch` block: counters and their rate since the last sample.
-pub fn stats_rates(st: &Stats, prev: Option<&Stats>, secs: f64) -> String {
-    let w = st.0.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 2;
+fn stats_sections(st: &Stats) -> Vec<Section> {
+    let mut v = Vec::new();
+    sections("", STATS_GROUPS, GAUGES, &st.counters, &mut v);
+    if let Some(t) = &st.totals {
+        sections("flow totals, ", FLOW_STATS_GROUPS, &[], t, &mut v);
+    }
+    v
+}
+
+/// Renders sections at `indent`, values aligned; with `prev`, a rate column
+/// (per second over `secs`) for every counter that `prev` also has.
+fn render(secs: &[Section], prev: Option<&[Section]>, dt: f64, indent: usize) -> String {
+    let w = secs
+        .iter()
+        .flat_map(|(_, r)| r.iter().map(|(n, _, _)| n.len()))
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let vw = secs
+        .iter()
+        .flat_map(|(_, r)| r.iter().map(|(_, v, _)| v.to_string().len()))
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    let pad = " ".repeat(indent);
     let mut s = String::new();
-    for (k, v) in &st.0 {
-        let rate = prev
-            .and_then(|p| p.get(k))
-            .map(|p| format!("{:>12.1}/s", v.saturating_sub(p) as f64 / secs))
-            .unwrap_or_default();
-        let _ = writeln!(s, "  {:<w$}{v:>12}{rate}", format!("{k}:"));
+    for (title, rows) in secs {
+        let _ = writeln!(s, "{pad}{title}:");
+        let before = prev.and_then(|p| p.iter().find(|(t, _)| t == title));
+        for (n, v, gauge) in rows {
+            let rate = before
+                .filter(|_| !gauge)
+                .and_then(|(_, r)| r.iter().find(|(pn, _, _)| pn == n))
+                .map(|(_, p, _)| format!("{:>12.1}/s", v.saturating_sub(*p) as f64 / dt))
+                .unwrap_or_default();
+            let _ = writeln!(s, "{pad}  {:<w$}{v:>vw$}{rate}", format!("{n}:"));
+        }
     }
     s
 }
 
-/// The flow table (or `flows: none`).
+/// The `stats:` block: sections of counters, then the flow totals.
+pub fn stats(st: &Stats) -> String {
+    format!("stats:\n{}", render(&stats_sections(st), None, 1.0, 2))
+}
+
+/// The `stats --watch` block: counters and their rate since the last
+/// sample (`secs` ago); gauges get no rate.
+pub fn stats_rates(st: &Stats, prev: Option<&Stats>, secs: f64) -> String {
+    let p = prev.map(stats_sections);
+    render(&stats_sections(st), p.as_deref(), secs, 2)
+}
+
+/// Octets in the largest 1024-based unit they reach: exact (`64M`) when a
+/// multiple of it, else to one decimal (`1.5M`); below 1K the plain number.
+pub fn human_size(v: u64) -> String {
+    match [(40, "T"), (30, "G"), (20, "M"), (10, "K")]
+        .into_iter()
+        .find(|(sh, _)| v >= 1u64 << sh)
+    {
+        None => v.to_string(),
+        Some((sh, suf)) if v % (1u64 << sh) == 0 => format!("{}{suf}", v >> sh),
+        Some((sh, suf)) => format!("{:.1}{suf}", v as f64 / (1u64 << sh) as f64),
+    }
+}
+
+/// A flow's age: `850ms`, `12.3s`, `4m05s`, `2h07m`, `3d04h`.
+pub fn format_age_ms(ms: u64) -> String {
+    let s = ms / 1000;
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{}.{}s", s, (ms % 1000) / 100),
+        60_000..3_600_000 => format!("{}m{:02}s", s / 60, s % 60),
+        3_600_000..86_400_000 => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s / 3600) % 24),
+    }
+}
+
+/// A smoothed RTT: `850us`, `25.0ms`.
+pub fn format_srtt_us(us: u32) -> String {
+    if us < 1000 {
+        format!("{us}us")
+    } else {
+        format!("{:.1}ms", f64::from(us) / 1000.0)
+    }
+}
+
+fn or_dash(v: Option<String>) -> String {
+    v.filter(|s| !s.is_empty()).unwrap_or_else(|| "-".into())
+}
+
+/// The flow table (or `flows: none`): one line per flow.
 pub fn flows(list: &[Flow]) -> String {
     if list.is_empty() {
         return "flows: none\n".into();
     }
     let head = [
-        "ID", "SRC", "DST", "DEST-QP", "STATE", "CFG", "SCHEME", "K", "M", "T", "SRTT", "LOSS",
-        "CLASS", "BREAKER", "MEMORY",
+        "ID",
+        "SIDE",
+        "SRC -> DST",
+        "DEST-QP",
+        "PEER",
+        "STATE",
+        "SCHEME",
+        "K/M/T",
+        "SRTT",
+        "LOSS",
+        "CLASS",
+        "BREAKER",
+        "MEMORY",
+        "AGE",
     ];
     let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for f in list {
         rows.push(vec![
             opt(f.id),
-            opt(f.src.as_ref()),
-            opt(f.dst.as_ref()),
-            f.dest_qp
-                .map(|q| format!("0x{q:06x}"))
-                .unwrap_or_else(|| "-".into()),
+            opt(f.side),
+            format!(
+                "{} -> {}",
+                or_dash(f.src.as_ref().map(|a| a.to_string())),
+                or_dash(f.dst.as_ref().map(|a| a.to_string()))
+            ),
+            or_dash(f.dest_qp.map(|q| format!("0x{q:06x}"))),
+            or_dash(f.peer.as_ref().map(|a| a.to_string())),
             opt(f.state),
-            opt(f.config_id),
-            f.scheme.map(scheme_name).unwrap_or_else(|| "-".into()),
-            opt(f.k),
-            opt(f.m),
-            opt(f.symbol_len),
-            f.srtt_us
-                .map(|u| format!("{u}us"))
-                .unwrap_or_else(|| "-".into()),
-            f.loss_ppm
-                .map(|p| format!("{p}ppm"))
-                .unwrap_or_else(|| "-".into()),
+            or_dash(f.scheme.map(scheme_name)),
+            format!("{}/{}/{}", opt(f.k), opt(f.m), opt(f.symbol_len)),
+            or_dash(f.srtt_us.map(format_srtt_us)),
+            or_dash(f.loss_ppm.map(|p| format!("{p}ppm"))),
             opt(f.loss_class),
             opt(f.breaker),
-            f.memory.map(format_size).unwrap_or_else(|| "-".into()),
+            or_dash(f.memory.map(human_size)),
+            or_dash(f.age_ms.map(format_age_ms)),
         ]);
     }
     let n = head.len();
     let widths: Vec<usize> = (0..n)
-        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut s = format!("flows: {}\n", list.len());
     for r in rows {
@@ -168,6 +360,72 @@ pub fn flows(list: &[Flow]) -> String {
             .map(|(c, w)| format!("{c:<w$}"))
             .collect();
         let _ = writeln!(s, "  {}", line.join("  ").trim_end());
+    }
+    s
+}
+
+/// One flow in full (`crem-ctl flow show ID`): every attribute, then its
+/// counters by section.
+pub fn flow_detail(f: &Flow) -> String {
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "side",
+            match f.side.and_then(|s| s.name()) {
+                Some("csf") => "csf (sender: protects packets toward the peer)".into(),
+                Some("crf") => "crf (receiver: restores packets from the peer)".into(),
+                _ => opt(f.side),
+            },
+        ),
+        ("src", or_dash(f.src.as_ref().map(|a| a.to_string()))),
+        ("dst", or_dash(f.dst.as_ref().map(|a| a.to_string()))),
+        (
+            "dest-qp",
+            or_dash(f.dest_qp.map(|q| format!("0x{q:06x} ({q})"))),
+        ),
+        ("peer", or_dash(f.peer.as_ref().map(|a| a.to_string()))),
+        ("state", opt(f.state)),
+        ("config-id", opt(f.config_id)),
+        (
+            "scheme",
+            or_dash(f.scheme.map(|x| format!("{} ({x})", scheme_name(x)))),
+        ),
+        ("k", opt(f.k)),
+        ("m", opt(f.m)),
+        ("symbol-len", opt(f.symbol_len)),
+        (
+            "srtt",
+            or_dash(f.srtt_us.map(|u| format!("{} ({u} us)", format_srtt_us(u)))),
+        ),
+        (
+            "loss",
+            or_dash(
+                f.loss_ppm
+                    .map(|p| format!("{p} ppm ({:.4}%)", f64::from(p) / 10_000.0)),
+            ),
+        ),
+        ("loss-class", opt(f.loss_class)),
+        ("breaker", opt(f.breaker)),
+        (
+            "memory",
+            or_dash(f.memory.map(|m| format!("{} ({m} octets)", human_size(m)))),
+        ),
+        (
+            "age",
+            or_dash(f.age_ms.map(|a| format!("{} ({a} ms)", format_age_ms(a)))),
+        ),
+    ];
+    let mut s = format!("flow {}:\n", opt(f.id));
+    for (k, v) in rows {
+        let _ = writeln!(s, "  {:<12}{v}", format!("{k}:"));
+    }
+    match &f.stats {
+        Some(c) => {
+            let mut secs = Vec::new();
+            sections("", FLOW_STATS_GROUPS, &[], c, &mut secs);
+            s.push_str("  counters:\n");
+            s.push_str(&render(&secs, None, 1.0, 4));
+        }
+        None => s.push_str("  counters:   -\n"),
     }
     s
 }
@@ -209,8 +467,9 @@ pub fn config_line(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{enum_val, Addr, Peer};
-    use crate::uapi::{FLOW_STATES, ROLE};
+    use crate::attr;
+    use crate::model::{self, enum_val, Addr, Peer};
+    use crate::uapi::{AttrType, FLOW_SET, FLOW_STATES, FLOW_STATS_SET, ROLE, SIDE, STATS_SET};
 
     #[test]
     fn config_block() {
@@ -259,32 +518,145 @@ mod tests {
     #[test]
     fn flow_table() {
         assert_eq!(flows(&[]), "flows: none\n");
-        let f = Flow {
-            id: Some(7),
-            src: Some(Addr(vec![192, 0, 2, 1])),
-            dst: Some(Addr(vec![203, 0, 113, 1])),
-            dest_qp: Some(0x11),
-            state: Some(enum_val(FLOW_STATES, 1)),
-            scheme: Some(1),
-            k: Some(32),
-            m: Some(2),
-            memory: Some(1 << 20),
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let bare = Flow {
+            id: Some(9),
+            side: Some(enum_val(SIDE, 5)),
+            state: Some(enum_val(FLOW_STATES, 0)),
             ..Default::default()
         };
-        let t = flows(&[f]);
+        let t = flows(&[f, bare]);
+        eprintln!("{t}");
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines[0], "flows: 1");
-        assert!(
-            lines[1].starts_with("  ID  SRC        DST          DEST-QP   STATE"),
-            "{t}"
+        assert_eq!(lines[0], "flows: 2");
+        assert_eq!(
+            lines[1],
+            "  ID  SIDE        SRC -> DST                DEST-QP   PEER          STATE        \
+             SCHEME  K/M/T      SRTT    LOSS     CLASS         BREAKER  MEMORY  AGE"
         );
-        assert!(
-            lines[2].contains("protected") && lines[2].contains("cauchy"),
-            "{t}"
+        assert_eq!(
+            lines[2],
+            "  7   crf         192.0.2.1 -> 203.0.113.1  0x000011  198.51.100.2  protected    \
+             cauchy  32/2/1024  25.0ms  1200ppm  transmission  normal   1M      12.3s"
         );
-        assert!(
-            lines[2].contains("0x000011") && lines[2].ends_with("1M"),
-            "{t}"
+        assert_eq!(
+            lines[3],
+            "  9   unknown(5)  - -> -                    -         -             negotiating  \
+             -       -/-/-      -       -        -             -        -       -"
         );
+    }
+
+    #[test]
+    fn flow_detail_block() {
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let d = flow_detail(&f);
+        eprintln!("{d}");
+        assert!(d.starts_with("flow 7:\n  side:       crf (receiver"), "{d}");
+        for want in [
+            "  src:        192.0.2.1\n",
+            "  dest-qp:    0x000011 (17)\n",
+            "  peer:       198.51.100.2\n",
+            "  scheme:     cauchy (1)\n",
+            "  srtt:       25.0ms (25000 us)\n",
+            "  loss:       1200 ppm (0.1200%)\n",
+            "  memory:     1M (1048576 octets)\n",
+            "  age:        12.3s (12345 ms)\n",
+            "  counters:\n    receiver (CRF):\n      received:           40\n",
+            "      restored:            2\n      injected:            2\n",
+        ] {
+            assert!(d.contains(want), "{want:?} in\n{d}");
+        }
+        // Only sections with counters the kernel sent.
+        assert!(!d.contains("sender (CSF)"), "{d}");
+        let none = flow_detail(&Flow::default());
+        assert!(none.starts_with("flow -:\n  side:       -\n"), "{none}");
+        assert!(none.ends_with("  counters:   -\n"), "{none}");
+    }
+
+    #[test]
+    fn stats_sections_and_rates() {
+        let st = Stats::from_attrs(&attr::decode(&STATS_SET, &model::tests::stats_nest()).unwrap());
+        let s = stats(&st);
+        eprintln!("{s}");
+        assert_eq!(
+            s,
+            "stats:\n\
+             \x20 hooks (RoCEv2 packets):\n\
+             \x20   roce-local-in:               5\n\
+             \x20 flows and messages:\n\
+             \x20   flows-created:               3\n\
+             \x20 drops:\n\
+             \x20   drop-msg-invalid:          256\n\
+             \x20 now (gauges):\n\
+             \x20   flows-active:                2\n\
+             \x20   memory:                   4096\n\
+             \x20 flow totals, receiver (CRF):\n\
+             \x20   restored:                    9\n\
+             \x20   inject-failures:             1\n"
+        );
+        // A second sample 2 s later: counters get a rate, gauges none, and
+        // "totals" counters are matched within their own section (the
+        // totals' msgs-in is not the netns's msgs-in).
+        let mut later = st.clone();
+        for (n, v) in later.counters.0.iter_mut() {
+            *v += if *n == "memory" { 1000 } else { 10 };
+        }
+        for (_, v) in later.totals.as_mut().unwrap().0.iter_mut() {
+            *v += 4;
+        }
+        let r = stats_rates(&later, Some(&st), 2.0);
+        eprintln!("{r}");
+        assert!(
+            r.contains("    roce-local-in:              15         5.0/s\n"),
+            "{r}"
+        );
+        assert!(r.contains("    memory:                   5096\n"), "{r}");
+        assert!(r.contains("    flows-active:               12\n"), "{r}");
+        assert!(
+            r.contains("    restored:                   13         2.0/s\n"),
+            "{r}"
+        );
+        assert!(!stats_rates(&st, None, 1.0).contains("/s"));
+    }
+
+    #[test]
+    fn every_counter_has_one_section() {
+        for (set, groups) in [
+            (&STATS_SET, STATS_GROUPS),
+            (&FLOW_STATS_SET, FLOW_STATS_GROUPS),
+        ] {
+            for a in set.attrs.iter().filter(|a| a.ty == AttrType::U64) {
+                let n = groups.iter().filter(|(_, g)| g.contains(&a.name)).count();
+                assert_eq!(n, 1, "{}.{} is in {n} sections", set.name, a.name);
+            }
+            for (_, g) in groups {
+                for name in *g {
+                    assert!(set.by_name(name).is_some(), "{name} not in {}", set.name);
+                }
+            }
+        }
+        for g in GAUGES {
+            assert!(STATS_SET.by_name(g).is_some());
+        }
+    }
+
+    #[test]
+    fn sizes_ages_and_srtt() {
+        assert_eq!(human_size(0), "0");
+        assert_eq!(human_size(1000), "1000");
+        assert_eq!(human_size(1 << 20), "1M");
+        assert_eq!(human_size((1 << 20) + 1), "1.0M");
+        assert_eq!(human_size(64 << 20), "64M");
+        assert_eq!(human_size(1536), "1.5K");
+        assert_eq!(human_size((3 << 30) + (1 << 29)), "3.5G");
+        assert_eq!(format_age_ms(0), "0ms");
+        assert_eq!(format_age_ms(999), "999ms");
+        assert_eq!(format_age_ms(12_345), "12.3s");
+        assert_eq!(format_age_ms(245_000), "4m05s");
+        assert_eq!(format_age_ms(7_620_000), "2h07m");
+        assert_eq!(format_age_ms(273_600_000), "3d04h");
+        assert_eq!(format_age_ms(u64::MAX), "213503982334d14h");
+        assert_eq!(format_srtt_us(850), "850us");
+        assert_eq!(format_srtt_us(25_000), "25.0ms");
     }
 }

@@ -39,12 +39,13 @@ pub const OPS: &[(&str, u8)] = &[
 ];
 
 // enum crem_role / crem_recovery / crem_flow_state / crem_loss_class /
-// crem_breaker: entry names in value order (value = index).
+// crem_breaker / crem_side: entry names in value order (value = index).
 pub const ROLE: &[&str] = &["disabled", "host", "gateway"];
 pub const RECOVERY: &[&str] = &["coded", "selective-repeat", "both"];
 pub const FLOW_STATES: &[&str] = &["negotiating", "protected", "unprotected", "closing"];
 pub const LOSS_CLASS: &[&str] = &["none", "transmission", "congestion"];
 pub const BREAKER: &[&str] = &["normal", "tripped"];
+pub const SIDE: &[&str] = &["csf", "crf"];
 
 /// The enums of the spec's `definitions`, by YAML name (for the YAML test).
 #[cfg_attr(not(test), allow(dead_code))]
@@ -54,6 +55,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("flow-state", FLOW_STATES),
     ("loss-class", LOSS_CLASS),
     ("breaker", BREAKER),
+    ("side", SIDE),
 ];
 
 // Attribute set "peer" (CREM_A_PEER_*).
@@ -86,6 +88,49 @@ pub const STATS_ROCE_LOCAL_OUT: u16 = 4;
 pub const STATS_SOURCES: u16 = 5;
 pub const STATS_NON_SOURCES: u16 = 6;
 pub const STATS_MALFORMED: u16 = 7;
+pub const STATS_FLOWS_CREATED: u16 = 8;
+pub const STATS_DROP_FLOW_LIMIT: u16 = 9;
+pub const STATS_DROP_FLOW_ALLOC: u16 = 10;
+pub const STATS_DROP_MEMORY: u16 = 11;
+pub const STATS_DROP_LINEARIZE: u16 = 12;
+pub const STATS_MSGS_IN: u16 = 13;
+pub const STATS_MSGS_OUT: u16 = 14;
+pub const STATS_DROP_MSG_INVALID: u16 = 15;
+pub const STATS_DROP_MSG_PEER: u16 = 16;
+pub const STATS_DROP_MSG_NO_FLOW: u16 = 17;
+pub const STATS_DROP_SEND: u16 = 18;
+pub const STATS_FLOWS_ACTIVE: u16 = 19;
+pub const STATS_MEMORY: u16 = 20;
+pub const STATS_TOTALS: u16 = 21;
+
+// Attribute set "flow-stats" (CREM_A_FLOW_STATS_*).
+pub const FLOW_STATS_PAD: u16 = 1;
+pub const FLOW_STATS_SOURCES: u16 = 2;
+pub const FLOW_STATS_SOURCE_OCTETS: u16 = 3;
+pub const FLOW_STATS_UNPROTECTED: u16 = 4;
+pub const FLOW_STATS_REPAIRS_SENT: u16 = 5;
+pub const FLOW_STATS_CODED_RETX: u16 = 6;
+pub const FLOW_STATS_SOURCE_COPIES: u16 = 7;
+pub const FLOW_STATS_REPAIR_OCTETS: u16 = 8;
+pub const FLOW_STATS_REQUESTS_RECEIVED: u16 = 9;
+pub const FLOW_STATS_FALLBACK_REQUESTS_RECEIVED: u16 = 10;
+pub const FLOW_STATS_BLOCKS_GIVEN_UP: u16 = 11;
+pub const FLOW_STATS_RECEIVED: u16 = 12;
+pub const FLOW_STATS_REPAIRS_RECEIVED: u16 = 13;
+pub const FLOW_STATS_RESTORED: u16 = 14;
+pub const FLOW_STATS_ICRC_FAILURES: u16 = 15;
+pub const FLOW_STATS_REQUESTS_SENT: u16 = 16;
+pub const FLOW_STATS_FALLBACKS: u16 = 17;
+pub const FLOW_STATS_ABANDONED: u16 = 18;
+pub const FLOW_STATS_BLOCKS_INCOMPLETE: u16 = 19;
+pub const FLOW_STATS_MSGS_IN: u16 = 20;
+pub const FLOW_STATS_MSGS_OUT: u16 = 21;
+pub const FLOW_STATS_SEND_FAILURES: u16 = 22;
+pub const FLOW_STATS_STORE_FULL: u16 = 23;
+pub const FLOW_STATS_ALLOC_FAILURES: u16 = 24;
+pub const FLOW_STATS_HELD_DROPPED: u16 = 25;
+pub const FLOW_STATS_INJECTED: u16 = 26;
+pub const FLOW_STATS_INJECT_FAILURES: u16 = 27;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -104,6 +149,10 @@ pub const FLOW_LOSS_PPM: u16 = 13;
 pub const FLOW_LOSS_CLASS: u16 = 14;
 pub const FLOW_BREAKER: u16 = 15;
 pub const FLOW_MEMORY: u16 = 16;
+pub const FLOW_SIDE: u16 = 17;
+pub const FLOW_PEER: u16 = 18;
+pub const FLOW_AGE_MS: u16 = 19;
+pub const FLOW_STATS: u16 = 20;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -258,6 +307,57 @@ pub static STATS_SET: AttrSet = AttrSet {
         a(STATS_SOURCES, "sources", U64),
         a(STATS_NON_SOURCES, "non-sources", U64),
         a(STATS_MALFORMED, "malformed", U64),
+        a(STATS_FLOWS_CREATED, "flows-created", U64),
+        a(STATS_DROP_FLOW_LIMIT, "drop-flow-limit", U64),
+        a(STATS_DROP_FLOW_ALLOC, "drop-flow-alloc", U64),
+        a(STATS_DROP_MEMORY, "drop-memory", U64),
+        a(STATS_DROP_LINEARIZE, "drop-linearize", U64),
+        a(STATS_MSGS_IN, "msgs-in", U64),
+        a(STATS_MSGS_OUT, "msgs-out", U64),
+        a(STATS_DROP_MSG_INVALID, "drop-msg-invalid", U64),
+        a(STATS_DROP_MSG_PEER, "drop-msg-peer", U64),
+        a(STATS_DROP_MSG_NO_FLOW, "drop-msg-no-flow", U64),
+        a(STATS_DROP_SEND, "drop-send", U64),
+        a(STATS_FLOWS_ACTIVE, "flows-active", U64),
+        a(STATS_MEMORY, "memory", U64),
+        a(STATS_TOTALS, "totals", Nest(&FLOW_STATS_SET)),
+    ],
+};
+
+pub static FLOW_STATS_SET: AttrSet = AttrSet {
+    name: "flow-stats",
+    attrs: &[
+        a(FLOW_STATS_PAD, "pad", Pad),
+        a(FLOW_STATS_SOURCES, "sources", U64),
+        a(FLOW_STATS_SOURCE_OCTETS, "source-octets", U64),
+        a(FLOW_STATS_UNPROTECTED, "unprotected", U64),
+        a(FLOW_STATS_REPAIRS_SENT, "repairs-sent", U64),
+        a(FLOW_STATS_CODED_RETX, "coded-retx", U64),
+        a(FLOW_STATS_SOURCE_COPIES, "source-copies", U64),
+        a(FLOW_STATS_REPAIR_OCTETS, "repair-octets", U64),
+        a(FLOW_STATS_REQUESTS_RECEIVED, "requests-received", U64),
+        a(
+            FLOW_STATS_FALLBACK_REQUESTS_RECEIVED,
+            "fallback-requests-received",
+            U64,
+        ),
+        a(FLOW_STATS_BLOCKS_GIVEN_UP, "blocks-given-up", U64),
+        a(FLOW_STATS_RECEIVED, "received", U64),
+        a(FLOW_STATS_REPAIRS_RECEIVED, "repairs-received", U64),
+        a(FLOW_STATS_RESTORED, "restored", U64),
+        a(FLOW_STATS_ICRC_FAILURES, "icrc-failures", U64),
+        a(FLOW_STATS_REQUESTS_SENT, "requests-sent", U64),
+        a(FLOW_STATS_FALLBACKS, "fallbacks", U64),
+        a(FLOW_STATS_ABANDONED, "abandoned", U64),
+        a(FLOW_STATS_BLOCKS_INCOMPLETE, "blocks-incomplete", U64),
+        a(FLOW_STATS_MSGS_IN, "msgs-in", U64),
+        a(FLOW_STATS_MSGS_OUT, "msgs-out", U64),
+        a(FLOW_STATS_SEND_FAILURES, "send-failures", U64),
+        a(FLOW_STATS_STORE_FULL, "store-full", U64),
+        a(FLOW_STATS_ALLOC_FAILURES, "alloc-failures", U64),
+        a(FLOW_STATS_HELD_DROPPED, "held-dropped", U64),
+        a(FLOW_STATS_INJECTED, "injected", U64),
+        a(FLOW_STATS_INJECT_FAILURES, "inject-failures", U64),
     ],
 };
 
@@ -280,6 +380,10 @@ pub static FLOW_SET: AttrSet = AttrSet {
         en(a(FLOW_LOSS_CLASS, "loss-class", U8), "loss-class"),
         en(a(FLOW_BREAKER, "breaker", U8), "breaker"),
         a(FLOW_MEMORY, "memory", U64),
+        en(a(FLOW_SIDE, "side", U8), "side"),
+        a(FLOW_PEER, "peer", Binary),
+        a(FLOW_AGE_MS, "age-ms", U64),
+        a(FLOW_STATS, "stats", Nest(&FLOW_STATS_SET)),
     ],
 };
 
@@ -294,7 +398,14 @@ pub static CMD_SET: AttrSet = AttrSet {
 
 /// Every attribute set of the spec (for the YAML test).
 #[cfg_attr(not(test), allow(dead_code))]
-pub static SETS: &[&AttrSet] = &[&PEER_SET, &CONFIG_SET, &STATS_SET, &FLOW_SET, &CMD_SET];
+pub static SETS: &[&AttrSet] = &[
+    &PEER_SET,
+    &CONFIG_SET,
+    &STATS_SET,
+    &FLOW_STATS_SET,
+    &FLOW_SET,
+    &CMD_SET,
+];
 
 /// Name of value `v` of enum `e`, if it has one.
 pub fn enum_name(e: &[&'static str], v: u64) -> Option<&'static str> {
@@ -479,6 +590,106 @@ mod tests {
             .filter_map(|g| s(g, "name"))
             .collect();
         assert_eq!(groups, vec![MCGRP_EVENTS]);
+    }
+
+    /// Every `NAME [= VALUE],` entry of every enum in the generated uapi
+    /// header, with its value (C numbering: implicit = previous + 1).
+    fn header_enums() -> std::collections::HashMap<String, i64> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../include/uapi/linux/crem.h"
+        );
+        let text = std::fs::read_to_string(path).expect("include/uapi/linux/crem.h");
+        let mut out = std::collections::HashMap::new();
+        let mut next: Option<i64> = None;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with("enum") && line.ends_with('{') {
+                next = Some(0);
+                continue;
+            }
+            if line.starts_with('}') {
+                next = None;
+                continue;
+            }
+            let Some(n) = next else { continue };
+            let Some(entry) = line.strip_suffix(',') else {
+                continue;
+            };
+            let (name, v) = match entry.split_once('=') {
+                Some((name, v)) => (name.trim(), v.trim().parse::<i64>().ok()),
+                None => (entry, Some(n)),
+            };
+            // `X_MAX = (__X_MAX - 1)` is not a literal: skip it.
+            if let Some(v) = v {
+                out.insert(name.to_string(), v);
+                next = Some(v + 1);
+            }
+        }
+        out
+    }
+
+    fn c_name(s: &str) -> String {
+        s.to_uppercase().replace('-', "_")
+    }
+
+    #[test]
+    fn matches_uapi_header() {
+        let h = header_enums();
+        for set in SETS {
+            for a in set.attrs {
+                let name = format!("CREM_A_{}_{}", c_name(set.name), c_name(a.name));
+                assert_eq!(h.get(&name), Some(&i64::from(a.id)), "{name}");
+            }
+            let max = set.attrs.iter().map(|a| a.id).max().unwrap();
+            let name = format!("__CREM_A_{}_MAX", c_name(set.name));
+            assert_eq!(h.get(&name), Some(&(i64::from(max) + 1)), "{name}");
+        }
+        for (e, names) in ENUMS {
+            for (i, n) in names.iter().enumerate() {
+                let name = format!("CREM_{}_{}", c_name(e), c_name(n));
+                assert_eq!(h.get(&name), Some(&(i as i64)), "{name}");
+            }
+        }
+        for (op, cmd) in OPS {
+            let name = format!("CREM_CMD_{}", c_name(op));
+            assert_eq!(h.get(&name), Some(&i64::from(*cmd)), "{name}");
+        }
+    }
+
+    #[test]
+    fn nested_sets_are_known() {
+        for set in SETS {
+            let mut ids: Vec<u16> = set.attrs.iter().map(|a| a.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(
+                ids.len(),
+                set.attrs.len(),
+                "set {}: duplicate ids",
+                set.name
+            );
+            for a in set.attrs {
+                if let AttrType::Nest(inner) = a.ty {
+                    assert!(
+                        SETS.iter().any(|s| std::ptr::eq(*s, inner)),
+                        "{}.{} nests {}, which is not in SETS",
+                        set.name,
+                        a.name,
+                        inner.name
+                    );
+                }
+            }
+        }
+        // The nests the datapath added.
+        assert_eq!(
+            STATS_SET.by_name("totals").unwrap().ty,
+            AttrType::Nest(&FLOW_STATS_SET)
+        );
+        assert_eq!(
+            FLOW_SET.by_name("stats").unwrap().ty,
+            AttrType::Nest(&FLOW_STATS_SET)
+        );
+        assert_eq!(FLOW_SET.by_name("side").unwrap().enum_name, Some("side"));
     }
 
     #[test]
