@@ -6,7 +6,8 @@ BUILD ?= $(CURDIR)/build
 # The kernel's Rust is Debian's rustc 1.85, never the rustup toolchain on PATH.
 KMAKE = PATH=/usr/bin:/bin:/usr/sbin:/sbin:$$HOME/.cargo/bin $(MAKE) LLVM=1 \
 	RUSTC=/usr/bin/rustc BINDGEN=$$HOME/.cargo/bin/bindgen
-MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/hook.rs rust/netns.rs \
+MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hook.rs \
+	rust/host.rs rust/netns.rs \
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \

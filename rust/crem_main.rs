@@ -12,7 +12,9 @@ use kernel::prelude::*;
 pub mod crem_core;
 
 mod ffi;
+mod flow;
 mod hook;
+mod host;
 mod netns;
 
 #[cfg(crem_kunit)]
@@ -52,6 +54,7 @@ impl Drop for Registration {
 
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        flow::gf_init();
         let glue = Registration::new()?;
         pr_info!(
             "loaded (crem-core wire version {})\n",

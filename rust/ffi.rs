@@ -14,7 +14,7 @@ mod generated {
     include!("bindings_crem.rs");
 }
 
-pub(crate) use generated::{crem_glue_register, crem_glue_unregister};
+pub(crate) use generated::*;
 
 /// Hook points, as `enum crem_hook` in `glue/crem_glue.h`.
 pub(crate) const HOOK_LOCAL_IN: u32 = generated::crem_hook_CREM_HOOK_LOCAL_IN;

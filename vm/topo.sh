@@ -16,6 +16,11 @@
 #   --tmo SECS         per-transfer timeout [120]
 #   --host-module KO   load this crem.ko on both RDMA hosts (host mode)
 #   --gw-module KO     load this crem.ko in the WAN VM (gateway mode)
+#   --crem MODE        off | fixed | adaptive: configure the gateways to
+#                      protect A<->B (needs --gw-module and --ctl) [off]
+#   --ctl PATH         crem-ctl binary used inside the VMs
+#   --k N --m N        block size and repairs for --crem [16, 2]
+#   --hold US          CRF hold time in microseconds [30000]
 #   --capture N        host a captures up to N RoCEv2 packets to DIR/a.pcap
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
@@ -27,13 +32,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture=""
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
     --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
+    --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
   esac
@@ -43,7 +49,9 @@ for m in "$hmod" "$gmod"; do [ -z "$m" ] || [ -f "$m" ] || die "no module at $m"
 [ -n "$out" ] || out=$(mktemp -d /tmp/crem-topo.XXXXXX)
 mkdir -p "$out"; rm -f "$out"/*.ready "$out"/a.done "$out"/{req,srv,cdone,fin}.* "$out"/results.txt
 abs() { [ -z "$1" ] || echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
-hmod=$(abs "$hmod") gmod=$(abs "$gmod")
+hmod=$(abs "$hmod") gmod=$(abs "$gmod") ctl=$(abs "$ctl")
+[ "$crem" = off ] || { [ -n "$gmod" ] && [ -x "$ctl" ]; } || die "--crem $crem needs --gw-module and --ctl"
+rm -f "$out"/stats.*.json "$out"/flows.*.json
 
 # Four UDP ports per link end, away from anything else on loopback.
 base=$(( 20000 + (RANDOM % 2000) * 10 ))
@@ -51,11 +59,12 @@ common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) 
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
+[ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 
-say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit, results in $out"
+say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \

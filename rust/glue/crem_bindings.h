@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Input of the module-local bindgen step (Kbuild): what rust/ffi.rs exposes
- * from C — the C half's interface and the netfilter constants of the hook.
- * kernel::bindings in 6.12 covers none of these headers.
+ * from C — the C half's interface, the engine interface and the netfilter
+ * constants of the hook. kernel::bindings in 6.12 covers none of these.
  */
 #include <linux/netfilter.h>
 #include "crem_glue.h"
+#include "crem_engine.h"

@@ -17,6 +17,7 @@
 #include <net/genetlink.h>
 #include <net/ipv6.h>
 #include "crem_glue.h"
+#include "crem_flow.h"
 #include "crem-nl-gen.h"
 
 #define ROCEV2_UDP_PORT 4791
@@ -71,8 +72,9 @@ static unsigned int crem_nf_hook(void *priv, struct sk_buff *skb,
 	hdr = skb_header_pointer(skb, skb_network_offset(skb), peek, buf);
 	if (!hdr)
 		return NF_ACCEPT;
-	return crem_rs_roce_packet(crem_state(state->net), hook, state->pf, hdr,
-				   peek, skb->len - skb_network_offset(skb));
+	crem_rs_roce_packet(crem_state(state->net), hook, state->pf, hdr, peek,
+			    skb->len - skb_network_offset(skb));
+	return crem_flow_roce(crem_net(state->net), hook, skb, l4off);
 }
 
 #define CREM_HOOK(pf_, num_, which_, prio_)                                    \
@@ -94,7 +96,10 @@ static int __net_init crem_net_init(struct net *net)
 	struct crem_net *cn = net_generic(net, crem_net_id);
 	int err;
 
+	cn->net = net;
 	spin_lock_init(&cn->cfg_lock);
+	mutex_init(&cn->sock_mutex);
+	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
 	cn->rs = crem_rs_net_init(net);
 	if (!cn->rs)
@@ -114,6 +119,10 @@ static void __net_exit crem_net_exit(struct net *net)
 	nf_unregister_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
 	/* Hooks run under RCU: wait for those in flight before freeing state. */
 	synchronize_net();
+	crem_flows_exit(cn);
+	mutex_lock(&cn->sock_mutex);
+	crem_sock_close(cn);
+	mutex_unlock(&cn->sock_mutex);
 	crem_rs_net_exit(cn->rs);
 	cn->rs = NULL;
 }
@@ -131,12 +140,20 @@ int crem_glue_register(void)
 {
 	int err;
 
-	err = register_pernet_subsys(&crem_net_ops);
+	err = crem_ws_init();
 	if (err)
 		return err;
+	err = register_pernet_subsys(&crem_net_ops);
+	if (err)
+		goto err_ws;
 	err = genl_register_family(&crem_nl_family);
 	if (err)
-		unregister_pernet_subsys(&crem_net_ops);
+		goto err_pernet;
+	return 0;
+err_pernet:
+	unregister_pernet_subsys(&crem_net_ops);
+err_ws:
+	crem_ws_exit();
 	return err;
 }
 
@@ -144,4 +161,5 @@ void crem_glue_unregister(void)
 {
 	genl_unregister_family(&crem_nl_family);
 	unregister_pernet_subsys(&crem_net_ops);
+	crem_ws_exit();
 }

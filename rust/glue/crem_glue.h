@@ -11,8 +11,32 @@
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/in6.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/atomic.h>
+#include "crem_engine.h"
 
 struct net;
+struct socket;
+
+/* Per-netns flow table (crem_flow.h). */
+#define CREM_FLOW_HBITS 8
+struct crem_flows {
+	spinlock_t lock;
+	struct hlist_head by_key[1 << CREM_FLOW_HBITS];
+	struct hlist_head by_id[1 << CREM_FLOW_HBITS];
+	struct list_head list;
+	u32 count;
+	u32 gen; /* bumped on every insert/remove: dump consistency */
+	atomic64_t mem;
+	/* Counters of flows gone since, and the baseline of the last reset. */
+	u64 retired[CREM_FS_N], base[CREM_FS_N];
+	/* Creation requests from softirq, served by a work item. */
+	struct list_head pending;
+	u32 n_pending;
+	struct work_struct create_work;
+	bool closing;
+};
 
 #define CREM_MAX_REPORTERS 16
 #define CREM_MAX_PEERS 32
@@ -41,10 +65,34 @@ struct crem_cfg {
 	struct crem_peer peers[CREM_MAX_PEERS];
 };
 
+/*
+ * Datapath counters kept in C, reported after the Rust ones in the stats
+ * attribute order of netlink/crem.yaml (append-only ABI).
+ */
+enum crem_dp {
+	CREM_EV_FLOW_UP,
+	CREM_DROP_FLOW_LIMIT,
+	CREM_DROP_FLOW_ALLOC,
+	CREM_DROP_MEMORY,
+	CREM_DROP_LINEARIZE,
+	CREM_EV_MSG_IN,
+	CREM_EV_MSG_OUT,
+	CREM_DROP_MSG_INVALID,
+	CREM_DROP_MSG_PEER,
+	CREM_DROP_MSG_NO_FLOW,
+	CREM_DROP_SEND,
+	CREM_NR_DP
+};
+
 struct crem_net {
+	struct net *net;
 	void *rs; /* Rust per-netns state (rust/netns.rs) */
 	spinlock_t cfg_lock; /* BH-safe: the datapath reads cfg in softirq */
 	struct crem_cfg cfg;
+	struct mutex sock_mutex; /* serialises socket (re)configuration */
+	struct socket __rcu *sock;
+	struct crem_flows flows;
+	atomic64_t dp[CREM_NR_DP];
 };
 
 struct crem_net *crem_net(const struct net *net);

@@ -9,6 +9,7 @@
 #include <net/netns/generic.h>
 #include "crem_glue.h"
 #include "crem-nl-gen.h"
+#include "crem_flow.h"
 
 void crem_cfg_defaults(struct crem_cfg *cfg)
 {
@@ -315,6 +316,15 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	spin_unlock_bh(&cn->cfg_lock);
 	err = crem_apply_cfg(c, tb, info->attrs[CREM_A_CMD_CONFIG], info->extack);
 	if (!err) {
+		/* The socket exists while a role is active; bind before committing. */
+		err = crem_sock_reconfigure(net, cn, c->role != CREM_ROLE_DISABLED ? c->port : 0);
+		if (err)
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?:
+						info->attrs[CREM_A_CMD_CONFIG],
+						"cannot bind the CREM port %u: error %d",
+						c->port, err);
+	}
+	if (!err) {
 		spin_lock_bh(&cn->cfg_lock);
 		changed = memcmp(&cn->cfg, c, sizeof(*c)) != 0;
 		cn->cfg = *c;
@@ -327,49 +337,5 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ev)
 		genlmsg_multicast_netns(&crem_nl_family, net, ev, 0, CREM_NLGRP_EVENTS,
 					GFP_KERNEL);
-	return 0;
-}
-
-#define CREM_MAX_STATS (CREM_A_STATS_MAX - CREM_A_STATS_ROCE_LOCAL_IN + 1)
-
-int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	u64 vals[CREM_MAX_STATS];
-	struct sk_buff *msg;
-	struct nlattr *nest;
-	void *hdr;
-	u32 i, n;
-
-	n = crem_rs_stats(crem_net(genl_info_net(info))->rs, vals, CREM_MAX_STATS);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_iput(msg, info);
-	if (!hdr)
-		goto nospace;
-	nest = nla_nest_start(msg, CREM_A_CMD_STATS);
-	if (!nest)
-		goto nospace;
-	for (i = 0; i < n; i++)
-		if (nla_put_u64_64bit(msg, CREM_A_STATS_ROCE_LOCAL_IN + i, vals[i],
-				      CREM_A_STATS_PAD))
-			goto nospace;
-	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-nospace:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
-}
-
-int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	crem_rs_stats_reset(crem_net(genl_info_net(info))->rs);
-	return 0;
-}
-
-/* No flows exist until the CSF/CRF datapath lands: the dump is empty. */
-int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
 	return 0;
 }

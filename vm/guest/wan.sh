@@ -3,6 +3,7 @@
 # eth0 (toward A) lives in netns gwa, eth1 (toward B) in netns gwb; the veth
 # pair wa/wb is the long lossy segment, with netem on both egresses.
 # Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= module= stop=FLAGFILE
+#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (gateway protection)
 set -u
 . "$(dirname "$0")/common.sh"
 rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
@@ -33,7 +34,24 @@ for pair in gwa:wa gwb:wb; do
 done
 log "WAN: $netem"
 load_crem || exit 1
+crem=${arg_crem:-off}
+if [ "$crem" != off ]; then
+  [ -n "${arg_module:-}" ] && [ -x "${arg_ctl:-}" ] || { log "crem=$crem needs module= and ctl="; exit 1; }
+  adaptive=off; [ "$crem" = adaptive ] && adaptive=on
+  set -- port 7470 role gateway adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} hold ${arg_hold_us:-30000}
+  ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN || exit 1
+  ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
+  log "CREM gateways: $crem $*"
+fi
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
+if [ "$crem" != off ]; then
+  # Counters for the results (the demo and e2e cases read these files).
+  for ns in gwa gwb; do
+    ip netns exec $ns "$arg_ctl" -j stats >$OUT/stats.$ns.json
+    ip netns exec $ns "$arg_ctl" -j flow >$OUT/flows.$ns.json
+    ip netns exec $ns "$arg_ctl" stats; ip netns exec $ns "$arg_ctl" flow
+  done
+fi
 unload_crem || exit 1

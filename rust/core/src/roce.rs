@@ -1207,6 +1207,66 @@ pub fn verify_ip_packet(pkt: &[u8]) -> Result<bool> {
     Ok(c == stored_icrc(p.udp)?)
 }
 
+/// The IPv4 Identification that makes a rebuilt packet's ICRC verify.
+///
+/// The ICRC of RoCEv2 over IPv4 covers the Identification field (only TOS,
+/// TTL and the header checksum are masked), but a CREM source symbol is the
+/// UDP payload alone (draft, "Source Symbols"), so a CRF that rebuilds a lost
+/// packet cannot know it. CRC-32 is affine in its input, so the 16 unknown
+/// bits follow from the stored ICRC by solving 32 linear equations over
+/// GF(2): ICRC(id) = ICRC(0) ⊕ Σ bit_b(id)·(ICRC(e_b) ⊕ ICRC(0)). Any 16-bit
+/// burst changes a CRC-32, so the solution is unique when it exists; when it
+/// does not, the payload cannot be the one the RDMA sender sent (`None`).
+/// The price: of the ICRC's 32 bits, 16 still check the restored payload.
+///
+/// `pkt` is the rebuilt IPv4 packet (Identification ignored). Costs 17 ICRC
+/// computations; run it only for restored packets.
+pub fn solve_ipv4_ident(pkt: &[u8]) -> Result<Option<u16>> {
+    let p = split_ip_udp(pkt)?;
+    if p.version != IpVersion::V4 {
+        return Err(Error::BadField("ip_version"));
+    }
+    let Some((h, _)) = p.ip_hdr.split_first_chunk::<IPV4_HDR_LEN>() else {
+        return Err(Error::Truncated);
+    };
+    let mut hdr = *h;
+    hdr[4] = 0;
+    hdr[5] = 0;
+    let base = icrc_v4(&hdr, p.udp)?;
+    // Pivot rows of the reduced basis, by leading bit: (CRC difference,
+    // Identification bits that produce it).
+    let mut piv = [(0u32, 0u16); 32];
+    for b in 0..16u32 {
+        let id = 1u16 << b;
+        let mut hb = hdr;
+        hb[4..6].copy_from_slice(&id.to_be_bytes());
+        let v = icrc_v4(&hb, p.udp)? ^ base;
+        let _ = reduce(&mut piv, v, id, true);
+    }
+    let target = stored_icrc(p.udp)? ^ base;
+    Ok(reduce(&mut piv, target, 0, false))
+}
+
+/// Gaussian elimination step over GF(2): reduces `v` (produced by the
+/// Identification bits `m`) by the pivot rows. With `insert`, a non-zero
+/// remainder becomes a new pivot row; without, a zero remainder yields the
+/// bits that produce `v` (`None` if `v` is outside the span).
+fn reduce(piv: &mut [(u32, u16); 32], mut v: u32, mut m: u16, insert: bool) -> Option<u16> {
+    while v != 0 {
+        let lead = 31 - v.leading_zeros() as usize;
+        let row = piv.get_mut(lead)?;
+        if row.0 == 0 {
+            if insert {
+                *row = (v, m);
+            }
+            return None;
+        }
+        v ^= row.0;
+        m ^= row.1;
+    }
+    Some(m)
+}
+
 /// Computes the ICRC of a raw RoCEv2 IP packet and stores it (little-endian)
 /// in the last four octets of its UDP payload. Returns the value.
 pub fn fill_icrc_ip_packet(pkt: &mut [u8]) -> Result<u32> {

@@ -89,7 +89,7 @@ mod tc;
 mod window;
 
 pub use self::store::SliceStore;
-pub use self::tc::{SegmentList, TcThresholds, MAX_TC_FRAGMENTS, TC_SEGMENTS};
+pub use self::tc::{SegmentList, TcThresholds, MAX_TC_FRAGMENTS, MAX_TC_SEGMENTS, TC_SEGMENTS};
 
 use self::blocks::{Block, RepairMeta};
 use self::hold::HoldQueue;

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The engines of one flow, as the C datapath sees them (`glue/crem_engine.h`):
+//! crem-core's `SenderFlow` (CSF side) or `ReceiverFlow` (CRF side) living in
+//! memory C allocated (`crem_rs_engine_size`), written in place, driven under
+//! the flow's lock with the kernel's clock. Everything here only translates:
+//! the protocol is crem-core's.
+
+use crate::crem_core::engine::crf::{self, CrfConfig, TcThresholds, Workspace};
+use crate::crem_core::engine::csf::{self, CsfIo, CsfParams, SourceVerdict};
+use crate::crem_core::engine::flow::{
+    FlowState, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
+};
+use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor};
+use crate::crem_core::engine::policy::{BreakerState, PolicyConfig};
+use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
+use crate::crem_core::fec::{DecodeScratch, Scheme};
+use crate::crem_core::gf::MulTable;
+use crate::crem_core::psn::Psn;
+use crate::crem_core::roce::{self, Bth, RocePacket};
+use crate::crem_core::wire::{self, FlowAddrs, Message};
+use crate::ffi;
+use crate::host::{self, Host};
+use core::cell::UnsafeCell;
+use core::ffi::c_void;
+use core::mem::size_of;
+
+/// CSF retention ring (blocks) and ordinary-repair accumulator (octets ≥ m·T).
+const CSF_BLOCKS: usize = 64;
+const CSF_ACC: usize = 16 * 1104;
+/// CRF capacities; WINDOW and REPAIRS are the C store sizes (crem_flow.h).
+const CRF_BLOCKS: usize = 32;
+const CRF_WINDOW: usize = 1024;
+const CRF_HELD: usize = 256;
+const CRF_REPAIRS: usize = 256;
+/// Largest m offered (bounded by the accumulator).
+const MAX_M: u8 = 16;
+const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
+const RECOVERY_CODED: u8 = 0;
+const RECOVERY_SELECTIVE: u8 = 1;
+
+type KSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
+type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
+
+/// The engine blob of a flow: one of the two, chosen by its side.
+struct SenderEngine {
+    flow: KSender,
+    rdma_mtu: u32,
+}
+
+struct ReceiverEngine {
+    flow: KReceiver,
+}
+
+/// GF(2^8) multiplication table, built once at module load.
+struct Gf(UnsafeCell<MulTable>);
+// SAFETY: written only by `gf_init` before any flow exists, read-only after.
+unsafe impl Sync for Gf {}
+static GF: Gf = Gf(UnsafeCell::new(MulTable {
+    rows: [[0; 256]; 256],
+}));
+
+/// Builds the GF table (module init, before the C half registers).
+pub(crate) fn gf_init() {
+    // SAFETY: module init runs once, before any reader can exist.
+    unsafe { (*GF.0.get()).init() };
+}
+
+fn gf() -> &'static MulTable {
+    // SAFETY: see `Gf`: no writer after `gf_init`.
+    unsafe { &*GF.0.get() }
+}
+
+/// Symbol length for an RDMA MTU: BTH + RETH + ImmDt + payload + ICRC, + 2.
+fn symbol_len_for(mtu: u32, configured: u16) -> u16 {
+    if configured != 0 {
+        return configured;
+    }
+    (12 + 16 + 4 + mtu + 4 + 2).min(u32::from(u16::MAX)) as u16
+}
+
+fn v4(a: u32) -> [u8; 4] {
+    // __be32 in memory order.
+    a.to_ne_bytes()
+}
+
+fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
+    let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
+    let rtt = p.rtt_hint_ns.max(MS);
+    let selective = p.recovery != RECOVERY_CODED;
+    let policy = (p.adaptive != 0).then_some(PolicyConfig {
+        k: p.k.max(1),
+        epsilon_ppb: p.epsilon_ppb,
+        m_cong: p.m_cong,
+        ..PolicyConfig::DEFAULT
+    });
+    SenderParams {
+        csf: CsfParams {
+            // A burst ends after 2 ms without packets (TCG-era rates).
+            idle_timeout: 2 * MS,
+            retention_budget: p.retention_budget,
+            initial_srtt: rtt,
+            selective_repeat: selective,
+            tc_batch_time: TcThresholds::from_rate(10_000, rtt).t_thresh,
+            tc_ack_timeout: (4 * rtt).max(100 * MS),
+            ..CsfParams::DEFAULT
+        },
+        policy,
+        fixed_k: p.k.max(1),
+        fixed_m: p.m.min(MAX_M),
+        scheme: Scheme::CauchyRs,
+        t,
+        rtt_hint: rtt,
+        block_time_hint: 2 * MS,
+        psn_lead: 64,
+        limits: Limits {
+            schemes: 0b111,
+            max_k: 255,
+            max_m: MAX_M,
+            max_t: t,
+            max_open_blocks: u16::MAX,
+        },
+        flow: FlowDescriptor {
+            addrs: FlowAddrs::V4 {
+                src: v4(p.saddr),
+                dst: v4(p.daddr),
+            },
+            dest_qp: p.dqp,
+            rdma_mtu: p.rdma_mtu.min(u32::from(u16::MAX)) as u16,
+        },
+        initial_psn: Psn::ZERO,
+    }
+}
+
+fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
+    let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
+    let rtt = p.rtt_hint_ns.max(MS);
+    let hold = if p.hold_us != 0 {
+        Nanos::from(p.hold_us) * 1000
+    } else {
+        crf::hold_time_for(p.k.max(1), 10_000, rtt)
+    };
+    ReceiverParams {
+        crf: CrfConfig {
+            hold_time: hold,
+            reorder_allowance: hold.max(100_000),
+            srtt: rtt,
+            rdma_mtu: p.rdma_mtu,
+            coded_retx: p.recovery != RECOVERY_SELECTIVE,
+            fallback_source_copy: true,
+            tc: (p.recovery != RECOVERY_CODED).then(|| TcThresholds::from_rate(10_000, rtt)),
+            ..CrfConfig::new(0)
+        },
+        limits: Limits {
+            schemes: 0b111,
+            max_k: 255,
+            max_m: MAX_M,
+            max_t: t,
+            max_open_blocks: CRF_BLOCKS as u16,
+        },
+        block_time: 2 * MS,
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_size(side: u8) -> usize {
+    if side == SIDE_CSF {
+        size_of::<SenderEngine>()
+    } else {
+        size_of::<ReceiverEngine>()
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_params) -> i32 {
+    if eng.is_null() || p.is_null() {
+        return -22;
+    }
+    // SAFETY: C passes its params, valid for the call.
+    let p = unsafe { &*p };
+    if p.side == SIDE_CSF {
+        let e = eng.cast::<SenderEngine>();
+        // SAFETY: `eng` is C memory of `crem_rs_engine_size(side)` octets,
+        // suitably aligned (kvzalloc), not yet initialised, used by no one
+        // else; init_at writes every field without a stack temporary.
+        unsafe {
+            KSender::init_at(core::ptr::addr_of_mut!((*e).flow), sender_params(p));
+            core::ptr::addr_of_mut!((*e).rdma_mtu).write(p.rdma_mtu);
+        }
+    } else {
+        let e = eng.cast::<ReceiverEngine>();
+        // SAFETY: as above.
+        unsafe { KReceiver::init_at(core::ptr::addr_of_mut!((*e).flow), receiver_params(p)) };
+    }
+    0
+}
+
+/// The workspace of this CPU (C guarantees BH is off under the flow lock).
+struct Ws {
+    scratch: &'static mut DecodeScratch,
+    out: &'static mut [u8],
+    msg: &'static mut [u8],
+}
+
+fn workspace() -> Option<Ws> {
+    let (mut s, mut o, mut m) = (
+        core::ptr::null_mut(),
+        core::ptr::null_mut(),
+        core::ptr::null_mut(),
+    );
+    let (mut sl, mut ol, mut ml) = (0u32, 0u32, 0u32);
+    // SAFETY: C returns this CPU's buffers; the caller runs with BH off, so
+    // nothing else on this CPU uses them until it returns.
+    unsafe {
+        ffi::crem_glue_workspace(&mut s, &mut sl, &mut o, &mut ol, &mut m, &mut ml);
+        if s.is_null() || o.is_null() || m.is_null() || (sl as usize) < size_of::<DecodeScratch>() {
+            return None;
+        }
+        Some(Ws {
+            scratch: &mut *s.cast::<DecodeScratch>(),
+            out: core::slice::from_raw_parts_mut(o, ol as usize),
+            msg: core::slice::from_raw_parts_mut(m, ml as usize),
+        })
+    }
+}
+
+/// # Safety
+/// `eng` was initialised as a sender by `crem_rs_engine_init`; C holds the
+/// flow lock.
+unsafe fn sender<'a>(eng: *mut c_void) -> &'a mut SenderEngine {
+    // SAFETY: per the function contract.
+    unsafe { &mut *eng.cast::<SenderEngine>() }
+}
+
+/// # Safety
+/// As [`sender`], for a receiver.
+unsafe fn receiver<'a>(eng: *mut c_void) -> &'a mut ReceiverEngine {
+    // SAFETY: per the function contract.
+    unsafe { &mut *eng.cast::<ReceiverEngine>() }
+}
+
+/// Runs `f` with the engine, its host and this CPU's workspace.
+macro_rules! with_sender {
+    ($eng:expr, $flow:expr, |$e:ident, $h:ident, $io:ident| $body:expr) => {{
+        // SAFETY: C calls the crem_rs_* entry points with a live engine of
+        // this side and its flow, under the flow lock with BH off.
+        let (Some(mut $h), Some(ws)) = (unsafe { Host::new($flow) }, workspace()) else {
+            return Default::default();
+        };
+        // SAFETY: as above.
+        let $e = unsafe { sender($eng) };
+        let mut store = $h.alias();
+        let $io = &mut CsfIo {
+            gf: gf(),
+            sink: &mut $h,
+            store: &mut store,
+            scratch: &mut ws.msg[..],
+        };
+        $body
+    }};
+}
+
+fn note_sender_event(h: &mut Host, ev: Option<SenderEvent>) {
+    if let Some(SenderEvent::Established { flow_id }) = ev {
+        h.set_flow_id(flow_id);
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_csf_start(eng: *mut c_void, f: *mut ffi::crem_flow, now: u64, nonce: u64) {
+    // SAFETY: see `with_sender`.
+    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { sender(eng) }) else {
+        return;
+    };
+    e.flow.start(now, nonce, &mut h);
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_csf_source(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    now: u64,
+    p: *const u8,
+    len: u32,
+) {
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: C passes the packet's UDP payload, linear, valid for the call.
+    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    with_sender!(eng, f, |e, h, io| {
+        let mtu = e.rdma_mtu;
+        if e.flow.on_source(now, payload, mtu, io) == SourceVerdict::Retain {
+            if let Ok(b) = Bth::parse(payload) {
+                io.store.csf_keep(b.psn, payload);
+            }
+        }
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_csf_reverse(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    now: u64,
+    p: *const u8,
+    len: u32,
+) {
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `crem_rs_csf_source`.
+    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    // SAFETY: see `with_sender`.
+    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { sender(eng) }) else {
+        return;
+    };
+    e.flow.on_reverse(now, payload, &mut h);
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_crf_source(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    now: u64,
+    psn: u32,
+    p: *const u8,
+    len: u32,
+    ce: bool,
+) -> bool {
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: as in `crem_rs_csf_source`.
+    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    // SAFETY: C calls with a live receiver engine and its flow, locked.
+    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
+        return false;
+    };
+    e.flow.on_source(now, Psn::new(psn), payload, ce, &mut h) == crf::SourceVerdict::Hold
+}
+
+fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>) {
+    let Some(ws) = workspace() else {
+        return;
+    };
+    let mut w = Workspace {
+        gf: gf(),
+        scratch: ws.scratch,
+        out: ws.out,
+    };
+    let table = h.alias();
+    let new_id = || choose_flow_id(host::random_u32, |id| table.flow_id_in_use(id));
+    match e.flow.on_message(now, msg, false, new_id, h, &mut w) {
+        Some(ReceiverEvent::Established { flow_id })
+        | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
+        _ => {}
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_msg(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    now: u64,
+    m: *const u8,
+    len: u32,
+    side: u8,
+) {
+    if m.is_null() {
+        return;
+    }
+    // SAFETY: C passes the datagram's payload, linear, valid for the call.
+    let bytes = unsafe { core::slice::from_raw_parts(m, len as usize) };
+    let Ok(msg) = wire::decode(bytes) else {
+        return;
+    };
+    if side == SIDE_CSF {
+        with_sender!(eng, f, |e, h, io| {
+            let ev = e.flow.on_message(now, &msg, io);
+            note_sender_event(io.sink, ev);
+        })
+    } else {
+        // SAFETY: C calls with a live receiver engine and its flow, locked.
+        let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
+            return;
+        };
+        receiver_msg(e, &mut h, now, &msg);
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now: u64, side: u8) {
+    if side == SIDE_CSF {
+        with_sender!(eng, f, |e, h, io| {
+            let ev = e.flow.on_timer(now, io);
+            note_sender_event(io.sink, ev);
+        })
+    } else {
+        // SAFETY: C calls with a live receiver engine and its flow, locked.
+        let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
+            return;
+        };
+        let Some(ws) = workspace() else {
+            return;
+        };
+        let mut w = Workspace {
+            gf: gf(),
+            scratch: ws.scratch,
+            out: ws.out,
+        };
+        e.flow.on_timer(now, &mut h, &mut w);
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_deadline(eng: *const c_void, side: u8) -> u64 {
+    if eng.is_null() {
+        return u64::MAX;
+    }
+    let d = if side == SIDE_CSF {
+        // SAFETY: C passes a live engine of this side under its flow lock.
+        unsafe { &*eng.cast::<SenderEngine>() }.flow.next_deadline()
+    } else {
+        // SAFETY: as above.
+        unsafe { &*eng.cast::<ReceiverEngine>() }
+            .flow
+            .next_deadline()
+    };
+    d.unwrap_or(u64::MAX)
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side: u8) {
+    // SAFETY: C calls once per flow, under its lock, before freeing `eng`.
+    let Some(mut h) = (unsafe { Host::new(f) }) else {
+        return;
+    };
+    if eng.is_null() {
+        return;
+    }
+    if side == SIDE_CSF {
+        // SAFETY: as above.
+        unsafe { sender(eng) }.flow.shutdown(&mut h);
+    } else {
+        // SAFETY: as above.
+        unsafe { receiver(eng) }
+            .flow
+            .close(wire::CloseReason::Normal, &mut h);
+    }
+}
+
+fn state_code(s: FlowState) -> u8 {
+    match s {
+        FlowState::Negotiating => 0,
+        FlowState::Established => 1,
+        FlowState::Unprotected => 2,
+        FlowState::Closed(_) => 3,
+    }
+}
+
+fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
+    if let Some(c) = c {
+        fi.config_id = c.id;
+        fi.scheme = u8::from(c.scheme);
+        fi.k = c.k;
+        fi.m = c.m;
+        fi.symbol_len = c.t;
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::crem_flow_info) {
+    if eng.is_null() || fi.is_null() {
+        return;
+    }
+    // SAFETY: C passes a zeroed info struct, valid for the call.
+    let fi = unsafe { &mut *fi };
+    if side == SIDE_CSF {
+        // SAFETY: a live sender engine, under its flow lock.
+        let e = unsafe { &*eng.cast::<SenderEngine>() };
+        let f = &e.flow;
+        fi.state = state_code(f.state());
+        fi.flow_id = f.flow_id().unwrap_or(0);
+        fi.srtt_us = (f.srtt() / 1000).min(u64::from(u32::MAX)) as u32;
+        fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
+        fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
+        put_config(fi, f.config());
+        let k = f.csf_counters();
+        let vals = [
+            k.sources,
+            k.source_octets,
+            k.unprotected_sources,
+            k.repairs_ordinary.saturating_add(k.repairs_proactive),
+            k.repairs_retx,
+            k.repairs_source_copy,
+            k.repair_octets,
+            k.requests_block.saturating_add(k.requests_ranges),
+            k.requests_fallback,
+            k.blocks_given_up,
+        ];
+        for (o, v) in fi.counters.iter_mut().zip(vals) {
+            *o = v;
+        }
+    } else {
+        // SAFETY: a live receiver engine, under its flow lock.
+        let e = unsafe { &*eng.cast::<ReceiverEngine>() };
+        let f = &e.flow;
+        fi.state = state_code(f.state());
+        fi.flow_id = f.flow_id().unwrap_or(0);
+        fi.loss_ppm = f.loss_ppm();
+        fi.srtt_us = (f.crf().config().srtt / 1000).min(u64::from(u32::MAX)) as u32;
+        put_config(fi, f.current_config());
+        let k = f.crf_counters();
+        let vals = [
+            k.sources,
+            k.repairs,
+            k.restored,
+            k.icrc_failures,
+            k.requests_block.saturating_add(k.requests_ranges),
+            k.requests_fallback.saturating_add(k.blocks_released),
+            k.psns_abandoned,
+            k.blocks_incomplete,
+        ];
+        for (o, v) in fi.counters.iter_mut().skip(10).zip(vals) {
+            *o = v;
+        }
+    }
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_roce_info(p: *const u8, len: u32, out: *mut ffi::crem_roce_info) -> i32 {
+    if p.is_null() || out.is_null() {
+        return -22;
+    }
+    // SAFETY: C passes the UDP payload (valid for the call) and its struct.
+    let (payload, out) = unsafe { (core::slice::from_raw_parts(p, len as usize), &mut *out) };
+    let Ok(pkt) = RocePacket::parse(payload) else {
+        return -22;
+    };
+    out.psn = pkt.bth.psn.value();
+    out.dqp = pkt.bth.dest_qp;
+    out.is_source = u8::from(pkt.is_source());
+    out.is_ack = u8::from(pkt.acked_through().is_some());
+    0
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_info) -> i32 {
+    if m.is_null() || out.is_null() {
+        return -22;
+    }
+    // SAFETY: C passes the datagram payload (valid for the call) and its struct.
+    let (bytes, out) = unsafe { (core::slice::from_raw_parts(m, len as usize), &mut *out) };
+    let Ok(msg) = wire::decode(bytes) else {
+        return -22;
+    };
+    out.type_ = msg.msg_type().to_u8();
+    out.flow_id = msg.flow_id();
+    if let Message::Hello(h) = msg {
+        out.dqp = h.flow_label & 0xff_ffff;
+        if let FlowAddrs::V4 { src, dst } = h.addrs {
+            out.family = 4;
+            out.saddr = u32::from_ne_bytes(src);
+            out.daddr = u32::from_ne_bytes(dst);
+        } else {
+            out.family = 6;
+        }
+    }
+    0
+}
+
+/// Verifies a rebuilt IPv4 packet's ICRC, filling in the Identification it
+/// must have carried (see [`roce::solve_ipv4_ident`]); false if none fits.
+#[no_mangle]
+extern "C" fn crem_rs_restore_ident(p: *mut u8, len: u32) -> bool {
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: C passes the IP packet it just built, valid and unshared.
+    let pkt = unsafe { core::slice::from_raw_parts_mut(p, len as usize) };
+    match roce::solve_ipv4_ident(pkt) {
+        Ok(Some(id)) => match pkt.get_mut(4..6) {
+            Some(f) => {
+                f.copy_from_slice(&id.to_be_bytes());
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Compile-time link between the C store sizes and the engine capacities.
+const _: () = assert!(
+    CRF_WINDOW == ffi::CREM_CRF_WINDOW as usize && CRF_REPAIRS == ffi::CREM_CRF_REPAIRS as usize
+);
+/// The scratch REPAIR building needs fits the per-CPU message buffer.
+const _: () = assert!(csf::scratch_len(1104) <= 4096);

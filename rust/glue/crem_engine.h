@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interface between the C datapath (flows, stores, socket) and the Rust
+ * engines (rust/flow.rs, which runs crem-core's SenderFlow/ReceiverFlow).
+ * struct crem_flow is opaque to Rust: it only passes the pointer back.
+ *
+ * crem_rs_* are implemented in Rust; crem_glue_* in C, called by Rust from
+ * inside a crem_rs_* call, i.e. under flow->lock with BH disabled.
+ */
+#ifndef CREM_ENGINE_H
+#define CREM_ENGINE_H
+
+#include <linux/types.h>
+#include "../../include/uapi/linux/crem.h" /* enum crem_side, crem_role */
+
+struct crem_flow;
+
+/* Slots of the CRF's stores, by engine slot: the engine's WINDOW and REPAIRS. */
+#define CREM_CRF_WINDOW 1024
+#define CREM_CRF_REPAIRS 256
+
+/* What the engine of a new flow is built from (config snapshot + flow). */
+struct crem_engine_params {
+	u8 side, recovery, adaptive, k, m, m_cong;
+	u16 symbol_len;
+	u32 rdma_mtu, hold_us, epsilon_ppb, dqp;
+	__be32 saddr, daddr;
+	u64 retention_budget, rtt_hint_ns;
+};
+
+/* A RoCEv2 UDP payload as the hook needs it. */
+struct crem_roce_info {
+	u32 psn, dqp;
+	u8 is_source, is_ack;
+};
+
+/* Dispatch fields of a CREM message (HELLO: the flow it describes). */
+struct crem_msg_info {
+	u8 type, family;
+	u32 flow_id, dqp;
+	__be32 saddr, daddr;
+	u64 nonce; /* HELLO_ACK: echoed nonce */
+};
+
+/*
+ * Per-flow counters: the engine fills the first CREM_FS_ENGINE in the order
+ * of the flow-stats attributes (CREM_A_FLOW_STATS_SOURCES onward), the C
+ * datapath the rest (struct crem_flow_ctr, same order).
+ */
+#define CREM_FS_ENGINE 18
+#define CREM_FS_DATAPATH 8
+#define CREM_FS_N (CREM_FS_ENGINE + CREM_FS_DATAPATH)
+
+/* A flow's state for netlink, in the units of the flow attributes. */
+struct crem_flow_info {
+	u8 state, config_id, scheme, k, m, loss_class, breaker;
+	u16 symbol_len;
+	u32 flow_id, srtt_us, loss_ppm;
+	u64 counters[CREM_FS_N];
+};
+
+size_t crem_rs_engine_size(u8 side);
+int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
+void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side);
+void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
+void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
+void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
+/* Returns true if the caller must hold the packet until released. */
+bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
+			u32 len, bool ce);
+void crem_rs_engine_msg(void *eng, struct crem_flow *f, u64 now, const u8 *msg, u32 len,
+			u8 side);
+void crem_rs_engine_timer(void *eng, struct crem_flow *f, u64 now, u8 side);
+u64 crem_rs_engine_deadline(const void *eng, u8 side); /* U64_MAX: none */
+void crem_rs_engine_info(const void *eng, u8 side, struct crem_flow_info *out);
+int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
+int crem_rs_msg_info(const u8 *msg, u32 len, struct crem_msg_info *out);
+/* Sets the IPv4 ID that makes the rebuilt packet's ICRC verify; false: none. */
+bool crem_rs_restore_ident(u8 *pkt, u32 len);
+
+void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len);
+bool crem_glue_csf_keep(struct crem_flow *f, u32 psn, const u8 *p, u32 len);
+const u8 *crem_glue_csf_source(struct crem_flow *f, u32 psn, u32 *len);
+void crem_glue_csf_release(struct crem_flow *f, u32 first, u32 count);
+bool crem_glue_crf_keep_source(struct crem_flow *f, u32 slot, u32 psn, const u8 *p, u32 len);
+const u8 *crem_glue_crf_source(struct crem_flow *f, u32 slot, u32 *len);
+void crem_glue_crf_drop_source(struct crem_flow *f, u32 slot);
+bool crem_glue_crf_keep_repair(struct crem_flow *f, u32 slot, const u8 *p, u32 len);
+u8 *crem_glue_crf_repair(struct crem_flow *f, u32 slot, u32 *len);
+void crem_glue_crf_drop_repair(struct crem_flow *f, u32 slot);
+bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold);
+void crem_glue_crf_release(struct crem_flow *f, u32 psn);
+void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
+bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
+u32 crem_glue_random(void);
+/* This CPU's decode workspace; BH disabled by the caller. */
+void crem_glue_workspace(u8 **scratch, u32 *scratch_len, u8 **out, u32 *out_len,
+			 u8 **msg, u32 *msg_len);
+
+#endif

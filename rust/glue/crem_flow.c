@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-netns flow table: lookup from the hooks and the socket, creation
+ * (deferred to process context: engines are too large for atomic
+ * allocations), timers and teardown. See crem_flow.h for the locking rules.
+ */
+#include <linux/hash.h>
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/ip.h>
+#include <linux/netfilter.h>
+#include <net/ip.h>
+#include <net/inet_ecn.h>
+#include "crem_flow.h"
+#include "crem_engine.h"
+
+/* Most creation requests queued at once (each holds a small copy). */
+#define CREM_MAX_PENDING 64
+#define CREM_MSG_TYPE_HELLO 2
+#define CREM_MSG_TYPE_HELLO_ACK 3
+
+struct crem_create {
+	struct list_head node;
+	struct crem_flow_key key;
+	__be32 peer;
+	u8 tos, ttl;
+	__be16 sport;
+	u32 msg_len; /* CRF: the HELLO that asked for it */
+	u8 msg[];
+};
+
+static u32 crem_key_hash(const struct crem_flow_key *k)
+{
+	return jhash_3words((__force u32)k->saddr, (__force u32)k->daddr,
+			    k->dqp ^ ((u32)k->side << 24), 0) >> (32 - CREM_FLOW_HBITS);
+}
+
+static u32 crem_id_hash(__be32 peer, u32 id, u8 side)
+{
+	return jhash_2words((__force u32)peer, id ^ ((u32)side << 31), 1) >>
+	       (32 - CREM_FLOW_HBITS);
+}
+
+static bool crem_key_eq(const struct crem_flow_key *a, const struct crem_flow_key *b)
+{
+	return a->saddr == b->saddr && a->daddr == b->daddr && a->dqp == b->dqp &&
+	       a->side == b->side;
+}
+
+static struct crem_flow *crem_lookup_key(struct crem_flows *t, const struct crem_flow_key *k)
+{
+	struct crem_flow *f;
+
+	hlist_for_each_entry_rcu(f, &t->by_key[crem_key_hash(k)], key_node)
+		if (crem_key_eq(&f->key, k))
+			return f;
+	return NULL;
+}
+
+static struct crem_flow *crem_lookup_id(struct crem_flows *t, __be32 peer, u32 id, u8 side)
+{
+	struct crem_flow *f;
+
+	hlist_for_each_entry_rcu(f, &t->by_id[crem_id_hash(peer, id, side)], id_node)
+		if (f->flow_id == id && f->peer == peer && f->key.side == side)
+			return f;
+	return NULL;
+}
+
+static inline u64 crem_now(void)
+{
+	return ktime_get_ns();
+}
+
+void crem_flow_arm(struct crem_flow *f)
+{
+	u64 d = crem_rs_engine_deadline(f->eng, f->key.side);
+
+	if (f->dead || d == f->deadline)
+		return;
+	f->deadline = d;
+	if (d == U64_MAX)
+		hrtimer_try_to_cancel(&f->timer);
+	else
+		hrtimer_start(&f->timer, ns_to_ktime(d), HRTIMER_MODE_ABS_SOFT);
+}
+
+static enum hrtimer_restart crem_flow_timer(struct hrtimer *t)
+{
+	struct crem_flow *f = container_of(t, struct crem_flow, timer);
+
+	spin_lock(&f->lock);
+	if (!f->dead) {
+		f->deadline = U64_MAX;
+		crem_rs_engine_timer(f->eng, f, crem_now(), f->key.side);
+		crem_flow_arm(f);
+	}
+	spin_unlock(&f->lock);
+	return HRTIMER_NORESTART;
+}
+
+/* ---- Callbacks from the engines (under flow->lock). ---- */
+
+void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
+{
+	/* The CSF's messages carry the protected flow's DSCP and ECT(0). */
+	u8 tos = f->key.side == CREM_SIDE_CSF ? (f->tos & ~INET_ECN_MASK) | INET_ECN_ECT_0 : 0;
+
+	if (crem_sock_send(f->cn, f->peer, tos, msg, len))
+		f->ctr.send_fail++;
+	else
+		f->ctr.msgs_out++;
+}
+
+void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
+{
+	struct crem_flows *t = &f->cn->flows;
+
+	spin_lock(&t->lock);
+	if (f->id_hashed)
+		hlist_del_rcu(&f->id_node);
+	f->flow_id = id;
+	hlist_add_head_rcu(&f->id_node, &t->by_id[crem_id_hash(f->peer, id, f->key.side)]);
+	f->id_hashed = true;
+	t->gen++;
+	spin_unlock(&t->lock);
+}
+
+bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id)
+{
+	return id == 0 || crem_lookup_id(&f->cn->flows, f->peer, id, f->key.side);
+}
+
+u32 crem_glue_random(void)
+{
+	return get_random_u32();
+}
+
+/* ---- Creation, in process context. ---- */
+
+static void crem_flow_free(struct crem_flow *f)
+{
+	crem_store_free(f);
+	kvfree(f->eng);
+	kfree(f);
+}
+
+static struct crem_flow *crem_flow_new(struct crem_net *cn, const struct crem_create *rq)
+{
+	struct crem_engine_params p = {};
+	struct crem_flow *f;
+	struct crem_cfg *c = &cn->cfg;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return NULL;
+	f->cn = cn;
+	f->key = rq->key;
+	f->peer = rq->peer;
+	f->tos = rq->tos;
+	f->ttl = rq->ttl;
+	f->sport = rq->sport;
+	f->frag_off = htons(IP_DF);
+	f->deadline = U64_MAX;
+	f->created_ns = f->last_ns = crem_now();
+	spin_lock_init(&f->lock);
+	hrtimer_init(&f->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	f->timer.function = crem_flow_timer;
+
+	spin_lock_bh(&cn->cfg_lock);
+	p.recovery = c->recovery;
+	p.adaptive = c->adaptive;
+	p.k = c->k;
+	p.m = c->m;
+	p.m_cong = c->m_cong;
+	p.symbol_len = c->symbol_len;
+	p.hold_us = c->hold_us;
+	p.epsilon_ppb = c->epsilon_ppb;
+	p.retention_budget = c->max_memory / 4;
+	spin_unlock_bh(&cn->cfg_lock);
+	p.side = rq->key.side;
+	p.rdma_mtu = 1024;
+	p.dqp = rq->key.dqp;
+	p.saddr = rq->key.saddr;
+	p.daddr = rq->key.daddr;
+	p.rtt_hint_ns = 10 * NSEC_PER_MSEC;
+
+	f->eng = kvzalloc(crem_rs_engine_size(p.side), GFP_KERNEL);
+	if (!f->eng || crem_store_alloc(f) || crem_rs_engine_init(f->eng, &p)) {
+		crem_flow_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow *f = crem_flow_new(cn, rq);
+
+	if (!f) {
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+		return;
+	}
+	spin_lock_bh(&t->lock);
+	if (t->closing || crem_lookup_key(t, &f->key) ||
+	    t->count >= READ_ONCE(cn->cfg.max_flows)) {
+		spin_unlock_bh(&t->lock);
+		crem_flow_free(f);
+		return;
+	}
+	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(&f->key)]);
+	list_add_tail_rcu(&f->all, &t->list);
+	t->count++;
+	t->gen++;
+	spin_unlock_bh(&t->lock);
+	atomic64_inc(&cn->dp[CREM_EV_FLOW_UP]);
+
+	spin_lock_bh(&f->lock);
+	if (f->key.side == CREM_SIDE_CSF)
+		crem_rs_csf_start(f->eng, f, crem_now(), get_random_u64());
+	else if (rq->msg_len)
+		crem_rs_engine_msg(f->eng, f, crem_now(), rq->msg, rq->msg_len, f->key.side);
+	crem_flow_arm(f);
+	spin_unlock_bh(&f->lock);
+}
+
+static void crem_create_work(struct work_struct *w)
+{
+	struct crem_net *cn = container_of(w, struct crem_net, flows.create_work);
+	struct crem_flows *t = &cn->flows;
+	struct crem_create *rq;
+
+	for (;;) {
+		spin_lock_bh(&t->lock);
+		rq = list_first_entry_or_null(&t->pending, struct crem_create, node);
+		if (rq) {
+			list_del(&rq->node);
+			t->n_pending--;
+		}
+		spin_unlock_bh(&t->lock);
+		if (!rq)
+			return;
+		crem_create_one(cn, rq);
+		kfree(rq);
+		cond_resched();
+	}
+}
+
+/* From softirq: asks for a flow; packets pass unprotected meanwhile. */
+static void crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k,
+			      __be32 peer, const struct iphdr *iph, __be16 sport,
+			      const u8 *msg, u32 msg_len)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_create *rq, *q;
+
+	if (READ_ONCE(t->count) >= READ_ONCE(cn->cfg.max_flows)) {
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
+		return;
+	}
+	rq = kmalloc(sizeof(*rq) + msg_len, GFP_ATOMIC);
+	if (!rq) {
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+		return;
+	}
+	rq->key = *k;
+	rq->peer = peer;
+	rq->tos = iph ? iph->tos : 0;
+	rq->ttl = iph ? iph->ttl : 64;
+	rq->sport = sport;
+	rq->msg_len = msg_len;
+	if (msg_len)
+		memcpy(rq->msg, msg, msg_len);
+	spin_lock(&t->lock);
+	list_for_each_entry(q, &t->pending, node) {
+		if (crem_key_eq(&q->key, k))
+			goto drop; /* already asked for */
+	}
+	if (t->closing || t->n_pending >= CREM_MAX_PENDING) {
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
+		goto drop;
+	}
+	list_add_tail(&rq->node, &t->pending);
+	t->n_pending++;
+	spin_unlock(&t->lock);
+	schedule_work(&t->create_work);
+	return;
+drop:
+	spin_unlock(&t->lock);
+	kfree(rq);
+}
+
+/* ---- The datapath. ---- */
+
+/* The peer protecting traffic to (or from) @a, or 0. */
+static __be32 crem_peer_for(struct crem_net *cn, __be32 a)
+{
+	const struct crem_cfg *c = &cn->cfg;
+	__be32 peer = 0;
+	int i, best = -1;
+
+	spin_lock(&cn->cfg_lock);
+	for (i = 0; i < c->n_peers; i++) {
+		const struct crem_peer *p = &c->peers[i];
+		__be32 pfx, mask;
+
+		if (p->prefix.len != 4 || p->addr.len != 4 || p->prefix_len <= best)
+			continue;
+		memcpy(&pfx, p->prefix.a, 4);
+		mask = p->prefix_len ? htonl(~0U << (32 - p->prefix_len)) : 0;
+		if ((a & mask) == pfx) {
+			memcpy(&peer, p->addr.a, 4);
+			best = p->prefix_len;
+		}
+	}
+	spin_unlock(&cn->cfg_lock);
+	return peer;
+}
+
+static void crem_note(struct crem_flow *f, const struct iphdr *iph, __be16 sport)
+{
+	f->tos = iph->tos;
+	f->ttl = iph->ttl;
+	f->frag_off = iph->frag_off;
+	f->sport = sport;
+}
+
+/* The packet travels toward a peer: the CSF of its flow codes it. */
+static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const struct iphdr *iph,
+			    __be16 sport, const u8 *p, u32 len, u32 off,
+			    const struct crem_roce_info *ri, __be32 peer)
+{
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF };
+	struct crem_flow *f = crem_lookup_key(&cn->flows, &k);
+
+	if (!f) {
+		if (ri->is_source)
+			crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
+		return;
+	}
+	spin_lock(&f->lock);
+	if (!f->dead) {
+		crem_note(f, iph, sport);
+		f->cur = skb;
+		f->cur_off = off;
+		crem_rs_csf_source(f->eng, f, crem_now(), p, len);
+		f->cur = NULL;
+		crem_flow_arm(f);
+	}
+	spin_unlock(&f->lock);
+}
+
+/* An RDMA packet of the reverse direction: its ACKs release retention. */
+static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const u8 *p, u32 len)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow *f;
+
+	/* The BTH names only the destination QP: the ACK of A's flow to B
+	 * carries A's QP. Every CSF flow of the address pair checks the PSN
+	 * against what it holds (crem-core ignores acks outside it). */
+	list_for_each_entry_rcu(f, &t->list, all) {
+		if (f->key.side != CREM_SIDE_CSF || f->key.saddr != iph->daddr ||
+		    f->key.daddr != iph->saddr)
+			continue;
+		spin_lock(&f->lock);
+		if (!f->dead) {
+			crem_rs_csf_reverse(f->eng, f, crem_now(), p, len);
+			crem_flow_arm(f);
+		}
+		spin_unlock(&f->lock);
+	}
+}
+
+/* The packet arrives from a peer: the CRF of its flow may hold it. */
+static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
+				    const struct iphdr *iph, __be16 sport, const u8 *p, u32 len,
+				    u32 off, const struct crem_roce_info *ri)
+{
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF };
+	struct crem_flow *f = crem_lookup_key(&cn->flows, &k);
+	unsigned int verdict = NF_ACCEPT;
+	bool ce = INET_ECN_is_ce(iph->tos);
+
+	if (!f || !ri->is_source)
+		return NF_ACCEPT;
+	spin_lock(&f->lock);
+	if (!f->dead) {
+		crem_note(f, iph, sport);
+		f->cur = skb;
+		f->cur_off = off;
+		if (crem_rs_crf_source(f->eng, f, crem_now(), ri->psn, p, len, ce)) {
+			/* Held for in-order release: keep its route. */
+			skb_dst_force(skb);
+			if (skb_dst(skb) && crem_held_keep(f, ri->psn, skb))
+				verdict = NF_STOLEN;
+			else
+				f->ctr.held_dropped++;
+		}
+		f->cur = NULL;
+		crem_flow_arm(f);
+	}
+	spin_unlock(&f->lock);
+	return verdict;
+}
+
+unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, u32 l4off)
+{
+	struct crem_roce_info ri;
+	const struct iphdr *iph;
+	const struct udphdr *uh;
+	u8 role = READ_ONCE(cn->cfg.role);
+	__be32 peer;
+	u32 off, len;
+	const u8 *p;
+
+	if (role != CREM_ROLE_GATEWAY || hook != CREM_HOOK_FORWARD ||
+	    skb->protocol != htons(ETH_P_IP) || !rcu_access_pointer(cn->sock))
+		return NF_ACCEPT;
+	/* Engines read the packet as one buffer. */
+	if (skb_linearize(skb)) {
+		atomic64_inc(&cn->dp[CREM_DROP_LINEARIZE]);
+		return NF_ACCEPT;
+	}
+	iph = ip_hdr(skb);
+	uh = (const struct udphdr *)(skb->data + l4off);
+	off = l4off + sizeof(*uh);
+	if (ntohs(uh->len) < sizeof(*uh) || off + ntohs(uh->len) - sizeof(*uh) > skb->len)
+		return NF_ACCEPT;
+	len = ntohs(uh->len) - sizeof(*uh);
+	p = skb->data + off;
+	if (crem_rs_roce_info(p, len, &ri))
+		return NF_ACCEPT;
+
+	peer = crem_peer_for(cn, iph->daddr);
+	if (peer) {
+		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer);
+		return NF_ACCEPT;
+	}
+	if (!crem_peer_for(cn, iph->saddr))
+		return NF_ACCEPT;
+	if (ri.is_ack)
+		crem_csf_reverse(cn, iph, p, len);
+	return crem_crf_packet(cn, skb, iph, uh->source, p, len, off, &ri);
+}
+
+/* Messages of these types travel from the CSF to the CRF. */
+static bool crem_to_crf(u8 type)
+{
+	return type == 1 /* REPAIR */ || type == 2 /* HELLO */ || type == 4 /* PARAM_UPDATE */;
+}
+
+static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len)
+{
+	spin_lock(&f->lock);
+	if (!f->dead) {
+		f->ctr.msgs_in++;
+		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, f->key.side);
+		crem_flow_arm(f);
+	}
+	spin_unlock(&f->lock);
+}
+
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_msg_info mi;
+	struct crem_flow *f;
+
+	if (crem_rs_msg_info(msg, len, &mi)) {
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
+		return;
+	}
+	if (mi.type == CREM_MSG_TYPE_HELLO) {
+		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CRF };
+
+		if (mi.family != 4 || crem_peer_for(cn, mi.saddr) != from) {
+			atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
+			return;
+		}
+		f = crem_lookup_key(t, &k);
+		if (f)
+			crem_feed(f, msg, len);
+		else
+			crem_request_flow(cn, &k, from, NULL, 0, msg, len);
+		return;
+	}
+	if (mi.type == CREM_MSG_TYPE_HELLO_ACK) {
+		/* The CSF learns its Flow ID here: match the echoed nonce. */
+		list_for_each_entry_rcu(f, &t->list, all)
+			if (f->key.side == CREM_SIDE_CSF && f->peer == from && !f->flow_id)
+				crem_feed(f, msg, len);
+		return;
+	}
+	f = crem_lookup_id(t, from, mi.flow_id, crem_to_crf(mi.type) ? CREM_SIDE_CRF : CREM_SIDE_CSF);
+	if (!f && mi.type == 9 /* CLOSE travels both ways */)
+		f = crem_lookup_id(t, from, mi.flow_id, CREM_SIDE_CRF);
+	if (!f) {
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
+		return;
+	}
+	crem_feed(f, msg, len);
+}
+
+/* ---- Teardown. ---- */
+
+static void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
+{
+	hlist_del_rcu(&f->key_node);
+	if (f->id_hashed)
+		hlist_del_rcu(&f->id_node);
+	list_del_rcu(&f->all);
+	t->count--;
+	t->gen++;
+}
+
+/* Its counters go on counting in the netns totals. */
+static void crem_flow_retire(struct crem_flow *f)
+{
+	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	struct crem_net *cn = f->cn;
+	int i;
+
+	if (!fi)
+		return;
+	crem_flow_info(f, fi);
+	spin_lock_bh(&cn->flows.lock);
+	for (i = 0; i < CREM_FS_N; i++)
+		cn->flows.retired[i] += fi->counters[i];
+	spin_unlock_bh(&cn->flows.lock);
+	kfree(fi);
+}
+
+/* Releases everything a flow holds (no reader can reach it any more). */
+static void crem_flow_kill(struct crem_flow *f)
+{
+	crem_flow_retire(f);
+	spin_lock_bh(&f->lock);
+	f->dead = true;
+	crem_rs_engine_fini(f->eng, f, f->key.side);
+	spin_unlock_bh(&f->lock);
+	hrtimer_cancel(&f->timer);
+}
+
+void crem_flows_flush(struct crem_net *cn)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow *f, *n;
+	LIST_HEAD(gone);
+
+	spin_lock_bh(&t->lock);
+	list_for_each_entry_safe(f, n, &t->list, all) {
+		crem_flow_unlink(t, f);
+		list_add(&f->kill, &gone);
+	}
+	spin_unlock_bh(&t->lock);
+	if (list_empty(&gone))
+		return;
+	synchronize_net(); /* no hook, socket or dump finds them any more */
+	list_for_each_entry_safe(f, n, &gone, kill) {
+		crem_flow_kill(f);
+		crem_flow_free(f);
+	}
+}
+
+void crem_flows_init(struct crem_flows *t)
+{
+	spin_lock_init(&t->lock);
+	INIT_LIST_HEAD(&t->list);
+	INIT_LIST_HEAD(&t->pending);
+	INIT_WORK(&t->create_work, crem_create_work);
+}
+
+void crem_flows_exit(struct crem_net *cn)
+{
+	struct crem_flows *t = &cn->flows;
+	struct crem_create *rq, *n;
+
+	spin_lock_bh(&t->lock);
+	t->closing = true;
+	spin_unlock_bh(&t->lock);
+	cancel_work_sync(&t->create_work);
+	list_for_each_entry_safe(rq, n, &t->pending, node)
+		kfree(rq);
+	crem_flows_flush(cn);
+}

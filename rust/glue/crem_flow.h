@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Protected flows: the per-netns flow table, each flow's lock, timer and
+ * packet stores. The protocol engines (crem-core, via rust/flow.rs) own the
+ * state machines; this half owns memory, skbs, time and locking.
+ *
+ * Locking: the table is read under RCU (hooks, socket, timers run in softirq)
+ * and changed under crem_net.flows_lock (BH-safe). Each flow's engine and
+ * stores are touched only under flow->lock, taken with BH disabled; a flow
+ * marked dead under its lock is never touched again and is freed after an
+ * RCU grace period.
+ */
+#ifndef CREM_FLOW_H
+#define CREM_FLOW_H
+
+#include <linux/types.h>
+#include <linux/spinlock.h>
+#include <linux/hrtimer.h>
+#include <linux/skbuff.h>
+#include <linux/list.h>
+#include <linux/rculist.h>
+#include "crem_glue.h"
+#include "crem_engine.h"
+
+/* Slots per flow (the CRF's symbol stores are sized in crem_engine.h). */
+#define CREM_CSF_SLOTS 4096 /* retained sources, indexed by PSN */
+#define CREM_CRF_HELD 512 /* packets held for in-order release, by PSN */
+
+/* A flow is one direction of one RC QP: addresses and destination QP. */
+struct crem_flow_key {
+	__be32 saddr, daddr; /* IPv4 only in this version */
+	u32 dqp;
+	u8 side;
+};
+
+/* One retained packet: an skb clone (payload at off) or a private copy. */
+struct crem_slot {
+	struct sk_buff *skb;
+	u8 *buf;
+	u32 psn;
+	u16 off, len;
+};
+
+/*
+ * Datapath events the engine cannot see, per flow: the flow-stats attributes
+ * after the engine's (CREM_A_FLOW_STATS_MSGS_IN onward), in this order.
+ */
+struct crem_flow_ctr {
+	u64 msgs_in, msgs_out, send_fail, store_full, clone_fail, held_dropped,
+		injected, inject_fail;
+};
+
+struct crem_flow {
+	struct hlist_node key_node, id_node;
+	struct list_head all; /* crem_flows.list, for dumps and teardown */
+	struct list_head kill; /* private list of a teardown */
+	struct rcu_head rcu;
+	struct crem_net *cn;
+	struct crem_flow_key key;
+	__be32 peer;
+	u32 flow_id; /* 0 until known (the CSF learns it from HELLO_ACK) */
+	bool id_hashed;
+	bool dead;
+	spinlock_t lock;
+	struct hrtimer timer;
+	u64 deadline; /* armed expiry, U64_MAX when idle */
+	u64 created_ns, last_ns;
+	void *eng; /* the Rust engine of this side (rust/flow.rs) */
+	/* Template of restored packets, from the flow's last packet. */
+	u8 tos, ttl;
+	__be16 sport, frag_off;
+	/* The packet being processed (keep_source takes a clone of it). */
+	struct sk_buff *cur;
+	u32 cur_off;
+	struct crem_slot *slots; /* CSF: by PSN; CRF: by window slot */
+	u8 **rep; /* CRF repair symbols */
+	u16 *rep_len;
+	struct crem_slot *held; /* CRF: held packets, by PSN */
+	u64 mem; /* octets held in slots, rep and held */
+	struct crem_flow_ctr ctr;
+};
+
+void crem_flows_init(struct crem_flows *t);
+void crem_flows_exit(struct crem_net *cn);
+void crem_flows_flush(struct crem_net *cn);
+void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
+
+/* Datapath entry points (softirq, RCU read side held by the caller). */
+unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
+			    u32 l4off);
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len);
+
+/* After an engine call under flow->lock: (re)arm the timer. */
+void crem_flow_arm(struct crem_flow *f);
+
+/* Stores (crem_store.c). */
+int crem_store_alloc(struct crem_flow *f);
+void crem_store_free(struct crem_flow *f);
+bool crem_mem_charge(struct crem_flow *f, u32 n);
+void crem_mem_uncharge(struct crem_flow *f, u32 n);
+bool crem_store_keep_cur(struct crem_flow *f, struct crem_slot *s, u32 psn,
+			 const u8 *p, u32 len);
+void crem_slot_clear(struct crem_flow *f, struct crem_slot *s);
+const u8 *crem_slot_data(const struct crem_slot *s);
+bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb);
+
+/* Restored and held packets (crem_inject.c). */
+struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len);
+void crem_inject(struct crem_flow *f, struct sk_buff *skb);
+
+/* The CREM socket (crem_sock.c). */
+int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);
+void crem_sock_close(struct crem_net *cn);
+int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len);
+
+/* Per-CPU decode workspace (crem_store.c); BH must be disabled. */
+int crem_ws_init(void);
+void crem_ws_exit(void);
+
+#endif

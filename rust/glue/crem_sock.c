@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-netns CREM socket: an in-kernel UDP socket on the configured CREM
+ * port (none until configured). Datagrams arrive through the udp-tunnel
+ * encap hook in softirq and go to the flow table; messages leave with
+ * udp_tunnel_xmit_skb from whatever context the engines run in.
+ */
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+#include <net/route.h>
+#include "crem_flow.h"
+
+/* Receive: the whole datagram, linear, from a configured peer only. */
+static int crem_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct crem_net *cn = rcu_dereference_sk_user_data(sk);
+	u32 len;
+
+	if (!cn || skb->protocol != htons(ETH_P_IP) || skb_linearize(skb))
+		goto drop;
+	len = skb->len - sizeof(struct udphdr);
+	if (skb->len < sizeof(struct udphdr))
+		goto drop;
+	atomic64_inc(&cn->dp[CREM_EV_MSG_IN]);
+	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len);
+	consume_skb(skb);
+	return 0;
+drop:
+	if (cn)
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
+	kfree_skb(skb);
+	return 0;
+}
+
+int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len)
+{
+	struct flowi4 fl4 = { .daddr = to, .flowi4_proto = IPPROTO_UDP };
+	struct socket *sock;
+	struct sk_buff *skb;
+	struct rtable *rt;
+	u32 room = LL_MAX_HEADER + sizeof(struct iphdr) + sizeof(struct udphdr);
+	int err = -ENOTCONN;
+
+	rcu_read_lock_bh();
+	sock = rcu_dereference_bh(cn->sock);
+	if (!sock)
+		goto out;
+	fl4.fl4_sport = inet_sk(sock->sk)->inet_sport;
+	fl4.fl4_dport = fl4.fl4_sport;
+	rt = ip_route_output_key(cn->net, &fl4);
+	if (IS_ERR(rt)) {
+		err = PTR_ERR(rt);
+		goto out;
+	}
+	skb = alloc_skb(room + len, GFP_ATOMIC);
+	if (!skb) {
+		ip_rt_put(rt);
+		err = -ENOMEM;
+		goto out;
+	}
+	skb_reserve(skb, room);
+	skb_put_data(skb, msg, len);
+	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, to, tos, ip4_dst_hoplimit(&rt->dst),
+			    0, fl4.fl4_sport, fl4.fl4_dport, false, false);
+	atomic64_inc(&cn->dp[CREM_EV_MSG_OUT]);
+	err = 0;
+out:
+	rcu_read_unlock_bh();
+	if (err)
+		atomic64_inc(&cn->dp[CREM_DROP_SEND]);
+	return err;
+}
+
+void crem_sock_close(struct crem_net *cn)
+{
+	struct socket *sock = rcu_replace_pointer(cn->sock, NULL, lockdep_is_held(&cn->sock_mutex));
+
+	if (!sock)
+		return;
+	/* Flows send through the socket: none may survive it. */
+	crem_flows_flush(cn);
+	synchronize_net();
+	udp_tunnel_sock_release(sock);
+}
+
+/* (Re)binds the socket to @port (0: none). Process context, may sleep. */
+int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port)
+{
+	struct udp_port_cfg ucfg = {
+		.family = AF_INET,
+		.local_ip.s_addr = htonl(INADDR_ANY),
+		.local_udp_port = htons(port),
+	};
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data = cn,
+		.encap_type = 1,
+		.encap_rcv = crem_encap_rcv,
+	};
+	struct socket *sock, *old;
+	int err;
+
+	mutex_lock(&cn->sock_mutex);
+	old = rcu_dereference_protected(cn->sock, lockdep_is_held(&cn->sock_mutex));
+	if (old && inet_sk(old->sk)->inet_sport == htons(port)) {
+		mutex_unlock(&cn->sock_mutex);
+		return 0;
+	}
+	crem_sock_close(cn);
+	err = 0;
+	if (port) {
+		err = udp_sock_create(net, &ucfg, &sock);
+		if (!err) {
+			setup_udp_tunnel_sock(net, sock, &tcfg);
+			rcu_assign_pointer(cn->sock, sock);
+		}
+	}
+	mutex_unlock(&cn->sock_mutex);
+	return err;
+}
