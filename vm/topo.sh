@@ -12,7 +12,8 @@
 #   --size BYTES       ib_write_bw message size [65536]
 #   --iters N          ib_write_bw messages per transfer [20]
 #   --trials N         repetitions of every transfer [1]
-#   --tests LIST       colon-separated: write_bw, rping [write_bw:rping]
+#   --tests LIST       colon-separated: write_bw, rping, rping_bulk (rping -V
+#                      with 40 x 32 KiB buffers) [write_bw:rping]
 #   --tmo SECS         per-transfer timeout [120]
 #   --host-module KO   load this crem.ko on both RDMA hosts (host mode)
 #   --gw-module KO     load this crem.ko in the WAN VM (gateway mode)
@@ -21,6 +22,8 @@
 #   --ctl PATH         crem-ctl binary used inside the VMs
 #   --k N --m N        block size and repairs for --crem [16, 2]
 #   --hold US          CRF hold time in microseconds [30000]
+#   --gw-param N:V     module parameter for the gateways' insmod (fault injection)
+#   --forge N          host a sends N forged REPAIRs to gwa's CREM port first
 #   --capture N        host a captures up to N RoCEv2 packets to DIR/a.pcap
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
@@ -32,13 +35,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
     --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
+    --gw-param) gparam=$2 ;; --forge) forge=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -59,10 +63,12 @@ common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) 
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
+[ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
+[ -n "$forge" ] && host_args+=(forge="$forge")
 
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \

@@ -4,6 +4,7 @@
  * (deferred to process context: engines are too large for atomic
  * allocations), timers and teardown. See crem_flow.h for the locking rules.
  */
+#include <linux/module.h>
 #include <linux/hash.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
@@ -103,11 +104,35 @@ static enum hrtimer_restart crem_flow_timer(struct hrtimer *t)
 
 /* ---- Callbacks from the engines (under flow->lock). ---- */
 
+/*
+ * Fault injection for the end-to-end tests: corrupt one symbol octet of
+ * every Nth coded (scheme 1) REPAIR this node sends, after encoding and
+ * before the UDP checksum, as a corrupting middlebox would. 0: off.
+ */
+static unsigned int fault_corrupt_repair;
+module_param(fault_corrupt_repair, uint, 0644);
+MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAIR sent (0 = never)");
+
+#define CREM_REPAIR_SYMBOL_MIN 24 /* header with one bitmap word */
+
+static bool crem_fault_corrupt(const u8 *msg, u32 len)
+{
+	static atomic_t n;
+	unsigned int every = READ_ONCE(fault_corrupt_repair);
+
+	return every && len > CREM_REPAIR_SYMBOL_MIN + 64 && msg[0] == 0x11 && msg[9] == 1 &&
+	       atomic_inc_return(&n) % every == 0;
+}
+
 void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 {
 	/* The CSF's messages carry the protected flow's DSCP and ECT(0). */
 	u8 tos = f->key.side == CREM_SIDE_CSF ? (f->tos & ~INET_ECN_MASK) | INET_ECN_ECT_0 : 0;
 
+	if (unlikely(crem_fault_corrupt(msg, len))) {
+		/* The engine's buffer is per-CPU scratch: flip an octet in place. */
+		((u8 *)msg)[len - 40] ^= 0x5a;
+	}
 	if (crem_sock_send(f->cn, f->peer, tos, msg, len))
 		f->ctr.send_fail++;
 	else
@@ -320,6 +345,20 @@ static __be32 crem_peer_for(struct crem_net *cn, __be32 a)
 	return peer;
 }
 
+/* Whether @a is the address of a configured peer CREM function. */
+static bool crem_is_peer(struct crem_net *cn, __be32 a)
+{
+	const struct crem_cfg *c = &cn->cfg;
+	bool found = false;
+	int i;
+
+	spin_lock(&cn->cfg_lock);
+	for (i = 0; i < c->n_peers && !found; i++)
+		found = c->peers[i].addr.len == 4 && !memcmp(c->peers[i].addr.a, &a, 4);
+	spin_unlock(&cn->cfg_lock);
+	return found;
+}
+
 static void crem_note(struct crem_flow *f, const struct iphdr *iph, __be16 sport)
 {
 	f->tos = iph->tos;
@@ -470,6 +509,11 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 	struct crem_msg_info mi;
 	struct crem_flow *f;
 
+	/* Only the configured peers speak CREM to us (PATH_REPORT: later). */
+	if (!crem_is_peer(cn, from)) {
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
+		return;
+	}
 	if (crem_rs_msg_info(msg, len, &mi)) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
 		return;

@@ -18,7 +18,8 @@ wait_file() {
 # load_crem: insmod the module under test if the run asks for it.
 load_crem() {
   [ -n "${arg_module:-}" ] || return 0
-  insmod "$arg_module" || { log "insmod $arg_module failed"; return 1; }
+  # shellcheck disable=SC2046
+  insmod "$arg_module" $(echo "${arg_modparams:-}" | tr ':' '=') || { log "insmod $arg_module failed"; return 1; }
   log "loaded $arg_module"
 }
 unload_crem() {

@@ -1,7 +1,9 @@
 #!/bin/sh
 # An RDMA host VM (soft-RoCE rxe on eth0). role=b serves, role=a runs the
 # transfers and writes RESULT lines to the shared results directory.
-# Arguments: role=a|b size= iters= trials= tests=write_bw:rping tmo_s= module=
+# Arguments: role=a|b size= iters= trials= tests=write_bw:rping:rping_bulk tmo_s= module=
+#   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
+#   CREM port (7470) from this host, which is no CREM peer
 set -u
 . "$(dirname "$0")/common.sh"
 role=${arg_role:?role=a|b}
@@ -12,6 +14,8 @@ rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1;
 size=${arg_size:-65536} iters=${arg_iters:-20} trials=${arg_trials:-1} tmo=${arg_tmo_s:-120}
 tests=$(echo "${arg_tests:-write_bw:rping}" | tr ':' ' ')
 rping_count=${arg_rping_count:-50} rping_size=${arg_rping_size:-4096}
+# The verified bulk transfer: rping -V with large buffers.
+bulk_count=${arg_bulk_count:-40} bulk_size=${arg_bulk_size:-32768}
 
 # Transfers are run in lockstep through flag files in the share: A asks for
 # transfer N (req.N holds the test name), B starts that server (srv.N), A runs
@@ -20,6 +24,7 @@ server_cmd() {
   case $1 in
     write_bw) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits" ;;
     rping) echo "rping -s -a 0.0.0.0 -V -C $rping_count -S $rping_size" ;;
+    rping_bulk) echo "rping -s -a 0.0.0.0 -V -C $bulk_count -S $bulk_size" ;;
   esac
 }
 if [ "$role" = b ]; then
@@ -55,6 +60,19 @@ if [ -n "${arg_capture:-}" ]; then
   tcpdump -i eth0 -s 0 -c "$arg_capture" -w $OUT/a.pcap udp port 4791 2>/dev/null &
   sleep 1
 fi
+if [ -n "${arg_forge:-}" ]; then
+  # The draft's Coding Example REPAIR (44 octets), from an address that is
+  # no peer of the gateway: it must be dropped and counted.
+  python3 - "$gw" "$arg_forge" <<'PY'
+import socket, sys
+msg = bytes.fromhex("1180002c0000beef0101040200100000000700"
+                    "10f0000000e0000000" "00354fdf6d4b40b57e5c400000000000")
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(int(sys.argv[2])):
+    s.sendto(msg, (sys.argv[1], 7470))
+PY
+  log "sent $arg_forge forged REPAIRs to $gw:7470"
+fi
 fails=0 n=0
 result() { echo "RESULT $*" | tee -a $OUT/results.txt; }
 for t in $(seq 1 "$trials"); do
@@ -79,6 +97,10 @@ for t in $(seq 1 "$trials"); do
       rping)
         bytes=$((rping_count * rping_size))
         timeout $tmo rping -c -a $peer -V -C $rping_count -S $rping_size >$OUT/client.$n.log 2>&1
+        rc=$?; verified=1 ;;
+      rping_bulk)
+        bytes=$((bulk_count * bulk_size))
+        timeout $tmo rping -c -a $peer -V -C $bulk_count -S $bulk_size >$OUT/client.$n.log 2>&1
         rc=$?; verified=1 ;;
       *) log "unknown test $test"; exit 2 ;;
     esac

@@ -4,6 +4,7 @@
 # pair wa/wb is the long lossy segment, with netem on both egresses.
 # Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= module= stop=FLAGFILE
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (gateway protection)
+#   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
 . "$(dirname "$0")/common.sh"
 rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
