@@ -46,6 +46,8 @@ debug_steps() {
   step debug-netlink-qemu "$here/netlink.sh" "$dko" debug
   step debug-crem-ctl-qemu "$here/crem-ctl.sh" "$dko" "$ctl" debug
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
+  # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak.
+  step debug-e2e-adversarial "$here/e2e.sh" adversarial debug
 }
 
 kko=$top/build/kunit/crem.ko
@@ -67,6 +69,9 @@ if [ "$variant" = normal ]; then
   step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
   step crem-ctl-qemu "$here/crem-ctl.sh" "$top/crem.ko" "$ctl" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
+  step e2e-lossy "$here/e2e.sh" lossy normal
+  step e2e-burst "$here/e2e.sh" burst normal
+  step e2e-adversarial "$here/e2e.sh" adversarial normal
   [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && debug_steps
 else
   debug_steps

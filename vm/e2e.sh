@@ -61,8 +61,9 @@ case $case_ in
     t="write_bw:rping_bulk"
     topo "$out/ref" --crem fixed --loss 0 --tests $t --trials 2
     topo "$out/crem" --crem fixed --loss 1 --tests $t --trials 2
-    topo "$out/off" --crem off --loss 1 --tests $t --trials 2 || true
-    topo "$out/clean" --crem off --loss 0 --tests $t --trials 2 || true
+    # Without CREM: reported, not asserted (rxe's go-back-N is erratic).
+    topo "$out/off" --crem off --loss 1 --tests $t --trials 1 || true
+    topo "$out/clean" --crem off --loss 0 --tests write_bw --trials 1 || true
     ref=$(mbps "$out/ref" write_bw) lossy=$(mbps "$out/crem" write_bw)
     off=$(mbps "$out/off" write_bw) clean=$(mbps "$out/clean" write_bw)
     say "write_bw Mb/s: CREM loss-free $ref, CREM 1% $lossy ($(ratio "$lossy" "$ref") of loss-free)," \
