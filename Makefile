@@ -55,7 +55,9 @@ check:
 check-debug:
 	vm/check.sh debug
 
-demo:
+# The demo needs crem.ko (gateways) and crem-ctl (their configuration).
+demo: module
+	cargo build -p crem-ctl --release
 	vm/demo.py $(DEMO_ARGS)
 
 fuzz:
