@@ -57,8 +57,10 @@ impl kernel::Module for Crem {
         flow::gf_init();
         let glue = Registration::new()?;
         pr_info!(
-            "loaded (crem-core wire version {})\n",
-            crem_core::wire::VERSION
+            "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",
+            crem_core::wire::VERSION,
+            flow::engine_size(true),
+            flow::engine_size(false)
         );
         Ok(Crem { _glue: glue })
     }

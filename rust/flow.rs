@@ -161,6 +161,11 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
     }
 }
 
+/// Octets of one flow's engine (`csf`: the sender side).
+pub(crate) fn engine_size(csf: bool) -> usize {
+    crem_rs_engine_size(if csf { SIDE_CSF } else { SIDE_CSF + 1 })
+}
+
 #[no_mangle]
 extern "C" fn crem_rs_engine_size(side: u8) -> usize {
     if side == SIDE_CSF {

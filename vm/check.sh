@@ -48,6 +48,7 @@ debug_steps() {
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
   # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak.
   step debug-e2e-adversarial "$here/e2e.sh" adversarial debug
+  step debug-e2e-host "$here/e2e.sh" host debug
 }
 
 kko=$top/build/kunit/crem.ko
@@ -72,6 +73,7 @@ if [ "$variant" = normal ]; then
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
   step e2e-adversarial "$here/e2e.sh" adversarial normal
+  step e2e-host "$here/e2e.sh" host normal
   [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && debug_steps
 else
   debug_steps

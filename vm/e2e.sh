@@ -14,6 +14,9 @@
 #   burst: Gilbert-Elliott bursts longer than m = 1: coded retransmissions
 #          recover them (coded-retx > 0, restored > 0) with fewer coded
 #          symbols than packets restored, transfers complete and verify.
+#   host:  host mode (crem.ko on the rxe hosts, no gateway CREM), fixed k=16
+#          m=2, 1% loss: transfers complete and verify, host b restores
+#          packets at LOCAL_IN, none fails its ICRC.
 #   adversarial: 1% loss; every 3rd coded REPAIR corrupted in flight (module
 #          fault injection) and 20 forged REPAIRs sent to the gateway's CREM
 #          port from host a: the forged ones are dropped and counted, the
@@ -86,6 +89,17 @@ case $case_ in
     check "bursts: every transfer completed and verified" "all_done $out/b && all_verified $out/b"
     check "bursts: coded retransmission used" "[ $retx -gt 0 ]"
     check "bursts: restored > 0 and coded symbols < packets restored" "[ $restored -gt $retx ]"
+    ;;
+  host)
+    topo "$out/h" --host-module "$ko" --host-crem fixed --loss 1 --tests write_bw:rping_bulk \
+      --trials 2
+    hs() { jq -s --arg k "$1" 'map(getpath(["stats"] + ($k | split("."))) // 0) | add // 0' \
+      "$out"/h/stats.[ab].json 2>/dev/null || echo 0; }
+    say "host mode: restored=$(hs totals.restored) repairs-sent=$(hs totals.repairs-sent)" \
+      "icrc-failures=$(hs totals.icrc-failures) fallbacks=$(hs totals.fallbacks)"
+    check "host mode: every transfer completed and verified" "all_done $out/h && all_verified $out/h"
+    check "host mode: packets restored" "[ \"\$(hs totals.restored)\" -gt 0 ]"
+    check "host mode: no ICRC failure" "[ \"\$(hs totals.icrc-failures)\" = 0 ]"
     ;;
   adversarial)
     topo "$out/x" --crem fixed --loss 1 --tests write_bw:rping_bulk --gw-param fault_corrupt_repair:3 \

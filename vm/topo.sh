@@ -22,6 +22,8 @@
 #   --ctl PATH         crem-ctl binary used inside the VMs
 #   --k N --m N        block size and repairs for --crem [16, 2]
 #   --hold US          CRF hold time in microseconds [30000]
+#   --host-crem MODE   off | fixed | adaptive: configure the RDMA hosts to
+#                      protect A<->B in host mode (needs --host-module, --ctl)
 #   --gw-param N:V     module parameter for the gateways' insmod (fault injection)
 #   --forge N          host a sends N forged REPAIRs to gwa's CREM port first
 #   --capture N        host a captures up to N RoCEv2 packets to DIR/a.pcap
@@ -35,14 +37,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge=""
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
     --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
-    --gw-param) gparam=$2 ;; --forge) forge=$2 ;;
+    --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -55,6 +57,7 @@ mkdir -p "$out"; rm -f "$out"/*.ready "$out"/a.done "$out"/{req,srv,cdone,fin}.*
 abs() { [ -z "$1" ] || echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 hmod=$(abs "$hmod") gmod=$(abs "$gmod") ctl=$(abs "$ctl")
 [ "$crem" = off ] || { [ -n "$gmod" ] && [ -x "$ctl" ]; } || die "--crem $crem needs --gw-module and --ctl"
+[ "$hcrem" = off ] || { [ -n "$hmod" ] && [ -x "$ctl" ]; } || die "--host-crem $hcrem needs --host-module and --ctl"
 rm -f "$out"/stats.*.json "$out"/flows.*.json
 
 # Four UDP ports per link end, away from anything else on loopback.
@@ -69,6 +72,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
+[ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \

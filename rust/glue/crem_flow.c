@@ -188,6 +188,7 @@ static struct crem_flow *crem_flow_new(struct crem_net *cn, const struct crem_cr
 	f->ttl = rq->ttl;
 	f->sport = rq->sport;
 	f->frag_off = htons(IP_DF);
+	f->host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST;
 	f->deadline = U64_MAX;
 	f->created_ns = f->last_ns = crem_now();
 	spin_lock_init(&f->lock);
@@ -359,8 +360,11 @@ static bool crem_is_peer(struct crem_net *cn, __be32 a)
 	return found;
 }
 
-static void crem_note(struct crem_flow *f, const struct iphdr *iph, __be16 sport)
+static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const struct iphdr *iph,
+		      __be16 sport)
 {
+	if (skb->dev)
+		f->ifindex = skb->dev->ifindex;
 	f->tos = iph->tos;
 	f->ttl = iph->ttl;
 	f->frag_off = iph->frag_off;
@@ -382,7 +386,7 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 	}
 	spin_lock(&f->lock);
 	if (!f->dead) {
-		crem_note(f, iph, sport);
+		crem_note(f, skb, iph, sport);
 		f->cur = skb;
 		f->cur_off = off;
 		crem_rs_csf_source(f->eng, f, crem_now(), p, len);
@@ -428,7 +432,7 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 		return NF_ACCEPT;
 	spin_lock(&f->lock);
 	if (!f->dead) {
-		crem_note(f, iph, sport);
+		crem_note(f, skb, iph, sport);
 		f->cur = skb;
 		f->cur_off = off;
 		if (crem_rs_crf_source(f->eng, f, crem_now(), ri->psn, p, len, ce)) {
@@ -446,7 +450,8 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 	return verdict;
 }
 
-unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, u32 l4off)
+static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
+				     u32 l4off)
 {
 	struct crem_roce_info ri;
 	const struct iphdr *iph;
@@ -456,8 +461,22 @@ unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, 
 	u32 off, len;
 	const u8 *p;
 
-	if (role != CREM_ROLE_GATEWAY || hook != CREM_HOOK_FORWARD ||
-	    skb->protocol != htons(ETH_P_IP) || !rcu_access_pointer(cn->sock))
+	/*
+	 * Gateway: packets crossing the FORWARD hook, toward a peer's prefix
+	 * (CSF) or from one (CRF). Host: this host's rxe traffic, leaving at
+	 * LOCAL_OUT (CSF) and arriving at LOCAL_IN (CRF).
+	 */
+	bool out, in;
+
+	if (role == CREM_ROLE_GATEWAY) {
+		out = in = hook == CREM_HOOK_FORWARD;
+	} else if (role == CREM_ROLE_HOST) {
+		out = hook == CREM_HOOK_LOCAL_OUT;
+		in = hook == CREM_HOOK_LOCAL_IN;
+	} else {
+		return NF_ACCEPT;
+	}
+	if (!(out || in) || skb->protocol != htons(ETH_P_IP) || !rcu_access_pointer(cn->sock))
 		return NF_ACCEPT;
 	/* Engines read the packet as one buffer. */
 	if (skb_linearize(skb)) {
@@ -474,16 +493,31 @@ unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, 
 	if (crem_rs_roce_info(p, len, &ri))
 		return NF_ACCEPT;
 
-	peer = crem_peer_for(cn, iph->daddr);
+	peer = out ? crem_peer_for(cn, iph->daddr) : 0;
 	if (peer) {
 		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer);
 		return NF_ACCEPT;
 	}
-	if (!crem_peer_for(cn, iph->saddr))
+	if (!in || !crem_peer_for(cn, iph->saddr))
 		return NF_ACCEPT;
 	if (ri.is_ack)
 		crem_csf_reverse(cn, iph, p, len);
 	return crem_crf_packet(cn, skb, iph, uh->source, p, len, off, &ri);
+}
+
+/*
+ * LOCAL_OUT runs in process context for packets the host sends (rxe's
+ * requester), the other hooks in softirq: the datapath's spinlocks are
+ * taken BH-safe by running it with BH disabled everywhere.
+ */
+unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, u32 l4off)
+{
+	unsigned int verdict;
+
+	local_bh_disable();
+	verdict = __crem_flow_roce(cn, hook, skb, l4off);
+	local_bh_enable();
+	return verdict;
 }
 
 /* Messages of these types travel from the CSF to the CRF. */

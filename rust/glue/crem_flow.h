@@ -69,6 +69,8 @@ struct crem_flow {
 	/* Template of restored packets, from the flow's last packet. */
 	u8 tos, ttl;
 	__be16 sport, frag_off;
+	int ifindex; /* host mode: where the flow's packets arrive */
+	bool host; /* host mode: restored and held packets are delivered locally */
 	/* The packet being processed (keep_source takes a clone of it). */
 	struct sk_buff *cur;
 	u32 cur_off;

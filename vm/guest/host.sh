@@ -2,6 +2,7 @@
 # An RDMA host VM (soft-RoCE rxe on eth0). role=b serves, role=a runs the
 # transfers and writes RESULT lines to the shared results directory.
 # Arguments: role=a|b size= iters= trials= tests=write_bw:rping:rping_bulk tmo_s= module=
+#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
 set -u
@@ -10,6 +11,20 @@ role=${arg_role:?role=a|b}
 if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
 ip addr add $me/24 dev eth0 && ip link set eth0 up && ip route add default via $gw || exit 1
 load_crem || exit 1
+crem=${arg_crem:-off}
+if [ "$crem" != off ]; then
+  adaptive=off; [ "$crem" = adaptive ] && adaptive=on
+  if [ "$role" = a ]; then pfx=203.0.113.0/24; else pfx=192.0.2.0/24; fi
+  "$arg_ctl" set port 7470 role host adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} \
+    hold ${arg_hold_us:-30000} peer $pfx=$peer || exit 1
+  log "CREM host mode: $crem"
+fi
+# stats_out: this host's CREM counters for the results (host mode).
+stats_out() {
+  [ "$crem" = off ] && return 0
+  "$arg_ctl" -j stats >$OUT/stats.$role.json; "$arg_ctl" -j flow >$OUT/flows.$role.json
+  "$arg_ctl" stats; "$arg_ctl" flow
+}
 rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
 size=${arg_size:-65536} iters=${arg_iters:-20} trials=${arg_trials:-1} tmo=${arg_tmo_s:-120}
 tests=$(echo "${arg_tests:-write_bw:rping}" | tr ':' ' ')
@@ -50,6 +65,7 @@ if [ "$role" = b ]; then
     touch $OUT/fin.$n
     n=$((n + 1))
   done
+  stats_out
   unload_crem || exit 1
   exit 0
 fi
@@ -121,5 +137,6 @@ for t in $(seq 1 "$trials"); do
   done
 done
 touch $OUT/a.done
+stats_out
 unload_crem || exit 1
 exit 0
