@@ -165,7 +165,7 @@ u32 crem_glue_random(void)
 
 /* ---- Creation, in process context. ---- */
 
-static void crem_flow_free(struct crem_flow *f)
+void crem_flow_free(struct crem_flow *f)
 {
 	crem_store_free(f);
 	kvfree(f->eng);
@@ -243,6 +243,7 @@ static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 	t->gen++;
 	spin_unlock_bh(&t->lock);
 	atomic64_inc(&cn->dp[CREM_EV_FLOW_UP]);
+	crem_gc_start(cn);
 
 	spin_lock_bh(&f->lock);
 	if (f->key.side == CREM_SIDE_CSF)
@@ -363,6 +364,7 @@ static bool crem_is_peer(struct crem_net *cn, __be32 a)
 static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const struct iphdr *iph,
 		      __be16 sport)
 {
+	f->last_ns = crem_now();
 	if (skb->dev)
 		f->ifindex = skb->dev->ifindex;
 	f->tos = iph->tos;
@@ -585,7 +587,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 
 /* ---- Teardown. ---- */
 
-static void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
+void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 {
 	hlist_del_rcu(&f->key_node);
 	if (f->id_hashed)
@@ -613,7 +615,7 @@ static void crem_flow_retire(struct crem_flow *f)
 }
 
 /* Releases everything a flow holds (no reader can reach it any more). */
-static void crem_flow_kill(struct crem_flow *f)
+void crem_flow_kill(struct crem_flow *f)
 {
 	crem_flow_retire(f);
 	spin_lock_bh(&f->lock);
@@ -650,6 +652,7 @@ void crem_flows_init(struct crem_flows *t)
 	INIT_LIST_HEAD(&t->list);
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
+	INIT_DELAYED_WORK(&t->gc_work, crem_gc_work);
 }
 
 void crem_flows_exit(struct crem_net *cn)
@@ -661,6 +664,7 @@ void crem_flows_exit(struct crem_net *cn)
 	t->closing = true;
 	spin_unlock_bh(&t->lock);
 	cancel_work_sync(&t->create_work);
+	cancel_delayed_work_sync(&t->gc_work);
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);
 	crem_flows_flush(cn);

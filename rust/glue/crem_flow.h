@@ -61,6 +61,7 @@ struct crem_flow {
 	u32 flow_id; /* 0 until known (the CSF learns it from HELLO_ACK) */
 	bool id_hashed;
 	bool dead;
+	bool gc; /* chosen for removal by the collector (crem_gc.c) */
 	spinlock_t lock;
 	struct hrtimer timer;
 	u64 deadline; /* armed expiry, U64_MAX when idle */
@@ -86,6 +87,13 @@ void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
+void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f);
+void crem_flow_kill(struct crem_flow *f);
+void crem_flow_free(struct crem_flow *f);
+
+/* The flow collector (crem_gc.c). */
+void crem_gc_start(struct crem_net *cn);
+void crem_gc_work(struct work_struct *w);
 
 /* Datapath entry points (softirq, RCU read side held by the caller). */
 unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,

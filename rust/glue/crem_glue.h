@@ -35,6 +35,7 @@ struct crem_flows {
 	struct list_head pending;
 	u32 n_pending;
 	struct work_struct create_work;
+	struct delayed_work gc_work;
 	bool closing;
 };
 
@@ -81,6 +82,7 @@ enum crem_dp {
 	CREM_DROP_MSG_PEER,
 	CREM_DROP_MSG_NO_FLOW,
 	CREM_DROP_SEND,
+	CREM_EV_FLOW_EXPIRED, /* not contiguous with the above in the ABI */
 	CREM_NR_DP
 };
 

@@ -74,7 +74,7 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	u32 i, n;
 
-	BUILD_BUG_ON(CREM_A_STATS_DROP_SEND - CREM_A_STATS_FLOWS_CREATED + 1 != CREM_NR_DP);
+	BUILD_BUG_ON(CREM_A_STATS_DROP_SEND - CREM_A_STATS_FLOWS_CREATED != CREM_DROP_SEND);
 	n = crem_rs_stats(cn->rs, vals, CREM_RS_STATS);
 	crem_totals(cn, sum);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
@@ -90,10 +90,13 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_ROCE_LOCAL_IN + i, vals[i],
 				      CREM_A_STATS_PAD))
 			goto nospace;
-	for (i = 0; i < CREM_NR_DP; i++)
+	for (i = 0; i <= CREM_DROP_SEND; i++)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_CREATED + i,
 				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
 			goto nospace;
+	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_EXPIRED,
+			      atomic64_read(&cn->dp[CREM_EV_FLOW_EXPIRED]), CREM_A_STATS_PAD))
+		goto nospace;
 	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_ACTIVE, READ_ONCE(cn->flows.count),
 			      CREM_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, CREM_A_STATS_MEMORY, atomic64_read(&cn->flows.mem),

@@ -70,7 +70,8 @@ JSON (-j):
     set of netlink/crem.yaml, in spec order; every value is a u64:
       hooks            roce-local-in, roce-forward, roce-local-out, sources,
                        non-sources, malformed
-      flows, messages  flows-created, msgs-in, msgs-out
+      flows, messages  flows-created, flows-expired (removed when idle 30 s,
+                       or unprotected/closed 5 s), msgs-in, msgs-out
       drops            drop-flow-limit, drop-flow-alloc, drop-memory,
                        drop-linearize, drop-msg-invalid, drop-msg-peer,
                        drop-msg-no-flow, drop-send

@@ -624,14 +624,16 @@ pub(crate) mod tests {
         let s = Stats::from_attrs(&attr::decode(&STATS_SET, &bytes).unwrap());
         let j = serde_json::to_value(&s).unwrap();
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        let want: Vec<&str> = STATS_SET
+        // Counters in spec order, then the totals object.
+        let mut want: Vec<&str> = STATS_SET
             .attrs
             .iter()
-            .filter(|a| a.ty != AttrType::Pad)
+            .filter(|a| a.ty == AttrType::U64)
             .map(|a| a.name)
             .collect();
+        want.push("totals");
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 20);
+        assert_eq!(keys.len(), 21);
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }

@@ -113,7 +113,7 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "flows and messages",
-        &["flows-created", "msgs-in", "msgs-out"],
+        &["flows-created", "flows-expired", "msgs-in", "msgs-out"],
     ),
     (
         "drops",

@@ -102,6 +102,7 @@ pub const STATS_DROP_SEND: u16 = 18;
 pub const STATS_FLOWS_ACTIVE: u16 = 19;
 pub const STATS_MEMORY: u16 = 20;
 pub const STATS_TOTALS: u16 = 21;
+pub const STATS_FLOWS_EXPIRED: u16 = 22;
 
 // Attribute set "flow-stats" (CREM_A_FLOW_STATS_*).
 pub const FLOW_STATS_PAD: u16 = 1;
@@ -321,6 +322,7 @@ pub static STATS_SET: AttrSet = AttrSet {
         a(STATS_FLOWS_ACTIVE, "flows-active", U64),
         a(STATS_MEMORY, "memory", U64),
         a(STATS_TOTALS, "totals", Nest(&FLOW_STATS_SET)),
+        a(STATS_FLOWS_EXPIRED, "flows-expired", U64),
     ],
 };
 

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flow collector: once a second while flows exist, removes the flows
+ * nothing uses any more, so that memory stays bounded by live traffic and a
+ * flow whose negotiation failed or that was closed gets a fresh start:
+ *   - idle: no packet and no message for CREM_IDLE_NS (RDMA QP numbers are
+ *     reused, and a new connection must not inherit an old PSN space);
+ *   - unprotected (HELLO never answered) or closed, for CREM_RETRY_NS: the
+ *     next packet of the flow asks for a new one, with a new HELLO.
+ */
+#include <linux/workqueue.h>
+#include <linux/netdevice.h>
+#include "crem_flow.h"
+
+#define CREM_GC_PERIOD HZ
+#define CREM_IDLE_NS (30ULL * NSEC_PER_SEC)
+#define CREM_RETRY_NS (5ULL * NSEC_PER_SEC)
+
+/* Flow states of the netlink flow-state enum (rust/flow.rs state_code). */
+#define CREM_STATE_UNPROTECTED 2
+#define CREM_STATE_CLOSED 3
+
+void crem_gc_start(struct crem_net *cn)
+{
+	queue_delayed_work(system_wq, &cn->flows.gc_work, CREM_GC_PERIOD);
+}
+
+static bool crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
+{
+	crem_flow_info(f, fi);
+	if (now - READ_ONCE(f->last_ns) > CREM_IDLE_NS)
+		return true;
+	return (fi->state == CREM_STATE_UNPROTECTED || fi->state == CREM_STATE_CLOSED) &&
+	       now - f->created_ns > CREM_RETRY_NS;
+}
+
+void crem_gc_work(struct work_struct *w)
+{
+	struct crem_net *cn = container_of(to_delayed_work(w), struct crem_net, flows.gc_work);
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	struct crem_flow *f, *n;
+	u64 now = ktime_get_ns();
+	LIST_HEAD(gone);
+	bool any = false;
+
+	if (fi) {
+		rcu_read_lock();
+		list_for_each_entry_rcu(f, &t->list, all)
+			any |= f->gc = crem_flow_stale(f, fi, now);
+		rcu_read_unlock();
+		kfree(fi);
+	}
+	if (any) {
+		spin_lock_bh(&t->lock);
+		list_for_each_entry_safe(f, n, &t->list, all) {
+			if (!f->gc)
+				continue;
+			crem_flow_unlink(t, f);
+			list_add(&f->kill, &gone);
+		}
+		spin_unlock_bh(&t->lock);
+		synchronize_net(); /* no reader reaches them any more */
+		list_for_each_entry_safe(f, n, &gone, kill) {
+			atomic64_inc(&cn->dp[CREM_EV_FLOW_EXPIRED]);
+			crem_flow_kill(f);
+			crem_flow_free(f);
+		}
+	}
+	if (READ_ONCE(t->count) && !READ_ONCE(t->closing))
+		crem_gc_start(cn);
+}
