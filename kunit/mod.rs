@@ -5,6 +5,10 @@
 use core::ffi::{c_char, c_int};
 use core::fmt::{self, Write};
 
+use crate::crem_core as cc;
+
+mod bench;
+mod bench_work;
 mod gf;
 
 /// A `fmt::Write` into the C message buffer, always NUL-terminated, truncating.

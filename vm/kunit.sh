@@ -18,3 +18,6 @@ for suite in $(sed -n 's/.*\.name = "\(crem_[a-z_]*\)".*/\1/p' \
   grep -q "# Subtest: $suite\$" "$out/ktap.txt" || die "KUnit suite $suite did not run (log: $out)"
 done
 python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse "$out/ktap.txt"
+# The crem_bench suite's results (KUnit diagnostics, which kunit.py shows only
+# for failures); figures under TCG, see docs/perf.md.
+grep -o 'crem-bench: .*' "$out/ktap.txt" || true

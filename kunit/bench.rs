@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Bodies of the KUnit suite `crem_bench` (`kunit/crem_kunit.c`): they run the
+//! workloads of `bench_work.rs` in kernel memory, timed with `ktime_get`, and
+//! return the result line for the C case to print. They measure, never assert
+//! on time; see `docs/perf.md` for the method and the figures.
+
+use super::bench_work::{self as work, Arena};
+use super::run;
+use core::ffi::{c_char, c_int};
+use core::fmt::Write;
+
+use kernel::prelude::*;
+
+/// The monotonic clock in ns.
+fn now_ns() -> u64 {
+    // SAFETY: `ktime_get` only reads the timekeeper; it may be called from
+    // any context once timekeeping is up (long before modules load).
+    let t = unsafe { kernel::bindings::ktime_get() };
+    u64::try_from(t).unwrap_or(0)
+}
+
+/// Allocates and builds the workload arena with vmalloc (~190 KiB).
+fn arena() -> Result<VBox<Arena>> {
+    let mut a = VBox::<Arena>::new_uninit(GFP_KERNEL)?;
+    // SAFETY: the allocation is valid for writes and aligned for `Arena`;
+    // `init_at` leaves a valid `Arena` in it, so it is initialised.
+    Ok(unsafe {
+        Arena::init_at(a.as_mut_ptr());
+        a.assume_init()
+    })
+}
+
+/// Runs one workload in a fresh arena, its line (or failure) into `msg`.
+fn bench(
+    msg: *mut c_char,
+    len: usize,
+    body: impl FnOnce(&mut fn() -> u64, &mut Arena, &mut dyn Write) -> bool,
+) -> c_int {
+    run(msg, len, |w| {
+        let Ok(mut a) = arena() else {
+            let _ = write!(w, "allocation failed");
+            return false;
+        };
+        let mut clock: fn() -> u64 = now_ns;
+        body(&mut clock, &mut a, w)
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_gf_mul_acc_throughput(msg: *mut c_char, len: usize) -> c_int {
+    bench(msg, len, |c, a, w| work::gf_mul_acc(c, a, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_roce_parse_per_packet(msg: *mut c_char, len: usize) -> c_int {
+    bench(msg, len, |c, a, w| work::roce_parse(c, a, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_csf_per_packet(msg: *mut c_char, len: usize) -> c_int {
+    bench(msg, len, |c, a, w| work::csf_per_packet(c, a, 0, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_csf_per_packet_m4(msg: *mut c_char, len: usize) -> c_int {
+    bench(msg, len, |c, a, w| work::csf_per_packet(c, a, 4, w))
+}
