@@ -81,6 +81,9 @@ enum crem_dp {
 	CREM_DROP_MSG_PEER,
 	CREM_DROP_MSG_NO_FLOW,
 	CREM_DROP_SEND,
+	/* After the stats attribute "totals", from CREM_A_STATS_FLOWS_REMOVED. */
+	CREM_EV_FLOW_DOWN,
+	CREM_DROP_NOTIFY,
 	CREM_NR_DP
 };
 
