@@ -165,6 +165,20 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	return 0;
 }
 
+/* Payload of a message with one flow nest (crem_put_flow). */
+static size_t crem_flow_msg_size(void)
+{
+	return nla_total_size(0) +		/* CREM_A_CMD_FLOW */
+	       4 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, loss-ppm */
+	       3 * nla_total_size(4) +		/* src, dst, peer */
+	       8 * nla_total_size(sizeof(u8)) + /* side, state, config-id, scheme, k, m,
+						  * loss-class, breaker */
+	       nla_total_size(sizeof(u16)) +	/* symbol-len */
+	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
+	       nla_total_size(0) +		/* stats */
+	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
+}
+
 /* cb->args[0]: flows already sent (by position in the table's list). */
 int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -294,7 +308,7 @@ static struct crem_flow *crem_flow_find(struct crem_flows *t, const struct crem_
 		NL_SET_ERR_MSG_FMT(extack, "%d flows have id %u: give side (and peer) too",
 				   n, sel->id);
 		NL_SET_BAD_ATTR(extack, tb[CREM_A_FLOW_ID]);
-		*err = -EINVAL;
+		*err = -ENOTUNIQ;
 	}
 	return NULL;
 }
@@ -314,7 +328,7 @@ int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
 	err = -ENOMEM;
 	if (!fi || !msg)
 		goto out;
@@ -370,7 +384,8 @@ struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn)
 
 	if (!genl_has_listeners(&crem_nl_family, cn->net, CREM_NLGRP_EVENTS))
 		return NULL;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	/* Sized to the flow: many queue up at a listener during churn. */
+	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
 	if (!msg)
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 	return msg;
