@@ -353,15 +353,22 @@ impl Stats {
 }
 
 impl Serialize for Stats {
-    /// `{"roce-local-in": N, ..., "memory": N, "totals": {"sources": N, ...}}`:
-    /// the attributes in spec order (`totals` is the set's last).
+    /// `{"roce-local-in": N, ..., "memory": N, ..., "totals": {"sources": N, ...}}`:
+    /// the attributes in spec order, `totals` in its place.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n = self.counters.0.len() + usize::from(self.totals.is_some());
         let mut m = s.serialize_map(Some(n))?;
+        let after_totals = |k: &str| STATS_SET.by_name(k).is_some_and(|a| a.id > STATS_TOTALS);
+        let mut totals = self.totals.as_ref();
         for (k, v) in &self.counters.0 {
+            if after_totals(k) {
+                if let Some(t) = totals.take() {
+                    m.serialize_entry("totals", t)?;
+                }
+            }
             m.serialize_entry(k, v)?;
         }
-        if let Some(t) = &self.totals {
+        if let Some(t) = totals {
             m.serialize_entry("totals", t)?;
         }
         m.end()
@@ -631,7 +638,7 @@ pub(crate) mod tests {
             .map(|a| a.name)
             .collect();
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 20);
+        assert_eq!(keys.len(), 22);
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }
