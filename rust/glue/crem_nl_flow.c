@@ -254,14 +254,8 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
 		return -EINVAL;
 	}
 	sel->side = -1;
-	if (tb[CREM_A_FLOW_SIDE]) {
+	if (tb[CREM_A_FLOW_SIDE]) /* the policy allows only csf and crf */
 		sel->side = nla_get_u8(tb[CREM_A_FLOW_SIDE]);
-		if (sel->side > CREM_SIDE_CRF) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_SIDE],
-					    "side must be 0 (csf) or 1 (crf)");
-			return -EINVAL;
-		}
-	}
 	sel->peer = 0;
 	if (tb[CREM_A_FLOW_PEER]) {
 		if (nla_len(tb[CREM_A_FLOW_PEER]) != 4) {
