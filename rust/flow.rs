@@ -434,8 +434,14 @@ extern "C" fn crem_rs_engine_deadline(eng: *const c_void, side: u8) -> u64 {
     d.unwrap_or(u64::MAX)
 }
 
+/// Ends a flow's engine (C: once per flow, under its lock, before freeing
+/// `eng`). `close` (flow-del): either side closes with reason Normal, which
+/// sends CLOSE if the flow is established, so the peer drops its half at
+/// once. Otherwise (netns or port teardown, the socket already gone) the CSF
+/// only releases its retention; the CRF always closes, since that releases
+/// its held packets in PSN order.
 #[no_mangle]
-extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side: u8) {
+extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side: u8, close: bool) {
     // SAFETY: C calls once per flow, under its lock, before freeing `eng`.
     let Some(mut h) = (unsafe { Host::new(f) }) else {
         return;
@@ -445,7 +451,22 @@ extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side
     }
     if side == SIDE_CSF {
         // SAFETY: as above.
-        unsafe { sender(eng) }.flow.shutdown(&mut h);
+        let e = unsafe { sender(eng) };
+        if close {
+            // BH is off under the flow lock: this CPU's workspace is ours.
+            if let Some(ws) = workspace() {
+                let mut store = h.alias();
+                let io = &mut CsfIo {
+                    gf: gf(),
+                    sink: &mut h,
+                    store: &mut store,
+                    scratch: &mut ws.msg[..],
+                };
+                e.flow.close(wire::CloseReason::Normal, io);
+            }
+        }
+        // Whatever close left (nothing, or all of it without a workspace).
+        e.flow.shutdown(&mut h);
     } else {
         // SAFETY: as above.
         unsafe { receiver(eng) }

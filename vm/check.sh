@@ -44,6 +44,7 @@ debug_steps() {
   step debug-module-build module_build module-debug
   step debug-kunit-qemu "$here/kunit.sh" "$dko" debug
   step debug-netlink-qemu "$here/netlink.sh" "$dko" debug
+  step debug-flows-qemu "$here/flows.sh" "$dko" "$ctl" debug
   step debug-crem-ctl-qemu "$here/crem-ctl.sh" "$dko" "$ctl" debug
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
   # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak.
@@ -68,6 +69,7 @@ if [ "$variant" = normal ]; then
   step netlink-spec "$top/netlink/gen.sh" --check
   step kunit-qemu "$here/kunit.sh" "$kko" normal
   step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
+  step flows-qemu "$here/flows.sh" "$top/crem.ko" "$ctl" normal
   step crem-ctl-qemu "$here/crem-ctl.sh" "$top/crem.ko" "$ctl" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
   step e2e-lossy "$here/e2e.sh" lossy normal

@@ -38,6 +38,57 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_STATS + 1] = {
+	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SRC] = { .type = NLA_BINARY, },
+	[CREM_A_FLOW_DST] = { .type = NLA_BINARY, },
+	[CREM_A_FLOW_DEST_QP] = { .type = NLA_U32, },
+	[CREM_A_FLOW_STATE] = NLA_POLICY_MAX(NLA_U8, 3),
+	[CREM_A_FLOW_CONFIG_ID] = { .type = NLA_U8, },
+	[CREM_A_FLOW_SCHEME] = { .type = NLA_U8, },
+	[CREM_A_FLOW_K] = { .type = NLA_U8, },
+	[CREM_A_FLOW_M] = { .type = NLA_U8, },
+	[CREM_A_FLOW_SYMBOL_LEN] = { .type = NLA_U16, },
+	[CREM_A_FLOW_SRTT_US] = { .type = NLA_U32, },
+	[CREM_A_FLOW_LOSS_PPM] = { .type = NLA_U32, },
+	[CREM_A_FLOW_LOSS_CLASS] = NLA_POLICY_MAX(NLA_U8, 2),
+	[CREM_A_FLOW_BREAKER] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_MEMORY] = { .type = NLA_U64, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_PEER] = { .type = NLA_BINARY, },
+	[CREM_A_FLOW_AGE_MS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS] = NLA_POLICY_NESTED(crem_flow_stats_nl_policy),
+};
+
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_INJECT_FAILURES + 1] = {
+	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REPAIRS_SENT] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_CODED_RETX] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_SOURCE_COPIES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REPAIR_OCTETS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REQUESTS_RECEIVED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_FALLBACK_REQUESTS_RECEIVED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_BLOCKS_GIVEN_UP] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_RECEIVED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REPAIRS_RECEIVED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_RESTORED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_ICRC_FAILURES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REQUESTS_SENT] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_FALLBACKS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_ABANDONED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_BLOCKS_INCOMPLETE] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_MSGS_IN] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_MSGS_OUT] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_SEND_FAILURES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_STORE_FULL] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_ALLOC_FAILURES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_HELD_DROPPED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_INJECTED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_INJECT_FAILURES] = { .type = NLA_U64, },
+};
+
 const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
 	[CREM_A_PEER_PREFIX] = { .type = NLA_BINARY, },
 	[CREM_A_PEER_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
@@ -47,6 +98,16 @@ const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
 /* CREM_CMD_CONFIG_SET - do */
 static const struct nla_policy crem_config_set_nl_policy[CREM_A_CMD_CONFIG + 1] = {
 	[CREM_A_CMD_CONFIG] = NLA_POLICY_NESTED(crem_config_nl_policy),
+};
+
+/* CREM_CMD_FLOW_GET - do */
+static const struct nla_policy crem_flow_get_nl_policy[CREM_A_CMD_FLOW + 1] = {
+	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+};
+
+/* CREM_CMD_FLOW_DEL - do */
+static const struct nla_policy crem_flow_del_nl_policy[CREM_A_CMD_FLOW + 1] = {
+	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
 };
 
 /* Ops table for crem */
@@ -74,9 +135,23 @@ static const struct genl_split_ops crem_nl_ops[] = {
 		.flags	= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
+		.cmd		= CREM_CMD_FLOW_GET,
+		.doit		= crem_nl_flow_get_doit,
+		.policy		= crem_flow_get_nl_policy,
+		.maxattr	= CREM_A_CMD_FLOW,
+		.flags		= GENL_CMD_CAP_DO,
+	},
+	{
 		.cmd	= CREM_CMD_FLOW_GET,
 		.dumpit	= crem_nl_flow_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= CREM_CMD_FLOW_DEL,
+		.doit		= crem_nl_flow_del_doit,
+		.policy		= crem_flow_del_nl_policy,
+		.maxattr	= CREM_A_CMD_FLOW,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };
 

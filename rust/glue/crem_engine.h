@@ -61,7 +61,8 @@ struct crem_flow_info {
 
 size_t crem_rs_engine_size(u8 side);
 int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
-void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side);
+/* @close: send CLOSE (reason normal) if established; else the CSF ends silently. */
+void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, bool close);
 void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
 void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
 void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);

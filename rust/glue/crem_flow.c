@@ -165,7 +165,7 @@ u32 crem_glue_random(void)
 
 /* ---- Creation, in process context. ---- */
 
-void crem_flow_free(struct crem_flow *f)
+static void crem_flow_free(struct crem_flow *f)
 {
 	crem_store_free(f);
 	kvfree(f->eng);
@@ -225,15 +225,21 @@ static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_flow *f = crem_flow_new(cn, rq);
+	struct sk_buff *ntf;
 
 	if (!f) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return;
 	}
+	ntf = crem_nl_flow_ntf_alloc(cn);
+	/* Once listed, a flow-del may take @f: it frees it after this section. */
+	rcu_read_lock();
 	spin_lock_bh(&t->lock);
 	if (t->closing || crem_lookup_key(t, &f->key) ||
 	    t->count >= READ_ONCE(cn->cfg.max_flows)) {
 		spin_unlock_bh(&t->lock);
+		rcu_read_unlock();
+		kfree_skb(ntf);
 		crem_flow_free(f);
 		return;
 	}
@@ -252,6 +258,9 @@ static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 		crem_rs_engine_msg(f->eng, f, crem_now(), rq->msg, rq->msg_len, f->key.side);
 	crem_flow_arm(f);
 	spin_unlock_bh(&f->lock);
+	/* Sent before a flow-down of @f can be (that one waits for us). */
+	crem_nl_flow_ntf_send(cn, ntf, f, CREM_CMD_FLOW_UP);
+	rcu_read_unlock();
 }
 
 static void crem_create_work(struct work_struct *w)
@@ -615,17 +624,35 @@ static void crem_flow_retire(struct crem_flow *f)
 }
 
 /* Releases everything a flow holds (no reader can reach it any more). */
-void crem_flow_kill(struct crem_flow *f)
+static void crem_flow_kill(struct crem_flow *f, bool close)
 {
 	crem_flow_retire(f);
 	spin_lock_bh(&f->lock);
 	f->dead = true;
-	crem_rs_engine_fini(f->eng, f, f->key.side);
+	crem_rs_engine_fini(f->eng, f, f->key.side, close);
 	spin_unlock_bh(&f->lock);
 	hrtimer_cancel(&f->timer);
 }
 
-void crem_flows_flush(struct crem_net *cn)
+void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bool notify)
+{
+	struct crem_flow *f, *n;
+
+	if (list_empty(gone))
+		return;
+	synchronize_net(); /* no hook, socket, dump or creation finds them any more */
+	list_for_each_entry_safe(f, n, gone, kill) {
+		if (notify) /* its last state, before the engine ends */
+			crem_nl_flow_ntf_send(cn, crem_nl_flow_ntf_alloc(cn), f,
+					      CREM_CMD_FLOW_DOWN);
+		crem_flow_kill(f, close);
+		crem_flow_free(f);
+		atomic64_inc(&cn->dp[CREM_EV_FLOW_DOWN]);
+	}
+}
+
+/* @notify: flow-down for each (not while the netns is dismantled). */
+static void __crem_flows_flush(struct crem_net *cn, bool notify)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_flow *f, *n;
@@ -637,13 +664,12 @@ void crem_flows_flush(struct crem_net *cn)
 		list_add(&f->kill, &gone);
 	}
 	spin_unlock_bh(&t->lock);
-	if (list_empty(&gone))
-		return;
-	synchronize_net(); /* no hook, socket or dump finds them any more */
-	list_for_each_entry_safe(f, n, &gone, kill) {
-		crem_flow_kill(f);
-		crem_flow_free(f);
-	}
+	crem_flows_reap(cn, &gone, false, notify);
+}
+
+void crem_flows_flush(struct crem_net *cn)
+{
+	__crem_flows_flush(cn, true);
 }
 
 void crem_flows_init(struct crem_flows *t)
@@ -667,5 +693,5 @@ void crem_flows_exit(struct crem_net *cn)
 	cancel_delayed_work_sync(&t->gc_work);
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);
-	crem_flows_flush(cn);
+	__crem_flows_flush(cn, false);
 }

@@ -87,13 +87,29 @@ void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
-void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f);
-void crem_flow_kill(struct crem_flow *f);
-void crem_flow_free(struct crem_flow *f);
 
 /* The flow collector (crem_gc.c). */
 void crem_gc_start(struct crem_net *cn);
 void crem_gc_work(struct work_struct *w);
+
+/*
+ * Removal, in process context: unlink under flows.lock onto a private list
+ * (crem_flow.kill), then crem_flows_reap() waits for readers, notifies
+ * flow-down (@notify), ends each engine and frees. @close: the engines end
+ * as on a CLOSE of ours (reason normal, sent if established; flow-del);
+ * otherwise the CSF releases its retention silently (teardown: the socket
+ * is already gone). Held packets are released either way.
+ */
+void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f);
+void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bool notify);
+
+/*
+ * flow-up/flow-down notifications (crem_nl_flow.c): the message is allocated
+ * ahead in process context (NULL: no listener, or no memory: counted), then
+ * filled and multicast without sleeping, so under RCU.
+ */
+struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn);
+void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd);
 
 /* Datapath entry points (softirq, RCU read side held by the caller). */
 unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,

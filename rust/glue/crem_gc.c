@@ -60,12 +60,10 @@ void crem_gc_work(struct work_struct *w)
 			list_add(&f->kill, &gone);
 		}
 		spin_unlock_bh(&t->lock);
-		synchronize_net(); /* no reader reaches them any more */
-		list_for_each_entry_safe(f, n, &gone, kill) {
+		list_for_each_entry(f, &gone, kill)
 			atomic64_inc(&cn->dp[CREM_EV_FLOW_EXPIRED]);
-			crem_flow_kill(f);
-			crem_flow_free(f);
-		}
+		/* CLOSE to the peer, flow-down to listeners, then freed. */
+		crem_flows_reap(cn, &gone, true, true);
 	}
 	if (READ_ONCE(t->count) && !READ_ONCE(t->closing))
 		crem_gc_start(cn);

@@ -82,7 +82,10 @@ enum crem_dp {
 	CREM_DROP_MSG_PEER,
 	CREM_DROP_MSG_NO_FLOW,
 	CREM_DROP_SEND,
-	CREM_EV_FLOW_EXPIRED, /* not contiguous with the above in the ABI */
+	/* After the stats attribute "totals", from CREM_A_STATS_FLOWS_REMOVED. */
+	CREM_EV_FLOW_DOWN,
+	CREM_DROP_NOTIFY,
+	CREM_EV_FLOW_EXPIRED, /* CREM_A_STATS_FLOWS_EXPIRED */
 	CREM_NR_DP
 };
 

@@ -2,8 +2,9 @@
 /*
  * Counters and flows over the "crem" family: per-netns stats (the Rust
  * hook's counters, the datapath's, and the sum of all flows' counters
- * including flows gone since) and the flow dump, consistent under churn
- * through the table's generation number (NLM_F_DUMP_INTR when it moved).
+ * including flows gone since), the flow dump, consistent under churn
+ * through the table's generation number (NLM_F_DUMP_INTR when it moved),
+ * flow-get/flow-del of one flow and the flow-up/flow-down notifications.
  */
 #include <net/genetlink.h>
 #include <net/sock.h>
@@ -75,6 +76,9 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	u32 i, n;
 
 	BUILD_BUG_ON(CREM_A_STATS_DROP_SEND - CREM_A_STATS_FLOWS_CREATED != CREM_DROP_SEND);
+	BUILD_BUG_ON(CREM_A_STATS_FLOWS_EXPIRED - CREM_A_STATS_FLOWS_REMOVED !=
+		     CREM_EV_FLOW_EXPIRED - CREM_EV_FLOW_DOWN);
+	BUILD_BUG_ON(CREM_EV_FLOW_EXPIRED + 1 != CREM_NR_DP);
 	n = crem_rs_stats(cn->rs, vals, CREM_RS_STATS);
 	crem_totals(cn, sum);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
@@ -94,15 +98,16 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_CREATED + i,
 				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
 			goto nospace;
-	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_EXPIRED,
-			      atomic64_read(&cn->dp[CREM_EV_FLOW_EXPIRED]), CREM_A_STATS_PAD))
-		goto nospace;
 	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_ACTIVE, READ_ONCE(cn->flows.count),
 			      CREM_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, CREM_A_STATS_MEMORY, atomic64_read(&cn->flows.mem),
 			      CREM_A_STATS_PAD) ||
 	    crem_put_counters(msg, CREM_A_STATS_TOTALS, sum))
 		goto nospace;
+	for (i = CREM_EV_FLOW_DOWN; i < CREM_NR_DP; i++)
+		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_REMOVED + i - CREM_EV_FLOW_DOWN,
+				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
+			goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
@@ -161,6 +166,20 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	return 0;
 }
 
+/* Payload of a message with one flow nest (crem_put_flow). */
+static size_t crem_flow_msg_size(void)
+{
+	return nla_total_size(0) +		/* CREM_A_CMD_FLOW */
+	       4 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, loss-ppm */
+	       3 * nla_total_size(4) +		/* src, dst, peer */
+	       8 * nla_total_size(sizeof(u8)) + /* side, state, config-id, scheme, k, m,
+						  * loss-class, breaker */
+	       nla_total_size(sizeof(u16)) +	/* symbol-len */
+	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
+	       nla_total_size(0) +		/* stats */
+	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
+}
+
 /* cb->args[0]: flows already sent (by position in the table's list). */
 int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -176,7 +195,9 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	if (!fi)
 		return -ENOMEM;
 	rcu_read_lock();
-	cb->seq = READ_ONCE(t->gen);
+	/* Any change since the dump's first part flags the next message (or
+	 * NLMSG_DONE) NLM_F_DUMP_INTR; +1: a seq of 0 would mean "unset". */
+	cb->seq = READ_ONCE(t->gen) + 1;
 	list_for_each_entry_rcu(f, &t->list, all) {
 		if (i++ < skip)
 			continue;
@@ -199,4 +220,190 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	kfree(fi);
 	cb->args[0] = i;
 	return err ?: skb->len;
+}
+
+/* Which flow a flow-get/flow-del names: id, and side and peer if given. */
+struct crem_flow_sel {
+	u32 id;
+	int side; /* -1: either */
+	__be32 peer; /* 0: any */
+};
+
+static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
+			       struct crem_flow_sel *sel)
+{
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr *nest;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
+		NL_SET_ERR_MSG(extack, "a flow nest with the flow's id is required");
+		return -EINVAL;
+	}
+	nest = info->attrs[CREM_A_CMD_FLOW];
+	err = nla_parse_nested(tb, CREM_A_FLOW_MAX, nest, crem_flow_nl_policy, extack);
+	if (err)
+		return err;
+	if (NL_REQ_ATTR_CHECK(extack, nest, tb, CREM_A_FLOW_ID)) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "the flow's id is required");
+		return -EINVAL;
+	}
+	sel->id = nla_get_u32(tb[CREM_A_FLOW_ID]);
+	if (!sel->id) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_ID],
+				    "id 0 names no flow (a flow still negotiating has no id yet)");
+		return -EINVAL;
+	}
+	sel->side = -1;
+	if (tb[CREM_A_FLOW_SIDE]) /* the policy allows only csf and crf */
+		sel->side = nla_get_u8(tb[CREM_A_FLOW_SIDE]);
+	sel->peer = 0;
+	if (tb[CREM_A_FLOW_PEER]) {
+		if (nla_len(tb[CREM_A_FLOW_PEER]) != 4) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_PEER],
+					    "peer must be an IPv4 address (4 octets): flows are IPv4 only");
+			return -EINVAL;
+		}
+		sel->peer = nla_get_in_addr(tb[CREM_A_FLOW_PEER]);
+	}
+	return 0;
+}
+
+/*
+ * The one flow @sel names, under RCU or the table lock; else NULL with the
+ * reason in extack and *err set.
+ */
+static struct crem_flow *crem_flow_find(struct crem_flows *t, const struct crem_flow_sel *sel,
+					struct nlattr **tb, struct netlink_ext_ack *extack,
+					int *err)
+{
+	struct crem_flow *f, *found = NULL;
+	int n = 0;
+
+	list_for_each_entry_rcu(f, &t->list, all, lockdep_is_held(&t->lock)) {
+		if (READ_ONCE(f->flow_id) != sel->id ||
+		    (sel->side >= 0 && f->key.side != sel->side) ||
+		    (sel->peer && f->peer != sel->peer))
+			continue;
+		found = f;
+		n++;
+	}
+	if (n == 1)
+		return found;
+	if (!n) {
+		if (sel->side >= 0 || sel->peer)
+			NL_SET_ERR_MSG_FMT(extack, "no flow with id %u%s%s", sel->id,
+					   sel->side >= 0 ? " on that side" : "",
+					   sel->peer ? " with that peer" : "");
+		else
+			NL_SET_ERR_MSG_FMT(extack, "no flow with id %u", sel->id);
+		NL_SET_BAD_ATTR(extack, tb[CREM_A_FLOW_ID]);
+		*err = -ENOENT;
+	} else {
+		NL_SET_ERR_MSG_FMT(extack, "%d flows have id %u: give side (and peer) too",
+				   n, sel->id);
+		NL_SET_BAD_ATTR(extack, tb[CREM_A_FLOW_ID]);
+		*err = -ENOTUNIQ;
+	}
+	return NULL;
+}
+
+int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct crem_net *cn = crem_net(genl_info_net(info));
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
+	struct crem_flow_info *fi;
+	struct crem_flow_sel sel;
+	struct crem_flow *f;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	err = crem_flow_sel_parse(info, tb, &sel);
+	if (err)
+		return err;
+	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!fi || !msg)
+		goto out;
+	hdr = genlmsg_iput(msg, info);
+	err = -EMSGSIZE;
+	if (!hdr)
+		goto out;
+	rcu_read_lock();
+	f = crem_flow_find(&cn->flows, &sel, tb, info->extack, &err);
+	if (f)
+		err = crem_put_flow(msg, f, fi);
+	rcu_read_unlock();
+	if (err)
+		goto out;
+	genlmsg_end(msg, hdr);
+	kfree(fi);
+	return genlmsg_reply(msg, info);
+out:
+	nlmsg_free(msg);
+	kfree(fi);
+	return err;
+}
+
+int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct crem_net *cn = crem_net(genl_info_net(info));
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow_sel sel;
+	struct crem_flow *f;
+	LIST_HEAD(gone);
+	int err;
+
+	err = crem_flow_sel_parse(info, tb, &sel);
+	if (err)
+		return err;
+	spin_lock_bh(&t->lock);
+	f = crem_flow_find(t, &sel, tb, info->extack, &err);
+	if (f) {
+		crem_flow_unlink(t, f);
+		list_add(&f->kill, &gone);
+	}
+	spin_unlock_bh(&t->lock);
+	if (!f)
+		return err;
+	crem_flows_reap(cn, &gone, true, true);
+	return 0;
+}
+
+struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&crem_nl_family, cn->net, CREM_NLGRP_EVENTS))
+		return NULL;
+	/* Sized to the flow: many queue up at a listener during churn. */
+	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
+	if (!msg)
+		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
+	return msg;
+}
+
+void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd)
+{
+	struct crem_flow_info fi; /* ~240 octets: no allocation here */
+	void *hdr;
+	int err;
+
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &crem_nl_family, 0, cmd);
+	if (!hdr || crem_put_flow(msg, f, &fi)) {
+		nlmsg_free(msg);
+		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	/* GFP_ATOMIC: the creation path sends under RCU. */
+	err = genlmsg_multicast_netns(&crem_nl_family, cn->net, msg, 0, CREM_NLGRP_EVENTS,
+				      GFP_ATOMIC);
+	if (err && err != -ESRCH) /* -ESRCH: the listeners left meanwhile */
+		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 }

@@ -70,11 +70,13 @@ JSON (-j):
     set of netlink/crem.yaml, in spec order; every value is a u64:
       hooks            roce-local-in, roce-forward, roce-local-out, sources,
                        non-sources, malformed
-      flows, messages  flows-created, flows-expired (removed when idle 30 s,
+      flows, messages  flows-created, flows-removed (flow-del, port change,
+                       role disabled), flows-expired (removed when idle 30 s,
                        or unprotected/closed 5 s), msgs-in, msgs-out
       drops            drop-flow-limit, drop-flow-alloc, drop-memory,
                        drop-linearize, drop-msg-invalid, drop-msg-peer,
-                       drop-msg-no-flow, drop-send
+                       drop-msg-no-flow, drop-send, drop-notify (flow-up or
+                       flow-down notifications not sent)
       gauges           flows-active (flows in the table now), memory
                        (octets held by all flows now)
       totals           an object, not a number: the flow-stats counters
@@ -87,8 +89,8 @@ JSON (-j):
 const FLOW_JSON: &str = "\
 JSON (-j):
     {\"flow\": [FLOW, ...]}: one object per flow in dump order, [] when there
-    are none; 'flow show ID' prints the same shape with only that ID's
-    flows. The keys of FLOW are the \"flow\" set's attribute names, in spec
+    are none; 'flow show ID' prints the same shape with the one flow (or,
+    without a side, every flow with that ID). The keys of FLOW are the \"flow\" set's attribute names, in spec
     order:
       id               u32, the Flow ID assigned by the CRF
       src, dst         strings: the RDMA connection's IPv4/IPv6 addresses
@@ -268,17 +270,29 @@ CAP_NET_ADMIN); the gauges reflect the flows that exist and stay.",
         action: Option<StatsAction>,
     },
 
-    /// Print configuration-change notifications as they happen
+    /// Print configuration and flow notifications as they happen
     #[command(
         long_about = "\
 Subscribes to the family's \"events\" multicast group and prints every
-config-changed notification of this namespace: one line of text, or with -j
-one JSON object per line: {\"event\": \"config-changed\", \"config\": {...}}.
-Output is flushed after each event, so it can be piped.",
+notification of this namespace as it arrives, one line each:
+
+    config-changed   the configuration changed (config-set): the new one
+    flow-up          a flow was set up: ID, side, addresses, destination
+                     QP, peer and state
+    flow-down        a flow was removed (flow del, port change, role
+                     disabled), with its last state; no notification is
+                     sent for the flows of a namespace being deleted
+
+With -j, one JSON object per line (even with --pretty):
+{\"event\": \"config-changed\", \"config\": {...}} or
+{\"event\": \"flow-up\" | \"flow-down\", \"flow\": FLOW}, FLOW as in
+'crem-ctl flow --help'. Output is flushed after each event, so it can be
+piped. A notification the kernel could not send (out of memory) is counted
+in the drop-notify counter of 'crem-ctl stats'.",
         after_long_help = const_format_read()
     )]
     Monitor {
-        /// Exit after N notifications
+        /// Exit after N notifications (of any kind)
         #[arg(long, value_name = "N")]
         count: Option<u64>,
     },
@@ -305,10 +319,23 @@ subcommand, 'flow' is 'flow list': a table with one line per flow
     MEMORY       octets held for the flow
     AGE          time since the flow was set up
 
-and '-' for an attribute the module did not send. 'flow show ID' prints the
-flows with that ID (a node that is both CSF and CRF may have two) with every
-attribute and every counter. An enum value this crem-ctl does not know is
-shown as unknown(N) (in JSON: N).",
+and '-' for an attribute the module did not send. A dump the kernel flags as
+interrupted (the table changed while it ran, NLM_F_DUMP_INTR) is repeated, up
+to 10 times, so every flow is listed once; if the table never holds still,
+crem-ctl fails (exit 1) rather than print a torn list.
+
+'flow show ID [side csf|crf] [peer ADDR]' prints one flow with every
+attribute and every counter. Flow IDs are assigned by each CRF, so the same
+ID may name a CSF and a CRF flow (or flows of two peers): side and peer then
+choose one; without them every flow with that ID is shown. (A module without
+flow-get's do is asked for the whole dump, filtered here.)
+
+'flow del ID [side csf|crf] [peer ADDR]' removes one flow (needs
+CAP_NET_ADMIN): its engine closes, sending CLOSE (reason normal) to the peer
+if the flow was established, and releasing what it held. New packets of the
+connection set the flow up again.
+
+An enum value this crem-ctl does not know is shown as unknown(N) (in JSON: N).",
         after_long_help = flow_help()
     )]
     Flow {
@@ -431,16 +458,23 @@ enum FlowAction {
     /// List the protected flows, one line each (flow-get dump)
     #[command(after_long_help = flow_help())]
     List,
-    /// Show one flow with all its attributes and counters
+    /// Show one flow with all its attributes and counters (flow-get)
     #[command(after_long_help = flow_help())]
     Show {
         /// Flow ID
         id: String,
+        /// side csf|crf, peer ADDR: which flow, if several have the ID
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
+        sel: Vec<String>,
     },
-    /// Delete a protected flow by ID (the module has no such command yet)
+    /// Remove a protected flow, closing it toward the peer (flow-del)
+    #[command(after_long_help = flow_help())]
     Del {
         /// Flow ID
         id: String,
+        /// side csf|crf, peer ADDR: which flow, if several have the ID
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
+        sel: Vec<String>,
     },
     /// Change a protected flow (the module has no such command yet)
     Set {
@@ -623,11 +657,112 @@ fn get_stats(c: &mut Conn) -> Res<Stats> {
 }
 
 fn get_flows(c: &mut Conn) -> Res<Vec<Flow>> {
-    let r = c.request(CMD_FLOW_GET, vec![], true)?;
+    let r = c.dump_consistent(CMD_FLOW_GET, vec![])?;
     Ok(r.iter()
         .filter_map(|m| m.nest(CMD_A_FLOW))
         .map(Flow::from_attrs)
         .collect())
+}
+
+/// Which flow 'flow show|del ID [side csf|crf] [peer ADDR]' names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct FlowSel {
+    id: u32,
+    side: Option<u8>,
+    peer: Option<std::net::IpAddr>,
+}
+
+impl FlowSel {
+    fn parse(id: &str, kv: &[String]) -> Res<FlowSel> {
+        let id =
+            id.parse::<u32>().ok().filter(|&i| i != 0).ok_or_else(|| {
+                Fail::Usage(format!("'{id}' is not a flow ID (a number, 1 or more)"))
+            })?;
+        let mut sel = FlowSel {
+            id,
+            ..FlowSel::default()
+        };
+        let mut it = kv.iter();
+        while let Some(k) = it.next() {
+            let v = it
+                .next()
+                .ok_or_else(|| Fail::Usage(format!("'{k}' needs a value")))?;
+            match k.as_str() {
+                "side" => {
+                    sel.side = Some(
+                        enum_value(SIDE, v)
+                            .ok_or_else(|| Fail::Usage(format!("side: '{v}' is not csf or crf")))?,
+                    )
+                }
+                "peer" => {
+                    let a = parse::parse_addr("peer", v).map_err(Fail::Usage)?;
+                    if !a.is_ipv4() {
+                        return Err(Fail::Usage(
+                            "peer: flows are IPv4 only in this version".into(),
+                        ));
+                    }
+                    sel.peer = Some(a);
+                }
+                _ => {
+                    return Err(Fail::Usage(format!(
+                        "unknown key '{k}' (expected side or peer)"
+                    )))
+                }
+            }
+        }
+        Ok(sel)
+    }
+
+    /// The request's "flow" nest.
+    fn attrs(&self) -> Vec<attr::Attr> {
+        let mut v = vec![attr::Attr::u32(FLOW_ID, self.id)];
+        if let Some(s) = self.side {
+            v.push(attr::Attr::u8(FLOW_SIDE, s));
+        }
+        if let Some(std::net::IpAddr::V4(a)) = self.peer {
+            v.push(attr::Attr::bytes(FLOW_PEER, a.octets().to_vec()));
+        }
+        vec![attr::Attr::nest(CMD_A_FLOW, v)]
+    }
+
+    fn matches(&self, f: &Flow) -> bool {
+        f.id == Some(self.id)
+            && self
+                .side
+                .is_none_or(|s| f.side.is_some_and(|x| x.value == s))
+            && self.peer.is_none_or(|p| {
+                f.peer
+                    .as_ref()
+                    .is_some_and(|x| x.0 == model::Addr::from(p).0)
+            })
+    }
+}
+
+/// The flows 'flow show' prints: flow-get's do, or the dump filtered here
+/// when the module has no do or several flows have the ID.
+fn show_flows(c: &mut Conn, sel: &FlowSel) -> Res<Vec<Flow>> {
+    if c.family.has_do(CMD_FLOW_GET) {
+        match c.request(CMD_FLOW_GET, sel.attrs(), false) {
+            Ok(r) => {
+                return Ok(r
+                    .iter()
+                    .filter_map(|m| m.nest(CMD_A_FLOW))
+                    .map(Flow::from_attrs)
+                    .collect())
+            }
+            // ENOTUNIQ: several flows have the ID; EOPNOTSUPP: no do.
+            Err(nl::Error::Kernel { errno, .. }) if errno == 76 || errno == 95 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let fl: Vec<Flow> = get_flows(c)?
+        .into_iter()
+        .filter(|f| sel.matches(f))
+        .collect();
+    if fl.is_empty() {
+        return Err(Fail::Failed(format!("no flow with id {}", sel.id)));
+    }
+    Ok(fl)
 }
 
 fn set_config(c: &mut Conn, cfg: &Config) -> Res {
@@ -770,22 +905,33 @@ fn run(cli: Cli) -> Res {
             let mut n = 0u64;
             while count.is_none_or(|c| n < c) {
                 for m in c.recv_notifications()? {
-                    if m.cmd != CMD_CONFIG_CHANGED {
+                    let Some(event) = op_name(m.cmd) else {
                         continue;
-                    }
-                    let cfg = m
-                        .nest(CMD_A_CONFIG)
-                        .map(|a| Config::from_attrs(a, true))
-                        .unwrap_or_default();
-                    out(&if j {
-                        // One object per line, even with --pretty.
-                        json(
-                            &serde_json::json!({ "event": "config-changed", "config": cfg }),
-                            false,
-                        )
-                    } else {
-                        format!("config-changed: {}\n", output::config_line(&cfg))
-                    });
+                    };
+                    // One object per line, even with --pretty.
+                    let line = match m.cmd {
+                        CMD_CONFIG_CHANGED => {
+                            let cfg = m
+                                .nest(CMD_A_CONFIG)
+                                .map(|a| Config::from_attrs(a, true))
+                                .unwrap_or_default();
+                            if j {
+                                json(&serde_json::json!({ "event": event, "config": cfg }), false)
+                            } else {
+                                format!("{event}: {}\n", output::config_line(&cfg))
+                            }
+                        }
+                        CMD_FLOW_UP | CMD_FLOW_DOWN => {
+                            let f = m.nest(CMD_A_FLOW).map(Flow::from_attrs).unwrap_or_default();
+                            if j {
+                                json(&serde_json::json!({ "event": event, "flow": f }), false)
+                            } else {
+                                format!("{event}: {}\n", output::flow_line(&f))
+                            }
+                        }
+                        _ => continue,
+                    };
+                    out(&line);
                     n += 1;
                     if count.is_some_and(|c| n >= c) {
                         break;
@@ -803,21 +949,13 @@ fn run(cli: Cli) -> Res {
                     output::flows(&fl)
                 });
             }
-            FlowAction::Del { id } | FlowAction::Set { id, .. } | FlowAction::Show { id }
-                if id.parse::<u32>().is_err() =>
-            {
+            FlowAction::Set { id, .. } if id.parse::<u32>().is_err() => {
                 return Err(Fail::Usage(format!("'{id}' is not a flow ID (a number)")));
             }
-            FlowAction::Show { id } => {
-                let id: u32 = id.parse().expect("checked");
+            FlowAction::Show { id, sel } => {
+                let sel = FlowSel::parse(&id, &sel)?;
                 let mut c = Conn::open()?;
-                let fl: Vec<Flow> = get_flows(&mut c)?
-                    .into_iter()
-                    .filter(|f| f.id == Some(id))
-                    .collect();
-                if fl.is_empty() {
-                    return Err(Fail::Failed(format!("no flow with ID {id}")));
-                }
+                let fl = show_flows(&mut c, &sel)?;
                 out(&if j {
                     json(&serde_json::json!({ "flow": fl }), pretty)
                 } else {
@@ -825,12 +963,10 @@ fn run(cli: Cli) -> Res {
                     t.join("\n")
                 });
             }
-            FlowAction::Del { id } => {
+            FlowAction::Del { id, sel } => {
+                let sel = FlowSel::parse(&id, &sel)?;
                 let mut c = Conn::open()?;
-                let cmd = CMD_FLOW_DEL.ok_or(nl::Error::Unsupported("flow del"))?;
-                let id: u32 = id.parse().expect("checked");
-                let nest = attr::Attr::nest(CMD_A_FLOW, vec![attr::Attr::u32(FLOW_ID, id)]);
-                c.request(cmd, vec![nest], false)?;
+                c.request(CMD_FLOW_DEL, sel.attrs(), false)?;
             }
             FlowAction::Set { args, .. } => {
                 if args.len() % 2 != 0 {
@@ -1012,10 +1148,31 @@ mod tests {
         let c = Cli::try_parse_from(["crem-ctl", "flow", "show", "7"]).unwrap();
         match c.cmd {
             Some(Cmd::Flow {
-                action: Some(FlowAction::Show { id }),
-            }) => assert_eq!(id, "7"),
+                action: Some(FlowAction::Show { id, sel }),
+            }) => {
+                assert_eq!(id, "7");
+                assert!(sel.is_empty());
+            }
             other => panic!("{other:?}"),
         }
+        let c = Cli::try_parse_from(["crem-ctl", "flow", "del", "9", "side", "crf"]).unwrap();
+        match c.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Del { id, sel }),
+            }) => {
+                let s = FlowSel::parse(&id, &sel).ok().unwrap();
+                assert_eq!(
+                    s,
+                    FlowSel {
+                        id: 9,
+                        side: Some(1),
+                        peer: None
+                    }
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["crem-ctl", "flow", "del"]).is_err());
         assert!(Cli::try_parse_from(["crem-ctl", "flow", "show"]).is_err());
         let c = Cli::try_parse_from(["crem-ctl", "-j", "stats"]).unwrap();
         assert!(matches!(
@@ -1026,6 +1183,50 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn flow_selector() {
+        let kv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = FlowSel::parse("7", &kv(&["peer", "10.0.0.2", "side", "csf"]))
+            .ok()
+            .unwrap();
+        assert_eq!(s.side, Some(0));
+        assert_eq!(s.peer, Some("10.0.0.2".parse().unwrap()));
+        // The request: flow { id 7, side 0, peer 10.0.0.2 }.
+        assert_eq!(
+            s.attrs(),
+            vec![attr::Attr::nest(
+                CMD_A_FLOW,
+                vec![
+                    attr::Attr::u32(FLOW_ID, 7),
+                    attr::Attr::u8(FLOW_SIDE, 0),
+                    attr::Attr::bytes(FLOW_PEER, vec![10, 0, 0, 2]),
+                ]
+            )]
+        );
+        let bad = |id: &str, v: &[&str]| matches!(FlowSel::parse(id, &kv(v)), Err(Fail::Usage(_)));
+        assert!(bad("0", &[]), "id 0 names no flow");
+        assert!(bad("x", &[]));
+        assert!(bad("7", &["side"]), "a key without value");
+        assert!(bad("7", &["side", "both"]));
+        assert!(bad("7", &["peer", "2001:db8::1"]), "IPv4 only");
+        assert!(bad("7", &["qp", "1"]));
+        // Dump filtering (a module without flow-get's do).
+        let f = Flow {
+            id: Some(7),
+            side: Some(model::EnumVal {
+                names: SIDE,
+                value: 1,
+            }),
+            peer: Some(model::Addr(vec![10, 0, 0, 2])),
+            ..Flow::default()
+        };
+        assert!(!s.matches(&f), "side differs");
+        let crf = FlowSel::parse("7", &kv(&["side", "crf"])).ok().unwrap();
+        assert!(crf.matches(&f));
+        assert!(FlowSel::parse("7", &[]).ok().unwrap().matches(&f));
+        assert!(!FlowSel::parse("8", &[]).ok().unwrap().matches(&f));
     }
 
     /// The JSON sections of `stats --help` and `flow --help` name every

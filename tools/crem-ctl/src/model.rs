@@ -353,15 +353,22 @@ impl Stats {
 }
 
 impl Serialize for Stats {
-    /// `{"roce-local-in": N, ..., "memory": N, "totals": {"sources": N, ...}}`:
-    /// the attributes in spec order (`totals` is the set's last).
+    /// `{"roce-local-in": N, ..., "memory": N, ..., "totals": {"sources": N, ...}}`:
+    /// the attributes in spec order, `totals` in its place.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n = self.counters.0.len() + usize::from(self.totals.is_some());
         let mut m = s.serialize_map(Some(n))?;
+        let after_totals = |k: &str| STATS_SET.by_name(k).is_some_and(|a| a.id > STATS_TOTALS);
+        let mut totals = self.totals.as_ref();
         for (k, v) in &self.counters.0 {
+            if after_totals(k) {
+                if let Some(t) = totals.take() {
+                    m.serialize_entry("totals", t)?;
+                }
+            }
             m.serialize_entry(k, v)?;
         }
-        if let Some(t) = &self.totals {
+        if let Some(t) = totals {
             m.serialize_entry("totals", t)?;
         }
         m.end()
@@ -624,16 +631,15 @@ pub(crate) mod tests {
         let s = Stats::from_attrs(&attr::decode(&STATS_SET, &bytes).unwrap());
         let j = serde_json::to_value(&s).unwrap();
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        // Counters in spec order, then the totals object.
-        let mut want: Vec<&str> = STATS_SET
+        // Every attribute in spec order (the totals object in its place).
+        let want: Vec<&str> = STATS_SET
             .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty != AttrType::Pad)
             .map(|a| a.name)
             .collect();
-        want.push("totals");
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 21);
+        assert_eq!(keys.len(), 23);
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }

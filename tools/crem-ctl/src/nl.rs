@@ -29,6 +29,12 @@ use std::time::Duration;
 const NLM_F_CAPPED: u16 = 0x100;
 /// NLM_F_ACK_TLVS: extended ACK attributes follow.
 const NLM_F_ACK_TLVS: u16 = 0x200;
+/// NLM_F_DUMP_INTR: the dumped table changed while the dump ran.
+const NLM_F_DUMP_INTR: u16 = 0x10;
+/// GENL_CMD_CAP_DO: the operation has a `do`.
+const GENL_CMD_CAP_DO: u32 = 0x2;
+/// How many times a dump is tried before an inconsistent one is an error.
+pub const DUMP_TRIES: u32 = 10;
 const NLMSGERR_ATTR_MSG: u16 = 1;
 const NLMSGERR_ATTR_OFFS: u16 = 2;
 const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
@@ -151,6 +157,8 @@ pub enum Error {
     Io(&'static str, io::Error),
     /// No complete reply within [`REPLY_TIMEOUT`].
     Timeout(&'static str),
+    /// Every one of [`DUMP_TRIES`] dumps was interrupted by changes.
+    Inconsistent(&'static str),
     Decode(String),
 }
 
@@ -215,6 +223,11 @@ impl fmt::Display for Error {
                 REPLY_TIMEOUT.as_secs()
             ),
             Error::Decode(e) => write!(f, "malformed reply from the kernel: {e}"),
+            Error::Inconsistent(op) => write!(
+                f,
+                "{op}: the table changed during each of {DUMP_TRIES} dumps \
+                 (NLM_F_DUMP_INTR); try again"
+            ),
         }
     }
 }
@@ -244,6 +257,12 @@ pub struct Family {
 impl Family {
     pub fn has_op(&self, cmd: u8) -> bool {
         self.ops.iter().any(|(c, _)| *c == cmd as u32)
+    }
+    /// Whether `cmd` has a `do` (an older module has only flow-get's dump).
+    pub fn has_do(&self, cmd: u8) -> bool {
+        self.ops
+            .iter()
+            .any(|(c, f)| *c == cmd as u32 && f & GENL_CMD_CAP_DO != 0)
     }
     pub fn group(&self, name: &str) -> Option<u32> {
         self.groups.iter().find(|(n, _)| n == name).map(|x| x.1)
@@ -283,7 +302,7 @@ impl Conn {
             nlas: vec![GenlCtrlAttrs::FamilyName(uapi::FAMILY_NAME.to_string())],
         });
         let replies = match self.transact(req, false, "CTRL_CMD_GETFAMILY") {
-            Ok(r) => r,
+            Ok((r, _)) => r,
             Err(Error::Kernel { errno: 2, .. }) => return Err(Error::NoFamily),
             Err(e) => return Err(e),
         };
@@ -341,8 +360,31 @@ impl Conn {
         }
         let mut req = GenlMessage::from_payload(CremMsg { cmd, attrs });
         req.set_resolved_family_id(self.family.id);
-        let r = self.transact(req, dump, op)?;
+        let (r, _) = self.transact(req, dump, op)?;
         Ok(r.into_iter().map(|m| m.payload).collect())
+    }
+
+    /// A dump that saw no change while it ran: one the kernel did not flag
+    /// NLM_F_DUMP_INTR, retried up to [`DUMP_TRIES`] times (then
+    /// Error::Inconsistent). Within one consistent dump every object appears
+    /// once.
+    pub fn dump_consistent(&mut self, cmd: u8, attrs: Vec<Attr>) -> Result<Vec<CremMsg>, Error> {
+        let op = uapi::op_name(cmd).unwrap_or("request");
+        if !self.family.ops.is_empty() && !self.family.has_op(cmd) {
+            return Err(Error::Unsupported(op));
+        }
+        for _ in 0..DUMP_TRIES {
+            let mut req = GenlMessage::from_payload(CremMsg {
+                cmd,
+                attrs: attrs.clone(),
+            });
+            req.set_resolved_family_id(self.family.id);
+            let (r, intr) = self.transact(req, true, op)?;
+            if !intr {
+                return Ok(r.into_iter().map(|m| m.payload).collect());
+            }
+        }
+        Err(Error::Inconsistent(op))
     }
 
     fn transact<F>(
@@ -350,7 +392,7 @@ impl Conn {
         msg: GenlMessage<F>,
         dump: bool,
         op: &'static str,
-    ) -> Result<Vec<GenlMessage<F>>, Error>
+    ) -> Result<(Vec<GenlMessage<F>>, bool), Error>
     where
         F: GenlFamily + Emitable + ParseableParametrized<[u8], GenlHeader> + fmt::Debug,
     {
@@ -372,6 +414,7 @@ impl Conn {
             .to_vec();
 
         let mut out = Vec::new();
+        let mut intr = false;
         loop {
             let (data, _) = self.sock.recv_from_full().map_err(|e| {
                 if matches!(
@@ -399,6 +442,7 @@ impl Conn {
                     continue; // not ours (e.g. a stale reply)
                 }
                 let flags = m.header.flags;
+                intr |= dump && flags & NLM_F_DUMP_INTR != 0;
                 match m.payload {
                     NetlinkPayload::InnerMessage(g) => out.push(g),
                     NetlinkPayload::Error(e) => {
@@ -408,7 +452,7 @@ impl Conn {
                                 if let Some(w) = extack.msg {
                                     eprintln!("crem-ctl: warning from the kernel: {w}");
                                 }
-                                Ok(out)
+                                Ok((out, intr))
                             }
                             Some(code) => Err(kernel_error(op, -code.get(), extack, &attrs)),
                         };
@@ -420,7 +464,7 @@ impl Conn {
                         if d.code != 0 {
                             return Err(kernel_error(op, -d.code, extack, &attrs));
                         }
-                        return Ok(out);
+                        return Ok((out, intr));
                     }
                     _ => {}
                 }

@@ -113,7 +113,13 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "flows and messages",
-        &["flows-created", "flows-expired", "msgs-in", "msgs-out"],
+        &[
+            "flows-created",
+            "flows-removed",
+            "flows-expired",
+            "msgs-in",
+            "msgs-out",
+        ],
     ),
     (
         "drops",
@@ -126,6 +132,7 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
             "drop-msg-peer",
             "drop-msg-no-flow",
             "drop-send",
+            "drop-notify",
         ],
     ),
     ("now (gauges)", &["flows-active", "memory"]),
@@ -428,6 +435,20 @@ pub fn flow_detail(f: &Flow) -> String {
         None => s.push_str("  counters:   -\n"),
     }
     s
+}
+
+/// One line for a flow-up/flow-down notification.
+pub fn flow_line(f: &Flow) -> String {
+    format!(
+        "id {} {} {} -> {} dest-qp {} peer {} state {}",
+        opt(f.id),
+        opt(f.side),
+        or_dash(f.src.as_ref().map(|a| a.to_string())),
+        or_dash(f.dst.as_ref().map(|a| a.to_string())),
+        or_dash(f.dest_qp.map(|q| format!("0x{q:06x}"))),
+        or_dash(f.peer.as_ref().map(|a| a.to_string())),
+        opt(f.state),
+    )
 }
 
 /// One line for a config-changed notification.

@@ -11,7 +11,7 @@
 pub const FAMILY_NAME: &str = "crem";
 /// Family version (`CREM_FAMILY_VERSION`).
 pub const FAMILY_VERSION: u8 = 1;
-/// Multicast group of the config-changed notifications (`CREM_MCGRP_EVENTS`).
+/// Multicast group of the notifications (config-changed, flow-up, flow-down).
 pub const MCGRP_EVENTS: &str = "events";
 
 // Commands (`enum { CREM_CMD_* }`).
@@ -21,11 +21,12 @@ pub const CMD_STATS_GET: u8 = 3;
 pub const CMD_STATS_RESET: u8 = 4;
 pub const CMD_FLOW_GET: u8 = 5;
 pub const CMD_CONFIG_CHANGED: u8 = 6;
-/// `flow-del` is not in the spec yet: no command number exists, so
-/// `crem-ctl flow del` reports that the module does not support it. When the
+pub const CMD_FLOW_DEL: u8 = 7;
+pub const CMD_FLOW_UP: u8 = 8;
+pub const CMD_FLOW_DOWN: u8 = 9;
+/// `flow-set` is not in the spec yet: no command number exists, so
+/// `crem-ctl flow set` reports that the module does not support it. When the
 /// spec gains the op, the YAML test fails until this is set.
-pub const CMD_FLOW_DEL: Option<u8> = None;
-/// `flow-set`: likewise not in the spec yet.
 pub const CMD_FLOW_SET: Option<u8> = None;
 
 /// All operations of the spec, by YAML name (for messages and the test).
@@ -36,6 +37,9 @@ pub const OPS: &[(&str, u8)] = &[
     ("stats-reset", CMD_STATS_RESET),
     ("flow-get", CMD_FLOW_GET),
     ("config-changed", CMD_CONFIG_CHANGED),
+    ("flow-del", CMD_FLOW_DEL),
+    ("flow-up", CMD_FLOW_UP),
+    ("flow-down", CMD_FLOW_DOWN),
 ];
 
 // enum crem_role / crem_recovery / crem_flow_state / crem_loss_class /
@@ -102,7 +106,9 @@ pub const STATS_DROP_SEND: u16 = 18;
 pub const STATS_FLOWS_ACTIVE: u16 = 19;
 pub const STATS_MEMORY: u16 = 20;
 pub const STATS_TOTALS: u16 = 21;
-pub const STATS_FLOWS_EXPIRED: u16 = 22;
+pub const STATS_FLOWS_REMOVED: u16 = 22;
+pub const STATS_DROP_NOTIFY: u16 = 23;
+pub const STATS_FLOWS_EXPIRED: u16 = 24;
 
 // Attribute set "flow-stats" (CREM_A_FLOW_STATS_*).
 pub const FLOW_STATS_PAD: u16 = 1;
@@ -322,6 +328,8 @@ pub static STATS_SET: AttrSet = AttrSet {
         a(STATS_FLOWS_ACTIVE, "flows-active", U64),
         a(STATS_MEMORY, "memory", U64),
         a(STATS_TOTALS, "totals", Nest(&FLOW_STATS_SET)),
+        a(STATS_FLOWS_REMOVED, "flows-removed", U64),
+        a(STATS_DROP_NOTIFY, "drop-notify", U64),
         a(STATS_FLOWS_EXPIRED, "flows-expired", U64),
     ],
 };
@@ -573,11 +581,7 @@ mod tests {
                         .unwrap_or(0)
                 })
         };
-        assert_eq!(
-            CMD_FLOW_DEL,
-            find_op("flow-del"),
-            "flow-del appeared in the spec"
-        );
+        assert_eq!(Some(CMD_FLOW_DEL), find_op("flow-del"), "flow-del");
         assert_eq!(
             CMD_FLOW_SET,
             find_op("flow-set"),

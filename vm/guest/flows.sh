@@ -1,0 +1,160 @@
+#!/bin/sh
+# Flows without RDMA: two netns on a veth, n1 (10.0.0.1) a gateway whose peer
+# for 192.0.2.0/24 is n2 (10.0.0.2); n2 sends HELLOs (vm/guest/flows/hello.py)
+# that make n1 set up CRF flows. Checked with the kernel's YNL client and
+# crem-ctl: dump, flow-get (do) and its extack reasons, flow-del and its
+# permission, flow-up/flow-down notifications, counters, and the dump under
+# churn (never fails, never lists a flow twice; NLM_F_DUMP_INTR noted).
+# Arguments: module=KO ctl=CREM-CTL-BINARY ksrc=DIR spec=YAML
+set -u
+here=$(dirname "$0")
+. "$here/common.sh"
+CTL=$arg_ctl
+mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+mkdir -p /tmp/fl && cp "$here"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
+YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --schema /tmp/ynl/genetlink.yaml --output-json"
+N1="ip netns exec n1" N2="ip netns exec n2"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; echo "$2" | sed 's/^/    # /'; }
+# check NAME RC PATTERN CMD...: exit status RC, stdout+stderr matching PATTERN.
+check() {
+  name=$1 want=$2 pat=$3; shift 3
+  out=$("$@" 2>&1); rc=$?
+  flat=$(printf '%s' "$out" | tr '\n' ' ' | sed 's/ *$//')
+  if [ "$rc" = "$want" ] && printf '%s\n' "$flat" | grep -Eq -- "$pat"; then
+    ok "$name"
+  else
+    bad "$name" "exit $rc (want $want); output:
+$out"
+  fi
+}
+# jq-like helper: py EXPR reads JSON on stdin as j and prints EXPR.
+py() { python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+nflows() { $N1 $YNL --dump flow-get | py 'len(j)'; }
+# wait_flows N: until the dump shows N flows (creation is a work item).
+wait_flows() {
+  i=0
+  while [ "$(nflows)" != "$1" ]; do
+    i=$((i + 1)); [ $i -gt 50 ] && return 1; sleep 0.1
+  done
+}
+
+insmod "$arg_module" || exit 1
+ip netns add n1 && ip netns add n2
+ip link add v1 netns n1 type veth peer name v2 netns n2
+ip -n n1 addr add 10.0.0.1/24 dev v1 && ip -n n2 addr add 10.0.0.2/24 dev v2
+for n in n1 n2; do ip -n $n link set lo up; done
+ip -n n1 link set v1 up && ip -n n2 link set v2 up
+check "n1: gateway on port 7470, peer 10.0.0.2 for 192.0.2.0/24" 0 "^$" \
+  $N1 "$CTL" set port 7470 role gateway max-flows 256 peer 192.0.2.0/24=10.0.0.2
+
+# Listeners first: flow-up for each flow, flow-down for each deletion.
+# (cli.py --subscribe only sleeps a fixed time: sub.py stops after N.)
+$N1 timeout 300 "$CTL" -j monitor --count 12 >/tmp/ev-ctl.json 2>&1 &
+ctl_pid=$!
+$N1 timeout 300 "$CTL" monitor --count 12 >/tmp/ev-ctl.txt 2>&1 &
+txt_pid=$!
+$N1 python3 /tmp/fl/sub.py 12 300 /tmp/sub.ready >/tmp/ev-ynl.json 2>&1 &
+ynl_pid=$!
+wait_file /tmp/sub.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-ynl.json)"
+sleep 0.5
+$N2 python3 /tmp/fl/hello.py 1 10
+if wait_flows 10; then ok "10 HELLOs from the peer set up 10 CRF flows"; else
+  bad "10 HELLOs from the peer set up 10 CRF flows" "$($N1 $YNL --dump flow-get)"; fi
+$N1 $YNL --dump flow-get >/tmp/dump.json
+check "every flow: crf, 192.0.2.1 -> 203.0.113.1, peer 10.0.0.2, an id" 0 "^True" \
+  py "all(f['flow']['side'] == 'crf' and f['flow']['src'] == 'c0000201' and f['flow']['dst'] == 'cb007101' and f['flow']['peer'] == '0a000002' and f['flow']['id'] > 0 for f in j), sorted(f['flow']['dest-qp'] for f in j) == list(range(1, 11))" </tmp/dump.json
+check "crem-ctl -j flow lists the same 10 flows" 0 "^10$" \
+  sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; j=json.load(sys.stdin)[\"flow\"]; print(len(set(f[\"id\"] for f in j)))'"
+id1=$(py 'j[0]["flow"]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["flow"]["dest-qp"]' </tmp/dump.json)
+id2=$(py 'j[1]["flow"]["id"]' </tmp/dump.json)
+bogus=$(py 'next(i for i in range(1, 99) if i not in [f["flow"]["id"] for f in j])' </tmp/dump.json)
+check "flow-get do by id returns that one flow" 0 "^\{'flow': \{'id': $id1,.*'dest-qp': $qp1," \
+  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $id1}}' | tr '\"' \"'\""
+check "flow-get do by id and side" 0 "'id': $id1," \
+  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $id1, \"side\": 1}}' | tr '\"' \"'\""
+check "flow-get of an unknown id: extack names it" 1 "no flow with id $bogus" \
+  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $bogus}}"
+check "flow-get on the wrong side: no such flow" 1 "no flow with id $id1 on that side" \
+  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"side\": 0}}"
+check "flow-get without id: extack" 1 "the flow's id is required" \
+  $N1 $YNL --do flow-get --json '{"flow": {"side": 1}}'
+check "flow-get with side 5: the policy refuses it, naming flow.side" 1 "integer out of range.*'bad-attr': '.flow.side'" \
+  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"side\": 5}}"
+check "flow-get with a 16-octet peer: extack" 1 "peer must be an IPv4 address" \
+  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"peer\": \"20010db8000000000000000000000001\"}}"
+check "crem-ctl flow show ID (flow-get do)" 0 "\"id\":$id1,.*\"dest-qp\":$qp1," \
+  $N1 "$CTL" -j flow show "$id1"
+check "crem-ctl flow show ID side crf peer 10.0.0.2" 0 "^flow $id1:.*side: +crf" \
+  $N1 "$CTL" flow show "$id1" side crf peer 10.0.0.2
+check "crem-ctl flow show of an unknown id: kernel's reason, exit 1" 1 "no flow with id $bogus" \
+  $N1 "$CTL" flow show "$bogus"
+# Permissions: reading is open, deleting needs CAP_NET_ADMIN over n1.
+check "nobody cannot delete a flow (EPERM)" 1 "Operation not permitted|EPERM" \
+  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+check "root of a user namespace cannot delete n1's flows" 1 "Operation not permitted|EPERM" \
+  $N1 unshare -r $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+check "crem-ctl flow del as nobody: exit 4" 4 "CAP_NET_ADMIN" \
+  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow del "$id1"
+check "nobody can read a flow" 0 "'id': $id1," \
+  sh -c "$N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-get --json '{\"flow\": {\"id\": $id1}}' | tr '\"' \"'\""
+check "flow-del by id (cli.py)" 0 "^null" $N1 $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+check "the deleted flow is gone" 1 "no flow with id $id1" \
+  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1}}"
+check "flow-del of an unknown id: extack" 1 "no flow with id $bogus" \
+  $N1 $YNL --do flow-del --json "{\"flow\": {\"id\": $bogus}}"
+check "crem-ctl flow del ID side crf" 0 "^$" $N1 "$CTL" flow del "$id2" side crf
+check "8 flows left" 0 "^8$" nflows
+check "stats: flows-created 10, flows-removed 2, flows-active 8, no notification dropped" 0 \
+  "^\[10, 2, 8, 0\]" sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print([s[k] for k in (\"flows-created\", \"flows-removed\", \"flows-active\", \"drop-notify\")])'"
+wait $ynl_pid $ctl_pid $txt_pid
+check "YNL subscriber: 10 flow-up, then flow-down of both deleted flows" 0 "^\[10, \[$id1, $id2\]\]" \
+  py "[sum(e['name'] == 'flow-up' for e in j), [e['msg']['flow']['id'] for e in j if e['name'] == 'flow-down']]" </tmp/ev-ynl.json
+check "crem-ctl -j monitor: the same 12 events" 0 "^\[10, \[$id1, $id2\], 'crf'\]" \
+  python3 -c "import json; j=[json.loads(l) for l in open('/tmp/ev-ctl.json')]; print([sum(e['event'] == 'flow-up' for e in j), [e['flow']['id'] for e in j if e['event'] == 'flow-down'], j[0]['flow']['side']])"
+check "crem-ctl monitor (text)" 0 "flow-up: id [0-9]+ crf 192.0.2.1 -> 203.0.113.1 dest-qp 0x0000(0[1-9]|0a) peer 10.0.0.2 state protected.*flow-down: id $id1 " \
+  cat /tmp/ev-ctl.txt
+
+# Churn: n2 keeps asking for new flows, n1 keeps deleting down to 40; the
+# dumps meanwhile must never fail nor list a flow twice.
+$N2 python3 /tmp/fl/hello.py 100 40 0.001
+wait_flows 48 || bad "48 flows before the churn" "$(nflows)"
+( $N2 python3 /tmp/fl/hello.py 1000 3000 0.0015 >/dev/null 2>&1 & $N1 python3 /tmp/fl/churn_del.py 5 40 >/tmp/deleted.txt 2>&1; wait )&
+churn=$!
+sleep 0.3
+$N1 python3 /tmp/fl/dump.py 4 >/tmp/dumps.json 2>&1
+ctl_runs=0 ctl_bad=0
+for i in $(seq 10); do
+  if $N1 "$CTL" -j flow >/tmp/ctl-dump.json 2>/tmp/ctl-dump.err; then
+    ctl_runs=$((ctl_runs + 1))
+    python3 -c "import json; j=json.load(open('/tmp/ctl-dump.json'))['flow']; k=[(f['id'], f['side'], f['peer']) for f in j]; exit(len(k) != len(set(k)))" || ctl_bad=$((ctl_bad + 1))
+  elif ! grep -q "NLM_F_DUMP_INTR" /tmp/ctl-dump.err; then
+    ctl_bad=$((ctl_bad + 1)); cat /tmp/ctl-dump.err
+  fi
+done
+wait $churn
+echo "    # churn: $(cat /tmp/dumps.json); flows deleted: $(cat /tmp/deleted.txt); crem-ctl: $ctl_runs/10 consistent dumps"
+check "churn: every YNL dump succeeded, none listed a flow twice" 0 "^True" \
+  py "j['failures'] == 0 and j['duplicates'] == 0 and j['dumps'] > 5" </tmp/dumps.json
+check "churn: flows were created and deleted meanwhile" 0 "^True" \
+  python3 -c "print(int(open('/tmp/deleted.txt').read()) > 20)"
+[ "$ctl_bad" = 0 ] && ok "churn: crem-ctl -j flow never failed otherwise nor listed a flow twice ($ctl_runs/10 consistent, the rest retried 10 times)" \
+  || bad "churn: crem-ctl -j flow" "$ctl_bad bad runs"
+# Teardown by configuration: the role off removes every flow, with flow-down.
+left=$(nflows)
+$N1 python3 /tmp/fl/sub.py "$left" 120 /tmp/sub2.ready >/tmp/ev-off.json 2>&1 &
+sub=$!
+wait_file /tmp/sub2.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-off.json)"
+$N1 "$CTL" set role disabled port 0
+wait $sub
+check "disabling the role removes all flows" 0 "^0$" nflows
+check "...each with a flow-down ($left)" 0 "^$left$" \
+  py "sum(e['name'] == 'flow-down' for e in j)" </tmp/ev-off.json
+ip netns del n2
+ip netns del n1
+rmmod crem || bad "rmmod" ""
+kmemleak_report
+echo "flows: $pass passed, $fail failed"
+[ "$fail" = 0 ]

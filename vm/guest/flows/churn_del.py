@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""churn_del.py SECONDS KEEP: for SECONDS, delete a random flow whenever more
+than KEEP exist (flow-get dump, then flow-del by id and side). Run in n1."""
+import random
+import sys
+import time
+sys.path.insert(0, '/tmp/ynl')
+from lib import YnlFamily, NlError  # noqa: E402
+
+ynl = YnlFamily('/tmp/ynl/crem.yaml', '/tmp/ynl/genetlink.yaml')
+end, keep, deleted = time.time() + float(sys.argv[1]), int(sys.argv[2]), 0
+while time.time() < end:
+    flows = [m['flow'] for m in ynl.dump('flow-get', {})]
+    if len(flows) <= keep:
+        time.sleep(0.01)
+        continue
+    for f in random.sample(flows, len(flows) - keep):
+        try:
+            ynl.do('flow-del', {'flow': {'id': f['id'], 'side': f['side']}})
+            deleted += 1
+        except NlError:
+            pass  # gone meanwhile
+print(deleted)
