@@ -46,8 +46,8 @@ debug_steps() {
   step debug-netlink-qemu "$here/netlink.sh" "$dko" debug
   step debug-flows-qemu "$here/flows.sh" "$dko" "$ctl" debug
   step debug-crem-ctl-qemu "$here/crem-ctl.sh" "$dko" "$ctl" debug
-  step debug-e2e-smoke "$here/e2e.sh" smoke debug
-  # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak.
+  # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak
+  # (the gateway topology of the smoke case, with traffic through the datapath).
   step debug-e2e-adversarial "$here/e2e.sh" adversarial debug
   step debug-e2e-host "$here/e2e.sh" host debug
 }
