@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug demo fuzz bench clean help netlink-gen
+	check-debug check-debug-all demo fuzz bench clean help netlink-gen
 
 all: module
 
@@ -20,6 +20,7 @@ help:
 	@echo "make              build crem.ko against KDIR (default: the cached kernel)"
 	@echo "make check        every test: cargo fmt/clippy/test, module, KUnit and e2e in QEMU"
 	@echo "make check-debug  KUnit and e2e on the debug kernel (KASAN, lockdep, kmemleak)"
+	@echo "make check-debug-all  every in-VM step on the debug kernel"
 	@echo "make demo         RDMA over the emulated lossy long link, with and without CREM"
 	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 30) each"
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
@@ -54,6 +55,10 @@ check:
 
 check-debug:
 	vm/check.sh debug
+
+# Every in-VM step on the debug kernel (longer than CI's representative set).
+check-debug-all:
+	CREM_CHECK_DEBUG_ALL=1 vm/check.sh debug
 
 # The demo needs crem.ko (gateways) and crem-ctl (their configuration).
 demo: module
