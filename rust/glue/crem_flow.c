@@ -541,6 +541,7 @@ static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len)
 {
 	spin_lock(&f->lock);
 	if (!f->dead) {
+		f->last_ns = crem_now();
 		f->ctr.msgs_in++;
 		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, f->key.side);
 		crem_flow_arm(f);

@@ -3,18 +3,23 @@
  * The flow collector: once a second while flows exist, removes the flows
  * nothing uses any more, so that memory stays bounded by live traffic and a
  * flow whose negotiation failed or that was closed gets a fresh start:
- *   - idle: no packet and no message for CREM_IDLE_NS (RDMA QP numbers are
+ *   - idle: no packet and no message for flow_idle_s (RDMA QP numbers are
  *     reused, and a new connection must not inherit an old PSN space);
  *   - unprotected (HELLO never answered) or closed, for CREM_RETRY_NS: the
  *     next packet of the flow asks for a new one, with a new HELLO.
  */
+#include <linux/module.h>
 #include <linux/workqueue.h>
 #include <linux/netdevice.h>
 #include "crem_flow.h"
 
 #define CREM_GC_PERIOD HZ
-#define CREM_IDLE_NS (30ULL * NSEC_PER_SEC)
 #define CREM_RETRY_NS (5ULL * NSEC_PER_SEC)
+
+/* Seconds without packets or messages before a flow is removed; 0: never. */
+static unsigned int flow_idle_s = 30;
+module_param(flow_idle_s, uint, 0644);
+MODULE_PARM_DESC(flow_idle_s, "seconds a flow may stay idle before it is removed (0 = never)");
 
 /* Flow states of the netlink flow-state enum (rust/flow.rs state_code). */
 #define CREM_STATE_UNPROTECTED 2
@@ -27,8 +32,10 @@ void crem_gc_start(struct crem_net *cn)
 
 static bool crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
 {
+	u64 idle = (u64)READ_ONCE(flow_idle_s) * NSEC_PER_SEC;
+
 	crem_flow_info(f, fi);
-	if (now - READ_ONCE(f->last_ns) > CREM_IDLE_NS)
+	if (idle && now - READ_ONCE(f->last_ns) > idle)
 		return true;
 	return (fi->state == CREM_STATE_UNPROTECTED || fi->state == CREM_STATE_CLOSED) &&
 	       now - f->created_ns > CREM_RETRY_NS;
