@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all demo fuzz bench clean help netlink-gen
+	check-debug check-debug-all check-flows demo fuzz bench clean help netlink-gen
 
 all: module
 
@@ -55,6 +55,11 @@ check:
 
 check-debug:
 	vm/check.sh debug
+
+# The flows test (flow-get/del, events, dump consistency under churn): ~10 min.
+check-flows: module
+	cargo build -p crem-ctl --release
+	vm/flows.sh crem.ko target/release/crem-ctl normal
 
 # Every in-VM step on the debug kernel (longer than CI's representative set).
 check-debug-all:
