@@ -16,7 +16,7 @@ use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
 use crate::crem_core::gf::MulTable;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce::{self, Bth, RocePacket};
+use crate::crem_core::roce::{self, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, Message};
 use crate::ffi;
 use crate::host::{self, Host};
@@ -228,6 +228,16 @@ fn workspace() -> Option<Ws> {
     }
 }
 
+/// A C buffer as a slice (`None` for NULL).
+///
+/// # Safety
+/// `p` is NULL or valid for `len` octets for the lifetime `'a` (C passes
+/// packets and messages valid for the duration of the call).
+unsafe fn bytes<'a>(p: *const u8, len: u32) -> Option<&'a [u8]> {
+    // SAFETY: per the function contract.
+    (!p.is_null()).then(|| unsafe { core::slice::from_raw_parts(p, len as usize) })
+}
+
 /// # Safety
 /// `eng` was initialised as a sender by `crem_rs_engine_init`; C holds the
 /// flow lock.
@@ -284,20 +294,19 @@ extern "C" fn crem_rs_csf_source(
     eng: *mut c_void,
     f: *mut ffi::crem_flow,
     now: u64,
+    psn: u32,
     p: *const u8,
     len: u32,
 ) {
-    if p.is_null() {
-        return;
-    }
     // SAFETY: C passes the packet's UDP payload, linear, valid for the call.
-    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    let Some(payload) = (unsafe { bytes(p, len) }) else {
+        return;
+    };
     with_sender!(eng, f, |e, h, io| {
         let mtu = e.rdma_mtu;
+        // The hook already parsed the BTH: its PSN comes along.
         if e.flow.on_source(now, payload, mtu, io) == SourceVerdict::Retain {
-            if let Ok(b) = Bth::parse(payload) {
-                io.store.csf_keep(b.psn, payload);
-            }
+            io.store.csf_keep(Psn::new(psn), payload);
         }
     })
 }
@@ -310,11 +319,10 @@ extern "C" fn crem_rs_csf_reverse(
     p: *const u8,
     len: u32,
 ) {
-    if p.is_null() {
-        return;
-    }
     // SAFETY: as in `crem_rs_csf_source`.
-    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    let Some(payload) = (unsafe { bytes(p, len) }) else {
+        return;
+    };
     // SAFETY: see `with_sender`.
     let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { sender(eng) }) else {
         return;
@@ -332,11 +340,10 @@ extern "C" fn crem_rs_crf_source(
     len: u32,
     ce: bool,
 ) -> bool {
-    if p.is_null() {
-        return false;
-    }
     // SAFETY: as in `crem_rs_csf_source`.
-    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    let Some(payload) = (unsafe { bytes(p, len) }) else {
+        return false;
+    };
     // SAFETY: C calls with a live receiver engine and its flow, locked.
     let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
         return false;
@@ -371,12 +378,8 @@ extern "C" fn crem_rs_engine_msg(
     len: u32,
     side: u8,
 ) {
-    if m.is_null() {
-        return;
-    }
     // SAFETY: C passes the datagram's payload, linear, valid for the call.
-    let bytes = unsafe { core::slice::from_raw_parts(m, len as usize) };
-    let Ok(msg) = wire::decode(bytes) else {
+    let Some(Ok(msg)) = (unsafe { bytes(m, len) }).map(wire::decode) else {
         return;
     };
     if side == SIDE_CSF {

@@ -64,7 +64,8 @@ int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
 /* @close: send CLOSE (reason normal) if established; else the CSF ends silently. */
 void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, bool close);
 void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
-void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
+void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
+			u32 len);
 void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
 /* Returns true if the caller must hold the packet until released. */
 bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,

@@ -400,7 +400,7 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 		crem_note(f, skb, iph, sport);
 		f->cur = skb;
 		f->cur_off = off;
-		crem_rs_csf_source(f->eng, f, crem_now(), p, len);
+		crem_rs_csf_source(f->eng, f, crem_now(), ri->psn, p, len);
 		f->cur = NULL;
 		crem_flow_arm(f);
 	}
