@@ -16,8 +16,8 @@ use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
 use crate::crem_core::gf::MulTable;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce::{self, RocePacket};
-use crate::crem_core::wire::{self, FlowAddrs, Message};
+use crate::crem_core::roce::{self, PsnRole, RocePacket};
+use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::host::{self, Host};
 use core::cell::UnsafeCell;
@@ -83,6 +83,15 @@ fn v4(a: u32) -> [u8; 4] {
     a.to_ne_bytes()
 }
 
+/// The C flow kind (crem_flow.h `CREM_KIND_*`).
+fn kind_of(k: u8) -> FlowKind {
+    if k == 0 {
+        FlowKind::Requests
+    } else {
+        FlowKind::Responses
+    }
+}
+
 fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
     let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
     let rtt = p.rtt_hint_ns.max(MS);
@@ -102,6 +111,13 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             selective_repeat: selective,
             tc_batch_time: TcThresholds::from_rate(10_000, rtt).t_thresh,
             tc_ack_timeout: (4 * rtt).max(100 * MS),
+            // No RDMA ACK ever releases responses: retain them as long as a
+            // coded retransmission can still help (a few RTTs).
+            give_up_after: match kind_of(p.kind) {
+                FlowKind::Requests => 0,
+                FlowKind::Responses => (8 * rtt).max(100 * MS),
+            },
+            fill_gaps: kind_of(p.kind) == FlowKind::Responses,
             ..CsfParams::DEFAULT
         },
         policy,
@@ -126,6 +142,7 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             },
             dest_qp: p.dqp,
             rdma_mtu: p.rdma_mtu.min(u32::from(u16::MAX)) as u16,
+            kind: kind_of(p.kind),
         },
         initial_psn: Psn::ZERO,
     }
@@ -148,6 +165,7 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
             coded_retx: p.recovery != RECOVERY_SELECTIVE,
             fallback_source_copy: true,
             tc: (p.recovery != RECOVERY_CODED).then(|| TcThresholds::from_rate(10_000, rtt)),
+            responses: kind_of(p.kind) == FlowKind::Responses,
             ..CrfConfig::new(0)
         },
         limits: Limits {
@@ -569,6 +587,7 @@ extern "C" fn crem_rs_roce_info(p: *const u8, len: u32, out: *mut ffi::crem_roce
     out.psn = pkt.bth.psn.value();
     out.dqp = pkt.bth.dest_qp;
     out.is_source = u8::from(pkt.is_source());
+    out.is_response = u8::from(pkt.info.role == PsnRole::Response);
     out.is_ack = u8::from(pkt.acked_through().is_some());
     0
 }
@@ -587,6 +606,11 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
     out.flow_id = msg.flow_id();
     if let Message::Hello(h) = msg {
         out.dqp = h.flow_label & 0xff_ffff;
+        out.kind = match FlowKind::from_u8(h.flow_kind) {
+            Some(FlowKind::Requests) => 0,
+            Some(FlowKind::Responses) => 1,
+            None => 0xff,
+        };
         if let FlowAddrs::V4 { src, dst } = h.addrs {
             out.family = 4;
             out.saddr = u32::from_ne_bytes(src);

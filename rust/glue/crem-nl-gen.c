@@ -38,7 +38,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_STATS + 1] = {
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_KIND + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
 	[CREM_A_FLOW_SRC] = { .type = NLA_BINARY, },
 	[CREM_A_FLOW_DST] = { .type = NLA_BINARY, },
@@ -58,6 +58,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_STATS + 1] = {
 	[CREM_A_FLOW_PEER] = { .type = NLA_BINARY, },
 	[CREM_A_FLOW_AGE_MS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS] = NLA_POLICY_NESTED(crem_flow_stats_nl_policy),
+	[CREM_A_FLOW_KIND] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_INJECT_FAILURES + 1] = {

@@ -13,7 +13,7 @@
 
 /* Common nested types */
 extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1];
-extern const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_STATS + 1];
+extern const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_KIND + 1];
 extern const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_INJECT_FAILURES + 1];
 extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
 

@@ -21,7 +21,7 @@ struct crem_flow;
 
 /* What the engine of a new flow is built from (config snapshot + flow). */
 struct crem_engine_params {
-	u8 side, recovery, adaptive, k, m, m_cong;
+	u8 side, kind, recovery, adaptive, k, m, m_cong;
 	u16 symbol_len;
 	u32 rdma_mtu, hold_us, epsilon_ppb, dqp;
 	__be32 saddr, daddr;
@@ -32,11 +32,13 @@ struct crem_engine_params {
 struct crem_roce_info {
 	u32 psn, dqp;
 	u8 is_source, is_ack;
+	u8 is_response; /* a source of the responder direction's flow */
 };
 
 /* Dispatch fields of a CREM message (HELLO: the flow it describes). */
 struct crem_msg_info {
 	u8 type, family;
+	u8 kind; /* HELLO: CREM_KIND_*, 0xff for a kind we do not protect */
 	u32 flow_id, dqp;
 	__be32 saddr, daddr;
 	u64 nonce; /* HELLO_ACK: echoed nonce */

@@ -35,7 +35,8 @@ struct crem_create {
 static u32 crem_key_hash(const struct crem_flow_key *k)
 {
 	return jhash_3words((__force u32)k->saddr, (__force u32)k->daddr,
-			    k->dqp ^ ((u32)k->side << 24), 0) >> (32 - CREM_FLOW_HBITS);
+			    k->dqp ^ ((u32)k->side << 24) ^ ((u32)k->kind << 25), 0) >>
+	       (32 - CREM_FLOW_HBITS);
 }
 
 static u32 crem_id_hash(__be32 peer, u32 id, u8 side)
@@ -47,7 +48,7 @@ static u32 crem_id_hash(__be32 peer, u32 id, u8 side)
 static bool crem_key_eq(const struct crem_flow_key *a, const struct crem_flow_key *b)
 {
 	return a->saddr == b->saddr && a->daddr == b->daddr && a->dqp == b->dqp &&
-	       a->side == b->side;
+	       a->side == b->side && a->kind == b->kind;
 }
 
 static struct crem_flow *crem_lookup_key(struct crem_flows *t, const struct crem_flow_key *k)
@@ -133,7 +134,8 @@ void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 		/* The engine's buffer is per-CPU scratch: flip an octet in place. */
 		((u8 *)msg)[len - 40] ^= 0x5a;
 	}
-	if (crem_sock_send(f->cn, f->peer, tos, msg, len))
+	if (f->defer ? crem_sock_queue(f->defer, f->peer, tos, msg, len) :
+		       crem_sock_send(f->cn, f->peer, tos, msg, len))
 		f->ctr.send_fail++;
 	else
 		f->ctr.msgs_out++;
@@ -207,6 +209,7 @@ static struct crem_flow *crem_flow_new(struct crem_net *cn, const struct crem_cr
 	p.retention_budget = c->max_memory / 4;
 	spin_unlock_bh(&cn->cfg_lock);
 	p.side = rq->key.side;
+	p.kind = rq->key.kind;
 	p.rdma_mtu = 1024;
 	p.dqp = rq->key.dqp;
 	p.saddr = rq->key.saddr;
@@ -385,14 +388,17 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 /* The packet travels toward a peer: the CSF of its flow codes it. */
 static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const struct iphdr *iph,
 			    __be16 sport, const u8 *p, u32 len, u32 off,
-			    const struct crem_roce_info *ri, __be32 peer)
+			    const struct crem_roce_info *ri, __be32 peer, struct sk_buff_head *defer)
 {
-	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF };
-	struct crem_flow *f = crem_lookup_key(&cn->flows, &k);
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF,
+				   ri->is_response ? CREM_KIND_RESPONSES : CREM_KIND_REQUESTS };
+	struct crem_flow *f;
 
+	if (!ri->is_source && !ri->is_response)
+		return;
+	f = crem_lookup_key(&cn->flows, &k);
 	if (!f) {
-		if (ri->is_source)
-			crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
+		crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
 		return;
 	}
 	spin_lock(&f->lock);
@@ -400,7 +406,9 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 		crem_note(f, skb, iph, sport);
 		f->cur = skb;
 		f->cur_off = off;
+		f->defer = defer;
 		crem_rs_csf_source(f->eng, f, crem_now(), ri->psn, p, len);
+		f->defer = NULL;
 		f->cur = NULL;
 		crem_flow_arm(f);
 	}
@@ -417,8 +425,8 @@ static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const
 	 * carries A's QP. Every CSF flow of the address pair checks the PSN
 	 * against what it holds (crem-core ignores acks outside it). */
 	list_for_each_entry_rcu(f, &t->list, all) {
-		if (f->key.side != CREM_SIDE_CSF || f->key.saddr != iph->daddr ||
-		    f->key.daddr != iph->saddr)
+		if (f->key.side != CREM_SIDE_CSF || f->key.kind != CREM_KIND_REQUESTS ||
+		    f->key.saddr != iph->daddr || f->key.daddr != iph->saddr)
 			continue;
 		spin_lock(&f->lock);
 		if (!f->dead) {
@@ -434,12 +442,16 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 				    const struct iphdr *iph, __be16 sport, const u8 *p, u32 len,
 				    u32 off, const struct crem_roce_info *ri)
 {
-	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF };
-	struct crem_flow *f = crem_lookup_key(&cn->flows, &k);
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF,
+				   ri->is_response ? CREM_KIND_RESPONSES : CREM_KIND_REQUESTS };
 	unsigned int verdict = NF_ACCEPT;
 	bool ce = INET_ECN_is_ce(iph->tos);
+	struct crem_flow *f;
 
-	if (!f || !ri->is_source)
+	if (!ri->is_source && !ri->is_response)
+		return NF_ACCEPT;
+	f = crem_lookup_key(&cn->flows, &k);
+	if (!f)
 		return NF_ACCEPT;
 	spin_lock(&f->lock);
 	if (!f->dead) {
@@ -462,7 +474,7 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 }
 
 static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
-				     u32 l4off)
+				     u32 l4off, struct sk_buff_head *defer)
 {
 	struct crem_roce_info ri;
 	const struct iphdr *iph;
@@ -506,7 +518,7 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
 
 	peer = out ? crem_peer_for(cn, iph->daddr) : 0;
 	if (peer) {
-		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer);
+		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer, defer);
 		return NF_ACCEPT;
 	}
 	if (!in || !crem_peer_for(cn, iph->saddr))
@@ -520,14 +532,30 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
  * LOCAL_OUT runs in process context for packets the host sends (rxe's
  * requester), the other hooks in softirq: the datapath's spinlocks are
  * taken BH-safe by running it with BH disabled everywhere.
+ *
+ * The source that closes a block must leave before the block's repairs:
+ * sent first, a repair would make the block decodable at the CRF one
+ * packet early, which restores the source spuriously and then delivers it
+ * twice. So the CSF's messages wait until the packet has gone on its way
+ * (our hooks are the last of their chain, so okfn skips no other hook).
  */
-unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, u32 l4off)
+unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, u32 l4off,
+			    const struct nf_hook_state *state)
 {
+	struct sk_buff_head defer;
 	unsigned int verdict;
 
+	__skb_queue_head_init(&defer);
 	local_bh_disable();
-	verdict = __crem_flow_roce(cn, hook, skb, l4off);
+	verdict = __crem_flow_roce(cn, hook, skb, l4off, &defer);
 	local_bh_enable();
+	if (likely(skb_queue_empty(&defer)))
+		return verdict;
+	if (verdict == NF_ACCEPT) {
+		state->okfn(state->net, state->sk, skb);
+		verdict = NF_STOLEN;
+	}
+	crem_sock_flush(cn, &defer);
 	return verdict;
 }
 
@@ -565,9 +593,13 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 		return;
 	}
 	if (mi.type == CREM_MSG_TYPE_HELLO) {
-		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CRF };
+		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CRF, mi.kind };
 
-		if (mi.family != 4 || crem_peer_for(cn, mi.saddr) != from) {
+		if (mi.family != 4 || mi.kind > CREM_KIND_RESPONSES) {
+			atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
+			return;
+		}
+		if (crem_peer_for(cn, mi.saddr) != from) {
 			atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
 			return;
 		}

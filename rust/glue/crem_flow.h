@@ -27,10 +27,17 @@
 #define CREM_CRF_HELD 512 /* packets held for in-order release, by PSN */
 
 /* A flow is one direction of one RC QP: addresses and destination QP. */
+/* Flow kinds (crem-core wire::FlowKind): what the flow codes. */
+enum {
+	CREM_KIND_REQUESTS,	/* requester packets, Flow Kind 1 */
+	CREM_KIND_RESPONSES,	/* READ responses, ATOMIC ACKs, Flow Kind 192 */
+};
+
 struct crem_flow_key {
 	__be32 saddr, daddr; /* IPv4 only in this version */
 	u32 dqp;
 	u8 side;
+	u8 kind; /* both kinds may share addresses and QP: PSN spaces differ */
 };
 
 /* One retained packet: an skb clone (payload at off) or a private copy. */
@@ -75,6 +82,9 @@ struct crem_flow {
 	/* The packet being processed (keep_source takes a clone of it). */
 	struct sk_buff *cur;
 	u32 cur_off;
+	/* While the CSF codes a source: its messages wait here (see
+	 * crem_flow_roce), so a block's repairs never overtake its last source. */
+	struct sk_buff_head *defer;
 	struct crem_slot *slots; /* CSF: by PSN; CRF: by window slot */
 	u8 **rep; /* CRF repair symbols */
 	u16 *rep_len;
@@ -111,9 +121,11 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bo
 struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn);
 void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd);
 
+struct nf_hook_state;
+
 /* Datapath entry points (softirq, RCU read side held by the caller). */
 unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
-			    u32 l4off);
+			    u32 l4off, const struct nf_hook_state *state);
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len);
 
 /* After an engine call under flow->lock: (re)arm the timer. */
@@ -138,6 +150,9 @@ void crem_inject(struct crem_flow *f, struct sk_buff *skb);
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);
 void crem_sock_close(struct crem_net *cn);
 int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len);
+/* The same in two steps: a message queued on @q, later sent (or freed). */
+int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u32 len);
+void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 /* Per-CPU decode workspace (crem_store.c); BH must be disabled. */
 int crem_ws_init(void);

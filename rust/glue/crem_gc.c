@@ -30,15 +30,22 @@ void crem_gc_start(struct crem_net *cn)
 	queue_delayed_work(system_wq, &cn->flows.gc_work, CREM_GC_PERIOD);
 }
 
+/* @t older than @now by more than @span; @t may be later than @now (a packet
+ * or a creation since @now was read), which is no age at all. */
+static bool crem_older(u64 t, u64 now, u64 span)
+{
+	return (s64)(now - t) > (s64)span;
+}
+
 static bool crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
 {
 	u64 idle = (u64)READ_ONCE(flow_idle_s) * NSEC_PER_SEC;
 
 	crem_flow_info(f, fi);
-	if (idle && now - READ_ONCE(f->last_ns) > idle)
+	if (idle && crem_older(READ_ONCE(f->last_ns), now, idle))
 		return true;
 	return (fi->state == CREM_STATE_UNPROTECTED || fi->state == CREM_STATE_CLOSED) &&
-	       now - f->created_ns > CREM_RETRY_NS;
+	       crem_older(f->created_ns, now, CREM_RETRY_NS);
 }
 
 void crem_gc_work(struct work_struct *w)

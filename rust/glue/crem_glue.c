@@ -74,21 +74,25 @@ static unsigned int crem_nf_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	crem_rs_roce_packet(crem_state(state->net), hook, state->pf, hdr, peek,
 			    skb->len - skb_network_offset(skb));
-	return crem_flow_roce(crem_net(state->net), hook, skb, l4off);
+	return crem_flow_roce(crem_net(state->net), hook, skb, l4off, state);
 }
 
 #define CREM_HOOK(pf_, num_, which_, prio_)                                    \
 	{ .hook = crem_nf_hook, .pf = (pf_), .hooknum = (num_),                \
 	  .priority = (prio_), .priv = (void *)(uintptr_t)(which_) }
 
-/* Late on the way in (after filtering), early on the way out. */
+/*
+ * Last in every chain: on the way in after filtering, on the way out after
+ * filtering and NAT, so the CSF codes only packets that do leave (and may
+ * pass them on itself, see crem_flow_roce).
+ */
 static const struct nf_hook_ops crem_nf_ops[] = {
 	CREM_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_IN, CREM_HOOK_LOCAL_IN, NF_IP_PRI_LAST - 1),
 	CREM_HOOK(NFPROTO_IPV4, NF_INET_FORWARD, CREM_HOOK_FORWARD, NF_IP_PRI_LAST - 1),
-	CREM_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_OUT, CREM_HOOK_LOCAL_OUT, NF_IP_PRI_FIRST + 1),
+	CREM_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_OUT, CREM_HOOK_LOCAL_OUT, NF_IP_PRI_LAST - 1),
 	CREM_HOOK(NFPROTO_IPV6, NF_INET_LOCAL_IN, CREM_HOOK_LOCAL_IN, NF_IP6_PRI_LAST - 1),
 	CREM_HOOK(NFPROTO_IPV6, NF_INET_FORWARD, CREM_HOOK_FORWARD, NF_IP6_PRI_LAST - 1),
-	CREM_HOOK(NFPROTO_IPV6, NF_INET_LOCAL_OUT, CREM_HOOK_LOCAL_OUT, NF_IP6_PRI_FIRST + 1),
+	CREM_HOOK(NFPROTO_IPV6, NF_INET_LOCAL_OUT, CREM_HOOK_LOCAL_OUT, NF_IP6_PRI_LAST - 1),
 };
 
 static int __net_init crem_net_init(struct net *net)

@@ -145,6 +145,7 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	    nla_put_in_addr(msg, CREM_A_FLOW_DST, f->key.daddr) ||
 	    nla_put_u32(msg, CREM_A_FLOW_DEST_QP, f->key.dqp) ||
 	    nla_put_u8(msg, CREM_A_FLOW_SIDE, f->key.side) ||
+	    nla_put_u8(msg, CREM_A_FLOW_KIND, f->key.kind) ||
 	    nla_put_in_addr(msg, CREM_A_FLOW_PEER, f->peer) ||
 	    nla_put_u8(msg, CREM_A_FLOW_STATE, fi->state) ||
 	    nla_put_u8(msg, CREM_A_FLOW_CONFIG_ID, fi->config_id) ||

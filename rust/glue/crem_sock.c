@@ -34,13 +34,36 @@ drop:
 	return 0;
 }
 
-int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len)
+/* Where a queued message goes, in its skb's control block. */
+struct crem_msg_cb {
+	__be32 to;
+	u8 tos;
+};
+
+static inline struct crem_msg_cb *crem_msg_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct crem_msg_cb) > sizeof(skb->cb));
+	return (struct crem_msg_cb *)skb->cb;
+}
+
+static struct sk_buff *crem_msg_skb(const u8 *msg, u32 len)
+{
+	u32 room = LL_MAX_HEADER + sizeof(struct iphdr) + sizeof(struct udphdr);
+	struct sk_buff *skb = alloc_skb(room + len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, room);
+	skb_put_data(skb, msg, len);
+	return skb;
+}
+
+/* Sends @skb (consumed) from the namespace's CREM socket. */
+static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, struct sk_buff *skb)
 {
 	struct flowi4 fl4 = { .daddr = to, .flowi4_proto = IPPROTO_UDP };
 	struct socket *sock;
-	struct sk_buff *skb;
 	struct rtable *rt;
-	u32 room = LL_MAX_HEADER + sizeof(struct iphdr) + sizeof(struct udphdr);
 	int err = -ENOTCONN;
 
 	rcu_read_lock_bh();
@@ -54,23 +77,52 @@ int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 le
 		err = PTR_ERR(rt);
 		goto out;
 	}
-	skb = alloc_skb(room + len, GFP_ATOMIC);
-	if (!skb) {
-		ip_rt_put(rt);
-		err = -ENOMEM;
-		goto out;
-	}
-	skb_reserve(skb, room);
-	skb_put_data(skb, msg, len);
 	udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, to, tos, ip4_dst_hoplimit(&rt->dst),
 			    0, fl4.fl4_sport, fl4.fl4_dport, false, false);
+	skb = NULL;
 	atomic64_inc(&cn->dp[CREM_EV_MSG_OUT]);
 	err = 0;
 out:
 	rcu_read_unlock_bh();
-	if (err)
+	if (err) {
+		kfree_skb(skb);
 		atomic64_inc(&cn->dp[CREM_DROP_SEND]);
+	}
 	return err;
+}
+
+int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len)
+{
+	struct sk_buff *skb = crem_msg_skb(msg, len);
+
+	if (!skb) {
+		atomic64_inc(&cn->dp[CREM_DROP_SEND]);
+		return -ENOMEM;
+	}
+	return crem_sock_xmit(cn, to, tos, skb);
+}
+
+int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u32 len)
+{
+	struct sk_buff *skb = crem_msg_skb(msg, len);
+
+	if (!skb)
+		return -ENOMEM;
+	crem_msg_cb(skb)->to = to;
+	crem_msg_cb(skb)->tos = tos;
+	__skb_queue_tail(q, skb);
+	return 0;
+}
+
+void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q))) {
+		struct crem_msg_cb cb = *crem_msg_cb(skb);
+
+		crem_sock_xmit(cn, cb.to, cb.tos, skb);
+	}
 }
 
 void crem_sock_close(struct crem_net *cn)

@@ -43,6 +43,11 @@ if [ "$crem" != off ]; then
   ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN || exit 1
   ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
   log "CREM gateways: $crem $*"
+  # Flow events with their arrival time, for diagnosis (events.NS.log).
+  for ns in gwa gwb; do
+    ip netns exec $ns "$arg_ctl" -j monitor | while IFS= read -r l; do
+      echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
+  done
 fi
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"

@@ -60,6 +60,18 @@ enum crem_side {
 	CREM_SIDE_CRF,
 };
 
+/**
+ * enum crem_flow_kind - Which packets of one direction of a queue pair a flow
+ *   protects.
+ * @CREM_FLOW_KIND_REQUESTS: Requester packets (CREM Flow Kind 1).
+ * @CREM_FLOW_KIND_RESPONSES: READ responses and ATOMIC ACKNOWLEDGE, numbered
+ *   in the requester's PSN space (Flow Kind 192, Private Use).
+ */
+enum crem_flow_kind {
+	CREM_FLOW_KIND_REQUESTS,
+	CREM_FLOW_KIND_RESPONSES,
+};
+
 enum {
 	CREM_A_PEER_PREFIX = 1,
 	CREM_A_PEER_PREFIX_LEN,
@@ -174,6 +186,7 @@ enum {
 	CREM_A_FLOW_PEER,
 	CREM_A_FLOW_AGE_MS,
 	CREM_A_FLOW_STATS,
+	CREM_A_FLOW_KIND,
 
 	__CREM_A_FLOW_MAX,
 	CREM_A_FLOW_MAX = (__CREM_A_FLOW_MAX - 1)

@@ -59,7 +59,10 @@ pub mod tc_aeth;
 
 pub use self::bitmap::Bitmap256;
 pub use self::close::{Close, CloseReason};
-pub use self::hello::{AddressFamily, FlowAddrs, Hello, HelloAck, FLOW_KIND_ROCEV2};
+pub use self::hello::{
+    AddressFamily, FlowAddrs, FlowKind, Hello, HelloAck, FLOW_KIND_ROCEV2,
+    FLOW_KIND_ROCEV2_RESPONSES,
+};
 pub use self::loss::LossReport;
 pub use self::param::{ParamAck, ParamStatus, ParamUpdate};
 pub use self::path::{

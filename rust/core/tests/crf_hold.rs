@@ -2,7 +2,7 @@
 
 mod crf_util;
 
-use crem_core::engine::crf::SourceVerdict;
+use crem_core::engine::crf::{CrfConfig, SourceVerdict};
 use crem_core::engine::MS;
 use crf_util::*;
 use proptest::prelude::*;
@@ -207,5 +207,62 @@ proptest! {
         rig.advance(100 * MS);
         prop_assert_eq!(rig.host.delivered_psns(), (0..n).collect::<Vec<_>>());
         prop_assert_eq!(rig.crf.counters().released_by_h, 0);
+    }
+}
+
+/// A READ response of PSNs `first..first+n`, as the responder sends it.
+fn response_run(first: u32, n: u32) -> Vec<(u32, Vec<u8>)> {
+    use crem_core::roce::opcode::*;
+    (0..n)
+        .map(|i| {
+            let op = match (i, n) {
+                (_, 1) => RC_READ_RESPONSE_ONLY,
+                (0, _) => RC_READ_RESPONSE_FIRST,
+                (i, n) if i + 1 == n => RC_READ_RESPONSE_LAST,
+                _ => RC_READ_RESPONSE_MIDDLE,
+            };
+            let psn = crem_core::psn::Psn::new(first + i);
+            let mut p = bth(op, psn).to_vec();
+            p.extend((0..40u32).map(|b| b.wrapping_add(first + i) as u8));
+            (first + i, finish(p))
+        })
+        .collect()
+}
+
+/// A responder flow: the PSNs between two READ response runs carried the
+/// requester's other requests. They are guessed absent, so the next run is
+/// not held for them; a gap inside a run (a lost response) still holds.
+/// Without `responses`, the same gap holds what follows.
+#[test]
+fn responder_flow_guesses_the_gaps_between_read_runs() {
+    for responses in [true, false] {
+        let mut rig = Rig::new(CrfConfig {
+            responses,
+            ..base_cfg()
+        });
+        for (p, b) in response_run(100, 4) {
+            assert_eq!(rig.source(p, &b, false), SourceVerdict::Deliver);
+        }
+        // 104 and 105 were two SENDs of the requester; a run of 3 follows.
+        let run = response_run(106, 3);
+        let want = if responses {
+            SourceVerdict::Deliver
+        } else {
+            SourceVerdict::Hold
+        };
+        assert_eq!(
+            rig.source(106, &run[0].1, false),
+            want,
+            "responses={responses}"
+        );
+        if responses {
+            assert_eq!(rig.crf.counters().read_absent, 2);
+            // 107 lost: 108 (the run's LAST) waits for it.
+            assert_eq!(rig.source(108, &run[2].1, false), SourceVerdict::Hold);
+            // An ONLY response right after the run starts no guess.
+            let only = response_run(109, 1);
+            assert_eq!(rig.source(109, &only[0].1, false), SourceVerdict::Hold);
+            assert_eq!(rig.crf.counters().read_absent, 2);
+        }
     }
 }

@@ -447,3 +447,41 @@ fn sizes() {
     );
     assert!(per_block <= 256);
 }
+
+/// A responder-direction flow (`fill_gaps`): READ responses skip the PSNs
+/// the requester used for other requests. A short skip after a closed block
+/// starts the next block at its end, so the skipped PSNs are absent
+/// positions of a block (the CRF learns them from the Present Bitmap); a
+/// long one starts the block at the source, as without `fill_gaps`.
+#[test]
+fn response_gaps_become_absent_positions() {
+    let prm = CsfParams {
+        fill_gaps: true,
+        ..p()
+    };
+    let mut h: H<8, 8192> = H::new(prm, Some(cfg(1, 8, 2, 300)));
+    // One READ's responses: PSNs 100..=107 fill a block and close it.
+    for i in 0..8u32 {
+        let r = roce(opcode::RC_READ_RESPONSE_MIDDLE, 100 + i, None, 64);
+        assert_eq!(h.src(i as u64, 100 + i, 1, &r), SourceVerdict::Retain);
+    }
+    assert_eq!(h.csf.counters().blocks_closed_k, 1);
+    // A SEND used PSN 108; the next READ's responses start at 109.
+    let r = roce(opcode::RC_READ_RESPONSE_FIRST, 109, None, 64);
+    assert_eq!(h.src(10, 109, 1, &r), SourceVerdict::Retain);
+    assert_eq!(h.csf.open_block(), Some((Psn::new(108), 2)));
+    for i in 1..7u32 {
+        let r = roce(opcode::RC_READ_RESPONSE_MIDDLE, 109 + i, None, 64);
+        h.src(10 + i as u64, 109 + i, 1, &r);
+    }
+    let r = h.reps();
+    assert_eq!(r.len(), 4);
+    assert_eq!(r[2].block_start, Psn::new(108));
+    let present: Bitmap = (1u8..8).collect();
+    assert_eq!(to_fec(&r[2].present), present);
+    // Five skipped PSNs (> k/2) after that block: the next starts at its
+    // source.
+    let r = roce(opcode::RC_READ_RESPONSE_ONLY, 121, None, 64);
+    h.src(20, 121, 1, &r);
+    assert_eq!(h.csf.open_block(), Some((Psn::new(121), 1)));
+}

@@ -19,6 +19,7 @@ use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
 use crem_core::psn::{Psn, PsnRange};
 use crem_core::roce::{self, Bth};
+use crem_core::wire::FlowKind;
 use crem_core::wire::{
     self, Bitmap256, FecScheme, FlowAddrs, Hello, Message, ParamStatus, ParamUpdate, Repair,
 };
@@ -47,6 +48,7 @@ fn flow() -> FlowDescriptor {
         },
         dest_qp: 0x11,
         rdma_mtu: 1024,
+        kind: FlowKind::Requests,
     }
 }
 
@@ -249,9 +251,13 @@ impl Pair {
 
     /// The RDMA sender sends `psn`; the network drops it if `lost`.
     fn source(&mut self, psn: u32, lost: bool) {
+        self.packet(psn, send_packet(Psn::new(psn), 1000), lost);
+    }
+
+    /// The packet `bytes` with `psn` crosses; the network drops it if `lost`.
+    fn packet(&mut self, psn: u32, bytes: Vec<u8>, lost: bool) {
         let now = self.now;
         self.advance(now);
-        let bytes = send_packet(Psn::new(psn), 1000);
         let io = &mut CsfIo {
             gf: &RowPerCall,
             sink: &mut self.out,
@@ -653,4 +659,62 @@ fn receiver_keeps_a_configuration_still_in_use() {
     assert_eq!(st, ParamStatus::Accepted);
     assert!(r.rcv.crf().accepted_config(1).is_none());
     assert!(r.rcv.crf().accepted_config(3).is_some());
+}
+
+/// A READ response packet (`op`) of 1000 octets at `psn`.
+fn response(op: u8, psn: u32) -> Vec<u8> {
+    let mut p = crf_util::bth(op, Psn::new(psn)).to_vec();
+    p.extend((0..1000u32).map(|i| (i ^ psn) as u8));
+    crf_util::finish(p)
+}
+
+/// A responder-direction flow (Flow Kind 192): READ responses in runs of 8
+/// with 3 PSNs between runs (the requester's other requests), one response
+/// in 9 lost. The HELLO names the kind, the CSF codes only responses, the
+/// CRF guesses the gaps between runs and restores every loss.
+#[test]
+fn responder_flow_protects_read_responses() {
+    use roce::opcode::*;
+    let mut sp = sender_params(16, 2);
+    sp.flow.kind = FlowKind::Responses;
+    sp.csf.fill_gaps = true;
+    let mut rp = receiver_params();
+    rp.crf.responses = true;
+    let mut p = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
+    p.start();
+    let hello = p.log.iter().find(|(fwd, _)| *fwd).unwrap();
+    assert!(matches!(wire::decode(&hello.1).unwrap(),
+        Message::Hello(h) if h.flow_kind == wire::FLOW_KIND_ROCEV2_RESPONSES));
+    let mut sent = Vec::new();
+    let mut n = 0u32;
+    for run in 0..20u32 {
+        let first = run * 11;
+        for i in 0..8u32 {
+            let op = match i {
+                0 => RC_READ_RESPONSE_FIRST,
+                7 => RC_READ_RESPONSE_LAST,
+                _ => RC_READ_RESPONSE_MIDDLE,
+            };
+            n += 1;
+            p.now = 100 * US * u64::from(n);
+            p.packet(first + i, response(op, first + i), n % 9 == 4);
+            sent.push(first + i);
+        }
+    }
+    // Requests are not sources of a response flow.
+    let io = &mut CsfIo {
+        gf: &RowPerCall,
+        sink: &mut p.out,
+        store: &mut p.store,
+        scratch: &mut p.scratch[..],
+    };
+    let send = send_packet(Psn::new(300), 100);
+    assert_eq!(p.snd.on_source(p.now, &send, 1024, io), SourceVerdict::NotSource);
+    p.advance(p.now + 50 * MS);
+    assert_eq!(p.snd.state(), FlowState::Established);
+    assert_eq!(p.delivered(), sent);
+    let c = p.rcv.crf_counters();
+    assert!(c.restored >= 15, "{c:?}");
+    // Gaps after a run whose LAST was lost are left to the blocks.
+    assert!(c.read_absent >= 15 * 3, "{c:?}");
 }

@@ -109,6 +109,10 @@ JSON (-j):
       peer             string, the peer CREM function's address
       age-ms           u64, milliseconds since the flow was set up
       stats            an object: the flow's flow-stats counters (below)
+      kind             \"requests\" (requester packets, CREM Flow Kind 1) or
+                       \"responses\" (READ responses and ATOMIC ACKs, Flow
+                       Kind 192): one direction of a queue pair may carry one
+                       flow of each kind, in different PSN spaces
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.
 ";
@@ -306,6 +310,7 @@ subcommand, 'flow' is 'flow list': a table with one line per flow
 
     ID           Flow ID (assigned by the CRF)
     SIDE         csf or crf
+    KIND         requests or responses (READ responses, ATOMIC ACKs)
     SRC -> DST   the RDMA connection's addresses
     DEST-QP      destination queue pair
     PEER         the peer CREM function's address

@@ -417,6 +417,8 @@ pub struct Flow {
     /// The flow's counters ("flow-stats" nest).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<Counters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<EnumVal>,
 }
 
 impl Flow {
@@ -442,7 +444,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 15] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 16] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -462,6 +464,7 @@ impl Flow {
             (FLOW_MEMORY, Field::U64(&mut self.memory)),
             (FLOW_SIDE, Field::Enum(&mut self.side, SIDE)),
             (FLOW_AGE_MS, Field::U64(&mut self.age_ms)),
+            (FLOW_KIND_ATTR, Field::Enum(&mut self.kind, FLOW_KIND)),
         ]
     }
 }

@@ -319,6 +319,7 @@ pub fn flows(list: &[Flow]) -> String {
     let head = [
         "ID",
         "SIDE",
+        "KIND",
         "SRC -> DST",
         "DEST-QP",
         "PEER",
@@ -337,6 +338,7 @@ pub fn flows(list: &[Flow]) -> String {
         rows.push(vec![
             opt(f.id),
             opt(f.side),
+            opt(f.kind),
             format!(
                 "{} -> {}",
                 or_dash(f.src.as_ref().map(|a| a.to_string())),
@@ -381,6 +383,14 @@ pub fn flow_detail(f: &Flow) -> String {
                 Some("csf") => "csf (sender: protects packets toward the peer)".into(),
                 Some("crf") => "crf (receiver: restores packets from the peer)".into(),
                 _ => opt(f.side),
+            },
+        ),
+        (
+            "kind",
+            match f.kind.and_then(|s| s.name()) {
+                Some("requests") => "requests (requester packets)".into(),
+                Some("responses") => "responses (READ responses, ATOMIC ACKs)".into(),
+                _ => opt(f.kind),
             },
         ),
         ("src", or_dash(f.src.as_ref().map(|a| a.to_string()))),
@@ -440,9 +450,10 @@ pub fn flow_detail(f: &Flow) -> String {
 /// One line for a flow-up/flow-down notification.
 pub fn flow_line(f: &Flow) -> String {
     format!(
-        "id {} {} {} -> {} dest-qp {} peer {} state {}",
+        "id {} {} {} {} -> {} dest-qp {} peer {} state {}",
         opt(f.id),
         opt(f.side),
+        opt(f.kind),
         or_dash(f.src.as_ref().map(|a| a.to_string())),
         or_dash(f.dst.as_ref().map(|a| a.to_string())),
         or_dash(f.dest_qp.map(|q| format!("0x{q:06x}"))),
@@ -552,17 +563,17 @@ mod tests {
         assert_eq!(lines[0], "flows: 2");
         assert_eq!(
             lines[1],
-            "  ID  SIDE        SRC -> DST                DEST-QP   PEER          STATE        \
+            "  ID  SIDE        KIND  SRC -> DST                DEST-QP   PEER          STATE        \
              SCHEME  K/M/T      SRTT    LOSS     CLASS         BREAKER  MEMORY  AGE"
         );
         assert_eq!(
             lines[2],
-            "  7   crf         192.0.2.1 -> 203.0.113.1  0x000011  198.51.100.2  protected    \
+            "  7   crf         -     192.0.2.1 -> 203.0.113.1  0x000011  198.51.100.2  protected    \
              cauchy  32/2/1024  25.0ms  1200ppm  transmission  normal   1M      12.3s"
         );
         assert_eq!(
             lines[3],
-            "  9   unknown(5)  - -> -                    -         -             negotiating  \
+            "  9   unknown(5)  -     - -> -                    -         -             negotiating  \
              -       -/-/-      -       -        -             -        -       -"
         );
     }

@@ -50,6 +50,7 @@ pub const FLOW_STATES: &[&str] = &["negotiating", "protected", "unprotected", "c
 pub const LOSS_CLASS: &[&str] = &["none", "transmission", "congestion"];
 pub const BREAKER: &[&str] = &["normal", "tripped"];
 pub const SIDE: &[&str] = &["csf", "crf"];
+pub const FLOW_KIND: &[&str] = &["requests", "responses"];
 
 /// The enums of the spec's `definitions`, by YAML name (for the YAML test).
 #[cfg_attr(not(test), allow(dead_code))]
@@ -60,6 +61,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("loss-class", LOSS_CLASS),
     ("breaker", BREAKER),
     ("side", SIDE),
+    ("flow-kind", FLOW_KIND),
 ];
 
 // Attribute set "peer" (CREM_A_PEER_*).
@@ -160,6 +162,7 @@ pub const FLOW_SIDE: u16 = 17;
 pub const FLOW_PEER: u16 = 18;
 pub const FLOW_AGE_MS: u16 = 19;
 pub const FLOW_STATS: u16 = 20;
+pub const FLOW_KIND_ATTR: u16 = 21;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -394,6 +397,7 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_PEER, "peer", Binary),
         a(FLOW_AGE_MS, "age-ms", U64),
         a(FLOW_STATS, "stats", Nest(&FLOW_STATS_SET)),
+        en(a(FLOW_KIND_ATTR, "kind", U8), "flow-kind"),
     ],
 };
 

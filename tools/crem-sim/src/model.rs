@@ -347,6 +347,7 @@ impl<'c> World<'c> {
             fallback_source_copy: true,
             loss_ppm: 0,
             tc: selective.then_some(th),
+            responses: false,
         };
         let flow = FlowDescriptor {
             addrs: FlowAddrs::V4 {
@@ -355,6 +356,7 @@ impl<'c> World<'c> {
             },
             dest_qp: crate::traffic::DEST_QP,
             rdma_mtu: cfg.traffic.mtu.min(u16::MAX as u32) as u16,
+            kind: crem_core::wire::FlowKind::Requests,
         };
         let block_time = cfg.k as u64 * interval;
         let snd = SenderParams {

@@ -74,6 +74,7 @@ fuzz_target!(|data: &[u8]| {
         give_up_after: if a & 8 != 0 { 1_000_000 * c as u64 } else { 0 },
         proactive_max_per_block: c & 7,
         tc_max_per_report: 1 + (b as u16) * 4,
+        fill_gaps: a & 16 != 0,
         ..CsfParams::DEFAULT
     };
     let mut csf: Box<Csf<BLOCKS, ACC>> = Box::new(Csf::new(params));

@@ -227,6 +227,9 @@ pub struct CrfConfig {
     pub loss_ppm: u32,
     /// Windowless T/C AETH reporting, with its thresholds; `None` = off.
     pub tc: Option<TcThresholds>,
+    /// The flow protects a responder direction (Flow Kind 192): the PSNs
+    /// between two runs of READ responses are guessed absent.
+    pub responses: bool,
 }
 
 impl CrfConfig {
@@ -243,6 +246,7 @@ impl CrfConfig {
             fallback_source_copy: true,
             loss_ppm: 0,
             tc: None,
+            responses: false,
         }
     }
 }
@@ -414,6 +418,8 @@ pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, cons
     win: Window<WINDOW>,
     read_spans: [PsnRange; READ_SPANS],
     read_span_next: usize,
+    /// Responder flows: PSN of the last READ response run's end seen.
+    resp_end: Option<Psn>,
     hold: HoldQueue<HELD>,
     blocks: [Block; BLOCKS],
     repairs: [RepairMeta; REPAIRS],
@@ -457,6 +463,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             win: Window::new(),
             read_spans: [PsnRange::new(Psn::ZERO, 0); READ_SPANS],
             read_span_next: 0,
+            resp_end: None,
             hold: HoldQueue::new(),
             blocks: [Block::EMPTY; B],
             repairs: [RepairMeta::EMPTY; R],
@@ -489,6 +496,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.win.reset();
         self.read_spans = [PsnRange::new(Psn::ZERO, 0); READ_SPANS];
         self.read_span_next = 0;
+        self.resp_end = None;
         self.hold.clear();
         self.blocks.fill(Block::EMPTY);
         self.repairs.fill(RepairMeta::EMPTY);
@@ -780,7 +788,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 inc(&mut self.counters.store_refused);
             }
         }
-        self.note_read(psn, payload, now, host);
+        if self.cfg.responses {
+            self.note_response(psn, payload, now, host);
+            // Guessed gaps below this packet no longer hold it (or what
+            // waits before it).
+            self.advance_delivery(true, host);
+        } else {
+            self.note_read(psn, payload, now, host);
+        }
         self.tc_observe(PsnRange::new(psn, 1), 1, now, host);
         if f & window::IN_BLOCK != 0 {
             self.mark_block_pending(psn);

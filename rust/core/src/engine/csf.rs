@@ -160,6 +160,10 @@ pub struct CsfParams {
     pub tc_ack_timeout: Nanos,
     /// Most Source Copy symbols sent for one report.
     pub tc_max_per_report: u16,
+    /// Start a block at the end of the previous one when the source follows
+    /// it within k/2 positions (see `Csf::block_start_for`): for flows whose
+    /// skipped PSNs the CRF cannot derive (responses).
+    pub fill_gaps: bool,
 }
 
 impl CsfParams {
@@ -178,6 +182,7 @@ impl CsfParams {
         tc_batch_time: 100_000,
         tc_ack_timeout: 100 * MS,
         tc_max_per_report: 256,
+        fill_gaps: false,
     };
 }
 
@@ -670,7 +675,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         }
         self.next_psn = Some(psn.wrapping_add(span));
         self.last_source = now;
-        if !self.is_open() && !self.open_new(now, psn, io.store) {
+        if !self.is_open() && !self.open_new(now, self.block_start_for(psn), io.store) {
             self.count_unprotected();
             return SourceVerdict::Unprotected;
         }
@@ -880,6 +885,28 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     }
 
     /// Opens a block at `start`; `false` if the flow is not protected.
+    /// Where a new block for a source at `psn` starts: with `fill_gaps`, at
+    /// the end of the previous block when `psn` follows it within k/2
+    /// positions, else at `psn`. The PSNs skipped never passed this CSF
+    /// (RDMA sends in order), so they become absent positions that the CRF
+    /// learns from the Present Bitmap. Started at `psn`, they would lie
+    /// between blocks, where no REPAIR describes them and the CRF could only
+    /// hold what follows and ask: a responder direction skips the PSNs of
+    /// every request that is not a READ. (A request flow's CRF derives its
+    /// skipped PSNs, READ response spans, by itself.)
+    fn block_start_for(&self, psn: Psn) -> Psn {
+        let (true, Some(prev), Some(cfg)) = (self.params.fill_gaps, self.ring.newest(), self.cfg)
+        else {
+            return psn;
+        };
+        let end = prev.start.wrapping_add(prev.covered as u32);
+        if psn.is_after(end) && end.forward_distance(psn) <= cfg.k as u32 / 2 {
+            end
+        } else {
+            psn
+        }
+    }
+
     fn open_new<S: SourceStore + ?Sized>(&mut self, now: Nanos, start: Psn, store: &mut S) -> bool {
         if let Some((c, eff)) = self.next_cfg {
             if start.is_after_or_eq(eff) {

@@ -24,8 +24,47 @@
 
 use super::{open, start, Error, MessageType, Result, HEADER_LEN};
 
-/// Flow Kind 1: RoCEv2.
+/// Flow Kind 1: RoCEv2 (the requester direction of a queue pair).
 pub const FLOW_KIND_ROCEV2: u8 = 1;
+
+/// Flow Kind 192 (Private Use, our extension): the responder direction of a
+/// RoCEv2 queue pair. Sources are READ responses and ATOMIC ACKNOWLEDGE
+/// packets; their PSN positions are the requester's PSNs (those its READ
+/// requests left absent in the request direction); the Flow Label holds the
+/// destination (requester) QP as for kind 1. Nothing acknowledges these
+/// packets, so the CSF retains them for its give-up time only.
+pub const FLOW_KIND_ROCEV2_RESPONSES: u8 = 192;
+
+/// Which packets of one direction of a RoCEv2 queue pair a CREM flow
+/// protects: the two kinds number their PSNs in different spaces, so one
+/// direction may carry two flows with the same addresses and QP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowKind {
+    /// Requests (Flow Kind 1).
+    #[default]
+    Requests,
+    /// READ responses and ATOMIC ACKNOWLEDGE (Flow Kind 192).
+    Responses,
+}
+
+impl FlowKind {
+    /// The Flow Kind octet.
+    pub const fn to_u8(self) -> u8 {
+        match self {
+            FlowKind::Requests => FLOW_KIND_ROCEV2,
+            FlowKind::Responses => FLOW_KIND_ROCEV2_RESPONSES,
+        }
+    }
+
+    /// Parses a Flow Kind octet this implementation supports.
+    pub const fn from_u8(v: u8) -> Option<FlowKind> {
+        match v {
+            FLOW_KIND_ROCEV2 => Some(FlowKind::Requests),
+            FLOW_KIND_ROCEV2_RESPONSES => Some(FlowKind::Responses),
+            _ => None,
+        }
+    }
+}
 
 /// Address family of a flow descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

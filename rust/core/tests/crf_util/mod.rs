@@ -43,7 +43,7 @@ pub fn icrc_ok(payload: &[u8]) -> bool {
     roce::verify_v4(&ip_header(udp.len()), &udp).unwrap_or(false)
 }
 
-fn finish(mut p: Vec<u8>) -> Vec<u8> {
+pub fn finish(mut p: Vec<u8>) -> Vec<u8> {
     p.extend_from_slice(&[0; 4]);
     let udp = udp_datagram(&p);
     let c = roce::icrc_v4(&ip_header(udp.len()), &udp).unwrap();
@@ -52,7 +52,7 @@ fn finish(mut p: Vec<u8>) -> Vec<u8> {
     p
 }
 
-fn bth(opcode: u8, psn: Psn) -> [u8; 12] {
+pub fn bth(opcode: u8, psn: Psn) -> [u8; 12] {
     let b = Bth {
         opcode,
         se: false,

@@ -3,7 +3,7 @@
 
 use crem_core::engine::negotiation::{CrfNegotiation, CsfNegotiation, FlowDescriptor};
 use crem_core::engine::{Limits, Sink};
-use crem_core::wire::{decode, FlowAddrs, Message};
+use crem_core::wire::{decode, FlowAddrs, FlowKind, Message};
 
 /// A sink that keeps every message sent.
 #[derive(Default)]
@@ -54,6 +54,7 @@ pub fn flow() -> FlowDescriptor {
         },
         dest_qp: 0xAB00_1234,
         rdma_mtu: 4096,
+        kind: FlowKind::Requests,
     }
 }
 

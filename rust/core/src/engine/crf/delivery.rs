@@ -430,6 +430,39 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
     }
 
+    /// A source of a responder flow: READ responses come in runs of
+    /// consecutive PSNs (FIRST … LAST, or ONLY; an ATOMIC ACKNOWLEDGE is a
+    /// run of one), and the PSNs between the end of one run and the start of
+    /// the next carried the requester's other requests, which never come
+    /// this way. Those are guessed absent, like a READ request's span in the
+    /// request direction, so what follows is not held for them; a Present
+    /// Bitmap that says otherwise undoes the guess (`learn_block`). A run
+    /// whose LAST was lost leaves no guess: its gap waits for the block.
+    pub(super) fn note_response<S: Sink + ?Sized>(
+        &mut self,
+        psn: Psn,
+        payload: &[u8],
+        now: Nanos,
+        sink: &mut S,
+    ) {
+        let Ok(pkt) = RocePacket::parse(payload) else {
+            return;
+        };
+        if pkt.info.first {
+            if let Some(end) = self.resp_end {
+                let from = end.next();
+                if psn.is_after(from) {
+                    let gap = PsnRange::new(from, from.forward_distance(psn));
+                    let within = PsnRange::new(self.win.base, W as u32);
+                    self.mark_span_absent(gap, within, now, sink, true);
+                }
+            }
+        }
+        if pkt.info.last && self.resp_end.is_none_or(|e| psn.is_after(e)) {
+            self.resp_end = Some(psn);
+        }
+    }
+
     /// A restored packet became available: verify through the host, then
     /// deliver or hold it. Returns whether it verified.
     pub(super) fn restore_one<H: CrfHost + ?Sized>(

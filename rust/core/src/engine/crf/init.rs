@@ -40,6 +40,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             Window::init_at(addr_of_mut!((*slot).win));
             addr_of_mut!((*slot).read_spans).write([PsnRange::new(Psn::ZERO, 0); READ_SPANS]);
             addr_of_mut!((*slot).read_span_next).write(0);
+            addr_of_mut!((*slot).resp_end).write(None);
             HoldQueue::init_at(addr_of_mut!((*slot).hold));
             let blocks = addr_of_mut!((*slot).blocks).cast::<Block>();
             for i in 0..B {

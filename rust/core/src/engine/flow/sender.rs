@@ -4,8 +4,8 @@
 use super::super::super::fec::Scheme;
 use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
-use super::super::super::roce::RocePacket;
-use super::super::super::wire::{CloseReason, LossReport, Message};
+use super::super::super::roce::{PsnRole, RocePacket};
+use super::super::super::wire::{CloseReason, FlowKind, LossReport, Message};
 use super::super::csf::{Csf, CsfCounters, CsfIo, CsfParams, SourceStore, SourceVerdict};
 use super::super::negotiation::{
     ConfigParams, CsfNegCounters, CsfNegotiation, CsfState, FlowDescriptor, HelloAckOutcome,
@@ -175,7 +175,8 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// A RoCEv2 packet of the protected direction (UDP payload, BTH through
     /// ICRC). Keep it while the verdict says [`SourceVerdict::Retain`];
     /// sources pass [`SourceVerdict::Unprotected`] until a configuration is
-    /// acknowledged.
+    /// acknowledged. Which packets are sources follows the flow's kind:
+    /// requests, or READ responses and ATOMIC ACKNOWLEDGE (one PSN each).
     pub fn on_source<G, K, S>(
         &mut self,
         now: Nanos,
@@ -191,12 +192,20 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         let opened = self.csf.counters().blocks_opened;
         let verdict = match RocePacket::parse(udp_payload) {
             Ok(pkt) => {
-                let v = self
-                    .csf
-                    .on_roce_packet(now, &pkt, udp_payload, rdma_mtu, io);
+                let v = match self.params.flow.kind {
+                    FlowKind::Requests => {
+                        self.csf
+                            .on_roce_packet(now, &pkt, udp_payload, rdma_mtu, io)
+                    }
+                    FlowKind::Responses if pkt.info.role == PsnRole::Response => {
+                        self.csf.on_source(now, pkt.bth.psn, 1, udp_payload, io)
+                    }
+                    FlowKind::Responses => SourceVerdict::NotSource,
+                };
                 if self.csf.counters().blocks_opened != opened {
-                    // The source opened a block at its PSN.
-                    self.block_opened(now, pkt.bth.psn, io.sink);
+                    // The source opened a block (at its PSN or before it).
+                    let start = self.csf.open_block().map_or(pkt.bth.psn, |b| b.0);
+                    self.block_opened(now, start, io.sink);
                 }
                 v
             }
@@ -208,13 +217,17 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
 
     /// A RoCEv2 packet of the reverse direction: RDMA acknowledgments
     /// release retained blocks, and configurations no block uses any more.
+    /// Nothing acknowledges responses: a response flow's blocks are given up
+    /// by age ([`CsfParams::give_up_after`]).
     pub fn on_reverse<S: SourceStore + ?Sized>(
         &mut self,
         now: Nanos,
         udp_payload: &[u8],
         store: &mut S,
     ) {
-        self.csf.on_roce_reverse(now, udp_payload, store);
+        if self.params.flow.kind == FlowKind::Requests {
+            self.csf.on_roce_reverse(now, udp_payload, store);
+        }
         self.release_configs();
     }
 

@@ -16,8 +16,8 @@
 use super::super::super::fec::LENGTH_PREFIX;
 use super::super::super::psn::Psn;
 use super::super::super::wire::{
-    Close, CloseReason, FecScheme, Hello, HelloAck, Message, ParamAck, ParamStatus, ParamUpdate,
-    FLOW_KIND_ROCEV2,
+    Close, CloseReason, FecScheme, FlowKind, Hello, HelloAck, Message, ParamAck, ParamStatus,
+    ParamUpdate,
 };
 use super::super::{FecConfig, Limits, Sink};
 use super::{check_flow, emit, inc, scheme_of, Ignored, MAX_CONFIGS, NO_CONFIG};
@@ -213,7 +213,7 @@ impl CrfNegotiation {
         sink: &mut S,
     ) -> HelloOutcome {
         inc(&mut self.counters.hello_received);
-        if hello.flow_kind != FLOW_KIND_ROCEV2 {
+        if FlowKind::from_u8(hello.flow_kind).is_none() {
             inc(&mut self.counters.hello_unsupported);
             return HelloOutcome::Ignored(Ignored::UnsupportedFlowKind);
         }

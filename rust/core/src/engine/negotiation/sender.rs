@@ -4,8 +4,8 @@
 use super::super::super::fec::{Scheme, LENGTH_PREFIX};
 use super::super::super::psn::Psn;
 use super::super::super::wire::{
-    Close, CloseReason, FlowAddrs, Hello, HelloAck, Message, ParamAck, ParamStatus, ParamUpdate,
-    FLOW_KIND_ROCEV2,
+    Close, CloseReason, FlowAddrs, FlowKind, Hello, HelloAck, Message, ParamAck, ParamStatus,
+    ParamUpdate,
 };
 use super::super::{FecConfig, Limits, Nanos, Sink};
 use super::{
@@ -23,6 +23,8 @@ pub struct FlowDescriptor {
     /// RDMA path MTU, payload octets per packet (the CRF derives READ
     /// response PSN counts from it).
     pub rdma_mtu: u16,
+    /// Requests or responses of the queue pair (the HELLO's Flow Kind).
+    pub kind: FlowKind,
 }
 
 /// Negotiation state of the CSF.
@@ -280,7 +282,7 @@ impl CsfNegotiation {
     /// The HELLO this side sends.
     pub fn hello(&self) -> Hello {
         Hello {
-            flow_kind: FLOW_KIND_ROCEV2,
+            flow_kind: self.flow.kind.to_u8(),
             supported_schemes: u16::from(self.local.schemes),
             max_k: self.local.max_k,
             max_m: self.local.max_m,
@@ -332,7 +334,7 @@ impl CsfNegotiation {
             return HelloAckOutcome::Ignored(Ignored::BadNonce);
         }
         if ack.flow_id == 0
-            || ack.flow_kind != FLOW_KIND_ROCEV2
+            || ack.flow_kind != self.flow.kind.to_u8()
             || ack.af != self.flow.addrs.af()
             || ack.rdma_mtu != self.flow.rdma_mtu
         {
