@@ -709,7 +709,10 @@ fn responder_flow_protects_read_responses() {
         scratch: &mut p.scratch[..],
     };
     let send = send_packet(Psn::new(300), 100);
-    assert_eq!(p.snd.on_source(p.now, &send, 1024, io), SourceVerdict::NotSource);
+    assert_eq!(
+        p.snd.on_source(p.now, &send, 1024, io),
+        SourceVerdict::NotSource
+    );
     p.advance(p.now + 50 * MS);
     assert_eq!(p.snd.state(), FlowState::Established);
     assert_eq!(p.delivered(), sent);
