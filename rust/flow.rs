@@ -8,9 +8,10 @@
 use crate::crem_core::engine::crf::{self, CrfConfig, TcThresholds, Workspace};
 use crate::crem_core::engine::csf::{self, CsfIo, CsfParams, SourceVerdict};
 use crate::crem_core::engine::flow::{
-    FlowState, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
+    FlowState, PinError, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow,
+    SenderParams,
 };
-use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor};
+use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, ProposeError};
 use crate::crem_core::engine::policy::{BreakerState, PolicyConfig};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
@@ -292,9 +293,24 @@ macro_rules! with_sender {
     }};
 }
 
+/// Index of the first counter appended after the datapath's (crem_engine.h).
+const FS_LATE: usize = (ffi::CREM_FS_ENGINE + ffi::CREM_FS_DATAPATH) as usize;
+
+/// `enum crem_flow_event` of the uapi header (netlink/crem.yaml order).
+const EV_BREAKER_TRIPPED: u32 = 0;
+const EV_BREAKER_CLEARED: u32 = 1;
+const EV_CLOSE_RECEIVED: u32 = 2;
+
 fn note_sender_event(h: &mut Host, ev: Option<SenderEvent>) {
-    if let Some(SenderEvent::Established { flow_id }) = ev {
-        h.set_flow_id(flow_id);
+    match ev {
+        Some(SenderEvent::Established { flow_id }) => h.set_flow_id(flow_id),
+        Some(SenderEvent::BreakerTripped) => h.flow_event(EV_BREAKER_TRIPPED, 0),
+        Some(SenderEvent::BreakerCleared) => h.flow_event(EV_BREAKER_CLEARED, 0),
+        Some(SenderEvent::Closed {
+            reason,
+            by_peer: true,
+        }) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
+        _ => {}
     }
 }
 
@@ -327,6 +343,31 @@ extern "C" fn crem_rs_csf_source(
             io.store.csf_keep(Psn::new(psn), payload);
         }
     })
+}
+
+#[no_mangle]
+extern "C" fn crem_rs_csf_pin(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    now: u64,
+    k: u8,
+    m: u8,
+    pin: bool,
+) -> i32 {
+    let rc = with_sender!(eng, f, |e, h, io| {
+        match e.flow.pin(now, pin.then_some((k, m)), io.sink) {
+            Ok(()) => ffi::CREM_PIN_OK,
+            Err(PinError::NoPolicy) => ffi::CREM_PIN_NO_POLICY,
+            Err(PinError::Propose(p)) => match p {
+                ProposeError::Busy => ffi::CREM_PIN_BUSY,
+                ProposeError::Unchanged => ffi::CREM_PIN_OK,
+                ProposeError::OutsideLimits => ffi::CREM_PIN_OUTSIDE_LIMITS,
+                ProposeError::NoConfigSlot => ffi::CREM_PIN_NO_SLOT,
+                ProposeError::NotEstablished => ffi::CREM_PIN_NOT_ESTABLISHED,
+            },
+        }
+    });
+    rc as i32
 }
 
 #[no_mangle]
@@ -383,6 +424,7 @@ fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<
     match e.flow.on_message(now, msg, false, new_id, h, &mut w) {
         Some(ReceiverEvent::Established { flow_id })
         | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
+        Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
         _ => {}
     }
 }
@@ -531,6 +573,7 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.srtt_us = (f.srtt() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
+        fi.pinned = u8::from(f.pinned());
         put_config(fi, f.config());
         let k = f.csf_counters();
         let vals = [
@@ -547,6 +590,10 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         ];
         for (o, v) in fi.counters.iter_mut().zip(vals) {
             *o = v;
+        }
+        // Appended after the datapath's counters (crem_engine.h).
+        if let Some(o) = fi.counters.get_mut(FS_LATE) {
+            *o = k.retx_lost;
         }
     } else {
         // SAFETY: a live receiver engine, under its flow lock.

@@ -193,6 +193,13 @@ impl Host {
         unsafe { ffi::crem_glue_flow_set_id(self.f(), id) };
     }
 
+    /// Marks a flow-change event for the netlink listeners
+    /// (`CREM_FLOW_EVENT_*`; `reason` for close-received).
+    pub(crate) fn flow_event(&mut self, ev: u32, reason: u16) {
+        // SAFETY: the flow is live and locked.
+        unsafe { ffi::crem_glue_flow_event(self.f(), ev as u8, reason) };
+    }
+
     /// Whether another flow of this peer and side uses `id`.
     pub(crate) fn flow_id_in_use(&self, id: u32) -> bool {
         // SAFETY: the flow is live and locked; C reads the table under RCU.

@@ -38,7 +38,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_KIND + 1] = {
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_PINNED + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
 	[CREM_A_FLOW_SRC] = { .type = NLA_BINARY, },
 	[CREM_A_FLOW_DST] = { .type = NLA_BINARY, },
@@ -59,9 +59,12 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_KIND + 1] = {
 	[CREM_A_FLOW_AGE_MS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS] = NLA_POLICY_NESTED(crem_flow_stats_nl_policy),
 	[CREM_A_FLOW_KIND] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_EVENT] = NLA_POLICY_MAX(NLA_U8, 2),
+	[CREM_A_FLOW_CLOSE_REASON] = { .type = NLA_U16, },
+	[CREM_A_FLOW_PINNED] = { .type = NLA_U8, },
 };
 
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_INJECT_FAILURES + 1] = {
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_CODED_RETX_LOST + 1] = {
 	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
@@ -88,6 +91,7 @@ const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_INJECT_FAILU
 	[CREM_A_FLOW_STATS_HELD_DROPPED] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_INJECTED] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_INJECT_FAILURES] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_CODED_RETX_LOST] = { .type = NLA_U64, },
 };
 
 const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
@@ -108,6 +112,11 @@ static const struct nla_policy crem_flow_get_nl_policy[CREM_A_CMD_FLOW + 1] = {
 
 /* CREM_CMD_FLOW_DEL - do */
 static const struct nla_policy crem_flow_del_nl_policy[CREM_A_CMD_FLOW + 1] = {
+	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+};
+
+/* CREM_CMD_FLOW_SET - do */
+static const struct nla_policy crem_flow_set_nl_policy[CREM_A_CMD_FLOW + 1] = {
 	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
 };
 
@@ -151,6 +160,13 @@ static const struct genl_split_ops crem_nl_ops[] = {
 		.cmd		= CREM_CMD_FLOW_DEL,
 		.doit		= crem_nl_flow_del_doit,
 		.policy		= crem_flow_del_nl_policy,
+		.maxattr	= CREM_A_CMD_FLOW,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= CREM_CMD_FLOW_SET,
+		.doit		= crem_nl_flow_set_doit,
+		.policy		= crem_flow_set_nl_policy,
 		.maxattr	= CREM_A_CMD_FLOW,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},

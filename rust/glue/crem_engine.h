@@ -45,17 +45,19 @@ struct crem_msg_info {
 };
 
 /*
- * Per-flow counters: the engine fills the first CREM_FS_ENGINE in the order
- * of the flow-stats attributes (CREM_A_FLOW_STATS_SOURCES onward), the C
- * datapath the rest (struct crem_flow_ctr, same order).
+ * Per-flow counters, in the order of the flow-stats attributes
+ * (CREM_A_FLOW_STATS_SOURCES onward, append-only): the engine fills the first
+ * CREM_FS_ENGINE, the C datapath the next CREM_FS_DATAPATH (struct
+ * crem_flow_ctr, same order), the engine the CREM_FS_LATE appended since.
  */
 #define CREM_FS_ENGINE 18
 #define CREM_FS_DATAPATH 8
-#define CREM_FS_N (CREM_FS_ENGINE + CREM_FS_DATAPATH)
+#define CREM_FS_LATE 1
+#define CREM_FS_N (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
 
 /* A flow's state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {
-	u8 state, config_id, scheme, k, m, loss_class, breaker;
+	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned;
 	u16 symbol_len;
 	u32 flow_id, srtt_us, loss_ppm;
 	u64 counters[CREM_FS_N];
@@ -69,6 +71,15 @@ void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
 void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
 			u32 len);
 void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
+/* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
+#define CREM_PIN_FAILED 0 /* the engine could not run */
+#define CREM_PIN_OK 1
+#define CREM_PIN_BUSY 2
+#define CREM_PIN_OUTSIDE_LIMITS 3
+#define CREM_PIN_NO_SLOT 4
+#define CREM_PIN_NOT_ESTABLISHED 5
+#define CREM_PIN_NO_POLICY 6
+int crem_rs_csf_pin(void *eng, struct crem_flow *f, u64 now, u8 k, u8 m, bool pin);
 /* Returns true if the caller must hold the packet until released. */
 bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
 			u32 len, bool ce);
@@ -95,6 +106,8 @@ void crem_glue_crf_drop_repair(struct crem_flow *f, u32 slot);
 bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold);
 void crem_glue_crf_release(struct crem_flow *f, u32 psn);
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
+/* A flow-change event (CREM_FLOW_EVENT_*; @reason for close-received). */
+void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason);
 bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
 u32 crem_glue_random(void);
 /* This CPU's decode workspace; BH disabled by the caller. */

@@ -712,6 +712,7 @@ void crem_flows_init(struct crem_flows *t)
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
 	INIT_DELAYED_WORK(&t->gc_work, crem_gc_work);
+	INIT_WORK(&t->ev_work, crem_ev_work);
 }
 
 void crem_flows_exit(struct crem_net *cn)
@@ -727,4 +728,6 @@ void crem_flows_exit(struct crem_net *cn)
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);
 	__crem_flows_flush(cn, false);
+	/* No flow is left to mark an event. */
+	cancel_work_sync(&t->ev_work);
 }

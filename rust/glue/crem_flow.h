@@ -78,6 +78,8 @@ struct crem_flow {
 	u8 tos, ttl;
 	__be16 sport, frag_off;
 	int ifindex; /* host mode: where the flow's packets arrive */
+	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
+	u16 close_reason; /* of the pending close-received */
 	bool host; /* host mode: restored and held packets are delivered locally */
 	/* The packet being processed (keep_source takes a clone of it). */
 	struct sk_buff *cur;
@@ -120,6 +122,14 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bo
  */
 struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn);
 void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd);
+void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+			     u8 ev, u16 reason);
+
+/*
+ * flow-change events (crem_events.c): the datapath marks them on the flow
+ * (crem_glue_flow_event, under flow->lock), a work item sends them.
+ */
+void crem_ev_work(struct work_struct *w);
 
 struct nf_hook_state;
 

@@ -36,6 +36,7 @@ struct crem_flows {
 	u32 n_pending;
 	struct work_struct create_work;
 	struct delayed_work gc_work;
+	struct work_struct ev_work; /* flow-change notifications */
 	bool closing;
 };
 

@@ -134,7 +134,9 @@ int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_flow_info *fi)
+/* @ev: a flow-change event (CREM_FLOW_EVENT_*) to add, or -1. */
+static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_flow_info *fi,
+			 int ev, u16 reason)
 {
 	struct nlattr *nest = nla_nest_start(msg, CREM_A_CMD_FLOW);
 
@@ -163,6 +165,12 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 			      CREM_A_FLOW_PAD) ||
 	    crem_put_counters(msg, CREM_A_FLOW_STATS, fi->counters))
 		return -EMSGSIZE;
+	if (f->key.side == CREM_SIDE_CSF && nla_put_u8(msg, CREM_A_FLOW_PINNED, fi->pinned))
+		return -EMSGSIZE;
+	if (ev >= 0 && (nla_put_u8(msg, CREM_A_FLOW_EVENT, ev) ||
+			(ev == CREM_FLOW_EVENT_CLOSE_RECEIVED &&
+			 nla_put_u16(msg, CREM_A_FLOW_CLOSE_REASON, reason))))
+		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
 }
@@ -173,9 +181,9 @@ static size_t crem_flow_msg_size(void)
 	return nla_total_size(0) +		/* CREM_A_CMD_FLOW */
 	       4 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, loss-ppm */
 	       3 * nla_total_size(4) +		/* src, dst, peer */
-	       8 * nla_total_size(sizeof(u8)) + /* side, state, config-id, scheme, k, m,
-						  * loss-class, breaker */
-	       nla_total_size(sizeof(u16)) +	/* symbol-len */
+	       11 * nla_total_size(sizeof(u8)) + /* side, kind, state, config-id, scheme,
+						   * k, m, loss-class, breaker, event, pinned */
+	       2 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason */
 	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
 	       nla_total_size(0) +		/* stats */
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
@@ -209,7 +217,7 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		}
 		genl_dump_check_consistent(cb, hdr);
-		if (crem_put_flow(skb, f, fi)) {
+		if (crem_put_flow(skb, f, fi, -1, 0)) {
 			genlmsg_cancel(skb, hdr);
 			i--;
 			err = i == skip ? -EMSGSIZE : 0;
@@ -335,7 +343,7 @@ int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
 	rcu_read_lock();
 	f = crem_flow_find(&cn->flows, &sel, tb, info->extack, &err);
 	if (f)
-		err = crem_put_flow(msg, f, fi);
+		err = crem_put_flow(msg, f, fi, -1, 0);
 	rcu_read_unlock();
 	if (err)
 		goto out;
@@ -387,7 +395,8 @@ struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn)
 	return msg;
 }
 
-void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd)
+static void crem_nl_flow_ntf(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+			     u8 cmd, int ev, u16 reason)
 {
 	struct crem_flow_info fi; /* ~240 octets: no allocation here */
 	void *hdr;
@@ -396,7 +405,7 @@ void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem
 	if (!msg)
 		return;
 	hdr = genlmsg_put(msg, 0, 0, &crem_nl_family, 0, cmd);
-	if (!hdr || crem_put_flow(msg, f, &fi)) {
+	if (!hdr || crem_put_flow(msg, f, &fi, ev, reason)) {
 		nlmsg_free(msg);
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 		return;
@@ -407,4 +416,110 @@ void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem
 				      GFP_ATOMIC);
 	if (err && err != -ESRCH) /* -ESRCH: the listeners left meanwhile */
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
+}
+
+void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd)
+{
+	crem_nl_flow_ntf(cn, msg, f, cmd, -1, 0);
+}
+
+void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+			     u8 ev, u16 reason)
+{
+	crem_nl_flow_ntf(cn, msg, f, CREM_CMD_FLOW_CHANGE, ev, reason);
+}
+
+/* flow-set's outcomes from the engine (crem_rs_csf_pin). */
+static int crem_pin_error(int rc, struct netlink_ext_ack *extack)
+{
+	switch (rc) {
+	case CREM_PIN_OK:
+		return 0;
+	case CREM_PIN_BUSY:
+		NL_SET_ERR_MSG(extack, "the flow's previous configuration is not in effect yet (it starts at its Effective PSN, after more packets): retry later");
+		return -EBUSY;
+	case CREM_PIN_OUTSIDE_LIMITS:
+		NL_SET_ERR_MSG(extack, "k or m is outside the limits negotiated with the peer (see the flow's k/m maxima in HELLO)");
+		return -ERANGE;
+	case CREM_PIN_NO_SLOT:
+		NL_SET_ERR_MSG(extack, "the peer holds no free configuration slot: retry later");
+		return -EBUSY;
+	case CREM_PIN_NOT_ESTABLISHED:
+		NL_SET_ERR_MSG(extack, "the flow is not protected (negotiating, or unprotected): nothing to pin");
+		return -EAGAIN;
+	case CREM_PIN_NO_POLICY:
+		NL_SET_ERR_MSG(extack, "the flow was set up with adaptive off: there is no policy to hand it back to");
+		return -EOPNOTSUPP;
+	default:
+		NL_SET_ERR_MSG(extack, "the flow is gone");
+		return -ENOENT;
+	}
+}
+
+int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct crem_net *cn = crem_net(genl_info_net(info));
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
+	struct crem_flow_sel sel;
+	struct crem_flow *f;
+	bool pin;
+	u8 k = 0, m = 0;
+	int err, rc = CREM_PIN_FAILED;
+
+	err = crem_flow_sel_parse(info, tb, &sel);
+	if (err)
+		return err;
+	pin = tb[CREM_A_FLOW_K] || tb[CREM_A_FLOW_M];
+	if (pin && tb[CREM_A_FLOW_PINNED] && !nla_get_u8(tb[CREM_A_FLOW_PINNED])) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_PINNED],
+				    "give k and m to pin the flow, or pinned 0 to unpin it, not both");
+		return -EINVAL;
+	}
+	if (!pin && !tb[CREM_A_FLOW_PINNED]) {
+		NL_SET_ERR_MSG(extack, "nothing to set: give k and m (pin), or pinned 0 (adaptive)");
+		return -EINVAL;
+	}
+	if (!pin && nla_get_u8(tb[CREM_A_FLOW_PINNED])) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_PINNED],
+				    "pinned 1 needs the k and m to pin");
+		return -EINVAL;
+	}
+	if (pin) {
+		if (!tb[CREM_A_FLOW_K] || !tb[CREM_A_FLOW_M]) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K] ?: tb[CREM_A_FLOW_M],
+					    "k and m are pinned together: give both");
+			return -EINVAL;
+		}
+		k = nla_get_u8(tb[CREM_A_FLOW_K]);
+		m = nla_get_u8(tb[CREM_A_FLOW_M]);
+		if (!k) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K], "k must be at least 1");
+			return -EINVAL;
+		}
+		if (k + m > 255) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
+					    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
+			return -EINVAL;
+		}
+	}
+	rcu_read_lock();
+	f = crem_flow_find(&cn->flows, &sel, tb, extack, &err);
+	if (f && f->key.side != CREM_SIDE_CSF) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_ID],
+				    "only a sender (csf) flow chooses its k and m");
+		err = -EINVAL;
+		f = NULL;
+	}
+	if (f) {
+		spin_lock_bh(&f->lock);
+		if (!f->dead) {
+			rc = crem_rs_csf_pin(f->eng, f, ktime_get_ns(), k, m, pin);
+			crem_flow_arm(f);
+		}
+		spin_unlock_bh(&f->lock);
+		err = crem_pin_error(rc, extack);
+	}
+	rcu_read_unlock();
+	return err;
 }

@@ -140,7 +140,8 @@ check "flow list: none yet" 0 "^flows: none" "$CTL" flow list
 check "-j flow list" 0 '^\{"flow":\[\]\}' "$CTL" -j flow list
 same_as_ynl "crem-ctl -j flow list == cli.py flow-get dump" "flow list" --dump flow-get flow
 fixed "flow del of an unknown ID: the kernel's reason (exit 1)" 1 "no flow with id 1" "$CTL" flow del 1
-fixed "flow set: not supported (exit 3)" 3 "flow set: not supported by this kernel module (no such command)" "$CTL" flow set 1 m 3
+fixed "flow set of an unknown ID: the kernel's reason (exit 1)" 1 "no flow with id 1" "$CTL" flow set 1 k 8 m 1
+fixed "flow set: m alone is a usage error (exit 2)" 2 "give both k and m, or adaptive" "$CTL" flow set 1 m 3
 check "flow del: bad ID (exit 2)" 2 "not a flow ID" "$CTL" flow del x
 
 # --- notifications -----------------------------------------------------------------

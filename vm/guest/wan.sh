@@ -59,5 +59,24 @@ if [ "$crem" != off ]; then
     ip netns exec $ns "$arg_ctl" -j flow >$OUT/flows.$ns.json
     ip netns exec $ns "$arg_ctl" stats; ip netns exec $ns "$arg_ctl" flow
   done
+  # flow-set on gwa's busiest sender flow (its configuration is in effect; a
+  # flow of a few packets may still wait for its first one's Effective PSN):
+  # a pin the kernel takes, and two it refuses with their reasons
+  # (flowset.log, checked by e2e.sh lossy).
+  id=$(jq -r '[.flow[] | select(.side == "csf" and .id > 0 and .state == "protected")]
+    | max_by(.stats.sources) | .id // empty' $OUT/flows.gwa.json)
+  if [ -n "$id" ]; then
+    { ip netns exec gwa "$arg_ctl" flow set "$id" side csf k 8 m 1 && echo "pin: ok"
+      ip netns exec gwa "$arg_ctl" -j flow show "$id" side csf
+      ip netns exec gwa "$arg_ctl" flow set "$id" side csf k 0 m 1 || echo "k 0: refused rc=$?"
+      ip netns exec gwa "$arg_ctl" flow set "$id" side csf adaptive || echo "adaptive: refused rc=$?"
+    } >$OUT/flowset.log 2>&1
+  fi
+  # Close gwa's sender flows: gwb's receivers get CLOSE, a flow-change
+  # (close-received) each in events.gwb.log.
+  for id in $(jq -r '.flow[] | select(.side == "csf" and .id > 0) | .id' $OUT/flows.gwa.json); do
+    ip netns exec gwa "$arg_ctl" flow del "$id" side csf || log "flow del $id failed"
+  done
+  sleep 1
 fi
 unload_crem || exit 1

@@ -72,6 +72,21 @@ enum crem_flow_kind {
 	CREM_FLOW_KIND_RESPONSES,
 };
 
+/**
+ * enum crem_flow_event - What a flow-change notification reports.
+ * @CREM_FLOW_EVENT_BREAKER_TRIPPED: The circuit breaker tripped (no repairs,
+ *   no coded retransmission).
+ * @CREM_FLOW_EVENT_BREAKER_CLEARED: The circuit breaker cleared; protection
+ *   resumes.
+ * @CREM_FLOW_EVENT_CLOSE_RECEIVED: The peer sent CLOSE (close-reason says
+ *   why); the flow is unprotected.
+ */
+enum crem_flow_event {
+	CREM_FLOW_EVENT_BREAKER_TRIPPED,
+	CREM_FLOW_EVENT_BREAKER_CLEARED,
+	CREM_FLOW_EVENT_CLOSE_RECEIVED,
+};
+
 enum {
 	CREM_A_PEER_PREFIX = 1,
 	CREM_A_PEER_PREFIX_LEN,
@@ -160,6 +175,7 @@ enum {
 	CREM_A_FLOW_STATS_HELD_DROPPED,
 	CREM_A_FLOW_STATS_INJECTED,
 	CREM_A_FLOW_STATS_INJECT_FAILURES,
+	CREM_A_FLOW_STATS_CODED_RETX_LOST,
 
 	__CREM_A_FLOW_STATS_MAX,
 	CREM_A_FLOW_STATS_MAX = (__CREM_A_FLOW_STATS_MAX - 1)
@@ -187,6 +203,9 @@ enum {
 	CREM_A_FLOW_AGE_MS,
 	CREM_A_FLOW_STATS,
 	CREM_A_FLOW_KIND,
+	CREM_A_FLOW_EVENT,
+	CREM_A_FLOW_CLOSE_REASON,
+	CREM_A_FLOW_PINNED,
 
 	__CREM_A_FLOW_MAX,
 	CREM_A_FLOW_MAX = (__CREM_A_FLOW_MAX - 1)
@@ -211,6 +230,8 @@ enum {
 	CREM_CMD_FLOW_DEL,
 	CREM_CMD_FLOW_UP,
 	CREM_CMD_FLOW_DOWN,
+	CREM_CMD_FLOW_CHANGE,
+	CREM_CMD_FLOW_SET,
 
 	__CREM_CMD_MAX,
 	CREM_CMD_MAX = (__CREM_CMD_MAX - 1)

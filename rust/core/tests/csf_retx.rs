@@ -110,6 +110,11 @@ fn draft_coding_example_byte_exact() {
     assert_eq!(&m[2..28], &HDR[2..28]);
     assert_eq!(&m[28..], &R2L);
     assert_eq!(h.csf.counters().repairs_retx, 1);
+    assert_eq!(
+        h.csf.counters().retx_lost,
+        3,
+        "M = 1 coded symbol for X = 3"
+    );
 
     // And the CRF really recovers S0..S2 from S3, R0, R1, R2[L].
     let rx = repairs(&msgs);

@@ -721,3 +721,40 @@ fn responder_flow_protects_read_responses() {
     // Gaps after a run whose LAST was lost are left to the blocks.
     assert!(c.read_absent >= 15 * 3, "{c:?}");
 }
+
+/// An operator pins (k, m) on an established flow: proposed at once, in
+/// effect from its Effective PSN; a fixed-mode flow has no policy to hand
+/// back to; proposing before the flow is established is refused.
+#[test]
+fn pinned_configuration_takes_effect() {
+    use crem_core::engine::flow::PinError;
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    assert_eq!(
+        p.snd.pin(0, Some((8, 1)), &mut p.out),
+        Err(PinError::Propose(ProposeError::NotEstablished))
+    );
+    p.start();
+    for i in 0..40u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+    }
+    assert_eq!(p.snd.config().map(|c| (c.k, c.m)), Some((16, 2)));
+    let now = p.now;
+    assert_eq!(p.snd.pin(now, Some((8, 1)), &mut p.out), Ok(()));
+    assert!(p.snd.pinned());
+    p.pump();
+    for i in 40..400u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i % 50 == 7);
+    }
+    p.advance(p.now + 50 * MS);
+    assert_eq!(p.snd.config().map(|c| (c.k, c.m)), Some((8, 1)));
+    assert_eq!(p.delivered(), (0..400).collect::<Vec<_>>());
+    // Already in effect: fine. Adaptive: this flow has no policy.
+    let now = p.now;
+    assert_eq!(p.snd.pin(now, Some((8, 1)), &mut p.out), Ok(()));
+    assert_eq!(p.snd.pin(now, None, &mut p.out), Err(PinError::NoPolicy));
+}

@@ -61,7 +61,9 @@ const FLOW_STATS_KEYS: &str = "    \
                        blocks-incomplete, held-dropped, injected,
                        inject-failures
       both sides       msgs-in, msgs-out, send-failures, store-full,
-                       alloc-failures";
+                       alloc-failures
+      sender (CSF)     coded-retx-lost (appended: lost packets named by the
+                       requests answered with coded symbols)";
 
 const STATS_JSON: &str = "\
 JSON (-j):
@@ -113,6 +115,11 @@ JSON (-j):
                        \"responses\" (READ responses and ATOMIC ACKs, Flow
                        Kind 192): one direction of a queue pair may carry one
                        flow of each kind, in different PSN spaces
+      event            flow-change notifications only (crem-ctl monitor):
+                       \"breaker-tripped\", \"breaker-cleared\",
+                       \"close-received\"
+      close-reason     u16, with close-received: the peer's CLOSE reason
+      pinned           u8, sender flows: 1 while 'flow set' pins k and m
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.
 ";
@@ -286,10 +293,14 @@ notification of this namespace as it arrives, one line each:
     flow-down        a flow was removed (flow del, port change, role
                      disabled), with its last state; no notification is
                      sent for the flows of a namespace being deleted
+    flow-change      a flow event: its circuit breaker tripped or cleared
+                     (CSF), or the peer sent CLOSE (with the reason: 0
+                     normal, 1 flow ended, 2 parameter synchronization
+                     failed, 3 resources exhausted, 4 circuit breaker)
 
 With -j, one JSON object per line (even with --pretty):
 {\"event\": \"config-changed\", \"config\": {...}} or
-{\"event\": \"flow-up\" | \"flow-down\", \"flow\": FLOW}, FLOW as in
+{\"event\": \"flow-up\" | \"flow-down\" | \"flow-change\", \"flow\": FLOW}, FLOW as in
 'crem-ctl flow --help'. Output is flushed after each event, so it can be
 piped. A notification the kernel could not send (out of memory) is counted
 in the drop-notify counter of 'crem-ctl stats'.",
@@ -481,11 +492,25 @@ enum FlowAction {
         #[arg(value_name = "KEY VALUE", num_args = 0..)]
         sel: Vec<String>,
     },
-    /// Change a protected flow (the module has no such command yet)
+    /// Pin a sender flow's k and m, or hand it back to the policy (flow-set)
+    #[command(long_about = "\
+Changes one sender (csf) flow (flow-set, needs CAP_NET_ADMIN):
+
+    crem-ctl flow set ID [side csf] [peer ADDR] k N m N
+        pins the flow's configuration: proposed to the peer at once
+        (PARAM_UPDATE), in effect from its Effective PSN; the adaptive
+        policy no longer changes it (its circuit breaker still watches)
+    crem-ctl flow set ID [side csf] [peer ADDR] adaptive
+        hands the flow back to the adaptive policy (only for flows set up
+        with adaptive on)
+
+The kernel refuses with a reason: the previous change not in effect yet
+(retry after more packets), k/m outside the limits negotiated with the peer, a flow that is not
+protected, a receiver (crf) flow. 'crem-ctl flow show ID' shows \"pinned\".")]
     Set {
         /// Flow ID
         id: String,
-        /// KEY VALUE pairs
+        /// side csf, peer ADDR (which flow); k N m N, or adaptive
         #[arg(value_name = "KEY VALUE", num_args = 0.., allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -743,6 +768,57 @@ impl FlowSel {
     }
 }
 
+/// flow-set's request: the selection, then k N m N (pin) or adaptive.
+fn flow_set_request(id: &str, args: &[String]) -> Res<Vec<attr::Attr>> {
+    let (mut sel_kv, mut k, mut m, mut adaptive) = (Vec::new(), None, None, false);
+    let mut it = args.iter();
+    while let Some(key) = it.next() {
+        if key == "adaptive" {
+            adaptive = true;
+            continue;
+        }
+        let v = it
+            .next()
+            .ok_or_else(|| Fail::Usage(format!("'{key}' needs a value")))?;
+        let num = |what: &str| {
+            v.parse::<u8>()
+                .map_err(|_| Fail::Usage(format!("{what}: '{v}' is not a number 0..255")))
+        };
+        match key.as_str() {
+            "k" => k = Some(num("k")?),
+            "m" => m = Some(num("m")?),
+            "side" | "peer" => sel_kv.extend([key.clone(), v.clone()]),
+            _ => {
+                return Err(Fail::Usage(format!(
+                    "unknown key '{key}' (expected side, peer, k, m or adaptive)"
+                )))
+            }
+        }
+    }
+    let sel = FlowSel::parse(id, &sel_kv)?;
+    let mut nest = match sel.attrs().pop() {
+        Some(attr::Attr {
+            value: attr::Value::Nest(v),
+            ..
+        }) => v,
+        _ => Vec::new(),
+    };
+    match (k, m, adaptive) {
+        (Some(k), Some(m), false) => {
+            nest.push(attr::Attr::u8(FLOW_K, k));
+            nest.push(attr::Attr::u8(FLOW_M, m));
+        }
+        (None, None, true) => nest.push(attr::Attr::u8(FLOW_PINNED, 0)),
+        (_, _, true) => {
+            return Err(Fail::Usage(
+                "give k and m (pin), or adaptive, not both".into(),
+            ))
+        }
+        _ => return Err(Fail::Usage("give both k and m, or adaptive".into())),
+    }
+    Ok(vec![attr::Attr::nest(CMD_A_FLOW, nest)])
+}
+
 /// The flows 'flow show' prints: flow-get's do, or the dump filtered here
 /// when the module has no do or several flows have the ID.
 fn show_flows(c: &mut Conn, sel: &FlowSel) -> Res<Vec<Flow>> {
@@ -926,7 +1002,7 @@ fn run(cli: Cli) -> Res {
                                 format!("{event}: {}\n", output::config_line(&cfg))
                             }
                         }
-                        CMD_FLOW_UP | CMD_FLOW_DOWN => {
+                        CMD_FLOW_UP | CMD_FLOW_DOWN | CMD_FLOW_CHANGE => {
                             let f = m.nest(CMD_A_FLOW).map(Flow::from_attrs).unwrap_or_default();
                             if j {
                                 json(&serde_json::json!({ "event": event, "flow": f }), false)
@@ -973,17 +1049,10 @@ fn run(cli: Cli) -> Res {
                 let mut c = Conn::open()?;
                 c.request(CMD_FLOW_DEL, sel.attrs(), false)?;
             }
-            FlowAction::Set { args, .. } => {
-                if args.len() % 2 != 0 {
-                    return Err(Fail::Usage("arguments are KEY VALUE pairs".into()));
-                }
-                let _c = Conn::open()?;
-                // No flow-set operation exists in the family yet: refuse
-                // rather than pretend.
-                CMD_FLOW_SET.ok_or(nl::Error::Unsupported("flow set"))?;
-                return Err(Fail::Usage(
-                    "this crem-ctl knows no flow keys for flow-set yet".into(),
-                ));
+            FlowAction::Set { id, args } => {
+                let req = flow_set_request(&id, &args)?;
+                let mut c = Conn::open()?;
+                c.request(CMD_FLOW_SET, req, false)?;
             }
         },
         Cmd::Setconf { file } => {
@@ -1289,5 +1358,46 @@ mod tests {
             let help = sub.render_long_help().to_string();
             assert!(help.contains("EXIT STATUS"), "{name}");
         }
+    }
+
+    #[test]
+    fn flow_set_requests() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let req = flow_set_request("7", &a(&["side", "csf", "k", "8", "m", "1"])).ok();
+        assert_eq!(
+            req,
+            Some(vec![attr::Attr::nest(
+                CMD_A_FLOW,
+                vec![
+                    attr::Attr::u32(FLOW_ID, 7),
+                    attr::Attr::u8(FLOW_SIDE, 0),
+                    attr::Attr::u8(FLOW_K, 8),
+                    attr::Attr::u8(FLOW_M, 1),
+                ]
+            )])
+        );
+        let req = flow_set_request("7", &a(&["adaptive"])).ok();
+        assert_eq!(
+            req,
+            Some(vec![attr::Attr::nest(
+                CMD_A_FLOW,
+                vec![attr::Attr::u32(FLOW_ID, 7), attr::Attr::u8(FLOW_PINNED, 0)]
+            )])
+        );
+        for (args, msg) in [
+            (&["k", "8"][..], "give both k and m"),
+            (&["k", "8", "m", "1", "adaptive"][..], "not both"),
+            (&["k", "300", "m", "1"][..], "not a number"),
+            (&["x", "1"][..], "unknown key 'x'"),
+            (&["k"][..], "needs a value"),
+            (&[][..], "give both k and m, or adaptive"),
+        ] {
+            let e = match flow_set_request("7", &a(args)) {
+                Err(Fail::Usage(e)) => e,
+                _ => panic!("{args:?}: not a usage error"),
+            };
+            assert!(e.contains(msg), "{args:?}: {e}");
+        }
+        assert!(flow_set_request("x", &a(&["adaptive"])).is_err());
     }
 }

@@ -419,6 +419,13 @@ pub struct Flow {
     pub stats: Option<Counters>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<EnumVal>,
+    /// flow-change notifications only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<EnumVal>,
+    #[serde(rename = "close-reason", skip_serializing_if = "Option::is_none")]
+    pub close_reason: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<u8>,
 }
 
 impl Flow {
@@ -444,7 +451,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 16] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 19] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -465,6 +472,9 @@ impl Flow {
             (FLOW_SIDE, Field::Enum(&mut self.side, SIDE)),
             (FLOW_AGE_MS, Field::U64(&mut self.age_ms)),
             (FLOW_KIND_ATTR, Field::Enum(&mut self.kind, FLOW_KIND)),
+            (FLOW_EVENT_ATTR, Field::Enum(&mut self.event, FLOW_EVENT)),
+            (FLOW_CLOSE_REASON, Field::U16(&mut self.close_reason)),
+            (FLOW_PINNED, Field::U8(&mut self.pinned)),
         ]
     }
 }
@@ -649,7 +659,7 @@ pub(crate) mod tests {
         let t = j["totals"].as_object().unwrap();
         let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
-        assert_eq!(t.len(), 26);
+        assert_eq!(t.len(), 27);
         for a in &FLOW_STATS_SET.attrs[1..] {
             assert_eq!(t[a.name], u64::from(a.id), "{}", a.name);
         }

@@ -151,6 +151,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "unprotected",
             "repairs-sent",
             "coded-retx",
+            "coded-retx-lost",
             "source-copies",
             "repair-octets",
             "requests-received",
@@ -423,6 +424,14 @@ pub fn flow_detail(f: &Flow) -> String {
         ("loss-class", opt(f.loss_class)),
         ("breaker", opt(f.breaker)),
         (
+            "pinned",
+            match f.pinned {
+                Some(0) => "no (the adaptive policy or the fixed k/m chooses)".into(),
+                Some(_) => "yes (flow set: k and m stay as pinned)".into(),
+                None => "-".into(),
+            },
+        ),
+        (
             "memory",
             or_dash(f.memory.map(|m| format!("{} ({m} octets)", human_size(m)))),
         ),
@@ -447,9 +456,14 @@ pub fn flow_detail(f: &Flow) -> String {
     s
 }
 
-/// One line for a flow-up/flow-down notification.
+/// One line for a flow-up/flow-down/flow-change notification.
 pub fn flow_line(f: &Flow) -> String {
-    format!(
+    let ev = match (f.event, f.close_reason) {
+        (Some(e), Some(r)) => format!("{e} (reason {r}) "),
+        (Some(e), None) => format!("{e} "),
+        _ => String::new(),
+    };
+    ev + &format!(
         "id {} {} {} {} -> {} dest-qp {} peer {} state {}",
         opt(f.id),
         opt(f.side),
@@ -501,7 +515,10 @@ mod tests {
     use super::*;
     use crate::attr;
     use crate::model::{self, enum_val, Addr, Peer};
-    use crate::uapi::{AttrType, FLOW_SET, FLOW_STATES, FLOW_STATS_SET, ROLE, SIDE, STATS_SET};
+    use crate::uapi::{
+        AttrType, FLOW_EVENT, FLOW_KIND, FLOW_SET, FLOW_STATES, FLOW_STATS_SET, ROLE, SIDE,
+        STATS_SET,
+    };
 
     #[test]
     fn config_block() {
@@ -575,6 +592,22 @@ mod tests {
             lines[3],
             "  9   unknown(5)  -     - -> -                    -         -             negotiating  \
              -       -/-/-      -       -        -             -        -       -"
+        );
+    }
+
+    #[test]
+    fn flow_change_line() {
+        let f = Flow {
+            id: Some(7),
+            side: Some(enum_val(SIDE, 1)),
+            kind: Some(enum_val(FLOW_KIND, 1)),
+            event: Some(enum_val(FLOW_EVENT, 2)),
+            close_reason: Some(4),
+            ..Default::default()
+        };
+        assert_eq!(
+            flow_line(&f),
+            "close-received (reason 4) id 7 crf responses - -> - dest-qp - peer - state -"
         );
     }
 

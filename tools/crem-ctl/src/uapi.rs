@@ -24,10 +24,8 @@ pub const CMD_CONFIG_CHANGED: u8 = 6;
 pub const CMD_FLOW_DEL: u8 = 7;
 pub const CMD_FLOW_UP: u8 = 8;
 pub const CMD_FLOW_DOWN: u8 = 9;
-/// `flow-set` is not in the spec yet: no command number exists, so
-/// `crem-ctl flow set` reports that the module does not support it. When the
-/// spec gains the op, the YAML test fails until this is set.
-pub const CMD_FLOW_SET: Option<u8> = None;
+pub const CMD_FLOW_CHANGE: u8 = 10;
+pub const CMD_FLOW_SET: u8 = 11;
 
 /// All operations of the spec, by YAML name (for messages and the test).
 pub const OPS: &[(&str, u8)] = &[
@@ -40,6 +38,8 @@ pub const OPS: &[(&str, u8)] = &[
     ("flow-del", CMD_FLOW_DEL),
     ("flow-up", CMD_FLOW_UP),
     ("flow-down", CMD_FLOW_DOWN),
+    ("flow-change", CMD_FLOW_CHANGE),
+    ("flow-set", CMD_FLOW_SET),
 ];
 
 // enum crem_role / crem_recovery / crem_flow_state / crem_loss_class /
@@ -51,6 +51,7 @@ pub const LOSS_CLASS: &[&str] = &["none", "transmission", "congestion"];
 pub const BREAKER: &[&str] = &["normal", "tripped"];
 pub const SIDE: &[&str] = &["csf", "crf"];
 pub const FLOW_KIND: &[&str] = &["requests", "responses"];
+pub const FLOW_EVENT: &[&str] = &["breaker-tripped", "breaker-cleared", "close-received"];
 
 /// The enums of the spec's `definitions`, by YAML name (for the YAML test).
 #[cfg_attr(not(test), allow(dead_code))]
@@ -62,6 +63,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("breaker", BREAKER),
     ("side", SIDE),
     ("flow-kind", FLOW_KIND),
+    ("flow-event", FLOW_EVENT),
 ];
 
 // Attribute set "peer" (CREM_A_PEER_*).
@@ -140,6 +142,7 @@ pub const FLOW_STATS_ALLOC_FAILURES: u16 = 24;
 pub const FLOW_STATS_HELD_DROPPED: u16 = 25;
 pub const FLOW_STATS_INJECTED: u16 = 26;
 pub const FLOW_STATS_INJECT_FAILURES: u16 = 27;
+pub const FLOW_STATS_CODED_RETX_LOST: u16 = 28;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -163,6 +166,9 @@ pub const FLOW_PEER: u16 = 18;
 pub const FLOW_AGE_MS: u16 = 19;
 pub const FLOW_STATS: u16 = 20;
 pub const FLOW_KIND_ATTR: u16 = 21;
+pub const FLOW_EVENT_ATTR: u16 = 22;
+pub const FLOW_CLOSE_REASON: u16 = 23;
+pub const FLOW_PINNED: u16 = 24;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -371,6 +377,7 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
         a(FLOW_STATS_HELD_DROPPED, "held-dropped", U64),
         a(FLOW_STATS_INJECTED, "injected", U64),
         a(FLOW_STATS_INJECT_FAILURES, "inject-failures", U64),
+        a(FLOW_STATS_CODED_RETX_LOST, "coded-retx-lost", U64),
     ],
 };
 
@@ -398,6 +405,9 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_AGE_MS, "age-ms", U64),
         a(FLOW_STATS, "stats", Nest(&FLOW_STATS_SET)),
         en(a(FLOW_KIND_ATTR, "kind", U8), "flow-kind"),
+        en(a(FLOW_EVENT_ATTR, "event", U8), "flow-event"),
+        a(FLOW_CLOSE_REASON, "close-reason", U16),
+        a(FLOW_PINNED, "pinned", U8),
     ],
 };
 
@@ -586,11 +596,7 @@ mod tests {
                 })
         };
         assert_eq!(Some(CMD_FLOW_DEL), find_op("flow-del"), "flow-del");
-        assert_eq!(
-            CMD_FLOW_SET,
-            find_op("flow-set"),
-            "flow-set appeared in the spec"
-        );
+        assert_eq!(Some(CMD_FLOW_SET), find_op("flow-set"), "flow-set");
 
         // Multicast groups.
         let groups: Vec<&str> = y["mcast-groups"]["list"]

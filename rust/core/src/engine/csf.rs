@@ -288,6 +288,10 @@ pub struct CsfCounters {
     pub repairs_ordinary: u64,
     /// Coded retransmission symbols sent (RETX, scheme 1).
     pub repairs_retx: u64,
+    /// Lost sources named by the requests answered with coded symbols (X
+    /// summed over those answers; `repairs_retx` below it is what coded
+    /// retransmission saves over resending every lost packet).
+    pub retx_lost: u64,
     /// Source Copy symbols sent (requests and selective repeat).
     pub repairs_source_copy: u64,
     /// INFO messages sent.

@@ -44,7 +44,7 @@ mod repair_log;
 mod sender;
 
 pub use self::receiver::{ReceiverCounters, ReceiverEvent, ReceiverFlow, ReceiverParams};
-pub use self::sender::{SenderCounters, SenderEvent, SenderFlow, SenderParams};
+pub use self::sender::{PinError, SenderCounters, SenderEvent, SenderFlow, SenderParams};
 
 use super::super::wire::CloseReason;
 

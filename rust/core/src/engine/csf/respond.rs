@@ -210,6 +210,8 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 .max(1);
             if m <= blk.fresh_indices() {
                 if self.send_coded(n, lost, m, session, io) {
+                    let c = &mut self.counters;
+                    c.retx_lost = c.retx_lost.wrapping_add(u64::from(x));
                     return;
                 }
             } else {

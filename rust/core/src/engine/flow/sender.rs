@@ -128,7 +128,19 @@ pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
     pub(super) block_time: Nanos,
     /// Open time of the newest block and `blocks_closed_k` then.
     pub(super) last_open: Option<(Nanos, u64)>,
+    /// An operator pinned (k, m): the policy stops choosing (see
+    /// [`SenderFlow::pin`]).
+    pub(super) pinned: bool,
     pub(super) counters: SenderCounters,
+}
+
+/// Why [`SenderFlow::pin`] could not do what was asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinError {
+    /// The proposal was refused (see [`ProposeError`]).
+    Propose(ProposeError),
+    /// Back to adaptive, but the flow has no policy (fixed mode).
+    NoPolicy,
 }
 
 impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
@@ -149,6 +161,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             repairs_logged: 0,
             block_time: 0,
             last_open: None,
+            pinned: false,
             counters: SenderCounters::default(),
         }
     }
@@ -466,6 +479,9 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             }
             None => None,
         };
+        if self.pinned {
+            return ev;
+        }
         let limits = self.limits?;
         let current = match self.neg.pending_config() {
             Some((c, _, _)) => Some((c.k, c.m)),
@@ -482,6 +498,38 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             let _ = self.propose(now, d.k, d.m, d.scheme, io.sink);
         }
         ev
+    }
+
+    /// An operator's choice for this flow: `Some((k, m))` proposes that
+    /// configuration at once and pins it (the adaptive policy, if any,
+    /// stops changing it; its circuit breaker still watches); `None` hands
+    /// the flow back to the policy, which decides at the next LOSS_REPORT.
+    /// Proposing what is already in effect is not an error.
+    pub fn pin<K: Sink + ?Sized>(
+        &mut self,
+        now: Nanos,
+        pin: Option<(u8, u8)>,
+        sink: &mut K,
+    ) -> Result<(), PinError> {
+        let Some((k, m)) = pin else {
+            if self.params.policy.is_none() {
+                return Err(PinError::NoPolicy);
+            }
+            self.pinned = false;
+            return Ok(());
+        };
+        match self.propose(now, k, m, self.params.scheme, sink) {
+            Ok(_) | Err(ProposeError::Unchanged) => {
+                self.pinned = true;
+                Ok(())
+            }
+            Err(e) => Err(PinError::Propose(e)),
+        }
+    }
+
+    /// Whether an operator pinned the configuration ([`SenderFlow::pin`]).
+    pub fn pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Stops protecting: releases retention and forgets the configuration.
