@@ -651,20 +651,26 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
     };
     out.type_ = msg.msg_type().to_u8();
     out.flow_id = msg.flow_id();
-    if let Message::Hello(h) = msg {
-        out.dqp = h.flow_label & 0xff_ffff;
-        out.kind = match FlowKind::from_u8(h.flow_kind) {
-            Some(FlowKind::Requests) => 0,
-            Some(FlowKind::Responses) => 1,
-            None => 0xff,
-        };
-        if let FlowAddrs::V4 { src, dst } = h.addrs {
-            out.family = 4;
-            out.saddr = u32::from_ne_bytes(src);
-            out.daddr = u32::from_ne_bytes(dst);
-        } else {
-            out.family = 6;
+    // HELLO and PATH_REPORT name their flow by addresses and Flow Label.
+    let (addrs, label) = match msg {
+        Message::Hello(h) => {
+            out.kind = match FlowKind::from_u8(h.flow_kind) {
+                Some(FlowKind::Requests) => 0,
+                Some(FlowKind::Responses) => 1,
+                None => 0xff,
+            };
+            (h.addrs, h.flow_label)
         }
+        Message::PathReport(r) => (r.addrs, r.flow_label),
+        _ => return 0,
+    };
+    out.dqp = label & 0xff_ffff;
+    if let FlowAddrs::V4 { src, dst } = addrs {
+        out.family = 4;
+        out.saddr = u32::from_ne_bytes(src);
+        out.daddr = u32::from_ne_bytes(dst);
+    } else {
+        out.family = 6;
     }
     0
 }

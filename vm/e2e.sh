@@ -74,6 +74,14 @@ restored_kind() {
   jq -s --arg k "$2" '[.[].flow[] | select(.kind == $k and .side == "crf") | .stats.restored] | add // 0' \
     "$1"/flows.gw?.json 2>/dev/null || echo 0
 }
+# fwd_cost DIR: microseconds of the WAN VM's busy CPU per RoCEv2 packet
+# forwarded by gwa and gwb (wan.sh's cpu.wan and roce.gw?).
+fwd_cost() {
+  local n
+  n=$(cat "$1"/roce.gw? 2>/dev/null | awk '{s+=$1} END{print s+0}')
+  awk -v n="$n" '{ if (n > 0) printf "%.1f", ($2 - $1) * 1e6 / $3 / n; else print "?" }' \
+    "$1/cpu.wan" 2>/dev/null || echo "?"
+}
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1 / $2; else print 0 }"; }
 
 case $case_ in
@@ -91,6 +99,10 @@ case $case_ in
     say "write_bw Mb/s: CREM loss-free $ref, CREM 1% $lossy ($(ratio "$lossy" "$ref") of loss-free)," \
       "no CREM 1% $off ($(grep -c 'test=write_bw .*completed=0' "$out/off/results.txt") not completed)," \
       "no CREM loss-free $clean (CREM clean-path cost: $(ratio "$ref" "$clean") of it)"
+    # The WAN VM's busy CPU per RoCEv2 packet its hooks forwarded (TCG:
+    # compare the two, not the absolute figures). Reported, not asserted.
+    say "WAN VM busy CPU per forwarded RoCEv2 packet, loss-free: CREM $(fwd_cost "$out/ref") us," \
+      "no CREM $(fwd_cost "$out/clean") us"
     # READ-heavy (rping reads and writes each buffer): READ responses are a
     # flow of their own (Flow Kind 192, see README). Reported, not asserted.
     rref=$(mbps "$out/ref" rping_bulk) rlossy=$(mbps "$out/crem" rping_bulk)
@@ -112,6 +124,10 @@ case $case_ in
       "grep -q '^pin: ok' $out/crem/flowset.log && grep -q '\"pinned\":1' $out/crem/flowset.log"
     check "flow set: k 0 and adaptive on a fixed flow refused with their reasons" \
       "grep -q 'k must be at least 1' $out/crem/flowset.log && grep -q 'no policy to hand it back to' $out/crem/flowset.log"
+    # wan.sh sends gwa a PATH_REPORT from its allow-listed reporter and one
+    # from another address: the first reaches the flow, the second is dropped.
+    check "PATH_REPORT: taken from the reporter, dropped from another address" \
+      "[ \$(jq '.stats.\"path-reports\"' $out/crem/stats.after.gwa.json) -ge 1 ] && [ \$(jq '.stats.\"drop-msg-peer\"' $out/crem/stats.after.gwa.json) -gt \$(jq '.stats.\"drop-msg-peer\"' $out/crem/stats.gwa.json) ]"
     # wan.sh deletes gwa's sender flows at the end: gwb's receivers report it.
     check "flow del at gwa: gwb notifies flow-change close-received" \
       "grep -q '\"event\":\"close-received\"' $out/crem/events.gwb.log"

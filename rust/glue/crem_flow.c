@@ -21,6 +21,7 @@
 #define CREM_MAX_PENDING 64
 #define CREM_MSG_TYPE_HELLO 2
 #define CREM_MSG_TYPE_HELLO_ACK 3
+#define CREM_MSG_TYPE_PATH_REPORT 8
 
 struct crem_create {
 	struct list_head node;
@@ -373,6 +374,19 @@ static bool crem_is_peer(struct crem_net *cn, __be32 a)
 	return found;
 }
 
+static bool crem_is_reporter(struct crem_net *cn, __be32 a)
+{
+	const struct crem_cfg *c = &cn->cfg;
+	bool found = false;
+	int i;
+
+	spin_lock(&cn->cfg_lock);
+	for (i = 0; i < c->n_reporters && !found; i++)
+		found = c->reporters[i].len == 4 && !memcmp(c->reporters[i].a, &a, 4);
+	spin_unlock(&cn->cfg_lock);
+	return found;
+}
+
 static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const struct iphdr *iph,
 		      __be16 sport)
 {
@@ -583,13 +597,38 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 	struct crem_msg_info mi;
 	struct crem_flow *f;
 
-	/* Only the configured peers speak CREM to us (PATH_REPORT: later). */
-	if (!crem_is_peer(cn, from)) {
+	/* Only the configured peers speak CREM to us, and the allow-listed
+	 * Path Reporters send PATH_REPORT. */
+	bool peer = crem_is_peer(cn, from), reporter = crem_is_reporter(cn, from);
+
+	if (!peer && !reporter) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
 		return;
 	}
 	if (crem_rs_msg_info(msg, len, &mi)) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
+		return;
+	}
+	if (mi.type == CREM_MSG_TYPE_PATH_REPORT) {
+		/* About the requests of a flow we send (its Flow Label: the QP). */
+		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CSF,
+					   CREM_KIND_REQUESTS };
+
+		if (!reporter) {
+			atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
+			return;
+		}
+		f = mi.family == 4 ? crem_lookup_key(t, &k) : NULL;
+		if (!f) {
+			atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
+			return;
+		}
+		atomic64_inc(&cn->dp[CREM_EV_PATH_REPORT]);
+		crem_feed(f, msg, len);
+		return;
+	}
+	if (!peer) { /* a reporter sends nothing else */
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
 		return;
 	}
 	if (mi.type == CREM_MSG_TYPE_HELLO) {

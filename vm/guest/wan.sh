@@ -40,7 +40,9 @@ if [ "$crem" != off ]; then
   [ -n "${arg_module:-}" ] && [ -x "${arg_ctl:-}" ] || { log "crem=$crem needs module= and ctl="; exit 1; }
   adaptive=off; [ "$crem" = adaptive ] && adaptive=on
   set -- port 7470 role gateway adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} hold ${arg_hold_us:-30000}
-  ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN || exit 1
+  # gwa's own LAN address stands for an on-path Path Reporter (see the
+  # PATH_REPORTs at the end).
+  ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $GWA_LAN || exit 1
   ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
   log "CREM gateways: $crem $*"
   # Flow events with their arrival time, for diagnosis (events.NS.log).
@@ -49,8 +51,19 @@ if [ "$crem" != off ]; then
       echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
   done
 fi
+# Busy CPU time of this VM over the transfers (cpu.wan: "jiffies USER_HZ"
+# before and after) and the RoCEv2 packets its hooks saw (roce.gw?): the
+# e2e lossy case reports the forwarding cost per packet with and without CREM.
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+b0=$(busy)
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
+echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
+if [ -n "${arg_ctl:-}" ] && [ -x "${arg_ctl:-}" ]; then
+  for ns in gwa gwb; do
+    ip netns exec $ns "$arg_ctl" -j stats 2>/dev/null | jq '.stats."roce-forward" // 0' >$OUT/roce.$ns || true
+  done
+fi
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
 if [ "$crem" != off ]; then
   # Counters for the results (the demo and e2e cases read these files).
@@ -71,6 +84,31 @@ if [ "$crem" != off ]; then
       ip netns exec gwa "$arg_ctl" flow set "$id" side csf k 0 m 1 || echo "k 0: refused rc=$?"
       ip netns exec gwa "$arg_ctl" flow set "$id" side csf adaptive || echo "adaptive: refused rc=$?"
     } >$OUT/flowset.log 2>&1
+  fi
+  # PATH_REPORTs to gwa about that flow: one from the allow-listed reporter
+  # ($GWA_LAN), one from an address that is neither peer nor reporter
+  # ($GWA_WAN); stats.after.gwa.json shows path-reports and drop-msg-peer.
+  if [ -n "$id" ]; then
+    f=$(jq -r "[.flow[] | select(.id == $id and .side == \"csf\")][0] | \"\(.src) \(.dst) \(.\"dest-qp\")\"" $OUT/flows.gwa.json)
+    # shellcheck disable=SC2086
+    ip netns exec gwa python3 - $f $GWA_LAN $GWA_WAN <<'PY' >>$OUT/flowset.log 2>&1
+import socket, struct, sys
+src, dst, qp, reporter, other = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+psns = [1, 2]  # PSNs the flow may never have used: counted unknown, harmless
+hop = struct.pack(">IIIiBBH", 7, 1, len(psns), 0, 2, len(psns), 0)
+hop += b"".join(struct.pack(">I", p) for p in psns)
+body = struct.pack(">BBBB", 3, 1, 4, 0) + socket.inet_aton(src) + socket.inet_aton(dst)
+body += struct.pack(">I", qp) + hop
+msg = struct.pack(">BBHI", 0x18, 0, 8 + len(body), 0) + body
+for frm in (reporter, other):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((frm, 0))
+    s.sendto(msg, (other, 7470))
+    s.close()
+print(f"path reports sent from {reporter} and {other} about {src} -> {dst} qp {qp}")
+PY
+    sleep 0.5
+    ip netns exec gwa "$arg_ctl" -j stats >$OUT/stats.after.gwa.json
   fi
   # Close gwa's sender flows: gwb's receivers get CLOSE, a flow-change
   # (close-received) each in events.gwb.log.

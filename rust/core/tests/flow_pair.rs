@@ -758,3 +758,60 @@ fn pinned_configuration_takes_effect() {
     assert_eq!(p.snd.pin(now, Some((8, 1)), &mut p.out), Ok(()));
     assert_eq!(p.snd.pin(now, None, &mut p.out), Err(PinError::NoPolicy));
 }
+
+/// A PATH_REPORT (from an allow-listed reporter: the caller's check) names
+/// a PSN dropped on the path: the CSF sends a proactive repair at once, so
+/// the CRF restores it even with m = 0 (no ordinary repair) and no request.
+#[test]
+fn path_report_drops_get_proactive_repairs() {
+    use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, LossCause, Method, PathReport};
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(4, 0))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    // PSN 11 closes the block 8..=11 at the CSF and is lost after it.
+    for i in 0..12u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i == 11);
+    }
+    let before = p.rcv.crf_counters().restored;
+    let requests = p.rcv.crf_counters().requests_ranges;
+    let dropped = [Psn::new(11)];
+    let hops = [HopEntry {
+        node_id: 9,
+        period: 1,
+        lost_count: 1,
+        queue_delay_change_us: 0,
+        cause: LossCause::TransmissionError,
+        dropped: DroppedPsns::from_slice(&dropped),
+    }];
+    let r = PathReport {
+        truncated: false,
+        method: Method::NodeLocalDrop,
+        addrs: flow().addrs,
+        flow_label: flow().dest_qp,
+        hops: HopEntries::from_slice(&hops),
+    };
+    let io = &mut CsfIo {
+        gf: &RowPerCall,
+        sink: &mut p.out,
+        store: &mut p.store,
+        scratch: &mut p.scratch[..],
+    };
+    assert_eq!(p.snd.on_message(p.now, &Message::PathReport(r), io), None);
+    p.pump();
+    assert_eq!(p.snd.counters().path_reports, 1);
+    assert_eq!(p.snd.csf_counters().repairs_proactive, 1);
+    assert_eq!(p.rcv.crf_counters().restored, before + 1);
+    assert_eq!(
+        p.rcv.crf_counters().requests_ranges,
+        requests,
+        "no request needed"
+    );
+    for i in 12..16u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+    }
+    assert_eq!(p.delivered(), (0..16).collect::<Vec<_>>());
+}

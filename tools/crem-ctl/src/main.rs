@@ -74,7 +74,9 @@ JSON (-j):
                        non-sources, malformed
       flows, messages  flows-created, flows-removed (flow-del, port change,
                        role disabled), flows-expired (removed when idle 30 s,
-                       or unprotected/closed 5 s), msgs-in, msgs-out
+                       or unprotected/closed 5 s), msgs-in, msgs-out,
+                       path-reports (PATH_REPORTs from allow-listed
+                       reporters taken by a sender flow)
       drops            drop-flow-limit, drop-flow-alloc, drop-memory,
                        drop-linearize, drop-msg-invalid, drop-msg-peer,
                        drop-msg-no-flow, drop-send, drop-notify (flow-up or

@@ -652,7 +652,7 @@ pub(crate) mod tests {
             .map(|a| a.name)
             .collect();
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 23);
+        assert_eq!(keys.len(), 24);
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }

@@ -119,6 +119,7 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
             "flows-expired",
             "msgs-in",
             "msgs-out",
+            "path-reports",
         ],
     ),
     (

@@ -113,6 +113,7 @@ pub const STATS_TOTALS: u16 = 21;
 pub const STATS_FLOWS_REMOVED: u16 = 22;
 pub const STATS_DROP_NOTIFY: u16 = 23;
 pub const STATS_FLOWS_EXPIRED: u16 = 24;
+pub const STATS_PATH_REPORTS: u16 = 25;
 
 // Attribute set "flow-stats" (CREM_A_FLOW_STATS_*).
 pub const FLOW_STATS_PAD: u16 = 1;
@@ -340,6 +341,7 @@ pub static STATS_SET: AttrSet = AttrSet {
         a(STATS_FLOWS_REMOVED, "flows-removed", U64),
         a(STATS_DROP_NOTIFY, "drop-notify", U64),
         a(STATS_FLOWS_EXPIRED, "flows-expired", U64),
+        a(STATS_PATH_REPORTS, "path-reports", U64),
     ],
 };
 

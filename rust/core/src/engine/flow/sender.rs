@@ -5,7 +5,7 @@ use super::super::super::fec::Scheme;
 use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
 use super::super::super::roce::{PsnRole, RocePacket};
-use super::super::super::wire::{CloseReason, FlowKind, LossReport, Message};
+use super::super::super::wire::{CloseReason, FlowKind, LossReport, Message, PathReport};
 use super::super::csf::{Csf, CsfCounters, CsfIo, CsfParams, SourceStore, SourceVerdict};
 use super::super::negotiation::{
     ConfigParams, CsfNegCounters, CsfNegotiation, CsfState, FlowDescriptor, HelloAckOutcome,
@@ -102,7 +102,9 @@ pub struct SenderCounters {
     pub config_mismatch: u64,
     /// LOSS_REPORTs received.
     pub loss_reports: u64,
-    /// Messages a CSF does not take (CRF-bound, PATH_REPORT, …).
+    /// PATH_REPORTs taken (proactive repairs, loss classification).
+    pub path_reports: u64,
+    /// Messages a CSF does not take (CRF-bound, …).
     pub unexpected: u64,
 }
 
@@ -339,6 +341,10 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 None
             }
             Message::LossReport(r) => self.on_loss_report(now, r, io),
+            Message::PathReport(r) => {
+                self.on_path_report(now, r, io);
+                None
+            }
             Message::Close(c) => self.neg.on_close(c).map(|reason| {
                 self.unprotect(io.store);
                 SenderEvent::Closed {
@@ -530,6 +536,29 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// Whether an operator pinned the configuration ([`SenderFlow::pin`]).
     pub fn pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// A PATH_REPORT about this flow (the caller checked that an
+    /// allow-listed Path Reporter sent it): the policy's loss classification
+    /// learns the per-hop queue-delay growth and drop causes, and the PSNs
+    /// dropped on the path get proactive ordinary repairs.
+    fn on_path_report<G, K, S>(
+        &mut self,
+        now: Nanos,
+        r: &PathReport<'_>,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.counters.path_reports = self.counters.path_reports.saturating_add(1);
+        if !self.protected {
+            return;
+        }
+        self.policy.on_path_report(now, r);
+        let dropped = r.hops.iter().flat_map(|h| h.dropped.iter());
+        self.csf.on_path_drops(now, dropped, io);
     }
 
     /// Stops protecting: releases retention and forgets the configuration.
