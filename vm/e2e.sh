@@ -75,10 +75,12 @@ restored_kind() {
     "$1"/flows.gw?.json 2>/dev/null || echo 0
 }
 # fwd_cost DIR: microseconds of the WAN VM's busy CPU per RoCEv2 packet
-# forwarded by gwa and gwb (wan.sh's cpu.wan and roce.gw?).
+# forwarded by gwa and gwb (wan.sh's cpu.wan; the module's FORWARD hook
+# counts, printed at netns exit whether or not CREM was configured).
 fwd_cost() {
   local n
-  n=$(cat "$1"/roce.gw? 2>/dev/null | awk '{s+=$1} END{print s+0}')
+  n=$(sed -n "s/.*crem: netns exit:.* fwd=\([0-9]*\).*/\1/p" "$1/wan.console.log" 2>/dev/null |
+    awk '{s+=$1} END{print s+0}')
   awk -v n="$n" '{ if (n > 0) printf "%.1f", ($2 - $1) * 1e6 / $3 / n; else print "?" }' \
     "$1/cpu.wan" 2>/dev/null || echo "?"
 }

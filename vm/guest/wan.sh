@@ -51,19 +51,14 @@ if [ "$crem" != off ]; then
       echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
   done
 fi
-# Busy CPU time of this VM over the transfers (cpu.wan: "jiffies USER_HZ"
-# before and after) and the RoCEv2 packets its hooks saw (roce.gw?): the
-# e2e lossy case reports the forwarding cost per packet with and without CREM.
+# Busy CPU time of this VM over the transfers (cpu.wan: busy jiffies before
+# and after, USER_HZ): the e2e lossy case reports it per forwarded RoCEv2
+# packet with and without CREM.
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 b0=$(busy)
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
 echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
-if [ -n "${arg_ctl:-}" ] && [ -x "${arg_ctl:-}" ]; then
-  for ns in gwa gwb; do
-    ip netns exec $ns "$arg_ctl" -j stats 2>/dev/null | jq '.stats."roce-forward" // 0' >$OUT/roce.$ns || true
-  done
-fi
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
 if [ "$crem" != off ]; then
   # Counters for the results (the demo and e2e cases read these files).
