@@ -485,3 +485,26 @@ fn response_gaps_become_absent_positions() {
     h.src(20, 121, 1, &r);
     assert_eq!(h.csf.open_block(), Some((Psn::new(121), 1)));
 }
+
+/// `fill_gaps` across a configuration change to a smaller k (a fuzz
+/// finding): the new block opens with the next configuration, so the gap
+/// it may absorb is bounded by that k; every retained source lies in a block
+/// and is released at shutdown.
+#[test]
+fn filled_gap_respects_the_next_configuration() {
+    let prm = CsfParams {
+        fill_gaps: true,
+        ..p()
+    };
+    let mut h: H<8, 8192> = H::new(prm, Some(cfg(1, 16, 1, 64)));
+    h.csf.set_config(cfg(2, 4, 1, 64), Psn::new(16)).unwrap();
+    for i in 0..16u32 {
+        h.src(i as u64, i, 1, &payload(i, 20));
+    }
+    // 7 PSNs skipped: within 16/2, beyond 4/2: the block opens at the source.
+    h.src(20, 23, 1, &payload(23, 20));
+    assert_eq!(h.csf.open_block(), Some((Psn::new(23), 1)));
+    h.csf.shutdown(&mut h.store);
+    assert!(h.store.pkts.is_empty());
+    assert_eq!(h.csf.retention_octets(), 0);
+}

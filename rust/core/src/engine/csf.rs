@@ -903,8 +903,11 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         else {
             return psn;
         };
+        // The block may open with the next configuration (`open_new`): the
+        // source must lie within the smaller k of the two.
+        let k = self.next_cfg.map_or(cfg.k, |(c, _)| c.k.min(cfg.k));
         let end = prev.start.wrapping_add(prev.covered as u32);
-        if psn.is_after(end) && end.forward_distance(psn) <= cfg.k as u32 / 2 {
+        if psn.is_after(end) && end.forward_distance(psn) <= k as u32 / 2 {
             end
         } else {
             psn
