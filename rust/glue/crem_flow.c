@@ -361,30 +361,32 @@ static __be32 crem_peer_for(struct crem_net *cn, __be32 a)
 }
 
 /* Whether @a is the address of a configured peer CREM function. */
-static bool crem_is_peer(struct crem_net *cn, __be32 a)
+static bool crem_addr_is(const struct crem_addr *x, __be32 a)
 {
-	const struct crem_cfg *c = &cn->cfg;
-	bool found = false;
-	int i;
-
-	spin_lock(&cn->cfg_lock);
-	for (i = 0; i < c->n_peers && !found; i++)
-		found = c->peers[i].addr.len == 4 && !memcmp(c->peers[i].addr.a, &a, 4);
-	spin_unlock(&cn->cfg_lock);
-	return found;
+	return x->len == 4 && !memcmp(x->a, &a, 4);
 }
 
-static bool crem_is_reporter(struct crem_net *cn, __be32 a)
+/* Whether @a is a configured peer and whether an allow-listed reporter. */
+static void crem_who(struct crem_net *cn, __be32 a, bool *peer, bool *reporter)
 {
 	const struct crem_cfg *c = &cn->cfg;
-	bool found = false;
 	int i;
 
+	*peer = *reporter = false;
 	spin_lock(&cn->cfg_lock);
-	for (i = 0; i < c->n_reporters && !found; i++)
-		found = c->reporters[i].len == 4 && !memcmp(c->reporters[i].a, &a, 4);
+	for (i = 0; i < c->n_peers && !*peer; i++)
+		*peer = crem_addr_is(&c->peers[i].addr, a);
+	for (i = 0; i < c->n_reporters && !*reporter; i++)
+		*reporter = crem_addr_is(&c->reporters[i], a);
 	spin_unlock(&cn->cfg_lock);
-	return found;
+}
+
+/* The flow kind @ri's packet is a source of, or -1 if it is none. */
+static int crem_src_kind(const struct crem_roce_info *ri)
+{
+	if (ri->is_source)
+		return CREM_KIND_REQUESTS;
+	return ri->is_response ? CREM_KIND_RESPONSES : -1;
 }
 
 static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const struct iphdr *iph,
@@ -404,11 +406,11 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 			    __be16 sport, const u8 *p, u32 len, u32 off,
 			    const struct crem_roce_info *ri, __be32 peer, struct sk_buff_head *defer)
 {
-	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF,
-				   ri->is_response ? CREM_KIND_RESPONSES : CREM_KIND_REQUESTS };
+	int kind = crem_src_kind(ri);
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF, kind };
 	struct crem_flow *f;
 
-	if (!ri->is_source && !ri->is_response)
+	if (kind < 0)
 		return;
 	f = crem_lookup_key(&cn->flows, &k);
 	if (!f) {
@@ -456,13 +458,13 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 				    const struct iphdr *iph, __be16 sport, const u8 *p, u32 len,
 				    u32 off, const struct crem_roce_info *ri)
 {
-	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF,
-				   ri->is_response ? CREM_KIND_RESPONSES : CREM_KIND_REQUESTS };
+	int kind = crem_src_kind(ri);
+	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF, kind };
 	unsigned int verdict = NF_ACCEPT;
 	bool ce = INET_ECN_is_ce(iph->tos);
 	struct crem_flow *f;
 
-	if (!ri->is_source && !ri->is_response)
+	if (kind < 0)
 		return NF_ACCEPT;
 	f = crem_lookup_key(&cn->flows, &k);
 	if (!f)
@@ -597,10 +599,11 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 	struct crem_msg_info mi;
 	struct crem_flow *f;
 
-	/* Only the configured peers speak CREM to us, and the allow-listed
-	 * Path Reporters send PATH_REPORT. */
-	bool peer = crem_is_peer(cn, from), reporter = crem_is_reporter(cn, from);
+	bool peer, reporter;
 
+	/* Only the configured peers speak CREM to us, and the allow-listed
+	 * Path Reporters send PATH_REPORT (one look at the config for both). */
+	crem_who(cn, from, &peer, &reporter);
 	if (!peer && !reporter) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
 		return;
