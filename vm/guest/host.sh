@@ -121,7 +121,11 @@ for t in $(seq 1 "$trials"); do
       *) log "unknown test $test"; exit 2 ;;
     esac
     ns=$(( $(now_ns) - start ))
-    [ $rc != 0 ] && [ $attempt -lt 3 ] && grep -Eq "RDMA_CM_EVENT_REJECTED|Unexpected CM event .* 8$" $OUT/client.$n.log || break
+    # Retried: a CM reject, and a client that printed nothing at all before
+    # failing (ib_write_bw has twice died of a general-protection fault in
+    # librdmacm while connecting, cause unknown; see the closing note).
+    [ $rc != 0 ] && [ $attempt -lt 3 ] && { grep -Eq "RDMA_CM_EVENT_REJECTED|Unexpected CM event .* 8$" \
+      $OUT/client.$n.log || [ ! -s $OUT/client.$n.log ]; } || break
     log "transfer $n: connection rejected, retrying"; attempt=$((attempt + 1)); sleep 1
     done
     touch $OUT/cdone.$n
