@@ -126,6 +126,9 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
         fixed_m: p.m.min(MAX_M),
         scheme: Scheme::CauchyRs,
         t,
+        // Protect an RDMA connection's first burst too: HELLO and the
+        // first PARAM_UPDATE take two RTTs.
+        early: true,
         rtt_hint: rtt,
         block_time_hint: 2 * MS,
         psn_lead: 64,

@@ -26,7 +26,9 @@
 #                      protect A<->B in host mode (needs --host-module, --ctl)
 #   --gw-param N:V     module parameter for the gateways' insmod (fault injection)
 #   --forge N          host a sends N forged REPAIRs to gwa's CREM port first
-#   --capture N        host a captures up to N RoCEv2 packets to DIR/a.pcap
+#   --capture N        hosts a and b capture up to N RoCEv2 packets each to
+#                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
+#                      to it (RoCEv2 and CREM) to DIR/wan.pcap
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
 # Prints the RESULT lines of host a; they are also in DIR/results.txt.
@@ -65,6 +67,7 @@ base=$(( 20000 + (RANDOM % 2000) * 10 ))
 common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) + 300 )))
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
+[ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")

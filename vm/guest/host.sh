@@ -42,6 +42,12 @@ server_cmd() {
     rping_bulk) echo "rping -s -a 0.0.0.0 -V -C $bulk_count -S $bulk_size" ;;
   esac
 }
+if [ -n "${arg_capture:-}" ]; then
+  # Real RoCEv2 packets, as this host sends and receives them: crem-core's
+  # ICRC fixtures (vm/capture-fixtures.sh) and diagnosis of recoveries.
+  tcpdump -U -i eth0 -s 0 -c "$arg_capture" -w $OUT/$role.pcap udp port 4791 2>/dev/null &
+  sleep 1
+fi
 if [ "$role" = b ]; then
   touch $OUT/b.ready
   n=1
@@ -71,11 +77,6 @@ if [ "$role" = b ]; then
 fi
 
 wait_file $OUT/b.ready 300 && wait_file $OUT/wan.ready 300 || { log "peers not ready"; exit 1; }
-if [ -n "${arg_capture:-}" ]; then
-  # Real RoCEv2 packets for crem-core's ICRC fixtures (vm/capture-fixtures.sh).
-  tcpdump -i eth0 -s 0 -c "$arg_capture" -w $OUT/a.pcap udp port 4791 2>/dev/null &
-  sleep 1
-fi
 if [ -n "${arg_forge:-}" ]; then
   # The draft's Coding Example REPAIR (44 octets), from an address that is
   # no peer of the gateway: it must be dropped and counted.

@@ -51,6 +51,12 @@ if [ "$crem" != off ]; then
       echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
   done
 fi
+if [ -n "${arg_capture:-}" ]; then
+  # What crosses the WAN into gwb (after netem's losses): RoCEv2 and CREM.
+  ip netns exec gwb tcpdump -U -i wb -s 0 -c "$arg_capture" -w $OUT/wan.pcap \
+    udp port 4791 or udp port 7470 2>/dev/null &
+  sleep 1
+fi
 # Busy CPU time of this VM over the transfers (cpu.wan: busy jiffies before
 # and after, USER_HZ): the e2e lossy case reports it per forwarded RoCEv2
 # packet with and without CREM.

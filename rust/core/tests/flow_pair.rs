@@ -64,6 +64,7 @@ fn sender_params(k: u8, m: u8) -> SenderParams {
         fixed_m: m,
         scheme: Scheme::CauchyRs,
         t: T,
+        early: false,
         rtt_hint: MS,
         block_time_hint: 0,
         psn_lead: 16,
@@ -149,6 +150,9 @@ struct Pair {
     log: Vec<(bool, Vec<u8>)>,
     /// Config IDs of the REPAIRs the CSF sent.
     repair_ids: Vec<u8>,
+    /// CRF-to-CSF messages held back (a long reverse path) while set.
+    rev_paused: bool,
+    rev_held: Vec<Vec<u8>>,
 }
 
 impl Pair {
@@ -166,6 +170,16 @@ impl Pair {
             rcv_events: Vec::new(),
             log: Vec::new(),
             repair_ids: Vec::new(),
+            rev_paused: false,
+            rev_held: Vec::new(),
+        }
+    }
+
+    /// Holds back (true) or releases (false) the CRF's messages.
+    fn pause_reverse(&mut self, paused: bool) {
+        self.rev_paused = paused;
+        if !paused {
+            self.pump();
         }
     }
 
@@ -209,7 +223,12 @@ impl Pair {
     fn pump(&mut self) {
         loop {
             let fwd = std::mem::take(&mut self.out.0);
-            let rev = self.host.take_sent();
+            self.rev_held.extend(self.host.take_sent());
+            let rev = if self.rev_paused {
+                Vec::new()
+            } else {
+                std::mem::take(&mut self.rev_held)
+            };
             if fwd.is_empty() && rev.is_empty() {
                 return;
             }
@@ -814,4 +833,98 @@ fn path_report_drops_get_proactive_repairs() {
         p.source(i, false);
     }
     assert_eq!(p.delivered(), (0..16).collect::<Vec<_>>());
+}
+
+/// Sender params with coding from the first packet.
+fn early_params(k: u8, m: u8) -> SenderParams {
+    SenderParams {
+        early: true,
+        ..sender_params(k, m)
+    }
+}
+
+/// The REPAIRs and PARAM_UPDATEs the CSF sent, in order.
+fn csf_messages(p: &Pair) -> Vec<Message<'_>> {
+    p.log
+        .iter()
+        .filter(|(fwd, _)| *fwd)
+        .map(|(_, m)| wire::decode(m).unwrap())
+        .filter(|m| matches!(m, Message::Repair(_) | Message::ParamUpdate(_)))
+        .collect()
+}
+
+/// The packets sent while HELLO_ACK and PARAM_ACK are on their way (an
+/// RDMA connection's first burst) are coded under the configuration the
+/// CSF is about to propose: nothing is sent for them before the CRF
+/// acknowledges it, then their ordinary repairs restore the losses. The
+/// PARAM_UPDATE is effective at the first block's start, so every REPAIR
+/// describes a block at or after its Effective PSN.
+#[test]
+fn early_blocks_are_protected_once_acknowledged() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(early_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..40u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i == 5 || i == 20);
+    }
+    assert_eq!(p.snd.state(), FlowState::Negotiating);
+    assert!(p.repair_ids.is_empty(), "REPAIR sent before PARAM_ACK");
+    assert_eq!(p.snd.csf().counters().unprotected_sources, 0);
+    assert!(!p.delivered().contains(&5) && !p.delivered().contains(&20));
+    p.pause_reverse(false);
+    p.advance(p.now + 5 * MS);
+    assert_eq!(p.snd.state(), FlowState::Established);
+    let msgs = csf_messages(&p);
+    let Some(Message::ParamUpdate(pu)) = msgs.first() else {
+        panic!("first message not PARAM_UPDATE: {msgs:?}");
+    };
+    assert_eq!((pu.k, pu.m, pu.effective_psn), (16, 2, Psn::new(0)));
+    for m in &msgs {
+        if let Message::Repair(r) = m {
+            assert_eq!(r.config_id, pu.config_id);
+            assert!(r.block_start.is_after_or_eq(pu.effective_psn));
+        }
+    }
+    let ordinary = p.snd.csf().counters().repairs_ordinary;
+    assert!(ordinary >= 4, "two closed blocks, m = 2: {ordinary}");
+    for i in 40..100u32 {
+        p.now += 100 * US;
+        p.source(i, i == 70);
+    }
+    p.advance(p.now + 50 * MS);
+    assert_eq!(p.delivered(), (0..100).collect::<Vec<_>>());
+    assert!(p.rcv.crf_counters().restored >= 3);
+    assert_eq!(p.snd.counters().early_dropped, 0);
+    assert_eq!(p.snd.counters().config_mismatch, 0);
+}
+
+/// The CRF's limits do not allow the provisional configuration (k = 32
+/// over its max k of 16): its blocks are dropped unsent, and the flow goes
+/// on with what the limits allow, proposed the ordinary way.
+#[test]
+fn early_blocks_dropped_when_the_crf_limits_differ() {
+    let mut rp = receiver_params();
+    rp.limits.max_k = 16;
+    let mut p = Pair::new(
+        Box::new(Snd::new(early_params(32, 2))),
+        Box::new(Rcv::new(rp)),
+    );
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..40u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+    }
+    p.pause_reverse(false);
+    p.advance(p.now + 5 * MS);
+    // HELLO_ACK makes the flow established; its limits make the sender
+    // give up the provisional k = 32 and propose nothing it cannot use.
+    assert_eq!(p.snd.counters().early_dropped, 1);
+    assert!(p.repair_ids.is_empty());
+    assert_eq!(p.snd.retention_octets(), 0);
+    assert!(p.snd.config().is_none());
 }

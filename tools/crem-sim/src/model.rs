@@ -369,6 +369,8 @@ impl<'c> World<'c> {
             fixed_m: cfg.m,
             scheme: Scheme::CauchyRs,
             t,
+            // Code from the first packet, as the module does.
+            early: true,
             rtt_hint: cfg.rtt,
             block_time_hint: block_time,
             // About one RTT of packets plus margin, so that PARAM_ACK

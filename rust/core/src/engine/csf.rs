@@ -312,7 +312,8 @@ pub struct CsfCounters {
     pub requests_unknown_block: u64,
     /// Requests inconsistent with the block (k, Config ID, scheme, L).
     pub requests_bad: u64,
-    /// Requests ignored: retransmission disabled by the circuit breaker.
+    /// Requests ignored: retransmission disabled by the circuit breaker, or
+    /// the configuration still provisional.
     pub requests_disabled: u64,
     /// Answers sent as Source Copy because fresh indices ran out.
     pub retx_indices_exhausted: u64,
@@ -413,6 +414,8 @@ pub struct Csf<const BLOCKS: usize, const ACC: usize> {
     next_cfg: Option<(FecConfig, Psn)>,
     coded_retx: bool,
     ordinary: bool,
+    /// The configuration is provisional: blocks are coded, nothing is sent.
+    muted: bool,
     srtt: Nanos,
     ring: Ring<BLOCKS>,
     /// Encoder of the open block (None when it accumulates no repairs).
@@ -441,6 +444,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             next_cfg: None,
             coded_retx: true,
             ordinary: true,
+            muted: false,
             srtt: params.initial_srtt,
             ring: Ring::new(),
             enc: None,
@@ -466,6 +470,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.next_cfg = None;
         self.coded_retx = true;
         self.ordinary = true;
+        self.muted = false;
         self.srtt = params.initial_srtt;
         self.ring.clear();
         self.enc = None;
@@ -498,6 +503,62 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             self.next_cfg = Some((cfg, effective));
         }
         Ok(())
+    }
+
+    /// Codes with `cfg` from now on, before it is acknowledged: blocks are
+    /// opened, sources retained and nothing is sent (no REPAIR, no answer
+    /// to a request) until [`Csf::confirm`]. The sender flow does this from
+    /// a flow's first packet, so that the packets sent while HELLO and
+    /// PARAM_UPDATE are on their way (an RDMA connection's first burst) are
+    /// protected too. Refused (with nothing changed) once a configuration
+    /// is set.
+    pub fn set_provisional(&mut self, cfg: FecConfig) -> Result<(), InvalidConfig> {
+        if self.cfg.is_some() || !config_ok(&cfg) {
+            self.counters.config_rejected = self.counters.config_rejected.wrapping_add(1);
+            return Err(InvalidConfig);
+        }
+        self.cfg = Some(cfg);
+        self.next_cfg = None;
+        self.muted = true;
+        Ok(())
+    }
+
+    /// The provisional configuration was acknowledged: the ordinary repairs
+    /// of every block closed meanwhile are sent now (computed from the
+    /// retained sources; blocks the RDMA ACK released need none), the open
+    /// block's when it closes.
+    pub fn confirm<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        if !self.muted {
+            return;
+        }
+        self.muted = false;
+        for n in 0..self.ring.len() {
+            if self.ring.get(n).is_some_and(|b| !b.open) {
+                self.send_deferred(n, io);
+            }
+        }
+    }
+
+    /// The provisional configuration was refused or never acknowledged:
+    /// its blocks are released unsent and sources pass unprotected again.
+    pub fn drop_provisional<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        if !self.muted {
+            return;
+        }
+        self.shutdown(store);
+        self.cfg = None;
+        self.next_cfg = None;
+        self.muted = false;
+    }
+
+    /// Whether the configuration is provisional (see [`Csf::set_provisional`]).
+    pub fn is_provisional(&self) -> bool {
+        self.muted
     }
 
     /// The configuration new blocks use now.
@@ -564,6 +625,11 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// Blocks held (open one included).
     pub fn blocks_held(&self) -> usize {
         self.ring.len()
+    }
+
+    /// Start PSN and covered positions of the oldest block held, if any.
+    pub fn oldest_block(&self) -> Option<(Psn, u8)> {
+        self.ring.oldest().map(|b| (b.start, b.covered))
     }
 
     /// Start PSN and covered positions of the open block, if any.
@@ -943,7 +1009,8 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         }
         let mut m_eff = wanted.min(fit);
         self.enc = None;
-        if m_eff > 0 {
+        // Provisional: no accumulator; the repairs come from the store.
+        if m_eff > 0 && !self.muted {
             match Code::new(cfg.scheme, cfg.k, t).and_then(|c| BlockEncoder::new(c, 0, m_eff)) {
                 Ok(e) => {
                     let len = (m_eff as usize).saturating_mul(t);
@@ -963,7 +1030,9 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 }
             }
         }
-        if !self.ring.push(Block::open(start, cfg, m_eff)) {
+        let mut blk = Block::open(start, cfg, m_eff);
+        blk.deferred = self.muted && m_eff > 0;
+        if !self.ring.push(blk) {
             self.enc = None;
             return false;
         }
@@ -1062,8 +1131,11 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 self.flush_pending(io);
             }
         }
-        if blk.proactive_owed > 0 {
-            let n = self.ring.len().saturating_sub(1);
+        let n = self.ring.len().saturating_sub(1);
+        if blk.deferred && !self.muted {
+            self.send_deferred(n, io);
+        }
+        if blk.proactive_owed > 0 && !self.muted {
             self.send_proactive(n, io);
         }
     }

@@ -218,6 +218,41 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.account(e, Kind::Ordinary);
     }
 
+    /// The m_eff ordinary repairs of closed block `n`, opened under a
+    /// provisional configuration, computed from the retained sources (the
+    /// same symbols the accumulator would have built: R_i over the present
+    /// positions). Back to back, outside the token bucket: they are m/k of
+    /// sources already sent.
+    pub(super) fn send_deferred<G, K, S>(&mut self, n: usize, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(b) = self.ring.get_mut(n).filter(|b| b.deferred) else {
+            return;
+        };
+        b.deferred = false;
+        let blk = *b;
+        if blk.m_eff == 0 || blk.present.is_empty() {
+            return;
+        }
+        if !all_held(&*io.store, &blk, &blk.present) {
+            self.counters.drops.source_missing = self.counters.drops.source_missing.wrapping_add(1);
+            return;
+        }
+        let t = blk.cfg.t as usize;
+        for i in 0..blk.m_eff {
+            let last = i.saturating_add(1) == blk.m_eff;
+            let hdr = header(self.flow_id, &blk, blk.cfg.scheme, i, last, 0, None, false);
+            let (gf, store) = (io.gf, &*io.store);
+            let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
+                encode_from_store(gf, store, &blk, i, &blk.present, sym)
+            });
+            self.account(e, Kind::Ordinary);
+        }
+    }
+
     /// Sends every pending ordinary repair now.
     pub(super) fn flush_pending<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>)
     where

@@ -32,6 +32,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             addr_of_mut!((*slot).next_cfg).write(None);
             addr_of_mut!((*slot).coded_retx).write(true);
             addr_of_mut!((*slot).ordinary).write(true);
+            addr_of_mut!((*slot).muted).write(false);
             addr_of_mut!((*slot).srtt).write(params.initial_srtt);
             Ring::init_at(addr_of_mut!((*slot).ring));
             addr_of_mut!((*slot).enc).write(None);

@@ -56,7 +56,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             RequestKind::Block(_) => c.requests_block = c.requests_block.wrapping_add(1),
             RequestKind::Ranges(_) => c.requests_ranges = c.requests_ranges.wrapping_add(1),
         }
-        if !self.coded_retx {
+        if !self.coded_retx || self.muted {
             c.requests_disabled = c.requests_disabled.wrapping_add(1);
             return;
         }
@@ -234,6 +234,10 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         I: IntoIterator<Item = Psn>,
     {
         self.expire(now, io);
+        if self.muted {
+            // Nothing may be sent yet; the deferred repairs follow anyway.
+            return;
+        }
         let capped = Capped {
             it: dropped.into_iter(),
             left: MAX_PATH_PSNS,

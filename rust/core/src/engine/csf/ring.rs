@@ -49,6 +49,11 @@ pub(super) struct Block {
     pub(super) closed_at: Nanos,
     /// Octets of retained source payloads.
     pub(super) retained: u64,
+    /// Opened while the configuration was provisional (see
+    /// [`super::Csf::set_provisional`]): its m_eff ordinary repairs are
+    /// computed from the retained sources and sent once the configuration
+    /// is confirmed and the block closed.
+    pub(super) deferred: bool,
 }
 
 impl Block {
@@ -76,6 +81,7 @@ impl Block {
         last_info: None,
         closed_at: 0,
         retained: 0,
+        deferred: false,
     };
 
     /// A freshly opened block.

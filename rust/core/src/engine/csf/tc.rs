@@ -65,7 +65,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.expire(now, io);
         let c = &mut self.counters;
         c.tc_reports = c.tc_reports.wrapping_add(1);
-        if !self.params.selective_repeat || !self.coded_retx {
+        if !self.params.selective_repeat || !self.coded_retx || self.muted {
             c.tc_reports_ignored = c.tc_reports_ignored.wrapping_add(1);
             return;
         }

@@ -34,6 +34,10 @@ pub struct SenderParams {
     pub scheme: Scheme,
     /// Symbol length T.
     pub t: u16,
+    /// Code from the flow's first packet with the configuration it will
+    /// propose (see [`Csf::set_provisional`]); off = sources pass
+    /// unprotected until the first configuration is acknowledged.
+    pub early: bool,
     /// SRTT for the engines; 0 = measure it from the HELLO exchange.
     pub rtt_hint: Nanos,
     /// Time to send one block, until measured (0 = unknown): the policy
@@ -106,6 +110,10 @@ pub struct SenderCounters {
     pub path_reports: u64,
     /// Messages a CSF does not take (CRF-bound, …).
     pub unexpected: u64,
+    /// Provisional configurations given up (the CRF's limits or the policy
+    /// wanted another one, or the CRF refused it): the blocks coded with
+    /// it are released unsent.
+    pub early_dropped: u64,
 }
 
 /// The sender side of one protected flow, sans-I/O. `BLOCKS` and `ACC` are
@@ -182,6 +190,34 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     pub fn start<K: Sink + ?Sized>(&mut self, now: Nanos, nonce: u64, sink: &mut K) {
         self.hello_at = now;
         self.neg.start(now, nonce, sink);
+        if self.params.early {
+            // Code from the first packet with what `established` will most
+            // likely propose; sent only once the CRF acknowledges it.
+            let limits = self.params.limits;
+            let (k, m, scheme) = self.initial_choice(now, &limits);
+            let cfg = FecConfig {
+                id: self.neg.next_config_id(),
+                scheme,
+                k,
+                m,
+                t: self.params.t,
+            };
+            if self.params.limits.allows(&cfg) {
+                let _ = self.csf.set_provisional(cfg);
+            }
+        }
+    }
+
+    /// The first configuration: the policy's choice within `limits`, or the
+    /// fixed one.
+    fn initial_choice(&mut self, now: Nanos, limits: &Limits) -> (u8, u8, Scheme) {
+        match self.params.policy {
+            Some(_) => {
+                let d = self.policy.decide(now, self.srtt, None, limits);
+                (d.k, d.m, d.scheme)
+            }
+            None => (self.params.fixed_k, self.params.fixed_m, self.params.scheme),
+        }
     }
 
     // -----------------------------------------------------------------
@@ -322,14 +358,22 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         let ev = match msg {
             Message::HelloAck(a) => match self.neg.on_hello_ack(a, io.sink) {
                 HelloAckOutcome::Established { flow_id, limits } => {
-                    self.established(now, flow_id, limits, io.sink);
+                    self.established(now, flow_id, limits, io.sink, io.store);
                     Some(SenderEvent::Established { flow_id })
                 }
-                HelloAckOutcome::Incompatible { .. } => Some(SenderEvent::GaveUp),
+                HelloAckOutcome::Incompatible { .. } => {
+                    self.csf.drop_provisional(io.store);
+                    Some(SenderEvent::GaveUp)
+                }
                 HelloAckOutcome::Ignored(_) => None,
             },
             Message::ParamAck(a) => match self.neg.on_param_ack(a) {
-                ParamAckOutcome::Accepted { .. } => self.apply_acked(),
+                ParamAckOutcome::Accepted { .. } => self.apply_acked(io),
+                ParamAckOutcome::Rejected { .. } if self.csf.is_provisional() => {
+                    self.counters.early_dropped = self.counters.early_dropped.saturating_add(1);
+                    self.csf.drop_provisional(io.store);
+                    None
+                }
                 _ => None,
             },
             Message::RepairRequest(r) => {
@@ -361,12 +405,13 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         ev
     }
 
-    fn established<K: Sink + ?Sized>(
+    fn established<K: Sink + ?Sized, S: SourceStore + ?Sized>(
         &mut self,
         now: Nanos,
         flow_id: u32,
         limits: Limits,
         sink: &mut K,
+        store: &mut S,
     ) {
         if self.params.rtt_hint == 0 && self.srtt == 0 {
             self.srtt = now.saturating_sub(self.hello_at);
@@ -376,22 +421,51 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.repair_log.set_srtt(self.srtt);
         self.limits = Some(limits);
         self.protected = true;
-        let (k, m, scheme) = match self.params.policy {
-            Some(_) => {
-                let d = self.policy.decide(now, self.srtt, None, &limits);
-                (d.k, d.m, d.scheme)
+        let (k, m, scheme) = self.initial_choice(now, &limits);
+        if let Some(c) = self.csf.config().filter(|_| self.csf.is_provisional()) {
+            let first = self.csf.oldest_block().map(|b| b.0);
+            if (c.k, c.m, c.scheme) == (k, m, scheme) && limits.allows(&c) {
+                let p = ConfigParams {
+                    scheme,
+                    k,
+                    m,
+                    t: c.t,
+                };
+                let start = first
+                    .or(self.csf.next_psn())
+                    .unwrap_or(self.params.initial_psn);
+                if self.neg.propose_early(now, self.srtt, p, start, sink) == Ok(c.id) {
+                    self.counters.proposals = self.counters.proposals.saturating_add(1);
+                    let n = u32::try_from(self.csf.blocks_held()).unwrap_or(u32::MAX);
+                    self.neg.count_blocks(c.id, n);
+                    if let Some(b) = self.blocks.get_mut(usize::from(c.id)) {
+                        *b = b.saturating_add(n);
+                    }
+                    return;
+                }
             }
-            None => (self.params.fixed_k, self.params.fixed_m, self.params.scheme),
-        };
+            // The CRF's limits (or the policy) want another configuration.
+            self.counters.early_dropped = self.counters.early_dropped.saturating_add(1);
+            self.csf.drop_provisional(store);
+        }
         let _ = self.propose(now, k, m, scheme, sink);
     }
 
     /// The pending configuration was acknowledged: the CSF uses it from its
-    /// Effective PSN.
-    fn apply_acked(&mut self) -> Option<SenderEvent> {
+    /// Effective PSN (a provisional one: sends what it coded so far).
+    fn apply_acked<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>) -> Option<SenderEvent>
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
         let (c, eff, true) = self.neg.pending_config()? else {
             return None;
         };
+        if self.csf.is_provisional() && self.csf.config() == Some(c) {
+            self.csf.confirm(io);
+            return Some(SenderEvent::ConfigChanged(c));
+        }
         if self.csf.set_config(c, eff).is_err() {
             self.counters.csf_refused_config = self.counters.csf_refused_config.saturating_add(1);
             return None;

@@ -224,6 +224,9 @@ struct Pending {
     attempts: u8,
     rto: Nanos,
     deadline: Nanos,
+    /// Proposed by [`CsfNegotiation::propose_early`]: the CSF codes with it
+    /// already, so its Effective PSN never moves.
+    early: bool,
 }
 
 /// The CSF's negotiation state for one flow.
@@ -382,6 +385,59 @@ impl CsfNegotiation {
         next_psn: Psn,
         sink: &mut S,
     ) -> Result<u8, ProposeError> {
+        let effective = next_psn.wrapping_add(self.psn_lead);
+        self.propose_at(now, srtt, params, effective, false, sink)
+    }
+
+    /// The first configuration of a flow whose CSF has coded with it since
+    /// the flow's first packet, unacknowledged (see
+    /// `Csf::set_provisional`): effective at `first_block`, the start of
+    /// its first block. The CRF sees nothing of those blocks before it
+    /// acknowledges the configuration: their REPAIRs are sent after
+    /// PARAM_ACK, and every block they describe starts at or after the
+    /// Effective PSN, as the draft requires. Unlike [`CsfNegotiation::propose`]
+    /// the Effective PSN is never moved on: blocks open with this
+    /// configuration while it is unacknowledged, and the first one opened
+    /// after PARAM_ACK puts it in effect. Its Config ID is
+    /// [`CsfNegotiation::next_config_id`].
+    pub fn propose_early<S: Sink + ?Sized>(
+        &mut self,
+        now: Nanos,
+        srtt: Nanos,
+        params: ConfigParams,
+        first_block: Psn,
+        sink: &mut S,
+    ) -> Result<u8, ProposeError> {
+        if self.active.is_some() || self.pending.is_some() {
+            inc(&mut self.counters.propose_busy);
+            return Err(ProposeError::Busy);
+        }
+        self.propose_at(now, srtt, params, first_block, true, sink)
+    }
+
+    /// The Config ID the next proposal gets: the next one unused, wrapping
+    /// (at most MAX_CONFIGS are in use, so one is found within
+    /// MAX_CONFIGS + 1 tries).
+    pub fn next_config_id(&self) -> u8 {
+        let mut id = self.last_id;
+        for _ in 0..=MAX_CONFIGS {
+            id = id.wrapping_add(1);
+            if !self.slots.iter().any(|s| s.used && s.cfg.id == id) {
+                break;
+            }
+        }
+        id
+    }
+
+    fn propose_at<S: Sink + ?Sized>(
+        &mut self,
+        now: Nanos,
+        srtt: Nanos,
+        params: ConfigParams,
+        effective: Psn,
+        early: bool,
+        sink: &mut S,
+    ) -> Result<u8, ProposeError> {
         let CsfState::Established { flow_id } = self.state else {
             return Err(ProposeError::NotEstablished);
         };
@@ -423,15 +479,7 @@ impl CsfNegotiation {
             inc(&mut self.counters.propose_refused);
             return Err(ProposeError::NoConfigSlot);
         };
-        // Next unused Config ID (wrapping); at most MAX_CONFIGS are in use, so
-        // one is found within MAX_CONFIGS + 1 tries.
-        let mut id = self.last_id;
-        for _ in 0..=MAX_CONFIGS {
-            id = id.wrapping_add(1);
-            if !self.slots.iter().any(|s| s.used && s.cfg.id == id) {
-                break;
-            }
-        }
+        let id = self.next_config_id();
         self.last_id = id;
         cfg.id = id;
         if let Some(s) = self.slots.get_mut(slot) {
@@ -443,7 +491,6 @@ impl CsfNegotiation {
             };
         }
         let rto = srtt.saturating_mul(2).max(PARAM_MIN_RTO);
-        let effective = next_psn.wrapping_add(self.psn_lead);
         self.pending = Some(Pending {
             slot,
             effective,
@@ -451,6 +498,7 @@ impl CsfNegotiation {
             attempts: 1,
             rto,
             deadline: now.saturating_add(rto),
+            early,
         });
         self.send_update(flow_id, &cfg, effective, sink);
         Ok(id)
@@ -511,6 +559,8 @@ impl CsfNegotiation {
                     self.active = Some(p.slot);
                     self.pending = None;
                     inc(&mut self.counters.config_switches);
+                } else if p.early {
+                    // In use unacknowledged (provisional), see below.
                 } else if let Some(cfg) = self.slots.get(p.slot).map(|s| s.cfg) {
                     p.effective = block_start.wrapping_add(self.psn_lead);
                     self.pending = Some(p);
@@ -519,9 +569,25 @@ impl CsfNegotiation {
                 }
             }
         }
-        let s = self.slots.get_mut(self.active?)?;
+        let slot = match self.pending {
+            Some(p) if p.early => p.slot,
+            _ => self.active?,
+        };
+        let s = self.slots.get_mut(slot)?;
         s.open_blocks = s.open_blocks.saturating_add(1);
         Some(s.cfg)
+    }
+
+    /// Counts `n` more open blocks of configuration `config_id` (the blocks
+    /// a provisional configuration opened before the flow was established).
+    pub fn count_blocks(&mut self, config_id: u8, n: u32) {
+        if let Some(s) = self
+            .slots
+            .iter_mut()
+            .find(|s| s.used && s.cfg.id == config_id)
+        {
+            s.open_blocks = s.open_blocks.saturating_add(n);
+        }
     }
 
     /// Reports that `n` blocks using `config_id` have been closed (acknowledged
