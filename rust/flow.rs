@@ -163,7 +163,13 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
     ReceiverParams {
         crf: CrfConfig {
             hold_time: hold,
-            reorder_allowance: hold.max(100_000),
+            // Our ruling (README): the draft's RECOMMENDED allowance is H,
+            // for an H of at most a quarter RTT. With a longer H (the
+            // operator's choice, made to cover a coded retransmission),
+            // waiting H first would send every request after the held
+            // packets had gone: a quarter RTT, within H, leaves the answer
+            // time to arrive.
+            reorder_allowance: (rtt / 4).max(MS).min(hold.max(MS)),
             srtt: rtt,
             rdma_mtu: p.rdma_mtu,
             coded_retx: p.recovery != RECOVERY_SELECTIVE,

@@ -47,7 +47,7 @@ void crem_ev_work(struct work_struct *w)
 
 	for (;;) {
 		/* Allocated ahead, outside RCU (NULL: no listener; counted). */
-		struct sk_buff *msg = crem_nl_flow_ntf_alloc(cn);
+		struct sk_buff *msg = crem_nl_flow_ntf_alloc(cn, GFP_KERNEL);
 		bool sent = false;
 		u16 reason = 0;
 		int ev = -1;

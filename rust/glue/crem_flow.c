@@ -166,24 +166,19 @@ u32 crem_glue_random(void)
 	return get_random_u32();
 }
 
-/* ---- Creation, in process context. ---- */
+/* ---- Creation. ---- */
 
-static void crem_flow_free(struct crem_flow *f)
-{
-	crem_store_free(f);
-	kvfree(f->eng);
-	kfree(f);
-}
-
-static struct crem_flow *crem_flow_new(struct crem_net *cn, const struct crem_create *rq)
+/*
+ * Sets up @f (from crem_flow_alloc) for @rq's flow: its engine is
+ * initialised from the netns configuration. No sleeping: also at a flow's
+ * first packet, with a spare from the pool.
+ */
+static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
+			   const struct crem_create *rq)
 {
 	struct crem_engine_params p = {};
-	struct crem_flow *f;
 	struct crem_cfg *c = &cn->cfg;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!f)
-		return NULL;
 	f->cn = cn;
 	f->key = rq->key;
 	f->peer = rq->peer;
@@ -216,26 +211,19 @@ static struct crem_flow *crem_flow_new(struct crem_net *cn, const struct crem_cr
 	p.saddr = rq->key.saddr;
 	p.daddr = rq->key.daddr;
 	p.rtt_hint_ns = 10 * NSEC_PER_MSEC;
-
-	f->eng = kvzalloc(crem_rs_engine_size(p.side), GFP_KERNEL);
-	if (!f->eng || crem_store_alloc(f) || crem_rs_engine_init(f->eng, &p)) {
-		crem_flow_free(f);
-		return NULL;
-	}
-	return f;
+	return crem_rs_engine_init(f->eng, &p);
 }
 
-static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
+/*
+ * Lists @f and starts it: a CSF sends HELLO, a CRF answers the HELLO
+ * @msg. Returns @f, or NULL if it was not wanted (freed). Any context.
+ */
+static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow *f,
+					  const u8 *msg, u32 msg_len, gfp_t gfp)
 {
 	struct crem_flows *t = &cn->flows;
-	struct crem_flow *f = crem_flow_new(cn, rq);
-	struct sk_buff *ntf;
+	struct sk_buff *ntf = crem_nl_flow_ntf_alloc(cn, gfp);
 
-	if (!f) {
-		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
-		return;
-	}
-	ntf = crem_nl_flow_ntf_alloc(cn);
 	/* Once listed, a flow-del may take @f: it frees it after this section. */
 	rcu_read_lock();
 	spin_lock_bh(&t->lock);
@@ -245,7 +233,7 @@ static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 		rcu_read_unlock();
 		kfree_skb(ntf);
 		crem_flow_free(f);
-		return;
+		return NULL;
 	}
 	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(&f->key)]);
 	list_add_tail_rcu(&f->all, &t->list);
@@ -258,13 +246,27 @@ static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 	spin_lock_bh(&f->lock);
 	if (f->key.side == CREM_SIDE_CSF)
 		crem_rs_csf_start(f->eng, f, crem_now(), get_random_u64());
-	else if (rq->msg_len)
-		crem_rs_engine_msg(f->eng, f, crem_now(), rq->msg, rq->msg_len, f->key.side);
+	else if (msg_len)
+		crem_rs_engine_msg(f->eng, f, crem_now(), msg, msg_len, f->key.side);
 	crem_flow_arm(f);
 	spin_unlock_bh(&f->lock);
 	/* Sent before a flow-down of @f can be (that one waits for us). */
 	crem_nl_flow_ntf_send(cn, ntf, f, CREM_CMD_FLOW_UP);
 	rcu_read_unlock();
+	return f;
+}
+
+static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
+{
+	struct crem_flow *f = crem_flow_alloc(rq->key.side);
+
+	if (!f || crem_flow_setup(cn, f, rq)) {
+		if (f)
+			crem_flow_free(f);
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+		return;
+	}
+	crem_flow_insert(cn, f, rq->msg, rq->msg_len, GFP_KERNEL);
 }
 
 static void crem_create_work(struct work_struct *w)
@@ -289,22 +291,28 @@ static void crem_create_work(struct work_struct *w)
 	}
 }
 
-/* From softirq: asks for a flow; packets pass unprotected meanwhile. */
-static void crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k,
-			      __be32 peer, const struct iphdr *iph, __be16 sport,
-			      const u8 *msg, u32 msg_len)
+/*
+ * From softirq: the flow of @k, created now from a spare (its HELLO, or
+ * its HELLO_ACK to @msg, leaves at once: ahead of the packet that asked
+ * for it). Without a spare, a work item creates it and packets pass
+ * unprotected meanwhile: NULL.
+ */
+static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k,
+					   __be32 peer, const struct iphdr *iph, __be16 sport,
+					   const u8 *msg, u32 msg_len)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_create *rq, *q;
+	struct crem_flow *f;
 
 	if (READ_ONCE(t->count) >= READ_ONCE(cn->cfg.max_flows)) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
-		return;
+		return NULL;
 	}
 	rq = kmalloc(sizeof(*rq) + msg_len, GFP_ATOMIC);
 	if (!rq) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
-		return;
+		return NULL;
 	}
 	rq->key = *k;
 	rq->peer = peer;
@@ -314,6 +322,18 @@ static void crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k
 	rq->msg_len = msg_len;
 	if (msg_len)
 		memcpy(rq->msg, msg, msg_len);
+	f = crem_pool_take(&t->pool, k->side);
+	if (f) {
+		if (crem_flow_setup(cn, f, rq)) {
+			crem_flow_free(f);
+			atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+			f = NULL;
+		} else {
+			f = crem_flow_insert(cn, f, msg, msg_len, GFP_ATOMIC);
+		}
+		kfree(rq);
+		return f;
+	}
 	spin_lock(&t->lock);
 	list_for_each_entry(q, &t->pending, node) {
 		if (crem_key_eq(&q->key, k))
@@ -327,10 +347,11 @@ static void crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k
 	t->n_pending++;
 	spin_unlock(&t->lock);
 	schedule_work(&t->create_work);
-	return;
+	return NULL;
 drop:
 	spin_unlock(&t->lock);
 	kfree(rq);
+	return NULL;
 }
 
 /* ---- The datapath. ---- */
@@ -413,10 +434,10 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 	if (kind < 0)
 		return;
 	f = crem_lookup_key(&cn->flows, &k);
-	if (!f) {
-		crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
+	if (!f)
+		f = crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
+	if (!f)
 		return;
-	}
 	spin_lock(&f->lock);
 	if (!f->dead) {
 		crem_note(f, skb, iph, sport);
@@ -718,7 +739,7 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bo
 	synchronize_net(); /* no hook, socket, dump or creation finds them any more */
 	list_for_each_entry_safe(f, n, gone, kill) {
 		if (notify) /* its last state, before the engine ends */
-			crem_nl_flow_ntf_send(cn, crem_nl_flow_ntf_alloc(cn), f,
+			crem_nl_flow_ntf_send(cn, crem_nl_flow_ntf_alloc(cn, GFP_KERNEL), f,
 					      CREM_CMD_FLOW_DOWN);
 		crem_flow_kill(f, close);
 		crem_flow_free(f);
@@ -755,6 +776,7 @@ void crem_flows_init(struct crem_flows *t)
 	INIT_WORK(&t->create_work, crem_create_work);
 	INIT_DELAYED_WORK(&t->gc_work, crem_gc_work);
 	INIT_WORK(&t->ev_work, crem_ev_work);
+	crem_pool_init(&t->pool);
 }
 
 void crem_flows_exit(struct crem_net *cn)
@@ -766,6 +788,7 @@ void crem_flows_exit(struct crem_net *cn)
 	t->closing = true;
 	spin_unlock_bh(&t->lock);
 	cancel_work_sync(&t->create_work);
+	crem_pool_exit(&t->pool);
 	cancel_delayed_work_sync(&t->gc_work);
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);

@@ -95,6 +95,13 @@ struct crem_flow {
 	struct crem_flow_ctr ctr;
 };
 
+/* Flow memory and the spare pool (crem_pool.c). */
+struct crem_flow *crem_flow_alloc(u8 side);
+void crem_flow_free(struct crem_flow *f);
+struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side);
+void crem_pool_init(struct crem_pool *p);
+void crem_pool_exit(struct crem_pool *p);
+
 void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
@@ -117,10 +124,10 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bo
 
 /*
  * flow-up/flow-down notifications (crem_nl_flow.c): the message is allocated
- * ahead in process context (NULL: no listener, or no memory: counted), then
- * filled and multicast without sleeping, so under RCU.
+ * ahead (NULL: no listener, or no memory: counted), then filled and
+ * multicast without sleeping, so under RCU.
  */
-struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn);
+struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp);
 void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd);
 void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
 			     u8 ev, u16 reason);

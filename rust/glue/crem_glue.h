@@ -21,6 +21,15 @@ struct socket;
 
 /* Per-netns flow table (crem_flow.h). */
 #define CREM_FLOW_HBITS 8
+/* Spare flows for creation at the first packet (crem_pool.c), per side. */
+struct crem_pool {
+	spinlock_t lock;
+	struct list_head free[2];
+	u32 n[2];
+	struct work_struct refill;
+	bool closing;
+};
+
 struct crem_flows {
 	spinlock_t lock;
 	struct hlist_head by_key[1 << CREM_FLOW_HBITS];
@@ -37,6 +46,7 @@ struct crem_flows {
 	struct work_struct create_work;
 	struct delayed_work gc_work;
 	struct work_struct ev_work; /* flow-change notifications */
+	struct crem_pool pool;
 	bool closing;
 };
 

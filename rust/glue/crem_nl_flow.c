@@ -382,14 +382,14 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn)
+struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp)
 {
 	struct sk_buff *msg;
 
 	if (!genl_has_listeners(&crem_nl_family, cn->net, CREM_NLGRP_EVENTS))
 		return NULL;
 	/* Sized to the flow: many queue up at a listener during churn. */
-	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
+	msg = genlmsg_new(crem_flow_msg_size(), gfp);
 	if (!msg)
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 	return msg;

@@ -875,8 +875,8 @@ fn early_blocks_are_protected_once_acknowledged() {
     assert!(p.repair_ids.is_empty(), "REPAIR sent before PARAM_ACK");
     assert_eq!(p.snd.csf().counters().unprotected_sources, 0);
     assert!(!p.delivered().contains(&5) && !p.delivered().contains(&20));
+    // The answers arrive now, while the block 32.. is still open.
     p.pause_reverse(false);
-    p.advance(p.now + 5 * MS);
     assert_eq!(p.snd.state(), FlowState::Established);
     let msgs = csf_messages(&p);
     let Some(Message::ParamUpdate(pu)) = msgs.first() else {
@@ -891,13 +891,21 @@ fn early_blocks_are_protected_once_acknowledged() {
     }
     let ordinary = p.snd.csf().counters().repairs_ordinary;
     assert!(ordinary >= 4, "two closed blocks, m = 2: {ordinary}");
+    assert!(p
+        .snd
+        .csf()
+        .open_block()
+        .is_some_and(|b| b.0 == Psn::new(32)));
+    // The block open at PARAM_ACK (32..47) was provisional too: its
+    // repairs go out when its last source closes it (45 is lost).
     for i in 40..100u32 {
         p.now += 100 * US;
-        p.source(i, i == 70);
+        p.source(i, i == 45 || i == 70);
     }
     p.advance(p.now + 50 * MS);
     assert_eq!(p.delivered(), (0..100).collect::<Vec<_>>());
-    assert!(p.rcv.crf_counters().restored >= 3);
+    assert!(p.rcv.crf_counters().restored >= 4);
+    assert_eq!(p.snd.csf().counters().drops.source_missing, 0);
     assert_eq!(p.snd.counters().early_dropped, 0);
     assert_eq!(p.snd.counters().config_mismatch, 0);
 }
@@ -927,4 +935,33 @@ fn early_blocks_dropped_when_the_crf_limits_differ() {
     assert!(p.repair_ids.is_empty());
     assert_eq!(p.snd.retention_octets(), 0);
     assert!(p.snd.config().is_none());
+}
+
+/// A CLOSE ends the session, not the history: both ends keep counting what
+/// they coded and restored (the kernel reports the totals at flow-down).
+#[test]
+fn counters_survive_close() {
+    use crem_core::wire::CloseReason;
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    scenario(&mut p);
+    let restored = p.rcv.crf_counters().restored;
+    let repairs = p.snd.csf().counters().repairs_ordinary;
+    assert!(restored > 0 && repairs > 0);
+    let io = &mut CsfIo {
+        gf: &RowPerCall,
+        sink: &mut p.out,
+        store: &mut p.store,
+        scratch: &mut p.scratch[..],
+    };
+    p.snd.close(CloseReason::Normal, io);
+    p.pump();
+    assert!(matches!(
+        p.rcv_events.last(),
+        Some(ReceiverEvent::Closed(_))
+    ));
+    assert_eq!(p.rcv.crf_counters().restored, restored);
+    assert_eq!(p.snd.csf().counters().repairs_ordinary, repairs);
 }

@@ -512,6 +512,16 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.counters = Counters::default();
     }
 
+    /// Starts a new session of the same flow (after a CLOSE): like
+    /// [`Crf::init`], but the counters go on counting, so that the flow's
+    /// totals (and the netns totals built from them) keep what the earlier
+    /// sessions restored.
+    pub fn restart(&mut self, cfg: CrfConfig) {
+        let kept = self.counters;
+        self.init(cfg);
+        self.counters = kept;
+    }
+
     /// The configuration.
     pub fn config(&self) -> &CrfConfig {
         &self.cfg

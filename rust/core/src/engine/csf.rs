@@ -232,6 +232,9 @@ pub struct CsfDrops {
     pub repair_cancelled_acked: u64,
     /// Sources coded but not retained (retention budget).
     pub not_retained: u64,
+    /// Provisional blocks left without repairs: a source of theirs was not
+    /// retained (their repairs are computed from the store).
+    pub deferred_unretained: u64,
     /// Sources with a payload longer than T − 2 (left absent).
     pub oversize_payload: u64,
     /// New PSNs at positions already passed as absent.
@@ -484,6 +487,14 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.counters = CsfCounters::default();
     }
 
+    /// [`Csf::reset`] for a new session of the same flow: the counters go
+    /// on counting (the flow's and the netns totals keep earlier sessions).
+    pub fn restart(&mut self, params: CsfParams) {
+        let kept = self.counters;
+        self.reset(params);
+        self.counters = kept;
+    }
+
     // -----------------------------------------------------------------
     // Settings from negotiation, policy and the circuit breaker.
 
@@ -539,7 +550,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.muted = false;
         for n in 0..self.ring.len() {
             if self.ring.get(n).is_some_and(|b| !b.open) {
-                self.send_deferred(n, io);
+                self.send_deferred(n, None, io);
             }
         }
     }
@@ -795,12 +806,24 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 .wrapping_add(payload.len() as u64);
             self.retain(payload.len() as u64, io.store)
         };
+        if verdict != SourceVerdict::Retain {
+            // A provisional block computes its repairs from the store
+            // later: without this source it can have none.
+            if let Some(b) = self.ring.newest_mut().filter(|b| b.deferred) {
+                b.deferred = false;
+                self.counters.drops.deferred_unretained =
+                    self.counters.drops.deferred_unretained.wrapping_add(1);
+            }
+        }
         if self
             .ring
             .newest()
             .is_some_and(|b| b.open && b.covered >= b.cfg.k)
         {
-            self.close_open(now, CloseWhy::K, io);
+            // This source is stored only after the call: a provisional
+            // block's repairs, computed now, take it from here.
+            let this = (verdict == SourceVerdict::Retain).then_some((psn, payload));
+            self.close_open_with(now, CloseWhy::K, this, io);
         }
         if self.params.spread {
             self.send_pending_one(io);
@@ -1105,6 +1128,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
+        self.close_open_with(now, why, None, io);
+    }
+
+    /// [`Csf::close_open`] while `this` (PSN, payload), the source being
+    /// added, is not in the store yet.
+    fn close_open_with<G, K, S>(
+        &mut self,
+        now: Nanos,
+        why: CloseWhy,
+        this: Option<(Psn, &[u8])>,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
         let Some(b) = self.ring.newest_mut().filter(|b| b.open) else {
             return;
         };
@@ -1133,7 +1172,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         }
         let n = self.ring.len().saturating_sub(1);
         if blk.deferred && !self.muted {
-            self.send_deferred(n, io);
+            self.send_deferred(n, this, io);
         }
         if blk.proactive_owed > 0 && !self.muted {
             self.send_proactive(n, io);

@@ -8,6 +8,7 @@
 
 use super::super::super::fec::{build_source_symbol, Bitmap, BlockEncoder, Code, Scheme};
 use super::super::super::gf::MulAcc;
+use super::super::super::psn::Psn;
 use super::super::super::wire::{Bitmap256, Error as WireError, FecScheme, Repair};
 use super::super::Sink;
 use super::ring::Block;
@@ -104,7 +105,7 @@ fn encode_from_store<G, S>(
 ) -> bool
 where
     G: MulAcc + ?Sized,
-    S: SourceStore + ?Sized,
+    S: Sources + ?Sized,
 {
     let Ok(code) = Code::new(blk.cfg.scheme, blk.covered, blk.cfg.t as usize) else {
         return false;
@@ -120,8 +121,34 @@ where
     })
 }
 
+/// Where symbols are computed from: a [`SourceStore`], or one plus the
+/// source being added (not stored until the CSF call returns).
+trait Sources {
+    fn source(&self, psn: Psn) -> Option<&[u8]>;
+}
+
+impl<S: SourceStore + ?Sized> Sources for S {
+    fn source(&self, psn: Psn) -> Option<&[u8]> {
+        SourceStore::source(self, psn)
+    }
+}
+
+struct WithSource<'a, S: ?Sized> {
+    store: &'a S,
+    this: Option<(Psn, &'a [u8])>,
+}
+
+impl<S: SourceStore + ?Sized> Sources for WithSource<'_, S> {
+    fn source(&self, psn: Psn) -> Option<&[u8]> {
+        match self.this {
+            Some((p, bytes)) if p == psn => Some(bytes),
+            _ => self.store.source(psn),
+        }
+    }
+}
+
 /// Whether the store holds every source of `set`.
-fn all_held<S: SourceStore + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
+fn all_held<S: Sources + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
     set.iter()
         .all(|j| store.source(blk.start.wrapping_add(j as u32)).is_some())
 }
@@ -223,8 +250,12 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// same symbols the accumulator would have built: R_i over the present
     /// positions). Back to back, outside the token bucket: they are m/k of
     /// sources already sent.
-    pub(super) fn send_deferred<G, K, S>(&mut self, n: usize, io: &mut CsfIo<'_, G, K, S>)
-    where
+    pub(super) fn send_deferred<G, K, S>(
+        &mut self,
+        n: usize,
+        this: Option<(Psn, &[u8])>,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
@@ -237,7 +268,11 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         if blk.m_eff == 0 || blk.present.is_empty() {
             return;
         }
-        if !all_held(&*io.store, &blk, &blk.present) {
+        let store = WithSource {
+            store: &*io.store,
+            this,
+        };
+        if !all_held(&store, &blk, &blk.present) {
             self.counters.drops.source_missing = self.counters.drops.source_missing.wrapping_add(1);
             return;
         }
@@ -245,9 +280,8 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         for i in 0..blk.m_eff {
             let last = i.saturating_add(1) == blk.m_eff;
             let hdr = header(self.flow_id, &blk, blk.cfg.scheme, i, last, 0, None, false);
-            let (gf, store) = (io.gf, &*io.store);
             let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
-                encode_from_store(gf, store, &blk, i, &blk.present, sym)
+                encode_from_store(io.gf, &store, &blk, i, &blk.present, sym)
             });
             self.account(e, Kind::Ordinary);
         }

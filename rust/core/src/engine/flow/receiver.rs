@@ -189,7 +189,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
     /// Drops the session's blocks, held packets and configurations.
     fn new_session<H: CrfHost + ?Sized>(&mut self, flow_id: u32, rdma_mtu: u32, host: &mut H) {
         self.crf.close(host);
-        self.crf.init(CrfConfig {
+        self.crf.restart(CrfConfig {
             flow_id,
             rdma_mtu,
             ..self.params.crf

@@ -641,7 +641,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.csf.shutdown(store);
         let mut p = self.params.csf;
         p.initial_srtt = self.srtt;
-        self.csf.reset(p);
+        self.csf.restart(p);
         self.blocks.fill(0);
         self.last_open = None;
         self.repairs_logged = 0;
@@ -666,7 +666,10 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.release_configs();
         self.log_repairs(now);
         match self.neg.on_timer(now, io.sink)? {
-            NegEvent::HelloGaveUp => Some(SenderEvent::GaveUp),
+            NegEvent::HelloGaveUp => {
+                self.csf.drop_provisional(io.store);
+                Some(SenderEvent::GaveUp)
+            }
             NegEvent::ParamSyncFailed { .. } => {
                 // The negotiation sent CLOSE (reason 3).
                 self.unprotect(io.store);

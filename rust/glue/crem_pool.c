@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Spare flows, allocated in process context, so that the datapath can start
+ * protecting a flow at its first packet: engines and stores are too large
+ * for atomic allocations, and a flow created by a work item misses the
+ * packets sent meanwhile (under load, tens of milliseconds: an RDMA
+ * connection's whole first burst). The pool fills on first use and after
+ * every take; when it is empty, creation falls back to the work item.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include "crem_flow.h"
+#include "crem_engine.h"
+
+/* Spares per side: a connection set-up opens one flow per side and kind. */
+#define CREM_POOL_SPARE 4
+
+void crem_flow_free(struct crem_flow *f)
+{
+	crem_store_free(f);
+	kvfree(f->eng);
+	kfree(f);
+}
+
+/* A zeroed flow of @side with its engine memory and stores, uninitialised. */
+struct crem_flow *crem_flow_alloc(u8 side)
+{
+	struct crem_flow *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return NULL;
+	f->key.side = side;
+	f->eng = kvzalloc(crem_rs_engine_size(side), GFP_KERNEL);
+	if (!f->eng || crem_store_alloc(f)) {
+		crem_flow_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void crem_pool_refill(struct work_struct *w)
+{
+	struct crem_pool *p = container_of(w, struct crem_pool, refill);
+	u8 side;
+
+	for (side = 0; side < 2; side++) {
+		for (;;) {
+			struct crem_flow *f;
+
+			spin_lock_bh(&p->lock);
+			if (p->closing || p->n[side] >= CREM_POOL_SPARE) {
+				spin_unlock_bh(&p->lock);
+				break;
+			}
+			spin_unlock_bh(&p->lock);
+			f = crem_flow_alloc(side);
+			if (!f)
+				return; /* the next take tries again */
+			spin_lock_bh(&p->lock);
+			if (p->closing) {
+				spin_unlock_bh(&p->lock);
+				crem_flow_free(f);
+				return;
+			}
+			list_add(&f->all, &p->free[side]);
+			p->n[side]++;
+			spin_unlock_bh(&p->lock);
+			cond_resched();
+		}
+	}
+}
+
+/* From softirq: a spare flow of @side, or NULL (then one is on its way). */
+struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side)
+{
+	struct crem_flow *f = NULL;
+
+	if (side > 1)
+		return NULL;
+	spin_lock(&p->lock);
+	if (!p->closing) {
+		f = list_first_entry_or_null(&p->free[side], struct crem_flow, all);
+		if (f) {
+			list_del(&f->all);
+			p->n[side]--;
+		}
+		schedule_work(&p->refill);
+	}
+	spin_unlock(&p->lock);
+	return f;
+}
+
+void crem_pool_init(struct crem_pool *p)
+{
+	spin_lock_init(&p->lock);
+	INIT_LIST_HEAD(&p->free[0]);
+	INIT_LIST_HEAD(&p->free[1]);
+	INIT_WORK(&p->refill, crem_pool_refill);
+}
+
+void crem_pool_exit(struct crem_pool *p)
+{
+	struct crem_flow *f, *n;
+	u8 side;
+
+	spin_lock_bh(&p->lock);
+	p->closing = true;
+	spin_unlock_bh(&p->lock);
+	cancel_work_sync(&p->refill);
+	for (side = 0; side < 2; side++) {
+		list_for_each_entry_safe(f, n, &p->free[side], all) {
+			list_del(&f->all);
+			crem_flow_free(f);
+		}
+		p->n[side] = 0;
+	}
+}
