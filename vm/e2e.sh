@@ -11,7 +11,8 @@
 #          10% of restorations fail their ICRC (see README: an RDMA
 #          retransmission carries a new IPv4 ID, hence a new ICRC, and a block
 #          decoded with it restores a packet that fails the check; it is
-#          dropped and falls back), and write_bw goodput is >= 70% of the reference (the goal
+#          dropped and falls back), and write_bw goodput (median of three
+#          transfers) is >= 70% of the reference (the goal
 #          is 90%); READ responses (their own flows, Flow Kind 192) are
 #          restored too. The same transfers without CREM (lossy and loss-free)
 #          are reported as they are, as is CREM's cost on the clean path.
@@ -90,9 +91,12 @@ case $case_ in
   lossy)
     # 100 x 64 KiB per write_bw transfer: its data phase, not the RDMA CM
     # connection set-up (about 2 s under TCG), dominates the time measured.
+    # Three trials each: the median then ignores one transfer that met
+    # rxe's 0.5 s timeout (a lost RDMA retransmission, which CREM does not
+    # see as a loss) in either run.
     t="write_bw:rping_bulk" w="--iters 100"
-    topo "$out/ref" --crem fixed --loss 0 --tests $t --trials 2 $w
-    topo "$out/crem" --crem fixed --loss 1 --tests $t --trials 2 $w
+    topo "$out/ref" --crem fixed --loss 0 --tests $t --trials 3 $w
+    topo "$out/crem" --crem fixed --loss 1 --tests $t --trials 3 $w
     # Without CREM: reported, not asserted (rxe's go-back-N is erratic).
     topo "$out/off" --crem off --loss 1 --tests $t --trials 1 $w || true
     topo "$out/clean" --crem off --loss 0 --tests $t --trials 1 $w || true

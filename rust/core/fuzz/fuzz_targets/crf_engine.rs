@@ -72,14 +72,18 @@ impl Delivery for Host {
         ok
     }
     fn release(&mut self, psn: Psn) {
-        assert!(self.held.remove(&psn.value()), "release of a packet not held");
+        assert!(
+            self.held.remove(&psn.value()),
+            "release of a packet not held"
+        );
     }
 }
 
 impl Sink for Host {
     fn send(&mut self, msg: &[u8]) {
         match wire::decode(msg) {
-            Ok(Message::RepairRequest(_)) | Ok(Message::LossReport(_)) | Ok(Message::TcAeth(_)) => {}
+            Ok(Message::RepairRequest(_)) | Ok(Message::LossReport(_)) | Ok(Message::TcAeth(_)) => {
+            }
             other => panic!("CRF sent {other:?}"),
         }
     }
@@ -169,7 +173,8 @@ fuzz_target!(|data: &[u8]| {
                 } else {
                     packet(psn, 0x04, input.bytes(len))
                 };
-                if crf.on_source(now, psn, &bytes, flags & 1 != 0, &mut host) == SourceVerdict::Hold {
+                if crf.on_source(now, psn, &bytes, flags & 1 != 0, &mut host) == SourceVerdict::Hold
+                {
                     assert!(host.held.insert(psn.value()));
                 }
             }
@@ -185,10 +190,22 @@ fuzz_target!(|data: &[u8]| {
                     present.set(0);
                 }
                 let fl = input.byte().unwrap_or(0);
-                let lost = present.and(&Bitmap256::from_words([(input.u16().unwrap_or(0xffff) as u32) << 16, 0, 0, 0, 0, 0, 0, 0]));
+                let lost = present.and(&Bitmap256::from_words([
+                    (input.u16().unwrap_or(0xffff) as u32) << 16,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ]));
                 let info = fl & 0x20 != 0;
                 let idx = if scheme == 0 {
-                    present.iter().nth(index as usize % present.count() as usize).unwrap_or(0) as u8
+                    present
+                        .iter()
+                        .nth(index as usize % present.count() as usize)
+                        .unwrap_or(0) as u8
                 } else {
                     index
                 };
@@ -276,7 +293,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(crf.held() <= 16);
         assert!(crf.open_blocks() <= 4);
     }
-    run_timers(&mut crf, &mut host, &mut ws, now.saturating_add(3_600_000_000_000));
+    run_timers(
+        &mut crf,
+        &mut host,
+        &mut ws,
+        now.saturating_add(3_600_000_000_000),
+    );
     assert!(host.held.is_empty(), "held after a quiet hour");
     crf.close(&mut host);
     assert!(host.sources.is_empty() && host.repairs.is_empty());

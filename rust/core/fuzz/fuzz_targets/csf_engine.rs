@@ -31,11 +31,13 @@ impl SourceStore for Store {
     }
 }
 
-struct Out;
+/// Counts the messages sent (a provisional CSF must send none).
+struct Out(u64);
 
 impl Sink for Out {
     fn send(&mut self, msg: &[u8]) {
         assert!(Repair::decode(msg).is_ok(), "invalid REPAIR sent");
+        self.0 += 1;
     }
 }
 
@@ -82,10 +84,13 @@ fuzz_target!(|data: &[u8]| {
     let mut scratch = vec![0u8; 84 + 600];
     let mut now = 0u64;
     let mut next = Psn::new((c as u32) << 16);
+    let mut out = Out(0);
     while let Some(op) = inp.byte() {
+        let provisional = csf.is_provisional();
+        let sent = out.0;
         let io = &mut CsfIo {
             gf: &RowPerCall,
-            sink: &mut Out,
+            sink: &mut out,
             store: &mut store,
             scratch: &mut scratch[..],
         };
@@ -139,16 +144,18 @@ fuzz_target!(|data: &[u8]| {
                 };
                 let id = inp.byte().unwrap_or(0);
                 let eff = next.wrapping_add(inp.byte().unwrap_or(0) as u32);
-                let _ = csf.set_config(
-                    FecConfig {
-                        id,
-                        scheme,
-                        k,
-                        m,
-                        t,
-                    },
-                    eff,
-                );
+                let cfg = FecConfig {
+                    id,
+                    scheme,
+                    k,
+                    m,
+                    t,
+                };
+                if op & 0x20 != 0 {
+                    let _ = csf.set_provisional(cfg);
+                } else {
+                    let _ = csf.set_config(cfg, eff);
+                }
             }
             9 => csf.set_srtt(inp.u16().unwrap_or(0) as u64 * 1000),
             10 => {
@@ -156,6 +163,12 @@ fuzz_target!(|data: &[u8]| {
                 csf.set_coded_retx(f & 1 != 0);
                 csf.set_ordinary_repairs(f & 2 != 0);
                 csf.set_selective_repeat(f & 4 != 0);
+                if f & 8 != 0 {
+                    csf.confirm(io);
+                }
+                if f & 16 != 0 {
+                    csf.drop_provisional(io.store);
+                }
             }
             11 => {
                 let psns: Vec<Psn> = (0..(op >> 4))
@@ -185,6 +198,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let _ = csf.next_deadline();
+        if provisional && csf.is_provisional() {
+            assert_eq!(out.0, sent, "a provisional CSF sent a message");
+        }
         assert!(csf.blocks_held() <= BLOCKS);
         assert!(csf.retention_octets() <= budget);
         let in_store: u64 = store.0.values().map(|v| v.len() as u64).sum();
