@@ -53,11 +53,11 @@ debug_steps() {
     step debug-e2e-smoke "$here/e2e.sh" smoke debug
   fi
   # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak
-  # (the gateway topology of the smoke case, with traffic through the datapath).
+  # (the gateway topology at 1 % loss, flows created in softirq), then host
+  # mode (LOCAL_OUT/LOCAL_IN, local delivery) and a module unload under
+  # traffic.
   step debug-e2e-adversarial "$here/e2e.sh" adversarial debug
-  if [ "${CREM_CHECK_DEBUG_ALL:-0}" = 1 ]; then
-    step debug-e2e-host "$here/e2e.sh" host debug
-  fi
+  step debug-e2e-host "$here/e2e.sh" host debug
 }
 
 kko=$top/build/kunit/crem.ko

@@ -26,7 +26,8 @@
 #          every completed rping verifies (incomplete ones are reported).
 #   host:  host mode (crem.ko on the rxe hosts, no gateway CREM), fixed k=16
 #          m=2, 1% loss: transfers complete and verify, the hosts restore
-#          packets at LOCAL_IN, at most 10% of restorations fail the ICRC.
+#          packets at LOCAL_IN, at most 10% of restorations fail the ICRC;
+#          host b unloads crem.ko during the last transfer (under traffic).
 #   adversarial: 1% loss; every 3rd coded REPAIR corrupted in flight (module
 #          fault injection) and 20 forged REPAIRs sent to the gateway's CREM
 #          port from host a: the forged ones are dropped and counted, the
@@ -155,13 +156,17 @@ case $case_ in
     check "bursts: coded symbols < the lost packets they answered" "[ $retx -lt $named ]"
     ;;
   host)
+    # Host b unloads crem.ko once the last transfer's data flows: teardown
+    # with live flows, held packets and retained clones (no splat, and on
+    # the debug kernel kmemleak clean); that transfer ends unprotected.
     topo "$out/h" --host-module "$ko" --host-crem fixed --loss 1 --tests write_bw:rping_bulk \
-      --trials 2
+      --trials 2 --unload
     hs() { jq -s --arg k "$1" 'map(getpath(["stats"] + ($k | split("."))) // 0) | add // 0' \
       "$out"/h/stats.[ab].json 2>/dev/null || echo 0; }
     say "host mode: restored=$(hs totals.restored) repairs-sent=$(hs totals.repairs-sent)" \
       "icrc-failures=$(hs totals.icrc-failures) fallbacks=$(hs totals.fallbacks)"
     check "host mode: every transfer completed and verified" "all_done $out/h && all_verified $out/h"
+    check "host mode: crem.ko unloaded on b under traffic" "[ -e $out/h/b.unloaded ]"
     check "host mode: packets restored" "[ \"\$(hs totals.restored)\" -gt 0 ]"
     check "host mode: ICRC failures <= 10% of restored" \
       "[ \$((\$(hs totals.icrc-failures) * 10)) -le \$(hs totals.restored) ]"

@@ -26,6 +26,8 @@
 #                      protect A<->B in host mode (needs --host-module, --ctl)
 #   --gw-param N:V     module parameter for the gateways' insmod (fault injection)
 #   --forge N          host a sends N forged REPAIRs to gwa's CREM port first
+#   --unload           host b unloads its crem.ko once the data of the last
+#                      transfer flows (host mode: teardown under traffic)
 #   --capture N        hosts a and b capture up to N RoCEv2 packets each to
 #                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
@@ -39,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
     --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
+    --unload) unload=1; shift; continue ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -75,6 +78,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
+[ "$unload" = 1 ] && host_args+=(unload=1)
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"

@@ -5,6 +5,9 @@
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
+#   unload=1 (role b): unload crem.ko once the last transfer's data flows,
+#   under traffic (its counters are saved first); that transfer ends
+#   unprotected
 set -u
 . "$(dirname "$0")/common.sh"
 role=${arg_role:?role=a|b}
@@ -62,6 +65,19 @@ if [ "$role" = b ]; then
     i=0; while ! rdma resource show cm_id 2>/dev/null | grep -q LISTEN && [ $i -lt 200 ]; do
       sleep 0.1; i=$((i + 1)); done
     touch $OUT/srv.$n
+    if [ "${arg_unload:-0}" = 1 ] && [ $n = $(( trials * $(echo $tests | wc -w) )) ]; then
+      # Teardown with flows mid-transfer: held packets, retained clones,
+      # timers and the socket all live (kmemleak scans after the rmmod).
+      # Once this transfer's data flows (100 more RoCEv2 packets in; the
+      # hook's own counter: flow totals dip while flows are retired), or
+      # after 10 s.
+      got() { "$arg_ctl" -j stats | jq '.stats["roce-local-in"] // 0'; }
+      { r0=$(got); i=0
+        while [ $(( $(got) - r0 )) -lt 100 ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+        log "unloading crem.ko, $(( $(got) - r0 )) RoCEv2 packets into the last transfer"
+        stats_out; unload_crem && touch $OUT/b.unloaded; } &
+      unloader=$!
+    fi
     # Once A's client has ended, give the server a few seconds to end too:
     # after a client failure it would otherwise wait out its timeout.
     wait_file $OUT/cdone.$n $((tmo + 20))
@@ -71,6 +87,12 @@ if [ "$role" = b ]; then
     touch $OUT/fin.$n
     n=$((n + 1))
   done
+  if [ -n "${unloader:-}" ]; then
+    wait $unloader
+    [ -e $OUT/b.unloaded ] || { log "rmmod under traffic failed"; exit 1; }
+    log "crem.ko unloaded under traffic"
+    exit 0
+  fi
   stats_out
   unload_crem || exit 1
   exit 0
