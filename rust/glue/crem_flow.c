@@ -302,6 +302,14 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 					   const u8 *msg, u32 msg_len)
 {
 	struct crem_flows *t = &cn->flows;
+	struct crem_create req = {
+		.key = *k,
+		.peer = peer,
+		.tos = iph ? iph->tos : 0,
+		.ttl = iph ? iph->ttl : 64,
+		.sport = sport,
+		.msg_len = msg_len,
+	};
 	struct crem_create *rq, *q;
 	struct crem_flow *f;
 
@@ -309,31 +317,23 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
 		return NULL;
 	}
+	f = crem_pool_take(&t->pool, k->side);
+	if (f) {
+		if (!crem_flow_setup(cn, f, &req))
+			return crem_flow_insert(cn, f, msg, msg_len, GFP_ATOMIC);
+		crem_flow_free(f);
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+		return NULL;
+	}
+	/* The work item needs its own copy of the request and the HELLO. */
 	rq = kmalloc(sizeof(*rq) + msg_len, GFP_ATOMIC);
 	if (!rq) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return NULL;
 	}
-	rq->key = *k;
-	rq->peer = peer;
-	rq->tos = iph ? iph->tos : 0;
-	rq->ttl = iph ? iph->ttl : 64;
-	rq->sport = sport;
-	rq->msg_len = msg_len;
+	memcpy(rq, &req, sizeof(req));
 	if (msg_len)
 		memcpy(rq->msg, msg, msg_len);
-	f = crem_pool_take(&t->pool, k->side);
-	if (f) {
-		if (crem_flow_setup(cn, f, rq)) {
-			crem_flow_free(f);
-			atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
-			f = NULL;
-		} else {
-			f = crem_flow_insert(cn, f, msg, msg_len, GFP_ATOMIC);
-		}
-		kfree(rq);
-		return f;
-	}
 	spin_lock(&t->lock);
 	list_for_each_entry(q, &t->pending, node) {
 		if (crem_key_eq(&q->key, k))
