@@ -111,8 +111,8 @@ pub struct SenderCounters {
     /// Messages a CSF does not take (CRF-bound, …).
     pub unexpected: u64,
     /// Provisional configurations given up (the CRF's limits or the policy
-    /// wanted another one, or the CRF refused it): the blocks coded with
-    /// it are released unsent.
+    /// wanted another one, the CRF refused it, or HELLO went unanswered or
+    /// was incompatible): the blocks coded with it are released unsent.
     pub early_dropped: u64,
 }
 
@@ -202,9 +202,19 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 m,
                 t: self.params.t,
             };
-            if self.params.limits.allows(&cfg) {
+            if limits.allows(&cfg) {
                 let _ = self.csf.set_provisional(cfg);
             }
+        }
+    }
+
+    /// The provisional configuration will not be acknowledged (refused, HELLO
+    /// unanswered or incompatible, or another one wanted): its blocks go
+    /// unsent, counted in [`SenderCounters::early_dropped`].
+    fn drop_early<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
+        if self.csf.is_provisional() {
+            self.counters.early_dropped = self.counters.early_dropped.saturating_add(1);
+            self.csf.drop_provisional(store);
         }
     }
 
@@ -362,16 +372,15 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                     Some(SenderEvent::Established { flow_id })
                 }
                 HelloAckOutcome::Incompatible { .. } => {
-                    self.csf.drop_provisional(io.store);
+                    self.drop_early(io.store);
                     Some(SenderEvent::GaveUp)
                 }
                 HelloAckOutcome::Ignored(_) => None,
             },
             Message::ParamAck(a) => match self.neg.on_param_ack(a) {
                 ParamAckOutcome::Accepted { .. } => self.apply_acked(io),
-                ParamAckOutcome::Rejected { .. } if self.csf.is_provisional() => {
-                    self.counters.early_dropped = self.counters.early_dropped.saturating_add(1);
-                    self.csf.drop_provisional(io.store);
+                ParamAckOutcome::Rejected { .. } => {
+                    self.drop_early(io.store);
                     None
                 }
                 _ => None,
@@ -445,8 +454,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 }
             }
             // The CRF's limits (or the policy) want another configuration.
-            self.counters.early_dropped = self.counters.early_dropped.saturating_add(1);
-            self.csf.drop_provisional(store);
+            self.drop_early(store);
         }
         let _ = self.propose(now, k, m, scheme, sink);
     }
@@ -667,7 +675,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.log_repairs(now);
         match self.neg.on_timer(now, io.sink)? {
             NegEvent::HelloGaveUp => {
-                self.csf.drop_provisional(io.store);
+                self.drop_early(io.store);
                 Some(SenderEvent::GaveUp)
             }
             NegEvent::ParamSyncFailed { .. } => {
