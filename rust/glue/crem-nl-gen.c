@@ -64,7 +64,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_PINNED + 1] = {
 	[CREM_A_FLOW_PINNED] = { .type = NLA_U8, },
 };
 
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_CODED_RETX_LOST + 1] = {
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE + 1] = {
 	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
@@ -92,6 +92,22 @@ const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_CODED_RETX_L
 	[CREM_A_FLOW_STATS_INJECTED] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_INJECT_FAILURES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_CODED_RETX_LOST] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE] = NLA_POLICY_NESTED(crem_msg_types_nl_policy),
+	[CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE] = NLA_POLICY_NESTED(crem_msg_types_nl_policy),
+};
+
+const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {
+	[CREM_A_MSG_TYPES_REPAIR] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_HELLO] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_HELLO_ACK] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_PARAM_UPDATE] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_PARAM_ACK] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_REPAIR_REQUEST] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_LOSS_REPORT] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_PATH_REPORT] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_CLOSE] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_TC_AETH] = { .type = NLA_U64, },
+	[CREM_A_MSG_TYPES_OTHER] = { .type = NLA_U64, },
 };
 
 const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
@@ -117,6 +133,16 @@ static const struct nla_policy crem_flow_del_nl_policy[CREM_A_CMD_FLOW + 1] = {
 
 /* CREM_CMD_FLOW_SET - do */
 static const struct nla_policy crem_flow_set_nl_policy[CREM_A_CMD_FLOW + 1] = {
+	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+};
+
+/* CREM_CMD_FLOW_NEW - do */
+static const struct nla_policy crem_flow_new_nl_policy[CREM_A_CMD_FLOW + 1] = {
+	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+};
+
+/* CREM_CMD_FLOW_RESET - do */
+static const struct nla_policy crem_flow_reset_nl_policy[CREM_A_CMD_FLOW + 1] = {
 	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
 };
 
@@ -167,6 +193,20 @@ static const struct genl_split_ops crem_nl_ops[] = {
 		.cmd		= CREM_CMD_FLOW_SET,
 		.doit		= crem_nl_flow_set_doit,
 		.policy		= crem_flow_set_nl_policy,
+		.maxattr	= CREM_A_CMD_FLOW,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= CREM_CMD_FLOW_NEW,
+		.doit		= crem_nl_flow_new_doit,
+		.policy		= crem_flow_new_nl_policy,
+		.maxattr	= CREM_A_CMD_FLOW,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= CREM_CMD_FLOW_RESET,
+		.doit		= crem_nl_flow_reset_doit,
+		.policy		= crem_flow_reset_nl_policy,
 		.maxattr	= CREM_A_CMD_FLOW,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},

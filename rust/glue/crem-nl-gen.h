@@ -14,7 +14,8 @@
 /* Common nested types */
 extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1];
 extern const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_PINNED + 1];
-extern const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_CODED_RETX_LOST + 1];
+extern const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE + 1];
+extern const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1];
 extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
 
 int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info);
@@ -25,6 +26,8 @@ int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info);
 int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info);
 int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info);
+int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	CREM_NLGRP_EVENTS,

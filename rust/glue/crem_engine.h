@@ -53,7 +53,10 @@ struct crem_msg_info {
 #define CREM_FS_ENGINE 18
 #define CREM_FS_DATAPATH 8
 #define CREM_FS_LATE 1
-#define CREM_FS_N (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
+/* The flat counters; then msgs-in-by-type and msgs-out-by-type (C, per slot). */
+#define CREM_FS_FLAT (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
+#define CREM_MSG_SLOTS 11 /* attributes of the msg-types set after its pad */
+#define CREM_FS_N (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
 
 /* A flow's state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {

@@ -12,6 +12,7 @@
 #include <linux/vmalloc.h>
 #include <linux/ip.h>
 #include <linux/netfilter.h>
+#include <linux/netlink.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include "crem_flow.h"
@@ -29,6 +30,8 @@ struct crem_create {
 	__be32 peer;
 	u8 tos, ttl;
 	__be16 sport;
+	bool fixed; /* flow-new with k and m: no adaptive policy */
+	u8 k, m;
 	u32 msg_len; /* CRF: the HELLO that asked for it */
 	u8 msg[];
 };
@@ -60,6 +63,11 @@ static struct crem_flow *crem_lookup_key(struct crem_flows *t, const struct crem
 		if (crem_key_eq(&f->key, k))
 			return f;
 	return NULL;
+}
+
+struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k)
+{
+	return crem_lookup_key(&cn->flows, k);
 }
 
 static struct crem_flow *crem_lookup_id(struct crem_flows *t, __be32 peer, u32 id, u8 side)
@@ -136,10 +144,12 @@ void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 		((u8 *)msg)[len - 40] ^= 0x5a;
 	}
 	if (f->defer ? crem_sock_queue(f->defer, f->peer, tos, msg, len) :
-		       crem_sock_send(f->cn, f->peer, tos, msg, len))
+		       crem_sock_send(f->cn, f->peer, tos, msg, len)) {
 		f->ctr.send_fail++;
-	else
+	} else {
 		f->ctr.msgs_out++;
+		f->msg_out[crem_msg_slot(msg, len)]++;
+	}
 }
 
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
@@ -204,6 +214,11 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	p.epsilon_ppb = c->epsilon_ppb;
 	p.retention_budget = c->max_memory / 4;
 	spin_unlock_bh(&cn->cfg_lock);
+	if (rq->fixed) {
+		p.adaptive = 0;
+		p.k = rq->k;
+		p.m = rq->m;
+	}
 	p.side = rq->key.side;
 	p.kind = rq->key.kind;
 	p.rdma_mtu = 1024;
@@ -246,8 +261,12 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 	spin_lock_bh(&f->lock);
 	if (f->key.side == CREM_SIDE_CSF)
 		crem_rs_csf_start(f->eng, f, crem_now(), get_random_u64());
-	else if (msg_len)
+	else if (msg_len) {
+		/* The HELLO that asked for the flow is its first message in. */
+		f->ctr.msgs_in++;
+		f->msg_in[crem_msg_slot(msg, msg_len)]++;
 		crem_rs_engine_msg(f->eng, f, crem_now(), msg, msg_len, f->key.side);
+	}
 	crem_flow_arm(f);
 	spin_unlock_bh(&f->lock);
 	/* Sent before a flow-down of @f can be (that one waits for us). */
@@ -352,6 +371,61 @@ drop:
 	spin_unlock(&t->lock);
 	kfree(rq);
 	return NULL;
+}
+
+static __be32 crem_peer_for(struct crem_net *cn, __be32 a);
+
+/*
+ * flow-new: the operator's sender flow for @k, set up ahead of its traffic
+ * (process context). @fixed: it keeps @fk and @fm, no adaptive policy.
+ */
+int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
+		  struct netlink_ext_ack *extack)
+{
+	struct crem_create req = { .key = *k, .ttl = 64, .fixed = fixed, .k = fk, .m = fm };
+	struct crem_flows *t = &cn->flows;
+	struct crem_flow *f;
+	bool taken;
+
+	if (READ_ONCE(cn->cfg.role) == CREM_ROLE_DISABLED || !rcu_access_pointer(cn->sock)) {
+		NL_SET_ERR_MSG(extack, "CREM is not running in this netns: set port and role first");
+		return -ENOTCONN;
+	}
+	local_bh_disable(); /* cfg_lock is also taken in softirq */
+	req.peer = crem_peer_for(cn, k->daddr);
+	local_bh_enable();
+	if (!req.peer) {
+		NL_SET_ERR_MSG_FMT(extack, "no peer is configured for the destination %pI4 (set peer PREFIX=ADDR)",
+				   &k->daddr);
+		return -EHOSTUNREACH;
+	}
+	rcu_read_lock();
+	taken = crem_lookup_key(t, k);
+	rcu_read_unlock();
+	if (taken) {
+		NL_SET_ERR_MSG(extack, "a sender flow for these addresses, dest-qp and kind exists");
+		return -EEXIST;
+	}
+	if (READ_ONCE(t->count) >= READ_ONCE(cn->cfg.max_flows)) {
+		NL_SET_ERR_MSG_FMT(extack, "max-flows (%u) flows are set up already",
+				   READ_ONCE(cn->cfg.max_flows));
+		return -ENOSPC;
+	}
+	f = crem_flow_alloc(CREM_SIDE_CSF);
+	if (!f) {
+		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
+		return -ENOMEM;
+	}
+	if (crem_flow_setup(cn, f, &req)) {
+		crem_flow_free(f);
+		NL_SET_ERR_MSG(extack, "the engine refused the flow's parameters (k, m or the netns defaults)");
+		return -EINVAL;
+	}
+	if (!crem_flow_insert(cn, f, NULL, 0, GFP_KERNEL)) {
+		NL_SET_ERR_MSG(extack, "the flow was set up meanwhile (by its traffic), or max-flows was reached, or CREM is stopping");
+		return -EBUSY;
+	}
+	return 0;
 }
 
 /* ---- The datapath. ---- */
@@ -608,6 +682,7 @@ static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len)
 	if (!f->dead) {
 		f->last_ns = crem_now();
 		f->ctr.msgs_in++;
+		f->msg_in[crem_msg_slot(msg, len)]++;
 		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, f->key.side);
 		crem_flow_arm(f);
 	}
@@ -702,32 +777,36 @@ void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 	t->gen++;
 }
 
-/* Its counters go on counting in the netns totals. */
-static void crem_flow_retire(struct crem_flow *f)
+/* Counters a flow's owner no longer reports go on counting in the netns totals. */
+void crem_flows_retire(struct crem_net *cn, const u64 *c)
 {
-	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	struct crem_net *cn = f->cn;
 	int i;
 
-	if (!fi)
-		return;
-	crem_flow_info(f, fi);
 	spin_lock_bh(&cn->flows.lock);
 	for (i = 0; i < CREM_FS_N; i++)
-		cn->flows.retired[i] += fi->counters[i];
+		cn->flows.retired[i] += c[i];
 	spin_unlock_bh(&cn->flows.lock);
-	kfree(fi);
 }
 
-/* Releases everything a flow holds (no reader can reach it any more). */
+/*
+ * Releases everything a flow holds (no reader can reach it any more). Its
+ * last counters are read in the section that marks it dead, so a
+ * concurrent flow-reset counts them once.
+ */
 static void crem_flow_kill(struct crem_flow *f, bool close)
 {
-	crem_flow_retire(f);
+	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+
 	spin_lock_bh(&f->lock);
+	if (fi)
+		crem_flow_info_locked(f, fi);
 	f->dead = true;
 	crem_rs_engine_fini(f->eng, f, f->key.side, close);
 	spin_unlock_bh(&f->lock);
 	hrtimer_cancel(&f->timer);
+	if (fi)
+		crem_flows_retire(f->cn, fi->counters);
+	kfree(fi);
 }
 
 void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bool notify)

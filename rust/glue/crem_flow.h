@@ -93,6 +93,9 @@ struct crem_flow {
 	struct crem_slot *held; /* CRF: held packets, by PSN */
 	u64 mem; /* octets held in slots, rep and held */
 	struct crem_flow_ctr ctr;
+	u64 msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS]; /* by crem_msg_slot() */
+	/* flow-reset: the counters at the last reset (reported as the difference). */
+	u64 base[CREM_FS_N];
 };
 
 /* Flow memory and the spare pool (crem_pool.c). */
@@ -106,6 +109,12 @@ void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
+void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi);
+void crem_flows_retire(struct crem_net *cn, const u64 *c);
+struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k);
+struct netlink_ext_ack;
+int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
+		  struct netlink_ext_ack *extack);
 
 /* The flow collector (crem_gc.c). */
 void crem_gc_start(struct crem_net *cn);

@@ -12,15 +12,27 @@
 #include "crem_flow.h"
 #include "crem-nl-gen.h"
 
-/* The flow's state and counters; takes the flow's lock. */
-void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
+/* The flow's state and counters since its last flow-reset; under its lock. */
+void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi)
 {
+	int i;
+
 	memset(fi, 0, sizeof(*fi));
-	spin_lock_bh(&f->lock);
 	if (!f->dead)
 		crem_rs_engine_info(f->eng, f->key.side, fi);
 	BUILD_BUG_ON(sizeof(f->ctr) != CREM_FS_DATAPATH * sizeof(u64));
 	memcpy(&fi->counters[CREM_FS_ENGINE], &f->ctr, sizeof(f->ctr));
+	memcpy(&fi->counters[CREM_FS_FLAT], f->msg_in, sizeof(f->msg_in));
+	memcpy(&fi->counters[CREM_FS_FLAT + CREM_MSG_SLOTS], f->msg_out, sizeof(f->msg_out));
+	for (i = 0; i < CREM_FS_N; i++)
+		fi->counters[i] -= f->base[i];
+}
+
+/* The same; takes the flow's lock. */
+void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
+{
+	spin_lock_bh(&f->lock);
+	crem_flow_info_locked(f, fi);
 	spin_unlock_bh(&f->lock);
 }
 
@@ -49,19 +61,53 @@ static void crem_totals(struct crem_net *cn, u64 *sum)
 	spin_unlock_bh(&t->lock);
 }
 
+/* A msg-types nest of @c[CREM_MSG_SLOTS] (crem_msg_slot order). */
+static int crem_put_msg_types(struct sk_buff *msg, int type, const u64 *c)
+{
+	struct nlattr *nest = nla_nest_start(msg, type);
+	int i;
+
+	BUILD_BUG_ON(CREM_A_MSG_TYPES_OTHER - CREM_A_MSG_TYPES_REPAIR + 1 != CREM_MSG_SLOTS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < CREM_MSG_SLOTS; i++)
+		if (nla_put_u64_64bit(msg, CREM_A_MSG_TYPES_REPAIR + i, c[i],
+				      CREM_A_MSG_TYPES_PAD))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
 static int crem_put_counters(struct sk_buff *msg, int type, const u64 *c)
 {
 	struct nlattr *nest = nla_nest_start(msg, type);
 	int i;
 
+	BUILD_BUG_ON(CREM_A_FLOW_STATS_SOURCES + CREM_FS_FLAT - 1 !=
+		     CREM_A_FLOW_STATS_CODED_RETX_LOST);
 	if (!nest)
 		return -EMSGSIZE;
-	for (i = 0; i < CREM_FS_N; i++)
+	for (i = 0; i < CREM_FS_FLAT; i++)
 		if (nla_put_u64_64bit(msg, CREM_A_FLOW_STATS_SOURCES + i, c[i],
 				      CREM_A_FLOW_STATS_PAD))
 			return -EMSGSIZE;
+	if (crem_put_msg_types(msg, CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE, &c[CREM_FS_FLAT]) ||
+	    crem_put_msg_types(msg, CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE,
+			       &c[CREM_FS_FLAT + CREM_MSG_SLOTS]))
+		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
+}
+
+/* The netns's msg_in/msg_out, read into @c[2 * CREM_MSG_SLOTS]. */
+static void crem_msg_counts(struct crem_net *cn, u64 *c)
+{
+	int i;
+
+	for (i = 0; i < CREM_MSG_SLOTS; i++) {
+		c[i] = atomic64_read(&cn->msg_in[i]);
+		c[CREM_MSG_SLOTS + i] = atomic64_read(&cn->msg_out[i]);
+	}
 }
 
 #define CREM_RS_STATS (CREM_A_STATS_MALFORMED - CREM_A_STATS_ROCE_LOCAL_IN + 1)
@@ -69,7 +115,7 @@ static int crem_put_counters(struct sk_buff *msg, int type, const u64 *c)
 int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct crem_net *cn = crem_net(genl_info_net(info));
-	u64 vals[CREM_RS_STATS], sum[CREM_FS_N];
+	u64 vals[CREM_RS_STATS], sum[CREM_FS_N], by_type[2 * CREM_MSG_SLOTS];
 	struct sk_buff *msg;
 	struct nlattr *nest;
 	void *hdr;
@@ -81,6 +127,7 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	BUILD_BUG_ON(CREM_EV_PATH_REPORT + 1 != CREM_NR_DP);
 	n = crem_rs_stats(cn->rs, vals, CREM_RS_STATS);
 	crem_totals(cn, sum);
+	crem_msg_counts(cn, by_type);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -108,6 +155,9 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_REMOVED + i - CREM_EV_FLOW_DOWN,
 				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
 			goto nospace;
+	if (crem_put_msg_types(msg, CREM_A_STATS_MSGS_IN_BY_TYPE, by_type) ||
+	    crem_put_msg_types(msg, CREM_A_STATS_MSGS_OUT_BY_TYPE, &by_type[CREM_MSG_SLOTS]))
+		goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
@@ -125,6 +175,10 @@ int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	crem_rs_stats_reset(cn->rs);
 	for (i = 0; i < CREM_NR_DP; i++)
 		atomic64_set(&cn->dp[i], 0);
+	for (i = 0; i < CREM_MSG_SLOTS; i++) {
+		atomic64_set(&cn->msg_in[i], 0);
+		atomic64_set(&cn->msg_out[i], 0);
+	}
 	/* Flow counters are never rewound: the totals restart from here. */
 	crem_totals(cn, sum);
 	spin_lock_bh(&cn->flows.lock);
@@ -185,7 +239,7 @@ static size_t crem_flow_msg_size(void)
 						   * k, m, loss-class, breaker, event, pinned */
 	       2 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason */
 	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
-	       nla_total_size(0) +		/* stats */
+	       3 * nla_total_size(0) +		/* stats, msgs-{in,out}-by-type */
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
 }
 
@@ -429,6 +483,28 @@ void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct cr
 	crem_nl_flow_ntf(cn, msg, f, CREM_CMD_FLOW_CHANGE, ev, reason);
 }
 
+/* k and m of a flow nest, given together (flow-set, flow-new). */
+static int crem_km_parse(struct nlattr **tb, u8 *k, u8 *m, struct netlink_ext_ack *extack)
+{
+	if (!tb[CREM_A_FLOW_K] || !tb[CREM_A_FLOW_M]) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K] ?: tb[CREM_A_FLOW_M],
+				    "k and m are pinned together: give both");
+		return -EINVAL;
+	}
+	*k = nla_get_u8(tb[CREM_A_FLOW_K]);
+	*m = nla_get_u8(tb[CREM_A_FLOW_M]);
+	if (!*k) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K], "k must be at least 1");
+		return -EINVAL;
+	}
+	if (*k + *m > 255) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
+				    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* flow-set's outcomes from the engine (crem_rs_csf_pin). */
 static int crem_pin_error(int rc, struct netlink_ext_ack *extack)
 {
@@ -486,22 +562,9 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	if (pin) {
-		if (!tb[CREM_A_FLOW_K] || !tb[CREM_A_FLOW_M]) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K] ?: tb[CREM_A_FLOW_M],
-					    "k and m are pinned together: give both");
-			return -EINVAL;
-		}
-		k = nla_get_u8(tb[CREM_A_FLOW_K]);
-		m = nla_get_u8(tb[CREM_A_FLOW_M]);
-		if (!k) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_K], "k must be at least 1");
-			return -EINVAL;
-		}
-		if (k + m > 255) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
-					    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
-			return -EINVAL;
-		}
+		err = crem_km_parse(tb, &k, &m, extack);
+		if (err)
+			return err;
 	}
 	rcu_read_lock();
 	f = crem_flow_find(&cn->flows, &sel, tb, extack, &err);
@@ -522,4 +585,143 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	rcu_read_unlock();
 	return err;
+}
+
+/* One IPv4 address attribute of a flow nest; @what names it in extack. */
+static int crem_flow_addr(struct nlattr **tb, int type, const char *what, __be32 *a,
+			  struct nlattr *nest, struct netlink_ext_ack *extack)
+{
+	if (!tb[type]) {
+		NL_SET_ERR_MSG_FMT(extack, "a new flow needs %s", what);
+		NL_SET_BAD_ATTR(extack, nest);
+		return -EINVAL;
+	}
+	if (nla_len(tb[type]) != 4) {
+		NL_SET_ERR_MSG_ATTR_FMT(extack, tb[type],
+					"%s must be an IPv4 address (4 octets): flows are IPv4 only",
+					what);
+		return -EINVAL;
+	}
+	*a = nla_get_in_addr(tb[type]);
+	return 0;
+}
+
+int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct crem_net *cn = crem_net(genl_info_net(info));
+	struct netlink_ext_ack *extack = info->extack;
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1], *nest;
+	struct crem_flow_key key = { .side = CREM_SIDE_CSF, .kind = CREM_KIND_REQUESTS };
+	struct crem_flow_info *fi;
+	struct crem_flow *f;
+	struct sk_buff *msg;
+	bool fixed;
+	u8 k = 0, m = 0;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
+		NL_SET_ERR_MSG(extack, "a flow nest with src, dst and dest-qp is required");
+		return -EINVAL;
+	}
+	nest = info->attrs[CREM_A_CMD_FLOW];
+	err = nla_parse_nested(tb, CREM_A_FLOW_MAX, nest, crem_flow_nl_policy, extack);
+	if (err)
+		return err;
+	err = crem_flow_addr(tb, CREM_A_FLOW_SRC, "src", &key.saddr, nest, extack) ?:
+	      crem_flow_addr(tb, CREM_A_FLOW_DST, "dst", &key.daddr, nest, extack);
+	if (err)
+		return err;
+	if (NL_REQ_ATTR_CHECK(extack, nest, tb, CREM_A_FLOW_DEST_QP)) {
+		NL_SET_ERR_MSG_ATTR(extack, nest, "a new flow needs dest-qp");
+		return -EINVAL;
+	}
+	key.dqp = nla_get_u32(tb[CREM_A_FLOW_DEST_QP]);
+	if (key.dqp > 0xffffff) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_DEST_QP],
+				    "dest-qp is a 24-bit queue pair number");
+		return -EINVAL;
+	}
+	if (tb[CREM_A_FLOW_SIDE] && nla_get_u8(tb[CREM_A_FLOW_SIDE]) != CREM_SIDE_CSF) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_SIDE],
+				    "only a sender (csf) flow can be added: a receiver flow is set up by its peer's HELLO");
+		return -EINVAL;
+	}
+	if (tb[CREM_A_FLOW_KIND])
+		key.kind = nla_get_u8(tb[CREM_A_FLOW_KIND]);
+	fixed = tb[CREM_A_FLOW_K] || tb[CREM_A_FLOW_M];
+	if (fixed) {
+		err = crem_km_parse(tb, &k, &m, extack);
+		if (err)
+			return err;
+	}
+	err = crem_flow_add(cn, &key, fixed, k, m, extack);
+	if (err)
+		return err;
+
+	/* The reply: the flow as it is now (a flow-del may have taken it). */
+	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!fi || !msg)
+		goto out;
+	hdr = genlmsg_iput(msg, info);
+	err = -EMSGSIZE;
+	if (!hdr)
+		goto out;
+	rcu_read_lock();
+	f = crem_flow_lookup(cn, &key);
+	err = f ? crem_put_flow(msg, f, fi, -1, 0) : -ENOENT;
+	rcu_read_unlock();
+	if (err) {
+		if (err == -ENOENT)
+			NL_SET_ERR_MSG(extack, "the flow was set up, then removed at once (flow-del, or a configuration change)");
+		goto out;
+	}
+	genlmsg_end(msg, hdr);
+	kfree(fi);
+	return genlmsg_reply(msg, info);
+out:
+	nlmsg_free(msg);
+	kfree(fi);
+	return err;
+}
+
+int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct crem_net *cn = crem_net(genl_info_net(info));
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
+	struct crem_flow_info *fi;
+	struct crem_flow_sel sel;
+	struct crem_flow *f;
+	bool done = false;
+	int err, i;
+
+	err = crem_flow_sel_parse(info, tb, &sel);
+	if (err)
+		return err;
+	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	if (!fi)
+		return -ENOMEM;
+	rcu_read_lock();
+	f = crem_flow_find(&cn->flows, &sel, tb, info->extack, &err);
+	if (f) {
+		/* What it counted since its last reset moves to the totals' share of
+		 * flows gone, in the section a removal reads its counters in. */
+		spin_lock_bh(&f->lock);
+		if (!f->dead) {
+			crem_flow_info_locked(f, fi);
+			for (i = 0; i < CREM_FS_N; i++)
+				f->base[i] += fi->counters[i];
+			done = true;
+		}
+		spin_unlock_bh(&f->lock);
+	}
+	rcu_read_unlock();
+	if (done)
+		crem_flows_retire(cn, fi->counters);
+	else if (f)
+		NL_SET_ERR_MSG(info->extack, "the flow is gone");
+	kfree(fi);
+	return done ? 0 : (f ? -ENOENT : err);
 }

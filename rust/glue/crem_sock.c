@@ -24,6 +24,7 @@ static int crem_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	if (skb->len < sizeof(struct udphdr))
 		goto drop;
 	atomic64_inc(&cn->dp[CREM_EV_MSG_IN]);
+	atomic64_inc(&cn->msg_in[crem_msg_slot(skb->data + sizeof(struct udphdr), len)]);
 	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len);
 	consume_skb(skb);
 	return 0;
@@ -62,6 +63,7 @@ static struct sk_buff *crem_msg_skb(const u8 *msg, u32 len)
 static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, struct sk_buff *skb)
 {
 	struct flowi4 fl4 = { .daddr = to, .flowi4_proto = IPPROTO_UDP };
+	unsigned int slot = crem_msg_slot(skb->data, skb->len);
 	struct socket *sock;
 	struct rtable *rt;
 	int err = -ENOTCONN;
@@ -81,6 +83,7 @@ static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, struct sk_buff
 			    0, fl4.fl4_sport, fl4.fl4_dport, false, false);
 	skb = NULL;
 	atomic64_inc(&cn->dp[CREM_EV_MSG_OUT]);
+	atomic64_inc(&cn->msg_out[slot]);
 	err = 0;
 out:
 	rcu_read_unlock_bh();

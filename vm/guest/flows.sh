@@ -53,11 +53,11 @@ check "n1: gateway on port 7470, peer 10.0.0.2 for 192.0.2.0/24" 0 "^$" \
 
 # Listeners first: flow-up for each flow, flow-down for each deletion.
 # (cli.py --subscribe only sleeps a fixed time: sub.py stops after N.)
-$N1 timeout 300 "$CTL" -j monitor --count 12 >/tmp/ev-ctl.json 2>&1 &
+$N1 timeout 600 "$CTL" -j monitor --count 12 >/tmp/ev-ctl.json 2>&1 &
 ctl_pid=$!
-$N1 timeout 300 "$CTL" monitor --count 12 >/tmp/ev-ctl.txt 2>&1 &
+$N1 timeout 600 "$CTL" monitor --count 12 >/tmp/ev-ctl.txt 2>&1 &
 txt_pid=$!
-$N1 python3 /tmp/fl/sub.py 12 300 /tmp/sub.ready >/tmp/ev-ynl.json 2>&1 &
+$N1 python3 /tmp/fl/sub.py 12 600 /tmp/sub.ready >/tmp/ev-ynl.json 2>&1 &
 ynl_pid=$!
 wait_file /tmp/sub.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-ynl.json)"
 sleep 0.5
@@ -115,8 +115,70 @@ check "YNL subscriber: 10 flow-up, then flow-down of both deleted flows" 0 "^\[1
   py "[sum(e['name'] == 'flow-up' for e in j), [e['msg']['flow']['id'] for e in j if e['name'] == 'flow-down']]" </tmp/ev-ynl.json
 check "crem-ctl -j monitor: the same 12 events" 0 "^\[10, \[$id1, $id2\], 'crf'\]" \
   python3 -c "import json; j=[json.loads(l) for l in open('/tmp/ev-ctl.json')]; print([sum(e['event'] == 'flow-up' for e in j), [e['flow']['id'] for e in j if e['event'] == 'flow-down'], j[0]['flow']['side']])"
-check "crem-ctl monitor (text)" 0 "flow-up: id [0-9]+ crf 192.0.2.1 -> 203.0.113.1 dest-qp 0x0000(0[1-9]|0a) peer 10.0.0.2 state protected.*flow-down: id $id1 " \
+check "crem-ctl monitor (text)" 0 "flow-up: id [0-9]+ crf requests 192.0.2.1 -> 203.0.113.1 dest-qp 0x0000(0[1-9]|0a) peer 10.0.0.2 state protected.*flow-down: id $id1 " \
   cat /tmp/ev-ctl.txt
+
+# flow-new and flow-reset, between two CREM functions: n2 runs CREM too
+# (peer n1 for 203.0.113.0/24); a sender flow added there negotiates with
+# n1 without any RDMA traffic.
+check "flow add before CREM runs in n2: extack" 1 "CREM is not running in this netns" \
+  $N2 "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
+check "n2: gateway on port 7470, peer 10.0.0.1 for 203.0.113.0/24" 0 "^$" \
+  $N2 "$CTL" set port 7470 role gateway peer 203.0.113.0/24=10.0.0.1
+check "nobody cannot add a flow (EPERM)" 4 "CAP_NET_ADMIN" \
+  $N2 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
+check "flow add: a csf flow with k 8 m 2, negotiating, no id yet" 0 \
+  '"side":"csf".*"src":"192.0.2.7","dst":"203.0.113.9","dest-qp":119' \
+  sh -c "$N2 $CTL -j flow add 192.0.2.7 203.0.113.9 qp 0x77 k 8 m 2 | tr -d ' \n' | python3 -c 'import json,sys; f=json.load(sys.stdin); f=f.get(\"flow\", f); f=f[0] if isinstance(f, list) else f; print(json.dumps(dict(side=f[\"side\"], src=f[\"src\"], dst=f[\"dst\"], **{\"dest-qp\": f[\"dest-qp\"]}), separators=(\",\", \":\")))'"
+check "flow add of an existing flow: extack" 1 "a sender flow for these addresses, dest-qp and kind exists" \
+  $N2 "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
+check "flow add toward a destination without peer: extack" 1 "no peer is configured for the destination 198.51.100.1" \
+  $N2 "$CTL" flow add 192.0.2.7 198.51.100.1 qp 5
+check "flow-new of a crf flow (cli.py): extack" 1 "only a sender \(csf\) flow can be added" \
+  $N2 $YNL --do flow-new --json '{"flow": {"src": "c0000207", "dst": "cb007109", "dest-qp": 5, "side": 1}}'
+check "flow-new with a 16-octet src (cli.py): extack" 1 "src must be an IPv4 address" \
+  $N2 $YNL --do flow-new --json '{"flow": {"src": "20010db8000000000000000000000001", "dst": "cb007109", "dest-qp": 5}}'
+check "flow-new without dest-qp (cli.py): extack" 1 "a new flow needs dest-qp" \
+  $N2 $YNL --do flow-new --json '{"flow": {"src": "c0000207", "dst": "cb007109"}}'
+# The added flow: HELLO, HELLO_ACK (its id), PARAM_UPDATE, PARAM_ACK.
+i=0
+while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-qp'] == 0x77 and f['state'] == 'protected' and f['id'] for f in json.load(sys.stdin)['flow']))"; do
+  i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1
+done
+$N2 "$CTL" -j flow >/tmp/n2-flows.json
+check "the added flow is protected with k 8 m 2 and an id from n1" 0 "^\[\[8, 2, True\]\]$" \
+  py "[[f['k'], f['m'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
+aid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x77)" </tmp/n2-flows.json)
+check "n1 set up its crf flow for it (same id)" 0 "^\[$aid\]$" \
+  sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; print([f[\"id\"] for f in json.load(sys.stdin)[\"flow\"] if f[\"dest-qp\"] == 0x77])'"
+# Messages by type: the flow's own and the netns's, both clients agreeing.
+check "n2's flow: out hello 1, param-update >= 1; in hello-ack 1, param-ack >= 1" 0 "^True$" \
+  py "[(s['msgs-out-by-type']['hello'], s['msgs-out-by-type']['param-update'] >= 1, s['msgs-in-by-type']['hello-ack'], s['msgs-in-by-type']['param-ack'] >= 1) for s in [f['stats'] for f in j['flow'] if f['dest-qp'] == 0x77]] == [(1, True, 1, True)]" </tmp/n2-flows.json
+$N1 $YNL --do stats-get >/tmp/st-ynl.json
+$N1 "$CTL" -j stats >/tmp/st-ctl.json
+check "n1 stats by type: every HELLO counted in (hello.py's 10 and n2's), cli.py and crem-ctl -j agree" 0 "^True$" \
+  python3 -c "import json; y=json.load(open('/tmp/st-ynl.json'))['stats']; c=json.load(open('/tmp/st-ctl.json')); c=c.get('stats', c); print(y['msgs-in-by-type']['hello'] == 11 and y['msgs-in-by-type'] == c['msgs-in-by-type'] and y['msgs-out-by-type']['hello-ack'] == 11 and sum(y['msgs-in-by-type'].values()) == y['msgs-in'])"
+# flow-reset: the flow's counters restart from zero; the netns totals keep them.
+crf="$aid side crf peer 10.0.0.2"
+before=$($N1 "$CTL" -j stats | py "(j.get('stats', j))['totals']['msgs-in']")
+check "crem-ctl flow reset as nobody: exit 4" 4 "CAP_NET_ADMIN" \
+  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow reset $crf
+check "crem-ctl flow reset of an unknown id: kernel's reason, exit 1" 1 "no flow with id $bogus" \
+  $N1 "$CTL" flow reset "$bogus"
+check "n1's crf flow counted messages before the reset" 0 "^True$" \
+  sh -c "$N1 $CTL -j flow show $crf | python3 -c 'import json,sys; j=json.load(sys.stdin); f=j[\"flow\"][0] if isinstance(j.get(\"flow\"), list) else j.get(\"flow\", j); print(f[\"stats\"][\"msgs-in\"] >= 2 and f[\"stats\"][\"msgs-in-by-type\"][\"hello\"] == 1)'"
+check "crem-ctl flow reset ID side crf peer 10.0.0.2" 0 "^$" $N1 "$CTL" flow reset $crf
+check "...its counters are zero" 0 "^True$" \
+  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $aid, \"side\": 1}}' | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"flow\"][\"stats\"]; print(all(v == 0 for k, v in s.items() if not isinstance(v, dict)) and all(v == 0 for d in s.values() if isinstance(d, dict) for v in d.values()))'"
+check "...and the netns totals still count them" 0 "^True$" \
+  sh -c "$N1 $CTL -j stats | python3 -c 'import json,sys; j=json.load(sys.stdin); print((j.get(\"stats\", j))[\"totals\"][\"msgs-in\"] >= $before)'"
+check "flow-reset (cli.py) of the csf flow in n2" 0 "^null" \
+  $N2 $YNL --do flow-reset --json "{\"flow\": {\"id\": $aid, \"side\": 0}}"
+# Deleting the added flow sends CLOSE: n1's crf flow closes and its collector
+# removes it (a closed flow goes after 5 s, whatever flow_idle_s).
+check "crem-ctl flow del of the added flow (n2)" 0 "^$" $N2 "$CTL" flow del "$aid" side csf
+if wait_flows 8; then ok "CLOSE reached n1: its crf flow for it is gone"; else
+  bad "CLOSE reached n1: its crf flow for it is gone" "$($N1 "$CTL" flow)"; fi
 
 # Churn: n2 keeps asking for new flows, n1 keeps deleting down to 40; the
 # dumps meanwhile must never fail nor list a flow twice.

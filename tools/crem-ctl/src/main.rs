@@ -51,7 +51,7 @@ JSON (-j):
 /// The keys of a "flow-stats" nest (stats totals, a flow's stats).
 const FLOW_STATS_KEYS: &str = "    \
     \"flow-stats\" keys (the \"totals\" of stats, the \"stats\" of a flow), in
-    spec order, each a u64 counter:
+    spec order, each a u64 counter but the two by-type objects:
       sender (CSF)     sources, source-octets, unprotected, repairs-sent,
                        coded-retx, source-copies, repair-octets,
                        requests-received, fallback-requests-received,
@@ -63,13 +63,23 @@ const FLOW_STATS_KEYS: &str = "    \
       both sides       msgs-in, msgs-out, send-failures, store-full,
                        alloc-failures
       sender (CSF)     coded-retx-lost (appended: lost packets named by the
-                       requests answered with coded symbols)";
+                       requests answered with coded symbols)
+      by type          msgs-in-by-type, msgs-out-by-type (appended): objects,
+                       not numbers: msgs-in and msgs-out by CREM message
+                       type, a \"msg-types\" object each (below)
+    \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
+    totals and of \"stats\"), in spec order, each a u64 count of one CREM
+    message type: repair, hello, hello-ack, param-update, param-ack,
+    repair-request, loss-report, path-report, close, tc-aeth (type 12, a T/C
+    AETH fragment for selective repeat), other (a type this module does not
+    know, another version, or too short for a header)";
 
 const STATS_JSON: &str = "\
 JSON (-j):
     {\"stats\": {...}}: one object, or with --watch one per sample and line
     (even with --pretty). Its keys are the attribute names of the \"stats\"
-    set of netlink/crem.yaml, in spec order; every value is a u64:
+    set of netlink/crem.yaml, in spec order; every value is a u64 but for
+    the objects totals, msgs-in-by-type and msgs-out-by-type:
       hooks            roce-local-in, roce-forward, roce-local-out, sources,
                        non-sources, malformed
       flows, messages  flows-created, flows-removed (flow-del, port change,
@@ -86,6 +96,10 @@ JSON (-j):
       totals           an object, not a number: the flow-stats counters
                        below, summed over all flows since the last reset,
                        flows gone since included
+      by type          msgs-in-by-type, msgs-out-by-type: objects, not
+                       numbers: msgs-in (every datagram that reached the
+                       CREM socket, before any check) and msgs-out by CREM
+                       message type (the msg-types keys below)
     A counter the module did not send is absent (an older module sends the
     hook counters only); attributes unknown to this crem-ctl are left out.
 ";
@@ -94,8 +108,9 @@ const FLOW_JSON: &str = "\
 JSON (-j):
     {\"flow\": [FLOW, ...]}: one object per flow in dump order, [] when there
     are none; 'flow show ID' prints the same shape with the one flow (or,
-    without a side, every flow with that ID). The keys of FLOW are the \"flow\" set's attribute names, in spec
-    order:
+    without a side, every flow with that ID), and 'flow add' the same shape
+    with the new flow. The keys of FLOW are the \"flow\" set's attribute
+    names, in spec order:
       id               u32, the Flow ID assigned by the CRF
       src, dst         strings: the RDMA connection's IPv4/IPv6 addresses
       dest-qp          u32, destination queue pair
@@ -112,7 +127,8 @@ JSON (-j):
       side             \"csf\" (sender side) or \"crf\" (receiver side)
       peer             string, the peer CREM function's address
       age-ms           u64, milliseconds since the flow was set up
-      stats            an object: the flow's flow-stats counters (below)
+      stats            an object: the flow's flow-stats counters and its
+                       messages by type (below)
       kind             \"requests\" (requester packets, CREM Flow Kind 1) or
                        \"responses\" (READ responses and ATOMIC ACKs, Flow
                        Kind 192): one direction of a queue pair may carry one
@@ -151,6 +167,7 @@ EXAMPLES:
     crem-ctl stats --watch 1
     crem-ctl flow                              # one line per flow
     crem-ctl flow show 7                       # one flow, every counter
+    crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17   # a sender flow, now
     crem-ctl -j flow | jq '.flow[] | {id, side, restored: .stats.restored}'
 
 EXIT STATUS:
@@ -265,11 +282,18 @@ Shows this namespace's counters (stats-get), in sections:
     flow totals, ...         the counters of all flows since the last reset,
                              flows gone since included, by side: sender
                              (CSF), receiver (CRF), messages and memory
+    messages by type         a table TYPE, IN, OUT of the CREM socket's
+                             messages by CREM message type (repair, hello,
+                             ..., other), then one of the flow totals';
+                             only types counted at least once are listed
+                             ('none' if no type is); absent with a module
+                             that does not count by type
 
 With --watch, samples them every SECS seconds and prints the rate of each
-counter since the previous sample (gauges get none; with -j: one JSON object
-per sample and line). 'stats reset' zeroes them (stats-reset, needs
-CAP_NET_ADMIN); the gauges reflect the flows that exist and stay.",
+counter since the previous sample (gauges get none; the by-type tables get
+IN/S and OUT/S columns; with -j: one JSON object per sample and line).
+'stats reset' zeroes them (stats-reset, needs CAP_NET_ADMIN); the gauges
+reflect the flows that exist and stay.",
         after_long_help = stats_help()
     )]
     Stats {
@@ -343,15 +367,24 @@ to 10 times, so every flow is listed once; if the table never holds still,
 crem-ctl fails (exit 1) rather than print a torn list.
 
 'flow show ID [side csf|crf] [peer ADDR]' prints one flow with every
-attribute and every counter. Flow IDs are assigned by each CRF, so the same
-ID may name a CSF and a CRF flow (or flows of two peers): side and peer then
-choose one; without them every flow with that ID is shown. (A module without
+attribute and every counter, and a table of its CREM messages by type (TYPE,
+IN, OUT: the types counted at least once, or 'none'). Flow IDs are assigned
+by each CRF, so the same ID may name a CSF and a CRF flow (or flows of two
+peers): side and peer then choose one; without them every flow with that ID
+is shown. (A module without
 flow-get's do is asked for the whole dump, filtered here.)
 
 'flow del ID [side csf|crf] [peer ADDR]' removes one flow (needs
 CAP_NET_ADMIN): its engine closes, sending CLOSE (reason normal) to the peer
 if the flow was established, and releasing what it held. New packets of the
 connection set the flow up again.
+
+'flow add SRC DST qp N [kind requests|responses] [k N m N]' sets up a sender
+(csf) flow ahead of its traffic (flow-new, needs CAP_NET_ADMIN) and prints it
+as 'flow show' does; see 'crem-ctl flow add --help'.
+
+'flow reset ID [side csf|crf] [peer ADDR]' zeroes one flow's counters
+(flow-reset, needs CAP_NET_ADMIN); the stats totals keep what it counted.
 
 An enum value this crem-ctl does not know is shown as unknown(N) (in JSON: N).",
         after_long_help = flow_help()
@@ -494,6 +527,70 @@ enum FlowAction {
         #[arg(value_name = "KEY VALUE", num_args = 0..)]
         sel: Vec<String>,
     },
+    /// Set up a sender flow ahead of its traffic and print it (flow-new)
+    #[command(
+        long_about = "\
+Sets up one sender (csf) flow ahead of its traffic (flow-new, needs
+CAP_NET_ADMIN): the direction SRC -> DST of an RDMA connection, toward
+destination queue pair N. It prints the new flow as 'crem-ctl flow show'
+does (with -j: {\"flow\": [FLOW]}).
+
+    crem-ctl flow add SRC DST qp N [kind requests|responses] [k N m N]
+
+    SRC, DST           the connection's IPv4 addresses (flows are IPv4 only
+                       in this version)
+    qp N               destination queue pair, 0..0xffffff, decimal or 0x
+                       hex (required; 'dest-qp N' is the same key)
+    kind KIND          requests (the default: the requester's packets, CREM
+                       Flow Kind 1) or responses (READ responses and ATOMIC
+                       ACKs, Flow Kind 192)
+    k N m N            a fixed configuration for this flow, both or neither:
+                       k 1..255, m 0..255, k + m <= 255. The flow then keeps
+                       it (no adaptive policy).
+
+DST needs a configured peer ('crem-ctl set peer PREFIX/LEN=ADDR'). The HELLO
+leaves at once, so the flow is protected from its first packet. Its Flow ID
+is 0 until the peer's HELLO_ACK assigns one: 'crem-ctl flow' lists it then.
+Like any flow it is removed when idle (the module's flow_idle_s, 30 s).
+
+The addresses, qp, kind, k and m are checked before anything is sent (exit
+2); the kernel's reason for a refusal (e.g. no peer for DST) is printed
+verbatim (exit 1).",
+        after_long_help = flow_add_help()
+    )]
+    Add {
+        /// Source IPv4 address of the RDMA connection
+        src: String,
+        /// Destination IPv4 address of the RDMA connection
+        dst: String,
+        /// qp N (required); kind requests|responses; k N m N
+        // No allow_hyphen_values: a trailing -j/-p stays a global flag.
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Zero one flow's counters (flow-reset)
+    #[command(
+        long_about = "\
+Zeroes the counters of one flow (flow-reset, needs CAP_NET_ADMIN): its
+\"stats\" nest, the flow-stats counters and messages by type that 'crem-ctl
+flow show ID' prints. The flow is chosen as for 'flow show' and 'flow del':
+
+    crem-ctl flow reset ID [side csf|crf] [peer ADDR]
+
+Flow IDs are assigned by each CRF, so the same ID may name a CSF and a CRF
+flow (or flows of two peers): side and peer then choose one. The namespace's
+flow totals ('crem-ctl stats') keep what the flow had counted; 'crem-ctl
+stats reset' zeroes those. Prints nothing on success; the kernel's reason for
+a refusal (e.g. no such flow) is printed verbatim (exit 1).",
+        after_long_help = flow_reset_help()
+    )]
+    Reset {
+        /// Flow ID
+        id: String,
+        /// side csf|crf, peer ADDR: which flow, if several have the ID
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
+        sel: Vec<String>,
+    },
     /// Pin a sender flow's k and m, or hand it back to the policy (flow-set)
     #[command(long_about = "\
 Changes one sender (csf) flow (flow-set, needs CAP_NET_ADMIN):
@@ -615,8 +712,23 @@ fn stats_help() -> &'static str {
 }
 fn flow_help() -> &'static str {
     leak(format!(
-        "EXAMPLES:\n    crem-ctl flow\n    crem-ctl flow show 7\n    crem-ctl -j flow\n\n\
+        "EXAMPLES:\n    crem-ctl flow\n    crem-ctl flow show 7\n    crem-ctl -j flow\n    \
+         crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17\n    crem-ctl flow reset 7\n\n\
          {FLOW_JSON}\n{FLOW_STATS_KEYS}\n\n{EXIT_STATUS}"
+    ))
+}
+fn flow_add_help() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17\n    \
+         crem-ctl flow add 192.0.2.1 203.0.113.1 qp 0x11 kind responses k 16 m 2\n    \
+         crem-ctl -j flow add 192.0.2.1 203.0.113.1 qp 17 | jq '.flow[0].state'\n\n\
+         {FLOW_JSON}\n{FLOW_STATS_KEYS}\n\n{EXIT_STATUS}"
+    ))
+}
+fn flow_reset_help() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl flow reset 7\n    \
+         crem-ctl flow reset 7 side crf peer 198.51.100.2\n\n{EXIT_STATUS}"
     ))
 }
 fn const_format_show() -> &'static str {
@@ -696,7 +808,7 @@ fn get_flows(c: &mut Conn) -> Res<Vec<Flow>> {
         .collect())
 }
 
-/// Which flow 'flow show|del ID [side csf|crf] [peer ADDR]' names.
+/// Which flow 'flow show|del|reset ID [side csf|crf] [peer ADDR]' names.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct FlowSel {
     id: u32,
@@ -817,6 +929,85 @@ fn flow_set_request(id: &str, args: &[String]) -> Res<Vec<attr::Attr>> {
             ))
         }
         _ => return Err(Fail::Usage("give both k and m, or adaptive".into())),
+    }
+    Ok(vec![attr::Attr::nest(CMD_A_FLOW, nest)])
+}
+
+/// Largest destination queue pair number (the BTH's 24-bit DestQP).
+const QP_MAX: u64 = 0xff_ffff;
+
+/// flow-new's request: SRC DST, then qp N [kind requests|responses]
+/// [k N m N], checked here so that nothing is sent on a usage error.
+fn flow_new_request(src: &str, dst: &str, args: &[String]) -> Res<Vec<attr::Attr>> {
+    let v4 = |key: &str, s: &str| -> Res<[u8; 4]> {
+        match parse::parse_addr(key, s).map_err(Fail::Usage)? {
+            std::net::IpAddr::V4(a) => Ok(a.octets()),
+            std::net::IpAddr::V6(_) => Err(Fail::Usage(format!(
+                "{key}: '{s}' is IPv6; flows are IPv4 only in this version"
+            ))),
+        }
+    };
+    let (src, dst) = (v4("src", src)?, v4("dst", dst)?);
+    let (mut qp, mut kind, mut k, mut m) = (None, None, None, None);
+    let mut it = args.iter();
+    while let Some(key) = it.next() {
+        let v = it
+            .next()
+            .ok_or_else(|| Fail::Usage(format!("'{key}' needs a value")))?;
+        let num = |what: &str, lo: u64, hi: u64, hex: bool| -> Res<u64> {
+            let n = parse::parse_uint(v).map_err(|e| Fail::Usage(format!("{what}: {e}")))?;
+            if n < lo || n > hi {
+                return Err(Fail::Usage(if hex {
+                    format!("{what}: {v} is out of range ({lo}..={hi:#x})")
+                } else {
+                    format!("{what}: {n} is out of range ({lo}..={hi})")
+                }));
+            }
+            Ok(n)
+        };
+        let (slot, value): (&mut Option<u64>, u64) = match key.as_str() {
+            "qp" | "dest-qp" => (&mut qp, num("qp", 0, QP_MAX, true)?),
+            "kind" => (
+                &mut kind,
+                enum_value(FLOW_KIND, v).map(u64::from).ok_or_else(|| {
+                    Fail::Usage(format!("kind: '{v}' is not requests or responses"))
+                })?,
+            ),
+            "k" => (&mut k, num("k", 1, 255, false)?),
+            "m" => (&mut m, num("m", 0, 255, false)?),
+            _ => {
+                return Err(Fail::Usage(format!(
+                    "unknown key '{key}' (expected qp, kind, k or m)"
+                )))
+            }
+        };
+        if slot.replace(value).is_some() {
+            return Err(Fail::Usage(format!("'{key}' is given twice")));
+        }
+    }
+    let qp = qp
+        .ok_or_else(|| Fail::Usage("give the destination queue pair: qp N (0..0xffffff)".into()))?;
+    let mut nest = vec![
+        attr::Attr::bytes(FLOW_SRC, src.to_vec()),
+        attr::Attr::bytes(FLOW_DST, dst.to_vec()),
+        attr::Attr::u32(FLOW_DEST_QP, qp as u32),
+    ];
+    match (k, m) {
+        (Some(k), Some(m)) if k + m > 255 => {
+            return Err(Fail::Usage(format!(
+                "k + m must not exceed 255 (k {k} + m {m} = {})",
+                k + m
+            )))
+        }
+        (Some(k), Some(m)) => {
+            nest.push(attr::Attr::u8(FLOW_K, k as u8));
+            nest.push(attr::Attr::u8(FLOW_M, m as u8));
+        }
+        (None, None) => {}
+        _ => return Err(Fail::Usage("give both k and m, or neither".into())),
+    }
+    if let Some(kind) = kind {
+        nest.push(attr::Attr::u8(FLOW_KIND_ATTR, kind as u8));
     }
     Ok(vec![attr::Attr::nest(CMD_A_FLOW, nest)])
 }
@@ -1056,6 +1247,32 @@ fn run(cli: Cli) -> Res {
                 let mut c = Conn::open()?;
                 c.request(CMD_FLOW_SET, req, false)?;
             }
+            FlowAction::Add { src, dst, args } => {
+                let req = flow_new_request(&src, &dst, &args)?;
+                let mut c = Conn::open()?;
+                let r = c.request(CMD_FLOW_NEW, req, false)?;
+                let f = r
+                    .iter()
+                    .find_map(|m| m.nest(CMD_A_FLOW))
+                    .map(Flow::from_attrs)
+                    .ok_or_else(|| {
+                        Fail::Failed(
+                            "flow-new: the kernel accepted the flow but replied without it \
+                             (see 'crem-ctl flow')"
+                                .into(),
+                        )
+                    })?;
+                out(&if j {
+                    json(&serde_json::json!({ "flow": [f] }), pretty)
+                } else {
+                    output::flow_detail(&f)
+                });
+            }
+            FlowAction::Reset { id, sel } => {
+                let sel = FlowSel::parse(&id, &sel)?;
+                let mut c = Conn::open()?;
+                c.request(CMD_FLOW_RESET, sel.attrs(), false)?;
+            }
         },
         Cmd::Setconf { file } => {
             let text = read_input(&file)?;
@@ -1248,6 +1465,88 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        let c = Cli::try_parse_from([
+            "crem-ctl",
+            "-j",
+            "flow",
+            "add",
+            "192.0.2.1",
+            "203.0.113.1",
+            "qp",
+            "0x11",
+            "kind",
+            "responses",
+            "k",
+            "8",
+            "m",
+            "2",
+        ])
+        .unwrap();
+        assert!(c.json);
+        // -j also after the key/value pairs.
+        let late = Cli::try_parse_from([
+            "crem-ctl", "flow", "add", "10.0.0.1", "10.0.0.2", "qp", "1", "-j",
+        ])
+        .unwrap();
+        assert!(late.json);
+        match late.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Add { args, .. }),
+            }) => assert_eq!(args, ["qp", "1"]),
+            other => panic!("{other:?}"),
+        }
+        match c.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Add { src, dst, args }),
+            }) => {
+                assert_eq!((src.as_str(), dst.as_str()), ("192.0.2.1", "203.0.113.1"));
+                assert_eq!(
+                    args,
+                    ["qp", "0x11", "kind", "responses", "k", "8", "m", "2"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from([
+            "crem-ctl", "flow", "reset", "9", "side", "csf", "peer", "10.0.0.2",
+        ])
+        .unwrap();
+        match c.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Reset { id, sel }),
+            }) => {
+                let s = FlowSel::parse(&id, &sel).ok().unwrap();
+                assert_eq!(
+                    s,
+                    FlowSel {
+                        id: 9,
+                        side: Some(0),
+                        peer: Some("10.0.0.2".parse().unwrap())
+                    }
+                );
+                // flow-reset's request: the selector nest, as flow-del's.
+                assert_eq!(
+                    s.attrs(),
+                    vec![attr::Attr::nest(
+                        CMD_A_FLOW,
+                        vec![
+                            attr::Attr::u32(FLOW_ID, 9),
+                            attr::Attr::u8(FLOW_SIDE, 0),
+                            attr::Attr::bytes(FLOW_PEER, vec![10, 0, 0, 2]),
+                        ]
+                    )]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            &["flow", "reset"][..],
+            &["flow", "add"][..],
+            &["flow", "add", "192.0.2.1"][..],
+        ] {
+            let argv = std::iter::once("crem-ctl").chain(bad.iter().copied());
+            assert!(Cli::try_parse_from(argv).is_err(), "{bad:?}");
+        }
         assert!(Cli::try_parse_from(["crem-ctl", "flow", "del"]).is_err());
         assert!(Cli::try_parse_from(["crem-ctl", "flow", "show"]).is_err());
         let c = Cli::try_parse_from(["crem-ctl", "-j", "stats"]).unwrap();
@@ -1324,9 +1623,17 @@ mod tests {
             .unwrap()
             .render_long_help()
             .to_string();
+        let add = cmd
+            .find_subcommand_mut("flow")
+            .unwrap()
+            .find_subcommand_mut("add")
+            .unwrap()
+            .render_long_help()
+            .to_string();
         for (help, sets) in [
-            (&stats, [&STATS_SET, &FLOW_STATS_SET]),
-            (&flow, [&FLOW_SET, &FLOW_STATS_SET]),
+            (&stats, [&STATS_SET, &FLOW_STATS_SET, &MSG_TYPES_SET]),
+            (&flow, [&FLOW_SET, &FLOW_STATS_SET, &MSG_TYPES_SET]),
+            (&add, [&FLOW_SET, &FLOW_STATS_SET, &MSG_TYPES_SET]),
         ] {
             assert!(help.contains("JSON (-j):"), "{help}");
             for set in sets {
@@ -1359,6 +1666,245 @@ mod tests {
             let sub = cmd.find_subcommand_mut(name).unwrap();
             let help = sub.render_long_help().to_string();
             assert!(help.contains("EXIT STATUS"), "{name}");
+        }
+        let flow = cmd.find_subcommand_mut("flow").unwrap();
+        for name in ["list", "show", "del", "add", "reset"] {
+            let help = flow
+                .find_subcommand_mut(name)
+                .unwrap()
+                .render_long_help()
+                .to_string();
+            assert!(help.contains("EXIT STATUS"), "flow {name}");
+        }
+    }
+
+    #[test]
+    fn flow_reset_selector_errors() {
+        let kv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (id, sel, msg) in [
+            ("0", &[][..], "not a flow ID"),
+            ("x", &[][..], "not a flow ID"),
+            ("7", &["side", "both"][..], "side: 'both' is not csf or crf"),
+            (
+                "7",
+                &["peer", "nope"][..],
+                "peer: 'nope' is not an IPv4 or IPv6 address",
+            ),
+            ("7", &["peer", "2001:db8::1"][..], "IPv4 only"),
+            (
+                "7",
+                &["k", "1"][..],
+                "unknown key 'k' (expected side or peer)",
+            ),
+            ("7", &["side"][..], "'side' needs a value"),
+        ] {
+            match FlowSel::parse(id, &kv(sel)) {
+                Err(Fail::Usage(e)) => assert!(e.contains(msg), "{id} {sel:?}: {e}"),
+                _ => panic!("{id} {sel:?}: not a usage error"),
+            }
+        }
+    }
+
+    #[test]
+    fn flow_new_requests() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Everything: the nest in attribute order (src, dst, dest-qp, k, m,
+        // kind), octet by octet as the kernel's policy reads it.
+        let req = flow_new_request(
+            "192.0.2.1",
+            "203.0.113.1",
+            &a(&["kind", "responses", "m", "2", "qp", "0x11", "k", "16"]),
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(
+            req,
+            vec![attr::Attr::nest(
+                CMD_A_FLOW,
+                vec![
+                    attr::Attr::bytes(FLOW_SRC, vec![192, 0, 2, 1]),
+                    attr::Attr::bytes(FLOW_DST, vec![203, 0, 113, 1]),
+                    attr::Attr::u32(FLOW_DEST_QP, 17),
+                    attr::Attr::u8(FLOW_K, 16),
+                    attr::Attr::u8(FLOW_M, 2),
+                    attr::Attr::u8(FLOW_KIND_ATTR, 1),
+                ]
+            )]
+        );
+        let want: Vec<u8> = vec![
+            52, 0, 3, 0x80, // CMD_A_FLOW | NLA_F_NESTED, 4 + 48
+            8, 0, 3, 0, 192, 0, 2, 1, // src
+            8, 0, 4, 0, 203, 0, 113, 1, // dst
+            8, 0, 5, 0, 0x11, 0, 0, 0, // dest-qp 17
+            5, 0, 9, 0, 16, 0, 0, 0, // k 16
+            5, 0, 10, 0, 2, 0, 0, 0, // m 2
+            5, 0, 21, 0, 1, 0, 0, 0, // kind responses
+        ];
+        assert_eq!(attr::encode(&req), want);
+        assert_eq!(attr::decode(&CMD_SET, &want).unwrap(), req);
+
+        // The minimum: no kind (the kernel's default, requests), no k/m.
+        let req = flow_new_request("10.0.0.1", "10.0.0.2", &a(&["dest-qp", "16777215"]))
+            .ok()
+            .unwrap();
+        assert_eq!(
+            attr::encode(&req),
+            vec![
+                28, 0, 3, 0x80, // flow nest
+                8, 0, 3, 0, 10, 0, 0, 1, // src
+                8, 0, 4, 0, 10, 0, 0, 2, // dst
+                8, 0, 5, 0, 0xff, 0xff, 0xff, 0, // dest-qp 0xffffff
+            ]
+        );
+        // k + m = 255 and m 0 are fine; kind requests is sent as 0.
+        let req = flow_new_request(
+            "10.0.0.1",
+            "10.0.0.2",
+            &a(&["qp", "1", "k", "255", "m", "0", "kind", "requests"]),
+        )
+        .ok()
+        .unwrap();
+        let nest = req[0].as_nest().unwrap();
+        assert_eq!(
+            nest[3..].to_vec(),
+            [
+                attr::Attr::u8(FLOW_K, 255),
+                attr::Attr::u8(FLOW_M, 0),
+                attr::Attr::u8(FLOW_KIND_ATTR, 0),
+            ]
+        );
+
+        for (src, dst, args, msg) in [
+            (
+                "192.0.2.300",
+                "10.0.0.2",
+                &["qp", "1"][..],
+                "src: '192.0.2.300' is not an IPv4 or IPv6 address",
+            ),
+            (
+                "10.0.0.1",
+                "host-b",
+                &["qp", "1"][..],
+                "dst: 'host-b' is not an IPv4 or IPv6 address",
+            ),
+            (
+                "2001:db8::1",
+                "10.0.0.2",
+                &["qp", "1"][..],
+                "src: '2001:db8::1' is IPv6; flows are IPv4 only",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &[][..],
+                "give the destination queue pair: qp N",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["k", "8", "m", "1"][..],
+                "give the destination queue pair",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "0x1000000"][..],
+                "qp: 0x1000000 is out of range (0..=0xffffff)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "16777216"][..],
+                "qp: 16777216 is out of range (0..=0xffffff)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "-1"][..],
+                "qp: '-1' is not a number",
+            ),
+            ("10.0.0.1", "10.0.0.2", &["qp"][..], "'qp' needs a value"),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "qp", "2"][..],
+                "'qp' is given twice",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "kind", "both"][..],
+                "kind: 'both' is not requests or responses",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "k", "8"][..],
+                "give both k and m, or neither",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "m", "2"][..],
+                "give both k and m, or neither",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "k", "0", "m", "2"][..],
+                "k: 0 is out of range (1..=255)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "k", "256", "m", "2"][..],
+                "k: 256 is out of range (1..=255)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "k", "8", "m", "300"][..],
+                "m: 300 is out of range (0..=255)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "k", "200", "m", "100"][..],
+                "k + m must not exceed 255 (k 200 + m 100 = 300)",
+            ),
+            (
+                "10.0.0.1",
+                "10.0.0.2",
+                &["qp", "1", "side", "csf"][..],
+                "unknown key 'side' (expected qp, kind, k or m)",
+            ),
+        ] {
+            match flow_new_request(src, dst, &a(args)) {
+                Err(Fail::Usage(e)) => assert!(e.contains(msg), "{args:?}: {e}"),
+                _ => panic!("{src} {dst} {args:?}: not a usage error"),
+            }
+        }
+    }
+
+    /// The completion scripts are generated from the clap definition, so
+    /// they know every subcommand, the new ones included.
+    #[test]
+    fn completions_cover_flow_subcommands() {
+        for sh in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let mut buf = Vec::new();
+            clap_complete::generate(sh, &mut Cli::command(), "crem-ctl", &mut buf);
+            let text = String::from_utf8(buf).unwrap();
+            for sub in ["add", "reset", "del", "show", "set"] {
+                assert!(text.contains(sub), "{sh:?}: {sub}");
+            }
+            if sh != clap_complete::Shell::Bash {
+                // zsh and fish show the subcommands' one-line help.
+                assert!(text.contains("Set up a sender flow"), "{sh:?}");
+            }
         }
     }
 

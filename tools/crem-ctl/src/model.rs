@@ -293,8 +293,8 @@ pub fn enum_val(names: &'static [&'static str], v: u64) -> EnumVal {
     }
 }
 
-/// The 64-bit counters of one attribute set ("stats" or "flow-stats"), in
-/// spec order, by YAML name; only those the kernel sent.
+/// The 64-bit counters of one attribute set ("stats", "flow-stats" or
+/// "msg-types"), in spec order, by YAML name; only those the kernel sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counters(pub Vec<(&'static str, u64)>);
 
@@ -331,12 +331,158 @@ impl Serialize for Counters {
     }
 }
 
-/// The reply of stats-get: the netns's counters and gauges ("stats" set)
-/// and the sum of all flows' counters (`totals`, a "flow-stats" nest).
+/// CREM messages counted by message type, received and sent: the two
+/// "msg-types" nests (`msgs-in-by-type`, `msgs-out-by-type`) of "stats" and
+/// of "flow-stats". `None`: the module did not send that nest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ByType {
+    pub msgs_in: Option<Counters>,
+    pub msgs_out: Option<Counters>,
+}
+
+impl ByType {
+    /// The nests `in_id` and `out_id` of `attrs` (a "stats" or "flow-stats"
+    /// attribute list).
+    fn from_attrs(attrs: &[Attr], in_id: u16, out_id: u16) -> ByType {
+        let nest = |id: u16| {
+            attrs
+                .iter()
+                .find(|a| a.id == id)
+                .and_then(Attr::as_nest)
+                .map(|n| Counters::from_attrs(&MSG_TYPES_SET, n))
+        };
+        ByType {
+            msgs_in: nest(in_id),
+            msgs_out: nest(out_id),
+        }
+    }
+
+    /// True if the module sent neither nest (an older module).
+    pub fn is_absent(&self) -> bool {
+        self.msgs_in.is_none() && self.msgs_out.is_none()
+    }
+
+    /// (in, out) of message type `name` (a "msg-types" attribute name): 0
+    /// for a type a nest lacks, `None` for a nest the module did not send.
+    pub fn count(&self, name: &str) -> (Option<u64>, Option<u64>) {
+        let get = |c: &Option<Counters>| {
+            c.as_ref()
+                .map(|c| c.0.iter().find(|(k, _)| *k == name).map_or(0, |x| x.1))
+        };
+        (get(&self.msgs_in), get(&self.msgs_out))
+    }
+
+    /// (type, in, out) for every message type, in spec order, that either
+    /// direction counted at least once (see [`ByType::count`]).
+    pub fn nonzero_rows(&self) -> Vec<(&'static str, Option<u64>, Option<u64>)> {
+        MSG_TYPES_SET
+            .attrs
+            .iter()
+            .filter(|a| a.ty == AttrType::U64)
+            .map(|a| {
+                let (i, o) = self.count(a.name);
+                (a.name, i, o)
+            })
+            .filter(|(_, i, o)| i.unwrap_or(0) != 0 || o.unwrap_or(0) != 0)
+            .collect()
+    }
+}
+
+/// A value of a "stats" or "flow-stats" JSON object.
+enum Entry<'a> {
+    U64(u64),
+    Counters(&'a Counters),
+    FlowStats(&'a FlowStats),
+}
+
+impl Serialize for Entry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Entry::U64(v) => s.serialize_u64(*v),
+            Entry::Counters(c) => c.serialize(s),
+            Entry::FlowStats(f) => f.serialize(s),
+        }
+    }
+}
+
+/// Serializes the counters and nests of `set` as one JSON object, in spec
+/// order (by attribute id).
+fn serialize_in_spec_order<'a, S: Serializer>(
+    s: S,
+    set: &'static AttrSet,
+    counters: &'a Counters,
+    nests: impl IntoIterator<Item = (u16, Option<Entry<'a>>)>,
+) -> Result<S::Ok, S::Error> {
+    let mut entries: Vec<(u16, &str, Entry<'a>)> = counters
+        .0
+        .iter()
+        .map(|&(k, v)| (set.by_name(k).map_or(0, |a| a.id), k, Entry::U64(v)))
+        .collect();
+    for (id, e) in nests {
+        if let (Some(spec), Some(e)) = (set.by_id(id), e) {
+            entries.push((id, spec.name, e));
+        }
+    }
+    // Stable: counters already in spec order stay as they are.
+    entries.sort_by_key(|e| e.0);
+    let mut m = s.serialize_map(Some(entries.len()))?;
+    for (_, k, v) in &entries {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
+}
+
+/// A "flow-stats" nest (the stats `totals`, or one flow's `stats`): its
+/// 64-bit counters and its messages by type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    pub counters: Counters,
+    pub by_type: ByType,
+}
+
+impl FlowStats {
+    pub fn from_attrs(attrs: &[Attr]) -> FlowStats {
+        FlowStats {
+            counters: Counters::from_attrs(&FLOW_STATS_SET, attrs),
+            by_type: ByType::from_attrs(
+                attrs,
+                FLOW_STATS_MSGS_IN_BY_TYPE,
+                FLOW_STATS_MSGS_OUT_BY_TYPE,
+            ),
+        }
+    }
+}
+
+impl Serialize for FlowStats {
+    /// `{"sources": N, ..., "coded-retx-lost": N, "msgs-in-by-type":
+    /// {"repair": N, ...}, "msgs-out-by-type": {...}}`, in spec order.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_in_spec_order(
+            s,
+            &FLOW_STATS_SET,
+            &self.counters,
+            [
+                (
+                    FLOW_STATS_MSGS_IN_BY_TYPE,
+                    self.by_type.msgs_in.as_ref().map(Entry::Counters),
+                ),
+                (
+                    FLOW_STATS_MSGS_OUT_BY_TYPE,
+                    self.by_type.msgs_out.as_ref().map(Entry::Counters),
+                ),
+            ],
+        )
+    }
+}
+
+/// The reply of stats-get: the netns's counters and gauges ("stats" set),
+/// the sum of all flows' counters (`totals`, a "flow-stats" nest) and the
+/// CREM socket's messages by type.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub counters: Counters,
-    pub totals: Option<Counters>,
+    pub totals: Option<FlowStats>,
+    pub by_type: ByType,
 }
 
 impl Stats {
@@ -347,31 +493,33 @@ impl Stats {
                 .iter()
                 .find(|a| a.id == STATS_TOTALS)
                 .and_then(Attr::as_nest)
-                .map(|n| Counters::from_attrs(&FLOW_STATS_SET, n)),
+                .map(FlowStats::from_attrs),
+            by_type: ByType::from_attrs(attrs, STATS_MSGS_IN_BY_TYPE, STATS_MSGS_OUT_BY_TYPE),
         }
     }
 }
 
 impl Serialize for Stats {
-    /// `{"roce-local-in": N, ..., "memory": N, ..., "totals": {"sources": N, ...}}`:
-    /// the attributes in spec order, `totals` in its place.
+    /// `{"roce-local-in": N, ..., "memory": N, "totals": {"sources": N, ...},
+    /// ..., "msgs-in-by-type": {...}, "msgs-out-by-type": {...}}`: the
+    /// attributes in spec order, each nest in its place.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let n = self.counters.0.len() + usize::from(self.totals.is_some());
-        let mut m = s.serialize_map(Some(n))?;
-        let after_totals = |k: &str| STATS_SET.by_name(k).is_some_and(|a| a.id > STATS_TOTALS);
-        let mut totals = self.totals.as_ref();
-        for (k, v) in &self.counters.0 {
-            if after_totals(k) {
-                if let Some(t) = totals.take() {
-                    m.serialize_entry("totals", t)?;
-                }
-            }
-            m.serialize_entry(k, v)?;
-        }
-        if let Some(t) = totals {
-            m.serialize_entry("totals", t)?;
-        }
-        m.end()
+        serialize_in_spec_order(
+            s,
+            &STATS_SET,
+            &self.counters,
+            [
+                (STATS_TOTALS, self.totals.as_ref().map(Entry::FlowStats)),
+                (
+                    STATS_MSGS_IN_BY_TYPE,
+                    self.by_type.msgs_in.as_ref().map(Entry::Counters),
+                ),
+                (
+                    STATS_MSGS_OUT_BY_TYPE,
+                    self.by_type.msgs_out.as_ref().map(Entry::Counters),
+                ),
+            ],
+        )
     }
 }
 
@@ -416,7 +564,7 @@ pub struct Flow {
     pub age_ms: Option<u64>,
     /// The flow's counters ("flow-stats" nest).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stats: Option<Counters>,
+    pub stats: Option<FlowStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<EnumVal>,
     /// flow-change notifications only.
@@ -437,11 +585,7 @@ impl Flow {
                 FLOW_SRC => f.src = addr(),
                 FLOW_DST => f.dst = addr(),
                 FLOW_PEER => f.peer = addr(),
-                FLOW_STATS => {
-                    f.stats = a
-                        .as_nest()
-                        .map(|n| Counters::from_attrs(&FLOW_STATS_SET, n))
-                }
+                FLOW_STATS => f.stats = a.as_nest().map(FlowStats::from_attrs),
                 _ => {
                     set_field(f.fields(), a);
                 }
@@ -613,7 +757,8 @@ pub(crate) mod tests {
         assert_eq!(s.counters.get("memory"), Some(4096));
         assert_eq!(s.counters.get("totals"), None, "a nest is no counter");
         let t = s.totals.as_ref().expect("totals");
-        assert_eq!(t.0, vec![("restored", 9), ("inject-failures", 1)]);
+        assert_eq!(t.counters.0, vec![("restored", 9), ("inject-failures", 1)]);
+        assert!(t.by_type.is_absent() && s.by_type.is_absent());
         assert_eq!(
             serde_json::to_string(&s).unwrap(),
             r#"{"roce-local-in":5,"flows-created":3,"drop-msg-invalid":256,"flows-active":2,"memory":4096,"totals":{"restored":9,"inject-failures":1}}"#
@@ -623,15 +768,29 @@ pub(crate) mod tests {
         assert_eq!(serde_json::to_string(&old).unwrap(), r#"{"malformed":1}"#);
     }
 
+    /// Every counter of the "msg-types" set, value = base + id.
+    fn all_by_type(base: u64) -> Vec<Attr> {
+        MSG_TYPES_SET
+            .attrs
+            .iter()
+            .filter(|a| a.ty == AttrType::U64)
+            .map(|a| Attr::u64(a.id, base + u64::from(a.id)))
+            .collect()
+    }
+
     #[test]
     fn every_counter_in_spec_order_with_yaml_names() {
-        // All counters of both sets, value = id, through the wire and back.
-        let fs: Vec<Attr> = FLOW_STATS_SET
+        // All counters of all three sets, value = id (by type: 100 + id in,
+        // 200 + id out), through the wire and back.
+        let mut fs: Vec<Attr> = FLOW_STATS_SET
             .attrs
             .iter()
             .filter(|a| a.ty == AttrType::U64)
             .map(|a| Attr::u64(a.id, a.id.into()))
             .collect();
+        // The nests first: the order on the wire does not matter.
+        fs.insert(0, Attr::nest(FLOW_STATS_MSGS_OUT_BY_TYPE, all_by_type(200)));
+        fs.insert(0, Attr::nest(FLOW_STATS_MSGS_IN_BY_TYPE, all_by_type(100)));
         let mut top: Vec<Attr> = STATS_SET
             .attrs
             .iter()
@@ -639,12 +798,14 @@ pub(crate) mod tests {
             .rev() // the order on the wire does not matter
             .map(|a| Attr::u64(a.id, a.id.into()))
             .collect();
+        top.push(Attr::nest(STATS_MSGS_OUT_BY_TYPE, all_by_type(200)));
         top.push(Attr::nest(STATS_TOTALS, fs.clone()));
+        top.push(Attr::nest(STATS_MSGS_IN_BY_TYPE, all_by_type(100)));
         let bytes = attr::encode(&top);
         let s = Stats::from_attrs(&attr::decode(&STATS_SET, &bytes).unwrap());
         let j = serde_json::to_value(&s).unwrap();
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        // Every attribute in spec order (the totals object in its place).
+        // Every attribute in spec order (the nests in their places).
         let want: Vec<&str> = STATS_SET
             .attrs
             .iter()
@@ -652,22 +813,113 @@ pub(crate) mod tests {
             .map(|a| a.name)
             .collect();
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 24);
+        assert_eq!(keys.len(), 26);
+        assert_eq!(&keys[24..], ["msgs-in-by-type", "msgs-out-by-type"]);
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }
+        // A "msg-types" object: every type in spec order.
+        let types: Vec<&str> = MSG_TYPES_SET.attrs[1..].iter().map(|a| a.name).collect();
+        assert_eq!(types.len(), 11);
+        let check_by_type = |o: &serde_json::Value, base: u64| {
+            let o = o.as_object().unwrap();
+            assert_eq!(o.keys().map(|k| k.as_str()).collect::<Vec<_>>(), types);
+            for a in &MSG_TYPES_SET.attrs[1..] {
+                assert_eq!(o[a.name], base + u64::from(a.id), "{}", a.name);
+            }
+        };
+        check_by_type(&j["msgs-in-by-type"], 100);
+        check_by_type(&j["msgs-out-by-type"], 200);
+        assert_eq!(j["msgs-in-by-type"]["repair"], 102);
+        assert_eq!(j["msgs-out-by-type"]["other"], 212);
+
         let t = j["totals"].as_object().unwrap();
         let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
-        assert_eq!(t.len(), 27);
-        for a in &FLOW_STATS_SET.attrs[1..] {
+        assert_eq!(t.len(), 29);
+        for a in FLOW_STATS_SET.attrs[1..]
+            .iter()
+            .filter(|a| a.ty == AttrType::U64)
+        {
             assert_eq!(t[a.name], u64::from(a.id), "{}", a.name);
         }
+        check_by_type(&t["msgs-in-by-type"], 100);
+        check_by_type(&t["msgs-out-by-type"], 200);
 
         // A flow's stats nest decodes to the same object.
         let bytes = attr::encode(&[Attr::u32(FLOW_ID, 1), Attr::nest(FLOW_STATS, fs)]);
         let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &bytes).unwrap());
         assert_eq!(serde_json::to_value(f.stats.unwrap()).unwrap(), j["totals"]);
+    }
+
+    /// A stats-get reply's stats nest with the by-type nests, by hand: the
+    /// CREM socket's in and out, and one in the totals.
+    pub(crate) fn stats_by_type_nest() -> Vec<u8> {
+        vec![
+            12, 0, 13, 0, 14, 0, 0, 0, 0, 0, 0, 0, // msgs-in 14
+            12, 0, 14, 0, 3, 0, 0, 0, 0, 0, 0, 0, // msgs-out 3
+            32, 0, 21, 0x80, // totals | NLA_F_NESTED
+            12, 0, 20, 0, 5, 0, 0, 0, 0, 0, 0, 0, // msgs-in 5
+            16, 0, 29, 0x80, // msgs-in-by-type | NLA_F_NESTED
+            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // repair 5
+            64, 0, 26, 0x80, // msgs-in-by-type | NLA_F_NESTED
+            4, 0, 1, 0, // pad
+            12, 0, 2, 0, 12, 0, 0, 0, 0, 0, 0, 0, // repair 12
+            12, 0, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, // hello 1
+            12, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, // hello-ack 0
+            8, 0, 99, 0, 1, 2, 3, 4, // unknown id 99: skipped
+            12, 0, 12, 0, 1, 0, 0, 0, 0, 0, 0, 0, // other 1
+            28, 0, 27, 0x80, // msgs-out-by-type | NLA_F_NESTED
+            12, 0, 4, 0, 1, 0, 0, 0, 0, 0, 0, 0, // hello-ack 1
+            12, 0, 8, 0, 0, 1, 0, 0, 0, 0, 0, 0, // loss-report 256
+        ]
+    }
+
+    #[test]
+    fn stats_with_by_type_from_kernel_bytes() {
+        let s = Stats::from_attrs(&attr::decode(&STATS_SET, &stats_by_type_nest()).unwrap());
+        assert_eq!(s.counters.get("msgs-in"), Some(14));
+        assert_eq!(
+            s.counters.get("msgs-in-by-type"),
+            None,
+            "a nest is no counter"
+        );
+        let bi = s.by_type.msgs_in.as_ref().expect("msgs-in-by-type");
+        assert_eq!(
+            bi.0,
+            vec![("repair", 12), ("hello", 1), ("hello-ack", 0), ("other", 1)]
+        );
+        let bo = s.by_type.msgs_out.as_ref().expect("msgs-out-by-type");
+        assert_eq!(bo.0, vec![("hello-ack", 1), ("loss-report", 256)]);
+        assert_eq!(s.by_type.count("hello-ack"), (Some(0), Some(1)));
+        assert_eq!(s.by_type.count("close"), (Some(0), Some(0)));
+        assert_eq!(
+            s.by_type.nonzero_rows(),
+            vec![
+                ("repair", Some(12), Some(0)),
+                ("hello", Some(1), Some(0)),
+                ("hello-ack", Some(0), Some(1)),
+                ("loss-report", Some(0), Some(256)),
+                ("other", Some(1), Some(0)),
+            ]
+        );
+        let t = s.totals.as_ref().expect("totals");
+        assert_eq!(t.counters.0, vec![("msgs-in", 5)]);
+        assert_eq!(t.by_type.msgs_in.as_ref().unwrap().0, vec![("repair", 5)]);
+        assert_eq!(t.by_type.msgs_out, None);
+        assert_eq!(t.by_type.count("repair"), (Some(5), None));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"msgs-in":14,"msgs-out":3,"totals":{"msgs-in":5,"msgs-in-by-type":{"repair":5}},"msgs-in-by-type":{"repair":12,"hello":1,"hello-ack":0,"other":1},"msgs-out-by-type":{"hello-ack":1,"loss-report":256}}"#
+        );
+        // Every JSON key of the by-type objects is a msg-types name.
+        let j = serde_json::to_value(&s).unwrap();
+        for k in j["msgs-out-by-type"].as_object().unwrap().keys() {
+            assert!(MSG_TYPES_SET.by_name(k).is_some(), "{k}");
+        }
+        // A by-type counter of the wrong size is refused, named.
+        let e = attr::decode(&STATS_SET, &[12, 0, 26, 0x80, 8, 0, 2, 0, 1, 0, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("msg-types.repair"), "{e}");
     }
 
     /// One flow of a flow-get dump, new attributes included, by hand.

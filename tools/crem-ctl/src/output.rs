@@ -1,6 +1,6 @@
 //! Human-readable output of configuration, counters and flows.
 
-use crate::model::{scheme_name, Config, Counters, Flow, Stats};
+use crate::model::{scheme_name, ByType, Config, Counters, Flow, Stats};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
 use std::fmt::Write;
 
@@ -226,7 +226,7 @@ fn stats_sections(st: &Stats) -> Vec<Section> {
     let mut v = Vec::new();
     sections("", STATS_GROUPS, GAUGES, &st.counters, &mut v);
     if let Some(t) = &st.totals {
-        sections("flow totals, ", FLOW_STATS_GROUPS, &[], t, &mut v);
+        sections("flow totals, ", FLOW_STATS_GROUPS, &[], &t.counters, &mut v);
     }
     v
 }
@@ -263,16 +263,96 @@ fn render(secs: &[Section], prev: Option<&[Section]>, dt: f64, indent: usize) ->
     s
 }
 
-/// The `stats:` block: sections of counters, then the flow totals.
+/// The "messages by type" table of `b`, titled `title`, at `indent`: one
+/// row per message type counted at least once in either direction, in spec
+/// order (TYPE, IN, OUT; `-` for a direction the module did not send), or
+/// `TITLE: none`. With `prev`, two more columns: the rates per second since
+/// `prev` (`dt` seconds ago). Empty if the module sent no by-type nest.
+pub fn by_type_table(
+    title: &str,
+    b: &ByType,
+    prev: Option<&ByType>,
+    dt: f64,
+    indent: usize,
+) -> String {
+    if b.is_absent() {
+        return String::new();
+    }
+    let pad = " ".repeat(indent);
+    let rows = b.nonzero_rows();
+    if rows.is_empty() {
+        return format!("{pad}{title}: none\n");
+    }
+    let prev = prev.filter(|p| !p.is_absent());
+    let mut head = vec!["TYPE", "IN", "OUT"];
+    if prev.is_some() {
+        head.extend(["IN/S", "OUT/S"]);
+    }
+    let mut cells: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+    for (name, i, o) in rows {
+        let mut r = vec![name.to_string(), opt(i), opt(o)];
+        if let Some(p) = prev {
+            let (pi, po) = p.count(name);
+            let rate = |now: Option<u64>, before: Option<u64>| match (now, before) {
+                (Some(n), Some(b)) => format!("{:.1}", n.saturating_sub(b) as f64 / dt),
+                _ => "-".into(),
+            };
+            r.push(rate(i, pi));
+            r.push(rate(o, po));
+        }
+        cells.push(r);
+    }
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| cells.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    let mut s = format!("{pad}{title}:\n");
+    for r in cells {
+        let mut line = format!("{:<w$}", r[0], w = widths[0]);
+        for (c, w) in r[1..].iter().zip(&widths[1..]) {
+            let _ = write!(line, "  {c:>w$}");
+        }
+        let _ = writeln!(s, "{pad}  {line}");
+    }
+    s
+}
+
+/// The by-type tables of `stats`: the CREM socket's, then the flow totals'.
+fn stats_by_type(st: &Stats, prev: Option<&Stats>, dt: f64) -> String {
+    let mut s = by_type_table(
+        "messages by type (CREM socket)",
+        &st.by_type,
+        prev.map(|p| &p.by_type),
+        dt,
+        2,
+    );
+    if let Some(t) = &st.totals {
+        let pt = prev.and_then(|p| p.totals.as_ref()).map(|t| &t.by_type);
+        s.push_str(&by_type_table(
+            "flow totals, messages by type",
+            &t.by_type,
+            pt,
+            dt,
+            2,
+        ));
+    }
+    s
+}
+
+/// The `stats:` block: sections of counters, then the flow totals, then
+/// the messages by type.
 pub fn stats(st: &Stats) -> String {
-    format!("stats:\n{}", render(&stats_sections(st), None, 1.0, 2))
+    format!(
+        "stats:\n{}{}",
+        render(&stats_sections(st), None, 1.0, 2),
+        stats_by_type(st, None, 1.0)
+    )
 }
 
 /// The `stats --watch` block: counters and their rate since the last
 /// sample (`secs` ago); gauges get no rate.
 pub fn stats_rates(st: &Stats, prev: Option<&Stats>, secs: f64) -> String {
     let p = prev.map(stats_sections);
-    render(&stats_sections(st), p.as_deref(), secs, 2)
+    render(&stats_sections(st), p.as_deref(), secs, 2) + &stats_by_type(st, prev, secs)
 }
 
 /// Octets in the largest 1024-based unit they reach: exact (`64M`) when a
@@ -441,16 +521,21 @@ pub fn flow_detail(f: &Flow) -> String {
             or_dash(f.age_ms.map(|a| format!("{} ({a} ms)", format_age_ms(a)))),
         ),
     ];
-    let mut s = format!("flow {}:\n", opt(f.id));
+    let mut s = match f.id {
+        // flow add's reply, a sender flow before the peer's HELLO_ACK.
+        Some(0) => "flow 0 (no Flow ID yet: the peer's HELLO_ACK assigns it):\n".to_string(),
+        id => format!("flow {}:\n", opt(id)),
+    };
     for (k, v) in rows {
         let _ = writeln!(s, "  {:<12}{v}", format!("{k}:"));
     }
     match &f.stats {
         Some(c) => {
             let mut secs = Vec::new();
-            sections("", FLOW_STATS_GROUPS, &[], c, &mut secs);
+            sections("", FLOW_STATS_GROUPS, &[], &c.counters, &mut secs);
             s.push_str("  counters:\n");
             s.push_str(&render(&secs, None, 1.0, 4));
+            s.push_str(&by_type_table("messages by type", &c.by_type, None, 1.0, 4));
         }
         None => s.push_str("  counters:   -\n"),
     }
@@ -667,7 +752,7 @@ mod tests {
         for (n, v) in later.counters.0.iter_mut() {
             *v += if *n == "memory" { 1000 } else { 10 };
         }
-        for (_, v) in later.totals.as_mut().unwrap().0.iter_mut() {
+        for (_, v) in later.totals.as_mut().unwrap().counters.0.iter_mut() {
             *v += 4;
         }
         let r = stats_rates(&later, Some(&st), 2.0);
@@ -683,6 +768,109 @@ mod tests {
             "{r}"
         );
         assert!(!stats_rates(&st, None, 1.0).contains("/s"));
+    }
+
+    #[test]
+    fn by_type_tables() {
+        let st = Stats::from_attrs(
+            &attr::decode(&STATS_SET, &model::tests::stats_by_type_nest()).unwrap(),
+        );
+        let s = stats(&st);
+        eprintln!("{s}");
+        // After the sections: the socket's table (only nonzero types, in
+        // spec order, numbers right-aligned), then the totals' (no out nest
+        // sent: '-').
+        assert!(
+            s.ends_with(
+                "\x20 messages by type (CREM socket):\n\
+                 \x20   TYPE         IN  OUT\n\
+                 \x20   repair       12    0\n\
+                 \x20   hello         1    0\n\
+                 \x20   hello-ack     0    1\n\
+                 \x20   loss-report   0  256\n\
+                 \x20   other         1    0\n\
+                 \x20 flow totals, messages by type:\n\
+                 \x20   TYPE    IN  OUT\n\
+                 \x20   repair   5    -\n"
+            ),
+            "{s}"
+        );
+        assert!(s.starts_with("stats:\n  flows and messages:\n"), "{s}");
+        // All zero: "none"; no nest at all (an older module): no table.
+        let zero = ByType {
+            msgs_in: Some(Counters(vec![("repair", 0), ("hello", 0)])),
+            msgs_out: Some(Counters(vec![])),
+        };
+        assert_eq!(
+            by_type_table("messages by type", &zero, None, 1.0, 4),
+            "    messages by type: none\n"
+        );
+        assert_eq!(
+            by_type_table("messages by type", &ByType::default(), None, 1.0, 4),
+            ""
+        );
+        let old = stats(&Stats::from_attrs(
+            &attr::decode(&STATS_SET, &model::tests::stats_nest()).unwrap(),
+        ));
+        assert!(!old.contains("by type"), "{old}");
+
+        // --watch: rate columns from the second sample on (loss-report is
+        // not in the in nest: 0 then and now).
+        let mut later = st.clone();
+        for (_, v) in later.by_type.msgs_in.as_mut().unwrap().0.iter_mut() {
+            *v += 4;
+        }
+        let r = stats_rates(&later, Some(&st), 2.0);
+        eprintln!("{r}");
+        assert!(
+            r.contains(
+                "  messages by type (CREM socket):\n\
+                 \x20   TYPE         IN  OUT  IN/S  OUT/S\n\
+                 \x20   repair       16    0   2.0    0.0\n\
+                 \x20   hello         5    0   2.0    0.0\n\
+                 \x20   hello-ack     4    1   2.0    0.0\n\
+                 \x20   loss-report   0  256   0.0    0.0\n\
+                 \x20   other         5    0   2.0    0.0\n"
+            ),
+            "{r}"
+        );
+        assert!(r.contains("    repair   5    -   0.0      -\n"), "{r}");
+        assert!(!stats_rates(&st, None, 1.0).contains("/S"));
+    }
+
+    #[test]
+    fn flow_detail_by_type() {
+        let mut f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let stats = f.stats.as_mut().unwrap();
+        stats.by_type = ByType {
+            msgs_in: Some(Counters(vec![("repair", 146), ("hello", 1), ("close", 0)])),
+            msgs_out: Some(Counters(vec![("hello-ack", 1), ("repair-request", 35)])),
+        };
+        let d = flow_detail(&f);
+        eprintln!("{d}");
+        assert!(
+            d.ends_with(
+                "      injected:            2\n\
+                 \x20   messages by type:\n\
+                 \x20     TYPE             IN  OUT\n\
+                 \x20     repair          146    0\n\
+                 \x20     hello             1    0\n\
+                 \x20     hello-ack         0    1\n\
+                 \x20     repair-request    0   35\n"
+            ),
+            "{d}"
+        );
+        f.stats.as_mut().unwrap().by_type.msgs_out = Some(Counters(vec![]));
+        f.stats.as_mut().unwrap().by_type.msgs_in = Some(Counters(vec![("close", 0)]));
+        assert!(
+            flow_detail(&f).ends_with("    messages by type: none\n"),
+            "{}",
+            flow_detail(&f)
+        );
+        // flow add's reply: no Flow ID yet.
+        f.id = Some(0);
+        assert!(flow_detail(&f)
+            .starts_with("flow 0 (no Flow ID yet: the peer's HELLO_ACK assigns it):\n"));
     }
 
     #[test]

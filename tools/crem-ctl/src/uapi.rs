@@ -26,6 +26,8 @@ pub const CMD_FLOW_UP: u8 = 8;
 pub const CMD_FLOW_DOWN: u8 = 9;
 pub const CMD_FLOW_CHANGE: u8 = 10;
 pub const CMD_FLOW_SET: u8 = 11;
+pub const CMD_FLOW_NEW: u8 = 12;
+pub const CMD_FLOW_RESET: u8 = 13;
 
 /// All operations of the spec, by YAML name (for messages and the test).
 pub const OPS: &[(&str, u8)] = &[
@@ -40,6 +42,8 @@ pub const OPS: &[(&str, u8)] = &[
     ("flow-down", CMD_FLOW_DOWN),
     ("flow-change", CMD_FLOW_CHANGE),
     ("flow-set", CMD_FLOW_SET),
+    ("flow-new", CMD_FLOW_NEW),
+    ("flow-reset", CMD_FLOW_RESET),
 ];
 
 // enum crem_role / crem_recovery / crem_flow_state / crem_loss_class /
@@ -114,6 +118,22 @@ pub const STATS_FLOWS_REMOVED: u16 = 22;
 pub const STATS_DROP_NOTIFY: u16 = 23;
 pub const STATS_FLOWS_EXPIRED: u16 = 24;
 pub const STATS_PATH_REPORTS: u16 = 25;
+pub const STATS_MSGS_IN_BY_TYPE: u16 = 26;
+pub const STATS_MSGS_OUT_BY_TYPE: u16 = 27;
+
+// Attribute set "msg-types" (CREM_A_MSG_TYPES_*): CREM messages by type.
+pub const MSG_TYPES_PAD: u16 = 1;
+pub const MSG_TYPES_REPAIR: u16 = 2;
+pub const MSG_TYPES_HELLO: u16 = 3;
+pub const MSG_TYPES_HELLO_ACK: u16 = 4;
+pub const MSG_TYPES_PARAM_UPDATE: u16 = 5;
+pub const MSG_TYPES_PARAM_ACK: u16 = 6;
+pub const MSG_TYPES_REPAIR_REQUEST: u16 = 7;
+pub const MSG_TYPES_LOSS_REPORT: u16 = 8;
+pub const MSG_TYPES_PATH_REPORT: u16 = 9;
+pub const MSG_TYPES_CLOSE: u16 = 10;
+pub const MSG_TYPES_TC_AETH: u16 = 11;
+pub const MSG_TYPES_OTHER: u16 = 12;
 
 // Attribute set "flow-stats" (CREM_A_FLOW_STATS_*).
 pub const FLOW_STATS_PAD: u16 = 1;
@@ -144,6 +164,8 @@ pub const FLOW_STATS_HELD_DROPPED: u16 = 25;
 pub const FLOW_STATS_INJECTED: u16 = 26;
 pub const FLOW_STATS_INJECT_FAILURES: u16 = 27;
 pub const FLOW_STATS_CODED_RETX_LOST: u16 = 28;
+pub const FLOW_STATS_MSGS_IN_BY_TYPE: u16 = 29;
+pub const FLOW_STATS_MSGS_OUT_BY_TYPE: u16 = 30;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -342,6 +364,34 @@ pub static STATS_SET: AttrSet = AttrSet {
         a(STATS_DROP_NOTIFY, "drop-notify", U64),
         a(STATS_FLOWS_EXPIRED, "flows-expired", U64),
         a(STATS_PATH_REPORTS, "path-reports", U64),
+        a(
+            STATS_MSGS_IN_BY_TYPE,
+            "msgs-in-by-type",
+            Nest(&MSG_TYPES_SET),
+        ),
+        a(
+            STATS_MSGS_OUT_BY_TYPE,
+            "msgs-out-by-type",
+            Nest(&MSG_TYPES_SET),
+        ),
+    ],
+};
+
+pub static MSG_TYPES_SET: AttrSet = AttrSet {
+    name: "msg-types",
+    attrs: &[
+        a(MSG_TYPES_PAD, "pad", Pad),
+        a(MSG_TYPES_REPAIR, "repair", U64),
+        a(MSG_TYPES_HELLO, "hello", U64),
+        a(MSG_TYPES_HELLO_ACK, "hello-ack", U64),
+        a(MSG_TYPES_PARAM_UPDATE, "param-update", U64),
+        a(MSG_TYPES_PARAM_ACK, "param-ack", U64),
+        a(MSG_TYPES_REPAIR_REQUEST, "repair-request", U64),
+        a(MSG_TYPES_LOSS_REPORT, "loss-report", U64),
+        a(MSG_TYPES_PATH_REPORT, "path-report", U64),
+        a(MSG_TYPES_CLOSE, "close", U64),
+        a(MSG_TYPES_TC_AETH, "tc-aeth", U64),
+        a(MSG_TYPES_OTHER, "other", U64),
     ],
 };
 
@@ -380,6 +430,16 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
         a(FLOW_STATS_INJECTED, "injected", U64),
         a(FLOW_STATS_INJECT_FAILURES, "inject-failures", U64),
         a(FLOW_STATS_CODED_RETX_LOST, "coded-retx-lost", U64),
+        a(
+            FLOW_STATS_MSGS_IN_BY_TYPE,
+            "msgs-in-by-type",
+            Nest(&MSG_TYPES_SET),
+        ),
+        a(
+            FLOW_STATS_MSGS_OUT_BY_TYPE,
+            "msgs-out-by-type",
+            Nest(&MSG_TYPES_SET),
+        ),
     ],
 };
 
@@ -428,6 +488,7 @@ pub static SETS: &[&AttrSet] = &[
     &PEER_SET,
     &CONFIG_SET,
     &STATS_SET,
+    &MSG_TYPES_SET,
     &FLOW_STATS_SET,
     &FLOW_SET,
     &CMD_SET,
@@ -599,6 +660,8 @@ mod tests {
         };
         assert_eq!(Some(CMD_FLOW_DEL), find_op("flow-del"), "flow-del");
         assert_eq!(Some(CMD_FLOW_SET), find_op("flow-set"), "flow-set");
+        assert_eq!(Some(CMD_FLOW_NEW), find_op("flow-new"), "flow-new");
+        assert_eq!(Some(CMD_FLOW_RESET), find_op("flow-reset"), "flow-reset");
 
         // Multicast groups.
         let groups: Vec<&str> = y["mcast-groups"]["list"]
@@ -708,6 +771,17 @@ mod tests {
             AttrType::Nest(&FLOW_STATS_SET)
         );
         assert_eq!(FLOW_SET.by_name("side").unwrap().enum_name, Some("side"));
+        // The by-type nests, in the netns stats and in every flow-stats.
+        for set in [&STATS_SET, &FLOW_STATS_SET] {
+            for n in ["msgs-in-by-type", "msgs-out-by-type"] {
+                assert_eq!(
+                    set.by_name(n).unwrap().ty,
+                    AttrType::Nest(&MSG_TYPES_SET),
+                    "{}.{n}",
+                    set.name
+                );
+            }
+        }
     }
 
     #[test]
