@@ -56,7 +56,7 @@ check:
 check-debug:
 	vm/check.sh debug
 
-# The flows test (flow-get/del, events, dump consistency under churn): ~10 min.
+# The flows test alone (also a step of `make check`): ~3.5 min.
 check-flows: module
 	cargo build -p crem-ctl --release
 	vm/flows.sh crem.ko target/release/crem-ctl normal

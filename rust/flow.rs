@@ -556,6 +556,17 @@ fn state_code(s: FlowState) -> u8 {
     }
 }
 
+fn put_limits(fi: &mut ffi::crem_flow_info, l: Option<Limits>) {
+    if let Some(l) = l {
+        fi.has_limits = 1;
+        fi.schemes = l.schemes;
+        fi.max_k = l.max_k;
+        fi.max_m = l.max_m;
+        fi.max_t = l.max_t;
+        fi.max_open_blocks = l.max_open_blocks;
+    }
+}
+
 fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
     if let Some(c) = c {
         fi.config_id = c.id;
@@ -584,6 +595,7 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
         fi.pinned = u8::from(f.pinned());
         put_config(fi, f.config());
+        put_limits(fi, f.limits());
         let k = f.csf_counters();
         let vals = [
             k.sources,
@@ -613,6 +625,7 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.loss_ppm = f.loss_ppm();
         fi.srtt_us = (f.crf().config().srtt / 1000).min(u64::from(u32::MAX)) as u32;
         put_config(fi, f.current_config());
+        put_limits(fi, f.negotiation().effective_limits());
         let k = f.crf_counters();
         let vals = [
             k.sources,

@@ -17,5 +17,5 @@ CREM_OUT=$out "$here/run-vm.sh" --name flows --variant "$variant" --out "$out" -
   "$here/guest/flows.sh" module="$mod" ctl=/tmp/out/crem-ctl ksrc="$(kernel_src)" \
   spec="$here/../netlink/crem.yaml" || rc=$?
 grep -E '^(ok|not ok|    #|flows:)' "$out/flows.console.log"
-say "console log: $out/flows.console.log"
+say "console log and examples: $out"
 exit $rc

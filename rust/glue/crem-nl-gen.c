@@ -38,7 +38,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_PINNED + 1] = {
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
 	[CREM_A_FLOW_SRC] = { .type = NLA_BINARY, },
 	[CREM_A_FLOW_DST] = { .type = NLA_BINARY, },
@@ -62,6 +62,11 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_PINNED + 1] = {
 	[CREM_A_FLOW_EVENT] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_FLOW_CLOSE_REASON] = { .type = NLA_U16, },
 	[CREM_A_FLOW_PINNED] = { .type = NLA_U8, },
+	[CREM_A_FLOW_SCHEMES] = { .type = NLA_U8, },
+	[CREM_A_FLOW_MAX_K] = { .type = NLA_U8, },
+	[CREM_A_FLOW_MAX_M] = { .type = NLA_U8, },
+	[CREM_A_FLOW_MAX_SYMBOL_LEN] = { .type = NLA_U16, },
+	[CREM_A_FLOW_MAX_OPEN_BLOCKS] = { .type = NLA_U16, },
 };
 
 const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE + 1] = {

@@ -221,6 +221,13 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 		return -EMSGSIZE;
 	if (f->key.side == CREM_SIDE_CSF && nla_put_u8(msg, CREM_A_FLOW_PINNED, fi->pinned))
 		return -EMSGSIZE;
+	if (fi->has_limits &&
+	    (nla_put_u8(msg, CREM_A_FLOW_SCHEMES, fi->schemes) ||
+	     nla_put_u8(msg, CREM_A_FLOW_MAX_K, fi->max_k) ||
+	     nla_put_u8(msg, CREM_A_FLOW_MAX_M, fi->max_m) ||
+	     nla_put_u16(msg, CREM_A_FLOW_MAX_SYMBOL_LEN, fi->max_t) ||
+	     nla_put_u16(msg, CREM_A_FLOW_MAX_OPEN_BLOCKS, fi->max_open_blocks)))
+		return -EMSGSIZE;
 	if (ev >= 0 && (nla_put_u8(msg, CREM_A_FLOW_EVENT, ev) ||
 			(ev == CREM_FLOW_EVENT_CLOSE_RECEIVED &&
 			 nla_put_u16(msg, CREM_A_FLOW_CLOSE_REASON, reason))))
@@ -235,9 +242,11 @@ static size_t crem_flow_msg_size(void)
 	return nla_total_size(0) +		/* CREM_A_CMD_FLOW */
 	       4 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, loss-ppm */
 	       3 * nla_total_size(4) +		/* src, dst, peer */
-	       11 * nla_total_size(sizeof(u8)) + /* side, kind, state, config-id, scheme,
-						   * k, m, loss-class, breaker, event, pinned */
-	       2 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason */
+	       14 * nla_total_size(sizeof(u8)) + /* side, kind, state, config-id, scheme,
+						   * k, m, loss-class, breaker, event, pinned,
+						   * schemes, max-k, max-m */
+	       4 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason,
+						  * max-symbol-len, max-open-blocks */
 	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
 	       3 * nla_total_size(0) +		/* stats, msgs-{in,out}-by-type */
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));

@@ -4,12 +4,17 @@
 # that make n1 set up CRF flows. Checked with the kernel's YNL client and
 # crem-ctl: dump, flow-get (do) and its extack reasons, flow-del and its
 # permission, flow-up/flow-down notifications, counters, and the dump under
-# churn (never fails, never lists a flow twice; NLM_F_DUMP_INTR noted).
+# churn (never fails, never lists a flow twice; NLM_F_DUMP_INTR noted). Then
+# n2 runs CREM too: flow-new there (crem-ctl flow add) negotiates with n1
+# without RDMA traffic; messages by type, flow-reset, CLOSE on flow-del.
+# Example outputs for the README go to $OUT/examples.
 # Arguments: module=KO ctl=CREM-CTL-BINARY ksrc=DIR spec=YAML
 set -u
 here=$(dirname "$0")
 . "$here/common.sh"
 CTL=$arg_ctl
+EX=$OUT/examples # example outputs for the README
+mkdir -p "$EX"
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
 cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
 mkdir -p /tmp/fl && cp "$here"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
@@ -111,6 +116,7 @@ check "8 flows left" 0 "^8$" nflows
 check "stats: flows-created 10, flows-removed 2, flows-active 8, no notification dropped" 0 \
   "^\[10, 2, 8, 0\]" sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print([s[k] for k in (\"flows-created\", \"flows-removed\", \"flows-active\", \"drop-notify\")])'"
 wait $ynl_pid $ctl_pid $txt_pid
+cp /tmp/ev-ctl.txt "$EX/monitor.txt"
 check "YNL subscriber: 10 flow-up, then flow-down of both deleted flows" 0 "^\[10, \[$id1, $id2\]\]" \
   py "[sum(e['name'] == 'flow-up' for e in j), [e['msg']['flow']['id'] for e in j if e['name'] == 'flow-down']]" </tmp/ev-ynl.json
 check "crem-ctl -j monitor: the same 12 events" 0 "^\[10, \[$id1, $id2\], 'crf'\]" \
@@ -127,9 +133,14 @@ check "n2: gateway on port 7470, peer 10.0.0.1 for 203.0.113.0/24" 0 "^$" \
   $N2 "$CTL" set port 7470 role gateway peer 203.0.113.0/24=10.0.0.1
 check "nobody cannot add a flow (EPERM)" 4 "CAP_NET_ADMIN" \
   $N2 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
-check "flow add: a csf flow with k 8 m 2, negotiating, no id yet" 0 \
-  '"side":"csf".*"src":"192.0.2.7","dst":"203.0.113.9","dest-qp":119' \
-  sh -c "$N2 $CTL -j flow add 192.0.2.7 203.0.113.9 qp 0x77 k 8 m 2 | tr -d ' \n' | python3 -c 'import json,sys; f=json.load(sys.stdin); f=f.get(\"flow\", f); f=f[0] if isinstance(f, list) else f; print(json.dumps(dict(side=f[\"side\"], src=f[\"src\"], dst=f[\"dst\"], **{\"dest-qp\": f[\"dest-qp\"]}), separators=(\",\", \":\")))'"
+# Two added flows: 0x77 pinned (k 8 m 2, text output kept as the README's
+# example), 0x78 adaptive (-j).
+$N2 "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77 k 8 m 2 >"$EX/flow-add.txt" 2>&1
+check "flow add (text): the new csf flow 192.0.2.7 -> 203.0.113.9" 0 "side: +csf .*src: +192.0.2.7 +dst: +203.0.113.9 +dest-qp: +0x000077" \
+  cat "$EX/flow-add.txt"
+check "flow add -j: the new csf flow, negotiating (or already acknowledged)" 0 \
+  "^\['csf', '192.0.2.7', '203.0.113.9', 120, 'requests', True\]" \
+  sh -c "$N2 $CTL -j flow add 192.0.2.7 203.0.113.9 qp 0x78 kind requests | python3 -c 'import json,sys; f=json.load(sys.stdin)[\"flow\"][0]; print([f[\"side\"], f[\"src\"], f[\"dst\"], f[\"dest-qp\"], f[\"kind\"], f[\"state\"] in (\"negotiating\", \"protected\")])'"
 check "flow add of an existing flow: extack" 1 "a sender flow for these addresses, dest-qp and kind exists" \
   $N2 "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
 check "flow add toward a destination without peer: extack" 1 "no peer is configured for the destination 198.51.100.1" \
@@ -146,9 +157,13 @@ while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-q
   i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1
 done
 $N2 "$CTL" -j flow >/tmp/n2-flows.json
+$N2 "$CTL" flow >"$EX/flows-n2.txt" 2>&1
 check "the added flow is protected with k 8 m 2 and an id from n1" 0 "^\[\[8, 2, True\]\]$" \
   py "[[f['k'], f['m'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
+check "...with its negotiated limits (cauchy, k, m and T within hello.py's and n1's)" 0 "^\[True\]$" \
+  py "[f['schemes'] & 2 == 2 and 8 <= f['max-k'] and 2 <= f['max-m'] and 1062 <= f['max-symbol-len'] and f['max-open-blocks'] > 0 for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 aid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x77)" </tmp/n2-flows.json)
+bid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x78)" </tmp/n2-flows.json)
 check "n1 set up its crf flow for it (same id)" 0 "^\[$aid\]$" \
   sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; print([f[\"id\"] for f in json.load(sys.stdin)[\"flow\"] if f[\"dest-qp\"] == 0x77])'"
 # Messages by type: the flow's own and the netns's, both clients agreeing.
@@ -156,10 +171,12 @@ check "n2's flow: out hello 1, param-update >= 1; in hello-ack 1, param-ack >= 1
   py "[(s['msgs-out-by-type']['hello'], s['msgs-out-by-type']['param-update'] >= 1, s['msgs-in-by-type']['hello-ack'], s['msgs-in-by-type']['param-ack'] >= 1) for s in [f['stats'] for f in j['flow'] if f['dest-qp'] == 0x77]] == [(1, True, 1, True)]" </tmp/n2-flows.json
 $N1 $YNL --do stats-get >/tmp/st-ynl.json
 $N1 "$CTL" -j stats >/tmp/st-ctl.json
-check "n1 stats by type: every HELLO counted in (hello.py's 10 and n2's), cli.py and crem-ctl -j agree" 0 "^True$" \
-  python3 -c "import json; y=json.load(open('/tmp/st-ynl.json'))['stats']; c=json.load(open('/tmp/st-ctl.json')); c=c.get('stats', c); print(y['msgs-in-by-type']['hello'] == 11 and y['msgs-in-by-type'] == c['msgs-in-by-type'] and y['msgs-out-by-type']['hello-ack'] == 11 and sum(y['msgs-in-by-type'].values()) == y['msgs-in'])"
+check "n1 stats by type: every HELLO counted in (hello.py's 10 and n2's 2), cli.py and crem-ctl -j agree" 0 "^True$" \
+  python3 -c "import json; y=json.load(open('/tmp/st-ynl.json'))['stats']; c=json.load(open('/tmp/st-ctl.json')); c=c.get('stats', c); print(y['msgs-in-by-type']['hello'] == 12 and y['msgs-in-by-type'] == c['msgs-in-by-type'] and y['msgs-out-by-type']['hello-ack'] == 12 and sum(y['msgs-in-by-type'].values()) == y['msgs-in'])"
 # flow-reset: the flow's counters restart from zero; the netns totals keep them.
 crf="$aid side crf peer 10.0.0.2"
+$N1 "$CTL" stats >"$EX/stats-n1.txt" 2>&1
+$N1 "$CTL" flow show $crf >"$EX/flow-show-crf.txt" 2>&1
 before=$($N1 "$CTL" -j stats | py "(j.get('stats', j))['totals']['msgs-in']")
 check "crem-ctl flow reset as nobody: exit 4" 4 "CAP_NET_ADMIN" \
   $N1 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow reset $crf
@@ -168,6 +185,7 @@ check "crem-ctl flow reset of an unknown id: kernel's reason, exit 1" 1 "no flow
 check "n1's crf flow counted messages before the reset" 0 "^True$" \
   sh -c "$N1 $CTL -j flow show $crf | python3 -c 'import json,sys; j=json.load(sys.stdin); f=j[\"flow\"][0] if isinstance(j.get(\"flow\"), list) else j.get(\"flow\", j); print(f[\"stats\"][\"msgs-in\"] >= 2 and f[\"stats\"][\"msgs-in-by-type\"][\"hello\"] == 1)'"
 check "crem-ctl flow reset ID side crf peer 10.0.0.2" 0 "^$" $N1 "$CTL" flow reset $crf
+$N1 "$CTL" flow show $crf >"$EX/flow-show-crf-reset.txt" 2>&1
 check "...its counters are zero" 0 "^True$" \
   sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $aid, \"side\": 1}}' | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"flow\"][\"stats\"]; print(all(v == 0 for k, v in s.items() if not isinstance(v, dict)) and all(v == 0 for d in s.values() if isinstance(d, dict) for v in d.values()))'"
 check "...and the netns totals still count them" 0 "^True$" \
@@ -176,9 +194,10 @@ check "flow-reset (cli.py) of the csf flow in n2" 0 "^null" \
   $N2 $YNL --do flow-reset --json "{\"flow\": {\"id\": $aid, \"side\": 0}}"
 # Deleting the added flow sends CLOSE: n1's crf flow closes and its collector
 # removes it (a closed flow goes after 5 s, whatever flow_idle_s).
-check "crem-ctl flow del of the added flow (n2)" 0 "^$" $N2 "$CTL" flow del "$aid" side csf
-if wait_flows 8; then ok "CLOSE reached n1: its crf flow for it is gone"; else
-  bad "CLOSE reached n1: its crf flow for it is gone" "$($N1 "$CTL" flow)"; fi
+check "crem-ctl flow del of the added flows (n2)" 0 "^$" \
+  sh -c "$N2 $CTL flow del $aid side csf && $N2 $CTL flow del $bid side csf"
+if wait_flows 8; then ok "CLOSE reached n1: its crf flows for them are gone"; else
+  bad "CLOSE reached n1: its crf flows for them are gone" "$($N1 "$CTL" flow)"; fi
 
 # Churn: n2 keeps asking for new flows, n1 keeps deleting down to 40; the
 # dumps meanwhile must never fail nor list a flow twice.

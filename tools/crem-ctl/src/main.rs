@@ -138,6 +138,11 @@ JSON (-j):
                        \"close-received\"
       close-reason     u16, with close-received: the peer's CLOSE reason
       pinned           u8, sender flows: 1 while 'flow set' pins k and m
+      schemes, max-k, max-m, max-symbol-len, max-open-blocks
+                       the negotiated limits (the smaller of both sides'; a
+                       sender flow has them from HELLO_ACK on): u8 bit set of
+                       FEC schemes (bit s: scheme s), u8, u8, u16 octets,
+                       u16 blocks the receiver holds open at once
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.
 ";
@@ -592,7 +597,8 @@ a refusal (e.g. no such flow) is printed verbatim (exit 1).",
         sel: Vec<String>,
     },
     /// Pin a sender flow's k and m, or hand it back to the policy (flow-set)
-    #[command(long_about = "\
+    #[command(
+        long_about = "\
 Changes one sender (csf) flow (flow-set, needs CAP_NET_ADMIN):
 
     crem-ctl flow set ID [side csf] [peer ADDR] k N m N
@@ -605,12 +611,15 @@ Changes one sender (csf) flow (flow-set, needs CAP_NET_ADMIN):
 
 The kernel refuses with a reason: the previous change not in effect yet
 (retry after more packets), k/m outside the limits negotiated with the peer, a flow that is not
-protected, a receiver (crf) flow. 'crem-ctl flow show ID' shows \"pinned\".")]
+protected, a receiver (crf) flow. 'crem-ctl flow show ID' shows \"pinned\".",
+        after_long_help = flow_set_help()
+    )]
     Set {
         /// Flow ID
         id: String,
         /// side csf, peer ADDR (which flow); k N m N, or adaptive
-        #[arg(value_name = "KEY VALUE", num_args = 0.., allow_hyphen_values = true)]
+        // No allow_hyphen_values: a trailing -j/-p stays a global flag.
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
         args: Vec<String>,
     },
 }
@@ -723,6 +732,12 @@ fn flow_add_help() -> &'static str {
          crem-ctl flow add 192.0.2.1 203.0.113.1 qp 0x11 kind responses k 16 m 2\n    \
          crem-ctl -j flow add 192.0.2.1 203.0.113.1 qp 17 | jq '.flow[0].state'\n\n\
          {FLOW_JSON}\n{FLOW_STATS_KEYS}\n\n{EXIT_STATUS}"
+    ))
+}
+fn flow_set_help() -> &'static str {
+    leak(format!(
+        "EXAMPLES:\n    crem-ctl flow set 7 k 32 m 4\n    \
+         crem-ctl flow set 7 side csf peer 198.51.100.2 adaptive\n\n{EXIT_STATUS}"
     ))
 }
 fn flow_reset_help() -> &'static str {
@@ -1668,13 +1683,26 @@ mod tests {
             assert!(help.contains("EXIT STATUS"), "{name}");
         }
         let flow = cmd.find_subcommand_mut("flow").unwrap();
-        for name in ["list", "show", "del", "add", "reset"] {
+        for name in ["list", "show", "del", "add", "reset", "set"] {
             let help = flow
                 .find_subcommand_mut(name)
                 .unwrap()
                 .render_long_help()
                 .to_string();
             assert!(help.contains("EXIT STATUS"), "flow {name}");
+        }
+    }
+
+    #[test]
+    fn flow_set_takes_a_trailing_json_flag() {
+        let c = Cli::try_parse_from(["crem-ctl", "flow", "set", "7", "k", "8", "m", "2", "-j"])
+            .unwrap();
+        assert!(c.json);
+        match c.cmd {
+            Some(Cmd::Flow {
+                action: Some(FlowAction::Set { args, .. }),
+            }) => assert_eq!(args, ["k", "8", "m", "2"]),
+            other => panic!("{other:?}"),
         }
     }
 

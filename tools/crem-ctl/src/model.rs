@@ -574,6 +574,17 @@ pub struct Flow {
     pub close_reason: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<u8>,
+    /// Negotiated limits (the smaller of both sides').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schemes: Option<u8>,
+    #[serde(rename = "max-k", skip_serializing_if = "Option::is_none")]
+    pub max_k: Option<u8>,
+    #[serde(rename = "max-m", skip_serializing_if = "Option::is_none")]
+    pub max_m: Option<u8>,
+    #[serde(rename = "max-symbol-len", skip_serializing_if = "Option::is_none")]
+    pub max_symbol_len: Option<u16>,
+    #[serde(rename = "max-open-blocks", skip_serializing_if = "Option::is_none")]
+    pub max_open_blocks: Option<u16>,
 }
 
 impl Flow {
@@ -595,7 +606,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 19] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 24] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -619,7 +630,25 @@ impl Flow {
             (FLOW_EVENT_ATTR, Field::Enum(&mut self.event, FLOW_EVENT)),
             (FLOW_CLOSE_REASON, Field::U16(&mut self.close_reason)),
             (FLOW_PINNED, Field::U8(&mut self.pinned)),
+            (FLOW_SCHEMES, Field::U8(&mut self.schemes)),
+            (FLOW_MAX_K, Field::U8(&mut self.max_k)),
+            (FLOW_MAX_M, Field::U8(&mut self.max_m)),
+            (FLOW_MAX_SYMBOL_LEN, Field::U16(&mut self.max_symbol_len)),
+            (FLOW_MAX_OPEN_BLOCKS, Field::U16(&mut self.max_open_blocks)),
         ]
+    }
+}
+
+/// The scheme names of a bit set (bit s: scheme s), comma-separated.
+pub fn scheme_set_names(bits: u8) -> String {
+    let names: Vec<String> = (0..8u8)
+        .filter(|s| bits & (1 << s) != 0)
+        .map(scheme_name)
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(",")
     }
 }
 

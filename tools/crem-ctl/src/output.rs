@@ -1,6 +1,6 @@
 //! Human-readable output of configuration, counters and flows.
 
-use crate::model::{scheme_name, ByType, Config, Counters, Flow, Stats};
+use crate::model::{scheme_name, scheme_set_names, ByType, Config, Counters, Flow, Stats};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
 use std::fmt::Write;
 
@@ -263,6 +263,23 @@ fn render(secs: &[Section], prev: Option<&[Section]>, dt: f64, indent: usize) ->
     s
 }
 
+/// A flow's negotiated limits in one line, or `-` before they are known.
+fn flow_limits(f: &Flow) -> String {
+    match (f.schemes, f.max_k, f.max_m, f.max_symbol_len) {
+        (Some(s), Some(k), Some(m), Some(t)) => {
+            let mut v = format!(
+                "k <= {k}, m <= {m}, symbol-len <= {t}, schemes {}",
+                scheme_set_names(s)
+            );
+            if let Some(b) = f.max_open_blocks {
+                let _ = write!(v, ", {b} open blocks");
+            }
+            v
+        }
+        _ => "-".into(),
+    }
+}
+
 /// The "messages by type" table of `b`, titled `title`, at `indent`: one
 /// row per message type counted at least once in either direction, in spec
 /// order (TYPE, IN, OUT; `-` for a direction the module did not send), or
@@ -512,6 +529,7 @@ pub fn flow_detail(f: &Flow) -> String {
                 None => "-".into(),
             },
         ),
+        ("limits", flow_limits(f)),
         (
             "memory",
             or_dash(f.memory.map(|m| format!("{} ({m} octets)", human_size(m)))),
@@ -533,6 +551,13 @@ pub fn flow_detail(f: &Flow) -> String {
         Some(c) => {
             let mut secs = Vec::new();
             sections("", FLOW_STATS_GROUPS, &[], &c.counters, &mut secs);
+            // A flow is one side: the other side's counters are always zero.
+            let other = match f.side.as_ref().map(|s| s.to_string()).as_deref() {
+                Some("csf") => Some("receiver (CRF)"),
+                Some("crf") => Some("sender (CSF)"),
+                _ => None,
+            };
+            secs.retain(|(title, _)| Some(title.as_str()) != other);
             s.push_str("  counters:\n");
             s.push_str(&render(&secs, None, 1.0, 4));
             s.push_str(&by_type_table("messages by type", &c.by_type, None, 1.0, 4));
@@ -717,8 +742,30 @@ mod tests {
         ] {
             assert!(d.contains(want), "{want:?} in\n{d}");
         }
-        // Only sections with counters the kernel sent.
+        // Only the flow's own side's counters.
         assert!(!d.contains("sender (CSF)"), "{d}");
+        let mut csf = f.clone();
+        csf.side = Some(enum_val(SIDE, 0));
+        let d2 = flow_detail(&csf);
+        // (the nest has receiver counters only: a csf flow shows none)
+        assert!(!d2.contains("receiver (CRF)"), "{d2}");
+        assert!(d.contains("  limits:     -\n"), "{d}");
+        let lim = Flow {
+            schemes: Some(0b111),
+            max_k: Some(64),
+            max_m: Some(16),
+            max_symbol_len: Some(4200),
+            max_open_blocks: Some(32),
+            ..Default::default()
+        };
+        assert!(
+            flow_detail(&lim).contains(
+                "  limits:     k <= 64, m <= 16, symbol-len <= 4200, \
+                 schemes source-copy,cauchy,xor, 32 open blocks\n"
+            ),
+            "{}",
+            flow_detail(&lim)
+        );
         let none = flow_detail(&Flow::default());
         assert!(none.starts_with("flow -:\n  side:       -\n"), "{none}");
         assert!(none.ends_with("  counters:   -\n"), "{none}");

@@ -192,6 +192,11 @@ pub const FLOW_KIND_ATTR: u16 = 21;
 pub const FLOW_EVENT_ATTR: u16 = 22;
 pub const FLOW_CLOSE_REASON: u16 = 23;
 pub const FLOW_PINNED: u16 = 24;
+pub const FLOW_SCHEMES: u16 = 25;
+pub const FLOW_MAX_K: u16 = 26;
+pub const FLOW_MAX_M: u16 = 27;
+pub const FLOW_MAX_SYMBOL_LEN: u16 = 28;
+pub const FLOW_MAX_OPEN_BLOCKS: u16 = 29;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -470,6 +475,11 @@ pub static FLOW_SET: AttrSet = AttrSet {
         en(a(FLOW_EVENT_ATTR, "event", U8), "flow-event"),
         a(FLOW_CLOSE_REASON, "close-reason", U16),
         a(FLOW_PINNED, "pinned", U8),
+        a(FLOW_SCHEMES, "schemes", U8),
+        a(FLOW_MAX_K, "max-k", U8),
+        a(FLOW_MAX_M, "max-m", U8),
+        a(FLOW_MAX_SYMBOL_LEN, "max-symbol-len", U16),
+        a(FLOW_MAX_OPEN_BLOCKS, "max-open-blocks", U16),
     ],
 };
 
