@@ -790,18 +790,18 @@ void crem_flows_retire(struct crem_net *cn, const u64 *c)
 
 /*
  * Releases everything a flow holds (no reader can reach it any more). Its
- * last counters are read in the section that marks it dead, so a
- * concurrent flow-reset counts them once.
+ * last counters (its CLOSE included) are read in the section that marks it
+ * dead, so a concurrent flow-reset counts them once.
  */
 static void crem_flow_kill(struct crem_flow *f, bool close)
 {
 	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
 
 	spin_lock_bh(&f->lock);
-	if (fi)
-		crem_flow_info_locked(f, fi);
-	f->dead = true;
 	crem_rs_engine_fini(f->eng, f, f->key.side, close);
+	if (fi)
+		crem_flow_info_locked(f, fi); /* the engine stays readable once ended */
+	f->dead = true;
 	spin_unlock_bh(&f->lock);
 	hrtimer_cancel(&f->timer);
 	if (fi)

@@ -198,6 +198,8 @@ check "crem-ctl flow del of the added flows (n2)" 0 "^$" \
   sh -c "$N2 $CTL flow del $aid side csf && $N2 $CTL flow del $bid side csf"
 if wait_flows 8; then ok "CLOSE reached n1: its crf flows for them are gone"; else
   bad "CLOSE reached n1: its crf flows for them are gone" "$($N1 "$CTL" flow)"; fi
+check "n1: the flow totals count every message its socket sent, by type (CLOSEs of removed flows too)" 0 "^True$" \
+  sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print(s[\"msgs-out-by-type\"] == s[\"totals\"][\"msgs-out-by-type\"] and s[\"msgs-out-by-type\"][\"close\"] == 2)'"
 
 # Churn: n2 keeps asking for new flows, n1 keeps deleting down to 40; the
 # dumps meanwhile must never fail nor list a flow twice.
