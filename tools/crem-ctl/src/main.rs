@@ -211,12 +211,17 @@ enum Cmd {
         long_about = "\
 Shows the CREM configuration (config-get), the counters (stats-get) and the
 protected flows (flow-get dump) of the current network namespace, or only one
-of them. Reading needs no privilege.",
+of them: config, stats or flows. 'show ID [side csf|crf] [peer ADDR]' shows
+one flow, as 'flow show' does. Reading needs no privilege.",
         after_long_help = const_format_show()
     )]
     Show {
-        /// Show only this part
-        what: Option<ShowWhat>,
+        /// Show only this part: config, stats, flows, or the flow with this ID
+        #[arg(value_name = "config|stats|flows|ID")]
+        what: Option<String>,
+        /// With a flow ID: side csf|crf, peer ADDR (which flow, if several have it)
+        #[arg(value_name = "KEY VALUE", num_args = 0..)]
+        sel: Vec<String>,
     },
 
     /// Change configuration keys (KEY VALUE [KEY VALUE...])
@@ -748,7 +753,7 @@ fn flow_reset_help() -> &'static str {
 }
 fn const_format_show() -> &'static str {
     leak(format!(
-        "EXAMPLES:\n    crem-ctl show\n    crem-ctl show flows\n    crem-ctl -j show config\n\n{JSON_NOTE}\n\n{EXIT_STATUS}"
+        "EXAMPLES:\n    crem-ctl show\n    crem-ctl show flows\n    crem-ctl show 7 side crf\n    crem-ctl -j show config\n\n{JSON_NOTE}\n\n{EXIT_STATUS}"
     ))
 }
 fn const_format_set() -> &'static str {
@@ -1027,6 +1032,45 @@ fn flow_new_request(src: &str, dst: &str, args: &[String]) -> Res<Vec<attr::Attr
     Ok(vec![attr::Attr::nest(CMD_A_FLOW, nest)])
 }
 
+/// What 'show' was asked for: a part, or one flow.
+#[derive(Debug, PartialEq, Eq)]
+enum Show {
+    Part(ShowWhat),
+    Flow(FlowSel),
+}
+
+/// 'show [config|stats|flows]' or 'show ID [side csf|crf] [peer ADDR]'.
+fn parse_show(what: &str, sel: &[String]) -> Res<Show> {
+    if let Ok(p) = ShowWhat::from_str(what, true) {
+        if !sel.is_empty() {
+            return Err(Fail::Usage(format!(
+                "'show {what}' takes nothing more (got '{}')",
+                sel.join(" ")
+            )));
+        }
+        return Ok(Show::Part(p));
+    }
+    if what.starts_with(|c: char| c.is_ascii_digit()) {
+        return FlowSel::parse(what, sel).map(Show::Flow);
+    }
+    Err(Fail::Usage(format!(
+        "show: '{what}' is not config, stats, flows or a flow ID"
+    )))
+}
+
+/// 'flow show ID ...' and 'show ID ...': one flow, every attribute.
+fn show_one_flow(sel: &FlowSel, j: bool, pretty: bool) -> Res {
+    let mut c = Conn::open()?;
+    let fl = show_flows(&mut c, sel)?;
+    out(&if j {
+        json(&serde_json::json!({ "flow": fl }), pretty)
+    } else {
+        let t: Vec<String> = fl.iter().map(output::flow_detail).collect();
+        t.join("\n")
+    });
+    Ok(())
+}
+
 /// The flows 'flow show' prints: flow-get's do, or the dump filtered here
 /// when the module has no do or several flows have the ID.
 fn show_flows(c: &mut Conn, sel: &FlowSel) -> Res<Vec<Flow>> {
@@ -1095,8 +1139,16 @@ fn hex_input(args: &[String]) -> Res<Vec<u8>> {
 
 fn run(cli: Cli) -> Res {
     let (j, pretty) = (cli.json, cli.pretty);
-    match cli.cmd.unwrap_or(Cmd::Show { what: None }) {
-        Cmd::Show { what } => {
+    match cli.cmd.unwrap_or(Cmd::Show {
+        what: None,
+        sel: vec![],
+    }) {
+        Cmd::Show { what, sel } => {
+            let what = match what.as_deref().map(|w| parse_show(w, &sel)).transpose()? {
+                Some(Show::Flow(sel)) => return show_one_flow(&sel, j, pretty),
+                Some(Show::Part(p)) => Some(p),
+                None => None,
+            };
             let mut c = Conn::open()?;
             let mut obj = serde_json::Map::new();
             let mut text = String::new();
@@ -1241,17 +1293,7 @@ fn run(cli: Cli) -> Res {
             FlowAction::Set { id, .. } if id.parse::<u32>().is_err() => {
                 return Err(Fail::Usage(format!("'{id}' is not a flow ID (a number)")));
             }
-            FlowAction::Show { id, sel } => {
-                let sel = FlowSel::parse(&id, &sel)?;
-                let mut c = Conn::open()?;
-                let fl = show_flows(&mut c, &sel)?;
-                out(&if j {
-                    json(&serde_json::json!({ "flow": fl }), pretty)
-                } else {
-                    let t: Vec<String> = fl.iter().map(output::flow_detail).collect();
-                    t.join("\n")
-                });
-            }
+            FlowAction::Show { id, sel } => show_one_flow(&FlowSel::parse(&id, &sel)?, j, pretty)?,
             FlowAction::Del { id, sel } => {
                 let sel = FlowSel::parse(&id, &sel)?;
                 let mut c = Conn::open()?;
@@ -1416,12 +1458,30 @@ mod tests {
     fn parses_commands() {
         let c = Cli::try_parse_from(["crem-ctl", "-j", "show", "config"]).unwrap();
         assert!(c.json);
+        let show = |c: Cli| match c.cmd {
+            Some(Cmd::Show { what, sel }) => what.map(|w| parse_show(&w, &sel)),
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(show(c), Some(Ok(Show::Part(ShowWhat::Config)))));
+        let c = Cli::try_parse_from(["crem-ctl", "show", "7", "side", "crf", "-j"]).unwrap();
+        assert!(c.json);
         assert!(matches!(
-            c.cmd,
-            Some(Cmd::Show {
-                what: Some(ShowWhat::Config)
-            })
+            show(c),
+            Some(Ok(Show::Flow(FlowSel {
+                id: 7,
+                side: Some(1),
+                peer: None
+            })))
         ));
+        for bad in [
+            &["show", "colour"][..],
+            &["show", "stats", "side", "crf"],
+            &["show", "0"],
+        ] {
+            let c = Cli::try_parse_from(std::iter::once("crem-ctl").chain(bad.iter().copied()))
+                .unwrap();
+            assert!(matches!(show(c), Some(Err(Fail::Usage(_)))), "{bad:?}");
+        }
         let c = Cli::try_parse_from(["crem-ctl", "set", "epsilon", "1e-4", "k", "-1"]).unwrap();
         match c.cmd {
             Some(Cmd::Set { args }) => assert_eq!(args, ["epsilon", "1e-4", "k", "-1"]),
@@ -1436,12 +1496,7 @@ mod tests {
             })
         ));
         let c = Cli::try_parse_from(["crem-ctl", "show", "flow"]).unwrap();
-        assert!(matches!(
-            c.cmd,
-            Some(Cmd::Show {
-                what: Some(ShowWhat::Flows)
-            })
-        ));
+        assert!(matches!(show(c), Some(Ok(Show::Part(ShowWhat::Flows)))));
         assert!(Cli::try_parse_from(["crem-ctl", "set"]).is_err());
         assert!(Cli::try_parse_from(["crem-ctl", "completions", "tcsh"]).is_err());
         let c = Cli::try_parse_from(["crem-ctl"]).unwrap();
