@@ -97,6 +97,8 @@ check "crem-ctl flow show ID side crf peer 10.0.0.2" 0 "^flow $id1:.*side: +crf"
   $N1 "$CTL" flow show "$id1" side crf peer 10.0.0.2
 check "crem-ctl flow show of an unknown id: kernel's reason, exit 1" 1 "no flow with id $bogus" \
   $N1 "$CTL" flow show "$bogus"
+check "crem-ctl show ID side crf (as flow show)" 0 "^flow $id1:.*side: +crf" \
+  $N1 "$CTL" show "$id1" side crf
 # Permissions: reading is open, deleting needs CAP_NET_ADMIN over n1.
 check "nobody cannot delete a flow (EPERM)" 1 "Operation not permitted|EPERM" \
   $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
