@@ -380,23 +380,20 @@ static struct crem_flow *crem_flow_find(struct crem_flows *t, const struct crem_
 	return NULL;
 }
 
-int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
+/*
+ * Replies with one flow: the one @sel names (with @tb, its parsed nest), or
+ * if @sel is NULL the flow of @key.
+ */
+static int crem_flow_reply(struct genl_info *info, struct crem_net *cn,
+			   const struct crem_flow_sel *sel, struct nlattr **tb,
+			   const struct crem_flow_key *key)
 {
-	struct crem_net *cn = crem_net(genl_info_net(info));
-	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
-	struct crem_flow_info *fi;
-	struct crem_flow_sel sel;
+	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	struct sk_buff *msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
 	struct crem_flow *f;
-	struct sk_buff *msg;
 	void *hdr;
-	int err;
+	int err = -ENOMEM;
 
-	err = crem_flow_sel_parse(info, tb, &sel);
-	if (err)
-		return err;
-	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
-	err = -ENOMEM;
 	if (!fi || !msg)
 		goto out;
 	hdr = genlmsg_iput(msg, info);
@@ -404,7 +401,14 @@ int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto out;
 	rcu_read_lock();
-	f = crem_flow_find(&cn->flows, &sel, tb, info->extack, &err);
+	if (sel) {
+		f = crem_flow_find(&cn->flows, sel, tb, info->extack, &err);
+	} else {
+		f = crem_flow_lookup(cn, key);
+		err = -ENOENT;
+		if (!f)
+			NL_SET_ERR_MSG(info->extack, "the flow was set up, then removed at once (flow-del, or a configuration change)");
+	}
 	if (f)
 		err = crem_put_flow(msg, f, fi, -1, 0);
 	rcu_read_unlock();
@@ -417,6 +421,18 @@ out:
 	nlmsg_free(msg);
 	kfree(fi);
 	return err;
+}
+
+int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
+	struct crem_flow_sel sel;
+	int err;
+
+	err = crem_flow_sel_parse(info, tb, &sel);
+	if (err)
+		return err;
+	return crem_flow_reply(info, crem_net(genl_info_net(info)), &sel, tb, NULL);
 }
 
 int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
@@ -621,12 +637,8 @@ int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info)
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr *tb[CREM_A_FLOW_MAX + 1], *nest;
 	struct crem_flow_key key = { .side = CREM_SIDE_CSF, .kind = CREM_KIND_REQUESTS };
-	struct crem_flow_info *fi;
-	struct crem_flow *f;
-	struct sk_buff *msg;
 	bool fixed;
 	u8 k = 0, m = 0;
-	void *hdr;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
@@ -667,33 +679,8 @@ int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info)
 	err = crem_flow_add(cn, &key, fixed, k, m, extack);
 	if (err)
 		return err;
-
-	/* The reply: the flow as it is now (a flow-del may have taken it). */
-	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
-	err = -ENOMEM;
-	if (!fi || !msg)
-		goto out;
-	hdr = genlmsg_iput(msg, info);
-	err = -EMSGSIZE;
-	if (!hdr)
-		goto out;
-	rcu_read_lock();
-	f = crem_flow_lookup(cn, &key);
-	err = f ? crem_put_flow(msg, f, fi, -1, 0) : -ENOENT;
-	rcu_read_unlock();
-	if (err) {
-		if (err == -ENOENT)
-			NL_SET_ERR_MSG(extack, "the flow was set up, then removed at once (flow-del, or a configuration change)");
-		goto out;
-	}
-	genlmsg_end(msg, hdr);
-	kfree(fi);
-	return genlmsg_reply(msg, info);
-out:
-	nlmsg_free(msg);
-	kfree(fi);
-	return err;
+	/* The flow as it is now (a flow-del may have taken it meanwhile). */
+	return crem_flow_reply(info, cn, NULL, NULL, &key);
 }
 
 int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
