@@ -301,6 +301,47 @@ struct crem_flow_sel {
 	__be32 peer; /* 0: any */
 };
 
+/* The request's flow nest, parsed into @tb; NULL if absent (@needs: what it must hold). */
+static struct nlattr *crem_flow_nest_parse(struct genl_info *info, struct nlattr **tb,
+					   const char *needs, int *err)
+{
+	struct nlattr *nest;
+
+	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
+		NL_SET_ERR_MSG_FMT(info->extack, "a flow nest with %s is required", needs);
+		*err = -EINVAL;
+		return NULL;
+	}
+	nest = info->attrs[CREM_A_CMD_FLOW];
+	*err = nla_parse_nested(tb, CREM_A_FLOW_MAX, nest, crem_flow_nl_policy, info->extack);
+	return *err ? NULL : nest;
+}
+
+/*
+ * One IPv4 address attribute of a flow nest (@what names it in extack);
+ * absent: an error if @required, else 0.
+ */
+static int crem_flow_addr(struct nlattr **tb, int type, const char *what, bool required,
+			  __be32 *a, struct nlattr *nest, struct netlink_ext_ack *extack)
+{
+	*a = 0;
+	if (!tb[type]) {
+		if (!required)
+			return 0;
+		NL_SET_ERR_MSG_FMT(extack, "a new flow needs %s", what);
+		NL_SET_BAD_ATTR(extack, nest);
+		return -EINVAL;
+	}
+	if (nla_len(tb[type]) != 4) {
+		NL_SET_ERR_MSG_ATTR_FMT(extack, tb[type],
+					"%s must be an IPv4 address (4 octets): flows are IPv4 only",
+					what);
+		return -EINVAL;
+	}
+	*a = nla_get_in_addr(tb[type]);
+	return 0;
+}
+
 static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
 			       struct crem_flow_sel *sel)
 {
@@ -308,13 +349,8 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
 	struct nlattr *nest;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
-		NL_SET_ERR_MSG(extack, "a flow nest with the flow's id is required");
-		return -EINVAL;
-	}
-	nest = info->attrs[CREM_A_CMD_FLOW];
-	err = nla_parse_nested(tb, CREM_A_FLOW_MAX, nest, crem_flow_nl_policy, extack);
-	if (err)
+	nest = crem_flow_nest_parse(info, tb, "the flow's id", &err);
+	if (!nest)
 		return err;
 	if (NL_REQ_ATTR_CHECK(extack, nest, tb, CREM_A_FLOW_ID)) {
 		NL_SET_ERR_MSG_ATTR(extack, nest, "the flow's id is required");
@@ -329,16 +365,7 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
 	sel->side = -1;
 	if (tb[CREM_A_FLOW_SIDE]) /* the policy allows only csf and crf */
 		sel->side = nla_get_u8(tb[CREM_A_FLOW_SIDE]);
-	sel->peer = 0;
-	if (tb[CREM_A_FLOW_PEER]) {
-		if (nla_len(tb[CREM_A_FLOW_PEER]) != 4) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_PEER],
-					    "peer must be an IPv4 address (4 octets): flows are IPv4 only");
-			return -EINVAL;
-		}
-		sel->peer = nla_get_in_addr(tb[CREM_A_FLOW_PEER]);
-	}
-	return 0;
+	return crem_flow_addr(tb, CREM_A_FLOW_PEER, "peer", false, &sel->peer, nest, extack);
 }
 
 /*
@@ -612,25 +639,6 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/* One IPv4 address attribute of a flow nest; @what names it in extack. */
-static int crem_flow_addr(struct nlattr **tb, int type, const char *what, __be32 *a,
-			  struct nlattr *nest, struct netlink_ext_ack *extack)
-{
-	if (!tb[type]) {
-		NL_SET_ERR_MSG_FMT(extack, "a new flow needs %s", what);
-		NL_SET_BAD_ATTR(extack, nest);
-		return -EINVAL;
-	}
-	if (nla_len(tb[type]) != 4) {
-		NL_SET_ERR_MSG_ATTR_FMT(extack, tb[type],
-					"%s must be an IPv4 address (4 octets): flows are IPv4 only",
-					what);
-		return -EINVAL;
-	}
-	*a = nla_get_in_addr(tb[type]);
-	return 0;
-}
-
 int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct crem_net *cn = crem_net(genl_info_net(info));
@@ -641,16 +649,11 @@ int crem_nl_flow_new_doit(struct sk_buff *skb, struct genl_info *info)
 	u8 k = 0, m = 0;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_FLOW)) {
-		NL_SET_ERR_MSG(extack, "a flow nest with src, dst and dest-qp is required");
-		return -EINVAL;
-	}
-	nest = info->attrs[CREM_A_CMD_FLOW];
-	err = nla_parse_nested(tb, CREM_A_FLOW_MAX, nest, crem_flow_nl_policy, extack);
-	if (err)
+	nest = crem_flow_nest_parse(info, tb, "src, dst and dest-qp", &err);
+	if (!nest)
 		return err;
-	err = crem_flow_addr(tb, CREM_A_FLOW_SRC, "src", &key.saddr, nest, extack) ?:
-	      crem_flow_addr(tb, CREM_A_FLOW_DST, "dst", &key.daddr, nest, extack);
+	err = crem_flow_addr(tb, CREM_A_FLOW_SRC, "src", true, &key.saddr, nest, extack) ?:
+	      crem_flow_addr(tb, CREM_A_FLOW_DST, "dst", true, &key.daddr, nest, extack);
 	if (err)
 		return err;
 	if (NL_REQ_ATTR_CHECK(extack, nest, tb, CREM_A_FLOW_DEST_QP)) {
