@@ -41,15 +41,16 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import results  # noqa: E402  (vm/results.py: the one reader of a run's files)
+
 TOP = os.path.dirname(HERE)
 TESTS = ("write_bw", "rping")
 MODES = ("off", "fixed", "adaptive")
@@ -57,45 +58,6 @@ MODES = ("off", "fixed", "adaptive")
 
 def log(msg):
     print(f"[demo] {msg}", file=sys.stderr, flush=True)
-
-
-def parse_results(path):
-    rows = []
-    if not os.path.exists(path):
-        return rows
-    for line in open(path):
-        if not line.startswith("RESULT "):
-            continue
-        rows.append(dict(f.split("=", 1) for f in line.split()[1:] if "=" in f))
-    return rows
-
-
-def netem_drops(out):
-    """Packets netem dropped on the WAN (both directions), from the WAN VM's log."""
-    try:
-        text = open(os.path.join(out, "wan.console.log"), errors="replace").read()
-    except OSError:
-        return None
-    drops = re.findall(r"gw[ab] Sent \d+ bytes \d+ pkt \(dropped (\d+)", text)
-    return sum(int(d) for d in drops) if drops else None
-
-
-def crem_totals(out):
-    """Sum of the `crem-ctl -j stats` totals of both gateways, or None."""
-    total = {}
-    for gw in ("gwa", "gwb"):
-        try:
-            with open(os.path.join(out, f"stats.{gw}.json")) as f:
-                t = json.load(f)["stats"]["totals"]
-        except (OSError, ValueError, KeyError):
-            return None
-        for k, v in t.items():
-            total[k] = total.get(k, 0) + v
-    return total
-
-
-def median(xs, nd=3):
-    return round(statistics.median(xs), nd) if xs else None
 
 
 def run_cell(args, bins, mode, loss):
@@ -111,7 +73,7 @@ def run_cell(args, bins, mode, loss):
         f"({', '.join(TESTS)}), timeout {args.timeout} s each; logs in {out}")
     t0 = time.monotonic()
     rc = subprocess.call(cmd, stdout=subprocess.DEVNULL)
-    rows = parse_results(os.path.join(out, "results.txt"))
+    rows = results.rows(out)
     boot_retries = 0
     if rc != 0 and not rows:
         # No transfer ran: a VM died before the test (e.g. TCG's IO-APIC timer
@@ -120,56 +82,81 @@ def run_cell(args, bins, mode, loss):
         log(f"cell {mode} @ {loss:g}%: a VM failed before any transfer (rc {rc}); "
             f"booting the cell once more")
         rc = subprocess.call(cmd, stdout=subprocess.DEVNULL)
-        rows = parse_results(os.path.join(out, "results.txt"))
+        rows = results.rows(out)
     elapsed = time.monotonic() - t0
-    lost = netem_drops(out)
-    tot = crem_totals(out) if mode != "off" else None
-    if mode != "off" and tot is None:
-        log(f"cell {mode}: no gateway counters in {out} (stats.gw*.json missing)")
+    runs = read_cell(args, mode, loss, out, rc, boot_retries)
+    summary = ", ".join(f"{x['test']} {x['completed']}/{x['trials']} done, "
+                        f"{x['goodput_mbps']} Mb/s" for x in runs)
+    log(f"cell {mode} @ {loss:g}%: {summary}; {results.connections_text(results.rows(out))}; "
+        f"netem dropped {runs[0]['lost_packets']}; {elapsed:.0f} s"
+        f"{'' if rc == 0 else f'; A VM FAILED (rc {rc})'}")
+    return runs
+
+
+def read_cell(args, mode, loss, out, rc=0, boot_retries=0):
+    """The table rows (one per test) of a cell whose boot left its files in
+    OUT, read with vm/results.py (vm/tests/ runs this on a recorded run)."""
+    rows = results.rows(out)
+    lost = results.netem_drops(out)
+    tot, reader_error = None, None
+    if mode != "off":
+        try:
+            tot = results.totals(out)
+        except ValueError as e:
+            reader_error = f"stats.gw*.json: {e}"
+            log(f"cell {mode}: cannot sum the gateway counters in {out}: {e}")
+        if tot is None and reader_error is None:
+            log(f"cell {mode}: no gateway counters in {out} (stats.gw*.json missing)")
+    by_kind = results.restored_by_kind(out) if tot is not None else None
     runs = []
     for test in TESTS:
-        r = [x for x in rows if x.get("test") == test]
-        done = [x for x in r if x.get("completed") == "1"]
-        secs = [float(x["seconds"]) for x in done]
-        mbps = [float(x["mbps"]) for x in done]
+        s = results.summarize(rows, test)
         run = {
             "mode": mode, "test": test, "loss_pct": loss, "rtt_ms": args.rtt,
             "rate_mbit": args.rate,
-            "bytes": int(r[0]["bytes"]) if r else None,
-            "goodput_mbps": median(mbps) if mbps else 0.0,
+            "bytes": s["bytes"],
+            "goodput_mbps": s["goodput_mbps"],
             "goodput_vs_lossfree": None,
-            "completion_s": median(secs),
-            "completed": len(done), "trials": args.trials,
-            "not_completed": args.trials - len(done),
-            "verified": test == "rping" and len(done) > 0
-                        and all(x.get("verified") == "1" for x in done),
+            "completion_s": s["completion_s"],
+            "completed": s["completed"], "trials": args.trials,
+            "not_completed": args.trials - s["completed"],
+            "not_run": max(args.trials - s["runs"], 0),
+            "never_connected": s["never_connected"],
+            "failed_after_connecting": s["failed_after_connecting"],
+            "connect_retries": s["connect_retries"],
+            "verified": s["verified"],
             "lost_packets": lost,
             "restored": None, "coded_retx_symbols": None, "fallbacks": None,
             "repair_overhead": None,
             "counters_scope": "cell",
-            "trial_results": [{"trial": int(x.get("trial", 0)),
-                               "completed": x.get("completed") == "1",
-                               "seconds": float(x["seconds"]) if x.get("completed") == "1" else None,
-                               "mbps": float(x.get("mbps", 0))} for x in r],
+            "wan_cpu_us_per_fwd_packet": results.fwd_cost(out),
+            "trial_results": s["trial_results"],
             "vm_rc": rc, "boot_retries": boot_retries, "logs": out,
         }
+        if reader_error:
+            run["reader_error"] = reader_error
         if mode != "off":
             run.update({"k": args.k, "m": args.m, "hold_us": args.hold})
         if tot is not None:
-            src = tot.get("source-octets", 0)
             run.update({
                 "restored": tot.get("restored", 0),
+                "restored_by_kind": by_kind,
                 "coded_retx_symbols": tot.get("coded-retx", 0),
                 "fallbacks": tot.get("fallbacks", 0),
-                "repair_overhead": round(tot.get("repair-octets", 0) / src, 4) if src else None,
+                "repair_overhead": results.repair_overhead(tot),
                 "crem_totals": tot,
             })
         runs.append(run)
-    summary = ", ".join(f"{x['test']} {x['completed']}/{x['trials']} done, "
-                        f"{x['goodput_mbps']} Mb/s" for x in runs)
-    log(f"cell {mode} @ {loss:g}%: {summary}; netem dropped {lost}; "
-        f"{elapsed:.0f} s{'' if rc == 0 else f'; A VM FAILED (rc {rc})'}")
     return runs
+
+
+def finish(runs):
+    """Goodput relative to the loss-free off cell's, and the table's order."""
+    ref = {r["test"]: r["goodput_mbps"] for r in runs if r["mode"] == "off" and r["loss_pct"] == 0}
+    for r in runs:
+        base = ref.get(r["test"])
+        r["goodput_vs_lossfree"] = round(r["goodput_mbps"] / base, 3) if base else None
+    runs.sort(key=lambda r: TESTS.index(r["test"]))  # table order; stable within a test
 
 
 def dash(v, fmt="{}"):
@@ -200,6 +187,13 @@ def print_table(args, runs):
             print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
     print("lost: netem drops per boot, both directions; restored/overhead/coded retx/"
           "fallbacks: both gateways, per cell (shared by its two rows); '-': no CREM")
+    for r in runs:
+        if r["not_completed"] or r["connect_retries"]:
+            print(f"{r['mode']} {r['test']} @ {r['loss_pct']:g}%: {r['completed']}/{r['trials']} "
+                  f"completed; {r['never_connected']} never connected, "
+                  f"{r['failed_after_connecting']} failed after connecting"
+                  f"{', %d never ran' % r['not_run'] if r['not_run'] else ''}; "
+                  f"{r['connect_retries']} connection retries")
 
 
 def snapshot(path, tmp):
@@ -209,7 +203,7 @@ def snapshot(path, tmp):
     return dst, hashlib.sha256(open(dst, "rb").read()).hexdigest()
 
 
-def main():
+def make_parser():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(TOP, "target")
@@ -233,6 +227,13 @@ def main():
                    help="crem.ko for the gateways (default: the repo's, built by make module)")
     p.add_argument("--ctl", default=os.path.join(target, "release", "crem-ctl"),
                    help="crem-ctl (default: target/release/crem-ctl)")
+    p.add_argument("--results-dir", default=os.path.join(TOP, "results"),
+                   help="where demo-<UTC timestamp>.json goes (default: the repo's results/)")
+    return p
+
+
+def main():
+    p = make_parser()
     args = p.parse_args()
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -257,11 +258,7 @@ def main():
     for mode, loss in cells:
         runs += run_cell(args, bins, mode, loss)
 
-    ref = {r["test"]: r["goodput_mbps"] for r in runs if r["mode"] == "off" and r["loss_pct"] == 0}
-    for r in runs:
-        base = ref.get(r["test"])
-        r["goodput_vs_lossfree"] = round(r["goodput_mbps"] / base, 3) if base else None
-    runs.sort(key=lambda r: TESTS.index(r["test"]))  # table order; stable within a test
+    finish(runs)
     print_table(args, runs)
 
     try:
@@ -269,9 +266,9 @@ def main():
                                 text=True).stdout.strip() or None
     except OSError:
         commit = None
-    os.makedirs(os.path.join(TOP, "results"), exist_ok=True)
+    os.makedirs(args.results_dir, exist_ok=True)
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = os.path.join(TOP, "results", f"demo-{ts}.json")
+    path = os.path.join(args.results_dir, f"demo-{ts}.json")
     doc = {
         "created_utc": ts, "git_commit": commit, "emulation": "QEMU TCG",
         "params": {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
@@ -284,7 +281,14 @@ def main():
                                     "gateways for the whole boot, shared by its write_bw and "
                                     "rping rows; null without CREM",
                   "lost_packets": "packets netem dropped on the WAN, both directions, per boot, "
-                                  "including CREM's repair/control packets"},
+                                  "including CREM's repair/control packets",
+                  "connections": "not_completed = never_connected (the RDMA CM connection "
+                                 "was never set up, after up to 3 attempts) + "
+                                 "failed_after_connecting (data had begun to flow; never "
+                                 "retried); connect_retries: attempts beyond the first",
+                  "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "
+                                               "the gateways forwarded, per boot (TCG: "
+                                               "compare cells, not absolute values)"},
         "runs": runs,
     }
     with open(path, "w") as f:
@@ -293,7 +297,11 @@ def main():
     failed = sorted({(r["mode"], r["loss_pct"], r["vm_rc"]) for r in runs if r["vm_rc"] != 0})
     for mode, loss, rc in failed:
         print(f"FAILED: a VM of cell {mode} @ {loss:g}% exited {rc}; see its logs", file=sys.stderr)
-    return 1 if failed else 0
+    unread = sorted({(r["mode"], r["loss_pct"], r["reader_error"]) for r in runs
+                     if r.get("reader_error")})
+    for mode, loss, err in unread:
+        print(f"FAILED: cell {mode} @ {loss:g}%: {err}", file=sys.stderr)
+    return 1 if failed or unread else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,390 @@
+#!/usr/bin/env python3
+"""The one reader of a topo.sh results directory, for vm/demo.py (imported)
+and vm/e2e.sh (this CLI): what the VMs of a run leave there, read one way.
+
+Files read (all optional; a missing one reads as "unknown"):
+  results.txt           host a's RESULT lines ("RESULT test=... trial=...
+                        completed=0|1 seconds= bytes= mbps= verified=0|1
+                        connected=0|1 attempts=N [rc=N]")
+  wan.console.log       the WAN VM's console: netem's "gwa Sent ... (dropped N"
+                        lines, and the module's "crem: netns exit: ..." lines
+  a/b.console.log       the hosts' consoles (netns exit lines, host mode)
+  stats.NAME.json       `crem-ctl -j stats` of a gateway (gwa, gwb, after.gwa)
+                        or a host (a, b): {"stats": {..., "totals": {...}}};
+                        objects nest (msgs-in-by-type, ...) and are summed
+                        key by key, at any depth
+  flows.NAME.json       `crem-ctl -j flow`: {"flow": [{..., "kind", "side",
+                        "stats": {...}}]}
+  cpu.wan               the WAN VM's busy jiffies before and after, and HZ
+
+CLI (for shell scripts; numbers print as 0 when their files are missing,
+with a note on stderr; predicates answer by exit status):
+  results.py gw DIR KEY            KEY summed over stats.gwa/gwb.json; KEY is a
+                                   dotted path under "stats" (totals.restored,
+                                   drop-msg-peer, totals.msgs-in-by-type.repair);
+                                   an object prints as JSON
+  results.py host DIR KEY          the same over the hosts' stats.a/b.json
+  results.py stats DIR NAMES KEY   the same over stats.NAME.json, NAMES comma-
+                                   separated (e.g. after.gwa)
+  results.py counter DIR VM KEY    KEY= summed over VM.console.log's netns exit
+                                   lines (VM: a, b, wan)
+  results.py drops DIR             packets netem dropped, both directions ("?")
+  results.py mbps DIR TEST         median goodput of TEST's completed transfers
+  results.py count DIR [F=V ...]   RESULT lines with every field F equal to V
+  results.py has DIR F=V ...       exit 0 iff count > 0
+  results.py all-done DIR          exit 0 iff some transfer ran and all completed
+  results.py all-verified DIR      exit 0 iff every rping/rping_bulk verified
+  results.py completed-verified DIR  exit 0 iff every completed rping verified
+  results.py restored-kind DIR KIND  restored by the gateways' CRF flows of KIND
+                                   (requests, responses)
+  results.py fwd-cost DIR          us of WAN VM busy CPU per RoCEv2 packet the
+                                   gateways forwarded ("?")
+  results.py connections DIR       "N transfers never connected, M failed after
+                                   connecting, R connection retries"
+  results.py rows DIR              the RESULT lines as JSON, one per line
+Python 3 standard library only.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+GATEWAYS = ("gwa", "gwb")
+HOSTS = ("a", "b")
+RPING_TESTS = ("rping", "rping_bulk")
+
+
+# ---- RESULT lines ----------------------------------------------------------
+
+def parse_result_line(line):
+    """The fields of one "RESULT k=v ..." line as a dict of strings, or None."""
+    if not line.startswith("RESULT "):
+        return None
+    return dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+
+
+def rows(d):
+    """Every RESULT line of DIR/results.txt, in order ([] without the file)."""
+    try:
+        with open(os.path.join(d, "results.txt"), errors="replace") as f:
+            return [r for r in map(parse_result_line, f) if r is not None]
+    except OSError:
+        return []
+
+
+def completed(r):
+    return r.get("completed") == "1"
+
+
+def match(rs, **fields):
+    """The rows whose fields equal every given value (as strings)."""
+    return [r for r in rs if all(r.get(k) == str(v) for k, v in fields.items())]
+
+
+def median(xs, nd=3):
+    return round(statistics.median(xs), nd) if xs else None
+
+
+def mbps(rs, test):
+    """Median goodput (Mbit/s) of the completed transfers of TEST, 0.0 if none."""
+    v = [float(r["mbps"]) for r in rs if r.get("test") == test and completed(r)]
+    return median(v) if v else 0.0
+
+
+def all_done(rs):
+    """Some transfer ran, and every one completed."""
+    return bool(rs) and all(completed(r) for r in rs)
+
+
+def all_verified(rs):
+    """Every rping-family transfer (completed or not) verified its payload."""
+    return all(r.get("verified") == "1" for r in rs if r.get("test") in RPING_TESTS)
+
+
+def completed_verified(rs):
+    """Every rping-family transfer that completed verified its payload."""
+    return all(r.get("verified") == "1" for r in rs
+               if r.get("test") in RPING_TESTS and completed(r))
+
+
+def connections(rs):
+    """How the transfers that did not complete failed, and the connection
+    retries: {"never_connected": N, "failed_after_connecting": M,
+    "connect_unknown": U (RESULT lines without connected=, older runs),
+    "connect_retries": R (attempts beyond the first, over all transfers)}."""
+    failed = [r for r in rs if not completed(r)]
+    return {
+        "never_connected": sum(1 for r in failed if r.get("connected") == "0"),
+        "failed_after_connecting": sum(1 for r in failed if r.get("connected") == "1"),
+        "connect_unknown": sum(1 for r in failed if r.get("connected") not in ("0", "1")),
+        "connect_retries": sum(max(int(r.get("attempts", "1")) - 1, 0) for r in rs),
+    }
+
+
+def connections_text(rs):
+    c = connections(rs)
+    s = (f"{c['never_connected']} transfers never connected, "
+         f"{c['failed_after_connecting']} failed after connecting, "
+         f"{c['connect_retries']} connection retries")
+    if c["connect_unknown"]:
+        s += f", {c['connect_unknown']} failed without a connected= field"
+    return s
+
+
+def summarize(rs, test):
+    """What the demo reports of TEST's transfers in one boot."""
+    r = [x for x in rs if x.get("test") == test]
+    done = [x for x in r if completed(x)]
+    c = connections(r)
+    return {
+        "runs": len(r),
+        "completed": len(done),
+        "goodput_mbps": mbps(r, test),
+        "completion_s": median([float(x["seconds"]) for x in done]),
+        "bytes": int(r[0]["bytes"]) if r and r[0].get("bytes", "").isdigit() else None,
+        "verified": test in RPING_TESTS and bool(done)
+                    and all(x.get("verified") == "1" for x in done),
+        "never_connected": c["never_connected"],
+        "failed_after_connecting": c["failed_after_connecting"],
+        "connect_retries": c["connect_retries"],
+        "trial_results": [{"trial": int(x.get("trial", 0)), "completed": completed(x),
+                           "seconds": float(x["seconds"]) if completed(x) else None,
+                           "mbps": float(x.get("mbps", 0)),
+                           "connected": {"1": True, "0": False}.get(x.get("connected")),
+                           "attempts": int(x.get("attempts", 1)),
+                           **({"rc": int(x["rc"])} if x.get("rc", "").isdigit() else {})}
+                          for x in r],
+    }
+
+
+# ---- console logs ----------------------------------------------------------
+
+def _read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+NETEM_RE = re.compile(r"gw[ab] Sent \d+ bytes \d+ pkt \(dropped (\d+)")
+
+
+def netem_drops(d):
+    """Packets netem dropped on the WAN (both directions, the whole boot), from
+    wan.sh's `tc -s qdisc` lines in wan.console.log; None when unknown."""
+    text = _read(os.path.join(d, "wan.console.log"))
+    if text is None:
+        return None
+    drops = NETEM_RE.findall(text)
+    return sum(map(int, drops)) if drops else None
+
+
+def netns_exit(d, vm):
+    """The module's "crem: netns exit: k=N ..." lines of VM's console log (one
+    per network namespace the module saw end), each as a dict of ints."""
+    text = _read(os.path.join(d, f"{vm}.console.log")) or ""
+    out = []
+    for line in text.splitlines():
+        i = line.find("crem: netns exit:")
+        if i < 0:
+            continue
+        kv = {}
+        for tok in line[i + len("crem: netns exit:"):].split():
+            k, eq, v = tok.partition("=")
+            if eq and v.isdigit():
+                kv[k] = int(v)
+        out.append(kv)
+    return out
+
+
+def counter(d, vm, key):
+    """KEY summed over VM's netns exit lines (0 if none)."""
+    return sum(kv.get(key, 0) for kv in netns_exit(d, vm))
+
+
+def fwd_cost(d):
+    """Microseconds of the WAN VM's busy CPU per RoCEv2 packet forwarded by
+    gwa and gwb (cpu.wan and the FORWARD hook's fwd= counts), or None."""
+    n = counter(d, "wan", "fwd")
+    text = _read(os.path.join(d, "cpu.wan"))
+    try:
+        b0, b1, hz = map(float, text.split()[:3])
+    except (AttributeError, ValueError):
+        return None
+    return round((b1 - b0) / hz * 1e6 / n, 1) if n > 0 and hz > 0 else None
+
+
+# ---- crem-ctl JSON ---------------------------------------------------------
+
+def load_json(path):
+    """A JSON file, or None when it is missing or not JSON."""
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def sum_nested(docs, path=""):
+    """The key-by-key sum of dicts of counters: numbers add, objects (e.g.
+    msgs-in-by-type) are summed the same way at any depth, a key present in
+    some only counts where it is. Other values (strings, lists) are kept when
+    every document agrees and left out otherwise. A key that is a number in
+    one document and an object in another is an error (ValueError)."""
+    out = {}
+    for doc in docs:
+        for k, v in doc.items():
+            where = f"{path}.{k}" if path else k
+            if k not in out:
+                out[k] = sum_nested([v], where) if isinstance(v, dict) else v
+            elif isinstance(out[k], dict) != isinstance(v, dict):
+                raise ValueError(f"{where}: an object in one document, not in another")
+            elif isinstance(v, dict):
+                out[k] = sum_nested([out[k], v], where)
+            elif _is_num(v) and _is_num(out[k]):
+                out[k] += v
+            elif out[k] != v:
+                out[k] = _DISAGREE
+    return {k: v for k, v in out.items() if v is not _DISAGREE}
+
+
+_DISAGREE = object()
+
+
+def stats(d, names=GATEWAYS):
+    """The "stats" objects of stats.NAME.json for NAMES, summed; None if any is
+    missing or unreadable (so a boot that left no counters is told apart from
+    one whose counters are zero)."""
+    docs = []
+    for n in names:
+        doc = load_json(os.path.join(d, f"stats.{n}.json"))
+        if not isinstance(doc, dict) or not isinstance(doc.get("stats"), dict):
+            return None
+        docs.append(doc["stats"])
+    return sum_nested(docs)
+
+
+def totals(d, names=GATEWAYS):
+    """The summed flow totals ("stats"."totals") of NAMES, or None."""
+    s = stats(d, names)
+    return None if s is None else s.get("totals", {})
+
+
+def get(obj, key, default=0):
+    """A dotted path (totals.restored) into nested dicts; DEFAULT when absent."""
+    for part in key.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return default
+        obj = obj[part]
+    return obj
+
+
+def flows(d, names=GATEWAYS):
+    """Every flow object of flows.NAME.json for NAMES (missing files skipped)."""
+    out = []
+    for n in names:
+        doc = load_json(os.path.join(d, f"flows.{n}.json"))
+        if isinstance(doc, dict):
+            out += [f for f in doc.get("flow", []) if isinstance(f, dict)]
+    return out
+
+
+def restored_by_kind(d, names=GATEWAYS):
+    """Packets restored by the CRF flows of each kind: {"requests": N, ...}."""
+    out = {}
+    for f in flows(d, names):
+        if f.get("side") == "crf":
+            k = f.get("kind", "?")
+            out[k] = out.get(k, 0) + get(f, "stats.restored")
+    return out
+
+
+def repair_overhead(tot):
+    """Repair octets / source octets at the CSFs, or None without sources."""
+    src = tot.get("source-octets", 0)
+    return round(tot.get("repair-octets", 0) / src, 4) if src else None
+
+
+# ---- CLI -------------------------------------------------------------------
+
+def _num(v):
+    if isinstance(v, dict):
+        return json.dumps(v, separators=(",", ":"))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _stats_value(d, names, key):
+    s = stats(d, names)
+    if s is None:
+        print(f"results.py: no stats.{{{','.join(names)}}}.json in {d}: reading {key} as 0",
+              file=sys.stderr)
+        return 0
+    return get(s, key)
+
+
+def _fields(args):
+    try:
+        return dict(a.split("=", 1) for a in args)
+    except ValueError:
+        raise SystemExit(f"results.py: expected FIELD=VALUE, got {' '.join(args)}")
+
+
+def main(argv):
+    usage = __doc__[__doc__.index("CLI"):__doc__.index("Python 3 standard")]
+    if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        print(usage, file=sys.stderr)
+        return 2
+    cmd, d, rest = argv[0], argv[1], argv[2:]
+
+    def need(n):
+        if len(rest) != n:
+            raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")
+    if cmd == "gw":
+        need(1); print(_num(_stats_value(d, GATEWAYS, rest[0])))
+    elif cmd == "host":
+        need(1); print(_num(_stats_value(d, HOSTS, rest[0])))
+    elif cmd == "stats":
+        need(2); print(_num(_stats_value(d, rest[0].split(","), rest[1])))
+    elif cmd == "counter":
+        need(2); print(counter(d, rest[0], rest[1]))
+    elif cmd == "drops":
+        need(0); v = netem_drops(d); print("?" if v is None else v)
+    elif cmd == "mbps":
+        need(1); print(f"{mbps(rows(d), rest[0]):.3f}")
+    elif cmd == "count":
+        print(len(match(rows(d), **_fields(rest))))
+    elif cmd == "has":
+        return 0 if match(rows(d), **_fields(rest)) else 1
+    elif cmd == "all-done":
+        need(0); return 0 if all_done(rows(d)) else 1
+    elif cmd == "all-verified":
+        need(0); return 0 if all_verified(rows(d)) else 1
+    elif cmd == "completed-verified":
+        need(0); return 0 if completed_verified(rows(d)) else 1
+    elif cmd == "restored-kind":
+        need(1); print(restored_by_kind(d).get(rest[0], 0))
+    elif cmd == "fwd-cost":
+        need(0); v = fwd_cost(d); print("?" if v is None else f"{v:.1f}")
+    elif cmd == "connections":
+        need(0); print(connections_text(rows(d)))
+    elif cmd == "rows":
+        need(0)
+        for r in rows(d):
+            print(json.dumps(r))
+    else:
+        raise SystemExit(f"results.py: unknown command {cmd}\n{usage}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
