@@ -8,6 +8,10 @@
 #   unload=1 (role b): unload crem.ko once the last transfer's data flows,
 #   under traffic (its counters are saved first); that transfer ends
 #   unprotected
+#   tos=N: RDMA CM connections of this host use IP ToS N (rdma_cm configfs
+#   default_roce_tos: every RoCEv2 packet it sends, rping's too)
+#   tap=1: a packet tap (tcpdump, AF_PACKET) on eth0 for the whole run, to
+#   $OUT/ROLE.tap.pcap (64 octets of each frame)
 set -u
 . "$(dirname "$0")/common.sh"
 role=${arg_role:?role=a|b}
@@ -25,10 +29,25 @@ fi
 # stats_out: this host's CREM counters for the results (host mode).
 stats_out() {
   [ "$crem" = off ] && return 0
+  droptrace_stop $OUT/kfree_skb.$role.txt
   "$arg_ctl" -j stats >$OUT/stats.$role.json; "$arg_ctl" -j flow >$OUT/flows.$role.json
   "$arg_ctl" stats; "$arg_ctl" flow
 }
 rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
+if [ -n "${arg_tos:-}" ]; then
+  cfs=/sys/kernel/config
+  mountpoint -q $cfs || mount -t configfs none $cfs || exit 1
+  mkdir -p $cfs/rdma_cm/rxe0 && echo "$arg_tos" >$cfs/rdma_cm/rxe0/ports/1/default_roce_tos \
+    || { log "rdma_cm default_roce_tos $arg_tos failed"; exit 1; }
+  log "RDMA CM ToS $(cat $cfs/rdma_cm/rxe0/ports/1/default_roce_tos)"
+fi
+if [ "${arg_tap:-0}" = 1 ]; then
+  tcpdump -U -i eth0 -s 64 -w $OUT/$role.tap.pcap 2>$OUT/$role.tap.log &
+  tap=$!
+  sleep 1
+fi
+tap_stop() { [ -z "${tap:-}" ] || { kill -INT $tap; wait $tap; cat $OUT/$role.tap.log; }; }
+[ "$crem" != off ] && droptrace_start
 size=${arg_size:-65536} iters=${arg_iters:-20} trials=${arg_trials:-1} tmo=${arg_tmo_s:-120}
 tests=$(echo "${arg_tests:-write_bw:rping}" | tr ':' ' ')
 rping_count=${arg_rping_count:-50} rping_size=${arg_rping_size:-4096}
@@ -89,11 +108,13 @@ if [ "$role" = b ]; then
   done
   if [ -n "${unloader:-}" ]; then
     wait $unloader
+    tap_stop
     [ -e $OUT/b.unloaded ] || { log "rmmod under traffic failed"; exit 1; }
     log "crem.ko unloaded under traffic"
     exit 0
   fi
   stats_out
+  tap_stop
   unload_crem || exit 1
   exit 0
 fi
@@ -114,51 +135,73 @@ PY
 fi
 fails=0 n=0
 result() { echo "RESULT $*" | tee -a $OUT/results.txt; }
+# connected TEST LOG: 1 once the transfer's RDMA connection was set up and
+# data flowed over it, else 0 (a CM reject, "Unable to init the socket
+# connection", an rdma_connect failure, no output at all).
+#   ib_write_bw prints "remote address:" only after both of its CM
+#   connections are established and its first handshake (RDMA sends over
+#   the link) went through; the data phase follows.
+#   rping -d prints "ESTABLISHED" at the CM's established event; nothing
+#   before it carries data, its data phase follows.
+# The clients' stdout is line-buffered (stdbuf), so a client killed by its
+# timeout mid-transfer still shows how far it got.
+connected() {
+  case $1 in write_bw) pat="remote address:" ;; *) pat="ESTABLISHED" ;; esac
+  if grep -q "$pat" "$2"; then echo 1; else echo 0; fi
+}
 for t in $(seq 1 "$trials"); do
   for test in $tests; do
     n=$((n + 1)); echo $test >$OUT/req.$n
     wait_file $OUT/srv.$n 60 || { log "B did not start server $n"; exit 1; }
-    # A connection the RDMA CM rejects carried no data: try it again (the
-    # listener can lag its LISTEN state under emulation), up to 3 times.
+    # A transfer whose connection was never set up carried no data: try it
+    # again, up to 3 attempts in all (each attempt's client log is kept,
+    # client.N.tryA.log; the last is client.N.log). A failure after data
+    # flowed, or a client that ran into its timeout, is never retried.
     attempt=1
     while :; do
+    clog=/tmp/client.$n.log
     start=$(now_ns)
     case $test in
       write_bw)
         bytes=$((size * iters))
-        timeout $tmo ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$OUT/client.$n.log 2>&1
+        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$clog 2>&1
         rc=$?; verified=0
         # perftest finishes every iteration before it computes its report,
         # and under TCG its cycle-counter calibration (r^2 >= 0.9) can fail
         # afterwards: that is a completed transfer, timed by us, not by it.
-        [ $rc = 1 ] && grep -q "Can't produce a report" $OUT/client.$n.log \
-          && ! grep -qi "error\|fail" $OUT/client.$n.log && rc=0 ;;
+        [ $rc = 1 ] && grep -q "Can't produce a report" $clog \
+          && ! grep -qi "error\|fail" $clog && rc=0 ;;
       rping)
         bytes=$((rping_count * rping_size))
-        timeout $tmo rping -c -a $peer -V -C $rping_count -S $rping_size >$OUT/client.$n.log 2>&1
+        timeout $tmo stdbuf -oL -eL rping -c -d -a $peer -V -C $rping_count -S $rping_size >$clog 2>&1
         rc=$?; verified=1 ;;
       rping_bulk)
         bytes=$((bulk_count * bulk_size))
-        timeout $tmo rping -c -a $peer -V -C $bulk_count -S $bulk_size >$OUT/client.$n.log 2>&1
+        timeout $tmo stdbuf -oL -eL rping -c -d -a $peer -V -C $bulk_count -S $bulk_size >$clog 2>&1
         rc=$?; verified=1 ;;
       *) log "unknown test $test"; exit 2 ;;
     esac
     ns=$(( $(now_ns) - start ))
-    # Retried: a CM reject, and a client that printed nothing at all before
-    # failing (ib_write_bw has twice died of a general-protection fault in
-    # librdmacm while connecting, cause unknown; see the closing note).
-    [ $rc != 0 ] && [ $attempt -lt 3 ] && { grep -Eq "RDMA_CM_EVENT_REJECTED|Unexpected CM event .* 8$" \
-      $OUT/client.$n.log || [ ! -s $OUT/client.$n.log ]; } || break
-    log "transfer $n: connection rejected, retrying"; attempt=$((attempt + 1)); sleep 1
+    if [ $rc = 0 ]; then conn=1; else conn=$(connected $test $clog); fi
+    cp $clog $OUT/client.$n.log
+    # Retried: a connection never set up (a CM reject; a client that printed
+    # nothing at all before failing: ib_write_bw has twice died of a
+    # general-protection fault in librdmacm while connecting).
+    [ $rc != 0 ] && [ $rc != 124 ] && [ $conn = 0 ] && [ $attempt -lt 3 ] || break
+    cp $clog $OUT/client.$n.try$attempt.log
+    log "transfer $n: never connected (rc $rc: $(grep -v '^$' $clog | tail -1)), retrying"
+    attempt=$((attempt + 1)); sleep 1
     done
     touch $OUT/cdone.$n
     if [ $rc = 0 ]; then
       secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
-      result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified"
+      result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
+        "connected=1 attempts=$attempt"
     else
       fails=$((fails + 1)); tail -3 $OUT/client.$n.log
-      result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc"
+      result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
+        "connected=$conn attempts=$attempt"
     fi
     wait_file $OUT/fin.$n $((tmo + 60)) || { log "B server $n never ended"; exit 1; }
   done

@@ -1,0 +1,316 @@
+"""vm/results.py and the demo's table on files recorded from a real run.
+
+The fixtures (fixtures/README.md) are the four cells of one short demo,
+`vm/demo.py --trials 1 --iters 20 --timeout 60`: each cell's results.txt,
+the gateways' `crem-ctl -j stats` / `-j flow` output, cpu.wan, and the lines
+of wan.console.log that are read (netem's `tc -s qdisc` and the module's
+netns-exit lines, verbatim), plus the JSON that demo run wrote. The numbers
+asserted below are read off those files; a change to `crem-ctl -j` or to the
+RESULT lines that breaks the reader (or the demo) fails here.
+
+Run: python3 -m unittest discover -s vm/tests
+"""
+import copy
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VM = os.path.dirname(HERE)
+sys.path.insert(0, VM)
+import demo  # noqa: E402
+import results  # noqa: E402
+
+FIX = os.path.join(HERE, "fixtures")
+FIXED = os.path.join(FIX, "demo-fixed-1")
+ADAPTIVE = os.path.join(FIX, "demo-adaptive-1")
+OFF0 = os.path.join(FIX, "demo-off-0")
+OFF1 = os.path.join(FIX, "demo-off-1")
+DEMO_JSON = os.path.join(FIX, "demo-20261201T201655Z.json")
+CELLS = [("off", 0.0, OFF0), ("off", 1.0, OFF1), ("fixed", 1.0, FIXED), ("adaptive", 1.0, ADAPTIVE)]
+
+
+def cli(*args):
+    """vm/results.py's CLI as e2e.sh runs it: (exit status, stdout)."""
+    p = subprocess.run([sys.executable, os.path.join(VM, "results.py"), *args],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout.strip()
+
+
+class ResultLines(unittest.TestCase):
+    def test_rows_of_a_crem_cell(self):
+        rs = results.rows(FIXED)
+        self.assertEqual([r["test"] for r in rs], ["write_bw", "rping"])
+        self.assertEqual(rs[0], {"test": "write_bw", "trial": "1", "completed": "1",
+                                 "seconds": "5.598", "bytes": "1310720", "mbps": "1.873",
+                                 "verified": "0", "connected": "1", "attempts": "1"})
+        self.assertEqual(rs[1]["mbps"], "0.136")
+        self.assertEqual(rs[1]["verified"], "1")
+
+    def test_goodput_and_predicates(self):
+        self.assertEqual(results.mbps(results.rows(FIXED), "write_bw"), 1.873)
+        self.assertEqual(results.mbps(results.rows(ADAPTIVE), "rping"), 0.08)
+        self.assertEqual(results.mbps(results.rows(OFF0), "rping_bulk"), 0.0)  # no such test
+        for _, _, d in CELLS:
+            rs = results.rows(d)
+            self.assertTrue(results.all_done(rs), d)
+            self.assertTrue(results.all_verified(rs), d)
+            self.assertTrue(results.completed_verified(rs), d)
+        self.assertFalse(results.all_done([]))  # nothing ran is not "all done"
+        self.assertEqual(results.rows(os.path.join(FIX, "no-such-dir")), [])
+
+    def test_summary(self):
+        s = results.summarize(results.rows(OFF1), "write_bw")
+        self.assertEqual((s["runs"], s["completed"], s["goodput_mbps"], s["completion_s"],
+                          s["bytes"], s["verified"]), (1, 1, 1.696, 6.184, 1310720, False))
+        s = results.summarize(results.rows(OFF1), "rping")
+        self.assertEqual((s["goodput_mbps"], s["completion_s"], s["bytes"], s["verified"]),
+                         (0.177, 9.267, 204800, True))
+        self.assertEqual(s["trial_results"], [{"trial": 1, "completed": True, "seconds": 9.267,
+                                               "mbps": 0.177, "connected": True, "attempts": 1}])
+
+    def test_median_of_several_transfers(self):
+        rs = [results.parse_result_line(f"RESULT test=write_bw trial={i} completed=1 "
+                                        f"seconds=1 bytes=1 mbps={v} verified=0")
+              for i, v in enumerate(("3.0", "1.0", "2.0", "9.0"), 1)]
+        self.assertEqual(results.mbps(rs, "write_bw"), 2.5)
+
+    def test_connections(self):
+        # The recorded run: every transfer connected at its first attempt.
+        for _, _, d in CELLS:
+            self.assertEqual(results.connections(results.rows(d)),
+                             {"never_connected": 0, "failed_after_connecting": 0,
+                              "connect_unknown": 0, "connect_retries": 0})
+        self.assertEqual(cli("connections", FIXED),
+                         (0, "0 transfers never connected, 0 failed after connecting, "
+                             "0 connection retries"))
+        # Failures as host.sh writes them (no recorded run failed): a reject
+        # retried three times, a data-path failure, a retried success, and
+        # a line from before connected= existed.
+        lines = [
+            "RESULT test=write_bw trial=1 completed=0 seconds=- bytes=1310720 mbps=0 "
+            "verified=0 rc=1 connected=0 attempts=3",
+            "RESULT test=rping_bulk trial=1 completed=0 seconds=- bytes=1310720 mbps=0 "
+            "verified=0 rc=255 connected=1 attempts=1",
+            "RESULT test=rping trial=2 completed=1 seconds=3.1 bytes=204800 mbps=0.5 "
+            "verified=1 connected=1 attempts=2",
+            "RESULT test=rping trial=3 completed=0 seconds=- bytes=204800 mbps=0 verified=0 rc=124",
+        ]
+        rs = [results.parse_result_line(x) for x in lines]
+        self.assertEqual(results.connections(rs),
+                         {"never_connected": 1, "failed_after_connecting": 1,
+                          "connect_unknown": 1, "connect_retries": 3})
+        self.assertEqual(results.connections_text(rs),
+                         "1 transfers never connected, 1 failed after connecting, "
+                         "3 connection retries, 1 failed without a connected= field")
+        self.assertFalse(results.all_done(rs))
+        self.assertFalse(results.all_verified(rs))
+        self.assertTrue(results.completed_verified(rs))
+        s = results.summarize(rs, "rping")
+        self.assertEqual((s["completed"], s["never_connected"], s["connect_retries"]), (1, 0, 1))
+        self.assertEqual(s["trial_results"][1]["rc"], 124)
+
+
+class ConsoleLogs(unittest.TestCase):
+    def test_netem_drops(self):
+        # fixed: "gwa ... (dropped 30" + "gwb ... (dropped 11"
+        self.assertEqual(results.netem_drops(FIXED), 41)
+        self.assertEqual(results.netem_drops(ADAPTIVE), 37)
+        self.assertEqual(results.netem_drops(OFF1), 27)
+        self.assertEqual(results.netem_drops(OFF0), 0)
+        self.assertIsNone(results.netem_drops(os.path.join(FIX, "no-such-dir")))
+        self.assertEqual(cli("drops", FIXED), (0, "41"))
+
+    def test_netns_exit_counters(self):
+        lines = results.netns_exit(FIXED, "wan")
+        self.assertEqual(len(lines), 3)  # init_net, gwa, gwb
+        self.assertEqual(lines[1], {"in": 0, "fwd": 3228, "out": 0, "sources": 2676,
+                                    "other": 552, "malformed": 0})
+        self.assertEqual(results.counter(FIXED, "wan", "fwd"), 3228 + 3223)
+        self.assertEqual(results.counter(ADAPTIVE, "wan", "sources"), 2804 + 2795)
+        self.assertEqual(results.counter(OFF1, "wan", "fwd"), 0)  # no module without CREM
+        self.assertEqual(cli("counter", FIXED, "wan", "fwd"), (0, "6451"))
+        self.assertEqual(cli("counter", FIXED, "wan", "in"), (0, "0"))
+
+    def test_fwd_cost(self):
+        # cpu.wan "1577 3443 100": 18.66 s busy over 6451 forwarded packets
+        self.assertEqual(results.fwd_cost(FIXED), 2892.6)
+        self.assertIsNone(results.fwd_cost(OFF0))  # no module, no fwd count
+        self.assertEqual(cli("fwd-cost", FIXED), (0, "2892.6"))
+        self.assertEqual(cli("fwd-cost", OFF0), (0, "?"))
+
+
+class GatewayStats(unittest.TestCase):
+    def test_totals_restored_and_friends(self):
+        t = results.totals(FIXED)
+        self.assertEqual(t["restored"], 1 + 13)  # gwa 1, gwb 13
+        self.assertEqual(t["fallbacks"], 2)
+        self.assertEqual(t["source-octets"], 1761544)
+        self.assertEqual(t["repair-octets"], 308428)
+        self.assertEqual(results.repair_overhead(t), 0.1751)
+        t = results.totals(ADAPTIVE)
+        self.assertEqual((t["restored"], t["coded-retx"], t["fallbacks"]), (2 + 8, 15, 1))
+        self.assertIsNone(results.totals(OFF1))  # no CREM: no stats files
+
+    def test_nested_by_type_objects_sum(self):
+        t = results.totals(FIXED)
+        self.assertEqual(t["msgs-in-by-type"],
+                         {"repair": 61 + 219, "hello": 29, "hello-ack": 8, "param-update": 10,
+                          "param-ack": 10, "repair-request": 1, "loss-report": 441,
+                          "path-report": 0, "close": 0, "tc-aeth": 0, "other": 0})
+        self.assertEqual(t["msgs-out-by-type"]["repair"], 284)
+        s = results.stats(FIXED)
+        self.assertEqual(s["msgs-in-by-type"]["hello"], 34)  # the socket's, not the flows'
+        self.assertEqual(results.totals(ADAPTIVE)["msgs-in-by-type"]["repair-request"], 16)
+
+    def test_cli_gw(self):
+        self.assertEqual(cli("gw", FIXED, "totals.restored"), (0, "14"))
+        self.assertEqual(cli("gw", FIXED, "totals.msgs-in-by-type.repair"), (0, "280"))
+        self.assertEqual(cli("gw", ADAPTIVE, "totals.coded-retx"), (0, "15"))
+        self.assertEqual(cli("gw", FIXED, "drop-msg-peer"), (0, "0"))
+        rc, out = cli("gw", FIXED, "totals.msgs-out-by-type")
+        self.assertEqual(json.loads(out)["loss-report"], 443)
+        self.assertEqual(cli("gw", FIXED, "totals.no-such-counter"), (0, "0"))
+        self.assertEqual(cli("gw", OFF1, "totals.restored"), (0, "0"))  # missing files: 0
+        # wan.sh's PATH_REPORTs: one taken (from the reporter), one dropped.
+        self.assertEqual(cli("stats", FIXED, "after.gwa", "path-reports"), (0, "1"))
+        self.assertEqual(cli("stats", FIXED, "after.gwa", "drop-msg-peer"), (0, "1"))
+        self.assertEqual(cli("stats", FIXED, "gwa", "drop-msg-peer"), (0, "0"))
+
+    def test_restored_by_flow_kind(self):
+        self.assertEqual(results.restored_by_kind(FIXED), {"requests": 13, "responses": 1})
+        self.assertEqual(results.restored_by_kind(ADAPTIVE), {"requests": 2, "responses": 3})
+        self.assertEqual(cli("restored-kind", FIXED, "responses"), (0, "1"))
+        self.assertEqual(cli("restored-kind", OFF1, "responses"), (0, "0"))
+        # The totals keep the counts of flows that ended before the dump (in
+        # the adaptive cell each gateway created 8 flows, 5 were left, with
+        # 5 of its 10 restorations); a flow dump only has the live ones.
+        self.assertEqual(sum(results.restored_by_kind(FIXED).values()), 14)
+        self.assertEqual(sum(results.restored_by_kind(ADAPTIVE).values()), 5)
+
+    def test_a_new_nested_object_does_not_break_totals(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        for n in results.GATEWAYS:
+            with open(os.path.join(FIXED, f"stats.{n}.json")) as f:
+                doc = json.load(f)
+            doc["stats"]["totals"]["latency-us-by-bucket"] = {"le-100": 3, "le-1000": 4,
+                                                              "deeper": {"x": 1}}
+            doc["stats"]["per-cpu"] = [{"cpu": 0}]  # and a list, left alone
+            doc["stats"]["label"] = n  # and a string the gateways disagree on
+            with open(os.path.join(tmp, f"stats.{n}.json"), "w") as f:
+                json.dump(doc, f)
+        t = results.totals(tmp)
+        self.assertEqual(t["restored"], 14)
+        self.assertEqual(t["msgs-in-by-type"]["repair"], 280)
+        self.assertEqual(t["latency-us-by-bucket"], {"le-100": 6, "le-1000": 8, "deeper": {"x": 2}})
+        self.assertNotIn("label", results.stats(tmp))
+        self.assertEqual(cli("gw", tmp, "totals.latency-us-by-bucket.deeper.x"), (0, "2"))
+        # The demo's row for such a cell still builds, with the same numbers.
+        args = demo.make_parser().parse_args(["--trials", "1", "--iters", "20"])
+        shutil.copy(os.path.join(FIXED, "results.txt"), tmp)
+        row = demo.read_cell(args, "fixed", 1.0, tmp)[0]
+        self.assertEqual((row["restored"], row["repair_overhead"]), (14, 0.1751))
+
+    def test_sum_nested(self):
+        a = {"n": 1, "o": {"x": 1, "p": {"y": 2}}, "only-a": 5, "s": "same"}
+        b = {"n": 2, "o": {"x": 10, "p": {"y": 20, "z": 1}}, "s": "same"}
+        before = copy.deepcopy(a)
+        self.assertEqual(results.sum_nested([a, b]),
+                         {"n": 3, "o": {"x": 11, "p": {"y": 22, "z": 1}}, "only-a": 5,
+                          "s": "same"})
+        self.assertEqual(a, before)  # inputs untouched
+        with self.assertRaises(ValueError):
+            results.sum_nested([{"k": 1}, {"k": {"x": 1}}])
+
+    def test_get(self):
+        s = results.stats(FIXED)
+        self.assertEqual(results.get(s, "totals.msgs-in-by-type.loss-report"), 441)
+        self.assertEqual(results.get(s, "totals.restored.deeper"), 0)
+        self.assertIsNone(results.get(s, "nope", None))
+
+
+class HostStats(unittest.TestCase):
+    """Host mode writes stats.a.json/stats.b.json the same way as the gateways
+    (host.sh's stats_out, `crem-ctl -j stats`): the gateways' recorded files
+    stand in for them here."""
+
+    def test_host_files(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copy(os.path.join(FIXED, "stats.gwa.json"), os.path.join(tmp, "stats.a.json"))
+        shutil.copy(os.path.join(FIXED, "stats.gwb.json"), os.path.join(tmp, "stats.b.json"))
+        self.assertEqual(cli("host", tmp, "totals.restored"), (0, "14"))
+        self.assertEqual(results.totals(tmp, results.HOSTS)["msgs-in-by-type"]["repair"], 280)
+        self.assertEqual(cli("gw", tmp, "totals.restored"), (0, "0"))
+
+
+class Predicates(unittest.TestCase):
+    def test_cli_predicates(self):
+        self.assertEqual(cli("all-done", FIXED)[0], 0)
+        self.assertEqual(cli("all-verified", FIXED)[0], 0)
+        self.assertEqual(cli("completed-verified", FIXED)[0], 0)
+        self.assertEqual(cli("has", FIXED, "test=rping", "completed=1", "verified=1")[0], 0)
+        self.assertEqual(cli("has", FIXED, "test=rping_bulk", "completed=1")[0], 1)
+        self.assertEqual(cli("count", FIXED), (0, "2"))
+        self.assertEqual(cli("count", FIXED, "completed=0"), (0, "0"))
+        self.assertEqual(cli("mbps", FIXED, "write_bw"), (0, "1.873"))
+        self.assertEqual(cli("all-done", os.path.join(FIX, "no-such-dir"))[0], 1)
+        self.assertNotEqual(cli("bogus", FIXED)[0], 0)
+
+
+class DemoTable(unittest.TestCase):
+    """The demo's rows and table from the recorded cells, against the JSON
+    that run wrote."""
+
+    def setUp(self):
+        self.args = demo.make_parser().parse_args(["--trials", "1", "--iters", "20",
+                                                   "--timeout", "60"])
+        self.runs = []
+        for mode, loss, d in CELLS:
+            self.runs += demo.read_cell(self.args, mode, loss, d)
+        demo.finish(self.runs)
+        with open(DEMO_JSON) as f:
+            self.recorded = json.load(f)["runs"]
+
+    def test_rows_match_the_recorded_json(self):
+        keys = ("mode", "test", "loss_pct", "bytes", "goodput_mbps", "goodput_vs_lossfree",
+                "completion_s", "completed", "trials", "verified", "lost_packets", "restored",
+                "coded_retx_symbols", "fallbacks", "repair_overhead")
+        self.assertEqual(len(self.runs), 8)
+        for got, want in zip(self.runs, self.recorded):
+            self.assertEqual({k: got[k] for k in keys}, {k: want[k] for k in keys})
+        self.assertEqual(self.runs[0]["crem_totals"] if "crem_totals" in self.runs[0] else None,
+                         None)  # off @ 0 %: no CREM counters
+        fixed = [r for r in self.runs if r["mode"] == "fixed"]
+        self.assertEqual([r["restored"] for r in fixed], [14, 14])  # per cell, both rows
+        self.assertEqual(fixed[0]["restored_by_kind"], {"requests": 13, "responses": 1})
+        self.assertEqual(fixed[0]["crem_totals"]["msgs-in-by-type"]["repair"], 280)
+        self.assertEqual(fixed[0]["goodput_vs_lossfree"], 0.912)  # 1.873 / 2.054
+        self.assertEqual(fixed[0]["wan_cpu_us_per_fwd_packet"], 2892.6)
+        self.assertEqual((fixed[0]["never_connected"], fixed[0]["failed_after_connecting"]),
+                         (0, 0))
+
+    def test_table(self):
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            demo.print_table(self.args, self.runs)
+        lines = buf.getvalue().splitlines()
+        self.assertIn("ib_write_bw 20 x 65536 B", lines[1])
+        self.assertTrue(lines[2].startswith("mode     test      loss% goodput Mb/s"))
+        row = next(x for x in lines if x.startswith("fixed    write_bw"))
+        self.assertEqual(row.split(), ["fixed", "write_bw", "1", "1.873", "0.91", "5.60", "1/1",
+                                       "n/a", "41", "14", "0.175", "0", "2"])
+        row = next(x for x in lines if x.startswith("off      rping         0"))
+        self.assertEqual(row.split()[3:8], ["0.221", "1.00", "7.40", "1/1", "yes"])
+        self.assertEqual(row.split()[8:], ["0", "-", "-", "-", "-"])
+
+
+if __name__ == "__main__":
+    unittest.main()
