@@ -33,6 +33,9 @@ ADAPTIVE = os.path.join(FIX, "demo-adaptive-1")
 OFF0 = os.path.join(FIX, "demo-off-0")
 OFF1 = os.path.join(FIX, "demo-off-1")
 DEMO_JSON = os.path.join(FIX, "demo-20261201T201655Z.json")
+SMOKE = os.path.join(FIX, "e2e-smoke")
+LOSSY_REF = os.path.join(FIX, "e2e-lossy-ref")
+LOSSY_CREM = os.path.join(FIX, "e2e-lossy-crem")
 CELLS = [("off", 0.0, OFF0), ("off", 1.0, OFF1), ("fixed", 1.0, FIXED), ("adaptive", 1.0, ADAPTIVE)]
 
 
@@ -74,6 +77,16 @@ class ResultLines(unittest.TestCase):
                          (0.177, 9.267, 204800, True))
         self.assertEqual(s["trial_results"], [{"trial": 1, "completed": True, "seconds": 9.267,
                                                "mbps": 0.177, "connected": True, "attempts": 1}])
+
+    def test_median_of_three_trials(self):
+        # e2e lossy's two runs, three trials each (write_bw 7.216 7.529 9.702
+        # and 2.136 3.754 2.726 Mb/s)
+        self.assertEqual(results.mbps(results.rows(LOSSY_REF), "write_bw"), 7.529)
+        self.assertEqual(results.mbps(results.rows(LOSSY_CREM), "write_bw"), 2.726)
+        self.assertEqual(cli("mbps", LOSSY_CREM, "rping_bulk"), (0, "0.714"))
+        self.assertEqual(cli("count", LOSSY_CREM, "test=rping_bulk", "verified=1"), (0, "3"))
+        self.assertEqual(cli("all-done", LOSSY_CREM)[0], 0)
+        self.assertEqual(cli("all-verified", LOSSY_CREM)[0], 0)
 
     def test_median_of_several_transfers(self):
         rs = [results.parse_result_line(f"RESULT test=write_bw trial={i} completed=1 "
@@ -137,6 +150,18 @@ class ConsoleLogs(unittest.TestCase):
         self.assertEqual(results.counter(OFF1, "wan", "fwd"), 0)  # no module without CREM
         self.assertEqual(cli("counter", FIXED, "wan", "fwd"), (0, "6451"))
         self.assertEqual(cli("counter", FIXED, "wan", "in"), (0, "0"))
+
+    def test_host_and_gateway_hooks(self):
+        # e2e smoke: crem.ko on both hosts and in the WAN VM, loss-free.
+        self.assertEqual(cli("counter", SMOKE, "a", "sources"), (0, "1763"))
+        self.assertEqual(cli("counter", SMOKE, "a", "out"), (0, "1757"))
+        self.assertEqual(cli("counter", SMOKE, "b", "in"), (0, "1757"))
+        self.assertEqual(cli("counter", SMOKE, "wan", "fwd"), (0, str(2251 + 2251)))
+        self.assertEqual(results.counter(SMOKE, "a", "malformed"), 0)
+        self.assertEqual(results.counter(SMOKE, "b", "no-such-key"), 0)
+        self.assertEqual(results.counter(SMOKE, "no-such-vm", "in"), 0)
+        self.assertEqual(results.netem_drops(SMOKE), 0)
+        self.assertEqual(cli("has", SMOKE, "test=rping", "completed=1", "verified=1")[0], 0)
 
     def test_fwd_cost(self):
         # cpu.wan "1577 3443 100": 18.66 s busy over 6451 forwarded packets
