@@ -419,7 +419,7 @@ extern "C" fn crem_rs_crf_source(
     e.flow.on_source(now, Psn::new(psn), payload, ce, &mut h) == crf::SourceVerdict::Hold
 }
 
-fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>) {
+fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>, ce: bool) {
     let Some(ws) = workspace() else {
         return;
     };
@@ -430,7 +430,7 @@ fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<
     };
     let table = h.alias();
     let new_id = || choose_flow_id(host::random_u32, |id| table.flow_id_in_use(id));
-    match e.flow.on_message(now, msg, false, new_id, h, &mut w) {
+    match e.flow.on_message(now, msg, ce, new_id, h, &mut w) {
         Some(ReceiverEvent::Established { flow_id })
         | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
         Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
@@ -445,6 +445,7 @@ extern "C" fn crem_rs_engine_msg(
     now: u64,
     m: *const u8,
     len: u32,
+    ce: bool,
     side: u8,
 ) {
     // SAFETY: C passes the datagram's payload, linear, valid for the call.
@@ -461,7 +462,7 @@ extern "C" fn crem_rs_engine_msg(
         let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
             return;
         };
-        receiver_msg(e, &mut h, now, &msg);
+        receiver_msg(e, &mut h, now, &msg, ce);
     }
 }
 

@@ -42,7 +42,7 @@ if [ -z "$bench" ]; then
 fi
 out=$(mktemp -d /tmp/crem-bench.XXXXXX)
 say "VM: crem_bench suite and the user-space bench under $([ "$(kvm_usable)" = yes ] && echo KVM || echo TCG) (log: $out)"
-CREM_OUT=$out "$here/run-vm.sh" --name bench --out "$out" --timeout 600 \
+CREM_OUT=$out "$here/run-vm.sh" --kunit --name bench --out "$out" --timeout 600 \
   "$here/bench-kernel.sh" module="$mod" bench="$bench"
 grep -Eq '^(\[[ 0-9.]*\] )?ok [0-9]+ crem_bench$' "$out/dmesg.txt" || die "crem_bench did not pass (log: $out)"
 say "host: the user-space bench natively"

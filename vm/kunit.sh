@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 mod=$1 variant=${2:-normal}
 out=$(mktemp -d /tmp/crem-kunit.XXXXXX)
-CREM_OUT=$out "$here/run-vm.sh" --name kunit --variant "$variant" --out "$out" --timeout 300 \
+CREM_OUT=$out "$here/run-vm.sh" --kunit --name kunit --variant "$variant" --out "$out" --timeout 300 \
   "$here/guest/kunit.sh" module="$(cd "$(dirname "$mod")" && pwd)/$(basename "$mod")"
 # The built-in KUnit prints an empty KTAP header at boot; keep only the block
 # that the module's suites print (from the last header on).

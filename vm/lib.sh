@@ -50,3 +50,8 @@ kvm_usable() {
   fi
   cat "$stamp"
 }
+
+# kernel_reports FILE...: print the files (console logs) that hold a kernel
+# report: a splat, KASAN, lockdep or kmemleak finding. Status 0 if any does.
+KERNEL_REPORT_RE='BUG:|WARNING:|Oops|KASAN|kmemleak: [1-9][0-9]* new suspected|possible circular locking|inconsistent lock state|sleeping function called|skb_under_panic|Kernel panic'
+kernel_reports() { grep -lE "$KERNEL_REPORT_RE" "$@" 2>/dev/null; }

@@ -11,6 +11,8 @@
 #                      127.0.0.1:LPORT (repeatable; eth0, eth1, ... in order)
 #   --out DIR          host directory mounted read-write at /tmp/out in the guest
 #   --log FILE         console log (default: $CREM_OUT/NAME.console.log)
+#   --kunit            run the KUnit suites of modules loaded (else the test
+#                      build of crem.ko loads without running them)
 #
 # Exit status: the script's, 124 on timeout, 125 if the guest died without
 # reporting one (panic, oops with panic_on_warn, QEMU failure).
@@ -18,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-name=vm variant=normal timeout=600 mem="" out="" log="" nics=()
+name=vm variant=normal timeout=600 mem="" out="" log="" nics=() kunit=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
@@ -28,6 +30,7 @@ while [ $# -gt 0 ]; do
     --nic) nics+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
+    --kunit) kunit=1; shift ;;
     --) shift; break ;;
     -*) die "run-vm.sh: unknown option $1" ;;
     *) break ;;
@@ -54,6 +57,7 @@ append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
 append+=" init=$here/guest-init.sh panic=-1 crem.name=$name crem.script=$script"
 [ -n "$args" ] && append+=" crem.args=$args"
 [ "$variant" = debug ] && append+=" panic_on_warn=1 kasan.fault=panic"
+[ "$kunit" = 1 ] || append+=" kunit.enable=0"
 
 qemu=(qemu-system-x86_64 -machine q35 -m "$mem" -smp 1 -nographic -no-reboot
   -kernel "$kernel" -append "$append"

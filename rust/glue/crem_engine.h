@@ -89,8 +89,9 @@ int crem_rs_csf_pin(void *eng, struct crem_flow *f, u64 now, u8 k, u8 m, bool pi
 /* Returns true if the caller must hold the packet until released. */
 bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
 			u32 len, bool ce);
+/* @ce: the datagram carrying @msg arrived CE-marked. */
 void crem_rs_engine_msg(void *eng, struct crem_flow *f, u64 now, const u8 *msg, u32 len,
-			u8 side);
+			bool ce, u8 side);
 void crem_rs_engine_timer(void *eng, struct crem_flow *f, u64 now, u8 side);
 u64 crem_rs_engine_deadline(const void *eng, u8 side); /* U64_MAX: none */
 void crem_rs_engine_info(const void *eng, u8 side, struct crem_flow_info *out);

@@ -15,6 +15,7 @@
 #include <linux/netlink.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
+#include <linux/etherdevice.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -36,16 +37,21 @@ struct crem_create {
 	u8 msg[];
 };
 
-static u32 crem_key_hash(const struct crem_flow_key *k)
+/*
+ * Bucket hashes are keyed by a per-netns random seed: a peer (or anyone
+ * who can make RDMA traffic cross us) must not be able to choose flows
+ * that all land in one chain.
+ */
+static u32 crem_key_hash(const struct crem_flows *t, const struct crem_flow_key *k)
 {
 	return jhash_3words((__force u32)k->saddr, (__force u32)k->daddr,
-			    k->dqp ^ ((u32)k->side << 24) ^ ((u32)k->kind << 25), 0) >>
+			    k->dqp ^ ((u32)k->side << 24) ^ ((u32)k->kind << 25), t->seed) >>
 	       (32 - CREM_FLOW_HBITS);
 }
 
-static u32 crem_id_hash(__be32 peer, u32 id, u8 side)
+static u32 crem_id_hash(const struct crem_flows *t, __be32 peer, u32 id, u8 side)
 {
-	return jhash_2words((__force u32)peer, id ^ ((u32)side << 31), 1) >>
+	return jhash_2words((__force u32)peer, id ^ ((u32)side << 31), t->seed ^ 1) >>
 	       (32 - CREM_FLOW_HBITS);
 }
 
@@ -59,7 +65,7 @@ static struct crem_flow *crem_lookup_key(struct crem_flows *t, const struct crem
 {
 	struct crem_flow *f;
 
-	hlist_for_each_entry_rcu(f, &t->by_key[crem_key_hash(k)], key_node)
+	hlist_for_each_entry_rcu(f, &t->by_key[crem_key_hash(t, k)], key_node)
 		if (crem_key_eq(&f->key, k))
 			return f;
 	return NULL;
@@ -74,7 +80,7 @@ static struct crem_flow *crem_lookup_id(struct crem_flows *t, __be32 peer, u32 i
 {
 	struct crem_flow *f;
 
-	hlist_for_each_entry_rcu(f, &t->by_id[crem_id_hash(peer, id, side)], id_node)
+	hlist_for_each_entry_rcu(f, &t->by_id[crem_id_hash(t, peer, id, side)], id_node)
 		if (f->flow_id == id && f->peer == peer && f->key.side == side)
 			return f;
 	return NULL;
@@ -114,10 +120,12 @@ static enum hrtimer_restart crem_flow_timer(struct hrtimer *t)
 
 /* ---- Callbacks from the engines (under flow->lock). ---- */
 
+#ifdef CREM_TEST_BUILD
 /*
- * Fault injection for the end-to-end tests: corrupt one symbol octet of
- * every Nth coded (scheme 1) REPAIR this node sends, after encoding and
- * before the UDP checksum, as a corrupting middlebox would. 0: off.
+ * Fault injection for the end-to-end tests, in the test build only (the
+ * KUnit variant, CREM_KUNIT=1): corrupt one symbol octet of every Nth coded
+ * (scheme 1) REPAIR this node sends, after encoding and before the UDP
+ * checksum, as a corrupting middlebox would. 0: off.
  */
 static unsigned int fault_corrupt_repair;
 module_param(fault_corrupt_repair, uint, 0644);
@@ -125,24 +133,37 @@ MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAI
 
 #define CREM_REPAIR_SYMBOL_MIN 24 /* header with one bitmap word */
 
-static bool crem_fault_corrupt(const u8 *msg, u32 len)
+/* A corrupted copy of @msg, or NULL to send it as it is. */
+static u8 *crem_fault_corrupt(const u8 *msg, u32 len)
 {
 	static atomic_t n;
 	unsigned int every = READ_ONCE(fault_corrupt_repair);
+	u8 *copy;
 
-	return every && len > CREM_REPAIR_SYMBOL_MIN + 64 && msg[0] == 0x11 && msg[9] == 1 &&
-	       atomic_inc_return(&n) % every == 0;
+	if (!every || len <= CREM_REPAIR_SYMBOL_MIN + 64 || msg[0] != 0x11 || msg[9] != 1 ||
+	    atomic_inc_return(&n) % every)
+		return NULL;
+	/* The engine's buffer is borrowed (read-only to us): corrupt our own. */
+	copy = kmemdup(msg, len, GFP_ATOMIC);
+	if (copy)
+		copy[len - 40] ^= 0x5a;
+	return copy;
 }
+#else
+static inline u8 *crem_fault_corrupt(const u8 *msg, u32 len)
+{
+	return NULL;
+}
+#endif
 
 void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 {
 	/* The CSF's messages carry the protected flow's DSCP and ECT(0). */
 	u8 tos = f->key.side == CREM_SIDE_CSF ? (f->tos & ~INET_ECN_MASK) | INET_ECN_ECT_0 : 0;
+	u8 *bad = crem_fault_corrupt(msg, len);
 
-	if (unlikely(crem_fault_corrupt(msg, len))) {
-		/* The engine's buffer is per-CPU scratch: flip an octet in place. */
-		((u8 *)msg)[len - 40] ^= 0x5a;
-	}
+	if (unlikely(bad))
+		msg = bad;
 	if (f->defer ? crem_sock_queue(f->defer, f->peer, tos, msg, len) :
 		       crem_sock_send(f->cn, f->peer, tos, msg, len)) {
 		f->ctr.send_fail++;
@@ -150,6 +171,7 @@ void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 		f->ctr.msgs_out++;
 		f->msg_out[crem_msg_slot(msg, len)]++;
 	}
+	kfree(bad);
 }
 
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
@@ -157,12 +179,20 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 	struct crem_flows *t = &f->cn->flows;
 
 	spin_lock(&t->lock);
-	if (f->id_hashed)
-		hlist_del_rcu(&f->id_node);
+	lockdep_assert_held(&f->lock);
 	f->flow_id = id;
-	hlist_add_head_rcu(&f->id_node, &t->by_id[crem_id_hash(f->peer, id, f->key.side)]);
-	f->id_hashed = true;
-	t->gen++;
+	/*
+	 * A flow already unlinked (removal waits for the readers, one of which
+	 * is this HELLO/HELLO_ACK) must not be hashed again: it is freed after
+	 * the grace period and would stay reachable from by_id.
+	 */
+	if (f->linked) {
+		if (f->id_hashed)
+			hlist_del_rcu(&f->id_node);
+		hlist_add_head_rcu(&f->id_node, &t->by_id[crem_id_hash(t, f->peer, id, f->key.side)]);
+		f->id_hashed = true;
+		t->gen++;
+	}
 	spin_unlock(&t->lock);
 }
 
@@ -250,8 +280,9 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 		crem_flow_free(f);
 		return NULL;
 	}
-	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(&f->key)]);
+	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(t, &f->key)]);
 	list_add_tail_rcu(&f->all, &t->list);
+	f->linked = true;
 	t->count++;
 	t->gen++;
 	spin_unlock_bh(&t->lock);
@@ -265,7 +296,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 		/* The HELLO that asked for the flow is its first message in. */
 		f->ctr.msgs_in++;
 		f->msg_in[crem_msg_slot(msg, msg_len)]++;
-		crem_rs_engine_msg(f->eng, f, crem_now(), msg, msg_len, f->key.side);
+		crem_rs_engine_msg(f->eng, f, crem_now(), msg, msg_len, false, f->key.side);
 	}
 	crem_flow_arm(f);
 	spin_unlock_bh(&f->lock);
@@ -364,8 +395,9 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 	}
 	list_add_tail(&rq->node, &t->pending);
 	t->n_pending++;
-	spin_unlock(&t->lock);
+	/* Queued under the lock that closing is set under (crem_flows_exit). */
 	schedule_work(&t->create_work);
+	spin_unlock(&t->lock);
 	return NULL;
 drop:
 	spin_unlock(&t->lock);
@@ -490,6 +522,8 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 	f->last_ns = crem_now();
 	if (skb->dev)
 		f->ifindex = skb->dev->ifindex;
+	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
+		ether_addr_copy(f->h_source, eth_hdr(skb)->h_source);
 	f->tos = iph->tos;
 	f->ttl = iph->ttl;
 	f->frag_off = iph->frag_off;
@@ -676,20 +710,21 @@ static bool crem_to_crf(u8 type)
 	return type == 1 /* REPAIR */ || type == 2 /* HELLO */ || type == 4 /* PARAM_UPDATE */;
 }
 
-static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len)
+/* @ce: the datagram arrived CE-marked (REPAIRs leave ECT(0): crem_glue_send). */
+static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len, bool ce)
 {
 	spin_lock(&f->lock);
 	if (!f->dead) {
 		f->last_ns = crem_now();
 		f->ctr.msgs_in++;
 		f->msg_in[crem_msg_slot(msg, len)]++;
-		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, f->key.side);
+		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, ce, f->key.side);
 		crem_flow_arm(f);
 	}
 	spin_unlock(&f->lock);
 }
 
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, bool ce)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_msg_info mi;
@@ -723,7 +758,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 			return;
 		}
 		atomic64_inc(&cn->dp[CREM_EV_PATH_REPORT]);
-		crem_feed(f, msg, len);
+		crem_feed(f, msg, len, ce);
 		return;
 	}
 	if (!peer) { /* a reporter sends nothing else */
@@ -743,7 +778,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 		}
 		f = crem_lookup_key(t, &k);
 		if (f)
-			crem_feed(f, msg, len);
+			crem_feed(f, msg, len, ce);
 		else
 			crem_request_flow(cn, &k, from, NULL, 0, msg, len);
 		return;
@@ -752,7 +787,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 		/* The CSF learns its Flow ID here: match the echoed nonce. */
 		list_for_each_entry_rcu(f, &t->list, all)
 			if (f->key.side == CREM_SIDE_CSF && f->peer == from && !f->flow_id)
-				crem_feed(f, msg, len);
+				crem_feed(f, msg, len, ce);
 		return;
 	}
 	f = crem_lookup_id(t, from, mi.flow_id, crem_to_crf(mi.type) ? CREM_SIDE_CRF : CREM_SIDE_CSF);
@@ -762,16 +797,19 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len)
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
 		return;
 	}
-	crem_feed(f, msg, len);
+	crem_feed(f, msg, len, ce);
 }
 
 /* ---- Teardown. ---- */
 
 void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 {
+	lockdep_assert_held(&t->lock);
 	hlist_del_rcu(&f->key_node);
 	if (f->id_hashed)
 		hlist_del_rcu(&f->id_node);
+	f->id_hashed = false;
+	f->linked = false;
 	list_del_rcu(&f->all);
 	t->count--;
 	t->gen++;
@@ -850,6 +888,7 @@ void crem_flows_flush(struct crem_net *cn)
 void crem_flows_init(struct crem_flows *t)
 {
 	spin_lock_init(&t->lock);
+	t->seed = get_random_u32();
 	INIT_LIST_HEAD(&t->list);
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
@@ -866,11 +905,20 @@ void crem_flows_exit(struct crem_net *cn)
 	spin_lock_bh(&t->lock);
 	t->closing = true;
 	spin_unlock_bh(&t->lock);
+	/*
+	 * Readers (hooks, socket, timers) that saw the table open may still be
+	 * queueing creation, collection or refill work: wait for them before
+	 * cancelling, or a work item queued after its cancel would outlive us.
+	 * From here on nothing inserts (closing), so nothing queues again.
+	 */
+	synchronize_net();
 	cancel_work_sync(&t->create_work);
 	crem_pool_exit(&t->pool);
 	cancel_delayed_work_sync(&t->gc_work);
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);
+	INIT_LIST_HEAD(&t->pending);
+	t->n_pending = 0;
 	__crem_flows_flush(cn, false);
 	/* No flow is left to mark an event. */
 	cancel_work_sync(&t->ev_work);

@@ -5,10 +5,13 @@
  * state machines; this half owns memory, skbs, time and locking.
  *
  * Locking: the table is read under RCU (hooks, socket, timers run in softirq)
- * and changed under crem_net.flows_lock (BH-safe). Each flow's engine and
- * stores are touched only under flow->lock, taken with BH disabled; a flow
- * marked dead under its lock is never touched again and is freed after an
- * RCU grace period.
+ * and changed under crem_flows.lock (BH-safe; taken inside flow->lock by
+ * crem_glue_flow_set_id, never the other way round). Each flow's engine and
+ * stores are touched only under flow->lock, taken with BH disabled.
+ * Removal unlinks a flow under crem_flows.lock (linked = false, after which
+ * nothing hashes it again), waits an RCU grace period for the readers that
+ * found it before, then marks it dead under its lock (its timer does nothing
+ * more), ends its engine and frees it.
  */
 #ifndef CREM_FLOW_H
 #define CREM_FLOW_H
@@ -17,6 +20,7 @@
 #include <linux/spinlock.h>
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
+#include <linux/if_ether.h>
 #include <linux/list.h>
 #include <linux/rculist.h>
 #include "crem_glue.h"
@@ -66,7 +70,8 @@ struct crem_flow {
 	struct crem_flow_key key;
 	__be32 peer;
 	u32 flow_id; /* 0 until known (the CSF learns it from HELLO_ACK) */
-	bool id_hashed;
+	bool linked; /* in the table (under crem_flows.lock) */
+	bool id_hashed; /* in by_id (under crem_flows.lock) */
 	bool dead;
 	bool gc; /* chosen for removal by the collector (crem_gc.c) */
 	spinlock_t lock;
@@ -78,6 +83,7 @@ struct crem_flow {
 	u8 tos, ttl;
 	__be16 sport, frag_off;
 	int ifindex; /* host mode: where the flow's packets arrive */
+	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
 	u16 close_reason; /* of the pending close-received */
 	bool host; /* host mode: restored and held packets are delivered locally */
@@ -152,7 +158,7 @@ struct nf_hook_state;
 /* Datapath entry points (softirq, RCU read side held by the caller). */
 unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
 			    u32 l4off, const struct nf_hook_state *state);
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len);
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, bool ce);
 
 /* After an engine call under flow->lock: (re)arm the timer. */
 void crem_flow_arm(struct crem_flow *f);
@@ -165,6 +171,7 @@ void crem_mem_uncharge(struct crem_flow *f, u32 n);
 bool crem_store_keep_cur(struct crem_flow *f, struct crem_slot *s, u32 psn,
 			 const u8 *p, u32 len);
 void crem_slot_clear(struct crem_flow *f, struct crem_slot *s);
+void crem_slot_drop(struct crem_flow *f, struct crem_slot *s, enum skb_drop_reason reason);
 const u8 *crem_slot_data(const struct crem_slot *s);
 bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb);
 

@@ -123,10 +123,11 @@ static void __net_exit crem_net_exit(struct net *net)
 	nf_unregister_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
 	/* Hooks run under RCU: wait for those in flight before freeing state. */
 	synchronize_net();
-	crem_flows_exit(cn);
+	/* Quiesce the network side first: no datagram creates a flow after. */
 	mutex_lock(&cn->sock_mutex);
 	crem_sock_close(cn);
 	mutex_unlock(&cn->sock_mutex);
+	crem_flows_exit(cn);
 	crem_rs_net_exit(cn->rs);
 	cn->rs = NULL;
 }

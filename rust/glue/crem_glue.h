@@ -36,6 +36,7 @@ struct crem_flows {
 	struct hlist_head by_id[1 << CREM_FLOW_HBITS];
 	struct list_head list;
 	u32 count;
+	u32 seed; /* of the bucket hashes, random per netns */
 	u32 gen; /* bumped on every insert/remove: dump consistency */
 	atomic64_t mem;
 	/* Counters of flows gone since, and the baseline of the last reset. */

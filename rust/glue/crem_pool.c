@@ -26,12 +26,12 @@ void crem_flow_free(struct crem_flow *f)
 /* A zeroed flow of @side with its engine memory and stores, uninitialised. */
 struct crem_flow *crem_flow_alloc(u8 side)
 {
-	struct crem_flow *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct crem_flow *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 
 	if (!f)
 		return NULL;
 	f->key.side = side;
-	f->eng = kvzalloc(crem_rs_engine_size(side), GFP_KERNEL);
+	f->eng = kvzalloc(crem_rs_engine_size(side), GFP_KERNEL_ACCOUNT);
 	if (!f->eng || crem_store_alloc(f)) {
 		crem_flow_free(f);
 		return NULL;

@@ -10,28 +10,47 @@
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include <net/route.h>
+#include <net/inet_ecn.h>
 #include "crem_flow.h"
 
-/* Receive: the whole datagram, linear, from a configured peer only. */
+/*
+ * Receive: the whole datagram, linear, from a configured peer only. Its ECN
+ * goes with it: a CE-marked REPAIR is the draft's congestion signal for the
+ * repair path (LOSS_REPORT's "repairs CE marked").
+ */
 static int crem_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct crem_net *cn = rcu_dereference_sk_user_data(sk);
+	enum skb_drop_reason reason;
 	u32 len;
 
-	if (!cn || skb->protocol != htons(ETH_P_IP) || skb_linearize(skb))
+	if (!cn) {
+		reason = SKB_DROP_REASON_SOCKET_CLOSE;
 		goto drop;
+	}
+	if (skb->protocol != htons(ETH_P_IP)) {
+		reason = SKB_DROP_REASON_UNHANDLED_PROTO;
+		goto drop;
+	}
+	if (skb->len < sizeof(struct udphdr)) {
+		reason = SKB_DROP_REASON_PKT_TOO_SMALL;
+		goto drop;
+	}
+	if (skb_linearize(skb)) {
+		reason = SKB_DROP_REASON_NOMEM;
+		goto drop;
+	}
 	len = skb->len - sizeof(struct udphdr);
-	if (skb->len < sizeof(struct udphdr))
-		goto drop;
 	atomic64_inc(&cn->dp[CREM_EV_MSG_IN]);
 	atomic64_inc(&cn->msg_in[crem_msg_slot(skb->data + sizeof(struct udphdr), len)]);
-	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len);
+	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len,
+		      INET_ECN_is_ce(ip_hdr(skb)->tos));
 	consume_skb(skb);
 	return 0;
 drop:
 	if (cn)
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
-	kfree_skb(skb);
+	kfree_skb_reason(skb, reason);
 	return 0;
 }
 
@@ -140,7 +159,12 @@ void crem_sock_close(struct crem_net *cn)
 	udp_tunnel_sock_release(sock);
 }
 
-/* (Re)binds the socket to @port (0: none). Process context, may sleep. */
+/*
+ * (Re)binds the socket to @port (0: none), under cn->sock_mutex (config-set
+ * holds it from its snapshot to its commit). The new socket is bound before
+ * the old one goes: if @port cannot be bound (in use, say), the old socket
+ * keeps serving and the error is returned. Process context, may sleep.
+ */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port)
 {
 	struct udp_port_cfg ucfg = {
@@ -153,24 +177,23 @@ int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port)
 		.encap_type = 1,
 		.encap_rcv = crem_encap_rcv,
 	};
-	struct socket *sock, *old;
+	struct socket *sock = NULL, *old;
 	int err;
 
-	mutex_lock(&cn->sock_mutex);
+	lockdep_assert_held(&cn->sock_mutex);
 	old = rcu_dereference_protected(cn->sock, lockdep_is_held(&cn->sock_mutex));
-	if (old && inet_sk(old->sk)->inet_sport == htons(port)) {
-		mutex_unlock(&cn->sock_mutex);
+	if (old ? inet_sk(old->sk)->inet_sport == htons(port) : !port)
 		return 0;
-	}
-	crem_sock_close(cn);
-	err = 0;
 	if (port) {
 		err = udp_sock_create(net, &ucfg, &sock);
-		if (!err) {
-			setup_udp_tunnel_sock(net, sock, &tcfg);
-			rcu_assign_pointer(cn->sock, sock);
-		}
+		if (err)
+			return err;
 	}
-	mutex_unlock(&cn->sock_mutex);
-	return err;
+	/* Bound: swap. The old socket's flows go with it (crem_sock_close). */
+	crem_sock_close(cn);
+	if (sock) {
+		setup_udp_tunnel_sock(net, sock, &tcfg);
+		rcu_assign_pointer(cn->sock, sock);
+	}
+	return 0;
 }

@@ -36,13 +36,13 @@ void crem_mem_uncharge(struct crem_flow *f, u32 n)
 int crem_store_alloc(struct crem_flow *f)
 {
 	if (f->key.side == CREM_SIDE_CSF) {
-		f->slots = kvcalloc(CREM_CSF_SLOTS, sizeof(*f->slots), GFP_KERNEL);
+		f->slots = kvcalloc(CREM_CSF_SLOTS, sizeof(*f->slots), GFP_KERNEL_ACCOUNT);
 		return f->slots ? 0 : -ENOMEM;
 	}
-	f->slots = kvcalloc(CREM_CRF_WINDOW, sizeof(*f->slots), GFP_KERNEL);
-	f->rep = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep), GFP_KERNEL);
-	f->rep_len = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep_len), GFP_KERNEL);
-	f->held = kvcalloc(CREM_CRF_HELD, sizeof(*f->held), GFP_KERNEL);
+	f->slots = kvcalloc(CREM_CRF_WINDOW, sizeof(*f->slots), GFP_KERNEL_ACCOUNT);
+	f->rep = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep), GFP_KERNEL_ACCOUNT);
+	f->rep_len = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep_len), GFP_KERNEL_ACCOUNT);
+	f->held = kvcalloc(CREM_CRF_HELD, sizeof(*f->held), GFP_KERNEL_ACCOUNT);
 	return f->slots && f->rep && f->rep_len && f->held ? 0 : -ENOMEM;
 }
 
@@ -53,8 +53,10 @@ void crem_store_free(struct crem_flow *f)
 
 	for (i = 0; f->slots && i < n; i++)
 		crem_slot_clear(f, &f->slots[i]);
+	/* Held packets were released before (crem_flows_reap); one left here
+	 * never reaches its receiver: a real drop. */
 	for (i = 0; f->held && i < CREM_CRF_HELD; i++)
-		crem_slot_clear(f, &f->held[i]);
+		crem_slot_drop(f, &f->held[i], SKB_DROP_REASON_QUEUE_PURGE);
 	for (i = 0; f->rep && i < CREM_CRF_REPAIRS; i++)
 		crem_glue_crf_drop_repair(f, i);
 	kvfree(f->slots);
@@ -74,14 +76,34 @@ const u8 *crem_slot_data(const struct crem_slot *s)
 	return s->buf;
 }
 
-void crem_slot_clear(struct crem_flow *f, struct crem_slot *s)
+/*
+ * Frees what @s keeps. Retained clones and kept sources are our copies of
+ * packets that went on their way: their release is a normal free
+ * (consume_skb), invisible to drop monitors. crem_slot_drop is for a packet
+ * that is lost by it.
+ */
+static void crem_slot_free(struct crem_flow *f, struct crem_slot *s, bool drop,
+			   enum skb_drop_reason reason)
 {
 	if (!s->skb && !s->buf)
 		return;
 	crem_mem_uncharge(f, s->skb ? s->skb->truesize : s->len);
-	kfree_skb(s->skb);
+	if (drop)
+		kfree_skb_reason(s->skb, reason);
+	else
+		consume_skb(s->skb);
 	kfree(s->buf);
 	memset(s, 0, sizeof(*s));
+}
+
+void crem_slot_clear(struct crem_flow *f, struct crem_slot *s)
+{
+	crem_slot_free(f, s, false, SKB_CONSUMED);
+}
+
+void crem_slot_drop(struct crem_flow *f, struct crem_slot *s, enum skb_drop_reason reason)
+{
+	crem_slot_free(f, s, true, reason);
 }
 
 /*
@@ -249,7 +271,8 @@ bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, 
 	 * lacks: solving for it is also the ICRC check of the restored packet.
 	 */
 	if (!crem_rs_restore_ident(skb->data, skb->len)) {
-		kfree_skb(skb); /* the engine counts it as an ICRC failure */
+		/* The engine counts it as an ICRC failure: a checksum drop. */
+		kfree_skb_reason(skb, SKB_DROP_REASON_SKB_CSUM);
 		return false;
 	}
 	ip_send_check(ip_hdr(skb));

@@ -33,3 +33,22 @@ kmemleak_report() {
   echo scan >/sys/kernel/debug/kmemleak; sleep 1; echo scan >/sys/kernel/debug/kmemleak
   cat /sys/kernel/debug/kmemleak
 }
+# droptrace_start / droptrace_stop FILE: the skb:kfree_skb events (drops,
+# as dropwatch and `perf trace -e skb:kfree_skb` see them) raised from
+# crem.ko while it ran, one per line in FILE. A normal release is
+# consume_skb and never shows here (e2e.sh checks the count against the
+# drops the module counted).
+TRACEFS=/sys/kernel/tracing
+droptrace_start() {
+  [ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null || return 0
+  [ -d $TRACEFS/events/skb/kfree_skb ] || return 0
+  echo 4096 >$TRACEFS/buffer_size_kb
+  echo >$TRACEFS/trace
+  echo 1 >$TRACEFS/events/skb/kfree_skb/enable
+}
+droptrace_stop() {
+  [ -e $TRACEFS/events/skb/kfree_skb/enable ] || return 0
+  echo 0 >$TRACEFS/events/skb/kfree_skb/enable
+  grep 'kfree_skb:' $TRACEFS/trace | grep '\[crem\]' >"$1"
+  log "kfree_skb from crem.ko: $(wc -l <"$1") ($(grep -c 'kfree_skb:' $TRACEFS/trace) in all)"
+}

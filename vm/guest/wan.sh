@@ -62,9 +62,11 @@ fi
 # packet with and without CREM.
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 b0=$(busy)
+[ "$crem" != off ] && droptrace_start
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
 echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
+[ "$crem" != off ] && droptrace_stop $OUT/kfree_skb.wan.txt
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
 if [ "$crem" != off ]; then
   # Counters for the results (the demo and e2e cases read these files).

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""roce.py send DST QPS SECONDS [PPS [TOS]] | ack PEER REPORT: RoCEv2-shaped traffic
+without an RDMA device, for the churn test (vm/guest/churn.sh).
+
+send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
+      valid ICRC) to DST:4791 from this netns, round robin over destination
+      QPs 1..QPS, each QP with its own PSN sequence, for SECONDS at about PPS
+      packets a second (default 2000), IP ToS TOS (default 0). Raw IPv4
+      (IP_HDRINCL) so that the Identification, which the ICRC covers, is
+      ours. Prints the packets sent.
+ack:  answers every 8th packet of each QP that arrives on UDP 4791 with an
+      RC ACKNOWLEDGE (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791,
+      as the responder would (it releases the CSF's retention). Runs until
+      SIGTERM, then writes what arrived to REPORT as key=value words:
+      received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5.
+
+A restored packet therefore verifies as a real one would (the CRF solves
+the Identification from the ICRC: crem_core::roce::solve_ipv4_ident)."""
+import signal
+import socket
+import struct
+import sys
+import time
+import zlib
+
+ROCE_PORT = 4791
+
+
+def bth(opcode, dqp, psn, ackreq=False):
+    # opcode, SE/M/Pad/TVer, P_Key, resv8, DestQP, A/resv7, PSN.
+    return struct.pack('!BBHB3sB3s', opcode, 0, 0xffff, 0, dqp.to_bytes(3, 'big'),
+                       0x80 if ackreq else 0, (psn & 0xffffff).to_bytes(3, 'big'))
+
+
+ICRC_SEED = 0xDEBB20E3  # CRC-32 state after the 8 masked LRH octets
+
+
+def icrc_v4(iph, udp):
+    """The RoCEv2 ICRC (crem_core::roce::icrc_v4): CRC-32 over the IPv4
+    header with TOS, TTL and checksum masked, the UDP header with its
+    checksum masked, the BTH with its resv8a masked, and the payload."""
+    m = bytearray(iph)
+    m[1] = 0xff
+    m[8] = 0xff
+    m[10:12] = b'\xff\xff'
+    u = bytearray(udp[:8])
+    u[6:8] = b'\xff\xff'
+    b = bytearray(udp[8:20])
+    b[4] = 0xff
+    data = bytes(m) + bytes(u) + bytes(b) + udp[20:-4]
+    return zlib.crc32(data, ~ICRC_SEED & 0xffffffff)
+
+
+def packet(src, dst, sport, tos, ident, roce):
+    """IPv4 + UDP (checksum 0, as RoCEv2 allows) + @roce, its ICRC filled."""
+    udp_len = 8 + len(roce)
+    iph = struct.pack('!BBHHHBBH4s4s', 0x45, tos, 20 + udp_len, ident, 0x4000, 64, 17, 0,
+                      socket.inet_aton(src), socket.inet_aton(dst))
+    udp = struct.pack('!HHHH', sport, ROCE_PORT, udp_len, 0) + roce
+    crc = icrc_v4(iph, udp)
+    return iph + udp[:-4] + struct.pack('<I', crc)
+
+
+def send(dst, qps, seconds, pps, tos=0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((dst, ROCE_PORT))
+    src = probe.getsockname()[0]
+    payload = bytes(range(256)) + b'\0\0\0\0'  # data, then the ICRC field
+    psn = {q: 1000 * q for q in range(1, qps + 1)}
+    end = time.time() + seconds
+    n = ident = 0
+    gap = 1.0 / pps
+    nxt = time.time()
+    while time.time() < end:
+        for q in range(1, qps + 1):
+            ident = ident % 65535 + 1
+            roce = bth(0x04, q, psn[q], psn[q] % 8 == 7) + payload
+            try:
+                s.sendto(packet(src, dst, 49152 + q, tos, ident, roce), (dst, 0))
+                n += 1
+            except OSError:
+                pass  # the route is being torn down and rebuilt by the test
+            psn[q] += 1
+            nxt += gap
+            pause = nxt - time.time()
+            if pause > 0:
+                time.sleep(pause)
+    print(n)
+
+
+def ack(peer, report):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    s.bind(('0.0.0.0', ROCE_PORT))
+    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # What arrived: packets, ACKs sent, packets by ECN codepoint, and
+    # packets whose PSN is 5 mod 32 (datapath.sh's FORWARD rule drops those).
+    c = {'received': 0, 'acks': 0, 'not-ect': 0, 'ect0': 0, 'ce': 0, 'psn5': 0}
+
+    def done(*_):
+        with open(report, 'w') as f:
+            f.write(' '.join(f'{k}={v}' for k, v in c.items()) + '\n')
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, done)
+    while True:
+        pkt, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(4))
+        if len(pkt) < 12 or pkt[0] != 0x04:
+            continue
+        c['received'] += 1
+        tos = next((d[0] for lvl, typ, d in anc
+                    if lvl == socket.IPPROTO_IP and typ == socket.IP_TOS and d), 0)
+        ecn = ('not-ect', 'ect1', 'ect0', 'ce')[tos & 3]
+        c[ecn] = c.get(ecn, 0) + 1
+        qp = int.from_bytes(pkt[5:8], 'big')
+        psn = int.from_bytes(pkt[9:12], 'big')
+        if psn % 32 == 5:
+            c['psn5'] += 1
+        if psn % 8 != 7:
+            continue
+        # The ACK names the requester's QP; here the same number.
+        msg = bth(0x11, qp, psn) + struct.pack('!I', psn & 0xffffff) + b'\0\0\0\0'
+        try:
+            out.sendto(msg, (peer, ROCE_PORT))
+            c['acks'] += 1
+        except OSError:
+            pass
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == 'send':
+        send(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+             float(sys.argv[5]) if len(sys.argv) > 5 else 2000,
+             int(sys.argv[6]) if len(sys.argv) > 6 else 0)
+    elif sys.argv[1] == 'ack':
+        ack(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)

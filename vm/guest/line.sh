@@ -1,0 +1,56 @@
+# Sourced by the one-VM datapath cases (churn.sh, datapath.sh): four netns in
+# a line, two of them CREM gateways protecting the traffic between the outer
+# two, and RoCEv2-shaped traffic without an RDMA device (flows/roce.py).
+#
+#   n0 192.0.2.1 -- [n2 gateway] 10.0.0.2 ==netem== 10.0.0.1 [n1 gateway] -- n3 203.0.113.1
+#
+# Needs common.sh; arguments ctl= ksrc= spec= (the YNL client for the
+# flows/*.py helpers).
+CTL=$arg_ctl
+mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+mkdir -p /tmp/fl && cp "$(dirname "$0")"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; echo "$2" | sed 's/^/    # /'; }
+# expect NAME CONDITION DETAIL: ok if the shell CONDITION holds.
+expect() { if eval "$2"; then ok "$1"; else bad "$1" "$3"; fi; }
+# X NS CMD...: CMD in netns NS (in the foreground: for a background job
+# whose pid is wanted, use ip netns exec itself, which execs CMD).
+X() { ns=$1; shift; ip netns exec "$ns" "$@"; }
+# stat_of NS KEY: a counter of `crem-ctl -j stats` (KEY: a.b for nests).
+stat_of() { X "$1" "$CTL" -j stats 2>/dev/null | python3 -c "import json,sys
+s=json.load(sys.stdin)['stats']
+for k in '$2'.split('.'): s=s.get(k, 0) if isinstance(s, dict) else 0
+print(s)" 2>/dev/null || echo 0; }
+# line_up NETEM: the four netns, the WAN link's netem on n2's egress NETEM.
+line_up() {
+  WAN_NETEM=$1
+  for n in n0 n1 n2 n3; do ip netns add $n; ip -n $n link set lo up; done
+  ip link add a0 netns n0 type veth peer name a2 netns n2
+  ip link add b3 netns n3 type veth peer name b1 netns n1
+  ip -n n0 addr add 192.0.2.1/24 dev a0 && ip -n n2 addr add 192.0.2.2/24 dev a2
+  ip -n n3 addr add 203.0.113.1/24 dev b3 && ip -n n1 addr add 203.0.113.2/24 dev b1
+  for d in n0:a0 n2:a2 n3:b3 n1:b1; do ip -n ${d%%:*} link set ${d#*:} up; done
+  ip -n n0 route add default via 192.0.2.2
+  ip -n n3 route add default via 203.0.113.2
+  for n in n1 n2; do X $n sysctl -q -w net.ipv4.ip_forward=1; done
+  wan_up
+}
+# wan_up: the n2 - n1 link (made again after a device deletion).
+wan_up() {
+  ip link add v2 netns n2 type veth peer name v1 netns n1 || return 1
+  ip -n n2 addr add 10.0.0.2/24 dev v2 && ip -n n1 addr add 10.0.0.1/24 dev v1
+  ip -n n2 link set v2 up && ip -n n1 link set v1 up
+  ip -n n2 route replace 203.0.113.0/24 via 10.0.0.1
+  ip -n n1 route replace 192.0.2.0/24 via 10.0.0.2
+  # shellcheck disable=SC2086
+  tc -n n2 qdisc add dev v2 root netem $WAN_NETEM limit 10000
+  tc -n n1 qdisc add dev v1 root netem delay 2ms limit 10000
+}
+# gateways ARGS...: both gateways protect n0 -> n3 (and back), with ARGS.
+gateways() {
+  X n1 "$CTL" set port 7470 role gateway "$@" peer 192.0.2.0/24=10.0.0.2 &&
+  X n2 "$CTL" set port 7470 role gateway "$@" peer 203.0.113.0/24=10.0.0.1
+}
+line_down() { for n in n0 n1 n2 n3; do ip netns del $n 2>/dev/null; done; }

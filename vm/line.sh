@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# line.sh CASE MODULE CREMCTL_BINARY [normal|debug] [SECONDS] — a one-VM
+# datapath case on four netns in a line (vm/guest/line.sh) with
+# RoCEv2-shaped traffic and no RDMA device:
+#   datapath  restored packets: ICRC, no ECN marking, the FORWARD policy;
+#             skb drops traced against the module's counters
+#   churn     teardown racing live traffic: flow deletion, port and role
+#             flips, input-device deletion with packets held, netns
+#             destruction, a HELLO flood; then rmmod
+# Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
+# long the traffic runs (churn: 120 on the debug kernel, the issue's "at
+# least 2 minutes", 30 otherwise; datapath: 20 per transfer).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+[ $# -ge 3 ] || die "usage: line.sh datapath|churn MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
+case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal}
+case $case_ in
+  churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
+  datapath) secs=${5:-20} ;;
+  *) die "unknown case $case_" ;;
+esac
+[ -f "$mod" ] || die "no module $2"
+[ -x "$3" ] || die "no crem-ctl binary $3 (cargo build -p crem-ctl --release)"
+out=$(mktemp -d /tmp/crem-$case_.XXXXXX)
+chmod 755 "$out"
+cp "$3" "$out/crem-ctl" && chmod 755 "$out/crem-ctl"
+rc=0
+CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out" \
+  --timeout $((secs * 3 + 300)) \
+  "$here/guest/$case_.sh" module="$mod" ctl=/tmp/out/crem-ctl ksrc="$(kernel_src)" \
+  spec="$here/../netlink/crem.yaml" seconds="$secs" || rc=$?
+log=$out/$case_.console.log
+grep -E '^(ok|not ok|    #|[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port)' "$log" || true
+if kernel_reports "$log"; then
+  say "FAILED: kernel report in $log"; rc=1
+fi
+say "console log: $log"
+exit $rc
