@@ -66,10 +66,36 @@ debug_steps() {
   step debug-e2e-host "$here/e2e.sh" host debug
 }
 
+# The short demo: every mode, one trial, few transfers (make demo's main job,
+# a few minutes). Fails if demo.py exits non-zero (a VM failed) or leaves no
+# table or no results JSON; transfers that time out are results, not failures.
+demo_short() {
+  local d
+  d=$(mktemp -d /tmp/crem-demo-short.XXXXXX)
+  "$here/demo.py" --trials 1 --iters 20 --timeout 60 --results-dir "$d" | tee "$d/table.txt" ||
+    { echo "demo-short: demo.py failed (rc $?)"; return 1; }
+  grep -q '^mode .*goodput Mb/s' "$d/table.txt" || { echo "demo-short: no table"; return 1; }
+  python3 - "$d" <<'PY'
+import glob, json, sys
+js = glob.glob(sys.argv[1] + "/demo-*.json")
+if not js:
+    sys.exit(f"demo-short: no demo-*.json in {sys.argv[1]}")
+runs = json.load(open(js[0]))["runs"]
+cells = {(r["mode"], r["loss_pct"]) for r in runs}
+want = {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)}
+if cells != want or len(runs) != 2 * len(want):
+    sys.exit(f"demo-short: {js[0]} has cells {sorted(cells)}, {len(runs)} rows")
+print(f"demo-short: {js[0]}: {len(runs)} rows")
+PY
+}
+
 kko=$top/build/kunit/crem.ko
 ctl=${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl
 if [ "$variant" = normal ]; then
   step cargo-fmt cargo fmt --all -- --check
+  # The reader of the VMs' results (vm/results.py, used by the demo and the
+  # e2e cases) on files recorded from a real run.
+  step results-py python3 -m unittest discover -s "$here/tests" -v
   # The module's own Rust (crate root, glue, KUnit bodies; crem-core via #[path]).
   step kernel-rustfmt rustfmt --edition 2021 --check rust/crem_main.rs
   step cargo-clippy cargo clippy --workspace --all-targets -- -D warnings
@@ -86,6 +112,7 @@ if [ "$variant" = normal ]; then
   step flows-qemu "$here/flows.sh" "$top/crem.ko" "$ctl" normal
   step crem-ctl-qemu "$here/crem-ctl.sh" "$top/crem.ko" "$ctl" normal
   step e2e-smoke "$here/e2e.sh" smoke normal
+  step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
   step e2e-adversarial "$here/e2e.sh" adversarial normal
