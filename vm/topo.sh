@@ -31,6 +31,9 @@
 #   --capture N        hosts a and b capture up to N RoCEv2 packets each to
 #                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
+#   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
+#   --tap              host b runs a packet tap (tcpdump) on eth0 throughout,
+#                      to DIR/b.tap.pcap
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
 # Prints the RESULT lines of host a; they are also in DIR/results.txt.
@@ -41,7 +44,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -50,6 +53,8 @@ while [ $# -gt 0 ]; do
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
+    --tap) tap=1; shift; continue ;;
+    --tos) tos=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -79,6 +84,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
 [ "$unload" = 1 ] && host_args+=(unload=1)
+[ -n "$tos" ] && host_args+=(tos="$tos")
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"
@@ -87,7 +93,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$(
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \
   "$here/guest/host.sh" role=a "${host_args[@]}" & a=$!
 CREM_OUT=$out "$here/run-vm.sh" --name b "${common[@]}" --nic $((base + 3)):$((base + 2)) \
-  "$here/guest/host.sh" role=b "${host_args[@]}" & b=$!
+  "$here/guest/host.sh" role=b "${host_args[@]}" $([ "$tap" = 1 ] && echo tap=1) & b=$!
 rc=0
 # Whatever way host a ends, release the others from their waits.
 wait "$a" || rc=$?
