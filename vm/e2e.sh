@@ -184,9 +184,9 @@ case $case_ in
     frames=$(pc) badl2=$(pc 'not (ether proto 0x0800 or ether proto 0x0806 or ether proto 0x86dd)')
     ect=$(pc "src host 192.0.2.1 and udp dst port 4791 and ip[1] & 3 = 2")
     notect=$(pc "src host 192.0.2.1 and udp dst port 4791 and ip[1] & 3 = 0")
-    injected=$(jq '.stats.totals.injected // 0' "$out/h/stats.b.json" 2>/dev/null || echo 0)
+    injected=$(res stats "$out/h" b totals.injected)
     say "host b tap: $frames frames, $badl2 without a valid link header; from a: $ect ECT(0)," \
-      "$notect not-ECT (b injected $injected, restored $(jq '.stats.totals.restored // 0' "$out/h/stats.b.json"))"
+      "$notect not-ECT (b injected $injected, restored $(res stats "$out/h" b totals.restored))"
     check "host b: a packet tap ran through the restorations, every frame with its link header" \
       "[ $frames -gt 1000 ] && [ $badl2 = 0 ]"
     check "host mode: restored packets carry no ECN marking (a's sources are ECT(0))" \
