@@ -36,6 +36,7 @@ DEMO_JSON = os.path.join(FIX, "demo-20261201T201655Z.json")
 SMOKE = os.path.join(FIX, "e2e-smoke")
 LOSSY_REF = os.path.join(FIX, "e2e-lossy-ref")
 LOSSY_CREM = os.path.join(FIX, "e2e-lossy-crem")
+HOST = os.path.join(FIX, "e2e-host")
 CELLS = [("off", 0.0, OFF0), ("off", 1.0, OFF1), ("fixed", 1.0, FIXED), ("adaptive", 1.0, ADAPTIVE)]
 
 
@@ -262,18 +263,27 @@ class GatewayStats(unittest.TestCase):
 
 
 class HostStats(unittest.TestCase):
-    """Host mode writes stats.a.json/stats.b.json the same way as the gateways
-    (host.sh's stats_out, `crem-ctl -j stats`): the gateways' recorded files
-    stand in for them here."""
+    """e2e host: crem.ko in host mode on a and b (stats.a.json, stats.b.json,
+    host.sh's stats_out; b's saved just before its unload under traffic)."""
 
     def test_host_files(self):
-        tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, tmp)
-        shutil.copy(os.path.join(FIXED, "stats.gwa.json"), os.path.join(tmp, "stats.a.json"))
-        shutil.copy(os.path.join(FIXED, "stats.gwb.json"), os.path.join(tmp, "stats.b.json"))
-        self.assertEqual(cli("host", tmp, "totals.restored"), (0, "14"))
-        self.assertEqual(results.totals(tmp, results.HOSTS)["msgs-in-by-type"]["repair"], 280)
-        self.assertEqual(cli("gw", tmp, "totals.restored"), (0, "0"))
+        self.assertEqual(cli("host", HOST, "totals.restored"), (0, str(16 + 66)))
+        self.assertEqual(cli("stats", HOST, "b", "totals.injected"), (0, "686"))
+        self.assertEqual(cli("host", HOST, "totals.repairs-sent"), (0, str(693 + 362)))
+        t = results.totals(HOST, results.HOSTS)
+        self.assertEqual(t["msgs-in-by-type"]["repair"], 372 + 698)
+        self.assertEqual(t["icrc-failures"], 0)
+        self.assertEqual(results.stats(HOST, results.HOSTS)["roce-local-in"], 3511 + 7877)
+        self.assertEqual(cli("gw", HOST, "totals.restored"), (0, "0"))  # no gateway files
+        self.assertIsNone(results.totals(HOST))
+
+    def test_host_rows_and_hooks(self):
+        rs = results.rows(HOST)
+        self.assertEqual(len(rs), 4)
+        self.assertTrue(results.all_done(rs) and results.all_verified(rs))
+        self.assertEqual(results.mbps(rs, "rping_bulk"), round((0.565 + 0.320) / 2, 3))
+        self.assertEqual(results.counter(HOST, "a", "sources"), 7405)
+        self.assertEqual(results.counter(HOST, "b", "in"), 8000)  # at b's unload
 
 
 class Predicates(unittest.TestCase):
