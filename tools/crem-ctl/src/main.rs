@@ -212,7 +212,9 @@ enum Cmd {
 Shows the CREM configuration (config-get), the counters (stats-get) and the
 protected flows (flow-get dump) of the current network namespace, or only one
 of them: config, stats or flows. 'show ID [side csf|crf] [peer ADDR]' shows
-one flow, as 'flow show' does. Reading needs no privilege.",
+one flow, as 'flow show' does. Reading needs no privilege, but Flow IDs are
+kept from other users: without CAP_NET_ADMIN over the namespace the flows
+come without IDs and 'show ID' is refused (exit 4).",
         after_long_help = const_format_show()
     )]
     Show {
@@ -339,7 +341,8 @@ With -j, one JSON object per line (even with --pretty):
 {\"event\": \"flow-up\" | \"flow-down\" | \"flow-change\", \"flow\": FLOW}, FLOW as in
 'crem-ctl flow --help'. Output is flushed after each event, so it can be
 piped. A notification the kernel could not send (out of memory) is counted
-in the drop-notify counter of 'crem-ctl stats'.",
+in the drop-notify counter of 'crem-ctl stats'. Joining the group needs
+CAP_NET_ADMIN over the namespace (the flow notifications carry Flow IDs).",
         after_long_help = const_format_read()
     )]
     Monitor {
@@ -371,7 +374,9 @@ subcommand, 'flow' is 'flow list': a table with one line per flow
     MEMORY       octets held for the flow
     AGE          time since the flow was set up
 
-and '-' for an attribute the module did not send. A dump the kernel flags as
+and '-' for an attribute the module did not send (the ID, to a caller without
+CAP_NET_ADMIN over the namespace: Flow IDs guard against blind injection,
+so 'flow show ID' needs it too). A dump the kernel flags as
 interrupted (the table changed while it ran, NLM_F_DUMP_INTR) is repeated, up
 to 10 times, so every flow is listed once; if the table never holds still,
 crem-ctl fails (exit 1) rather than print a torn list.

@@ -199,8 +199,11 @@ impl fmt::Display for Error {
                     detail.push_str(&format!("; missing attribute type {t}"));
                 }
                 if *errno == 1 || *errno == 13 {
-                    detail
-                        .push_str("; changing CREM needs CAP_NET_ADMIN over the network namespace");
+                    detail.push_str(if *op == "flow-get" {
+                        "; Flow IDs are shown only to CAP_NET_ADMIN over the network namespace"
+                    } else {
+                        "; changing CREM needs CAP_NET_ADMIN over the network namespace"
+                    });
                 }
                 match &extack.msg {
                     // The kernel's reason, verbatim, first.
@@ -216,6 +219,16 @@ impl fmt::Display for Error {
                 f,
                 "{op}: not supported by this kernel module (no such command)"
             ),
+            Error::Io(what, e)
+                if *what == "join multicast group"
+                    && e.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                write!(
+                    f,
+                    "netlink {what}: {e}; the events group (it carries Flow IDs) \
+                 needs CAP_NET_ADMIN over the network namespace"
+                )
+            }
             Error::Io(what, e) => write!(f, "netlink {what}: {e}"),
             Error::Timeout(op) => write!(
                 f,
@@ -642,6 +655,17 @@ mod tests {
         let perm = kernel_error("config-set", 1, Extack::default(), &req);
         assert_eq!(perm.exit_code(), 4);
         assert!(perm.to_string().contains("CAP_NET_ADMIN"));
+        // Reading Flow IDs and joining the events group need it too.
+        let get = kernel_error("flow-get", 1, Extack::default(), &req);
+        assert!(get
+            .to_string()
+            .contains("Flow IDs are shown only to CAP_NET_ADMIN"));
+        let join = Error::Io(
+            "join multicast group",
+            io::Error::from(io::ErrorKind::PermissionDenied),
+        );
+        assert_eq!(join.exit_code(), 4);
+        assert!(join.to_string().contains("events group"), "{join}");
     }
 
     #[test]

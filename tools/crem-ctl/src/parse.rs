@@ -9,7 +9,12 @@ use std::net::IpAddr;
 /// The keys of `crem-ctl set`, in display order: (key, attribute name,
 /// config-file key, value syntax).
 pub const KEYS: &[(&str, &str, &str, &str)] = &[
-    ("port", "port", "Port", "0..65535 (0 disables CREM)"),
+    (
+        "port",
+        "port",
+        "Port",
+        "0..65535 but 4791 (0 disables CREM)",
+    ),
     ("role", "role", "Role", "disabled|host|gateway"),
     (
         "recovery",
@@ -19,12 +24,12 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
     ),
     ("adaptive", "adaptive", "Adaptive", "on|off"),
     ("k", "k", "K", "1..255"),
-    ("m", "m", "M", "0..255"),
+    ("m", "m", "M", "0..16"),
     (
         "symbol-len",
         "symbol-len",
         "SymbolLen",
-        "0 (derived) or octets, e.g. 1100",
+        "0 (derived) or 64..1104 octets, e.g. 1100",
     ),
     (
         "epsilon",
@@ -39,12 +44,12 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
         "Hold",
         "time up to 1s: 500us, 2ms, 0 (bare numbers are µs)",
     ),
-    ("max-flows", "max-flows", "MaxFlows", "count"),
+    ("max-flows", "max-flows", "MaxFlows", "count, up to 65536"),
     (
         "max-memory",
         "max-memory",
         "MaxMemory",
-        "octets with K/M/G/T suffix (1024-based): 64M",
+        "octets with K/M/G/T suffix (1024-based), up to 64G: 64M",
     ),
     (
         "reporter",
@@ -480,7 +485,7 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         }
         "max-memory" => {
             dup(c.max_memory.is_some())?;
-            c.max_memory = Some(parse_size(k, value)?);
+            c.max_memory = Some(check_range(k, "max-memory", parse_size(k, value)?)?);
         }
         "reporter" => {
             let v = parse_addr_list(k, value)?;
@@ -588,6 +593,13 @@ mod tests {
         assert!(e(&["epsilon", "2"]).contains("write 2ppb"));
         assert!(e(&["epsilon", "1e-10"]).contains("resolution"));
         assert!(e(&["epsilon", "0"]).contains("out of range"));
+        // The kernel policy's caps, checked before anything is sent.
+        assert_eq!(
+            e(&["max-flows", "65537"]),
+            "max-flows: 65537 is out of range (0..=65536)"
+        );
+        assert!(e(&["max-memory", "65G"]).contains("out of range (0..=68719476736)"));
+        assert!(set(&["max-flows", "65536", "max-memory", "64G"]).is_ok());
         assert!(e(&["peer", "203.0.113.5/24=198.51.100.2"]).contains("did you mean 203.0.113.0/24"));
         assert!(e(&["peer", "203.0.113.0/33=198.51.100.2"]).contains("prefix length"));
         assert!(e(&["peer", "203.0.113.0/24"]).contains("PREFIX/LEN=ADDR"));
