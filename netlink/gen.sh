@@ -26,6 +26,29 @@ ynl --mode uapi --header -o "$work/out/crem.h"
 # 6.12's spec schema knows only admin-perm; the family is netns-aware, so a
 # namespace's own admin (CAP_NET_ADMIN in its user namespace) may change it.
 sed -i 's/GENL_ADMIN_PERM/GENL_UNS_ADMIN_PERM/' "$work/out/crem-nl-gen.c"
+# Nor can it say "4 or 16 octets" of a binary attribute, nor flag a multicast
+# group: addresses get a validation function (crem_nl.c; reporters may also
+# be empty, which clears the list), and "events", which carries Flow IDs,
+# needs CAP_NET_ADMIN to join. Each substitution must happen exactly once.
+subst() { # FILE FROM TO
+  local n
+  n=$(grep -cF -- "$2" "$1" || true)
+  [ "$n" = 1 ] || die "gen.sh: expected one '$2' in $(basename "$1"), found $n (generator changed?)"
+  FROM=$2 TO=$3 perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+}
+for a in PEER_PREFIX PEER_ADDR FLOW_SRC FLOW_DST FLOW_PEER; do
+  subst "$work/out/crem-nl-gen.c" "[CREM_A_${a}] = { .type = NLA_BINARY, }," \
+    "[CREM_A_${a}] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),"
+done
+subst "$work/out/crem-nl-gen.c" "[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, }," \
+  "[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),"
+subst "$work/out/crem-nl-gen.c" '[CREM_NLGRP_EVENTS] = { "events", },' \
+  '[CREM_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },'
+subst "$work/out/crem-nl-gen.h" "/* Common nested types */" \
+  "int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack);
+int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);
+
+/* Common nested types */"
 # Paths as the module includes them.
 sed -i 's|#include "crem.h"|#include "../../include/uapi/linux/crem.h"|; s|#include <uapi/linux/crem.h>|#include "../../include/uapi/linux/crem.h"|' \
   "$work/out/crem-nl-gen.h" "$work/out/crem-nl-gen.c"

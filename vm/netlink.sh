@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mod=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") variant=${2:-normal}
 out=$(mktemp -d /tmp/crem-netlink.XXXXXX)
 rc=0
-CREM_OUT=$out "$here/run-vm.sh" --name netlink --variant "$variant" --out "$out" --timeout 300 \
+CREM_OUT=$out "$here/run-vm.sh" --name netlink --variant "$variant" --out "$out" --timeout 480 \
   "$here/guest/netlink.sh" module="$mod" ksrc="$(kernel_src)" spec="$here/../netlink/crem.yaml" || rc=$?
 grep -E '^(ok|not ok|    #|netlink:)' "$out/netlink.console.log"
 exit $rc

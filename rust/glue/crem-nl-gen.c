@@ -20,6 +20,14 @@ static const struct netlink_range_validation crem_a_config_hold_us_range = {
 	.max	= 1000000ULL,
 };
 
+static const struct netlink_range_validation crem_a_config_max_flows_range = {
+	.max	= 65536ULL,
+};
+
+static const struct netlink_range_validation crem_a_config_max_memory_range = {
+	.max	= 68719476736ULL,
+};
+
 /* Common nested types */
 const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
@@ -32,16 +40,16 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_EPSILON_PPB] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_epsilon_ppb_range),
 	[CREM_A_CONFIG_M_CONG] = { .type = NLA_U8, },
 	[CREM_A_CONFIG_HOLD_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_hold_us_range),
-	[CREM_A_CONFIG_MAX_FLOWS] = { .type = NLA_U32, },
-	[CREM_A_CONFIG_MAX_MEMORY] = { .type = NLA_U64, },
-	[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, },
+	[CREM_A_CONFIG_MAX_FLOWS] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_flows_range),
+	[CREM_A_CONFIG_MAX_MEMORY] = NLA_POLICY_FULL_RANGE(NLA_U64, &crem_a_config_max_memory_range),
+	[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
 const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
-	[CREM_A_FLOW_SRC] = { .type = NLA_BINARY, },
-	[CREM_A_FLOW_DST] = { .type = NLA_BINARY, },
+	[CREM_A_FLOW_SRC] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+	[CREM_A_FLOW_DST] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 	[CREM_A_FLOW_DEST_QP] = { .type = NLA_U32, },
 	[CREM_A_FLOW_STATE] = NLA_POLICY_MAX(NLA_U8, 3),
 	[CREM_A_FLOW_CONFIG_ID] = { .type = NLA_U8, },
@@ -55,7 +63,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
 	[CREM_A_FLOW_BREAKER] = NLA_POLICY_MAX(NLA_U8, 1),
 	[CREM_A_FLOW_MEMORY] = { .type = NLA_U64, },
 	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
-	[CREM_A_FLOW_PEER] = { .type = NLA_BINARY, },
+	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 	[CREM_A_FLOW_AGE_MS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS] = NLA_POLICY_NESTED(crem_flow_stats_nl_policy),
 	[CREM_A_FLOW_KIND] = NLA_POLICY_MAX(NLA_U8, 1),
@@ -116,9 +124,9 @@ const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {
 };
 
 const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
-	[CREM_A_PEER_PREFIX] = { .type = NLA_BINARY, },
+	[CREM_A_PEER_PREFIX] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 	[CREM_A_PEER_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
-	[CREM_A_PEER_ADDR] = { .type = NLA_BINARY, },
+	[CREM_A_PEER_ADDR] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 };
 
 /* CREM_CMD_CONFIG_SET - do */
@@ -218,7 +226,7 @@ static const struct genl_split_ops crem_nl_ops[] = {
 };
 
 static const struct genl_multicast_group crem_nl_mcgrps[] = {
-	[CREM_NLGRP_EVENTS] = { "events", },
+	[CREM_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 struct genl_family crem_nl_family __ro_after_init = {

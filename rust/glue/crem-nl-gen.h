@@ -11,6 +11,9 @@
 
 #include "../../include/uapi/linux/crem.h"
 
+int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack);
+int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);
+
 /* Common nested types */
 extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1];
 extern const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1];

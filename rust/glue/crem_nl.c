@@ -5,11 +5,74 @@
  * what a policy cannot express and explains every refusal through extack.
  */
 #include <linux/module.h>
+#include <linux/stringify.h>
+#include <linux/user_namespace.h>
 #include <net/genetlink.h>
+#include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <net/route.h>
 #include "crem_glue.h"
 #include "crem-nl-gen.h"
 #include "crem_flow.h"
+
+/* RoCEv2's UDP port: never the CREM port. */
+#define CREM_ROCE_PORT 4791
+/*
+ * What the engines can do (rust/flow.rs): m up to MAX_M = 16, and symbols of
+ * at most 1104 octets (the CSF's repair accumulator, CSF_ACC = 16 * 1104, and
+ * the per-CPU decode buffer, CREM_WS_OUT in crem_store.c, are sized for them).
+ */
+#define CREM_CFG_MAX_M 16
+#define CREM_CFG_MIN_T 64
+#define CREM_CFG_MAX_T 1104
+/*
+ * What a REPAIR adds to its symbol (the draft's Operational Considerations:
+ * T plus these must fit the path MTU): its header, 20 octets plus both
+ * bitmaps of ceil(k / 32) words each, at most k = 255; UDP; IPv4.
+ */
+#define CREM_REPAIR_OVERHEAD (20 + 2 * 4 * DIV_ROUND_UP(255, 32) + 8 + 20)
+
+/*
+ * A netns owned by a user namespace other than the initial one gets no more
+ * flows and memory than the initial netns allows (its own root may set its
+ * configuration, but must not take more of the host than the host's admin
+ * gave any namespace). crem_limits_mutex orders a commit of the initial
+ * netns's limits (which lowers those above them: crem_limits_lower) against
+ * the commit of another netns's (which clamps to them).
+ */
+static DEFINE_MUTEX(crem_limits_mutex);
+
+static bool crem_net_limited(const struct net *net)
+{
+	return net->user_ns != &init_user_ns;
+}
+
+/* The initial netns's limits (exact under crem_limits_mutex). */
+static void crem_init_limits(u32 *flows, u64 *mem)
+{
+	struct crem_net *icn = crem_net(&init_net);
+
+	spin_lock_bh(&icn->cfg_lock);
+	*flows = icn->cfg.max_flows;
+	*mem = icn->cfg.max_memory;
+	spin_unlock_bh(&icn->cfg_lock);
+}
+
+/* Clamps @c, a limited netns's, to the initial netns's limits; true if it changed. */
+static bool crem_cfg_clamp(struct crem_cfg *c, u32 flows, u64 mem)
+{
+	bool changed = false;
+
+	if (c->max_flows > flows) {
+		c->max_flows = flows;
+		changed = true;
+	}
+	if (c->max_memory > mem) {
+		c->max_memory = mem;
+		changed = true;
+	}
+	return changed;
+}
 
 void crem_cfg_defaults(struct crem_cfg *cfg)
 {
@@ -83,6 +146,18 @@ static struct sk_buff *crem_cfg_msg(struct net *net, u32 portid, u32 seq, u8 cmd
 	spin_lock_bh(&cn->cfg_lock);
 	*snap = cn->cfg;
 	spin_unlock_bh(&cn->cfg_lock);
+	/*
+	 * A limited netns's defaults may exceed the initial netns's limits until
+	 * its first config-set clamps them (nothing runs before that: no port, no
+	 * role); show what applies.
+	 */
+	if (crem_net_limited(net)) {
+		u32 flows;
+		u64 mem;
+
+		crem_init_limits(&flows, &mem);
+		crem_cfg_clamp(snap, flows, mem);
+	}
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
@@ -110,17 +185,32 @@ int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* Addresses are IPv4 or IPv6: 4 or 16 octets (the policy checks >= 4). */
+/*
+ * The policy of every address attribute (netlink/gen.sh puts it there): IPv4
+ * or IPv6, 4 or 16 octets.
+ */
+int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	if (nla_len(attr) == 4 || nla_len(attr) == 16)
+		return 0;
+	NL_SET_ERR_MSG_ATTR(extack, attr, "address must be 4 (IPv4) or 16 (IPv6) octets");
+	return -EINVAL;
+}
+
+/* A reporter's: an address, or empty (which clears the list). */
+int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	return nla_len(attr) ? crem_nl_validate_addr(attr, extack) : 0;
+}
+
+/* An address attribute, its length checked by the policy (crem_nl_validate_addr). */
 static int crem_get_addr(const struct nlattr *attr, struct crem_addr *a,
 			 struct netlink_ext_ack *extack)
 {
 	int len = nla_len(attr);
 
-	if (len != 4 && len != 16) {
-		NL_SET_ERR_MSG_ATTR(extack, attr,
-				    "address must be 4 (IPv4) or 16 (IPv6) octets");
+	if (crem_nl_validate_addr(attr, extack))
 		return -EINVAL;
-	}
 	a->len = len;
 	nla_memcpy(a->a, attr, len);
 	return 0;
@@ -275,61 +365,203 @@ static int crem_apply_cfg(struct crem_cfg *c, struct nlattr **tb, const struct n
 				    "set a CREM port before enabling a role (there is no default port)");
 		return -EINVAL;
 	}
+	if (c->port == CREM_ROCE_PORT) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_PORT] ?: nest,
+				    "4791 is RoCEv2's own port: the CREM port must be another one");
+		return -EINVAL;
+	}
 	if ((unsigned int)c->k + c->m > 255) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_M] ?: tb[CREM_A_CONFIG_K] ?: nest,
 				    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
 		return -EINVAL;
 	}
-	if (c->symbol_len && c->symbol_len < 64) {
+	if (c->m > CREM_CFG_MAX_M) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_M] ?: nest,
+				    "m must not exceed " __stringify(CREM_CFG_MAX_M)
+				    " (the largest m of this module: its repair accumulator's)");
+		return -EINVAL;
+	}
+	if (c->symbol_len && c->symbol_len < CREM_CFG_MIN_T) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_SYMBOL_LEN],
 				    "symbol-len must be 0 (derived) or at least 64");
 		return -EINVAL;
 	}
+	if (c->symbol_len > CREM_CFG_MAX_T) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_CONFIG_SYMBOL_LEN],
+				    "symbol-len must not exceed " __stringify(CREM_CFG_MAX_T)
+				    " (the decode buffer's and the repair accumulator's symbols)");
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/*
+ * A given symbol-len (or new peers with one set) must fit, with a REPAIR's
+ * headers, the MTU of the route to each IPv4 peer that has a route now (the
+ * module sends only to IPv4 peers; a peer without a route yet is not judged).
+ */
+static int crem_check_mtu(struct net *net, const struct crem_cfg *c, struct nlattr **tb,
+			  const struct nlattr *nest, struct netlink_ext_ack *extack)
+{
+	u32 need = c->symbol_len + CREM_REPAIR_OVERHEAD;
+	int i;
+
+	if (!c->symbol_len)
+		return 0;
+	for (i = 0; i < c->n_peers; i++) {
+		struct flowi4 fl4 = { .flowi4_proto = IPPROTO_UDP };
+		struct rtable *rt;
+		u32 mtu;
+
+		if (c->peers[i].addr.len != 4)
+			continue;
+		memcpy(&fl4.daddr, c->peers[i].addr.a, 4);
+		rt = ip_route_output_key(net, &fl4);
+		if (IS_ERR(rt))
+			continue;
+		mtu = dst_mtu(&rt->dst);
+		ip_rt_put(rt);
+		if (need > mtu) {
+			NL_SET_ERR_MSG_ATTR_FMT(extack, tb[CREM_A_CONFIG_SYMBOL_LEN] ?: nest,
+						"symbol-len %u: REPAIRs need MTU %u, the route to %pI4 has %u",
+						c->symbol_len, need, &fl4.daddr, mtu);
+			return -EMSGSIZE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A limited netns (crem_net_limited) may not ask for more than the initial
+ * netns's limits; what it does not set is clamped to them.
+ */
+static int crem_check_limits(struct net *net, struct crem_cfg *c, struct nlattr **tb,
+			     struct netlink_ext_ack *extack)
+{
+	u32 flows;
+	u64 mem;
+
+	if (!crem_net_limited(net))
+		return 0;
+	crem_init_limits(&flows, &mem);
+	if (tb[CREM_A_CONFIG_MAX_FLOWS] && c->max_flows > flows) {
+		NL_SET_ERR_MSG_ATTR_FMT(extack, tb[CREM_A_CONFIG_MAX_FLOWS],
+					"max-flows %u is above the initial netns's max-flows (%u)",
+					c->max_flows, flows);
+		return -ERANGE;
+	}
+	if (tb[CREM_A_CONFIG_MAX_MEMORY] && c->max_memory > mem) {
+		NL_SET_ERR_MSG_ATTR_FMT(extack, tb[CREM_A_CONFIG_MAX_MEMORY],
+					"max-memory %llu is above the initial netns's (%llu)",
+					c->max_memory, mem);
+		return -ERANGE;
+	}
+	crem_cfg_clamp(c, flows, mem);
+	return 0;
+}
+
+/*
+ * The initial netns's limits are now @flows and @mem: every limited netns
+ * above them is lowered (and notified). Under crem_limits_mutex.
+ */
+static void crem_limits_lower(u32 flows, u64 mem)
+{
+	struct net *net;
+
+	lockdep_assert_held(&crem_limits_mutex);
+	down_read(&net_rwsem);
+	for_each_net(net) {
+		struct crem_net *cn;
+		struct sk_buff *ev;
+		bool changed;
+
+		if (!crem_net_limited(net))
+			continue;
+		/* Listed: its pernet init has run and its exit has not. */
+		cn = crem_net(net);
+		spin_lock_bh(&cn->cfg_lock);
+		changed = crem_cfg_clamp(&cn->cfg, flows, mem);
+		spin_unlock_bh(&cn->cfg_lock);
+		if (!changed)
+			continue;
+		ev = crem_cfg_msg(net, 0, 0, CREM_CMD_CONFIG_CHANGED);
+		if (ev)
+			genlmsg_multicast_netns(&crem_nl_family, net, ev, 0, CREM_NLGRP_EVENTS,
+						GFP_KERNEL);
+	}
+	up_read(&net_rwsem);
 }
 
 int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct net *net = genl_info_net(info);
 	struct crem_net *cn = crem_net(net);
-	struct nlattr *tb[CREM_A_CONFIG_MAX + 1];
+	struct nlattr *tb[CREM_A_CONFIG_MAX + 1], *nest;
 	struct crem_cfg *c;
 	struct sk_buff *ev;
-	bool changed = false;
+	bool changed = false, lower;
+	u16 old_port;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, CREM_A_CMD_CONFIG))
 		return -EINVAL;
-	err = nla_parse_nested(tb, CREM_A_CONFIG_MAX, info->attrs[CREM_A_CMD_CONFIG],
-			       crem_config_nl_policy, info->extack);
+	nest = info->attrs[CREM_A_CMD_CONFIG];
+	err = nla_parse_nested(tb, CREM_A_CONFIG_MAX, nest, crem_config_nl_policy, info->extack);
 	if (err)
 		return err;
 	c = kmalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	/*
-	 * Concurrent setters may interleave (parallel_ops); the last complete
-	 * configuration wins and readers never see a torn one.
+	 * One setter at a time from snapshot to commit (parallel_ops lets them
+	 * run at once): two interleaved would each apply to the same snapshot,
+	 * the later commit undoing the other's change, or commit a port that
+	 * the other's socket serves.
 	 */
+	mutex_lock(&cn->sock_mutex);
 	spin_lock_bh(&cn->cfg_lock);
 	*c = cn->cfg;
 	spin_unlock_bh(&cn->cfg_lock);
-	err = crem_apply_cfg(c, tb, info->attrs[CREM_A_CMD_CONFIG], info->extack);
+	old_port = c->role != CREM_ROLE_DISABLED ? c->port : 0;
+	err = crem_apply_cfg(c, tb, nest, info->extack) ?:
+	      crem_check_limits(net, c, tb, info->extack);
+	if (!err && (tb[CREM_A_CONFIG_SYMBOL_LEN] || tb[CREM_A_CONFIG_PEER]))
+		err = crem_check_mtu(net, c, tb, nest, info->extack);
 	if (!err) {
-		/* The socket exists while a role is active; bind before committing. */
+		/* The socket exists while a role is active; bound before the commit. */
 		err = crem_sock_reconfigure(net, cn, c->role != CREM_ROLE_DISABLED ? c->port : 0);
-		if (err)
-			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?:
-						info->attrs[CREM_A_CMD_CONFIG],
-						"cannot bind the CREM port %u: error %d",
+		if (err == -EADDRINUSE && old_port)
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?: nest,
+						"port %u is in use by another socket; port %u still serves CREM",
+						c->port, old_port);
+		else if (err == -EADDRINUSE)
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?: nest,
+						"port %u is in use by another socket; CREM stays off",
+						c->port);
+		else if (err)
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?: nest,
+						"cannot bind the CREM port %u: error %d (nothing changed)",
 						c->port, err);
 	}
 	if (!err) {
+		mutex_lock(&crem_limits_mutex);
+		if (crem_net_limited(net)) { /* exact now: the initial netns's may have moved */
+			u32 flows;
+			u64 mem;
+
+			crem_init_limits(&flows, &mem);
+			crem_cfg_clamp(c, flows, mem);
+		}
 		spin_lock_bh(&cn->cfg_lock);
 		changed = memcmp(&cn->cfg, c, sizeof(*c)) != 0;
+		lower = c->max_flows < cn->cfg.max_flows || c->max_memory < cn->cfg.max_memory;
 		cn->cfg = *c;
 		spin_unlock_bh(&cn->cfg_lock);
+		if (lower && net_eq(net, &init_net))
+			crem_limits_lower(c->max_flows, c->max_memory);
+		mutex_unlock(&crem_limits_mutex);
 	}
+	mutex_unlock(&cn->sock_mutex);
 	kfree(c);
 	if (err || !changed) /* notify only real changes */
 		return err;

@@ -5,6 +5,11 @@
  * including flows gone since), the flow dump, consistent under churn
  * through the table's generation number (NLM_F_DUMP_INTR when it moved),
  * flow-get/flow-del of one flow and the flow-up/flow-down notifications.
+ *
+ * Flow IDs are the draft's defence against blind injection: like wg show
+ * with keys, they go only to CAP_NET_ADMIN over the netns. The dump omits
+ * them for others, flow-get's do (which names a flow by id: an oracle)
+ * needs it, and so does joining the events group (GENL_MCAST_CAP_NET_ADMIN).
  */
 #include <net/genetlink.h>
 #include <net/sock.h>
@@ -188,15 +193,17 @@ int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-/* @ev: a flow-change event (CREM_FLOW_EVENT_*) to add, or -1. */
+/*
+ * @ev: a flow-change event (CREM_FLOW_EVENT_*) to add, or -1. @id: include
+ * the Flow ID (the reader has CAP_NET_ADMIN over the netns).
+ */
 static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_flow_info *fi,
-			 int ev, u16 reason)
+			 int ev, u16 reason, bool id)
 {
 	struct nlattr *nest = nla_nest_start(msg, CREM_A_CMD_FLOW);
 
 	crem_flow_info(f, fi);
-	if (!nest ||
-	    nla_put_u32(msg, CREM_A_FLOW_ID, fi->flow_id) ||
+	if (!nest || (id && nla_put_u32(msg, CREM_A_FLOW_ID, fi->flow_id)) ||
 	    nla_put_in_addr(msg, CREM_A_FLOW_SRC, f->key.saddr) ||
 	    nla_put_in_addr(msg, CREM_A_FLOW_DST, f->key.daddr) ||
 	    nla_put_u32(msg, CREM_A_FLOW_DEST_QP, f->key.dqp) ||
@@ -252,16 +259,24 @@ static size_t crem_flow_msg_size(void)
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
 }
 
-/* cb->args[0]: flows already sent (by position in the table's list). */
+/*
+ * cb->args[0]: flows already sent (by position in the table's list);
+ * cb->args[1]: 0 before the first part, then 1 + whether the ids are shown
+ * (decided once, so every part of a dump agrees).
+ */
 int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct crem_net *cn = crem_net(sock_net(skb->sk));
+	struct net *net = sock_net(skb->sk);
+	struct crem_net *cn = crem_net(net);
 	struct crem_flows *t = &cn->flows;
 	struct crem_flow_info *fi;
 	struct crem_flow *f;
 	long i = 0, skip = cb->args[0];
 	int err = 0;
 	void *hdr;
+
+	if (!cb->args[1])
+		cb->args[1] = 1 + netlink_ns_capable(cb->skb, net->user_ns, CAP_NET_ADMIN);
 
 	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
 	if (!fi)
@@ -280,7 +295,7 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		}
 		genl_dump_check_consistent(cb, hdr);
-		if (crem_put_flow(skb, f, fi, -1, 0)) {
+		if (crem_put_flow(skb, f, fi, -1, 0, cb->args[1] == 2)) {
 			genlmsg_cancel(skb, hdr);
 			i--;
 			err = i == skip ? -EMSGSIZE : 0;
@@ -436,8 +451,8 @@ static int crem_flow_reply(struct genl_info *info, struct crem_net *cn,
 		if (!f)
 			NL_SET_ERR_MSG(info->extack, "the flow was set up, then removed at once (flow-del, or a configuration change)");
 	}
-	if (f)
-		err = crem_put_flow(msg, f, fi, -1, 0);
+	if (f) /* by id (flow-get's do) or a new flow (flow-new): both need CAP_NET_ADMIN */
+		err = crem_put_flow(msg, f, fi, -1, 0, true);
 	rcu_read_unlock();
 	if (err)
 		goto out;
@@ -456,6 +471,11 @@ int crem_nl_flow_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct crem_flow_sel sel;
 	int err;
 
+	/* An answer by id tells whether the id exists: only for those who may see ids. */
+	if (!netlink_ns_capable(skb, genl_info_net(info)->user_ns, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack, "flow-get by id needs CAP_NET_ADMIN: Flow IDs are kept from other users (they guard against blind injection); the dump lists flows without them");
+		return -EPERM;
+	}
 	err = crem_flow_sel_parse(info, tb, &sel);
 	if (err)
 		return err;
@@ -504,14 +524,16 @@ struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp)
 static void crem_nl_flow_ntf(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
 			     u8 cmd, int ev, u16 reason)
 {
-	struct crem_flow_info fi; /* ~240 octets: no allocation here */
+	struct crem_flow_info fi; /* on the stack: callers may hold RCU, no allocation here */
 	void *hdr;
 	int err;
 
+	BUILD_BUG_ON(sizeof(fi) > 512); /* ~420 octets: CREM_FS_N counters */
 	if (!msg)
 		return;
 	hdr = genlmsg_put(msg, 0, 0, &crem_nl_family, 0, cmd);
-	if (!hdr || crem_put_flow(msg, f, &fi, ev, reason)) {
+	/* The ids too: only CAP_NET_ADMIN may join the group (crem-nl-gen.c). */
+	if (!hdr || crem_put_flow(msg, f, &fi, ev, reason, true)) {
 		nlmsg_free(msg);
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 		return;
@@ -552,6 +574,11 @@ static int crem_km_parse(struct nlattr **tb, u8 *k, u8 *m, struct netlink_ext_ac
 	if (*k + *m > 255) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
 				    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
+		return -EINVAL;
+	}
+	if (*m > 16) { /* rust/flow.rs MAX_M, as config-set's m (crem_nl.c) */
+		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
+				    "m must not exceed 16 (the largest m of this module: its repair accumulator's)");
 		return -EINVAL;
 	}
 	return 0;

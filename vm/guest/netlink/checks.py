@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""checks.py CASE [ARG...]: netlink checks of vm/guest/netlink.sh that need
+several requests in a row, run in one process with the YNL library (each
+cli.py run costs seconds under TCG). Prints TAP lines ("ok - ...",
+"not ok - ..." with the evidence indented) that netlink.sh counts.
+
+Cases:
+  port-in-use   config-set to a port another socket holds is refused with
+                the reason; the old port keeps its configuration and serves
+  race N        two config-set callers at once lose no update (N port flips)
+  refusals      values the module cannot serve are refused, not clamped
+  mtu           symbol-len against the MTU of the route to a peer (netns mtu)
+  caps          the policy's caps on max-flows and max-memory
+  userns        in a netns of another user namespace: the initial netns's
+                limits bound max-flows and max-memory, flow-new stops there
+  set-limits F M        config-set max-flows F, max-memory M
+  expect-limits NAME F M  check NAME: config-get shows max-flows F, max-memory M
+  subscribe refused|allowed NAME  check NAME: joining the events group is that
+"""
+import socket
+import sys
+import threading
+import time
+sys.path.insert(0, '/tmp/ynl')
+from lib import YnlFamily, NlError  # noqa: E402
+
+SPEC = '/tmp/ynl/crem.yaml'
+
+
+def family():
+    return YnlFamily(SPEC, '')  # the spec is validated elsewhere (netlink/gen.sh)
+
+
+ynl = family()
+failed = 0
+
+
+def report(good, name, evidence=''):
+    global failed
+    if good:
+        print(f'ok - {name}')
+    else:
+        failed += 1
+        print(f'not ok - {name}')
+        for line in str(evidence).splitlines():
+            print(f'    # {line}')
+
+
+def extack(e):
+    x = e.nl_msg.extack or {}
+    return x.get('msg', str(e))
+
+
+def refused(name, op, req, want):
+    """op with req must fail with an extack containing want."""
+    try:
+        ynl.do(op, req)
+        report(False, name, f'{op} {req}: accepted')
+    except NlError as e:
+        report(want in extack(e), name, f'{op} {req}: {extack(e)}')
+
+
+def config():
+    return ynl.do('config-get', {})['config']
+
+
+def stats():
+    return ynl.do('stats-get', {})['stats']
+
+
+def port_in_use():
+    blocker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    blocker.bind(('0.0.0.0', 50001))
+    refused('a port in use is refused, saying so and that the old port still serves',
+            'config-set', {'config': {'port': 50001}},
+            'port 50001 is in use by another socket; port 50000 still serves CREM')
+    blocker.close()
+    c = config()
+    report(c['port'] == 50000, '...the configuration keeps the old port', c)
+    before = stats()['msgs-in']
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'\x12', ('127.0.0.1', 50000))
+    time.sleep(0.2)
+    after = stats()['msgs-in']
+    report(after == before + 1, '...and the old port still receives (msgs-in +1)',
+           f'msgs-in {before} -> {after}')
+
+
+def race(n):
+    """One caller flips the port n times (each flip binds a new socket); the
+    other sets hold-us to 1, 2, ... meanwhile and reads it back after each
+    set. Nobody else sets hold-us: a read-back that differs is a lost update,
+    another caller's commit of a stale snapshot."""
+    done = threading.Event()
+
+    def flip():
+        y = family()
+        for i in range(n):
+            y.do('config-set', {'config': {'port': 50010 + i % 2}})
+        done.set()
+
+    t = threading.Thread(target=flip)
+    lost = sets = 0
+    t.start()
+    while not done.is_set():
+        sets += 1
+        ynl.do('config-set', {'config': {'hold-us': sets}})
+        if config()['hold-us'] != sets:
+            lost += 1
+    t.join()
+    report(lost == 0 and sets > 1,
+           'concurrent config-sets: none undoes another (a port flipper, a hold-us setter)',
+           f'lost {lost} of {sets} hold-us updates')
+    ynl.do('config-set', {'config': {'port': 50000, 'hold-us': 0}})
+    with open('/proc/net/udp') as f:
+        ports = [int(line.split()[1].split(':')[1], 16) for line in f.readlines()[1:]]
+    ports = [p for p in ports if p != 4791]  # rdma_rxe's
+    report(config()['port'] == 50000 and ports == [50000],
+           '...and the port configured is the one bound (the only UDP socket but rxe\'s)',
+           f'bound {ports}, configured {config()["port"]}')
+
+
+def refusals():
+    refused("port 4791 (RoCEv2's) is refused as the CREM port", 'config-set',
+            {'config': {'port': 4791}}, "4791 is RoCEv2's own port")
+    refused("m above 16 is refused, naming the module's largest m", 'config-set',
+            {'config': {'m': 17}}, 'm must not exceed 16')
+    refused("symbol-len above the decode buffer's 1104 is refused", 'config-set',
+            {'config': {'symbol-len': 1105}}, 'symbol-len must not exceed 1104')
+    c = config()
+    report((c['port'], c['m'], c['symbol-len']) == (50000, 4, 0),
+           '...and nothing of them was taken', c)
+    refused('flow-new with m above 16 is refused (was clamped)', 'flow-new',
+            {'flow': {'src': 'c0000201', 'dst': 'cb007101', 'dest-qp': 1, 'k': 8, 'm': 17}},
+            'm must not exceed 16')
+    refused('address attributes: the policy refuses a 3-octet flow src even where it is not read',
+            'flow-get', {'flow': {'id': 1, 'src': 'c00002'}},
+            'address must be 4 (IPv4) or 16 (IPv6) octets')
+    refused('...and a 3-octet peer prefix', 'config-set',
+            {'config': {'peer': [{'prefix': 'cb0071', 'prefix-len': 8, 'addr': 'c6336402'}]}},
+            'address must be 4 (IPv4) or 16 (IPv6) octets')
+
+
+def mtu():
+    peer = [{'prefix': '0a080000', 'prefix-len': 16, 'addr': '0a090002'}]
+    refused('symbol-len whose REPAIRs exceed the MTU toward a peer is refused', 'config-set',
+            {'config': {'symbol-len': 1000, 'peer': peer}},
+            'symbol-len 1000: REPAIRs need MTU 1112, the route to 10.9.0.2 has 1000')
+    ynl.do('config-set', {'config': {'symbol-len': 888, 'peer': peer}})
+    report(config()['symbol-len'] == 888, '...one that fits is taken', config())
+
+
+def caps():
+    refused('policy cap: max-flows above 65536 is refused', 'config-set',
+            {'config': {'max-flows': 65537}}, 'out of range')
+    refused('policy cap: max-memory above 64 GiB is refused', 'config-set',
+            {'config': {'max-memory': (64 << 30) + 1}}, 'out of range')
+    ynl.do('config-set', {'config': {'max-flows': 65536, 'max-memory': 64 << 30}})
+    c = config()
+    report((c['max-flows'], c['max-memory']) == (65536, 64 << 30), '...the caps themselves are taken', c)
+
+
+def userns():
+    """Run as root of a new user namespace with its own netns, while the
+    initial netns has max-flows 8 and max-memory 32 MiB."""
+    refused("user namespace's netns: max-flows above the initial netns's is refused",
+            'config-set', {'config': {'max-flows': 100}},
+            "max-flows 100 is above the initial netns's max-flows (8)")
+    refused('...so is max-memory', 'config-set', {'config': {'max-memory': 64 << 20}},
+            "max-memory 67108864 is above the initial netns's (33554432)")
+    c = config()
+    report((c['max-flows'], c['max-memory']) == (8, 32 << 20),
+           '...its defaults are shown within them', c)
+    # No route to the peer here (lo only): the flows stay negotiating.
+    ynl.do('config-set', {'config': {'port': 7000, 'role': 2, 'peer': [
+        {'prefix': '0a000000', 'prefix-len': 8, 'addr': 'c6336402'}]}})
+    added, why = 0, 'none'
+    for q in range(1, 13):
+        try:
+            ynl.do('flow-new', {'flow': {'src': 'c0000201', 'dst': '0a000001', 'dest-qp': q}})
+            added += 1
+        except NlError as e:
+            why = extack(e)
+            break
+    report(added == 8 and 'max-flows (8) flows are set up already' in why,
+           '...a loop of flow-new stops at the cap, the extack naming it',
+           f'added {added}; refused: {why}')
+
+
+def set_limits(f, m):
+    ynl.do('config-set', {'config': {'max-flows': int(f), 'max-memory': int(m)}})
+
+
+def expect_limits(name, f, m):
+    c = config()
+    report((c['max-flows'], c['max-memory']) == (int(f), int(m)), name, c)
+
+
+def subscribe(want, name):
+    try:
+        ynl.ntf_subscribe('events')
+        got, why = 'allowed', 'joined'
+    except PermissionError as e:
+        got, why = 'refused', e
+    report(got == want, name, why)
+
+
+CASES = {'port-in-use': port_in_use, 'race': lambda n: race(int(n)), 'refusals': refusals,
+         'mtu': mtu, 'caps': caps, 'userns': userns, 'set-limits': set_limits,
+         'expect-limits': expect_limits, 'subscribe': subscribe}
+try:
+    CASES[sys.argv[1]](*sys.argv[2:])
+except NlError as e:
+    report(False, f'{sys.argv[1]}: unexpected refusal', extack(e))
+sys.exit(1 if failed else 0)
