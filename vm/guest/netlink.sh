@@ -68,7 +68,7 @@ expect "a peer prefix with host bits set is refused" "prefix has host bits set b
 expect "an empty reporter clears the list" "'k': 16" \
   sh -c "$YNL --do config-set --json '{\"config\": {\"reporter\": [\"\"]}}' >/dev/null 2>&1; $YNL --do config-get 2>&1 | grep -v reporter"
 expect "stats are readable" "'malformed': 0" ynl --do stats-get
-expect "flow dump is empty until the datapath lands" "^\[\] $" ynl --dump flow-get
+expect "flow dump is empty (no flow in this netns yet)" "^\[\] $" ynl --dump flow-get
 ip netns add other
 expect "another netns has its own (default) configuration" "'port': 0" \
   ip netns exec other $YNL --do config-get
