@@ -6,7 +6,9 @@
 #             skb drops traced against the module's counters
 #   churn     teardown racing live traffic: flow deletion, port and role
 #             flips, input-device deletion with packets held, netns
-#             destruction, a HELLO flood; then rmmod
+#             destruction, a HELLO flood; then rmmod. NOT yet in make
+#             check: under TCG one 30 s run reaches one round of the loop
+#             and its flow deletions do not keep up (see the README)
 # Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
 # long the traffic runs (churn: 120 on the debug kernel, the issue's "at
 # least 2 minutes", 30 otherwise; datapath: 20 per transfer).
@@ -29,7 +31,7 @@ rc=0
 CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out" \
   --timeout $((secs * 3 + 300)) \
   "$here/guest/$case_.sh" module="$mod" ctl=/tmp/out/crem-ctl ksrc="$(kernel_src)" \
-  spec="$here/../netlink/crem.yaml" seconds="$secs" || rc=$?
+  spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} || rc=$?
 log=$out/$case_.console.log
 grep -E '^(ok|not ok|    #|[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port)' "$log" || true
 if kernel_reports "$log"; then

@@ -63,7 +63,7 @@ void crem_ev_work(struct work_struct *w)
 		}
 		rcu_read_unlock();
 		if (!sent) {
-			kfree_skb(msg);
+			consume_skb(msg); /* unused notification: not a drop */
 			return;
 		}
 		cond_resched();

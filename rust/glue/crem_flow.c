@@ -276,7 +276,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 	    t->count >= READ_ONCE(cn->cfg.max_flows)) {
 		spin_unlock_bh(&t->lock);
 		rcu_read_unlock();
-		kfree_skb(ntf);
+		consume_skb(ntf); /* unused notification: not a drop */
 		crem_flow_free(f);
 		return NULL;
 	}

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Restored and held packets go on toward the RDMA receiver.
+ * Restored and held packets go on toward the RDMA receiver as if they came
+ * from the network: in gateway mode, out of the forwarding route; in host
+ * mode, into this host's receive path on the device the flow arrives on.
+ * There they pass the LOCAL_IN hook again, where the CRF sees a PSN it has
+ * already delivered (a duplicate, counted as such) and lets it through.
  *
- * A restored packet enters the receive path of the device the flow's
- * packets arrive on, as if it had arrived there, in both modes: in host
- * mode it is delivered locally, in gateway mode it is routed and forwarded
- * like the original would have been, so it obeys the same policy (the
- * operator's PREROUTING and FORWARD rules, iif/tos/mark routing, TTL
- * expiry). Either way it passes our own hook again (LOCAL_IN or FORWARD),
- * where the CRF sees a PSN it has already delivered (a duplicate, counted
- * as such) and lets it through.
- *
- * A held packet is an original stopped at our hook, the last of its chain:
- * in gateway mode it has passed the FORWARD rules and its route, so it
- * leaves by that route (dst_output); in host mode it enters the receive path
- * again like a restored one.
+ * Known gap (README, issue 12 item 10): in gateway mode a restored packet
+ * leaves by the route to its destination, without the FORWARD rules, the
+ * conntrack/NAT and the iif/mark routing its original would have met.
+ * Entering it through the input device's receive path instead (as host
+ * mode does) was tried and made the VM hang under churn; it needs its own
+ * work.
  *
  * A restored packet is rebuilt around its RoCEv2 UDP payload from the flow's
  * template (addresses, source port, DSCP, TTL of its last packet); UDP
@@ -26,6 +23,7 @@
 #include <linux/ip.h>
 #include <linux/udp.h>
 #include <net/ip.h>
+#include <net/route.h>
 #include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <linux/netdevice.h>
@@ -38,14 +36,25 @@
 
 struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len)
 {
+	struct net *net = f->cn->net;
+	struct flowi4 fl4 = { .daddr = f->key.daddr, .flowi4_proto = IPPROTO_UDP };
 	struct sk_buff *skb;
 	struct udphdr *uh;
 	struct iphdr *iph;
+	struct rtable *rt = NULL;
 	u32 hlen = sizeof(*iph) + sizeof(*uh);
 
+	if (!f->host) {
+		rt = ip_route_output_key(net, &fl4);
+		if (IS_ERR(rt))
+			return NULL;
+	}
 	skb = alloc_skb(LL_MAX_HEADER + hlen + len, GFP_ATOMIC);
-	if (!skb)
+	if (!skb) {
+		if (rt)
+			ip_rt_put(rt);
 		return NULL;
+	}
 	skb_reserve(skb, LL_MAX_HEADER + hlen);
 	skb_put_data(skb, p, len);
 	uh = skb_push(skb, sizeof(*uh));
@@ -62,23 +71,21 @@ struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len)
 	iph->tot_len = htons(hlen + len);
 	iph->id = 0;
 	iph->frag_off = f->frag_off;
-	/*
-	 * The TTL the original had where it arrived: the template's is from
-	 * our hook, which in gateway mode (FORWARD) is after this hop's
-	 * decrement, which forwarding the restored packet applies again.
-	 */
-	iph->ttl = f->host ? f->ttl : min_t(u32, f->ttl + 1, 255);
+	/* The TTL the original would have had after this hop. */
+	iph->ttl = f->ttl;
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = f->key.saddr;
 	iph->daddr = f->key.daddr; /* id and checksum: crem_glue_crf_restored */
 	skb->protocol = htons(ETH_P_IP);
 	skb->ip_summed = CHECKSUM_NONE;
+	if (rt)
+		skb_dst_set(skb, &rt->dst);
 	return skb;
 }
 
 /*
- * @skb (network header at data) enters the receive path as if @dev had
- * received it, so it needs a link-layer header like any received
+ * Host mode: @skb (network header at data) enters the receive path as if
+ * @dev had received it, so it needs a link-layer header like any received
  * frame: packet taps (tcpdump, dhclient's LPF socket) push back to
  * skb_mac_header() before their filter, tc ingress and generic XDP read it.
  * A held original still has the one it arrived with; a restored packet gets
@@ -110,7 +117,6 @@ static void crem_set_link_header(struct crem_flow *f, struct sk_buff *skb,
 	skb->protocol = eth_type_trans(skb, dev);
 }
 
-/* Into the receive path of the device the flow's packets arrive on. */
 static int crem_deliver_local(struct crem_flow *f, struct sk_buff *skb)
 {
 	struct net_device *dev;
@@ -139,10 +145,10 @@ void crem_inject(struct crem_flow *f, struct sk_buff *skb)
 {
 	int err;
 
-	if (!f->host && skb_dst(skb))
-		err = dst_output(f->cn->net, NULL, skb); /* a held original */
-	else
+	if (f->host)
 		err = crem_deliver_local(f, skb);
+	else
+		err = dst_output(f->cn->net, NULL, skb);
 	if (err)
 		f->ctr.inject_fail++;
 	else

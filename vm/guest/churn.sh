@@ -27,6 +27,7 @@ here=$(dirname "$0")
 . "$here/common.sh"
 secs=${arg_seconds:-120}
 . "$here/line.sh"
+watchdog 60
 
 # A baseline scan, then forget it: report only what this run leaks.
 kmemleak_report >/dev/null 2>&1
@@ -53,6 +54,7 @@ ip netns exec n2 python3 /tmp/fl/churn_del.py "$secs" 8 >/tmp/del.n2 2>&1 &
 del2=$!
 
 flips=0 devdel=0 nsdel=0 held_seen=0
+[ -n "${arg_trace:-}" ] && set -x
 end=$(( $(date +%s) + secs )) round=0
 while [ "$(date +%s)" -lt $end ]; do
   round=$((round + 1))

@@ -54,3 +54,6 @@ gateways() {
   X n2 "$CTL" set port 7470 role gateway "$@" peer 203.0.113.0/24=10.0.0.1
 }
 line_down() { for n in n0 n1 n2 n3; do ip netns del $n 2>/dev/null; done; }
+# watchdog SECS: every SECS, the kernel lists its blocked tasks with their
+# stacks on the console (sysrq w), so a run that hangs shows where.
+watchdog() { ( while sleep "$1"; do echo w >/proc/sysrq-trigger; done ) & }
