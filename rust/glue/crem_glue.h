@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The C half of crem.ko: the kernel registrations whose structures Rust cannot
- * describe without bindings (pernet_operations, nf_hook_ops, genl_family) and
- * wrappers for static-inline APIs. Policy lives in Rust; C calls into it
- * through the crem_rs_* functions declared here and defined in rust/.
+ * The C half of crem.ko: the kernel registrations (pernet_operations,
+ * nf_hook_ops, genl_family), the per-netns state, and the datapath glue
+ * (flow table, stores, socket, injection: crem_flow.h), which the Rust
+ * engines (rust/flow.rs, crem-core) drive through the crem_glue_* callbacks
+ * and which calls them through the crem_rs_* functions (crem_engine.h). The
+ * protocol lives in Rust; this half owns kernel objects.
  */
 #ifndef CREM_GLUE_H
 #define CREM_GLUE_H
@@ -123,7 +125,8 @@ struct crem_net {
 	void *rs; /* Rust per-netns state (rust/netns.rs) */
 	spinlock_t cfg_lock; /* BH-safe: the datapath reads cfg in softirq */
 	struct crem_cfg cfg;
-	struct mutex sock_mutex; /* serialises socket (re)configuration */
+	/* config-set from its snapshot to its commit, socket (re)binding */
+	struct mutex sock_mutex;
 	struct socket __rcu *sock;
 	struct crem_flows flows;
 	atomic64_t dp[CREM_NR_DP];

@@ -23,11 +23,8 @@
 # show that each path was exercised.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
-here=$(dirname "$0")
-. "$here/common.sh"
+. "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-120}
-. "$here/line.sh"
-watchdog 60
 
 # A baseline scan, then forget it: report only what this run leaks.
 kmemleak_report >/dev/null 2>&1

@@ -7,11 +7,8 @@
 #   - skb drops traced from crem.ko (skb:kfree_skb) are the ones it counts.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
-here=$(dirname "$0")
-. "$here/common.sh"
+. "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-20}
-. "$here/line.sh"
-watchdog 60
 
 insmod "$arg_module" || exit 1
 line_up "delay 2ms loss random 3%"

@@ -4,12 +4,14 @@
 #
 #   n0 192.0.2.1 -- [n2 gateway] 10.0.0.2 ==netem== 10.0.0.1 [n1 gateway] -- n3 203.0.113.1
 #
-# Needs common.sh; arguments ctl= ksrc= spec= (the YNL client for the
-# flows/*.py helpers).
+# Sources common.sh; arguments ctl= ksrc= spec= (the YNL client for the
+# flows/*.py helpers). A blocked-task watchdog runs from here on.
+here=$(dirname "$0")
+. "$here/common.sh"
 CTL=$arg_ctl
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
 cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
-mkdir -p /tmp/fl && cp "$(dirname "$0")"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
+mkdir -p /tmp/fl && cp "$here"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 bad() { fail=$((fail + 1)); echo "not ok - $1"; echo "$2" | sed 's/^/    # /'; }
@@ -57,3 +59,4 @@ line_down() { for n in n0 n1 n2 n3; do ip netns del $n 2>/dev/null; done; }
 # watchdog SECS: every SECS, the kernel lists its blocked tasks with their
 # stacks on the console (sysrq w), so a run that hangs shows where.
 watchdog() { ( while sleep "$1"; do echo w >/proc/sysrq-trigger; done ) & }
+watchdog 60
