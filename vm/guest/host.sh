@@ -42,11 +42,15 @@ if [ -n "${arg_tos:-}" ]; then
   log "RDMA CM ToS $(cat $cfs/rdma_cm/rxe0/ports/1/default_roce_tos)"
 fi
 if [ "${arg_tap:-0}" = 1 ]; then
-  tcpdump -U -i eth0 -s 64 -w $OUT/$role.tap.pcap 2>$OUT/$role.tap.log &
+  # Written to the guest's tmpfs, copied out at the end: a 9p write per
+  # packet slowed the debug VM enough to time out an RDMA CM connect.
+  tcpdump -i eth0 -s 64 -w /tmp/$role.tap.pcap 2>$OUT/$role.tap.log &
   tap=$!
   sleep 1
 fi
-tap_stop() { [ -z "${tap:-}" ] || { kill -INT $tap; wait $tap; cat $OUT/$role.tap.log; }; }
+tap_stop() {
+  [ -z "${tap:-}" ] || { kill -INT $tap; wait $tap; cp /tmp/$role.tap.pcap $OUT/; cat $OUT/$role.tap.log; }
+}
 [ "$crem" != off ] && droptrace_start
 size=${arg_size:-65536} iters=${arg_iters:-20} trials=${arg_trials:-1} tmo=${arg_tmo_s:-120}
 tests=$(echo "${arg_tests:-write_bw:rping}" | tr ':' ' ')
