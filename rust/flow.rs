@@ -304,6 +304,9 @@ macro_rules! with_sender {
 
 /// Index of the first counter appended after the datapath's (crem_engine.h).
 const FS_LATE: usize = (ffi::CREM_FS_ENGINE + ffi::CREM_FS_DATAPATH) as usize;
+/// Index of the counters appended after the msg-types nests (crem_engine.h):
+/// repairs-ce (CRF), repair-path-signals (CSF).
+const FS_TAIL: usize = ffi::CREM_FS_TAIL as usize;
 
 /// `enum crem_flow_event` of the uapi header (netlink/crem.yaml order).
 const EV_BREAKER_TRIPPED: u32 = 0;
@@ -617,6 +620,9 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         if let Some(o) = fi.counters.get_mut(FS_LATE) {
             *o = k.retx_lost;
         }
+        if let Some(o) = fi.counters.get_mut(FS_TAIL + 1) {
+            *o = f.policy_counters().repair_path_signals;
+        }
     } else {
         // SAFETY: a live receiver engine, under its flow lock.
         let e = unsafe { &*eng.cast::<ReceiverEngine>() };
@@ -640,6 +646,9 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         ];
         for (o, v) in fi.counters.iter_mut().skip(10).zip(vals) {
             *o = v;
+        }
+        if let Some(o) = fi.counters.get_mut(FS_TAIL) {
+            *o = k.repairs_ce;
         }
     }
 }

@@ -4,6 +4,10 @@
 # RoCEv2-shaped traffic and no RDMA device:
 #   datapath  restored packets: ICRC, no ECN marking, the FORWARD policy;
 #             skb drops traced against the module's counters
+#   edges     CE-marked REPAIRs lower m; GRO aggregates split and each
+#             packet protected; bridged traffic (br_netfilter) passes
+#             unprotected; held packets dropped with their deleted input
+#             device (vm/guest/edges.sh; CREM_PARTS="ce gro" runs some)
 #   churn     teardown racing live traffic: flow deletion, port and role
 #             flips, input-device deletion with packets held, netns
 #             destruction, a HELLO flood; then rmmod. NOT yet in make
@@ -15,11 +19,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-[ $# -ge 3 ] || die "usage: line.sh datapath|churn MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
+[ $# -ge 3 ] || die "usage: line.sh datapath|churn|edges MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
 case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal}
 case $case_ in
   churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
   datapath) secs=${5:-20} ;;
+  edges) secs=${5:-15} ;;
   *) die "unknown case $case_" ;;
 esac
 [ -f "$mod" ] || die "no module $2"
@@ -29,11 +34,12 @@ chmod 755 "$out"
 cp "$3" "$out/crem-ctl" && chmod 755 "$out/crem-ctl"
 rc=0
 CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out" \
-  --timeout $((secs * 3 + 300)) \
+  --timeout $((secs * 8 + 300)) \
   "$here/guest/$case_.sh" module="$mod" ctl=/tmp/out/crem-ctl ksrc="$(kernel_src)" \
-  spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} || rc=$?
+  spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
+  ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port)' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone): )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

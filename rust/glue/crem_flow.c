@@ -16,6 +16,9 @@
 #include <net/ip.h>
 #include <net/inet_ecn.h>
 #include <linux/etherdevice.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/rtnetlink.h>
+#include <net/gso.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -618,6 +621,23 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 	return verdict;
 }
 
+/*
+ * br_netfilter hands bridged IPv4 to the FORWARD hook with a fake rtable
+ * (no output function): a held packet could never be released, a restored
+ * one has no route. CREM protects routed traffic; bridged packets pass
+ * unprotected, counted.
+ */
+static bool crem_bridged(struct crem_net *cn, const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	if (nf_bridge_info_exists(skb)) {
+		atomic64_inc(&cn->dp[CREM_SKIP_BRIDGED]);
+		return true;
+	}
+#endif
+	return false;
+}
+
 static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
 				     u32 l4off, struct sk_buff_head *defer)
 {
@@ -646,6 +666,14 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
 	}
 	if (!(out || in) || skb->protocol != htons(ETH_P_IP) || !rcu_access_pointer(cn->sock))
 		return NF_ACCEPT;
+	/* The IPv4 header is linear at every hook: the peer first, so that
+	 * traffic we do not protect is never linearised. */
+	iph = ip_hdr(skb);
+	peer = out ? crem_peer_for(cn, iph->daddr) : 0;
+	if (!peer && !(in && crem_peer_for(cn, iph->saddr)))
+		return NF_ACCEPT;
+	if (crem_bridged(cn, skb))
+		return NF_ACCEPT;
 	/* Engines read the packet as one buffer. */
 	if (skb_linearize(skb)) {
 		atomic64_inc(&cn->dp[CREM_DROP_LINEARIZE]);
@@ -661,17 +689,17 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
 	if (crem_rs_roce_info(p, len, &ri))
 		return NF_ACCEPT;
 
-	peer = out ? crem_peer_for(cn, iph->daddr) : 0;
 	if (peer) {
 		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer, defer);
 		return NF_ACCEPT;
 	}
-	if (!in || !crem_peer_for(cn, iph->saddr))
-		return NF_ACCEPT;
 	if (ri.is_ack)
 		crem_csf_reverse(cn, iph, p, len);
 	return crem_crf_packet(cn, skb, iph, uh->source, p, len, off, &ri);
 }
+
+static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_buff *skb,
+				       u32 l4off, const struct nf_hook_state *state);
 
 /*
  * LOCAL_OUT runs in process context for packets the host sends (rxe's
@@ -690,6 +718,8 @@ unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, 
 	struct sk_buff_head defer;
 	unsigned int verdict;
 
+	if (unlikely(skb_is_gso(skb)))
+		return crem_flow_roce_gso(cn, hook, skb, l4off, state);
 	__skb_queue_head_init(&defer);
 	local_bh_disable();
 	verdict = __crem_flow_roce(cn, hook, skb, l4off, &defer);
@@ -702,6 +732,55 @@ unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb, 
 	}
 	crem_sock_flush(cn, &defer);
 	return verdict;
+}
+
+/*
+ * A GSO skb (UDP GRO on a forwarding path: rx-udp-gro-forwarding, or a
+ * local sender's UDP GSO) carries several RoCEv2 packets behind one header:
+ * coded or held as one, its packets would be neither protected nor
+ * released one by one. Split it as nf_queue does and give each segment the
+ * path of a single packet; the aggregate is consumed. Aggregates of paths
+ * we do not protect go on untouched.
+ */
+static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_buff *skb,
+				       u32 l4off, const struct nf_hook_state *state)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct sk_buff *segs, *seg, *next;
+	u8 role = READ_ONCE(cn->cfg.role);
+	bool out, in, ours;
+
+	if (skb->protocol != htons(ETH_P_IP))
+		return NF_ACCEPT;
+	out = role == CREM_ROLE_GATEWAY ? hook == CREM_HOOK_FORWARD :
+	      role == CREM_ROLE_HOST && hook == CREM_HOOK_LOCAL_OUT;
+	in = role == CREM_ROLE_GATEWAY ? hook == CREM_HOOK_FORWARD :
+	     role == CREM_ROLE_HOST && hook == CREM_HOOK_LOCAL_IN;
+	local_bh_disable(); /* cfg_lock is also taken in softirq */
+	ours = (out && crem_peer_for(cn, iph->daddr)) || (in && crem_peer_for(cn, iph->saddr));
+	local_bh_enable();
+	if (!ours)
+		return NF_ACCEPT;
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		atomic64_inc(&cn->dp[CREM_DROP_GSO]);
+		return NF_ACCEPT;
+	}
+	atomic64_inc(&cn->dp[CREM_EV_GSO_SEGMENTED]);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		switch (crem_flow_roce(cn, hook, seg, l4off, state)) {
+		case NF_ACCEPT:
+			state->okfn(state->net, state->sk, seg);
+			break;
+		case NF_STOLEN:
+			break;
+		default:
+			kfree_skb_reason(seg, SKB_DROP_REASON_NETFILTER_DROP);
+		}
+	}
+	consume_skb(skb);
+	return NF_STOLEN;
 }
 
 /* Messages of these types travel from the CSF to the CRF. */
@@ -883,6 +962,26 @@ static void __crem_flows_flush(struct crem_net *cn, bool notify)
 void crem_flows_flush(struct crem_net *cn)
 {
 	__crem_flows_flush(cn, true);
+}
+
+/*
+ * NETDEV_UNREGISTER of @dev in @cn's netns (RTNL held): no stored packet
+ * keeps a pointer to it (crem_store_dev_gone). Flows already unlinked are
+ * killed only after a grace period that this walk holds off.
+ */
+void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
+{
+	struct crem_flow *f;
+
+	ASSERT_RTNL();
+	rcu_read_lock();
+	list_for_each_entry_rcu(f, &cn->flows.list, all) {
+		spin_lock_bh(&f->lock);
+		if (!f->dead)
+			crem_store_dev_gone(f, dev);
+		spin_unlock_bh(&f->lock);
+	}
+	rcu_read_unlock();
 }
 
 void crem_flows_init(struct crem_flows *t)

@@ -114,6 +114,8 @@ void crem_pool_exit(struct crem_pool *p);
 void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
+void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev);
+void crem_store_dev_gone(struct crem_flow *f, const struct net_device *dev);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flows_retire(struct crem_net *cn, const u64 *c);

@@ -139,8 +139,21 @@ static struct pernet_operations crem_net_ops = {
 	.size = sizeof(struct crem_net),
 };
 
-/* Registration order: per-netns state and hooks first, then the control plane
- * that reads them; unwound in reverse. */
+/* A device goes away: stored packets must not keep pointing at it. */
+static int crem_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (event == NETDEV_UNREGISTER)
+		crem_flows_dev_gone(crem_net(dev_net(dev)), dev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block crem_netdev_nb = { .notifier_call = crem_netdev_event };
+
+/* Registration order: per-netns state and hooks first, then what reads them
+ * (device events, the control plane); unwound in reverse. A netns's state
+ * outlives its devices: pernet exits run before the devices' own. */
 int crem_glue_register(void)
 {
 	int err;
@@ -151,10 +164,15 @@ int crem_glue_register(void)
 	err = register_pernet_subsys(&crem_net_ops);
 	if (err)
 		goto err_ws;
-	err = genl_register_family(&crem_nl_family);
+	err = register_netdevice_notifier(&crem_netdev_nb);
 	if (err)
 		goto err_pernet;
+	err = genl_register_family(&crem_nl_family);
+	if (err)
+		goto err_netdev;
 	return 0;
+err_netdev:
+	unregister_netdevice_notifier(&crem_netdev_nb);
 err_pernet:
 	unregister_pernet_subsys(&crem_net_ops);
 err_ws:
@@ -165,6 +183,7 @@ err_ws:
 void crem_glue_unregister(void)
 {
 	genl_unregister_family(&crem_nl_family);
+	unregister_netdevice_notifier(&crem_netdev_nb);
 	unregister_pernet_subsys(&crem_net_ops);
 	crem_ws_exit();
 }

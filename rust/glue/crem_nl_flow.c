@@ -100,6 +100,11 @@ static int crem_put_counters(struct sk_buff *msg, int type, const u64 *c)
 	    crem_put_msg_types(msg, CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE,
 			       &c[CREM_FS_FLAT + CREM_MSG_SLOTS]))
 		return -EMSGSIZE;
+	BUILD_BUG_ON(CREM_A_FLOW_STATS_REPAIRS_CE + CREM_FS_TAIL_N - 1 != CREM_A_FLOW_STATS_MAX);
+	for (i = 0; i < CREM_FS_TAIL_N; i++)
+		if (nla_put_u64_64bit(msg, CREM_A_FLOW_STATS_REPAIRS_CE + i, c[CREM_FS_TAIL + i],
+				      CREM_A_FLOW_STATS_PAD))
+			return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;
 }
@@ -129,7 +134,9 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	BUILD_BUG_ON(CREM_A_STATS_DROP_SEND - CREM_A_STATS_FLOWS_CREATED != CREM_DROP_SEND);
 	BUILD_BUG_ON(CREM_A_STATS_PATH_REPORTS - CREM_A_STATS_FLOWS_REMOVED !=
 		     CREM_EV_PATH_REPORT - CREM_EV_FLOW_DOWN);
-	BUILD_BUG_ON(CREM_EV_PATH_REPORT + 1 != CREM_NR_DP);
+	BUILD_BUG_ON(CREM_A_STATS_DROP_DEV_GONE - CREM_A_STATS_GSO_SEGMENTED !=
+		     CREM_DROP_DEV_GONE - CREM_EV_GSO_SEGMENTED);
+	BUILD_BUG_ON(CREM_DROP_DEV_GONE + 1 != CREM_NR_DP);
 	n = crem_rs_stats(cn->rs, vals, CREM_RS_STATS);
 	crem_totals(cn, sum);
 	crem_msg_counts(cn, by_type);
@@ -156,13 +163,17 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 			      CREM_A_STATS_PAD) ||
 	    crem_put_counters(msg, CREM_A_STATS_TOTALS, sum))
 		goto nospace;
-	for (i = CREM_EV_FLOW_DOWN; i < CREM_NR_DP; i++)
+	for (i = CREM_EV_FLOW_DOWN; i <= CREM_EV_PATH_REPORT; i++)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_REMOVED + i - CREM_EV_FLOW_DOWN,
 				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
 			goto nospace;
 	if (crem_put_msg_types(msg, CREM_A_STATS_MSGS_IN_BY_TYPE, by_type) ||
 	    crem_put_msg_types(msg, CREM_A_STATS_MSGS_OUT_BY_TYPE, &by_type[CREM_MSG_SLOTS]))
 		goto nospace;
+	for (i = CREM_EV_GSO_SEGMENTED; i < CREM_NR_DP; i++)
+		if (nla_put_u64_64bit(msg, CREM_A_STATS_GSO_SEGMENTED + i - CREM_EV_GSO_SEGMENTED,
+				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
+			goto nospace;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);

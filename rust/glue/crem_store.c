@@ -10,6 +10,7 @@
 #include <linux/vmalloc.h>
 #include <linux/percpu.h>
 #include <net/ip.h>
+#include <linux/netdevice.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -292,6 +293,30 @@ void crem_glue_crf_release(struct crem_flow *f, u32 psn)
 	s->skb = NULL;
 	crem_mem_uncharge(f, skb->truesize);
 	crem_inject(f, skb);
+}
+
+/*
+ * @dev is being unregistered. Our skbs hold no reference on the device they
+ * arrived on, so none may outlive it with a pointer to it: held packets
+ * that came on it are dropped (released later, they would carry a freed
+ * device into the output path's hooks as their input device); retained and
+ * kept clones are only ever read for their payload, and forget it.
+ */
+void crem_store_dev_gone(struct crem_flow *f, const struct net_device *dev)
+{
+	u32 i, n = f->key.side == CREM_SIDE_CSF ? CREM_CSF_SLOTS : CREM_CRF_WINDOW;
+
+	lockdep_assert_held(&f->lock);
+	for (i = 0; f->slots && i < n; i++)
+		if (f->slots[i].skb && f->slots[i].skb->dev == dev)
+			f->slots[i].skb->dev = NULL;
+	for (i = 0; f->held && i < CREM_CRF_HELD; i++) {
+		if (!f->held[i].skb || f->held[i].skb->dev != dev)
+			continue;
+		crem_slot_drop(f, &f->held[i], SKB_DROP_REASON_DEV_READY);
+		f->ctr.held_dropped++;
+		atomic64_inc(&f->cn->dp[CREM_DROP_DEV_GONE]);
+	}
 }
 
 /* ---- Per-CPU decode workspace ---- */

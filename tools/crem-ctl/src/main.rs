@@ -67,6 +67,10 @@ const FLOW_STATS_KEYS: &str = "    \
       by type          msgs-in-by-type, msgs-out-by-type (appended): objects,
                        not numbers: msgs-in and msgs-out by CREM message
                        type, a \"msg-types\" object each (below)
+      appended         repairs-ce (CRF: REPAIRs that arrived CE-marked),
+                       repair-path-signals (CSF: LOSS_REPORTs showing CE on
+                       or excess loss of REPAIRs: the adaptive policy
+                       lowers m while they last)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
     message type: repair, hello, hello-ack, param-update, param-ack,
@@ -100,6 +104,12 @@ JSON (-j):
                        numbers: msgs-in (every datagram that reached the
                        CREM socket, before any check) and msgs-out by CREM
                        message type (the msg-types keys below)
+      appended         gso-segmented (GSO/GRO aggregates split so each packet
+                       is protected), drop-gso (aggregates left unprotected:
+                       segmentation failed), skip-bridged (bridged packets
+                       seen through br_netfilter, left unprotected),
+                       drop-dev-gone (held packets dropped: their input
+                       device was unregistered)
     A counter the module did not send is absent (an older module sends the
     hook counters only); attributes unknown to this crem-ctl are left out.
 ";

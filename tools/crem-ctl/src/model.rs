@@ -842,8 +842,9 @@ pub(crate) mod tests {
             .map(|a| a.name)
             .collect();
         assert_eq!(keys, want);
-        assert_eq!(keys.len(), 26);
-        assert_eq!(&keys[24..], ["msgs-in-by-type", "msgs-out-by-type"]);
+        assert_eq!(keys.len(), 30);
+        assert_eq!(&keys[24..26], ["msgs-in-by-type", "msgs-out-by-type"]);
+        assert_eq!(keys[29], "drop-dev-gone");
         for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }
@@ -865,7 +866,11 @@ pub(crate) mod tests {
         let t = j["totals"].as_object().unwrap();
         let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
-        assert_eq!(t.len(), 29);
+        assert_eq!(t.len(), 31);
+        assert_eq!(
+            t.keys().last().map(|k| k.as_str()),
+            Some("repair-path-signals")
+        );
         for a in FLOW_STATS_SET.attrs[1..]
             .iter()
             .filter(|a| a.ty == AttrType::U64)

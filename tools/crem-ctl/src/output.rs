@@ -120,6 +120,7 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
             "msgs-in",
             "msgs-out",
             "path-reports",
+            "gso-segmented",
         ],
     ),
     (
@@ -134,6 +135,9 @@ pub const STATS_GROUPS: &[(&str, &[&str])] = &[
             "drop-msg-no-flow",
             "drop-send",
             "drop-notify",
+            "drop-gso",
+            "skip-bridged",
+            "drop-dev-gone",
         ],
     ),
     ("now (gauges)", &["flows-active", "memory"]),
@@ -158,6 +162,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "requests-received",
             "fallback-requests-received",
             "blocks-given-up",
+            "repair-path-signals",
         ],
     ),
     (
@@ -174,6 +179,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "held-dropped",
             "injected",
             "inject-failures",
+            "repairs-ce",
         ],
     ),
     (

@@ -120,6 +120,10 @@ pub const STATS_FLOWS_EXPIRED: u16 = 24;
 pub const STATS_PATH_REPORTS: u16 = 25;
 pub const STATS_MSGS_IN_BY_TYPE: u16 = 26;
 pub const STATS_MSGS_OUT_BY_TYPE: u16 = 27;
+pub const STATS_GSO_SEGMENTED: u16 = 28;
+pub const STATS_DROP_GSO: u16 = 29;
+pub const STATS_SKIP_BRIDGED: u16 = 30;
+pub const STATS_DROP_DEV_GONE: u16 = 31;
 
 // Attribute set "msg-types" (CREM_A_MSG_TYPES_*): CREM messages by type.
 pub const MSG_TYPES_PAD: u16 = 1;
@@ -166,6 +170,8 @@ pub const FLOW_STATS_INJECT_FAILURES: u16 = 27;
 pub const FLOW_STATS_CODED_RETX_LOST: u16 = 28;
 pub const FLOW_STATS_MSGS_IN_BY_TYPE: u16 = 29;
 pub const FLOW_STATS_MSGS_OUT_BY_TYPE: u16 = 30;
+pub const FLOW_STATS_REPAIRS_CE: u16 = 31;
+pub const FLOW_STATS_REPAIR_PATH_SIGNALS: u16 = 32;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -383,6 +389,10 @@ pub static STATS_SET: AttrSet = AttrSet {
             "msgs-out-by-type",
             Nest(&MSG_TYPES_SET),
         ),
+        a(STATS_GSO_SEGMENTED, "gso-segmented", U64),
+        a(STATS_DROP_GSO, "drop-gso", U64),
+        a(STATS_SKIP_BRIDGED, "skip-bridged", U64),
+        a(STATS_DROP_DEV_GONE, "drop-dev-gone", U64),
     ],
 };
 
@@ -449,6 +459,8 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
             "msgs-out-by-type",
             Nest(&MSG_TYPES_SET),
         ),
+        a(FLOW_STATS_REPAIRS_CE, "repairs-ce", U64),
+        a(FLOW_STATS_REPAIR_PATH_SIGNALS, "repair-path-signals", U64),
     ],
 };
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""roce.py send DST QPS SECONDS [PPS [TOS]] | ack PEER REPORT: RoCEv2-shaped traffic
+"""roce.py send DST QPS SECONDS [PPS [TOS [CSUM]]] | ack PEER REPORT: RoCEv2-shaped traffic
 without an RDMA device, for the churn test (vm/guest/churn.sh).
 
 send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       valid ICRC) to DST:4791 from this netns, round robin over destination
       QPs 1..QPS, each QP with its own PSN sequence, for SECONDS at about PPS
-      packets a second (default 2000), IP ToS TOS (default 0). Raw IPv4
+      packets a second (default 2000), IP ToS TOS (default 0), with a UDP
+      checksum if CSUM is 1 (default 0: none, as rxe sends; UDP GRO
+      aggregates only checksummed datagrams). Raw IPv4
       (IP_HDRINCL) so that the Identification, which the ICRC covers, is
       ours. Prints the packets sent.
 ack:  answers every 8th packet of each QP that arrives on UDP 4791 with an
       RC ACKNOWLEDGE (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791,
       as the responder would (it releases the CSF's retention). Runs until
       SIGTERM, then writes what arrived to REPORT as key=value words:
-      received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5.
+      received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5,
+      dup (packets of a QP and PSN that had arrived before).
 
 A restored packet therefore verifies as a real one would (the CRF solves
 the Identification from the ICRC: crem_core::roce::solve_ipv4_ident)."""
@@ -51,17 +54,32 @@ def icrc_v4(iph, udp):
     return zlib.crc32(data, ~ICRC_SEED & 0xffffffff)
 
 
-def packet(src, dst, sport, tos, ident, roce):
-    """IPv4 + UDP (checksum 0, as RoCEv2 allows) + @roce, its ICRC filled."""
+def csum16(data):
+    if len(data) % 2:
+        data += b'\0'
+    s = sum(struct.unpack(f'!{len(data) // 2}H', data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def packet(src, dst, sport, tos, ident, roce, csum=False):
+    """IPv4 + UDP (checksum 0, as RoCEv2 allows, unless @csum) + @roce, its
+    ICRC filled (the ICRC masks the UDP checksum)."""
     udp_len = 8 + len(roce)
     iph = struct.pack('!BBHHHBBH4s4s', 0x45, tos, 20 + udp_len, ident, 0x4000, 64, 17, 0,
                       socket.inet_aton(src), socket.inet_aton(dst))
     udp = struct.pack('!HHHH', sport, ROCE_PORT, udp_len, 0) + roce
     crc = icrc_v4(iph, udp)
-    return iph + udp[:-4] + struct.pack('<I', crc)
+    udp = udp[:-4] + struct.pack('<I', crc)
+    if csum:
+        pseudo = iph[12:20] + struct.pack('!BBH', 0, 17, udp_len)
+        c = csum16(pseudo + udp) or 0xffff
+        udp = udp[:6] + struct.pack('!H', c) + udp[8:]
+    return iph + udp
 
 
-def send(dst, qps, seconds, pps, tos=0):
+def send(dst, qps, seconds, pps, tos=0, csum=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -78,7 +96,7 @@ def send(dst, qps, seconds, pps, tos=0):
             ident = ident % 65535 + 1
             roce = bth(0x04, q, psn[q], psn[q] % 8 == 7) + payload
             try:
-                s.sendto(packet(src, dst, 49152 + q, tos, ident, roce), (dst, 0))
+                s.sendto(packet(src, dst, 49152 + q, tos, ident, roce, csum), (dst, 0))
                 n += 1
             except OSError:
                 pass  # the route is being torn down and rebuilt by the test
@@ -93,11 +111,15 @@ def send(dst, qps, seconds, pps, tos=0):
 def ack(peer, report):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    # Bursts (netem slots, GRO) must not overflow a slow reader's buffer.
+    s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE (root)
     s.bind(('0.0.0.0', ROCE_PORT))
     out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # What arrived: packets, ACKs sent, packets by ECN codepoint, and
-    # packets whose PSN is 5 mod 32 (datapath.sh's FORWARD rule drops those).
-    c = {'received': 0, 'acks': 0, 'not-ect': 0, 'ect0': 0, 'ce': 0, 'psn5': 0}
+    # packets whose PSN is 5 mod 32 (datapath.sh's FORWARD rule drops those),
+    # and copies of a (QP, PSN) that had arrived already.
+    c = {'received': 0, 'acks': 0, 'not-ect': 0, 'ect0': 0, 'ce': 0, 'psn5': 0, 'dup': 0}
+    seen = set()
 
     def done(*_):
         with open(report, 'w') as f:
@@ -118,6 +140,12 @@ def ack(peer, report):
         psn = int.from_bytes(pkt[9:12], 'big')
         if psn % 32 == 5:
             c['psn5'] += 1
+        if (qp, psn) in seen:
+            c['dup'] += 1
+            if c['dup'] <= 5:
+                print(f'roce.py: duplicate qp {qp} psn {psn} after {c["received"]} packets',
+                      file=sys.stderr)
+        seen.add((qp, psn))
         if psn % 8 != 7:
             continue
         # The ACK names the requester's QP; here the same number.
@@ -133,7 +161,8 @@ if __name__ == '__main__':
     if sys.argv[1] == 'send':
         send(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
              float(sys.argv[5]) if len(sys.argv) > 5 else 2000,
-             int(sys.argv[6]) if len(sys.argv) > 6 else 0)
+             int(sys.argv[6]) if len(sys.argv) > 6 else 0,
+             len(sys.argv) > 7 and sys.argv[7] == '1')
     elif sys.argv[1] == 'ack':
         ack(sys.argv[2], sys.argv[3])
     else:
