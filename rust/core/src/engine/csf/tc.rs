@@ -172,16 +172,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                     ok
                 })
                 .collect();
-            b.tc_sent = b.tc_sent.union(&take);
             let c = &mut self.counters;
             c.tc_deduped_psns = c.tc_deduped_psns.wrapping_add(deduped as u64);
             c.tc_over_budget = c
                 .tc_over_budget
                 .wrapping_add(fresh.len().saturating_sub(take.len()) as u64);
-            *budget = budget.saturating_sub(take.len() as u32);
-            if !take.is_empty() {
-                self.send_source_copies(n, &take, seq, io);
+            if take.is_empty() {
+                continue;
             }
+            // What the retransmission budget left out stays unsent, so a
+            // later report may still have it re-sent within this SRTT.
+            let copied = self.send_source_copies(n, &take, seq, io);
+            let done = take.difference(&copied.over_budget);
+            if let Some(b) = self.ring.get_mut(n) {
+                b.tc_sent = b.tc_sent.union(&done);
+            }
+            *budget = budget.saturating_sub(done.len() as u32);
         }
         self.counters.tc_unknown_psns = self
             .counters
