@@ -12,6 +12,7 @@ use crem_core::engine::{Nanos, MS};
 use crem_core::psn::{Psn, PsnRange};
 use crem_core::wire::{
     Bitmap256, BlockRequest, FecScheme, LostRanges, RangeRequest, RepairRequest, RequestKind,
+    TcAeth, TcAethReport,
 };
 
 const K: u8 = 32;
@@ -99,6 +100,8 @@ fn retained() -> (Hb, Nanos, u32) {
 
 #[test]
 fn one_range_request_cannot_resend_the_retention() {
+    assert_eq!(CsfParams::DEFAULT.retx_rate_percent as u64, RATE_PERCENT);
+    assert_eq!(CsfParams::DEFAULT.retx_burst_blocks as u64, BURST_BLOCKS);
     let (mut h, now, _) = retained();
     let (ranges, id) = whole_retention(&h, 1);
     let req = range_req(&ranges, id, true);
@@ -145,6 +148,37 @@ fn repeated_requests_stay_within_the_flow_rate_share() {
     assert!(total <= bound, "{total} octets > {bound}");
     // And the share is used: more than the burst alone.
     assert!(total > BURST, "{total}");
+}
+
+#[test]
+fn forged_tc_reports_share_the_budget() {
+    // Selective repeat answers T/C AETH reports with Source Copy; 256 PSNs
+    // per report and a fresh Report Sequence each time would otherwise
+    // resend the retention in eight reports.
+    let mut h = Hb::new(
+        CsfParams {
+            selective_repeat: true,
+            ..params()
+        },
+        Some(cfg(1, K, 1, T)),
+    );
+    h.csf.set_srtt(SRTT);
+    let (now, _) = flow(&mut h, 0, BLOCKS as u32 * K as u32, 0);
+    h.take();
+    // Nothing received: every PSN after 0xFFFFFF sent before the guard is
+    // lost.
+    for seq in 1..=20u16 {
+        let rep = TcAethReport {
+            flow_id: 0xBEEF,
+            seq,
+            fragment: TcAeth::new(Psn::new(0xFF_FFFF), &[]).unwrap(),
+        };
+        h.tc(now + 2 * MS, &rep);
+    }
+    let (octets, n) = answered(&h.take());
+    assert!(octets <= BURST, "{n} symbols, {octets} octets");
+    assert!(n >= K as u64, "{n} symbols");
+    assert!(h.csf.counters().drops.retx_budget_limited > 0);
 }
 
 fn block_req(start: Psn, id: u16) -> RepairRequest<'static> {

@@ -174,9 +174,8 @@ fn all_held<S: Sources + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
 }
 
 impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
-    /// Counts one message; true if it was sent.
-    /// Coded and Source Copy messages are paid from the retransmission
-    /// budget.
+    /// Counts one message and pays for coded and Source Copy ones from the
+    /// retransmission budget; true if it was sent.
     pub(super) fn account(&mut self, e: Emitted, kind: Kind) -> bool {
         match e {
             Emitted::Sent(n) => {
@@ -365,10 +364,21 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         }
         let allowed = (held.len() as u64).min(self.retx_affordable(blk.cfg.t)) as usize;
         self.count_retx_limited(held.len().saturating_sub(allowed));
-        let copied = Copied {
-            sent: held.iter().take(allowed).collect(),
-            over_budget: held.iter().skip(allowed).collect(),
+        // A counted loop, not `take`/`skip`: their folds keep overflow
+        // panic paths in the kernel build.
+        let mut copied = Copied {
+            sent: Bitmap::EMPTY,
+            over_budget: Bitmap::EMPTY,
         };
+        let mut left = allowed;
+        for j in held.iter() {
+            if left > 0 {
+                left = left.wrapping_sub(1);
+                copied.sent.insert(j);
+            } else {
+                copied.over_budget.insert(j);
+            }
+        }
         let held = copied.sent;
         let total = held.len();
         let t = blk.cfg.t as usize;

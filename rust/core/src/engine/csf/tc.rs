@@ -7,7 +7,9 @@
 //! SRTT + batching time before the fragment arrived (the in-flight guard:
 //! anything later may simply not have arrived yet). Each lost PSN is
 //! re-sent at most once per SRTT, at most `tc_max_per_report` per fragment,
-//! and only when retained and present; fragments older than or equal to the
+//! within the retransmission budget shared with REPAIR_REQUEST answers
+//! (`csf/budget.rs`; what it leaves out may go with a later report), and
+//! only when retained and present; fragments older than or equal to the
 //! newest one processed (16-bit Report Sequence, serial order) are ignored.
 //!
 //! # Our ruling: final and partial fragments
