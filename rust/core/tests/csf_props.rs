@@ -9,7 +9,7 @@
 mod csf_common;
 use csf_common::*;
 
-use crem_core::engine::csf::{Csf, CsfIo, CsfParams, SourceStore};
+use crem_core::engine::csf::{scratch_len, Csf, CsfIo, CsfParams, SourceStore, SourceVerdict};
 use crem_core::engine::{FecConfig, Nanos, MS};
 use crem_core::fec::{build_source_symbol, encode_over, Bitmap, Code, Scheme};
 use crem_core::gf::RowPerCall;
@@ -164,6 +164,8 @@ struct Setup {
     start: u32,
     tc_max: u16,
     proactive: u8,
+    retx_rate: u8,
+    retx_burst: u8,
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
@@ -177,9 +179,11 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop_oneof![Just(0xFF_FF00u32), any::<u32>()],
         0u16..64,
         0u8..4,
+        prop_oneof![Just(CsfParams::DEFAULT.retx_rate_percent), 0u8..=200],
+        prop_oneof![Just(CsfParams::DEFAULT.retx_burst_blocks), 0u8..6],
     )
         .prop_map(
-            |(budget, spread, give_up, k, m, t, start, tc_max, proactive)| Setup {
+            |(
                 budget,
                 spread,
                 give_up,
@@ -189,6 +193,20 @@ fn setup() -> impl Strategy<Value = Setup> {
                 start,
                 tc_max,
                 proactive,
+                retx_rate,
+                retx_burst,
+            )| Setup {
+                budget,
+                spread,
+                give_up,
+                k,
+                m,
+                t,
+                start,
+                tc_max,
+                proactive,
+                retx_rate,
+                retx_burst,
             },
         )
 }
@@ -206,10 +224,22 @@ fn run(s: &Setup, ops: &[Op]) {
         selective_repeat: true,
         tc_max_per_report: s.tc_max,
         proactive_max_per_block: s.proactive,
+        retx_rate_percent: s.retx_rate,
+        retx_burst_blocks: s.retx_burst,
         ..CsfParams::DEFAULT
     };
     let mut h: H<B, A> = H::new(params, None);
-    let _ = h.csf.set_config(cfg(1, s.k, s.m, s.t), Psn::ZERO);
+    // The retransmission budget: it starts with one burst for the first
+    // configuration coded (at most the largest of those set), and earns
+    // retx_rate % of each source coded. Counted in hundredths of octets.
+    let burst_of =
+        |k: u8, t: u16| s.retx_burst.max(1) as u64 * k as u64 * scratch_len(t) as u64 * 100;
+    let mut retx_allowed = 0u64;
+    let mut retx_initial = 0u64;
+    let mut retx_sent = 0u64;
+    if h.csf.set_config(cfg(1, s.k, s.m, s.t), Psn::ZERO).is_ok() {
+        retx_initial = burst_of(s.k, s.t);
+    }
     let mut truth: HashMap<u32, Vec<u8>> = HashMap::new();
     let mut t_max = s.t as usize;
     let mut now: Nanos = 0;
@@ -231,7 +261,10 @@ fn run(s: &Setup, ops: &[Op]) {
                 let len = plen(psn.value(), t_max.max(3) - 2);
                 let p = payload(psn.value(), len);
                 truth.insert(psn.value(), p.clone());
-                h.src(now, psn.value(), *span as u32, &p);
+                let v = h.src(now, psn.value(), *span as u32, &p);
+                if matches!(v, SourceVerdict::Retain | SourceVerdict::NotRetained) {
+                    retx_allowed += p.len() as u64 * s.retx_rate as u64;
+                }
                 next = psn.wrapping_add(*span as u32);
             }
             Op::Retx { back } => {
@@ -362,6 +395,7 @@ fn run(s: &Setup, ops: &[Op]) {
                     .is_ok()
                 {
                     t_max = t_max.min(*t as usize);
+                    retx_initial = retx_initial.max(burst_of(*k, *t));
                 }
             }
             Op::Srtt(v) => h.csf.set_srtt(*v as u64),
@@ -371,6 +405,9 @@ fn run(s: &Setup, ops: &[Op]) {
         // Every message is a valid REPAIR whose symbol is exactly right.
         for m in h.take() {
             let r = verify(&m, &truth);
+            if r.lost.is_some() && !r.info {
+                retx_sent += m.len() as u64 * 100;
+            }
             assert_eq!(r.flow_id, 0x1234);
             if !known.iter().any(|b| b.0 == r.block_start) {
                 known.push((r.block_start, r.k, r.config_id, r.present));
@@ -379,6 +416,15 @@ fn run(s: &Setup, ops: &[Op]) {
                 }
             }
         }
+        // However the requests and reports are chosen, coded and Source
+        // Copy answers never exceed the budget credited plus the burst.
+        assert!(
+            retx_sent <= retx_initial + retx_allowed,
+            "retransmitted {} > burst {} + credit {} (1/100 octets)",
+            retx_sent,
+            retx_initial,
+            retx_allowed
+        );
         // Capacities.
         let c = *h.csf.counters();
         assert!(h.csf.blocks_held() <= B);

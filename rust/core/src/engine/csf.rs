@@ -37,8 +37,14 @@
 //!   worth and starts full, so short bursts closed by the idle timeout are
 //!   protected while any long run stays within m/k plus that burst; a
 //!   repair without tokens is dropped and counted, never deferred.
-//!   Proactive, coded and Source Copy answers are not charged to it: they
-//!   are bounded by the losses reported instead.
+//!   Proactive, coded and Source Copy answers are not charged to it.
+//! * Coded and Source Copy answers (requests and selective repeat) never
+//!   exceed the lost sources a request names, and all of them together are
+//!   paid from a second budget, `retx_rate_percent` of the source octets
+//!   seen plus `retx_burst_blocks` whole answers (`csf/budget.rs`): the
+//!   requests that choose the blocks may be forged, the flow rate cannot.
+//!   What it cannot pay is cut short (Source Copy) or left unanswered
+//!   (coded) and counted, never queued.
 //! * A REPAIR_REQUEST answer uses `M = clamp(M_s, X − r, X)`, at least 1
 //!   (a request with r ≥ X would otherwise get nothing and stall).
 //! * Source Copy answers set RETX with the Lost Source Bitmap naming the
@@ -71,6 +77,7 @@
 //! the kernel) and passes a message scratch of [`scratch_len`]`(T)` octets
 //! with every call, so no call puts a symbol on the stack.
 
+mod budget;
 mod emit;
 mod init;
 mod pace;
@@ -85,6 +92,7 @@ use super::super::roce::RocePacket;
 use super::{FecConfig, Nanos, Sink, MS};
 pub use respond::{MAX_PATH_PSNS, MAX_RANGE_ENTRIES};
 
+use budget::RetxBudget;
 use pace::{Bucket, SendLog};
 use ring::{Block, Ring};
 
@@ -160,6 +168,13 @@ pub struct CsfParams {
     pub tc_ack_timeout: Nanos,
     /// Most Source Copy symbols sent for one report.
     pub tc_max_per_report: u16,
+    /// Coded retransmission and Source Copy (answers to requests and to
+    /// T/C AETH reports) may use this percentage of the source octets the
+    /// CSF sees, plus the burst below (`csf/budget.rs`).
+    pub retx_rate_percent: u8,
+    /// Depth of that budget in whole answers: k symbols of the largest
+    /// message for T, per block (at least 1).
+    pub retx_burst_blocks: u8,
     /// Start a block at the end of the previous one when the source follows
     /// it within k/2 positions (see `Csf::block_start_for`): for flows whose
     /// skipped PSNs the CRF cannot derive (responses).
@@ -182,6 +197,8 @@ impl CsfParams {
         tc_batch_time: 100_000,
         tc_ack_timeout: 100 * MS,
         tc_max_per_report: 256,
+        retx_rate_percent: 25,
+        retx_burst_blocks: 4,
         fill_gaps: false,
     };
 }
@@ -252,6 +269,11 @@ pub struct CsfDrops {
     pub proactive_limited: u64,
     /// Unparsable RoCEv2 packets given to [`Csf::on_roce`].
     pub unparsable: u64,
+    /// Answers (coded, Source Copy, selective repeat) cut short or not sent
+    /// because the retransmission budget was spent.
+    pub retx_budget_limited: u64,
+    /// Symbols those answers left out.
+    pub retx_budget_symbols: u64,
 }
 
 /// Counters of one CSF (monotonic, except the `retention_*` gauges).
@@ -431,6 +453,7 @@ pub struct Csf<const BLOCKS: usize, const ACC: usize> {
     next_psn: Option<Psn>,
     last_source: Nanos,
     bucket: Bucket,
+    retx_budget: RetxBudget,
     log: SendLog,
     tc: TcState,
     counters: CsfCounters,
@@ -457,6 +480,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             next_psn: None,
             last_source: 0,
             bucket: Bucket::new(),
+            retx_budget: RetxBudget::new(),
             log: SendLog::new(),
             tc: TcState::default(),
             counters: CsfCounters::default(),
@@ -482,6 +506,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.next_psn = None;
         self.last_source = 0;
         self.bucket = Bucket::new();
+        self.retx_budget = RetxBudget::new();
         self.log.clear();
         self.tc = TcState::default();
         self.counters = CsfCounters::default();
@@ -799,6 +824,14 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             }
             self.bucket
                 .earn(m_eff, cfg.k, self.params.repair_burst_blocks);
+            let p = &self.params;
+            self.retx_budget.earn(
+                payload.len(),
+                p.retx_rate_percent,
+                p.retx_burst_blocks,
+                cfg.k,
+                cfg.t,
+            );
             self.counters.sources = self.counters.sources.wrapping_add(1);
             self.counters.source_octets = self
                 .counters

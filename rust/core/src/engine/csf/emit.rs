@@ -35,6 +35,26 @@ pub(super) enum Kind {
     Proactive,
 }
 
+/// Outcome of a coded retransmission answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Coded {
+    /// The M symbols were sent.
+    Sent,
+    /// A source of L is not held: nothing sent (Source Copy may still do).
+    SourceMissing,
+    /// The retransmission budget cannot pay for M symbols: nothing sent.
+    OverBudget,
+}
+
+/// What a Source Copy answer did with the positions asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Copied {
+    /// Positions copied (the L of the messages).
+    pub(super) sent: Bitmap,
+    /// Positions held but left out: the retransmission budget was spent.
+    pub(super) over_budget: Bitmap,
+}
+
 /// The REPAIR header fields for `blk`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn header(
@@ -154,11 +174,15 @@ fn all_held<S: Sources + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
 }
 
 impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
-    /// Counts one message; true if it was sent.
+    /// Counts one message and pays for coded and Source Copy ones from the
+    /// retransmission budget; true if it was sent.
     pub(super) fn account(&mut self, e: Emitted, kind: Kind) -> bool {
-        let c = &mut self.counters;
         match e {
             Emitted::Sent(n) => {
+                if matches!(kind, Kind::Retx | Kind::SourceCopy) {
+                    self.retx_budget.spend(n);
+                }
+                let c = &mut self.counters;
                 c.repair_octets = c.repair_octets.wrapping_add(n as u64);
                 let k = match kind {
                     Kind::Ordinary => &mut c.repairs_ordinary,
@@ -171,10 +195,12 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 true
             }
             Emitted::NoRoom => {
+                let c = &mut self.counters;
                 c.drops.scratch_too_small = c.drops.scratch_too_small.wrapping_add(1);
                 false
             }
             Emitted::Failed => {
+                let c = &mut self.counters;
                 c.drops.encode_error = c.drops.encode_error.wrapping_add(1);
                 false
             }
@@ -303,22 +329,26 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         }
     }
 
-    /// Source Copy of the held sources of `set` in block `n` (RETX, L =
-    /// the positions copied, LAST on the last). Returns the number sent.
+    /// Source Copy of the held sources of `set` in block `n`, as many as
+    /// the retransmission budget pays for, in position order (RETX, L =
+    /// the positions copied, LAST on the last).
     pub(super) fn send_source_copies<G, K, S>(
         &mut self,
         n: usize,
         set: &Bitmap,
         session: u16,
         io: &mut CsfIo<'_, G, K, S>,
-    ) -> u32
+    ) -> Copied
     where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
         let Some(blk) = self.ring.get(n).copied() else {
-            return 0;
+            return Copied {
+                sent: Bitmap::EMPTY,
+                over_budget: Bitmap::EMPTY,
+            };
         };
         let held: Bitmap = set
             .iter()
@@ -332,9 +362,26 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 .source_missing
                 .wrapping_add(missing as u64);
         }
+        let allowed = (held.len() as u64).min(self.retx_affordable(blk.cfg.t)) as usize;
+        self.count_retx_limited(held.len().saturating_sub(allowed));
+        // A counted loop, not `take`/`skip`: their folds keep overflow
+        // panic paths in the kernel build.
+        let mut copied = Copied {
+            sent: Bitmap::EMPTY,
+            over_budget: Bitmap::EMPTY,
+        };
+        let mut left = allowed;
+        for j in held.iter() {
+            if left > 0 {
+                left = left.wrapping_sub(1);
+                copied.sent.insert(j);
+            } else {
+                copied.over_budget.insert(j);
+            }
+        }
+        let held = copied.sent;
         let total = held.len();
         let t = blk.cfg.t as usize;
-        let mut sent = 0u32;
         let mut q = 0usize;
         for j in held.iter() {
             q = q.wrapping_add(1);
@@ -355,16 +402,14 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                     .source(blk.start.wrapping_add(j as u32))
                     .is_some_and(|p| build_source_symbol(p, t, sym).is_ok())
             });
-            if self.account(e, Kind::SourceCopy) {
-                sent = sent.saturating_add(1);
-            }
+            self.account(e, Kind::SourceCopy);
         }
-        sent
+        copied
     }
 
     /// `m` coded retransmission symbols over `lost` for block `n` with
-    /// fresh indices (the caller checked there are enough). False, sending
-    /// nothing, if a source of `lost` is not held.
+    /// fresh indices (the caller checked there are enough), all or none:
+    /// fewer than M would not decode.
     pub(super) fn send_coded<G, K, S>(
         &mut self,
         n: usize,
@@ -372,21 +417,25 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         m: u16,
         session: u16,
         io: &mut CsfIo<'_, G, K, S>,
-    ) -> bool
+    ) -> Coded
     where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
         let Some(blk) = self.ring.get(n).copied() else {
-            return false;
+            return Coded::SourceMissing;
         };
         if !all_held(&*io.store, &blk, lost) {
             self.counters.drops.source_missing = self.counters.drops.source_missing.wrapping_add(1);
-            return false;
+            return Coded::SourceMissing;
+        }
+        if self.retx_affordable(blk.cfg.t) < u64::from(m) {
+            self.count_retx_limited(m as usize);
+            return Coded::OverBudget;
         }
         self.send_fresh(n, &blk, lost, m, session, Kind::Retx, io);
-        true
+        Coded::Sent
     }
 
     /// Up to the owed number of proactive ordinary repairs for closed

@@ -4,6 +4,7 @@
 
 use core::ptr::addr_of_mut;
 
+use super::budget::RetxBudget;
 use super::pace::{Bucket, SendLog};
 use super::ring::Ring;
 use super::{Csf, CsfCounters, CsfParams, TcState};
@@ -44,6 +45,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             addr_of_mut!((*slot).next_psn).write(None);
             addr_of_mut!((*slot).last_source).write(0);
             addr_of_mut!((*slot).bucket).write(Bucket::new());
+            addr_of_mut!((*slot).retx_budget).write(RetxBudget::new());
             addr_of_mut!((*slot).log).write(SendLog::new());
             addr_of_mut!((*slot).tc).write(TcState::default());
             addr_of_mut!((*slot).counters).write(CsfCounters::default());

@@ -8,6 +8,8 @@ use super::super::super::wire::{
     BlockRequest, FecScheme, RangeRequest, RepairRequest, RequestKind,
 };
 use super::super::{Nanos, Sink};
+use super::emit::Coded;
+use super::ring::Block;
 use super::{CloseWhy, Csf, CsfIo, SourceStore};
 
 /// Range entries of one PSN-range request that are looked at (64 × 255
@@ -172,7 +174,10 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// Answers a request for the lost set `lost` of block `n`: at most once
     /// per SRTT; coded with `M = clamp(M_s, X − r, X)` (at least 1) fresh
     /// indices, or Source Copy of L when FALLBACK is asked, the scheme has
-    /// no coded retransmission, or fresh indices ran out.
+    /// no coded retransmission, or fresh indices ran out. Either way never
+    /// more symbols than the X lost sources named, and only what the
+    /// retransmission budget pays for (`csf/budget.rs`): a block it left
+    /// unanswered counts as not answered, so the next request may be.
     #[allow(clippy::too_many_arguments)]
     fn respond<G, K, S>(
         &mut self,
@@ -189,7 +194,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
-        let Some(blk) = self.ring.get_mut(n) else {
+        let Some(blk) = self.ring.get(n).copied() else {
             return;
         };
         if blk
@@ -200,8 +205,32 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 self.counters.requests_rate_limited.wrapping_add(1);
             return;
         }
-        blk.last_response = Some(now);
-        let blk = *blk;
+        if self.answer(&blk, n, lost, r, suggested, session, fallback, io) {
+            if let Some(b) = self.ring.get_mut(n) {
+                b.last_response = Some(now);
+            }
+        }
+    }
+
+    /// [`Csf::respond`] past the once-per-SRTT check; false if the budget
+    /// let nothing go out.
+    #[allow(clippy::too_many_arguments)]
+    fn answer<G, K, S>(
+        &mut self,
+        blk: &Block,
+        n: usize,
+        lost: &Bitmap,
+        r: u8,
+        suggested: u8,
+        session: u16,
+        fallback: bool,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> bool
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
         if !fallback && blk.cfg.scheme.supports_retx() {
             let x = lost.len() as u16;
             let m = (suggested as u16)
@@ -209,17 +238,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 .min(x)
                 .max(1);
             if m <= blk.fresh_indices() {
-                if self.send_coded(n, lost, m, session, io) {
-                    let c = &mut self.counters;
-                    c.retx_lost = c.retx_lost.wrapping_add(u64::from(x));
-                    return;
+                match self.send_coded(n, lost, m, session, io) {
+                    Coded::Sent => {
+                        let c = &mut self.counters;
+                        c.retx_lost = c.retx_lost.wrapping_add(u64::from(x));
+                        return true;
+                    }
+                    Coded::OverBudget => return false,
+                    Coded::SourceMissing => {}
                 }
             } else {
                 self.counters.retx_indices_exhausted =
                     self.counters.retx_indices_exhausted.wrapping_add(1);
             }
         }
-        self.send_source_copies(n, lost, session, io);
+        let copied = self.send_source_copies(n, lost, session, io);
+        !copied.sent.is_empty() || copied.over_budget.is_empty()
     }
 
     /// PSNs an allow-listed Path Reporter says it dropped (the caller

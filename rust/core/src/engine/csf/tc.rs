@@ -7,7 +7,9 @@
 //! SRTT + batching time before the fragment arrived (the in-flight guard:
 //! anything later may simply not have arrived yet). Each lost PSN is
 //! re-sent at most once per SRTT, at most `tc_max_per_report` per fragment,
-//! and only when retained and present; fragments older than or equal to the
+//! within the retransmission budget shared with REPAIR_REQUEST answers
+//! (`csf/budget.rs`; what it leaves out may go with a later report), and
+//! only when retained and present; fragments older than or equal to the
 //! newest one processed (16-bit Report Sequence, serial order) are ignored.
 //!
 //! # Our ruling: final and partial fragments
@@ -172,16 +174,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                     ok
                 })
                 .collect();
-            b.tc_sent = b.tc_sent.union(&take);
             let c = &mut self.counters;
             c.tc_deduped_psns = c.tc_deduped_psns.wrapping_add(deduped as u64);
             c.tc_over_budget = c
                 .tc_over_budget
                 .wrapping_add(fresh.len().saturating_sub(take.len()) as u64);
-            *budget = budget.saturating_sub(take.len() as u32);
-            if !take.is_empty() {
-                self.send_source_copies(n, &take, seq, io);
+            if take.is_empty() {
+                continue;
             }
+            // What the retransmission budget left out stays unsent, so a
+            // later report may still have it re-sent within this SRTT.
+            let copied = self.send_source_copies(n, &take, seq, io);
+            let done = take.difference(&copied.over_budget);
+            if let Some(b) = self.ring.get_mut(n) {
+                b.tc_sent = b.tc_sent.union(&done);
+            }
+            *budget = budget.saturating_sub(done.len() as u32);
         }
         self.counters.tc_unknown_psns = self
             .counters
