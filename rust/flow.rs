@@ -305,7 +305,8 @@ macro_rules! with_sender {
 /// Index of the first counter appended after the datapath's (crem_engine.h).
 const FS_LATE: usize = (ffi::CREM_FS_ENGINE + ffi::CREM_FS_DATAPATH) as usize;
 /// Index of the counters appended after the msg-types nests (crem_engine.h):
-/// repairs-ce (CRF), repair-path-signals (CSF).
+/// repairs-ce (CRF), repair-path-signals, retx-budget-limited,
+/// retx-budget-symbols (CSF).
 const FS_TAIL: usize = ffi::CREM_FS_TAIL as usize;
 
 /// `enum crem_flow_event` of the uapi header (netlink/crem.yaml order).
@@ -620,8 +621,13 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         if let Some(o) = fi.counters.get_mut(FS_LATE) {
             *o = k.retx_lost;
         }
-        if let Some(o) = fi.counters.get_mut(FS_TAIL + 1) {
-            *o = f.policy_counters().repair_path_signals;
+        let tail = [
+            f.policy_counters().repair_path_signals,
+            k.drops.retx_budget_limited,
+            k.drops.retx_budget_symbols,
+        ];
+        for (o, v) in fi.counters.iter_mut().skip(FS_TAIL + 1).zip(tail) {
+            *o = v;
         }
     } else {
         // SAFETY: a live receiver engine, under its flow lock.

@@ -57,9 +57,9 @@ struct crem_msg_info {
 #define CREM_FS_FLAT (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
 #define CREM_MSG_SLOTS 11 /* attributes of the msg-types set after its pad */
 /* Then the engine's counters appended after the msg-types nests
- * (CREM_A_FLOW_STATS_REPAIRS_CE onward). */
+ * (CREM_A_FLOW_STATS_REPAIRS_CE onward: rust/flow.rs FS_TAIL). */
 #define CREM_FS_TAIL (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
-#define CREM_FS_TAIL_N 2
+#define CREM_FS_TAIL_N 4
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
 /* A flow's state for netlink, in the units of the flow attributes. */

@@ -70,7 +70,10 @@ const FLOW_STATS_KEYS: &str = "    \
       appended         repairs-ce (CRF: REPAIRs that arrived CE-marked),
                        repair-path-signals (CSF: LOSS_REPORTs showing CE on
                        or excess loss of REPAIRs: the adaptive policy
-                       lowers m while they last)
+                       lowers m while they last), retx-budget-limited and
+                       retx-budget-symbols (CSF: answers to requests cut
+                       short by the retransmission budget, and the
+                       symbols they left out)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
     message type: repair, hello, hello-ack, param-update, param-ack,

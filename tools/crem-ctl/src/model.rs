@@ -866,10 +866,10 @@ pub(crate) mod tests {
         let t = j["totals"].as_object().unwrap();
         let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
-        assert_eq!(t.len(), 31);
+        assert_eq!(t.len(), 33);
         assert_eq!(
-            t.keys().last().map(|k| k.as_str()),
-            Some("repair-path-signals")
+            t.keys().next_back().map(|k| k.as_str()),
+            Some("retx-budget-symbols")
         );
         for a in FLOW_STATS_SET.attrs[1..]
             .iter()

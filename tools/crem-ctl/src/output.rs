@@ -163,6 +163,8 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "fallback-requests-received",
             "blocks-given-up",
             "repair-path-signals",
+            "retx-budget-limited",
+            "retx-budget-symbols",
         ],
     ),
     (
