@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-flows demo fuzz bench clean help netlink-gen
+	check-debug check-debug-all check-full check-flows demo fuzz bench clean help netlink-gen
 
 all: module
 
@@ -21,6 +21,7 @@ help:
 	@echo "make check        every test: cargo fmt/clippy/test, module, KUnit and e2e in QEMU"
 	@echo "make check-debug  KUnit and e2e on the debug kernel (KASAN, lockdep, kmemleak)"
 	@echo "make check-debug-all  every in-VM step on the debug kernel"
+	@echo "make check-full   make check, the longer cases and every debug-kernel step"
 	@echo "make demo         RDMA over the emulated lossy long link, with and without CREM"
 	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 30) each"
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
@@ -55,6 +56,9 @@ check:
 
 check-debug:
 	vm/check.sh debug
+
+check-full:
+	vm/check.sh full
 
 # The flows test alone (also a step of `make check`): ~3.5 min.
 check-flows: module

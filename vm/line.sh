@@ -24,7 +24,7 @@ case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal
 case $case_ in
   churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
   datapath) secs=${5:-20} ;;
-  edges) secs=${5:-15} ;;
+  edges) secs=${5:-12} ;;
   *) die "unknown case $case_" ;;
 esac
 [ -f "$mod" ] || die "no module $2"

@@ -26,7 +26,7 @@
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
-secs=${arg_seconds:-15}
+secs=${arg_seconds:-12}
 
 # Baseline, then forget it: report only what this run leaks.
 kmemleak_report >/dev/null 2>&1
