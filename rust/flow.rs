@@ -700,6 +700,11 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
             (h.addrs, h.flow_label)
         }
         Message::PathReport(r) => (r.addrs, r.flow_label),
+        // The CSF's flow is found by the nonce of its HELLO.
+        Message::HelloAck(a) => {
+            out.nonce = a.nonce;
+            return 0;
+        }
         _ => return 0,
     };
     out.dqp = label & 0xff_ffff;

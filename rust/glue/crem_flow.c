@@ -58,6 +58,18 @@ static u32 crem_id_hash(const struct crem_flows *t, __be32 peer, u32 id, u8 side
 	       (32 - CREM_FLOW_HBITS);
 }
 
+static u32 crem_pair_hash(const struct crem_flows *t, __be32 saddr, __be32 daddr)
+{
+	return jhash_2words((__force u32)saddr, (__force u32)daddr, t->seed ^ 2) >>
+	       (32 - CREM_FLOW_HBITS);
+}
+
+static u32 crem_nonce_hash(const struct crem_flows *t, __be32 peer, u64 nonce)
+{
+	return jhash_3words((__force u32)peer, (u32)nonce, (u32)(nonce >> 32), t->seed ^ 3) >>
+	       (32 - CREM_FLOW_HBITS);
+}
+
 static bool crem_key_eq(const struct crem_flow_key *a, const struct crem_flow_key *b)
 {
 	return a->saddr == b->saddr && a->daddr == b->daddr && a->dqp == b->dqp &&
@@ -184,10 +196,22 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 	spin_lock(&t->lock);
 	lockdep_assert_held(&f->lock);
 	f->flow_id = id;
+	/* Its HELLO is answered: no other HELLO_ACK looks for it. */
+	if (f->nonce_hashed) {
+		hlist_del_rcu(&f->nonce_node);
+		f->nonce_hashed = false;
+	}
 	/*
 	 * A flow already unlinked (removal waits for the readers, one of which
 	 * is this HELLO/HELLO_ACK) must not be hashed again: it is freed after
 	 * the grace period and would stay reachable from by_id.
+	 *
+	 * A flow whose ID changes (a new session) moves to another chain
+	 * without a grace period. That is memory-safe (nodes are freed only
+	 * after one) but a lookup walking the old chain at that instant may
+	 * follow the node into the new chain and miss a flow after it: one
+	 * message counted as drop-msg-no-flow, which the protocol recovers
+	 * from (the sender repeats it).
 	 */
 	if (f->linked) {
 		if (f->id_hashed)
@@ -276,7 +300,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 	rcu_read_lock();
 	spin_lock_bh(&t->lock);
 	if (t->closing || crem_lookup_key(t, &f->key) ||
-	    t->count >= READ_ONCE(cn->cfg.max_flows)) {
+	    t->n_side[f->key.side] >= READ_ONCE(cn->cfg.max_flows)) {
 		spin_unlock_bh(&t->lock);
 		rcu_read_unlock();
 		consume_skb(ntf); /* unused notification: not a drop */
@@ -284,9 +308,16 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 		return NULL;
 	}
 	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(t, &f->key)]);
+	hlist_add_head_rcu(&f->pair_node, &t->by_pair[crem_pair_hash(t, f->key.saddr, f->key.daddr)]);
+	if (f->key.side == CREM_SIDE_CSF) {
+		f->nonce = get_random_u64();
+		hlist_add_head_rcu(&f->nonce_node, &t->by_nonce[crem_nonce_hash(t, f->peer, f->nonce)]);
+		f->nonce_hashed = true;
+	}
 	list_add_tail_rcu(&f->all, &t->list);
 	f->linked = true;
 	t->count++;
+	t->n_side[f->key.side]++;
 	t->gen++;
 	spin_unlock_bh(&t->lock);
 	atomic64_inc(&cn->dp[CREM_EV_FLOW_UP]);
@@ -294,7 +325,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 
 	spin_lock_bh(&f->lock);
 	if (f->key.side == CREM_SIDE_CSF)
-		crem_rs_csf_start(f->eng, f, crem_now(), get_random_u64());
+		crem_rs_csf_start(f->eng, f, crem_now(), f->nonce);
 	else if (msg_len) {
 		/* The HELLO that asked for the flow is its first message in. */
 		f->ctr.msgs_in++;
@@ -366,7 +397,7 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 	struct crem_create *rq, *q;
 	struct crem_flow *f;
 
-	if (READ_ONCE(t->count) >= READ_ONCE(cn->cfg.max_flows)) {
+	if (READ_ONCE(t->n_side[k->side]) >= READ_ONCE(cn->cfg.max_flows)) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
 		return NULL;
 	}
@@ -441,8 +472,8 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 		NL_SET_ERR_MSG(extack, "a sender flow for these addresses, dest-qp and kind exists");
 		return -EEXIST;
 	}
-	if (READ_ONCE(t->count) >= READ_ONCE(cn->cfg.max_flows)) {
-		NL_SET_ERR_MSG_FMT(extack, "max-flows (%u) flows are set up already",
+	if (READ_ONCE(t->n_side[CREM_SIDE_CSF]) >= READ_ONCE(cn->cfg.max_flows)) {
+		NL_SET_ERR_MSG_FMT(extack, "max-flows (%u) sender flows are set up already",
 				   READ_ONCE(cn->cfg.max_flows));
 		return -ENOSPC;
 	}
@@ -572,7 +603,8 @@ static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const
 	/* The BTH names only the destination QP: the ACK of A's flow to B
 	 * carries A's QP. Every CSF flow of the address pair checks the PSN
 	 * against what it holds (crem-core ignores acks outside it). */
-	list_for_each_entry_rcu(f, &t->list, all) {
+	hlist_for_each_entry_rcu(f, &t->by_pair[crem_pair_hash(t, iph->daddr, iph->saddr)],
+				 pair_node) {
 		if (f->key.side != CREM_SIDE_CSF || f->key.kind != CREM_KIND_REQUESTS ||
 		    f->key.saddr != iph->daddr || f->key.daddr != iph->saddr)
 			continue;
@@ -863,10 +895,14 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, boo
 		return;
 	}
 	if (mi.type == CREM_MSG_TYPE_HELLO_ACK) {
-		/* The CSF learns its Flow ID here: match the echoed nonce. */
-		list_for_each_entry_rcu(f, &t->list, all)
-			if (f->key.side == CREM_SIDE_CSF && f->peer == from && !f->flow_id)
+		/* The CSF learns its Flow ID here: by the echoed nonce. */
+		hlist_for_each_entry_rcu(f, &t->by_nonce[crem_nonce_hash(t, from, mi.nonce)],
+					 nonce_node)
+			if (f->peer == from && f->nonce == mi.nonce) {
 				crem_feed(f, msg, len, ce);
+				return;
+			}
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
 		return;
 	}
 	f = crem_lookup_id(t, from, mi.flow_id, crem_to_crf(mi.type) ? CREM_SIDE_CRF : CREM_SIDE_CSF);
@@ -885,12 +921,17 @@ void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 {
 	lockdep_assert_held(&t->lock);
 	hlist_del_rcu(&f->key_node);
+	hlist_del_rcu(&f->pair_node);
 	if (f->id_hashed)
 		hlist_del_rcu(&f->id_node);
+	if (f->nonce_hashed)
+		hlist_del_rcu(&f->nonce_node);
 	f->id_hashed = false;
+	f->nonce_hashed = false;
 	f->linked = false;
 	list_del_rcu(&f->all);
 	t->count--;
+	t->n_side[f->key.side]--;
 	t->gen++;
 }
 

@@ -62,7 +62,7 @@ struct crem_flow_ctr {
 };
 
 struct crem_flow {
-	struct hlist_node key_node, id_node;
+	struct hlist_node key_node, id_node, pair_node, nonce_node;
 	struct list_head all; /* crem_flows.list, for dumps and teardown */
 	struct list_head kill; /* private list of a teardown */
 	struct rcu_head rcu;
@@ -72,6 +72,8 @@ struct crem_flow {
 	u32 flow_id; /* 0 until known (the CSF learns it from HELLO_ACK) */
 	bool linked; /* in the table (under crem_flows.lock) */
 	bool id_hashed; /* in by_id (under crem_flows.lock) */
+	bool nonce_hashed; /* CSF: in by_nonce until its Flow ID is known (same lock) */
+	u64 nonce; /* CSF: of its HELLO */
 	bool dead;
 	bool gc; /* chosen for removal by the collector (crem_gc.c) */
 	spinlock_t lock;

@@ -36,8 +36,16 @@ struct crem_flows {
 	spinlock_t lock;
 	struct hlist_head by_key[1 << CREM_FLOW_HBITS];
 	struct hlist_head by_id[1 << CREM_FLOW_HBITS];
+	/* Address pairs (the reverse direction's RDMA ACKs find their sender
+	 * flows here), and sender flows awaiting HELLO_ACK by HELLO nonce. */
+	struct hlist_head by_pair[1 << CREM_FLOW_HBITS];
+	struct hlist_head by_nonce[1 << CREM_FLOW_HBITS];
 	struct list_head list;
 	u32 count;
+	/* Flows by side (CREM_SIDE_*): each side has max-flows of its own, so
+	 * that HELLOs (receiver flows made for a peer) cannot use up the
+	 * sender flows of this host's own traffic. */
+	u32 n_side[2];
 	u32 seed; /* of the bucket hashes, random per netns */
 	u32 gen; /* bumped on every insert/remove: dump consistency */
 	atomic64_t mem;

@@ -23,6 +23,10 @@
 #            the held packets are dropped at the unregistration
 #            (drop-dev-gone), never released with a freed input device
 #            (KASAN on the debug kernel).
+#   flood:   n2 sends n1 HELLOs for many more flows than n1's max-flows:
+#            n1 makes receiver flows up to max-flows and refuses the rest
+#            (drop-flow-limit), and still protects its own traffic (n3 -> n0,
+#            n1 the sender): each side has its own budget.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -175,7 +179,33 @@ EOF
   line_down
 }
 
-for p in $(echo "${arg_parts:-ce gro bridge devgone}" | tr : " "); do
+part_flood() {
+  line_up "delay 2ms"
+  gateways adaptive off k 8 m 2 max-flows 16 || return 1
+  X n2 python3 /tmp/fl/hello.py 1000 100 0.005 || { bad "flood: hello.py" ""; return 1; }
+  sleep 1
+  crf=$(X n1 "$CTL" -j flow | python3 -c "import json,sys
+print(sum(1 for f in json.load(sys.stdin)['flow'] if f['side'] == 'crf'))")
+  lim=$(stat_of n1 drop-flow-limit)
+  # n1's own traffic: n3 sends to n0 on 8 QPs, n0 acknowledges.
+  ip netns exec n0 python3 /tmp/fl/roce.py ack 203.0.113.1 /tmp/flood.rx &
+  a=$!
+  sleep 0.5
+  X n3 python3 /tmp/fl/roce.py send 192.0.2.1 8 "$secs" 500 >/tmp/flood.sent
+  sleep 1
+  kill -TERM $a; wait $a
+  csf=$(X n1 "$CTL" -j flow | python3 -c "import json,sys
+print(sum(1 for f in json.load(sys.stdin)['flow'] if f['side'] == 'csf'))")
+  src=$(stat_of n1 totals.sources)
+  echo "flood: n1 made $crf receiver flows for 100 HELLOs ($lim refused); then $csf sender flows for its own 8 QPs coded $src of $(cat /tmp/flood.sent) packets"
+  expect "flood: HELLOs get max-flows receiver flows, the rest refused and counted" \
+    "[ $crf = 16 ] && [ $lim -ge 84 ]" "receiver flows $crf drop-flow-limit $lim"
+  expect "flood: n1 still protects its own 8 flows" \
+    "[ $csf = 8 ] && [ $src -ge $(( $(cat /tmp/flood.sent) / 2 )) ]" "sender flows $csf sources $src"
+  line_down
+}
+
+for p in $(echo "${arg_parts:-ce gro bridge devgone flood}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done

@@ -264,7 +264,9 @@ KEYS:
     m-cong N           cap on m while losses look like congestion, 0..255
     hold TIME          in-order release hold time at the receiver, up to 1s:
                        500us, 2ms, 1s (a bare number is microseconds)
-    max-flows N        flows protected at once
+    max-flows N        flows protected at once, on each side (sender flows
+                       and receiver flows have N each: a peer's HELLOs
+                       cannot use up this host's own protection)
     max-memory SIZE    retention and decode memory: 65536, 64K, 64M, 1G
                        (suffixes are powers of 1024)
     reporter ADDR[,ADDR...]

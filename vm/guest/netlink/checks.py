@@ -181,7 +181,7 @@ def userns():
         except NlError as e:
             why = extack(e)
             break
-    report(added == 8 and 'max-flows (8) flows are set up already' in why,
+    report(added == 8 and 'max-flows (8) sender flows are set up already' in why,
            '...a loop of flow-new stops at the cap, the extack naming it',
            f'added {added}; refused: {why}')
 
