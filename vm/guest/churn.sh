@@ -26,9 +26,7 @@ set -u
 . "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-120}
 
-# A baseline scan, then forget it: report only what this run leaks.
-kmemleak_report >/dev/null 2>&1
-[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+leaks_forget
 insmod "$arg_module" flow_idle_s=2 || exit 1
 line_up "delay 2ms loss random 3%"
 gateways adaptive off k 8 m 2 max-flows 512 || exit 1
@@ -101,8 +99,4 @@ r1=$(stat_of n1 totals.received) rs1=$(stat_of n1 totals.restored) s2=$(stat_of 
   || bad "device deletions" "$devdel deletions, $held_seen with receiver flows"
 [ $nsdel -ge 1 ] && ok "$nsdel CREM netns destroyed under HELLO traffic" || bad "netns destruction" "$nsdel"
 line_down
-if rmmod crem; then ok "crem.ko unloaded"; else bad "crem.ko unloaded" "$(lsmod)"; fi
-leaks=$(kmemleak_report)
-[ -z "$leaks" ] && ok "no kmemleak report" || bad "kmemleak" "$leaks"
-echo "churn: $pass passed, $fail failed"
-[ $fail = 0 ]
+line_end churn

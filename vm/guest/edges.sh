@@ -32,9 +32,7 @@ set -u
 . "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-12}
 
-# Baseline, then forget it: report only what this run leaks.
-kmemleak_report >/dev/null 2>&1
-[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+leaks_forget
 insmod "$arg_module" || exit 1
 
 # traffic NAME DST SECS [CSUM [QPS]]: n0 sends to DST on QPS QPs (default 8)
@@ -209,8 +207,4 @@ for p in $(echo "${arg_parts:-ce gro bridge devgone flood}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
-if rmmod crem; then ok "crem.ko unloaded"; else bad "crem.ko unloaded" "$(lsmod)"; fi
-leaks=$(kmemleak_report)
-[ -z "$leaks" ] && ok "no kmemleak report" || bad "kmemleak" "$leaks"
-echo "edges: $pass passed, $fail failed"
-[ $fail = 0 ]
+line_end edges

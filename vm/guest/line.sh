@@ -56,6 +56,20 @@ gateways() {
   X n2 "$CTL" set port 7470 role gateway "$@" peer 203.0.113.0/24=10.0.0.1
 }
 line_down() { for n in n0 n1 n2 n3; do ip netns del $n 2>/dev/null; done; }
+# leaks_forget: a baseline kmemleak scan, then forget it (report only what
+# the case leaks). line_end CASE: unload crem.ko, check kmemleak, print the
+# tally; returns the case's status.
+leaks_forget() {
+  kmemleak_report >/dev/null 2>&1
+  [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+}
+line_end() {
+  if rmmod crem; then ok "crem.ko unloaded"; else bad "crem.ko unloaded" "$(lsmod)"; fi
+  leaks=$(kmemleak_report)
+  [ -z "$leaks" ] && ok "no kmemleak report" || bad "kmemleak" "$leaks"
+  echo "$1: $pass passed, $fail failed"
+  [ $fail = 0 ]
+}
 # watchdog SECS: every SECS, the kernel lists its blocked tasks with their
 # stacks on the console (sysrq w), so a run that hangs shows where.
 watchdog() { ( while sleep "$1"; do echo w >/proc/sysrq-trigger; done ) & }
