@@ -23,6 +23,16 @@
 #            the held packets are dropped at the unregistration
 #            (drop-dev-gone), never released with a freed input device
 #            (KASAN on the debug kernel).
+#   amplify: a forged PSN-range REPAIR_REQUEST with FALLBACK naming the
+#            whole retention of n2's CSF (64 ranges of 255 PSNs, 268
+#            octets), sent from n1's address, is accepted but answered only
+#            within the retransmission budget (a burst of 4 blocks, k x
+#            (84 + T) octets each, plus 25 % of the source octets): the
+#            REPAIR octets of the next second exceed those of a second
+#            without it by no more than that, instead of the 64 blocks
+#            retained (the responder does not ACK: the retention stays
+#            full); the answers refused are counted (retx-budget-limited)
+#            and the lost packets are still restored.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -175,7 +185,95 @@ EOF
   line_down
 }
 
-for p in $(echo "${arg_parts:-ce gro bridge devgone}" | tr : " "); do
+# flow_of NS SIDE QP KEYS: the Flow ID of NS's SIDE flow 192.0.2.1 -> QP, then
+# its flow-stats KEYS (0 for a counter it does not report).
+flow_of() {
+  X "$1" "$CTL" -j flow 2>/dev/null | python3 -c "import json,sys
+f=[f for f in json.load(sys.stdin)['flow'] if f.get('side') == '$2' and
+   f.get('dest-qp') == $3 and f.get('src') == '192.0.2.1'] + [{}]
+print(f[0].get('id', 0), *[f[0].get('stats', {}).get(k, 0) for k in '$4'.split()])" 2>/dev/null ||
+    echo 0 "$(echo "$4" | sed 's/[^ ]*/0/g')"
+}
+
+part_amplify() {
+  line_up "delay 2ms loss random 2%"
+  gateways adaptive off k 8 m 2 || return 1
+  # T for RDMA MTU 1024 (rust/flow.rs symbol_len_for): 12 + 16 + 4 + 1024
+  # + 4 + 2; an answer symbol is charged 84 + T octets, the burst is 4
+  # blocks of k of them.
+  k=8 t=1062
+  burst=$((4 * k * (84 + t)))
+  # n3 does not ACK (EVERY 0): nothing releases n2's retention, which holds
+  # the ring's 64 blocks (512 PSNs per QP, about a second of QP 1 at 500
+  # packets a second); with roce.py's ACK of every 8th packet it would hold
+  # one or two blocks and a forged request would find little to resend.
+  ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 /tmp/amp.rx 0 &
+  ack=$!
+  sleep 0.5
+  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 2 "$secs" 1000 >/tmp/amp.sent &
+  snd=$!
+  sleep 3
+  keys="source-octets repair-octets source-copies coded-retx requests-received"
+  keys="$keys fallback-requests-received retx-budget-limited retx-budget-symbols"
+  # Two windows of about a second each: a (no forged request), b (one
+  # sent at its start). Each snapshot: n2's CSF of QP 1, n1's CRF of it.
+  read -r id so0 ro0 sc0 cr0 rq0 fb0 li0 sy0 <<EOF
+$(flow_of n2 csf 1 "$keys")
+EOF
+  read -r _ rs0 <<EOF
+$(flow_of n1 crf 1 restored)
+EOF
+  sleep 1
+  read -r _ so1 ro1 sc1 cr1 rq1 fb1 li1 sy1 <<EOF
+$(flow_of n2 csf 1 "$keys")
+EOF
+  read -r _ rs1 <<EOF
+$(flow_of n1 crf 1 restored)
+EOF
+  # From QP 1's first PSN (roce.py: 1000): 64 x 255 PSNs, all it sent.
+  len=$(X n1 python3 /tmp/fl/request.py "$id" 1000 64)
+  sleep 1
+  read -r _ so2 ro2 sc2 cr2 rq2 fb2 li2 sy2 <<EOF
+$(flow_of n2 csf 1 "$keys")
+EOF
+  read -r _ rs2 <<EOF
+$(flow_of n1 crf 1 restored)
+EOF
+  wait $snd
+  sleep 1
+  kill -TERM $ack; wait $ack
+  sent=$(cat /tmp/amp.sent) got=$(rx amp received) dup=$(rx amp dup) drops=$(netem_drops)
+  # Per window: source octets, REPAIR octets, answer symbols (coded and
+  # Source Copy), restorations at n1.
+  sa=$((so1 - so0)) ra=$((ro1 - ro0)) aa=$((sc1 - sc0 + cr1 - cr0)) xa=$((rs1 - rs0))
+  sb=$((so2 - so1)) rb=$((ro2 - ro1)) ab=$((sc2 - sc1 + cr2 - cr1)) xb=$((rs2 - rs1))
+  # REPAIR octets beyond window a's, scaled to window b's source octets;
+  # the bound: the burst and 25 % of what window b coded.
+  extra=$((rb - ra * sb / (sa > 0 ? sa : 1))) bound=$((burst + sb / 4))
+  echo "amplify: flow $id; ${len:-no} octets forged; window a: $sa source octets, $ra REPAIR" \
+    "octets, $aa answer symbols ($((sc1 - sc0)) copies), $xa restored, $((rq1 - rq0)) requests" \
+    "($((fb1 - fb0)) FALLBACK); window b: $sb source octets, $rb REPAIR octets, $ab answer" \
+    "symbols ($((sc2 - sc1)) copies), $xb restored, $((rq2 - rq1)) requests ($((fb2 - fb1))" \
+    "FALLBACK), $((li2 - li1)) answers limited ($((sy2 - sy1)) symbols); $extra octets more" \
+    "than window a, bound $bound; n3 got $got ($dup duplicates) of $sent, netem dropped $drops"
+  expect "amplify: n2's CSF accepts the forged request" \
+    "[ \"$len\" = 268 ] && [ $((rq2 - rq1)) -ge 1 ] && [ $((fb2 - fb1)) -gt $((fb1 - fb0)) ]" \
+    "sent ${len:-nothing} requests $((rq2 - rq1)) fallback $((fb2 - fb1)) (window a $((fb1 - fb0)))"
+  # Answered, but a burst's worth (32 symbols), not the 512 PSNs retained.
+  expect "amplify: its answer stays within the retransmission budget" \
+    "[ $ab -ge $((aa + k)) ] && [ $extra -le $bound ] &&
+     [ $((ab * (84 + t))) -le $((bound + aa * (84 + t))) ]" \
+    "answer symbols $ab (window a $aa), extra REPAIR octets $extra, bound $bound"
+  expect "amplify: the refused answers are counted" \
+    "[ $((li2 - li1)) -ge 1 ] && [ $((sy2 - sy1)) -ge $((64 * k / 2)) ]" \
+    "retx-budget-limited $((li2 - li1)) retx-budget-symbols $((sy2 - sy1))"
+  expect "amplify: lost packets are still restored" \
+    "[ $xb -ge 1 ] && [ $((sent - got)) -le $((sent / 200)) ]" \
+    "restored $xa then $xb; n3 got $got of $sent"
+  line_down
+}
+
+for p in $(echo "${arg_parts:-ce gro bridge devgone amplify}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done

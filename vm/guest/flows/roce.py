@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""roce.py send DST QPS SECONDS [PPS [TOS [CSUM]]] | ack PEER REPORT: RoCEv2-shaped traffic
+"""roce.py send DST QPS SECONDS [PPS [TOS [CSUM]]] | ack PEER REPORT [EVERY]: RoCEv2-shaped traffic
 without an RDMA device, for the churn test (vm/guest/churn.sh).
 
 send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
@@ -10,9 +10,10 @@ send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       aggregates only checksummed datagrams). Raw IPv4
       (IP_HDRINCL) so that the Identification, which the ICRC covers, is
       ours. Prints the packets sent.
-ack:  answers every 8th packet of each QP that arrives on UDP 4791 with an
-      RC ACKNOWLEDGE (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791,
-      as the responder would (it releases the CSF's retention). Runs until
+ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
+      0: none) of each QP that arrives on UDP 4791 with an RC ACKNOWLEDGE
+      (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791, as the
+      responder would (it releases the CSF's retention). Runs until
       SIGTERM, then writes what arrived to REPORT as key=value words:
       received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5,
       dup (packets of a QP and PSN that had arrived before).
@@ -108,7 +109,7 @@ def send(dst, qps, seconds, pps, tos=0, csum=False):
     print(n)
 
 
-def ack(peer, report):
+def ack(peer, report, every=8):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
     # Bursts (netem slots, GRO) must not overflow a slow reader's buffer.
@@ -146,7 +147,7 @@ def ack(peer, report):
                 print(f'roce.py: duplicate qp {qp} psn {psn} after {c["received"]} packets',
                       file=sys.stderr)
         seen.add((qp, psn))
-        if psn % 8 != 7:
+        if not every or psn % every != every - 1:
             continue
         # The ACK names the requester's QP; here the same number.
         msg = bth(0x11, qp, psn) + struct.pack('!I', psn & 0xffffff) + b'\0\0\0\0'
@@ -164,6 +165,6 @@ if __name__ == '__main__':
              int(sys.argv[6]) if len(sys.argv) > 6 else 0,
              len(sys.argv) > 7 and sys.argv[7] == '1')
     elif sys.argv[1] == 'ack':
-        ack(sys.argv[2], sys.argv[3])
+        ack(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 8)
     else:
         sys.exit(__doc__)
