@@ -229,15 +229,15 @@ EOF
     [ "$n" -gt $((64 * k + 2 * k)) ] && break
     sleep 1
   done
-  # Two windows of about a second each: a (no forged request), b (one
-  # sent at its start), on n2's CSF of QP 1; snapshots saved, read after
-  # (Python's start takes a second under TCG).
-  # From QP 1's first PSN (roce.py: 1000): 64 x 255 PSNs, all it sent;
-  # sent on SIGUSR1 once built.
+  # The forged request, from QP 1's first PSN (roce.py: 1000): 64 x 255
+  # PSNs, all it sent; built now, sent on SIGUSR1.
   rm -f /tmp/amp.ready
   ip netns exec n1 python3 /tmp/fl/request.py "$id" 1000 64 10.0.0.2 /tmp/amp.ready >/tmp/amp.len &
   req=$!
   for _ in $(seq 60); do [ -e /tmp/amp.ready ] && break; sleep 0.5; done
+  # Two windows of about a second each on n2's CSF of QP 1: a without the
+  # request, b from just before it. Snapshots are saved and read after
+  # (Python takes a second or more to start under TCG).
   X n2 "$CTL" -j flow >/tmp/amp.0
   t0=$(date +%s%N)
   sleep 1
