@@ -7,7 +7,9 @@
 #   edges     CE-marked REPAIRs lower m; GRO aggregates split and each
 #             packet protected; bridged traffic (br_netfilter) passes
 #             unprotected; held packets dropped with their deleted input
-#             device (vm/guest/edges.sh; CREM_PARTS="ce gro" runs some)
+#             device; a forged REPAIR_REQUEST answered within the
+#             retransmission budget (vm/guest/edges.sh; CREM_PARTS="ce gro"
+#             runs some)
 #   churn     teardown racing live traffic: flow deletion, port and role
 #             flips, input-device deletion with packets held, netns
 #             destruction, a HELLO flood; then rmmod. NOT yet in make

@@ -27,6 +27,16 @@
 #            n1 makes receiver flows up to max-flows and refuses the rest
 #            (drop-flow-limit), and still protects its own traffic (n3 -> n0,
 #            n1 the sender): each side has its own budget.
+#   amplify: a forged PSN-range REPAIR_REQUEST with FALLBACK naming the
+#            whole retention of n2's CSF (64 ranges of 255 PSNs, 268
+#            octets), sent from n1's address, is accepted but answered only
+#            within the retransmission budget (a burst of 4 blocks, k x
+#            (84 + T) octets each, plus 25 % of the source octets): the
+#            REPAIR octets of the next second exceed those of a second
+#            without it by no more than that, instead of the 64 blocks
+#            retained (the responder does not ACK: the retention stays
+#            full); the answers refused are counted (retx-budget-limited)
+#            and the lost packets are still restored.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -203,7 +213,124 @@ print(sum(1 for f in json.load(sys.stdin)['flow'] if f['side'] == 'csf'))")
   line_down
 }
 
-for p in $(echo "${arg_parts:-ce gro bridge devgone flood}" | tr : " "); do
+# flow_of FILE SIDE QP KEYS: the Flow ID of the SIDE flow 192.0.2.1 -> QP in
+# FILE (`crem-ctl -j flow` output), then its flow-stats KEYS (0 for a counter
+# it does not report).
+flow_of() {
+  python3 -c "import json,sys
+f=[f for f in json.load(sys.stdin)['flow'] if f.get('side') == '$2' and
+   f.get('dest-qp') == $3 and f.get('src') == '192.0.2.1'] + [{}]
+print(f[0].get('id', 0), *[f[0].get('stats', {}).get(k, 0) for k in '$4'.split()])" <"$1" 2>/dev/null ||
+    echo 0 "$(echo "$4" | sed 's/[^ ]*/0/g')"
+}
+
+part_amplify() {
+  line_up "delay 2ms loss random 2%"
+  gateways adaptive off k 8 m 2 || return 1
+  # T for RDMA MTU 1024 (rust/flow.rs symbol_len_for): 12 + 16 + 4 + 1024
+  # + 4 + 2; an answer symbol is charged 84 + T octets, the burst is 4
+  # blocks of k of them.
+  k=8 t=1062
+  burst=$((4 * k * (84 + t)))
+  # n3 does not ACK (EVERY 0): nothing releases n2's retention, which holds
+  # the ring's 64 blocks (512 PSNs); with roce.py's ACK of every 8th packet
+  # it would hold one or two blocks and a forged request would find little
+  # to resend. One QP, sent in bursts of k PSNs: each burst fills a block
+  # (Python's packets, one by one, come slower than the CSF's 2 ms idle
+  # close, and its blocks would hold one source each).
+  ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 /tmp/amp.rx 0 &
+  ack=$!
+  sleep 0.5
+  # (Twice SECONDS: under TCG each counter snapshot takes a second or two.)
+  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 1 $((secs * 2)) 1000 0 0 $k \
+    >/tmp/amp.sent &
+  snd=$!
+  keys="sources source-octets repair-octets source-copies coded-retx requests-received"
+  keys="$keys fallback-requests-received retx-budget-limited retx-budget-symbols"
+  # The retention full: more than 64 blocks' sources passed (or time out).
+  n=0
+  for _ in $(seq $((secs * 2))); do
+    X n2 "$CTL" -j flow >/tmp/amp.j
+    read -r id n _ <<EOF
+$(flow_of /tmp/amp.j csf 1 "$keys")
+EOF
+    [ "$n" -gt $((64 * k + 2 * k)) ] && break
+    sleep 1
+  done
+  # The forged request, from QP 1's first PSN (roce.py: 1000): 64 x 255
+  # PSNs, all it sent; built now, sent on SIGUSR1.
+  rm -f /tmp/amp.ready
+  ip netns exec n1 python3 /tmp/fl/request.py "$id" 1000 64 10.0.0.2 /tmp/amp.ready >/tmp/amp.len &
+  req=$!
+  for _ in $(seq 60); do [ -e /tmp/amp.ready ] && break; sleep 0.5; done
+  # Two windows of about a second each on n2's CSF of QP 1: a without the
+  # request, b from just before it. Snapshots are saved and read after
+  # (Python takes a second or more to start under TCG).
+  X n2 "$CTL" -j flow >/tmp/amp.0
+  t0=$(date +%s%N)
+  sleep 1
+  X n2 "$CTL" -j flow >/tmp/amp.1
+  t1=$(date +%s%N)
+  kill -USR1 $req; wait $req
+  len=$(cat /tmp/amp.len)
+  sleep 1
+  X n2 "$CTL" -j flow >/tmp/amp.2
+  t2=$(date +%s%N)
+  read -r id _ so0 ro0 sc0 cr0 rq0 fb0 li0 sy0 <<EOF
+$(flow_of /tmp/amp.0 csf 1 "$keys")
+EOF
+  read -r _ _ so1 ro1 sc1 cr1 rq1 fb1 li1 sy1 <<EOF
+$(flow_of /tmp/amp.1 csf 1 "$keys")
+EOF
+  read -r _ _ so2 ro2 sc2 cr2 rq2 fb2 li2 sy2 <<EOF
+$(flow_of /tmp/amp.2 csf 1 "$keys")
+EOF
+  wait $snd
+  sleep 1
+  kill -TERM $ack; wait $ack
+  X n1 "$CTL" -j flow >/tmp/amp.j
+  read -r _ crf res inj <<EOF
+$(flow_of /tmp/amp.j crf 1 "received restored injected")
+EOF
+  sent=$(cat /tmp/amp.sent) got=$(rx amp received) dup=$(rx amp dup) drops=$(netem_drops)
+  # Per window: source octets, REPAIR octets, answer symbols (coded and
+  # Source Copy).
+  sa=$((so1 - so0)) ra=$((ro1 - ro0)) aa=$((sc1 - sc0 + cr1 - cr0))
+  sb=$((so2 - so1)) rb=$((ro2 - ro1)) ab=$((sc2 - sc1 + cr2 - cr1))
+  # REPAIR octets beyond window a's, scaled to window b's source octets;
+  # the bound: the burst and 25 % of what window b coded.
+  extra=$((rb - ra * sb / (sa > 0 ? sa : 1))) bound=$((burst + sb / 4))
+  echo "amplify: flow $id, $n sources before; window a ($(((t1 - t0) / 1000000)) ms): $sa source" \
+    "octets, $ra REPAIR octets, $aa answer symbols ($((sc1 - sc0)) copies), $((rq1 - rq0))" \
+    "requests ($((fb1 - fb0)) FALLBACK), $((li1 - li0)) answers limited; ${len:-no} octets" \
+    "forged, window b ($(((t2 - t1) / 1000000)) ms): $sb source octets, $rb REPAIR octets, $ab" \
+    "answer symbols ($((sc2 - sc1)) copies), $((rq2 - rq1)) requests ($((fb2 - fb1)) FALLBACK)," \
+    "$((li2 - li1)) answers limited ($((sy2 - sy1)) symbols); $extra REPAIR octets more than" \
+    "window a, bound $bound"
+  echo "amplify: n1's CRF received $crf, restored $res, injected $inj; n3 got $got ($dup" \
+    "duplicates) of $sent; netem dropped $drops"
+  expect "amplify: n2's CSF accepts the forged request" \
+    "[ \"$len\" = 268 ] && [ $((rq2 - rq1)) -ge 1 ] && [ $((fb2 - fb1)) -gt $((fb1 - fb0)) ]" \
+    "sent ${len:-nothing} requests $((rq2 - rq1)) fallback $((fb2 - fb1)) (window a $((fb1 - fb0)))"
+  # Answered, but about a burst's worth (4k = 32 symbols: one request is
+  # answered at once, from what the budget holds) beyond window a's
+  # answers, not the retention (up to 512 PSNs).
+  more=$((ab - aa * sb / (sa > 0 ? sa : 1)))
+  expect "amplify: its answer stays within the retransmission budget" \
+    "[ $sa -gt 0 ] && [ $sb -gt 0 ] && [ $extra -le $bound ] &&
+     [ $more -ge $k ] && [ $more -le $((5 * k)) ]" \
+    "extra REPAIR octets $extra, bound $bound; answer symbols $ab, window a $aa: $more more"
+  # The request named more than the burst (the retention): the rest refused.
+  expect "amplify: the refused answers are counted" \
+    "[ $((li2 - li1)) -ge 1 ] && [ $((sy2 - sy1)) -ge $((4 * k)) ]" \
+    "retx-budget-limited $((li2 - li1)) retx-budget-symbols $((sy2 - sy1))"
+  expect "amplify: lost packets are still restored" \
+    "[ $res -ge 1 ] && [ $((sent - got + dup)) -le $((sent / 200)) ]" \
+    "restored $res; n3 got $got ($dup duplicates) of $sent"
+  line_down
+}
+
+for p in $(echo "${arg_parts:-ce gro bridge devgone flood amplify}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""roce.py send DST QPS SECONDS [PPS [TOS [CSUM]]] | ack PEER REPORT: RoCEv2-shaped traffic
+"""roce.py send DST QPS SECONDS [PPS [TOS [CSUM [BURST]]]] | ack PEER REPORT [EVERY]: RoCEv2-shaped traffic
 without an RDMA device, for the churn test (vm/guest/churn.sh).
 
 send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
@@ -7,12 +7,16 @@ send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       QPs 1..QPS, each QP with its own PSN sequence, for SECONDS at about PPS
       packets a second (default 2000), IP ToS TOS (default 0), with a UDP
       checksum if CSUM is 1 (default 0: none, as rxe sends; UDP GRO
-      aggregates only checksummed datagrams). Raw IPv4
+      aggregates only checksummed datagrams), BURST consecutive PSNs of a
+      QP at a time (default 1), built first and sent back to back (so that
+      they fall in one CSF block: it closes a block after 2 ms without a
+      source, shorter than a packet's gap in Python under TCG). Raw IPv4
       (IP_HDRINCL) so that the Identification, which the ICRC covers, is
       ours. Prints the packets sent.
-ack:  answers every 8th packet of each QP that arrives on UDP 4791 with an
-      RC ACKNOWLEDGE (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791,
-      as the responder would (it releases the CSF's retention). Runs until
+ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
+      0: none) of each QP that arrives on UDP 4791 with an RC ACKNOWLEDGE
+      (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791, as the
+      responder would (it releases the CSF's retention). Runs until
       SIGTERM, then writes what arrived to REPORT as key=value words:
       received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5,
       dup (packets of a QP and PSN that had arrived before).
@@ -79,7 +83,7 @@ def packet(src, dst, sport, tos, ident, roce, csum=False):
     return iph + udp
 
 
-def send(dst, qps, seconds, pps, tos=0, csum=False):
+def send(dst, qps, seconds, pps, tos=0, csum=False, burst=1):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -93,22 +97,26 @@ def send(dst, qps, seconds, pps, tos=0, csum=False):
     nxt = time.time()
     while time.time() < end:
         for q in range(1, qps + 1):
-            ident = ident % 65535 + 1
-            roce = bth(0x04, q, psn[q], psn[q] % 8 == 7) + payload
-            try:
-                s.sendto(packet(src, dst, 49152 + q, tos, ident, roce, csum), (dst, 0))
-                n += 1
-            except OSError:
-                pass  # the route is being torn down and rebuilt by the test
-            psn[q] += 1
-            nxt += gap
+            pkts = []
+            for _ in range(burst):
+                ident = ident % 65535 + 1
+                roce = bth(0x04, q, psn[q], psn[q] % 8 == 7) + payload
+                pkts.append(packet(src, dst, 49152 + q, tos, ident, roce, csum))
+                psn[q] += 1
+            for p in pkts:
+                try:
+                    s.sendto(p, (dst, 0))
+                    n += 1
+                except OSError:
+                    pass  # the route is being torn down and rebuilt by the test
+            nxt += gap * burst
             pause = nxt - time.time()
             if pause > 0:
                 time.sleep(pause)
     print(n)
 
 
-def ack(peer, report):
+def ack(peer, report, every=8):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
     # Bursts (netem slots, GRO) must not overflow a slow reader's buffer.
@@ -146,7 +154,7 @@ def ack(peer, report):
                 print(f'roce.py: duplicate qp {qp} psn {psn} after {c["received"]} packets',
                       file=sys.stderr)
         seen.add((qp, psn))
-        if psn % 8 != 7:
+        if not every or psn % every != every - 1:
             continue
         # The ACK names the requester's QP; here the same number.
         msg = bth(0x11, qp, psn) + struct.pack('!I', psn & 0xffffff) + b'\0\0\0\0'
@@ -162,8 +170,9 @@ if __name__ == '__main__':
         send(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
              float(sys.argv[5]) if len(sys.argv) > 5 else 2000,
              int(sys.argv[6]) if len(sys.argv) > 6 else 0,
-             len(sys.argv) > 7 and sys.argv[7] == '1')
+             len(sys.argv) > 7 and sys.argv[7] == '1',
+             int(sys.argv[8]) if len(sys.argv) > 8 else 1)
     elif sys.argv[1] == 'ack':
-        ack(sys.argv[2], sys.argv[3])
+        ack(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 8)
     else:
         sys.exit(__doc__)
