@@ -7,8 +7,8 @@
 #   edges     CE-marked REPAIRs lower m; GRO aggregates split and each
 #             packet protected; bridged traffic (br_netfilter) passes
 #             unprotected; held packets dropped with their deleted input
-#             device; a forged REPAIR_REQUEST answered within the
-#             retransmission budget (vm/guest/edges.sh; CREM_PARTS="ce gro"
+#             device; a HELLO flood leaves local protection alone; a forged
+#             REPAIR_REQUEST answered within the retransmission budget (vm/guest/edges.sh; CREM_PARTS="ce gro"
 #             runs some)
 #   churn     teardown racing live traffic: flow deletion, port and role
 #             flips, input-device deletion with packets held, netns
