@@ -241,8 +241,10 @@ part_amplify() {
   ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 /tmp/amp.rx 0 &
   ack=$!
   sleep 0.5
-  # (Twice SECONDS: under TCG each counter snapshot takes a second or two.)
-  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 1 $((secs * 2)) 1000 0 0 $k \
+  # (Three times SECONDS: under TCG each counter snapshot takes a second or
+  # two, and the sender must still run in window b; if it has stopped, the
+  # bound is the burst alone.)
+  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 1 $((secs * 3)) 1000 0 0 $k \
     >/tmp/amp.sent &
   snd=$!
   keys="sources source-octets repair-octets source-copies coded-retx requests-received"
@@ -317,7 +319,7 @@ EOF
   # answers, not the retention (up to 512 PSNs).
   more=$((ab - aa * sb / (sa > 0 ? sa : 1)))
   expect "amplify: its answer stays within the retransmission budget" \
-    "[ $sa -gt 0 ] && [ $sb -gt 0 ] && [ $extra -le $bound ] &&
+    "[ $sa -gt 0 ] && [ $extra -le $bound ] &&
      [ $more -ge $k ] && [ $more -le $((5 * k)) ]" \
     "extra REPAIR octets $extra, bound $bound; answer symbols $ab, window a $aa: $more more"
   # The request named more than the burst (the retention): the rest refused.
