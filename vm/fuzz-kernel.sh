@@ -33,7 +33,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name fuzz-kernel --variant "$variant" --out "$
   ${FUZZ_SEED:+seed=$FUZZ_SEED} corpus="$top/rust/core/fuzz/corpus/wire_decode" \
   fixtures="$top/rust/core/tests/fixtures" || rc=$?
 log=$out/fuzz-kernel.console.log
-grep -E '^(ok|not ok|    #|  (wire|nl-)|reach|traffic:|after:|fuzz-kernel:)' "$log" || true
+grep -E '^(ok|not ok|    #|  (wire|nl-)|reach|unreached|traffic:|after:|fuzz-kernel:|\[[0-9.]*\] fuzz-kernel:)' "$log" || true
 splats=0
 if kernel_reports "$log" >/dev/null; then
   splats=$(grep -cE "$KERNEL_REPORT_RE" "$log")

@@ -55,7 +55,7 @@ class Genl:
         if rcvbuf:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.s.bind((0, 0))
-        self.s.settimeout(5)
+        self.s.settimeout(2)
         self.seq = 1
 
     def close(self):

@@ -2,7 +2,8 @@
 """nl.py: fuzz the "crem" generic netlink family on a raw socket
 (vm/guest/fuzz-kernel.sh).
 
-  nl.py --spec crem.yaml --seconds N --seed S --label NAME [--skip OP,OP]
+  nl.py --spec crem.yaml --seconds N --seed S --label NAME
+        --target NETNS[:OP,OP] ... [--userns]
 
 Requests are built from the YNL spec: for each operation its request
 attribute set with valid values (the checks' ranges, enums, 4- or 16-octet
@@ -10,11 +11,17 @@ addresses, Flow IDs of the live flows from a dump every few seconds), then
 mutated: wrong types and lengths, unknown and extra attributes, attributes
 missing, nests flattened or nested too deep, repeated multi-attrs, huge
 values, bad genetlink headers and commands, no NLM_F_ACK or NLM_F_REQUEST.
+One process fuzzes several targets, each a socket in a netns with its
+own operations (--target NAME[:SKIPPED,OPS], NAME a /run/netns name or
+"self"); --userns first opens the sockets of the targets given (as the
+caller: nobody, say), then becomes root of a new user and network
+namespace (unshare -U -n -r) and adds the target "userns" there.
 Dumps run to their end on a small receive buffer (many continuations), or
 are left half read with the socket closed (the kernel's ->done path), or
 have requests interleaved on another socket. Deterministic for a seed and a
 flow table. Prints execs (messages sent) and the answers by errno."""
 import argparse
+import ctypes
 import errno
 import os
 import random
@@ -37,7 +44,8 @@ WIDTH = {'u8': 1, 'u16': 2, 'u32': 4, 'u64': 8, 'pad': 0}
 
 class Spec:
     def __init__(self, path):
-        y = yaml.safe_load(open(path))
+        # libyaml's loader: the pure-python one takes tens of seconds under TCG.
+        y = yaml.load(open(path), Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
         self.enums = {d['name']: d for d in y.get('definitions', [])}
         self.sets = {}
         for s in y['attribute-sets']:
@@ -154,7 +162,8 @@ class Fuzz:
 
     def message(self):
         """(op name, cmd, flags, body, version, is dump)."""
-        op = self.r.choice(self.ops)
+        # Notifications are no requests: a few, for their EOPNOTSUPP.
+        op = self.r.choices(self.ops, [0.15 if o.get('notify') else 1 for o in self.ops])[0]
         dump = op.get('dump', False) and self.r.random() < 0.6 or self.r.random() < 0.05
         body = b''
         for top in op['req']:
@@ -180,25 +189,73 @@ class Fuzz:
         return op['name'], cmd, flags, body, version, bool(flags & NLM_F_DUMP)
 
 
+class Target:
+    """A socket of the fuzzer in one netns, with the operations it may send."""
+    def __init__(self, name, ops, fresh):
+        """@fresh(**Genl args) opens another socket there (None: cannot)."""
+        self.name, self.ops, self.fresh = name, ops, fresh
+        self.flows, self.n = [], 0
+
+
+def become_userns_root():
+    """unshare -U -n -r: root of a new user namespace (mapped to the caller)
+    with a new network namespace of its own."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(0x10000000 | 0x40000000) != 0:  # CLONE_NEWUSER | CLONE_NEWNET
+        raise OSError(ctypes.get_errno(), 'unshare')
+    with open('/proc/self/setgroups', 'w') as f:
+        f.write('deny')
+    with open('/proc/self/uid_map', 'w') as f:
+        f.write(f'0 {uid} 1')
+    with open('/proc/self/gid_map', 'w') as f:
+        f.write(f'0 {gid} 1')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--spec', required=True)
     ap.add_argument('--seconds', type=float, default=60)
     ap.add_argument('--seed', type=int, default=None)
     ap.add_argument('--label', default='nl')
-    ap.add_argument('--skip', default='', help='operations not to send (comma-separated)')
+    ap.add_argument('--target', action='append', default=[])
+    ap.add_argument('--userns', action='store_true')
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), 'big')
     print(f'{a.label}: seed {seed} (replay: FUZZ_SEED={seed}), uid {os.getuid()}', flush=True)
     rng = random.Random(seed)
     spec = Spec(a.spec)
-    main_sock = genl.Genl()
-    fid, groups = main_sock.family('crem')
+    targets = []
+    fid = groups = None
+
+    def add(name, skip, fresh, sock=None):
+        nonlocal fid, groups
+        t = Target(name, [o for o in spec.ops if o['name'] not in skip], fresh)
+        t.sock = sock or fresh()
+        if fid is None:
+            fid, groups = t.sock.family('crem')
+        targets.append(t)
+
+    for spec_t in a.target:
+        name, _, skip = spec_t.partition(':')
+        skip = set(filter(None, skip.split(',')))
+        if name == 'self':
+            add(name, skip, genl.Genl)
+        elif a.userns:
+            # The netns we were started in (ip netns exec NAME setpriv ...),
+            # opened before the unshare: no new sockets there later.
+            add(name, skip, None, genl.Genl())
+        else:
+            def fresh(path=f'/run/netns/{name}', **kw):
+                genl.setns(path)
+                return genl.Genl(**kw)
+            add(name, skip, fresh)
+    if a.userns:
+        become_userns_root()
+        add('userns', set(), genl.Genl)
     fz = Fuzz(rng, spec, fid, groups)
-    skip = set(filter(None, a.skip.split(',')))
-    fz.ops = [o for o in spec.ops if o['name'] not in skip]
-    print(f'{a.label}: family {fid}, groups {groups}, ops ' +
-          ' '.join(f"{o['name']}={o['value']}" for o in fz.ops), flush=True)
+    print(f'{a.label}: family {fid}, groups {groups}, targets ' +
+          ' '.join(f"{t.name}({len(t.ops)} ops)" for t in targets), flush=True)
     answers = {}
     by_op = {}
     n = 0
@@ -210,15 +267,19 @@ def main():
         k = 'ok' if not err else (errno.errorcode.get(err, str(err)) if err > 0 else str(err))
         answers[k] = answers.get(k, 0) + 1
 
-    def ask(g, name, cmd, flags, body, version, dump, mode='full'):
+    def count(t, name):
         nonlocal n
+        n += 1
+        t.n += 1
+        by_op[name] = by_op.get(name, 0) + 1
+
+    def ask(t, g, name, cmd, flags, body, version, dump, mode='full'):
         try:
-            seq = g.send(fz.fid, flags, cmd, body, version=version)
+            seq = g.send(fid, flags, cmd, body, version=version)
         except OSError as e:
             note(e.errno)
             return
-        n += 1
-        by_op[name] = by_op.get(name, 0) + 1
+        count(t, name)
         if not flags & NLM_F_REQUEST or (not flags & NLM_F_ACK and not dump):
             return   # possibly no answer at all: don't wait for one
         if mode == 'abandon':
@@ -228,70 +289,70 @@ def main():
                 pass
             return
         try:
-            err, _ = g.recv_all(seq, limit=rng.choice([300, 4096, 1 << 16]) if dump else 1 << 16)
+            err, _ = g.recv_all(seq, limit=rng.choice([512, 4096, 1 << 16]) if dump else 1 << 16)
             note(err)
-        except socket.timeout:
-            note(errno.ETIMEDOUT)
         except OSError as e:
-            note(e.errno)
+            note(e.errno or errno.ETIMEDOUT)
 
     while time.time() < end:
         if time.time() - learnt > 3:
-            try:
-                fz.flows = genl.flows(main_sock, fid)
-            except OSError:
-                fz.flows = []
+            for t in targets:
+                try:
+                    t.flows = genl.flows(t.sock, fid)
+                except OSError:
+                    t.flows = []
             learnt = time.time()
+        t = rng.choice(targets)
+        fz.ops, fz.flows = t.ops, t.flows
         name, cmd, flags, body, version, dump = fz.message()
         c = rng.random()
-        if dump and c < 0.15:
+        own = t.fresh is not None   # another socket there can be opened
+        if dump and c < 0.15 and own:
             # A dump abandoned half read: the kernel ends it when the socket goes.
-            g = genl.Genl(rcvbuf=rng.choice([256, 1024]))
-            ask(g, name, cmd, flags, body, version, dump, mode='abandon')
+            g = t.fresh(rcvbuf=rng.choice([256, 1024]))
+            ask(t, g, name, cmd, flags, body, version, dump, mode='abandon')
             g.close()
-        elif dump and c < 0.3:
+        elif dump and c < 0.3 and own:
             # A dump on a tiny receive buffer: one continuation per flow or so,
             # with requests on the main socket between its parts.
-            g = genl.Genl(rcvbuf=256)
-            seq = g.send(fz.fid, flags, cmd, body, version=version)
-            n += 1
-            by_op[name] = by_op.get(name, 0) + 1
-            for _ in range(rng.randint(1, 4)):
-                ask(main_sock, *fz.message())
+            g = t.fresh(rcvbuf=256)
             try:
-                err, _ = g.recv_all(seq, limit=rng.choice([128, 512]))
+                seq = g.send(fid, flags, cmd, body, version=version)
+                count(t, name)
+                for _ in range(rng.randint(1, 4)):
+                    ask(t, t.sock, *fz.message())
+                err, _ = g.recv_all(seq, limit=rng.choice([512, 1024]))
                 note(err)
             except OSError as e:
-                note(getattr(e, 'errno', None) or errno.ETIMEDOUT)
+                note(e.errno or errno.ETIMEDOUT)
             g.close()
         elif c < 0.02:
             # Join the events group (needs CAP_NET_ADMIN over the netns).
             try:
-                g = genl.Genl()
-                g.s.setsockopt(genl.SOL_NETLINK, genl.NETLINK_ADD_MEMBERSHIP, groups.get('events', 1))
+                t.sock.s.setsockopt(genl.SOL_NETLINK, genl.NETLINK_ADD_MEMBERSHIP, groups.get('events', 1))
                 note(0)
-                g.close()
+                t.sock.s.setsockopt(genl.SOL_NETLINK, 2, groups.get('events', 1))  # DROP_MEMBERSHIP
             except OSError as e:
                 note(e.errno)
-            n += 1
-        elif c < 0.04:
+            count(t, 'join-events')
+        elif c < 0.04 and own:
             # Raw damage to the netlink and genetlink headers themselves.
-            raw = bytearray(struct.pack('=IHHII', 0, fz.fid, NLM_F_REQUEST | NLM_F_ACK, 1, 0) +
+            raw = bytearray(struct.pack('=IHHII', 0, fid, NLM_F_REQUEST | NLM_F_ACK, 1, 0) +
                             struct.pack('=BBH', cmd, version, 0) + body)
             raw[0:4] = struct.pack('=I', rng.choice([len(raw), 16, 17, 19, 20, len(raw) + 8, len(raw) - 1]))
             raw = bytes(raw[:rng.choice([len(raw), 16, 18, 19, 20, 24])])
             try:
-                main_sock.send(fz.fid, 0, 0, b'', raw=raw)
-                n += 1
-                by_op['raw'] = by_op.get('raw', 0) + 1
+                t.sock.send(fid, 0, 0, b'', raw=raw)
+                count(t, 'raw')
             except OSError as e:
                 note(e.errno)
-            main_sock.close()   # whatever it left unread goes with the socket
-            main_sock = genl.Genl()
+            t.sock.close()   # whatever it left unread goes with the socket
+            t.sock = t.fresh()
         else:
-            ask(main_sock, name, cmd, flags, body, version, dump)
+            ask(t, t.sock, name, cmd, flags, body, version, dump)
     dt = time.time() - t0
-    print(f'{a.label}: {n} messages in {dt:.0f} s ({n / dt:.0f}/s)', flush=True)
+    print(f'{a.label}: {n} messages in {dt:.0f} s ({n / dt:.0f}/s): ' +
+          ' '.join(f'{t.name}={t.n}' for t in targets), flush=True)
     print(f'{a.label}: by op ' + ' '.join(f'{k}={v}' for k, v in sorted(by_op.items())), flush=True)
     print(f'{a.label}: answers ' + ' '.join(f'{k}={v}' for k, v in sorted(answers.items())), flush=True)
     print(f'{a.label}-execs={n}', flush=True)

@@ -67,13 +67,19 @@ class Gen:
         return struct.pack('!BBHI', (version << 4) | typ, flags, (8 + len(body)) & 0xffff, fid) + body
 
     def bitmap(self, k):
+        """ceil(k/32) words; the bits beyond k clear most of the time (the
+        decoder refuses them)."""
         words = (k + 31) // 32
         c = self.r.random()
-        if c < 0.3:
-            return b'\xff' * (4 * words)
-        if c < 0.4:
-            return b'\0' * (4 * words)
-        return self.r.randbytes(4 * words)
+        if c < 0.35:
+            v = (1 << (32 * words)) - 1
+        elif c < 0.4:
+            v = 0
+        else:
+            v = self.r.getrandbits(32 * words) if words else 0
+        if self.r.random() < 0.85:
+            v &= ((1 << k) - 1) << (32 * words - k)
+        return v.to_bytes(4 * words, 'big')
 
     def symbol(self, t):
         """T octets: uint16 length || a RoCE payload || zeros, or random."""
@@ -96,7 +102,7 @@ class Gen:
     # -- one builder per type ------------------------------------------------
     def repair(self):
         f = self.pick(1)
-        flags = self.r.choice([0, 0x40, 0x80, 0xc0, 0x20, 0x60, 0xe0, self.r.getrandbits(8)])
+        flags = self.r.choice([0, 0x40, 0x80, 0xc0, 0x20, 0x60, 0xe0, 0x40, 0xc0, self.r.getrandbits(8)])
         k = self.small(f and f.get('k'), 0, 255)
         t = self.small(f and f.get('symbol-len'), 0, 1500)
         if flags & 0x20 and self.r.random() < 0.7:
@@ -139,17 +145,17 @@ class Gen:
 
     def repair_request(self):
         f = self.pick(0)
-        flags = self.r.choice([0, 0x10, 0x20, 0x30, self.r.getrandbits(8)])
+        flags = self.r.choice([0, 0, 0x10, 0x10, 0x20, 0x30, 0x20, self.r.getrandbits(8)])
         if flags & 0x10:
             n = self.r.choice([0, 1, 2, 5, 64, 300, 0xffff])
             body = struct.pack('!HH', self.u(16), n)
-            for _ in range(min(n, self.r.choice([n, 0, 1, 400]), 2000)):
-                body += struct.pack('!I', (self.u(24) << 8) | self.u(8))
+            for _ in range(min(n, self.r.choice([n, n, n, 0, 1, 400]), 2000)):
+                body += struct.pack('!I', (self.u(24) << 8) | self.small(self.r.randint(1, 16), 0, 255))
         else:
             k = self.small(f and f.get('k'), 0, 255)
             body = struct.pack('!BBBBIHH', self.u(8, f and f.get('config-id')),
                                self.small(f and f.get('scheme'), 0, 3), k, self.r.randint(0, 20),
-                               (self.u(24) << 8) | self.u(8), self.u(16), 0)
+                               (self.u(24) << 8) | self.small(self.r.randint(1, 8), 0, 255), self.u(16), 0)
             body += self.bitmap(k)
         return self.header(6, flags, self.u(32, f and f.get('id')), body)
 
@@ -160,18 +166,21 @@ class Gen:
 
     def path_report(self):
         f = self.pick(0)
-        n = self.r.choice([0, 1, 2, 3, 16, 17, 255])
-        af = self.r.choice([4, 4, 4, 6, self.r.getrandbits(8)])
+        ok = self.r.random() < 0.8   # counts that agree with the entries
+        n = self.r.choice([0, 1, 2, 3, 16]) if ok else self.r.choice([17, 255, 5])
+        af = self.r.choice([4, 4, 4, 6, self.r.getrandbits(8)]) if not ok else 4
         a, label = self.addrs(f, af)
-        body = struct.pack('!BBBB', self.r.choice([1, 2, 3, 0, 255]), n, af, 0) + a
+        body = struct.pack('!BBBB', self.r.choice([1, 2, 3]) if ok else self.r.choice([0, 4, 255]),
+                           n, af, 0) + a
         body += struct.pack('!I', label)
-        for _ in range(min(n, self.r.choice([n, n, 0, 1, 20]))):
-            pc = self.r.choice([0, 1, 2, 8, 255])
+        for _ in range(n if ok else min(n, self.r.choice([0, 1, 20]))):
+            pc = self.r.choice([0, 1, 2, 8]) if ok else self.r.choice([0, 1, 2, 8, 255])
             body += struct.pack('!IIIiBBH', self.u(32), self.u(32), self.u(32),
                                 self.r.randint(-2**31, 2**31 - 1), self.r.randint(0, 3), pc, 0)
-            for _ in range(min(pc, self.r.choice([pc, 0, 3]))):
+            for _ in range(pc if ok else min(pc, self.r.choice([pc, 0, 3]))):
                 body += struct.pack('!I', self.u(24))
-        return self.header(8, self.r.choice([0, 0x80, self.r.getrandbits(8)]), 0 if self.r.random() < 0.8 else self.u(32), body)
+        flags = self.r.choice([0, 0x80]) if ok else self.r.getrandbits(8)
+        return self.header(8, flags, 0 if ok else self.u(32), body)
 
     def close(self):
         f = self.pick(self.r.choice([0, 1]))
@@ -179,7 +188,19 @@ class Gen:
 
     def tc_aeth(self):
         f = self.pick(0)
-        seg = [self.r.randint(0, 5)] + [self.u(24) for _ in range(8)]
+        if self.r.random() < 0.7:
+            # A decodable fragment: SegmentNum 1..4, segments after the
+            # Last Finished PSN with a gap before each (wire/tc_aeth.rs).
+            segn = self.r.randint(1, 4)
+            psn = self.u(24)
+            seg = [segn, psn]
+            for _ in range(segn - 1):
+                left = (psn + self.r.randint(2, 40)) & 0xffffff
+                psn = (left + self.r.randint(0, 40)) & 0xffffff
+                seg += [left, psn]
+            seg += [0] * (9 - len(seg))
+        else:
+            seg = [self.r.randint(0, 5)] + [self.u(24) for _ in range(8)]
         body = b''.join(v.to_bytes(3, 'big') for v in seg) + b'\0\0\0'
         body += struct.pack('!H', self.u(16))
         return self.header(12, 0, self.u(32, f and f.get('id')), body)
@@ -246,7 +267,8 @@ class Gen:
             return 'corpus', self.fix_length(self.mutate(s))
         if c < 0.18:
             return 'other', self.other()
-        typ = self.r.choice(list(TYPES))
+        # CLOSE ends the flows the others need: rarer.
+        typ = self.r.choices(list(TYPES), [0.3 if t == 9 else 1 for t in TYPES])[0]
         m = self.build(typ)
         if self.r.random() < 0.4:
             m = self.fix_length(self.mutate(m))
@@ -325,7 +347,7 @@ def main():
     shown = None
     n = errs = 0
     while time.time() < end:
-        if time.time() - learnt > 1:
+        if time.time() - learnt > 2:
             try:
                 gen.flows = genl.flows(nl, fid)
             except OSError as e:
