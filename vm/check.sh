@@ -57,6 +57,10 @@ debug_steps() {
     step debug-flows-qemu "$here/flows.sh" "$dko" "$ctl" debug
     step debug-crem-ctl-qemu "$here/crem-ctl.sh" "$dko" "$ctl" debug
     step debug-e2e-smoke "$here/e2e.sh" smoke debug
+    # Fuzzing the module (make fuzz-kernel), 2 min: ~10 min wall under TCG
+    # (the debug module's load, python under KASAN), over the ~5 min that a
+    # step of make check-debug may cost.
+    step debug-fuzz-kernel "$here/fuzz-kernel.sh" 120 debug
   fi
   # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak
   # (the gateway topology at 1 % loss, flows created in softirq), then host

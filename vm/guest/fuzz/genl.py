@@ -139,3 +139,28 @@ def flows(g, fid):
                         f[name] = _int(fp)
                 out.append(f)
     return out
+
+
+MSG_TYPES = ['repair', 'hello', 'hello-ack', 'param-update', 'param-ack', 'repair-request',
+             'loss-report', 'path-report', 'close', 'tc-aeth', 'other']
+A_CMD_STATS, A_STATS_TOTALS, A_FLOW_STATS_MSGS_IN_BY_TYPE = 2, 21, 29
+
+
+def handled_by_type(g, fid):
+    """The netns totals of the flows' msgs-in-by-type: messages that reached
+    a flow's handler, by type."""
+    err, msgs = g.request(fid, CMD_STATS_GET)
+    out = dict.fromkeys(MSG_TYPES, 0)
+    for m in msgs:
+        for t, p in attrs(m):
+            if t != A_CMD_STATS:
+                continue
+            for t2, p2 in attrs(p):
+                if t2 != A_STATS_TOTALS:
+                    continue
+                for t3, p3 in attrs(p2):
+                    if t3 == A_FLOW_STATS_MSGS_IN_BY_TYPE:
+                        for t4, p4 in attrs(p3):
+                            if 2 <= t4 < 2 + len(MSG_TYPES):
+                                out[MSG_TYPES[t4 - 2]] = _int(p4)
+    return out

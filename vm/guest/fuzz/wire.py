@@ -15,7 +15,11 @@ so mutations get past the first checks into the engines. Then some are
 mutated (truncation, extension, bit flips, interesting values, a wrong
 Length, splices of the corpus), and some datagrams are blind random bytes.
 They leave from the configured peer, an allow-listed reporter and a
-stranger. Deterministic for a seed and a flow table: the seed is printed,
+stranger. The peer's own CREM runs too, so to show what the fuzzer alone
+reaches, for the last --window fraction of the run the peer's genuine
+messages (from its CREM port) are dropped before the target (nft in the
+target netns): the target's handlers count only the fuzzer's then, and
+their counts by type over that window are printed ("window reach"). Deterministic for a seed and a flow table: the seed is printed,
 and the flow tables learnt go to the console. The last messages sent are
 kept in --last (hex, one a line) so a crash leaves its inputs behind."""
 import argparse
@@ -23,6 +27,7 @@ import os
 import random
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -310,6 +315,7 @@ def main():
     ap.add_argument('--last', default='')
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--pps', type=float, default=1500, help='about this many datagrams a second at most')
+    ap.add_argument('--window', type=float, default=0.3)
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), 'big')
     print(f'wire: seed {seed} (replay: FUZZ_SEED={seed})', flush=True)
@@ -346,7 +352,16 @@ def main():
     learnt = 0
     shown = None
     n = errs = 0
+    window_at = end - a.window * a.seconds
+    before = None
+    nft = ['ip', 'netns', 'exec', a.target_ns, 'nft']
     while time.time() < end:
+        if before is None and a.window and time.time() >= window_at:
+            before = genl.handled_by_type(nl, fid)
+            subprocess.run(nft + ['-f', '-'], check=True, input=(
+                'table ip window { chain pre { type filter hook prerouting priority -400; '
+                f'ip saddr {a.peer} udp sport {port} udp dport {port} drop; }} }}').encode())
+            print(f'wire: window: {a.peer}:{port} (the peer\'s CREM) silenced for the last {end - time.time():.0f} s', flush=True)
         if time.time() - learnt > 2:
             try:
                 gen.flows = genl.flows(nl, fid)
@@ -383,6 +398,11 @@ def main():
         pause = t0 + n / a.pps - time.time()
         if pause > 0:
             time.sleep(pause)
+    if before is not None:
+        after = genl.handled_by_type(nl, fid)
+        subprocess.run(nft + ['delete', 'table', 'ip', 'window'], check=True)
+        print('wire: window reach (handled, the peer silent): ' +
+              ' '.join(f'{k}={after[k] - before[k]}' for k in genl.MSG_TYPES), flush=True)
     dt = time.time() - t0
     print(f'wire: sent {n} datagrams in {dt:.0f} s ({n / dt:.0f}/s), {errs} send errors', flush=True)
     print('wire: by type ' + ' '.join(f'{k}={v}' for k, v in sorted(sent.items())), flush=True)
