@@ -357,27 +357,16 @@ def main():
     nft = ['ip', 'netns', 'exec', a.target_ns, 'nft']
     while time.time() < end:
         if before is None and a.window and time.time() >= window_at:
-            before = genl.handled_by_type(nl, fid)
-            subprocess.run(nft + ['-f', '-'], check=True, input=(
-                'table ip window { chain pre { type filter hook prerouting priority -400; '
-                f'ip saddr {a.peer} udp sport {port} udp dport {port} drop; }} }}').encode())
-            print(f'wire: window: {a.peer}:{port} (the peer\'s CREM) silenced for the last {end - time.time():.0f} s', flush=True)
-        if time.time() - learnt > 2:
             try:
-                gen.flows = genl.flows(nl, fid)
-            except OSError as e:
-                print(f'wire: flow dump failed: {e}', flush=True)
-            learnt = time.time()
-            sig = sorted((f.get('side'), f.get('id'), f.get('dest-qp')) for f in gen.flows)
-            if sig != shown:
-                print(f'wire: {len(gen.flows)} flows at the target: ' +
-                      ' '.join(f"{'csf' if s == 0 else 'crf'}:{i:#x}/qp{q}" for s, i, q in sig[:12]), flush=True)
-                shown = sig
-            if a.last:
-                with open(a.last + '.tmp', 'w') as f:
-                    f.write('\n'.join(last[-256:]) + '\n')
-                os.replace(a.last + '.tmp', a.last)
-                last = last[-256:]
+                before = genl.handled_by_type(nl, fid)
+                subprocess.run(nft + ['-f', '-'], check=True, input=(
+                    'table ip window {\n chain pre {\n  type filter hook prerouting priority -400;\n'
+                    f'  ip saddr {a.peer} udp sport {port} udp dport {port} drop\n }}\n}}\n').encode())
+                print(f'wire: window: {a.peer}:{port} (the peer\'s CREM) silenced for the last '
+                      f'{end - time.time():.0f} s', flush=True)
+            except (OSError, subprocess.CalledProcessError) as e:
+                print(f'wire: window not set up: {e}', flush=True)
+                before = {}
         for _ in range(a.batch):
             label, m = gen.next()
             who = source(label)
@@ -398,7 +387,7 @@ def main():
         pause = t0 + n / a.pps - time.time()
         if pause > 0:
             time.sleep(pause)
-    if before is not None:
+    if before:
         after = genl.handled_by_type(nl, fid)
         subprocess.run(nft + ['delete', 'table', 'ip', 'window'], check=True)
         print('wire: window reach (handled, the peer silent): ' +
