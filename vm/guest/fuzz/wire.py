@@ -367,6 +367,22 @@ def main():
             except (OSError, subprocess.CalledProcessError) as e:
                 print(f'wire: window not set up: {e}', flush=True)
                 before = {}
+        if time.time() - learnt > 2:
+            try:
+                gen.flows = genl.flows(nl, fid)
+            except OSError as e:
+                print(f'wire: flow dump failed: {e}', flush=True)
+            learnt = time.time()
+            sig = sorted((f.get('side'), f.get('id'), f.get('dest-qp')) for f in gen.flows)
+            if sig != shown:
+                print(f'wire: {len(gen.flows)} flows at the target: ' +
+                      ' '.join(f"{'csf' if s == 0 else 'crf'}:{i:#x}/qp{q}" for s, i, q in sig[:12]), flush=True)
+                shown = sig
+            if a.last:
+                with open(a.last + '.tmp', 'w') as f:
+                    f.write('\n'.join(last[-256:]) + '\n')
+                os.replace(a.last + '.tmp', a.last)
+                last = last[-256:]
         for _ in range(a.batch):
             label, m = gen.next()
             who = source(label)
