@@ -98,9 +98,9 @@ w=$(execs wire) root=$(execs nl-root) userns=$(execs nl-userns)
 # Reach: n1's datagrams by type at its socket (before any check) and at its
 # flows' handlers (the totals of the flows' own counters). n2's CREM runs
 # too, so a handler's count also holds n2's genuine messages: at most the
-# ones that arrived from n2's CREM socket (nft counters). What a handler got beyond that came from the
-# fuzzer, a lower bound of the fuzzer's reach; a type whose bound is 0 is
-# unreached.
+# ones that arrived from n2's CREM socket (nft counters). What a handler got
+# beyond that came from the fuzzer: a lower bound of the fuzzer's reach
+# (printed; the check is the window's below).
 X n1 "$CTL" -j stats >/tmp/n1.stats.json
 X n1 nft list table ip reach >/tmp/n1.nft.txt
 python3 - /tmp/n1.stats.json /tmp/n1.nft.txt <<'PY' | tee /tmp/reach.txt
