@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-full check-flows demo fuzz bench clean help netlink-gen
+	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench clean help netlink-gen
 
 all: module
 
@@ -24,6 +24,8 @@ help:
 	@echo "make check-full   make check, the longer cases and every debug-kernel step"
 	@echo "make demo         RDMA over the emulated lossy long link, with and without CREM"
 	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 30) each"
+	@echo "make fuzz-kernel  fuzz crem.ko in a debug-kernel VM: CREM datagrams and genetlink"
+	@echo "                  for FUZZ_KERNEL_SECONDS (default 120; FUZZ_SEED= replays)"
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
 
 setup:
@@ -76,6 +78,12 @@ demo: module
 
 fuzz:
 	rust/core/fuzz/run.sh $(or $(FUZZ_SECONDS),30)
+
+# The module itself, on the debug kernel (KASAN, lockdep, kmemleak,
+# panic_on_warn): vm/fuzz-kernel.sh. Both parts run at once for the time given.
+fuzz-kernel: module-debug
+	cargo build -p crem-ctl --release
+	vm/fuzz-kernel.sh $(or $(FUZZ_KERNEL_SECONDS),120) debug
 
 bench:
 	cargo bench -p crem-core

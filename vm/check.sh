@@ -64,6 +64,9 @@ debug_steps() {
   step debug-e2e-smoke "$here/e2e.sh" smoke debug
   step debug-line-edges "$here/line.sh" edges "$dko" "$ctl" debug
   step debug-churn "$here/line.sh" churn "$dko" "$ctl" debug
+  # Fuzzing the module (make fuzz-kernel), 2 min: ~10 min wall under TCG
+  # (the debug module's load, python under KASAN).
+  step debug-fuzz-kernel "$here/fuzz-kernel.sh" 120 debug
 }
 
 # The short demo: every mode, one trial, few transfers (make demo's main job,
