@@ -670,33 +670,41 @@ static bool crem_bridged(struct crem_net *cn, const struct sk_buff *skb)
 	return false;
 }
 
+/*
+ * Which side of the datapath @hook is in this netns's role (false: none).
+ * Gateway: packets crossing the FORWARD hook, toward a peer's prefix (CSF)
+ * or from one (CRF). Host: this host's rxe traffic, leaving at LOCAL_OUT
+ * (CSF) and arriving at LOCAL_IN (CRF).
+ */
+static bool crem_hook_dir(struct crem_net *cn, u32 hook, bool *out, bool *in)
+{
+	switch (READ_ONCE(cn->cfg.role)) {
+	case CREM_ROLE_GATEWAY:
+		*out = *in = hook == CREM_HOOK_FORWARD;
+		break;
+	case CREM_ROLE_HOST:
+		*out = hook == CREM_HOOK_LOCAL_OUT;
+		*in = hook == CREM_HOOK_LOCAL_IN;
+		break;
+	default:
+		*out = *in = false;
+	}
+	return *out || *in;
+}
+
 static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
 				     u32 l4off, struct sk_buff_head *defer)
 {
 	struct crem_roce_info ri;
 	const struct iphdr *iph;
 	const struct udphdr *uh;
-	u8 role = READ_ONCE(cn->cfg.role);
 	__be32 peer;
 	u32 off, len;
 	const u8 *p;
-
-	/*
-	 * Gateway: packets crossing the FORWARD hook, toward a peer's prefix
-	 * (CSF) or from one (CRF). Host: this host's rxe traffic, leaving at
-	 * LOCAL_OUT (CSF) and arriving at LOCAL_IN (CRF).
-	 */
 	bool out, in;
 
-	if (role == CREM_ROLE_GATEWAY) {
-		out = in = hook == CREM_HOOK_FORWARD;
-	} else if (role == CREM_ROLE_HOST) {
-		out = hook == CREM_HOOK_LOCAL_OUT;
-		in = hook == CREM_HOOK_LOCAL_IN;
-	} else {
-		return NF_ACCEPT;
-	}
-	if (!(out || in) || skb->protocol != htons(ETH_P_IP) || !rcu_access_pointer(cn->sock))
+	if (!crem_hook_dir(cn, hook, &out, &in) || skb->protocol != htons(ETH_P_IP) ||
+	    !rcu_access_pointer(cn->sock))
 		return NF_ACCEPT;
 	/* The IPv4 header is linear at every hook: the peer first, so that
 	 * traffic we do not protect is never linearised. */
@@ -779,15 +787,10 @@ static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	struct sk_buff *segs, *seg, *next;
-	u8 role = READ_ONCE(cn->cfg.role);
 	bool out, in, ours;
 
-	if (skb->protocol != htons(ETH_P_IP))
+	if (!crem_hook_dir(cn, hook, &out, &in) || skb->protocol != htons(ETH_P_IP))
 		return NF_ACCEPT;
-	out = role == CREM_ROLE_GATEWAY ? hook == CREM_HOOK_FORWARD :
-	      role == CREM_ROLE_HOST && hook == CREM_HOOK_LOCAL_OUT;
-	in = role == CREM_ROLE_GATEWAY ? hook == CREM_HOOK_FORWARD :
-	     role == CREM_ROLE_HOST && hook == CREM_HOOK_LOCAL_IN;
 	local_bh_disable(); /* cfg_lock is also taken in softirq */
 	ours = (out && crem_peer_for(cn, iph->daddr)) || (in && crem_peer_for(cn, iph->saddr));
 	local_bh_enable();
