@@ -306,7 +306,7 @@ macro_rules! with_sender {
 const FS_LATE: usize = (ffi::CREM_FS_ENGINE + ffi::CREM_FS_DATAPATH) as usize;
 /// Index of the counters appended after the msg-types nests (crem_engine.h):
 /// repairs-ce (CRF), repair-path-signals, retx-budget-limited,
-/// retx-budget-symbols (CSF).
+/// retx-budget-symbols (CSF), restore-no-header (CRF).
 const FS_TAIL: usize = ffi::CREM_FS_TAIL as usize;
 
 /// `enum crem_flow_event` of the uapi header (netlink/crem.yaml order).
@@ -655,6 +655,9 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         }
         if let Some(o) = fi.counters.get_mut(FS_TAIL) {
             *o = k.repairs_ce;
+        }
+        if let Some(o) = fi.counters.get_mut(FS_TAIL + 4) {
+            *o = k.restore_no_header;
         }
     }
 }

@@ -4,7 +4,7 @@
 //! a `crem_rs_*` entry point, so the pointers C returns stay valid for the
 //! borrow the trait hands out (until the engine's next store call).
 
-use crate::crem_core::engine::crf::{Delivery, SymbolStore};
+use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::Sink;
 use crate::crem_core::psn::{Psn, PsnRange};
@@ -167,9 +167,9 @@ impl SymbolStore for Host {
 }
 
 impl Delivery for Host {
-    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> bool {
+    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         // SAFETY: the flow is live and locked; C builds a new skb from it.
-        unsafe {
+        let r = unsafe {
             ffi::crem_glue_crf_restored(
                 self.f(),
                 psn.value(),
@@ -177,6 +177,12 @@ impl Delivery for Host {
                 payload.len() as u32,
                 hold,
             )
+        };
+        match u32::from(r) {
+            ffi::CREM_RESTORED_VERIFIED => Restored::Verified,
+            ffi::CREM_RESTORED_ICRC_FAILED => Restored::IcrcFailed,
+            ffi::CREM_RESTORED_NO_HEADER => Restored::NoHeader,
+            _ => Restored::Dropped,
         }
     }
 

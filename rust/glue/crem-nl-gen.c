@@ -77,7 +77,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
 	[CREM_A_FLOW_MAX_OPEN_BLOCKS] = { .type = NLA_U16, },
 };
 
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS + 1] = {
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RESTORE_NO_HEADER + 1] = {
 	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
@@ -111,6 +111,7 @@ const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RETX_BUDGET_
 	[CREM_A_FLOW_STATS_REPAIR_PATH_SIGNALS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_RETX_BUDGET_LIMITED] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_RESTORE_NO_HEADER] = { .type = NLA_U64, },
 };
 
 const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {

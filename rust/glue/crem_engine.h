@@ -59,7 +59,7 @@ struct crem_msg_info {
 /* Then the engine's counters appended after the msg-types nests
  * (CREM_A_FLOW_STATS_REPAIRS_CE onward: rust/flow.rs FS_TAIL). */
 #define CREM_FS_TAIL (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
-#define CREM_FS_TAIL_N 4
+#define CREM_FS_TAIL_N 5
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
 /* A flow's state for netlink, in the units of the flow attributes. */
@@ -114,7 +114,12 @@ void crem_glue_crf_drop_source(struct crem_flow *f, u32 slot);
 bool crem_glue_crf_keep_repair(struct crem_flow *f, u32 slot, const u8 *p, u32 len);
 u8 *crem_glue_crf_repair(struct crem_flow *f, u32 slot, u32 *len);
 void crem_glue_crf_drop_repair(struct crem_flow *f, u32 slot);
-bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold);
+/* What became of a restored packet: crem_core::engine::crf::Restored. */
+#define CREM_RESTORED_VERIFIED 0
+#define CREM_RESTORED_ICRC_FAILED 1
+#define CREM_RESTORED_NO_HEADER 2
+#define CREM_RESTORED_DROPPED 3
+u8 crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold);
 void crem_glue_crf_release(struct crem_flow *f, u32 psn);
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
 /* A flow-change event (CREM_FLOW_EVENT_*; @reason for close-received). */

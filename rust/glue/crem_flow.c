@@ -562,6 +562,7 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 	f->ttl = iph->ttl;
 	f->frag_off = iph->frag_off;
 	f->sport = sport;
+	f->noted = true;
 }
 
 /* The packet travels toward a peer: the CSF of its flow codes it. */

@@ -81,9 +81,14 @@ struct crem_flow {
 	u64 deadline; /* armed expiry, U64_MAX when idle */
 	u64 created_ns, last_ns;
 	void *eng; /* the Rust engine of this side (rust/flow.rs) */
-	/* Template of restored packets, from the flow's last packet. */
+	/*
+	 * Template of restored packets, from the flow's last packet; until
+	 * one is seen (@noted false, a receiver flow set up by its HELLO) the
+	 * UDP source port is unknown and nothing can be restored.
+	 */
 	u8 tos, ttl;
 	__be16 sport, frag_off;
+	bool noted;
 	int ifindex; /* host mode: where the flow's packets arrive */
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */

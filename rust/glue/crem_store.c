@@ -259,13 +259,16 @@ bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb)
 	return true;
 }
 
-bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold)
+u8 crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold)
 {
-	struct sk_buff *skb = crem_build_restored(f, p, len);
+	struct sk_buff *skb;
 
+	if (!f->noted)
+		return CREM_RESTORED_NO_HEADER;
+	skb = crem_build_restored(f, p, len);
 	if (!skb) {
 		f->ctr.inject_fail++;
-		return false;
+		return CREM_RESTORED_DROPPED;
 	}
 	/*
 	 * The ICRC covers the IPv4 Identification, which the source symbol
@@ -274,13 +277,13 @@ bool crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, 
 	if (!crem_rs_restore_ident(skb->data, skb->len)) {
 		/* The engine counts it as an ICRC failure: a checksum drop. */
 		kfree_skb_reason(skb, SKB_DROP_REASON_SKB_CSUM);
-		return false;
+		return CREM_RESTORED_ICRC_FAILED;
 	}
 	ip_send_check(ip_hdr(skb));
 	if (hold && crem_held_keep(f, psn, skb))
-		return true;
+		return CREM_RESTORED_VERIFIED;
 	crem_inject(f, skb);
-	return true;
+	return CREM_RESTORED_VERIFIED;
 }
 
 void crem_glue_crf_release(struct crem_flow *f, u32 psn)

@@ -2,7 +2,7 @@
 # The gateway datapath on RoCEv2-shaped traffic, in one VM (topology:
 # line.sh): n0 sends on 8 QPs with a valid ICRC and ToS ECT(0), netem drops
 # 3% on the WAN, n1 restores. Checked:
-#   - restored packets reach n3 (at most 10% fail their ICRC);
+#   - restored packets reach n3, none failing its ICRC;
 #   - restored packets carry no ECN marking (the sources are all ECT(0));
 #   - skb drops traced from crem.ko (skb:kfree_skb) are the ones it counts.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
@@ -30,13 +30,16 @@ droptrace_start
 run plain
 droptrace_stop /tmp/kfree_skb.txt
 res1=$(stat_of n1 totals.restored) icrc1=$(stat_of n1 totals.icrc-failures)
-inj1=$(stat_of n1 totals.injected)
-echo "n1: restored $res1, icrc-failures $icrc1, injected $inj1"
-# The generator's ICRCs are valid and nothing retransmits, yet a few
-# restorations fail their ICRC (3 of 108 at 5474de4 too): reported, bounded
-# as in the e2e cases, and an open finding (README).
-expect "n1 restored packets, at most 10% of them failing their ICRC" \
-  "[ $res1 -ge 20 ] && [ $((icrc1 * 10)) -le $res1 ]" "restored $res1 icrc-failures $icrc1"
+nohdr1=$(stat_of n1 totals.restore-no-header) inj1=$(stat_of n1 totals.injected)
+echo "n1: restored $res1, icrc-failures $icrc1, restore-no-header $nohdr1, injected $inj1"
+# The generator's ICRCs are valid and nothing retransmits: a restoration
+# that fails its ICRC is a wrong packet. The flows' first packets often
+# pass n1 before their HELLO has set the flow up there; n1 decodes them
+# later without a packet of the flow to take the UDP source port from
+# (restore-no-header). Before that was told apart, they were rebuilt with
+# port 0 and failed (3 to 21 failures a run, all first PSNs of a QP).
+expect "n1 restored packets, none failing its ICRC" \
+  "[ $res1 -ge 20 ] && [ $icrc1 = 0 ]" "restored $res1 icrc-failures $icrc1 restore-no-header $nohdr1"
 expect "sources ECT(0) at n3, restored ones not-ECT (no ECN marking)" \
   "[ $(rx plain ect0) -ge 1000 ] && [ $(rx plain not-ect) -ge 1 ] && [ $(rx plain not-ect) -le $inj1 ] && [ $(rx plain ce) = 0 ]" \
   "$(cat /tmp/plain.rx); injected $inj1"

@@ -350,9 +350,9 @@ fn slice_store_backs_the_engine() {
         }
     }
     impl Delivery for D<'_> {
-        fn restored(&mut self, psn: Psn, _p: &[u8], _hold: bool) -> bool {
+        fn restored(&mut self, psn: Psn, _p: &[u8], _hold: bool) -> Restored {
             self.out.push(psn.value());
-            true
+            Restored::Verified
         }
         fn release(&mut self, _psn: Psn) {}
     }

@@ -292,6 +292,27 @@ fn icrc_failure_requests_fallback_for_that_position() {
     assert_eq!(rig.crf.open_blocks(), 0);
 }
 
+/// The kernel cannot rebuild a packet of a flow it has seen no packet of
+/// (no UDP source port to put in the header): such a restoration is counted
+/// apart, is no ICRC failure and asks for no Source Copy, which would fare
+/// no better.
+#[test]
+fn restoration_without_a_header_is_no_icrc_failure() {
+    let (mut rig, csf, p) = setup(4, 1, 8);
+    rig.host.header_known = false;
+    send(&mut rig, &p, [0, 1, 3]);
+    for r in csf.ordinary(0) {
+        rig.repair_bytes(&r, false);
+    }
+    let c = *rig.crf.counters();
+    assert_eq!(c.restore_no_header, 1);
+    assert_eq!(c.icrc_failures, 0);
+    assert_eq!(c.restored, 0);
+    assert_eq!(c.requests_fallback_icrc, 0);
+    assert!(requests(&rig.sent()).iter().all(|r| !r.fallback));
+    assert!(!rig.host.delivered.iter().any(|d| d.psn == 2));
+}
+
 #[test]
 fn malformed_decode_is_counted() {
     let (mut rig, csf, p) = setup(4, 1, 8);

@@ -73,7 +73,10 @@ const FLOW_STATS_KEYS: &str = "    \
                        lowers m while they last), retx-budget-limited and
                        retx-budget-symbols (CSF: answers to requests cut
                        short by the retransmission budget, and the
-                       symbols they left out)
+                       symbols they left out), restore-no-header (CRF:
+                       decoded packets not restored because no packet of
+                       the flow had arrived yet to take the IP/UDP header
+                       from; not ICRC failures)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
     message type: repair, hello, hello-ack, param-update, param-ack,

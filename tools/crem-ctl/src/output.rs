@@ -174,6 +174,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "repairs-received",
             "restored",
             "icrc-failures",
+            "restore-no-header",
             "requests-sent",
             "fallbacks",
             "abandoned",

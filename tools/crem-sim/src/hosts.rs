@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crem_core::engine::crf::{Delivery, SymbolStore};
+use crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crem_core::engine::csf::SourceStore;
 use crem_core::engine::Sink;
 use crem_core::psn::{Psn, PsnRange};
@@ -210,10 +210,10 @@ impl SymbolStore for CrfHost {
 }
 
 impl Delivery for CrfHost {
-    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> bool {
+    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         if !icrc_ok(payload) {
             self.v.icrc_failed += 1;
-            return false;
+            return Restored::IcrcFailed;
         }
         let rounds = self
             .sessions
@@ -232,7 +232,7 @@ impl Delivery for CrfHost {
                 via,
             });
         }
-        true
+        Restored::Verified
     }
     fn release(&mut self, psn: Psn) {
         match self.held.remove(&psn.value()) {

@@ -9,7 +9,7 @@
 #![no_main]
 
 use crem_core::engine::crf::{
-    Crf, CrfConfig, Delivery, SourceVerdict, SymbolStore, TcThresholds, Workspace,
+    Crf, CrfConfig, Delivery, Restored, SourceVerdict, SymbolStore, TcThresholds, Workspace,
 };
 use crem_core::engine::{FecConfig, Nanos, Sink};
 use crem_core::fec::{DecodeScratch, Scheme};
@@ -64,12 +64,17 @@ impl SymbolStore for Host {
 }
 
 impl Delivery for Host {
-    fn restored(&mut self, psn: Psn, _payload: &[u8], hold: bool) -> bool {
-        let ok = psn.value() % 7 != 3; // some "ICRC failures"
-        if ok && hold {
+    fn restored(&mut self, psn: Psn, _payload: &[u8], hold: bool) -> Restored {
+        // Some "ICRC failures", and some packets without a header.
+        match psn.value() % 7 {
+            3 => return Restored::IcrcFailed,
+            5 => return Restored::NoHeader,
+            _ => {}
+        }
+        if hold {
             assert!(self.held.insert(psn.value()));
         }
-        ok
+        Restored::Verified
     }
     fn release(&mut self, psn: Psn) {
         assert!(

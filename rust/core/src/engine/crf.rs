@@ -165,12 +165,30 @@ pub trait Delivery {
     /// checks the ICRC; if it verifies, it injects the packet now
     /// (`hold == false`) or keeps it until [`Delivery::release`] for `psn`
     /// (`hold == true`; a caller that cannot keep it may inject it at
-    /// once). Returns whether the ICRC verified.
-    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> bool;
+    /// once). Returns what became of it.
+    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored;
     /// Injects the packet held for `psn` (a source for which
     /// [`SourceVerdict::Hold`] was returned, or a restored packet given with
     /// `hold`). A PSN the caller does not hold is ignored.
     fn release(&mut self, psn: Psn);
+}
+
+/// What became of a packet given to [`Delivery::restored`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restored {
+    /// Its ICRC verified: injected, or held as asked.
+    Verified,
+    /// Its ICRC did not verify: the decoded symbol is not the packet (a
+    /// Source Copy fallback may still bring it).
+    IcrcFailed,
+    /// Not built: the caller has seen no packet of the flow, so it has no
+    /// IP/UDP header (the UDP source port above all) to rebuild it with.
+    /// A packet the CRF has never seen a sibling of most often passed
+    /// before the flow was set up, and was not lost; if it was, the RDMA
+    /// transport recovers it. No fallback is asked for.
+    NoHeader,
+    /// Built but not delivered (memory, no route): the caller counts it.
+    Dropped,
 }
 
 /// Everything the CRF calls back into, as one bound.
@@ -320,6 +338,9 @@ pub struct Counters {
     pub restored_late: u64,
     /// Restored packets whose ICRC failed.
     pub icrc_failures: u64,
+    /// Decoded packets not restored because no packet of the flow had
+    /// been seen yet to take the IP/UDP header from ([`Restored::NoHeader`]).
+    pub restore_no_header: u64,
     /// Decoded symbols that are no valid source symbol of that PSN.
     pub restore_malformed: u64,
     /// Decodes run.

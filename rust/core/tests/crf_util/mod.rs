@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+pub use crem_core::engine::crf::Restored;
 use crem_core::engine::crf::{Crf, CrfConfig, Delivery, SourceVerdict, SymbolStore, Workspace};
 use crem_core::engine::{FecConfig, Nanos, Sink, MS};
 use crem_core::fec::{self, build_source_symbol, Bitmap, Code, DecodeScratch, Scheme};
@@ -116,6 +117,9 @@ pub struct Host {
     pub restore_calls: Vec<(u32, Vec<u8>, bool)>,
     /// Verification: real ICRC by default.
     pub verify: fn(u32, &[u8]) -> bool,
+    /// Whether the host could rebuild a packet's IP/UDP header (false: as
+    /// the kernel before it saw any packet of the flow).
+    pub header_known: bool,
     /// Releases for PSNs not held (must not happen).
     pub bogus_releases: u32,
     /// The packet of the `on_source` call in progress.
@@ -139,6 +143,7 @@ impl Default for Host {
             delivered: Vec::new(),
             restore_calls: Vec::new(),
             verify: verify_icrc,
+            header_known: true,
             bogus_releases: 0,
             current: None,
         }
@@ -190,11 +195,14 @@ impl SymbolStore for Host {
 }
 
 impl Delivery for Host {
-    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> bool {
+    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
+        if !self.header_known {
+            return Restored::NoHeader;
+        }
         let ok = (self.verify)(psn.value(), payload);
         self.restore_calls.push((psn.value(), payload.to_vec(), ok));
         if !ok {
-            return false;
+            return Restored::IcrcFailed;
         }
         if hold {
             self.held
@@ -208,7 +216,7 @@ impl Delivery for Host {
                 held_for: 0,
             });
         }
-        true
+        Restored::Verified
     }
     fn release(&mut self, psn: Psn) {
         match self.held.remove(&psn.value()) {

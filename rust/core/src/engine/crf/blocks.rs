@@ -9,7 +9,8 @@ use super::super::super::wire::{
 use super::super::{FecConfig, Nanos, Sink};
 use super::window::{coarse_up, wake, ABANDONED, ABSENT, HAVE, IN_BLOCK, KEPT, RESOLVED};
 use super::{
-    inc, report, Crf, CrfHost, MulAcc, Reject, SymbolStore, Workspace, CODED_ROUNDS, NEVER,
+    inc, report, Crf, CrfHost, MulAcc, Reject, Restored, SymbolStore, Workspace, CODED_ROUNDS,
+    NEVER,
 };
 
 /// Where a block is in its recovery.
@@ -458,7 +459,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             inc(&mut self.counters.restore_malformed);
             return;
         };
-        if self.restore_one(p, payload, now, host) {
+        if self.restore_one(p, payload, now, host) == Restored::Verified {
             if host.keep_source(s, p, payload) {
                 self.win.set(p, KEPT);
             } else {

@@ -15,7 +15,7 @@ use super::super::super::wire::Bitmap256;
 use super::super::Nanos;
 use super::blocks::{RepairMeta, Stage};
 use super::window::{HAVE, KEPT};
-use super::{inc, Crf, CrfHost, MulAcc, SymbolStore, Workspace};
+use super::{inc, Crf, CrfHost, MulAcc, Restored, SymbolStore, Workspace};
 
 /// The selected, reduced repairs of one block as the decoder sees them.
 struct View<'a, S: SymbolStore + ?Sized> {
@@ -176,14 +176,17 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             let Some(sym) = ws.out.get(from..from.saturating_add(t)) else {
                 continue;
             };
-            let ok = match fec::parse_source_symbol(sym) {
+            let r = match fec::parse_source_symbol(sym) {
                 Ok(payload) => self.restore_one(p, payload, now, host),
                 Err(_) => {
                     inc(&mut self.counters.restore_malformed);
-                    false
+                    Restored::IcrcFailed
                 }
             };
-            if !ok {
+            // Only a packet that is not what was sent is worth a Source
+            // Copy: one the host could not build or keep would fare no
+            // better as a copy.
+            if r == Restored::IcrcFailed {
                 failed.set(j as usize);
             }
         }

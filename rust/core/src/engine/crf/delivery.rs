@@ -9,7 +9,7 @@ use super::window::{
     self, coarse_up, ABANDONED, ABSENT, DELIVERED, DETECTED, HAVE, HELD, IN_BLOCK, KEPT, RESOLVED,
 };
 use super::Crf;
-use super::{inc, report, CrfHost, Delivery, SymbolStore, AHEAD, READ_SPANS};
+use super::{inc, report, CrfHost, Delivery, Restored, SymbolStore, AHEAD, READ_SPANS};
 
 /// Where a newly had packet goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,24 +464,33 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     }
 
     /// A restored packet became available: verify through the host, then
-    /// deliver or hold it. Returns whether it verified.
+    /// deliver or hold it. Returns what became of it (a symbol that is no
+    /// packet of that PSN counts as an ICRC failure: it is not the packet).
     pub(super) fn restore_one<H: CrfHost + ?Sized>(
         &mut self,
         p: Psn,
         payload: &[u8],
         now: Nanos,
         host: &mut H,
-    ) -> bool {
+    ) -> Restored {
         if let Ok(bth) = super::super::super::roce::Bth::parse(payload) {
             if bth.psn != p {
                 inc(&mut self.counters.restore_malformed);
-                return false;
+                return Restored::IcrcFailed;
             }
         }
         let place = self.decide(p);
-        if !host.restored(p, payload, place == Place::Hold) {
-            inc(&mut self.counters.icrc_failures);
-            return false;
+        match host.restored(p, payload, place == Place::Hold) {
+            Restored::Verified => {}
+            Restored::IcrcFailed => {
+                inc(&mut self.counters.icrc_failures);
+                return Restored::IcrcFailed;
+            }
+            Restored::NoHeader => {
+                inc(&mut self.counters.restore_no_header);
+                return Restored::NoHeader;
+            }
+            Restored::Dropped => return Restored::Dropped,
         }
         inc(&mut self.counters.restored);
         report::add32(&mut self.report.iv.restored, 1);
@@ -500,7 +509,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.apply_place(p, place, now, true, host);
         self.note_read(p, payload, now, host);
         self.tc_observe(PsnRange::new(p, 1), 1, now, host);
-        true
+        Restored::Verified
     }
 }
 
