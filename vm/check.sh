@@ -31,6 +31,40 @@ step() {
   fi
 }
 
+# Two lanes of steps at once, each lane's in order: for the one-VM cases,
+# whose QEMU (-smp 1, TCG) keeps one of the machine's two cores busy and
+# leaves the other idle. Arguments: lane A's steps, "--", lane B's; each
+# step one string, "NAME CMD ARGS..." (words split as the shell does).
+# Each lane's PASS/FAIL lines come as its steps end; the counts after both.
+lanes() {
+  local a=() b=() side=a x
+  for x in "$@"; do
+    if [ "$x" = -- ]; then side=b; elif [ $side = a ]; then a+=("$x"); else b+=("$x"); fi
+  done
+  lane "${a[@]}" >"$logs/lane-a.tally" &
+  local pa=$!
+  lane "${b[@]}" >"$logs/lane-b.tally" &
+  local pb=$!
+  wait $pa; wait $pb
+  local r n
+  while read -r r n; do
+    if [ "$r" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$n"); fi
+  done < <(cat "$logs/lane-a.tally" "$logs/lane-b.tally")
+}
+
+# One lane (a subshell of lanes): its steps in order, "PASS|FAIL NAME" each
+# on stdout for lanes to count.
+lane() {
+  local s
+  for s in "$@"; do
+    # shellcheck disable=SC2086
+    set -- $s
+    passed=0 failed=0
+    step "$@" >&2
+    [ $passed = 1 ] && echo "PASS $1" || echo "FAIL $1"
+  done
+}
+
 # A module build that warns is a failed build.
 module_build() {
   local log
@@ -40,14 +74,22 @@ module_build() {
   ! grep -E '(^|[^a-z])warning[:\[]' <<<"$log"
 }
 
-debug_steps() {
-  local dko=$top/build/debug/crem.ko
+# The debug kernel (if not cached) and the debug module.
+debug_kernel_and_module() {
   if [ ! -f "$(kernel_dir debug)/.crem-complete" ]; then
     step debug-kernel "$here/build-kernel.sh" debug
   fi
   [ -x "$ctl" ] || step crem-ctl-build cargo build -p crem-ctl --release
   step debug-module-build module_build module-debug
-  step debug-kunit-qemu "$here/kunit.sh" "$dko" debug
+}
+
+# debug_steps ci|debug|all; ci: KUnit ran in make check's lanes already.
+debug_steps() {
+  local dko=$top/build/debug/crem.ko
+  if [ "$1" != ci ]; then
+    debug_kernel_and_module
+    step debug-kunit-qemu "$here/kunit.sh" "$dko" debug
+  fi
   # Restore, fallback, forged and corrupted messages under KASAN/lockdep/kmemleak
   # (the gateway topology at 1 % loss, flows created in softirq).
   step debug-e2e-adversarial "$here/e2e.sh" adversarial debug
@@ -112,15 +154,22 @@ if [ "$variant" != debug ]; then
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.
   step panic-sites python3 "$here/panic-sites.py" "$top/crem.ko" "$top/rust/panic-sites.txt"
-  step kunit-qemu "$here/kunit.sh" "$kko" normal
-  step netlink-qemu "$here/netlink.sh" "$top/crem.ko" normal
-  step flows-qemu "$here/flows.sh" "$top/crem.ko" "$ctl" normal
-  # One VM, RoCEv2-shaped traffic between netns: restored packets' ECN,
-  # skb drops against the counted ones (about 1 min).
-  step line-datapath "$here/line.sh" datapath "$top/crem.ko" "$ctl" normal
-  # CE-marked REPAIRs, GRO aggregates, bridged traffic, a deleted input
-  # device with packets held (about 4 min).
-  step line-edges "$here/line.sh" edges "$top/crem.ko" "$ctl" normal
+  # CI's debug-kernel KUnit is a one-VM case too: built here, run in a lane.
+  dko=$top/build/debug/crem.ko dkunit=()
+  if [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && [ "$variant" = normal ]; then
+    debug_kernel_and_module
+    dkunit=("debug-kunit-qemu $here/kunit.sh $dko debug")
+  fi
+  # The one-VM cases, two at a time. line-datapath: RoCEv2-shaped traffic
+  # between netns, restored packets' ICRC and ECN, skb drops against the
+  # counted ones (about 1.5 min). line-edges: CE-marked REPAIRs, GRO
+  # aggregates, bridged traffic, a deleted input device with packets held,
+  # a HELLO flood, a forged request (about 5 min).
+  lanes "kunit-qemu $here/kunit.sh $kko normal" \
+    "netlink-qemu $here/netlink.sh $top/crem.ko normal" \
+    "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
+    "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
+    -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}"
   step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
