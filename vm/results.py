@@ -16,6 +16,9 @@ Files read (all optional; a missing one reads as "unknown"):
   flows.NAME.json       `crem-ctl -j flow`: {"flow": [{..., "kind", "side",
                         "stats": {...}}]}
   cpu.wan               the WAN VM's busy jiffies before and after, and HZ
+  cm.N.log              host a's RDMA CM events (tracepoint
+                        rdma_cma:cm_event_handler) of transfer N, each attempt
+                        after a "# transfer N (TEST) attempt A, rc R" line
 
 CLI (for shell scripts; numbers print as 0 when their files are missing,
 with a note on stderr; predicates answer by exit status):
@@ -41,6 +44,9 @@ with a note on stderr; predicates answer by exit status):
                                    gateways forwarded ("?")
   results.py connections DIR       "N transfers never connected, M failed after
                                    connecting, R connection retries"
+  results.py connect-failures DIR  per test: connection attempts, how many
+                                   failed, per 100, and the RDMA CM events
+                                   that ended the failed ones (cm.N.log), JSON
   results.py rows DIR              the RESULT lines as JSON, one per line
 Python 3 standard library only.
 """
@@ -52,7 +58,7 @@ import sys
 
 GATEWAYS = ("gwa", "gwb")
 HOSTS = ("a", "b")
-RPING_TESTS = ("rping", "rping_bulk")
+RPING_TESTS = ("rping", "rping_bulk", "connect")
 
 
 # ---- RESULT lines ----------------------------------------------------------
@@ -130,6 +136,63 @@ def connections_text(rs):
     if c["connect_unknown"]:
         s += f", {c['connect_unknown']} failed without a connected= field"
     return s
+
+
+# An RDMA CM event that ends a connection attempt without a connection,
+# as the tracepoint prints it: "REJECTED (8/28)" (event number/status).
+_CM_FAIL = re.compile(r" (REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR|"
+                      r"DEVICE_REMOVAL|ADDR_CHANGE|TIMEWAIT_EXIT) \((\d+)/(-?\d+)\)")
+_CM_ATTEMPT = re.compile(r"^# transfer (\d+) \((\S+)\) attempt (\d+), rc (\d+)")
+
+
+def cm_attempts(d):
+    """Every connection attempt of cm.N.log: (transfer, test, attempt, rc,
+    ["EVENT/status", ...] of its failure events)."""
+    out = []
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        m = re.fullmatch(r"cm\.(\d+)\.log", name)
+        if not m:
+            continue
+        cur = None
+        for line in _read(os.path.join(d, name)).splitlines():
+            a = _CM_ATTEMPT.match(line)
+            if a:
+                cur = (int(a[1]), a[2], int(a[3]), int(a[4]), [])
+                out.append(cur)
+            elif cur is not None:
+                cur[4].extend(f"{e[0]}/{e[2]}" for e in _CM_FAIL.findall(line))
+    return out
+
+
+def connect_failures(rs, d):
+    """Per test: attempts (every try to connect, retries included), failed
+    (attempts that never set a connection up: each retry is one, and a
+    transfer that ended never connected), per_100, and by_event (the CM
+    failure events of those attempts, "REJECTED/28": count)."""
+    cm = cm_attempts(d)
+    out = {}
+    for test in sorted({r.get("test") for r in rs}):
+        mine = [r for r in rs if r.get("test") == test]
+        attempts = sum(int(r.get("attempts", "1")) for r in mine)
+        failed = sum(int(r.get("attempts", "1")) - (1 if r.get("connected") != "0" else 0)
+                     for r in mine)
+        last = {}
+        for n, t, a, _rc, _ev in cm:
+            if t == test:
+                last[n] = max(last.get(n, 0), a)
+        by_event = {}
+        for n, t, a, _rc, ev in cm:
+            # Transfer N is the Nth RESULT line. An attempt failed if another
+            # followed it, or if its transfer never connected.
+            row = rs[n - 1] if 0 < n <= len(rs) else {}
+            if t != test or (a == last[n] and row.get("connected") != "0"):
+                continue
+            for e in ev or ["no failure event"]:
+                by_event[e] = by_event.get(e, 0) + 1
+        out[test] = {"transfers": len(mine), "attempts": attempts, "failed": failed,
+                     "per_100": round(100 * failed / attempts, 1) if attempts else 0.0,
+                     "by_event": by_event}
+    return out
 
 
 def summarize(rs, test):
@@ -377,6 +440,8 @@ def main(argv):
         need(0); v = fwd_cost(d); print("?" if v is None else f"{v:.1f}")
     elif cmd == "connections":
         need(0); print(connections_text(rows(d)))
+    elif cmd == "connect-failures":
+        need(0); print(json.dumps(connect_failures(rows(d), d), sort_keys=True))
     elif cmd == "rows":
         need(0)
         for r in rows(d):

@@ -12,7 +12,8 @@
 #   --size BYTES       ib_write_bw message size [65536]
 #   --iters N          ib_write_bw messages per transfer [20]
 #   --trials N         repetitions of every transfer [1]
-#   --tests LIST       colon-separated: write_bw, rping, rping_bulk (rping -V
+#   --tests LIST       colon-separated: write_bw, rping, connect (rping -V -C 1
+#                      -S 64: a connection and one exchange), rping_bulk (rping -V
 #                      with 40 x 32 KiB buffers) [write_bw:rping]
 #   --tmo SECS         per-transfer timeout [120]
 #   --host-module KO   load this crem.ko on both RDMA hosts (host mode)

@@ -66,6 +66,7 @@ server_cmd() {
     write_bw) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits" ;;
     rping) echo "rping -s -a 0.0.0.0 -V -C $rping_count -S $rping_size" ;;
     rping_bulk) echo "rping -s -a 0.0.0.0 -V -C $bulk_count -S $bulk_size" ;;
+    connect) echo "rping -s -a 0.0.0.0 -V -C 1 -S 64" ;;
   esac
 }
 if [ -n "${arg_capture:-}" ]; then
@@ -199,6 +200,12 @@ for t in $(seq 1 "$trials"); do
       rping_bulk)
         bytes=$((bulk_count * bulk_size))
         timeout $tmo rping -c -a $peer -V -C $bulk_count -S $bulk_size >$clog 2>&1
+        rc=$?; verified=1 ;;
+      connect)
+        # One 64-octet verified exchange: a connection, nearly nothing else
+        # (vm/connects.sh counts connection failures per 100).
+        bytes=64
+        timeout $tmo rping -c -a $peer -V -C 1 -S 64 >$clog 2>&1
         rc=$?; verified=1 ;;
       *) log "unknown test $test"; exit 2 ;;
     esac

@@ -131,6 +131,40 @@ class ResultLines(unittest.TestCase):
         self.assertEqual(s["trial_results"][1]["rc"], 124)
 
 
+    def test_connect_failures(self):
+        # Two transfers as host.sh leaves them: write_bw rejected twice, then
+        # connected (attempts=3); connect never connected in three attempts,
+        # the last without any failure event. cm.N.log lines in the
+        # tracepoint's format.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "results.txt"), "w") as f:
+            f.write("RESULT test=write_bw trial=1 completed=1 seconds=2.0 bytes=20480 "
+                    "mbps=0.1 verified=0 connected=1 attempts=3\n"
+                    "RESULT test=connect trial=1 completed=0 seconds=- bytes=64 mbps=0 "
+                    "verified=0 rc=1 connected=0 attempts=3\n")
+        ev = ("   rping-1 [000] ..... 1.0: cm_event_handler: cm.id=1 src=192.0.2.1:1 "
+              "dst=203.0.113.1:2 tos=0 {} ({}/{})\n")
+        with open(os.path.join(d, "cm.1.log"), "w") as f:
+            f.write("# transfer 1 (write_bw) attempt 1, rc 1\n" + ev.format("ADDR_RESOLVED", 0, 0)
+                    + ev.format("REJECTED", 8, 28)
+                    + "# transfer 1 (write_bw) attempt 2, rc 1\n" + ev.format("REJECTED", 8, 28)
+                    + "# transfer 1 (write_bw) attempt 3, rc 0\n"
+                    + ev.format("ESTABLISHED", 9, 0))
+        with open(os.path.join(d, "cm.2.log"), "w") as f:
+            f.write("# transfer 2 (connect) attempt 1, rc 1\n" + ev.format("UNREACHABLE", 7, -110)
+                    + "# transfer 2 (connect) attempt 2, rc 1\n" + ev.format("REJECTED", 8, 28)
+                    + "# transfer 2 (connect) attempt 3, rc 1\n")
+        got = results.connect_failures(results.rows(d), d)
+        self.assertEqual(got["write_bw"], {"transfers": 1, "attempts": 3, "failed": 2,
+                                           "per_100": 66.7, "by_event": {"REJECTED/28": 2}})
+        self.assertEqual(got["connect"], {"transfers": 1, "attempts": 3, "failed": 3,
+                                          "per_100": 100.0,
+                                          "by_event": {"UNREACHABLE/-110": 1, "REJECTED/28": 1,
+                                                       "no failure event": 1}})
+        code, out = cli("connect-failures", d)
+        self.assertEqual((code, json.loads(out)), (0, got))
+
 class ConsoleLogs(unittest.TestCase):
     def test_netem_drops(self):
         # fixed: "gwa ... (dropped 30" + "gwb ... (dropped 11"
