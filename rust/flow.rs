@@ -155,21 +155,20 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
 fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
     let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
     let rtt = p.rtt_hint_ns.max(MS);
-    let hold = if p.hold_us != 0 {
-        Nanos::from(p.hold_us) * 1000
+    // The operator's H stays; else the draft's RECOMMENDED one (a block at
+    // 10 000 packets/s, at most a quarter of the minimum RTT). Either way
+    // the engine recomputes what follows from each RTT sample (the
+    // allowance, H unless set), from the hint until the first.
+    let (hold_time, rtt_rule) = if p.hold_us != 0 {
+        (Nanos::from(p.hold_us) * 1000, crf::RttRule::KeepHold)
     } else {
-        crf::hold_time_for(p.k.max(1), 10_000, rtt)
+        let block_time = crf::block_time_for(p.k.max(1), 10_000);
+        (0, crf::RttRule::Recommended { block_time })
     };
     ReceiverParams {
         crf: CrfConfig {
-            hold_time: hold,
-            // Our ruling (README): the draft's RECOMMENDED allowance is H,
-            // for an H of at most a quarter RTT. With a longer H (the
-            // operator's choice, made to cover a coded retransmission),
-            // waiting H first would send every request after the held
-            // packets had gone: a quarter RTT, within H, leaves the answer
-            // time to arrive.
-            reorder_allowance: (rtt / 4).max(MS).min(hold.max(MS)),
+            hold_time,
+            rtt_rule,
             srtt: rtt,
             rdma_mtu: p.rdma_mtu,
             coded_retx: p.recovery != RECOVERY_SELECTIVE,
@@ -552,6 +551,11 @@ extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side
     }
 }
 
+/// Nanoseconds as whole microseconds for netlink (saturating).
+fn us(ns: Nanos) -> u32 {
+    (ns / 1000).min(u64::from(u32::MAX)) as u32
+}
+
 fn state_code(s: FlowState) -> u8 {
     match s {
         FlowState::Negotiating => 0,
@@ -595,7 +599,8 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         let f = &e.flow;
         fi.state = state_code(f.state());
         fi.flow_id = f.flow_id().unwrap_or(0);
-        fi.srtt_us = (f.srtt() / 1000).min(u64::from(u32::MAX)) as u32;
+        fi.srtt_us = us(f.srtt());
+        fi.min_rtt_us = us(f.min_rtt());
         fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
         fi.pinned = u8::from(f.pinned());
@@ -636,7 +641,8 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.state = state_code(f.state());
         fi.flow_id = f.flow_id().unwrap_or(0);
         fi.loss_ppm = f.loss_ppm();
-        fi.srtt_us = (f.crf().config().srtt / 1000).min(u64::from(u32::MAX)) as u32;
+        fi.srtt_us = us(f.srtt());
+        fi.min_rtt_us = us(f.min_rtt());
         put_config(fi, f.current_config());
         put_limits(fi, f.negotiation().effective_limits());
         let k = f.crf_counters();

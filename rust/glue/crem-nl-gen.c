@@ -46,7 +46,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MIN_RTT_US + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
 	[CREM_A_FLOW_SRC] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 	[CREM_A_FLOW_DST] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
@@ -75,6 +75,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MAX_OPEN_BLOCKS + 1] = {
 	[CREM_A_FLOW_MAX_M] = { .type = NLA_U8, },
 	[CREM_A_FLOW_MAX_SYMBOL_LEN] = { .type = NLA_U16, },
 	[CREM_A_FLOW_MAX_OPEN_BLOCKS] = { .type = NLA_U16, },
+	[CREM_A_FLOW_MIN_RTT_US] = { .type = NLA_U32, },
 };
 
 const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RESTORE_NO_HEADER + 1] = {

@@ -66,7 +66,7 @@ struct crem_msg_info {
 struct crem_flow_info {
 	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned;
 	u16 symbol_len;
-	u32 flow_id, srtt_us, loss_ppm;
+	u32 flow_id, srtt_us, min_rtt_us, loss_ppm;
 	/* Negotiated limits, valid if has_limits. */
 	u8 has_limits, schemes, max_k, max_m;
 	u16 max_t, max_open_blocks;

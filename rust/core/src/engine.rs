@@ -11,6 +11,7 @@ pub mod csf;
 pub mod flow;
 pub mod negotiation;
 pub mod policy;
+pub mod rtt;
 
 use super::fec::Scheme;
 

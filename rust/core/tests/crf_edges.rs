@@ -292,7 +292,7 @@ fn repair_descriptor_exhaustion_is_counted() {
 #[test]
 fn settings_and_helpers() {
     let mut rig = Rig::new(CrfConfig::new(1));
-    rig.crf.set_srtt(5 * MS);
+    rig.crf.set_rtt(5 * MS, 4 * MS);
     rig.crf.set_loss_ppm(123);
     rig.crf.set_rdma_mtu(4096);
     rig.crf.set_flow_id(FLOW);
@@ -301,6 +301,8 @@ fn settings_and_helpers() {
         (c.srtt, c.loss_ppm, c.rdma_mtu, c.flow_id),
         (5 * MS, 123, 4096, FLOW)
     );
+    // RttRule::Fixed (the default): H and the allowance stay.
+    assert_eq!((c.hold_time, c.reorder_allowance), (MS, MS));
     assert_eq!(rig.crf.deliver_next(), None);
     rig.source(9, &send_packet(Psn::new(9), 4), false);
     assert_eq!(rig.crf.deliver_next(), Some(Psn::new(10)));

@@ -667,3 +667,88 @@ fn close_both_directions() {
     assert_eq!(c.next_deadline(), None);
     assert_eq!(c.on_timer(u64::MAX, &mut s), None);
 }
+
+#[test]
+fn rtt_probe_only_for_exchanges_sent_once() {
+    // HELLO: the first transmission is a probe, a re-sent one is not.
+    let mut c = csf();
+    let mut s = Rec::default();
+    assert_eq!(c.rtt_probe(), None);
+    c.start(7 * MS, NONCE, &mut s);
+    assert_eq!(c.rtt_probe(), Some(7 * MS));
+    c.on_timer(8 * MS, &mut s);
+    assert_eq!(c.state(), CsfState::Hello { attempts: 2 });
+    assert_eq!(c.rtt_probe(), None);
+    let a = ack_for(&c);
+    assert!(matches!(
+        c.on_hello_ack(&a, &mut s),
+        HelloAckOutcome::Established { .. }
+    ));
+    // Established, nothing pending.
+    assert_eq!(c.rtt_probe(), None);
+    // PARAM_UPDATE: a probe until its timeout re-sends it.
+    let id = c
+        .propose(10 * MS, MS, params(2), Psn::new(0), &mut s)
+        .unwrap();
+    assert_eq!(c.rtt_probe(), Some(10 * MS));
+    c.on_timer(12 * MS, &mut s);
+    assert_eq!(c.counters().param_update_retransmits, 1);
+    assert_eq!(c.rtt_probe(), None);
+    assert!(matches!(
+        c.on_param_ack(&pack(id, ParamStatus::Accepted)),
+        ParamAckOutcome::Accepted { .. }
+    ));
+    assert_eq!(c.rtt_probe(), None);
+    // An Effective PSN re-send is a re-send too.
+    let (mut c, mut s) = established();
+    c.propose(0, MS, params(2), Psn::new(0), &mut s).unwrap();
+    assert_eq!(c.rtt_probe(), Some(0));
+    let (_, eff, _) = c.pending_config().unwrap();
+    c.config_for_block(eff.wrapping_add(1), &mut s);
+    assert_eq!(c.counters().param_update_psn_resends, 1);
+    assert_eq!(c.rtt_probe(), None);
+}
+
+#[test]
+fn backed_off_rto_carries_to_the_next_update_until_one_is_clean() {
+    // A 50 ms path with a 10 ms SRTT: RTO 20 ms, re-sent at 20 ms (RTO 40),
+    // answered at 50 ms: ambiguous. The next PARAM_UPDATE starts at 40 ms.
+    let (mut c, mut s) = established();
+    let srtt = 10 * MS;
+    let id = c.propose(0, srtt, params(1), Psn::new(0), &mut s).unwrap();
+    c.on_timer(20 * MS, &mut s);
+    assert_eq!(c.next_deadline(), Some(60 * MS));
+    assert!(matches!(
+        c.on_param_ack(&pack(id, ParamStatus::Accepted)),
+        ParamAckOutcome::Accepted { .. }
+    ));
+    let (_, eff, _) = c.pending_config().unwrap();
+    c.config_for_block(eff, &mut s).unwrap();
+    let t = 100 * MS;
+    let id = c.propose(t, srtt, params(2), eff, &mut s).unwrap();
+    assert_eq!(c.next_deadline(), Some(t + 40 * MS));
+    // Re-sent again at 40 ms (RTO 80), refused at 50 ms: a refusal answers
+    // too, and the next one starts at 80 ms.
+    c.on_timer(t + 40 * MS, &mut s);
+    assert!(matches!(
+        c.on_param_ack(&pack(id, ParamStatus::LimitsExceeded)),
+        ParamAckOutcome::Rejected { .. }
+    ));
+    let t = 200 * MS;
+    let id = c.propose(t, srtt, params(3), eff, &mut s).unwrap();
+    assert_eq!(c.next_deadline(), Some(t + 80 * MS));
+    // Answered before its timeout: a sample for the caller, and the carry
+    // is gone.
+    assert_eq!(c.rtt_probe(), Some(t));
+    assert!(matches!(
+        c.on_param_ack(&pack(id, ParamStatus::LimitsExceeded)),
+        ParamAckOutcome::Rejected { .. }
+    ));
+    let t = 300 * MS;
+    c.propose(t, srtt, params(4), eff, &mut s).unwrap();
+    assert_eq!(c.next_deadline(), Some(t + 20 * MS));
+    // A new session forgets the carry.
+    let mut c2 = csf();
+    c2.start(0, NONCE, &mut s);
+    assert_eq!(c2.rtt_probe(), Some(0));
+}

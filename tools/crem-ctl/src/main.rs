@@ -135,7 +135,8 @@ JSON (-j):
       scheme           u8, FEC scheme (1 Cauchy RS, 2 XOR, 0 Source Copy)
       k, m             u8, source block size and ordinary repairs per block
       symbol-len       u16, symbol length T in octets
-      srtt-us          u32, smoothed RTT in microseconds
+      srtt-us          u32, smoothed RTT in microseconds, measured by this
+                       side (the module's 10 ms hint until the first sample)
       loss-ppm         u32, smoothed pre-restoration loss rate, ppm
       loss-class       \"none\", \"transmission\", \"congestion\"
       breaker          \"normal\", \"tripped\"
@@ -159,6 +160,8 @@ JSON (-j):
                        sender flow has them from HELLO_ACK on): u8 bit set of
                        FEC schemes (bit s: scheme s), u8, u8, u16 octets,
                        u16 blocks the receiver holds open at once
+      min-rtt-us       u32, the smallest RTT this side measured, in
+                       microseconds (as srtt-us)
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.
 ";
@@ -385,7 +388,8 @@ subcommand, 'flow' is 'flow list': a table with one line per flow
     STATE        negotiating, protected, unprotected, closing
     SCHEME       FEC scheme (cauchy, xor, source-copy)
     K/M/T        source block size, ordinary repairs per block, symbol length
-    SRTT         smoothed round-trip time
+    SRTT         smoothed round-trip time, as this side measures it
+    MIN-RTT      the smallest round-trip time this side measured
     LOSS, CLASS  smoothed pre-restoration loss rate (ppm) and its class
                  (none, transmission, congestion)
     BREAKER      normal or tripped

@@ -585,6 +585,10 @@ pub struct Flow {
     pub max_symbol_len: Option<u16>,
     #[serde(rename = "max-open-blocks", skip_serializing_if = "Option::is_none")]
     pub max_open_blocks: Option<u16>,
+    /// Smallest RTT sample (last in the spec, so last here: JSON keys
+    /// follow spec order).
+    #[serde(rename = "min-rtt-us", skip_serializing_if = "Option::is_none")]
+    pub min_rtt_us: Option<u32>,
 }
 
 impl Flow {
@@ -606,7 +610,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 24] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 25] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -635,6 +639,7 @@ impl Flow {
             (FLOW_MAX_M, Field::U8(&mut self.max_m)),
             (FLOW_MAX_SYMBOL_LEN, Field::U16(&mut self.max_symbol_len)),
             (FLOW_MAX_OPEN_BLOCKS, Field::U16(&mut self.max_open_blocks)),
+            (FLOW_MIN_RTT_US, Field::U32(&mut self.min_rtt_us)),
         ]
     }
 }
@@ -984,6 +989,7 @@ pub(crate) mod tests {
             12, 0, 12, 0, 40, 0, 0, 0, 0, 0, 0, 0, // received 40
             12, 0, 14, 0, 2, 0, 0, 0, 0, 0, 0, 0, // restored 2
             12, 0, 26, 0, 2, 0, 0, 0, 0, 0, 0, 0, // injected 2
+            8, 0, 30, 0, 0x20, 0x4e, 0, 0, // min-rtt-us 20000
         ]
     }
 
@@ -1001,7 +1007,8 @@ pub(crate) mod tests {
                 "loss-ppm": 1200, "loss-class": "transmission", "breaker": "normal",
                 "memory": 1048576, "side": "crf", "peer": "198.51.100.2",
                 "age-ms": 12345,
-                "stats": {"received": 40, "restored": 2, "injected": 2}})
+                "stats": {"received": 40, "restored": 2, "injected": 2},
+                "min-rtt-us": 20000})
         );
         // Keys in spec order.
         let j = serde_json::to_value(&f).unwrap();

@@ -435,6 +435,7 @@ pub fn flows(list: &[Flow]) -> String {
         "SCHEME",
         "K/M/T",
         "SRTT",
+        "MIN-RTT",
         "LOSS",
         "CLASS",
         "BREAKER",
@@ -458,6 +459,7 @@ pub fn flows(list: &[Flow]) -> String {
             or_dash(f.scheme.map(scheme_name)),
             format!("{}/{}/{}", opt(f.k), opt(f.m), opt(f.symbol_len)),
             or_dash(f.srtt_us.map(format_srtt_us)),
+            or_dash(f.min_rtt_us.map(format_srtt_us)),
             or_dash(f.loss_ppm.map(|p| format!("{p}ppm"))),
             opt(f.loss_class),
             opt(f.breaker),
@@ -520,6 +522,13 @@ pub fn flow_detail(f: &Flow) -> String {
         (
             "srtt",
             or_dash(f.srtt_us.map(|u| format!("{} ({u} us)", format_srtt_us(u)))),
+        ),
+        (
+            "min-rtt",
+            or_dash(
+                f.min_rtt_us
+                    .map(|u| format!("{} ({u} us)", format_srtt_us(u))),
+            ),
         ),
         (
             "loss",
@@ -701,17 +710,17 @@ mod tests {
         assert_eq!(
             lines[1],
             "  ID  SIDE        KIND  SRC -> DST                DEST-QP   PEER          STATE        \
-             SCHEME  K/M/T      SRTT    LOSS     CLASS         BREAKER  MEMORY  AGE"
+             SCHEME  K/M/T      SRTT    MIN-RTT  LOSS     CLASS         BREAKER  MEMORY  AGE"
         );
         assert_eq!(
             lines[2],
             "  7   crf         -     192.0.2.1 -> 203.0.113.1  0x000011  198.51.100.2  protected    \
-             cauchy  32/2/1024  25.0ms  1200ppm  transmission  normal   1M      12.3s"
+             cauchy  32/2/1024  25.0ms  20.0ms   1200ppm  transmission  normal   1M      12.3s"
         );
         assert_eq!(
             lines[3],
             "  9   unknown(5)  -     - -> -                    -         -             negotiating  \
-             -       -/-/-      -       -        -             -        -       -"
+             -       -/-/-      -       -        -        -             -        -       -"
         );
     }
 
@@ -743,6 +752,7 @@ mod tests {
             "  peer:       198.51.100.2\n",
             "  scheme:     cauchy (1)\n",
             "  srtt:       25.0ms (25000 us)\n",
+            "  min-rtt:    20.0ms (20000 us)\n",
             "  loss:       1200 ppm (0.1200%)\n",
             "  memory:     1M (1048576 octets)\n",
             "  age:        12.3s (12345 ms)\n",

@@ -206,6 +206,7 @@ pub const FLOW_MAX_K: u16 = 26;
 pub const FLOW_MAX_M: u16 = 27;
 pub const FLOW_MAX_SYMBOL_LEN: u16 = 28;
 pub const FLOW_MAX_OPEN_BLOCKS: u16 = 29;
+pub const FLOW_MIN_RTT_US: u16 = 30;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -502,6 +503,7 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_MAX_M, "max-m", U8),
         a(FLOW_MAX_SYMBOL_LEN, "max-symbol-len", U16),
         a(FLOW_MAX_OPEN_BLOCKS, "max-open-blocks", U16),
+        a(FLOW_MIN_RTT_US, "min-rtt-us", U32),
     ],
 };
 

@@ -342,6 +342,9 @@ impl<'c> World<'c> {
             hold_time: hold,
             reorder_allowance: hold.max(100_000),
             srtt: cfg.rtt,
+            // H and the allowance as the scenario sets them; the SRTT is
+            // measured.
+            rtt_rule: crf::RttRule::Fixed,
             rdma_mtu: cfg.traffic.mtu,
             coded_retx: coded,
             fallback_source_copy: true,

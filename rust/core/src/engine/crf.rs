@@ -25,7 +25,12 @@
 //!   (block form, or PSN-range form for gaps with no known block), two
 //!   coded rounds, then FALLBACK (Source Copy) or release to RDMA;
 //! * sends LOSS_REPORT at least once per SRTT while active, and, in the
-//!   windowless selective-repeat mode, T/C AETH reports.
+//!   windowless selective-repeat mode, T/C AETH reports;
+//! * measures the RTT from its requests and reports to the CSF's answers
+//!   (`crf/probe.rs`): [`Crf::take_rtt_sample`] hands each sample to the
+//!   caller's estimator, which gives the SRTT and minimum RTT back with
+//!   [`Crf::set_rtt`]; the LOSS_REPORT period, the round timeout and,
+//!   per [`RttRule`], the reordering allowance and H follow them.
 //!
 //! # Ordering contract for the caller
 //!
@@ -83,6 +88,7 @@ mod delivery;
 mod gaps;
 mod hold;
 mod init;
+mod probe;
 mod report;
 mod store;
 mod tc;
@@ -93,6 +99,7 @@ pub use self::tc::{SegmentList, TcThresholds, MAX_TC_FRAGMENTS, MAX_TC_SEGMENTS,
 
 use self::blocks::{Block, RepairMeta};
 use self::hold::HoldQueue;
+use self::probe::{Answer, Asked, Probes};
 use self::report::ReportState;
 use self::tc::TcState;
 use self::window::Window;
@@ -223,13 +230,18 @@ pub struct CrfConfig {
     /// Flow ID of the flow (from HELLO_ACK), put in every message sent and
     /// required on every REPAIR received.
     pub flow_id: u32,
-    /// Hold time H (0 = never hold). See [`hold_time_for`].
+    /// Hold time H (0 = never hold). See [`hold_time_for`]; with
+    /// [`RttRule::Recommended`] it follows the minimum RTT.
     pub hold_time: Nanos,
     /// Reordering allowance before a block or gap counts as incomplete
-    /// (draft RECOMMENDED: H).
+    /// (draft RECOMMENDED: H); unless [`RttRule::Fixed`] it follows the
+    /// SRTT ([`reorder_allowance_for`]).
     pub reorder_allowance: Nanos,
-    /// Smoothed RTT: LOSS_REPORT period and request round timeouts.
+    /// Smoothed RTT: LOSS_REPORT period and request round timeouts
+    /// (updated by [`Crf::set_rtt`]).
     pub srtt: Nanos,
+    /// Which of the timings above [`Crf::set_rtt`] recomputes.
+    pub rtt_rule: RttRule,
     /// RDMA MTU from HELLO (octets of payload per packet), for READ spans;
     /// 0 = unknown (READ spans then look like losses and are resolved by
     /// the CSF's INFO answers).
@@ -251,7 +263,7 @@ pub struct CrfConfig {
 }
 
 impl CrfConfig {
-    /// Defaults: H = allowance = 1 ms, SRTT 10 ms, MTU 1024, coded
+    /// Defaults: H = allowance = 1 ms (fixed), SRTT 10 ms, MTU 1024, coded
     /// retransmission and Source Copy fallback on, p = 0, T/C off.
     pub const fn new(flow_id: u32) -> CrfConfig {
         CrfConfig {
@@ -259,6 +271,7 @@ impl CrfConfig {
             hold_time: MS,
             reorder_allowance: MS,
             srtt: 10 * MS,
+            rtt_rule: RttRule::Fixed,
             rdma_mtu: 1024,
             coded_retx: true,
             fallback_source_copy: true,
@@ -267,16 +280,82 @@ impl CrfConfig {
             responses: false,
         }
     }
+
+    /// This configuration with `srtt` and what `rtt_rule` derives from it
+    /// and from `min_rtt` (the smallest RTT seen), as [`Crf::set_rtt`]
+    /// applies it; callers use it for the initial configuration too, so
+    /// that the rules live here alone.
+    pub fn with_rtt(mut self, srtt: Nanos, min_rtt: Nanos) -> CrfConfig {
+        self.srtt = srtt;
+        match self.rtt_rule {
+            RttRule::Fixed => {}
+            RttRule::KeepHold => {
+                self.reorder_allowance = reorder_allowance_for(srtt, self.hold_time);
+            }
+            RttRule::Recommended { block_time } => {
+                self.hold_time = block_time.min(min_rtt / 4);
+                self.reorder_allowance = reorder_allowance_for(srtt, self.hold_time);
+            }
+        }
+        self
+    }
+}
+
+/// Which RTT-derived timings follow each new RTT estimate
+/// ([`CrfConfig::with_rtt`]). The SRTT itself, hence the LOSS_REPORT period
+/// and the request round timeout, always does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttRule {
+    /// H and the allowance stay as configured (tests, simulations that set
+    /// them).
+    Fixed,
+    /// H stays (an operator's choice); the allowance follows the SRTT.
+    KeepHold,
+    /// H is the draft's RECOMMENDED value, the time to receive one block
+    /// (`block_time`, see [`block_time_for`]) but at most a quarter of the
+    /// minimum RTT, and follows the minimum RTT; the allowance follows both.
+    Recommended {
+        /// Time to receive one block at the flow's rate.
+        block_time: Nanos,
+    },
+}
+
+/// Time to receive a block of `k` packets at `rate_pps` (never, for a rate
+/// of 0).
+pub fn block_time_for(k: u8, rate_pps: u64) -> Nanos {
+    (k as u64)
+        .saturating_mul(super::SEC)
+        .checked_div(rate_pps)
+        .unwrap_or(NEVER)
 }
 
 /// The draft's RECOMMENDED hold time: the time to receive one block of `k`
 /// packets at `rate_pps`, at most a quarter of the minimum RTT.
 pub fn hold_time_for(k: u8, rate_pps: u64, min_rtt: Nanos) -> Nanos {
-    let block = (k as u64)
-        .saturating_mul(super::SEC)
-        .checked_div(rate_pps)
-        .unwrap_or(NEVER);
-    block.min(min_rtt / 4)
+    CrfConfig {
+        rtt_rule: RttRule::Recommended {
+            block_time: block_time_for(k, rate_pps),
+        },
+        ..CrfConfig::new(0)
+    }
+    .with_rtt(min_rtt, min_rtt)
+    .hold_time
+}
+
+/// Shortest reordering allowance [`reorder_allowance_for`] gives.
+pub const MIN_ALLOWANCE: Nanos = MS;
+
+/// The reordering allowance for `srtt` and hold time `hold`: SRTT/4, at
+/// least [`MIN_ALLOWANCE`], at most H (or [`MIN_ALLOWANCE`] if H is
+/// shorter).
+///
+/// Our ruling (README, "Reordering allowance"): the draft's RECOMMENDED
+/// allowance is H, for an H of at most a quarter RTT. With a longer H (an
+/// operator's choice, made to cover a coded retransmission), waiting H
+/// first would send every request after the held packets had gone: a
+/// quarter RTT, within H, leaves the answer time to arrive.
+pub fn reorder_allowance_for(srtt: Nanos, hold: Nanos) -> Nanos {
+    (srtt / 4).max(MIN_ALLOWANCE).min(hold.max(MIN_ALLOWANCE))
 }
 
 /// Everything the CRF counts (cumulative, saturating).
@@ -454,6 +533,9 @@ pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, cons
     last_now: Nanos,
     report: ReportState,
     tc: TcState,
+    probes: Probes,
+    /// RTT measured by the last answer, not yet taken.
+    rtt_sample: Option<Nanos>,
     counters: Counters,
 }
 
@@ -497,6 +579,8 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             last_now: 0,
             report: ReportState::new(),
             tc: TcState::new(),
+            probes: Probes::new(),
+            rtt_sample: None,
             counters: Counters::default(),
         };
         c.tc.reset(cfg.tc);
@@ -530,6 +614,8 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.last_now = 0;
         self.report = ReportState::new();
         self.tc.reset(cfg.tc);
+        self.probes.clear();
+        self.rtt_sample = None;
         self.counters = Counters::default();
     }
 
@@ -553,9 +639,27 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         &self.counters
     }
 
-    /// Updates the SRTT (measured by the negotiation exchanges).
-    pub fn set_srtt(&mut self, srtt: Nanos) {
-        self.cfg.srtt = srtt;
+    /// A new RTT estimate: the SRTT and the smallest RTT seen. The
+    /// LOSS_REPORT period, the round timeout and, per the configuration's
+    /// [`RttRule`], the reordering allowance and H follow from the next
+    /// decision on (packets already held keep their deadline; a report due
+    /// later than one new period after its interval began is due then).
+    pub fn set_rtt(&mut self, srtt: Nanos, min_rtt: Nanos) {
+        self.cfg = self.cfg.with_rtt(srtt, min_rtt);
+        self.report_rescheduled();
+    }
+
+    /// The RTT the CSF's last answer measured, if not yet taken: a
+    /// REPAIR_REQUEST or T/C AETH report answered (`crf/probe.rs`). Feed it
+    /// to the flow's estimator, then [`Crf::set_rtt`].
+    pub fn take_rtt_sample(&mut self) -> Option<Nanos> {
+        self.rtt_sample.take()
+    }
+
+    /// Remembers that `kind` with IDs `id .. id + span` leaves now (every
+    /// entry point has set `last_now` to its time).
+    fn probe_sent(&mut self, kind: Asked, id: u16, span: u16) {
+        self.probes.sent(kind, id, span, self.last_now);
     }
 
     /// Updates the loss estimate p (ppm) that selects delta.
@@ -873,6 +977,19 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             inc(&mut self.counters.drop_wrong_flow);
             return;
         }
+        // Whatever becomes of it, an answer dates its request.
+        let answer = if msg.scheme == FecScheme::SourceCopy && !msg.info {
+            Some(Answer::SourceCopy)
+        } else if msg.lost.is_some() || msg.info {
+            Some(Answer::Request)
+        } else {
+            None
+        };
+        if let Some(a) = answer {
+            if let Some(rtt) = self.probes.answered(a, msg.session_id, now) {
+                self.rtt_sample = Some(rtt);
+            }
+        }
         let Some(fc) = self.accepted_config(msg.config_id) else {
             inc(&mut self.counters.drop_unknown_config);
             return;
@@ -992,7 +1109,10 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     }
 
     fn tc_emit<S: Sink + ?Sized>(&mut self, sink: &mut S) {
+        let first = self.tc.seq;
         let e = self.tc.emit(self.cfg.flow_id, sink);
+        let span = u16::try_from(e.fragments).unwrap_or(u16::MAX);
+        self.probe_sent(Asked::Report, first, span);
         add(&mut self.counters.tc_reports, e.fragments as u64);
         add(&mut self.counters.tc_segments_omitted, e.omitted as u64);
     }

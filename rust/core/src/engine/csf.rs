@@ -631,6 +631,11 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.srtt = srtt;
     }
 
+    /// The SRTT in use (see [`Csf::set_srtt`]).
+    pub fn srtt(&self) -> Nanos {
+        self.srtt
+    }
+
     /// Circuit breaker: `false` stops every CREM retransmission (coded,
     /// Source Copy, selective repeat).
     pub fn set_coded_retx(&mut self, on: bool) {

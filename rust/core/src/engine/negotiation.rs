@@ -23,6 +23,14 @@
 //!   once; that re-send is counted apart and neither consumes an attempt nor
 //!   restarts the timer, so a short PSN lead cannot exhaust the attempts
 //!   within one RTT. It happens at most once per block start.
+//! * RTT samples (Karn): HELLO_ACK and PARAM_ACK name no copy of what they
+//!   answer, so only an exchange sent once is timed
+//!   ([`CsfNegotiation::rtt_probe`]). A PARAM_UPDATE answered only after a
+//!   re-send leaves its backed-off timeout to the next PARAM_UPDATE, which
+//!   starts there instead of at 2·SRTT (the draft's "initially 2 * SRTT"
+//!   assumes an SRTT that could be measured): on a path slower than twice
+//!   the estimate, some later exchange is then answered before its timeout
+//!   and the SRTT catches up.
 //! * Only one PARAM_UPDATE is outstanding at a time; a proposal while one is
 //!   unacknowledged is refused ([`ProposeError::Busy`]); an acknowledged one
 //!   not yet in effect may be superseded.

@@ -9,8 +9,8 @@ use super::super::super::wire::{
 use super::super::{FecConfig, Nanos, Sink};
 use super::window::{coarse_up, wake, ABANDONED, ABSENT, HAVE, IN_BLOCK, KEPT, RESOLVED};
 use super::{
-    inc, report, Crf, CrfHost, MulAcc, Reject, Restored, SymbolStore, Workspace, CODED_ROUNDS,
-    NEVER,
+    inc, report, Asked, Crf, CrfHost, MulAcc, Reject, Restored, SymbolStore, Workspace,
+    CODED_ROUNDS, NEVER,
 };
 
 /// Where a block is in its recovery.
@@ -669,6 +669,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let mut buf = [0u8; 8 + 12 + 32];
         if let Ok(n) = req.encode(&mut buf) {
             sink.send(buf.get(..n).unwrap_or(&[]));
+            self.probe_sent(Asked::Request, id, 1);
             if fallback {
                 inc(&mut self.counters.requests_fallback);
             } else {

@@ -5,7 +5,7 @@ use super::super::super::psn::{Psn, PsnRange};
 use super::super::super::wire::{LostRanges, RangeRequest, RepairRequest, RequestKind};
 use super::super::{Nanos, Sink};
 use super::window::{coarse_up, due_nanos, reached, wake, ABANDONED, DETECTED, IN_BLOCK, RESOLVED};
-use super::{add, inc, Crf, CrfHost, CODED_ROUNDS, NEVER, RANGES_PER_REQUEST};
+use super::{add, inc, Asked, Crf, CrfHost, CODED_ROUNDS, NEVER, RANGES_PER_REQUEST};
 
 /// Largest Count of one range entry on the wire.
 const MAX_COUNT: u32 = 255;
@@ -179,6 +179,7 @@ fn send_ranges<const B: usize, const W: usize, const HQ: usize, const R: usize, 
     let mut buf = [0u8; 8 + 4 + 4 * RANGES_PER_REQUEST];
     if let Ok(n) = req.encode(&mut buf) {
         sink.send(buf.get(..n).unwrap_or(&[]));
+        crf.probe_sent(Asked::Request, id, 1);
         let c = &mut crf.counters;
         inc(if fallback {
             &mut c.requests_fallback

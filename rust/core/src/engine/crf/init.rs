@@ -7,6 +7,7 @@ use core::ptr::addr_of_mut;
 use super::super::super::psn::{Psn, PsnRange};
 use super::blocks::{Block, RepairMeta};
 use super::hold::HoldQueue;
+use super::probe::Probes;
 use super::report::ReportState;
 use super::tc::TcState;
 use super::window::Window;
@@ -61,6 +62,8 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             let tc = addr_of_mut!((*slot).tc);
             tc.write(TcState::new());
             (*tc).reset(cfg.tc);
+            addr_of_mut!((*slot).probes).write(Probes::new());
+            addr_of_mut!((*slot).rtt_sample).write(None);
             addr_of_mut!((*slot).counters).write(Counters::default());
         }
     }

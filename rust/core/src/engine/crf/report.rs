@@ -84,6 +84,16 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.cfg.srtt.max(MIN_REPORT_PERIOD)
     }
 
+    /// The SRTT changed: a report scheduled further out than one new period
+    /// after its interval began is due then ("at least once per smoothed
+    /// round-trip time" with the SRTT as measured now).
+    pub(super) fn report_rescheduled(&mut self) {
+        if self.report.next != NEVER {
+            let due = self.report.start.saturating_add(self.report_period());
+            self.report.next = self.report.next.min(due);
+        }
+    }
+
     /// Something happened on the flow: make sure a report is scheduled.
     pub(super) fn report_activity(&mut self, now: Nanos) {
         if self.report.next == NEVER {

@@ -7,6 +7,7 @@ use core::ptr::addr_of_mut;
 use super::super::crf::Crf;
 use super::super::csf::Csf;
 use super::super::policy::Policy;
+use super::super::rtt::RttEstimator;
 use super::config_book::ConfigBook;
 use super::loss_ewma::LossEwma;
 use super::receiver::{ReceiverCounters, ReceiverFlow, ReceiverParams};
@@ -35,8 +36,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             addr_of_mut!((*slot).policy).write(Policy::new(Self::policy_config(&params)));
             addr_of_mut!((*slot).limits).write(None);
             addr_of_mut!((*slot).protected).write(false);
-            addr_of_mut!((*slot).srtt).write(params.rtt_hint);
-            addr_of_mut!((*slot).hello_at).write(0);
+            addr_of_mut!((*slot).rtt).write(RttEstimator::new(params.rtt_hint));
             let blocks = addr_of_mut!((*slot).blocks).cast::<u32>();
             for i in 0..CONFIG_IDS {
                 blocks.add(i).write(0);
@@ -61,8 +61,9 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
     /// for `Self`; previous contents are overwritten without being dropped.
     pub unsafe fn init_at(slot: *mut Self, params: ReceiverParams) {
         // SAFETY: `slot` is valid and aligned (caller); every field is
-        // written once through a raw field pointer; no reference to
-        // uninitialised memory is created.
+        // written once through a raw field pointer; the one reference made,
+        // for `follow_rtt`, is made after the last field is written, to the
+        // valid flow the caller then owns.
         unsafe {
             addr_of_mut!((*slot).params).write(params);
             addr_of_mut!((*slot).neg).write(Self::new_negotiation(&params));
@@ -70,7 +71,10 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             addr_of_mut!((*slot).book).write(ConfigBook::new());
             addr_of_mut!((*slot).loss).write(LossEwma::new());
             addr_of_mut!((*slot).reports_seen).write(0);
+            addr_of_mut!((*slot).rtt).write(RttEstimator::new(params.crf.srtt));
             addr_of_mut!((*slot).counters).write(ReceiverCounters::default());
+            // As `new` ends.
+            (*slot).follow_rtt();
         }
     }
 }

@@ -9,6 +9,7 @@ use super::super::crf::{self, Crf, CrfConfig, CrfHost, SourceVerdict, Workspace}
 use super::super::negotiation::{
     CrfNegCounters, CrfNegotiation, CrfState, HelloOutcome, ParamOutcome,
 };
+use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos};
 use super::config_book::ConfigBook;
 use super::loss_ewma::LossEwma;
@@ -17,7 +18,9 @@ use super::FlowState;
 /// Everything a [`ReceiverFlow`] is set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReceiverParams {
-    /// CRF tunables (`flow_id` and `rdma_mtu` come from the HELLO).
+    /// CRF tunables (`flow_id` and `rdma_mtu` come from the HELLO). Its
+    /// `srtt` is the hint the RTT estimate starts from (SRTT and minimum
+    /// RTT until the first sample); what it derives follows its `rtt_rule`.
     pub crf: CrfConfig,
     /// This side's limits (HELLO_ACK), Max Open Blocks included.
     pub limits: Limits,
@@ -89,6 +92,7 @@ pub struct ReceiverFlow<
     pub(super) loss: LossEwma,
     /// `crf.counters().loss_reports` already followed.
     pub(super) reports_seen: u64,
+    pub(super) rtt: RttEstimator,
     pub(super) counters: ReceiverCounters,
 }
 
@@ -96,15 +100,18 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
     /// A flow waiting for its HELLO (builds the CRF by value: hosts with a
     /// large stack; the kernel uses [`ReceiverFlow::init_at`]).
     pub fn new(params: ReceiverParams) -> Self {
-        ReceiverFlow {
+        let mut f = ReceiverFlow {
             params,
             neg: Self::new_negotiation(&params),
             crf: Crf::new(params.crf),
             book: ConfigBook::new(),
             loss: LossEwma::new(),
             reports_seen: 0,
+            rtt: RttEstimator::new(params.crf.srtt),
             counters: ReceiverCounters::default(),
-        }
+        };
+        f.follow_rtt();
+        f
     }
 
     /// The negotiation never holds more configurations than the engine.
@@ -170,6 +177,10 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             Message::Repair(r) => {
                 self.book.seen(r.config_id, now);
                 self.crf.on_repair(now, r, ce, host, ws);
+                if let Some(rtt) = self.crf.take_rtt_sample() {
+                    self.rtt.sample(rtt);
+                    self.follow_rtt();
+                }
                 None
             }
             Message::Close(c) => self.neg.on_close(c).map(|reason| {
@@ -197,6 +208,19 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
         self.book.clear();
         self.loss = LossEwma::new();
         self.reports_seen = 0;
+        // The path stays: a new session starts from what was measured.
+        self.follow_rtt();
+    }
+
+    /// Hands the RTT estimate (from the start: the hint, clamped) to the
+    /// CRF, whose per-SRTT rules (LOSS_REPORT
+    /// period, request rounds, reordering allowance, and H unless the
+    /// operator set it: see [`crf::RttRule`]) follow it; the configuration
+    /// grace of [`ReceiverFlow::on_message`]'s PARAM_UPDATE handling reads
+    /// it there. Samples: the CSF's answers to this side's REPAIR_REQUESTs
+    /// and T/C AETH reports (`crf/probe.rs`).
+    pub(super) fn follow_rtt(&mut self) {
+        self.crf.set_rtt(self.rtt.srtt(), self.rtt.min_rtt());
     }
 
     /// PARAM_UPDATE: the one place where configurations enter and leave.
@@ -351,6 +375,22 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
     /// Path loss estimate (pre-restoration), ppm.
     pub fn loss_ppm(&self) -> u32 {
         self.loss.ppm()
+    }
+
+    /// Smoothed RTT in use: measured from the CSF's answers to this side's
+    /// REPAIR_REQUESTs and T/C AETH reports, the hint until the first.
+    pub fn srtt(&self) -> Nanos {
+        self.rtt.srtt()
+    }
+
+    /// Smallest RTT measured (the hint until the first sample).
+    pub fn min_rtt(&self) -> Nanos {
+        self.rtt.min_rtt()
+    }
+
+    /// The RTT estimator (samples, RTTVAR).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
     }
 
     /// CRF counters.

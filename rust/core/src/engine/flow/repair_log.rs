@@ -3,10 +3,10 @@
 //!
 //! A ring of [`BUCKETS`] counters, each covering `width` ns and tagged with
 //! its absolute bucket number, so stale buckets are recognised without a
-//! sweep. With `width` = SRTT/16 the ring covers 4 SRTT, enough for a report
-//! interval of about one SRTT sent one SRTT earlier; counts at the edges of
-//! the queried range are attributed whole buckets (at most one bucket of
-//! error at each end).
+//! sweep. With `width` between SRTT/16 and SRTT/4 the ring covers 4 to 16
+//! SRTT, enough for a report interval of about one SRTT sent one SRTT
+//! earlier; counts at the edges of the queried range are attributed whole
+//! buckets (at most one bucket of error at each end).
 
 use super::super::Nanos;
 
@@ -32,12 +32,16 @@ impl RepairLog {
         }
     }
 
-    /// Sizes the buckets for `srtt` (forgetting the history if it changes).
+    /// Sizes the buckets for `srtt`. The SRTT moves with every RTT sample
+    /// and a new width forgets the history, so the width is kept while it
+    /// stays within SRTT/16..=SRTT/4 and is otherwise set to SRTT/8: the
+    /// SRTT must halve or double before the log starts over.
     pub(super) fn set_srtt(&mut self, srtt: Nanos) {
-        let w = (srtt / 16).max(MIN_WIDTH);
-        if w != self.width {
+        let lo = (srtt / 16).max(MIN_WIDTH);
+        let hi = (srtt / 4).max(MIN_WIDTH);
+        if self.width < lo || self.width > hi {
             *self = RepairLog::new();
-            self.width = w;
+            self.width = (srtt / 8).max(MIN_WIDTH);
         }
     }
 
@@ -96,9 +100,18 @@ mod tests {
         l.record(69_000, 7);
         assert_eq!(l.sent_between(0, 69_000), 0);
         assert_eq!(l.sent_between(60_000, 70_000), 7);
-        // A new SRTT forgets everything.
+        // A much larger SRTT forgets everything…
         l.set_srtt(1_600_000);
         assert_eq!(l.sent_between(0, u64::MAX), 0);
+        // … unless it stays within a factor of two of the one the width
+        // was set for (200 µs buckets: SRTT/8).
+        l.record(1_000_000, 5);
+        for srtt in [1_000_000, 3_000_000, 800_000, 3_200_000] {
+            l.set_srtt(srtt);
+            assert_eq!(l.sent_between(0, 2_000_000), 5, "{srtt}");
+        }
+        l.set_srtt(3_300_000);
+        assert_eq!(l.sent_between(0, 2_000_000), 0);
         l.record(u64::MAX, u32::MAX);
         l.record(u64::MAX, 1);
         assert_eq!(l.sent_between(0, u64::MAX), 0);

@@ -12,6 +12,7 @@ use super::super::negotiation::{
     NegEvent, ParamAckOutcome, ProposeError,
 };
 use super::super::policy::{BreakerEvent, BreakerState, Change, Policy, PolicyConfig};
+use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos, Sink};
 use super::repair_log::RepairLog;
 use super::FlowState;
@@ -38,7 +39,8 @@ pub struct SenderParams {
     /// propose (see [`Csf::set_provisional`]); off = sources pass
     /// unprotected until the first configuration is acknowledged.
     pub early: bool,
-    /// SRTT for the engines; 0 = measure it from the HELLO exchange.
+    /// SRTT and minimum RTT until the first RTT sample (see
+    /// [`SenderFlow::srtt`]); 0 = [`DEFAULT_RTT`](super::super::rtt::DEFAULT_RTT).
     pub rtt_hint: Nanos,
     /// Time to send one block, until measured (0 = unknown): the policy
     /// changes the configuration at most once per 2·max(SRTT, block time).
@@ -125,9 +127,7 @@ pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
     pub(super) policy: Policy,
     pub(super) limits: Option<Limits>,
     pub(super) protected: bool,
-    pub(super) srtt: Nanos,
-    /// First HELLO sent at (SRTT measurement).
-    pub(super) hello_at: Nanos,
+    pub(super) rtt: RttEstimator,
     /// Blocks opened per Config ID and not yet reported closed to the
     /// negotiation.
     pub(super) blocks: [u32; CONFIG_IDS],
@@ -164,8 +164,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             policy: Policy::new(Self::policy_config(&params)),
             limits: None,
             protected: false,
-            srtt: params.rtt_hint,
-            hello_at: 0,
+            rtt: RttEstimator::new(params.rtt_hint),
             blocks: [0; CONFIG_IDS],
             repair_log: RepairLog::new(),
             repairs_logged: 0,
@@ -188,7 +187,6 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
 
     /// Sends HELLO (again, as a new session, if called later).
     pub fn start<K: Sink + ?Sized>(&mut self, now: Nanos, nonce: u64, sink: &mut K) {
-        self.hello_at = now;
         self.neg.start(now, nonce, sink);
         if self.params.early {
             // Code from the first packet with what `established` will most
@@ -223,7 +221,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     fn initial_choice(&mut self, now: Nanos, limits: &Limits) -> (u8, u8, Scheme) {
         match self.params.policy {
             Some(_) => {
-                let d = self.policy.decide(now, self.srtt, None, limits);
+                let d = self.policy.decide(now, self.srtt(), None, limits);
                 (d.k, d.m, d.scheme)
             }
             None => (self.params.fixed_k, self.params.fixed_m, self.params.scheme),
@@ -365,9 +363,12 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
+        // Sent once and answered now: an RTT sample (see `rtt_probe`).
+        let probe = self.neg.rtt_probe();
         let ev = match msg {
             Message::HelloAck(a) => match self.neg.on_hello_ack(a, io.sink) {
                 HelloAckOutcome::Established { flow_id, limits } => {
+                    self.rtt_sample(now, probe);
                     self.established(now, flow_id, limits, io.sink, io.store);
                     Some(SenderEvent::Established { flow_id })
                 }
@@ -378,8 +379,13 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 HelloAckOutcome::Ignored(_) => None,
             },
             Message::ParamAck(a) => match self.neg.on_param_ack(a) {
-                ParamAckOutcome::Accepted { .. } => self.apply_acked(io),
+                ParamAckOutcome::Accepted { .. } => {
+                    self.rtt_sample(now, probe);
+                    self.apply_acked(io)
+                }
                 ParamAckOutcome::Rejected { .. } => {
+                    // A refusal answers the PARAM_UPDATE as well.
+                    self.rtt_sample(now, probe);
                     self.drop_early(io.store);
                     None
                 }
@@ -422,12 +428,8 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         sink: &mut K,
         store: &mut S,
     ) {
-        if self.params.rtt_hint == 0 && self.srtt == 0 {
-            self.srtt = now.saturating_sub(self.hello_at);
-        }
         self.csf.set_flow_id(flow_id);
-        self.csf.set_srtt(self.srtt);
-        self.repair_log.set_srtt(self.srtt);
+        self.follow_rtt();
         self.limits = Some(limits);
         self.protected = true;
         let (k, m, scheme) = self.initial_choice(now, &limits);
@@ -443,7 +445,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 let start = first
                     .or(self.csf.next_psn())
                     .unwrap_or(self.params.initial_psn);
-                if self.neg.propose_early(now, self.srtt, p, start, sink) == Ok(c.id) {
+                if self.neg.propose_early(now, self.srtt(), p, start, sink) == Ok(c.id) {
                     self.counters.proposals = self.counters.proposals.saturating_add(1);
                     let n = u32::try_from(self.csf.blocks_held()).unwrap_or(u32::MAX);
                     self.neg.count_blocks(c.id, n);
@@ -505,7 +507,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         let r = if self.neg.pending_config().is_some() {
             Err(ProposeError::Busy)
         } else {
-            self.neg.propose(now, self.srtt, p, next, sink)
+            self.neg.propose(now, self.srtt(), p, next, sink)
         };
         let c = &mut self.counters;
         match r {
@@ -542,7 +544,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         // REPAIRs sent during the interval the report covers: it left the
         // CRF about half an RTT ago and covers `interval` before that, so
         // their sends lie one RTT earlier still.
-        let to = now.saturating_sub(self.srtt);
+        let to = now.saturating_sub(self.srtt());
         let from = to.saturating_sub(u64::from(r.interval_us).saturating_mul(1000));
         let sent = self.repair_log.sent_between(from, to);
         let ev = match self.policy.on_loss_report(now, r, sent) {
@@ -579,7 +581,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         // change takes effect within an RTT; with blocks longer than the
         // RTT it takes a block, and faster changes only pile up
         // configurations that never carry a block.
-        let period = self.srtt.max(self.block_time());
+        let period = self.srtt().max(self.block_time());
         let d = self.policy.decide(now, period, current, &limits);
         self.csf.set_coded_retx(d.coded_retx);
         if d.change == Change::Apply {
@@ -647,8 +649,9 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     fn unprotect<S: SourceStore + ?Sized>(&mut self, store: &mut S) {
         self.protected = false;
         self.csf.shutdown(store);
+        // The path stays: a new session starts from what was measured.
         let mut p = self.params.csf;
-        p.initial_srtt = self.srtt;
+        p.initial_srtt = self.srtt();
         self.csf.restart(p);
         self.blocks.fill(0);
         self.last_open = None;
@@ -715,9 +718,32 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.blocks.fill(0);
     }
 
-    /// Replaces the SRTT (measured by the caller).
-    pub fn set_srtt(&mut self, srtt: Nanos) {
-        self.srtt = srtt;
+    /// An answer to an exchange sent once at `probe` arrived at `now`: one
+    /// RTT sample, which every per-SRTT rule follows at once.
+    ///
+    /// The CSF side has two such exchanges (drafts: "Capability
+    /// Negotiation", "Parameter Synchronization"): HELLO → HELLO_ACK and
+    /// PARAM_UPDATE → PARAM_ACK (either status), both answered by the CRF
+    /// as they arrive. Karn's rule: neither answer names the copy it
+    /// answers (one nonce per session, one Config ID per configuration),
+    /// so an exchange sent again gives no sample (`probe` is `None`). The
+    /// CSF sees nothing else that answers its own messages: REPAIRs are
+    /// answered by nothing, and LOSS_REPORT and T/C AETH reports leave on
+    /// the CRF's schedule.
+    fn rtt_sample(&mut self, now: Nanos, probe: Option<Nanos>) {
+        if let Some(sent) = probe.filter(|&t| t <= now) {
+            self.rtt.sample(now.wrapping_sub(sent));
+            self.follow_rtt();
+        }
+    }
+
+    /// Hands the SRTT to what keeps its own copy: the CSF (one answer per
+    /// block per SRTT, T/C AETH rounds and in-flight guard) and the repair
+    /// log (bucket width). Everything else reads [`SenderFlow::srtt`] when
+    /// it decides: the PARAM_UPDATE timeout, the policy's hysteresis and
+    /// the LOSS_REPORT interval's REPAIR count.
+    fn follow_rtt(&mut self) {
+        let srtt = self.rtt.srtt();
         self.csf.set_srtt(srtt);
         self.repair_log.set_srtt(srtt);
     }
@@ -750,9 +776,21 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         self.limits
     }
 
-    /// SRTT in use.
+    /// Smoothed RTT in use: measured from HELLO → HELLO_ACK and
+    /// PARAM_UPDATE → PARAM_ACK exchanges sent once (Karn), the hint until
+    /// the first sample.
     pub fn srtt(&self) -> Nanos {
-        self.srtt
+        self.rtt.srtt()
+    }
+
+    /// Smallest RTT measured (the hint until the first sample).
+    pub fn min_rtt(&self) -> Nanos {
+        self.rtt.min_rtt()
+    }
+
+    /// The RTT estimator (samples, RTTVAR).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
     }
 
     /// Block time the policy's hysteresis uses (measured, else the hint).

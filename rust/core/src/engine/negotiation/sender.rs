@@ -224,6 +224,11 @@ struct Pending {
     attempts: u8,
     rto: Nanos,
     deadline: Nanos,
+    /// First transmission at.
+    sent_at: Nanos,
+    /// Sent more than once (timeout or Effective PSN re-send): a PARAM_ACK
+    /// cannot tell which copy it answers (Karn).
+    resent: bool,
     /// Proposed by [`CsfNegotiation::propose_early`]: the CSF codes with it
     /// already, so its Effective PSN never moves.
     early: bool,
@@ -238,6 +243,13 @@ pub struct CsfNegotiation {
     nonce: u64,
     hello_rto: Nanos,
     hello_deadline: Nanos,
+    /// First HELLO of the session sent at.
+    hello_sent: Nanos,
+    /// Karn's backed-off timeout: the RTO a PARAM_UPDATE had reached when
+    /// an answer came only after re-sends; the next PARAM_UPDATE starts
+    /// from it (0: none), so that a path slower than 2·SRTT still yields
+    /// an unambiguous sample and the SRTT can catch up.
+    rto_carry: Nanos,
     effective: Limits,
     slots: [Slot; MAX_CONFIGS],
     active: Option<usize>,
@@ -261,6 +273,8 @@ impl CsfNegotiation {
             nonce: 0,
             hello_rto: HELLO_RTO,
             hello_deadline: 0,
+            hello_sent: 0,
+            rto_carry: 0,
             effective: local,
             slots: [FREE; MAX_CONFIGS],
             active: None,
@@ -279,7 +293,27 @@ impl CsfNegotiation {
         self.state = CsfState::Hello { attempts: 1 };
         self.hello_rto = HELLO_RTO;
         self.hello_deadline = now.saturating_add(HELLO_RTO);
+        self.hello_sent = now;
+        self.rto_carry = 0;
         self.send_hello(sink);
+    }
+
+    /// When the exchange now awaiting its answer (HELLO, or the pending
+    /// PARAM_UPDATE) was sent, if it was sent only once: an answer arriving
+    /// now then gives an RTT sample. `None` once it has been sent again
+    /// (Karn's rule: HELLO_ACK and PARAM_ACK do not say which copy they
+    /// answer) or when nothing awaits an answer. Ask before handing the
+    /// answer to [`CsfNegotiation::on_hello_ack`] or
+    /// [`CsfNegotiation::on_param_ack`].
+    pub fn rtt_probe(&self) -> Option<Nanos> {
+        match self.state {
+            CsfState::Hello { attempts: 1 } => Some(self.hello_sent),
+            CsfState::Established { .. } => self
+                .pending
+                .filter(|p| !p.acked && !p.resent)
+                .map(|p| p.sent_at),
+            _ => None,
+        }
     }
 
     /// The HELLO this side sends.
@@ -375,8 +409,10 @@ impl CsfNegotiation {
 
     /// Asks for a new configuration, effective `psn_lead` PSNs after
     /// `next_psn` (the next PSN the flow will use). `srtt` sets the
-    /// retransmission timeout: `max(2 * srtt, 1 ms)`, doubling. Returns the new
-    /// Config ID.
+    /// retransmission timeout: `max(2 * srtt, 1 ms)`, doubling — or the
+    /// timeout the previous PARAM_UPDATE had backed off to, if it was
+    /// answered only after a re-send (Karn; see [`CsfNegotiation::rtt_probe`]).
+    /// Returns the new Config ID.
     pub fn propose<S: Sink + ?Sized>(
         &mut self,
         now: Nanos,
@@ -490,7 +526,10 @@ impl CsfNegotiation {
                 retiring: false,
             };
         }
-        let rto = srtt.saturating_mul(2).max(PARAM_MIN_RTO);
+        let rto = srtt
+            .saturating_mul(2)
+            .max(PARAM_MIN_RTO)
+            .max(self.rto_carry);
         self.pending = Some(Pending {
             slot,
             effective,
@@ -498,6 +537,8 @@ impl CsfNegotiation {
             attempts: 1,
             rto,
             deadline: now.saturating_add(rto),
+            sent_at: now,
+            resent: false,
             early,
         });
         self.send_update(flow_id, &cfg, effective, sink);
@@ -563,6 +604,7 @@ impl CsfNegotiation {
                     // In use unacknowledged (provisional), see below.
                 } else if let Some(cfg) = self.slots.get(p.slot).map(|s| s.cfg) {
                     p.effective = block_start.wrapping_add(self.psn_lead);
+                    p.resent = true;
                     self.pending = Some(p);
                     inc(&mut self.counters.param_update_psn_resends);
                     self.send_update(flow_id, &cfg, p.effective, sink);
@@ -649,6 +691,9 @@ impl CsfNegotiation {
                     inc(&mut self.counters.param_ack_duplicate);
                     return ParamAckOutcome::Ignored(Ignored::Duplicate);
                 }
+                // Answered: a clean exchange gave the caller a sample, a
+                // re-sent one leaves its backed-off timeout to the next.
+                self.rto_carry = if p.resent { p.rto } else { 0 };
                 if ack.status.is_accepted() {
                     p.acked = true;
                     self.pending = Some(p);
@@ -709,6 +754,7 @@ impl CsfNegotiation {
                 p.attempts = p.attempts.saturating_add(1);
                 p.rto = p.rto.saturating_mul(2);
                 p.deadline = now.saturating_add(p.rto);
+                p.resent = true;
                 self.pending = Some(p);
                 inc(&mut self.counters.param_update_retransmits);
                 self.send_update(flow_id, &cfg, p.effective, sink);
