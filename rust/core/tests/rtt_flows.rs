@@ -326,9 +326,13 @@ fn csf_takes_a_hello_answered_before_its_resend() {
 }
 
 #[test]
-fn csf_no_sample_from_a_param_update_answered_after_its_resend() {
-    // RTT 30 ms, hint 10 ms: the PARAM_UPDATE is re-sent at 20 ms, answered
-    // at 30 ms: ambiguous, the hint stays.
+fn csf_seeds_from_a_resent_hello_then_measures_its_param_update() {
+    // RTT 30 ms, hint 10 ms: HELLO is re-sent (1, 2, 4, 8 ms backoff) and
+    // answered 30 ms after its first copy: no sample (Karn), but an upper
+    // bound that replaces the hint. The PARAM_UPDATE then times out after
+    // 2 x 30 ms, not 2 x 10, so it is sent once and measured. Without the
+    // seed it was re-sent at 20 ms, answered at 30: no sample at all, and
+    // the hint stayed.
     let mut n = Net::new(
         sender_params(16, 2, 10 * MS),
         receiver_params(10 * MS, RttRule::Fixed, MS),
@@ -337,10 +341,11 @@ fn csf_no_sample_from_a_param_update_answered_after_its_resend() {
     n.start();
     n.run(200 * MS);
     let c = n.snd.negotiation().counters();
-    assert!(c.param_update_retransmits >= 1, "{c:?}");
+    assert!(c.hello_retransmits >= 1, "{c:?}");
+    assert_eq!(c.param_update_retransmits, 0, "{c:?}");
     assert_eq!(c.param_ack_accepted, 1);
-    assert_eq!(n.snd.rtt().samples(), 0);
-    assert_eq!((n.snd.srtt(), n.snd.min_rtt()), (10 * MS, 10 * MS));
+    assert_eq!(n.snd.rtt().samples(), 1);
+    assert_eq!((n.snd.srtt(), n.snd.min_rtt()), (30 * MS, 30 * MS));
 }
 
 /// Every 8th PSN lost, m = 0: each block is recovered by a coded

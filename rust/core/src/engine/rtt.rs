@@ -90,6 +90,21 @@ impl RttEstimator {
         self.samples = self.samples.saturating_add(1);
     }
 
+    /// An upper bound on the RTT, from an exchange answered only after it
+    /// was sent again (from its first transmission to the first answer:
+    /// exact if that first copy got through, larger if a later copy was
+    /// the one answered). Before the first sample it replaces the hint,
+    /// min RTT included; it is no sample, so the first sample replaces it
+    /// in turn; after one it is ignored.
+    pub fn seed(&mut self, upper: Nanos) {
+        if self.samples == 0 {
+            let r = clamp_rtt(upper);
+            self.srtt8 = r.saturating_mul(8);
+            self.rttvar4 = r.saturating_mul(2);
+            self.min_rtt = r;
+        }
+    }
+
     /// Smoothed RTT (the hint until the first sample). Always within
     /// [`MIN_RTT`, `MAX_RTT`] and at least [`RttEstimator::min_rtt`]: it is
     /// a weighted mean of clamped samples.
@@ -117,6 +132,25 @@ impl RttEstimator {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_seed_replaces_the_hint_and_gives_way_to_the_first_sample() {
+        let mut e = RttEstimator::new(10 * MS);
+        e.seed(63 * MS);
+        assert_eq!((e.srtt(), e.min_rtt(), e.samples()), (63 * MS, 63 * MS, 0));
+        e.sample(50 * MS);
+        assert_eq!(
+            (e.srtt(), e.rttvar(), e.min_rtt()),
+            (50 * MS, 25 * MS, 50 * MS)
+        );
+        e.seed(MS);
+        assert_eq!((e.srtt(), e.min_rtt(), e.samples()), (50 * MS, 50 * MS, 1));
+        e.seed(0);
+        assert_eq!(e.srtt(), 50 * MS);
+        let mut f = RttEstimator::new(10 * MS);
+        f.seed(Nanos::MAX);
+        assert_eq!(f.srtt(), MAX_RTT);
+    }
 
     #[test]
     fn hint_until_the_first_sample_then_rfc6298() {

@@ -365,10 +365,22 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     {
         // Sent once and answered now: an RTT sample (see `rtt_probe`).
         let probe = self.neg.rtt_probe();
+        let hello_first = self.neg.hello_first_sent();
         let ev = match msg {
             Message::HelloAck(a) => match self.neg.on_hello_ack(a, io.sink) {
                 HelloAckOutcome::Established { flow_id, limits } => {
-                    self.rtt_sample(now, probe);
+                    if probe.is_some() {
+                        self.rtt_sample(now, probe);
+                    } else if let Some(t) = hello_first.filter(|&t| t <= now) {
+                        // The draft's HELLO backoff starts at 1 ms, so on
+                        // any longer path HELLO is sent again before its
+                        // answer and Karn leaves no sample: without this
+                        // seed a CSF whose PARAM_UPDATE also timed out
+                        // against the hint (a fixed k/m sends just one)
+                        // would keep the hint on a 50 ms path for good.
+                        self.rtt.seed(now.wrapping_sub(t));
+                        self.follow_rtt();
+                    }
                     self.established(now, flow_id, limits, io.sink, io.store);
                     Some(SenderEvent::Established { flow_id })
                 }

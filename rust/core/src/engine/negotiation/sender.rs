@@ -316,6 +316,13 @@ impl CsfNegotiation {
         }
     }
 
+    /// When the first HELLO of the session was sent, while HELLO awaits
+    /// its answer (re-sent or not): the start of an upper bound on the RTT
+    /// ([`crate::engine::rtt::RttEstimator::seed`]).
+    pub fn hello_first_sent(&self) -> Option<Nanos> {
+        matches!(self.state, CsfState::Hello { .. }).then_some(self.hello_sent)
+    }
+
     /// The HELLO this side sends.
     pub fn hello(&self) -> Hello {
         Hello {
