@@ -34,6 +34,19 @@ kernel_src() { echo "$CREM_CACHE/src-$(kernel_pkg_version | tr '~' '_')"; }
 # kvm_usable: "yes" if a probe boot under KVM works here, else "no". KVM is
 # present but broken on some of these machines, so it is opt-in by proof; the
 # answer is cached per kernel. CREM_KVM=0/1 overrides.
+# host_tsc_khz: the host's TSC frequency in kHz if it is constant and known
+# (the kernel's "tsc: Detected N MHz", else /proc/cpuinfo's cpu MHz when
+# the CPU says constant_tsc and tsc_known_freq), else nothing.
+host_tsc_khz() {
+  local mhz
+  grep -qw constant_tsc /proc/cpuinfo || return 0
+  mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
+  if [ -z "$mhz" ] && grep -qw tsc_known_freq /proc/cpuinfo; then
+    mhz=$(sed -n 's/^cpu MHz[[:space:]]*: \([0-9.]*\)/\1/p' /proc/cpuinfo | head -1)
+  fi
+  [ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 }'
+}
+
 kvm_usable() {
   case "${CREM_KVM:-}" in 0) echo no; return ;; 1) echo yes; return ;; esac
   local kdir stamp

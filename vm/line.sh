@@ -15,18 +15,22 @@
 #             destruction, a HELLO flood; then rmmod. NOT yet in make
 #             check: under TCG one 30 s run reaches one round of the loop
 #             and its flow deletions do not keep up (see the README)
+#   rtt       measured RTT at 2, 10 and 50 ms: each gateway's flows report
+#             srtt-us within 25 % of the netem RTT, LOSS_REPORTs at least
+#             once per SRTT (vm/guest/rtt.sh)
 # Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
 # long the traffic runs (churn: 120 on the debug kernel, the issue's "at
 # least 2 minutes", 30 otherwise; datapath: 20 per transfer).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-[ $# -ge 3 ] || die "usage: line.sh datapath|churn|edges MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
+[ $# -ge 3 ] || die "usage: line.sh datapath|churn|edges|rtt MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
 case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal}
 case $case_ in
   churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
   datapath) secs=${5:-20} ;;
   edges) secs=${5:-12} ;;
+  rtt) secs=${5:-10} ;;
   *) die "unknown case $case_" ;;
 esac
 [ -f "$mod" ] || die "no module $2"
@@ -41,7 +45,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify): )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

@@ -58,9 +58,13 @@ rping_count=${arg_rping_count:-50} rping_size=${arg_rping_size:-4096}
 # The verified bulk transfer: rping -V with large buffers.
 bulk_count=${arg_bulk_count:-40} bulk_size=${arg_bulk_size:-32768}
 
-# Transfers are run in lockstep through flag files in the share: A asks for
-# transfer N (req.N holds the test name), B starts that server (srv.N), A runs
-# the client, B reports its server gone (fin.N) before A asks for the next.
+# Transfers are run in lockstep through flag files in the share, one round
+# per connection attempt K: A asks for a server (req.K holds the test name
+# and 1 for the run's last transfer), B starts it (srv.K), A runs the client
+# (cdone.K once it ended), B reports its server gone (fin.K) before A asks
+# for the next. A retried transfer gets a fresh server: the old one may
+# have taken part of the failed attempt (ib_write_bw's server after its
+# second connection was rejected) and would fail the retry too.
 server_cmd() {
   case $1 in
     write_bw) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits" ;;
@@ -81,7 +85,7 @@ if [ "$role" = b ]; then
   while :; do
     while [ ! -e $OUT/req.$n ] && [ ! -e $OUT/a.done ]; do sleep 0.1; done
     [ -e $OUT/req.$n ] || break
-    test=$(cat $OUT/req.$n)
+    read -r test last <$OUT/req.$n
     # shellcheck disable=SC2046
     timeout $((tmo + 10)) $(server_cmd "$test") >$OUT/server.$n.log 2>&1 &
     pid=$!
@@ -89,7 +93,7 @@ if [ "$role" = b ]; then
     i=0; while ! rdma resource show cm_id 2>/dev/null | grep -q LISTEN && [ $i -lt 200 ]; do
       sleep 0.1; i=$((i + 1)); done
     touch $OUT/srv.$n
-    if [ "${arg_unload:-0}" = 1 ] && [ $n = $(( trials * $(echo $tests | wc -w) )) ]; then
+    if [ "${arg_unload:-0}" = 1 ] && [ "$last" = 1 ] && [ -z "${unloader:-}" ]; then
       # Teardown with flows mid-transfer: held packets, retained clones,
       # timers and the socket all live (kmemleak scans after the rmmod).
       # Once this transfer's data flows (100 more RoCEv2 packets in; the
@@ -138,7 +142,18 @@ for _ in range(int(sys.argv[2])):
 PY
   log "sent $arg_forge forged REPAIRs to $gw:7470"
 fi
-fails=0 n=0
+fails=0 n=0 k=0
+ntransfers=$(( trials * $(echo $tests | wc -w) ))
+# serve TEST: a fresh server on B for the next attempt (round k).
+serve() {
+  k=$((k + 1)); echo "$1 $([ $n = $ntransfers ] && echo 1 || echo 0)" >$OUT/req.$k
+  wait_file $OUT/srv.$k 60 || { log "B did not start server $k"; exit 1; }
+}
+# served: this attempt's client is done; wait for B's server to end.
+served() {
+  touch $OUT/cdone.$k
+  wait_file $OUT/fin.$k $((tmo + 60)) || { log "B server $k never ended"; exit 1; }
+}
 result() { echo "RESULT $*" | tee -a $OUT/results.txt; }
 # The RDMA CM's events on this host: the tracepoint rdma_cma:cm_event_handler
 # in a tracing instance of its own, saved per transfer to cm.N.log (each
@@ -172,14 +187,14 @@ connected() {
 }
 for t in $(seq 1 "$trials"); do
   for test in $tests; do
-    n=$((n + 1)); echo $test >$OUT/req.$n
-    wait_file $OUT/srv.$n 60 || { log "B did not start server $n"; exit 1; }
+    n=$((n + 1))
     # A transfer whose connection was never set up carried no data: try it
     # again, up to 3 attempts in all (each attempt's client log is kept,
     # client.N.tryA.log; the last is client.N.log). A failure after data
     # flowed, or a client that ran into its timeout, is never retried.
     attempt=1
     while :; do
+    serve $test
     clog=/tmp/client.$n.log cmlog=/tmp/cm.$n.log
     [ $cm_trace = 1 ] && echo >$cmt/trace
     start=$(now_ns)
@@ -220,11 +235,12 @@ for t in $(seq 1 "$trials"); do
     # nothing at all before failing: ib_write_bw has twice died of a
     # general-protection fault in librdmacm while connecting).
     [ $rc != 0 ] && [ $rc != 124 ] && [ $conn = 0 ] && [ $attempt -lt 3 ] || break
+    served
     cp $clog $OUT/client.$n.try$attempt.log
     log "transfer $n: never connected (rc $rc: $(grep -v '^$' $clog | tail -1)), retrying"
     attempt=$((attempt + 1)); sleep 1
     done
-    touch $OUT/cdone.$n
+    served
     if [ $rc = 0 ]; then
       secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
@@ -235,7 +251,6 @@ for t in $(seq 1 "$trials"); do
       result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
         "connected=$conn attempts=$attempt"
     fi
-    wait_file $OUT/fin.$n $((tmo + 60)) || { log "B server $n never ended"; exit 1; }
   done
 done
 touch $OUT/a.done
