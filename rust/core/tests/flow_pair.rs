@@ -2,43 +2,29 @@
 //! Config-ID lifecycle fixes (engine finding 3).
 
 mod crf_util;
+mod flow_util;
 
 use std::alloc::{alloc, Layout};
-use std::collections::HashMap;
 
 use crem_core::engine::crf::{CrfConfig, SourceVerdict as CrfVerdict, MAX_CONFIGS};
-use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceVerdict};
 use crem_core::engine::flow::{
-    FlowState, ReceiverEvent, ReceiverFlow, ReceiverParams, SenderEvent, SenderFlow, SenderParams,
+    FlowState, ReceiverEvent, ReceiverParams, SenderEvent, SenderParams,
 };
 use crem_core::engine::negotiation::{
     CrfNegotiation, CsfNegotiation, FlowDescriptor, ProposeError,
 };
-use crem_core::engine::{FecConfig, Limits, Nanos, Sink, MS};
+use crem_core::engine::{FecConfig, Nanos, MS};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
-use crem_core::psn::{Psn, PsnRange};
+use crem_core::psn::Psn;
 use crem_core::roce::{self, Bth};
 use crem_core::wire::FlowKind;
 use crem_core::wire::{
     self, Bitmap256, FecScheme, FlowAddrs, Hello, Message, ParamStatus, ParamUpdate, Repair,
 };
 use crf_util::{send_packet, Host, Ws};
-
-const T: u16 = 1100;
-const US: Nanos = 1_000;
-type Snd = SenderFlow<64, { 4 * 1100 }>;
-type Rcv = ReceiverFlow<16, 1024, 256, 128>;
-
-fn limits(open_blocks: u16) -> Limits {
-    Limits {
-        schemes: 0b111,
-        max_k: 255,
-        max_m: 16,
-        max_t: T,
-        max_open_blocks: open_blocks,
-    }
-}
+use flow_util::{limits, Out, Rcv, Snd, Store, T, US};
 
 fn flow() -> FlowDescriptor {
     FlowDescriptor {
@@ -83,29 +69,6 @@ fn receiver_params() -> ReceiverParams {
         crf,
         limits: limits(16),
         block_time: 0,
-    }
-}
-
-#[derive(Default)]
-struct Store(HashMap<u32, Vec<u8>>);
-
-impl SourceStore for Store {
-    fn source(&self, psn: Psn) -> Option<&[u8]> {
-        self.0.get(&psn.value()).map(|v| v.as_slice())
-    }
-    fn release(&mut self, range: PsnRange) {
-        for p in range.iter() {
-            self.0.remove(&p.value());
-        }
-    }
-}
-
-#[derive(Default)]
-struct Out(Vec<Vec<u8>>);
-
-impl Sink for Out {
-    fn send(&mut self, msg: &[u8]) {
-        self.0.push(msg.to_vec());
     }
 }
 

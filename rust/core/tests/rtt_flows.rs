@@ -3,34 +3,19 @@
 //! included) and that the per-SRTT rules follow the estimate.
 
 mod crf_util;
-
-use std::collections::HashMap;
+mod flow_util;
 
 use crem_core::engine::crf::{self, CrfConfig, RttRule, SourceVerdict as CrfVerdict, TcThresholds};
-use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceStore, SourceVerdict};
-use crem_core::engine::flow::{ReceiverFlow, ReceiverParams, SenderFlow, SenderParams};
+use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceVerdict};
+use crem_core::engine::flow::{ReceiverParams, SenderParams};
 use crem_core::engine::negotiation::FlowDescriptor;
-use crem_core::engine::{Limits, Nanos, Sink, MS};
+use crem_core::engine::{Nanos, MS};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
-use crem_core::psn::{Psn, PsnRange};
+use crem_core::psn::Psn;
 use crem_core::wire::{self, FlowAddrs, FlowKind, Message, MessageType};
 use crf_util::{send_packet, Host, Ws};
-
-const T: u16 = 1100;
-const US: Nanos = 1_000;
-type Snd = SenderFlow<64, { 4 * 1100 }>;
-type Rcv = ReceiverFlow<16, 1024, 256, 128>;
-
-fn limits(open_blocks: u16) -> Limits {
-    Limits {
-        schemes: 0b111,
-        max_k: 255,
-        max_m: 16,
-        max_t: T,
-        max_open_blocks: open_blocks,
-    }
-}
+use flow_util::{limits, Out, Rcv, Snd, Store, T, US};
 
 fn sender_params(k: u8, m: u8, hint: Nanos) -> SenderParams {
     SenderParams {
@@ -72,29 +57,6 @@ fn receiver_params(hint: Nanos, rule: RttRule, hold: Nanos) -> ReceiverParams {
         },
         limits: limits(16),
         block_time: 0,
-    }
-}
-
-#[derive(Default)]
-struct Store(HashMap<u32, Vec<u8>>);
-
-impl SourceStore for Store {
-    fn source(&self, psn: Psn) -> Option<&[u8]> {
-        self.0.get(&psn.value()).map(|v| v.as_slice())
-    }
-    fn release(&mut self, range: PsnRange) {
-        for p in range.iter() {
-            self.0.remove(&p.value());
-        }
-    }
-}
-
-#[derive(Default)]
-struct Out(Vec<Vec<u8>>);
-
-impl Sink for Out {
-    fn send(&mut self, msg: &[u8]) {
-        self.0.push(msg.to_vec());
     }
 }
 
