@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench clean help netlink-gen
+	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench connects clean help netlink-gen
 
 all: module
 
@@ -27,6 +27,8 @@ help:
 	@echo "make fuzz-kernel  fuzz crem.ko in a debug-kernel VM: CREM datagrams and genetlink"
 	@echo "                  for FUZZ_KERNEL_SECONDS (default 120; FUZZ_SEED= replays)"
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
+	@echo "make connects     RDMA CM connection failures per 100, with and without CREM"
+	@echo "                  (CONNECTS_TRIALS, default 15; CONNECTS_LOSS, default 0)"
 
 setup:
 	vm/setup.sh
@@ -87,6 +89,11 @@ fuzz-kernel: module-debug
 
 bench:
 	cargo bench -p crem-core
+
+# About 6 min a boot under TCG, two boots per loss.
+connects: module
+	cargo build -p crem-ctl --release
+	vm/connects.sh $(or $(CONNECTS_TRIALS),15) $(or $(CONNECTS_LOSS),0)
 
 clean:
 	-$(KMAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
