@@ -7,13 +7,11 @@ mod flow_util;
 use std::alloc::{alloc, Layout};
 
 use crem_core::engine::crf::{CrfConfig, SourceVerdict as CrfVerdict, MAX_CONFIGS};
-use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceVerdict};
+use crem_core::engine::csf::{scratch_len, CsfIo, SourceVerdict};
 use crem_core::engine::flow::{
     FlowState, ReceiverEvent, ReceiverParams, SenderEvent, SenderParams,
 };
-use crem_core::engine::negotiation::{
-    CrfNegotiation, CsfNegotiation, FlowDescriptor, ProposeError,
-};
+use crem_core::engine::negotiation::{CrfNegotiation, CsfNegotiation, ProposeError};
 use crem_core::engine::{FecConfig, Nanos, MS};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
@@ -21,43 +19,13 @@ use crem_core::psn::Psn;
 use crem_core::roce::{self, Bth};
 use crem_core::wire::FlowKind;
 use crem_core::wire::{
-    self, Bitmap256, FecScheme, FlowAddrs, Hello, Message, ParamStatus, ParamUpdate, Repair,
+    self, Bitmap256, FecScheme, Hello, Message, ParamStatus, ParamUpdate, Repair,
 };
 use crf_util::{send_packet, Host, Ws};
-use flow_util::{limits, Out, Rcv, Snd, Store, T, US};
-
-fn flow() -> FlowDescriptor {
-    FlowDescriptor {
-        addrs: FlowAddrs::V4 {
-            src: [192, 0, 2, 1],
-            dst: [192, 0, 2, 2],
-        },
-        dest_qp: 0x11,
-        rdma_mtu: 1024,
-        kind: FlowKind::Requests,
-    }
-}
+use flow_util::{csf_source, flow, limits, Out, Rcv, Snd, Store, T, US};
 
 fn sender_params(k: u8, m: u8) -> SenderParams {
-    SenderParams {
-        csf: CsfParams {
-            initial_srtt: MS,
-            idle_timeout: MS,
-            ..CsfParams::DEFAULT
-        },
-        policy: None,
-        fixed_k: k,
-        fixed_m: m,
-        scheme: Scheme::CauchyRs,
-        t: T,
-        early: false,
-        rtt_hint: MS,
-        block_time_hint: 0,
-        psn_lead: 16,
-        limits: limits(u16::MAX),
-        flow: flow(),
-        initial_psn: Psn::new(0),
-    }
+    flow_util::sender_params(k, m, MS)
 }
 
 fn receiver_params() -> ReceiverParams {
@@ -240,15 +208,15 @@ impl Pair {
     fn packet(&mut self, psn: u32, bytes: Vec<u8>, lost: bool) {
         let now = self.now;
         self.advance(now);
-        let io = &mut CsfIo {
-            gf: &RowPerCall,
-            sink: &mut self.out,
-            store: &mut self.store,
-            scratch: &mut self.scratch[..],
-        };
-        if self.snd.on_source(self.now, &bytes, 1024, io) == SourceVerdict::Retain {
-            self.store.0.insert(psn, bytes.clone());
-        }
+        csf_source(
+            &mut self.snd,
+            self.now,
+            psn,
+            &bytes,
+            &mut self.out,
+            &mut self.store,
+            &mut self.scratch[..],
+        );
         if !lost {
             let p = Psn::new(psn);
             match self

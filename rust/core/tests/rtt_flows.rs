@@ -6,46 +6,15 @@ mod crf_util;
 mod flow_util;
 
 use crem_core::engine::crf::{self, CrfConfig, RttRule, SourceVerdict as CrfVerdict, TcThresholds};
-use crem_core::engine::csf::{scratch_len, CsfIo, CsfParams, SourceVerdict};
+use crem_core::engine::csf::{scratch_len, CsfIo};
 use crem_core::engine::flow::{ReceiverParams, SenderParams};
-use crem_core::engine::negotiation::FlowDescriptor;
 use crem_core::engine::{Nanos, MS};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
 use crem_core::psn::Psn;
-use crem_core::wire::{self, FlowAddrs, FlowKind, Message, MessageType};
+use crem_core::wire::{self, Message, MessageType};
 use crf_util::{send_packet, Host, Ws};
-use flow_util::{limits, Out, Rcv, Snd, Store, T, US};
-
-fn sender_params(k: u8, m: u8, hint: Nanos) -> SenderParams {
-    SenderParams {
-        csf: CsfParams {
-            initial_srtt: hint,
-            idle_timeout: MS,
-            ..CsfParams::DEFAULT
-        },
-        policy: None,
-        fixed_k: k,
-        fixed_m: m,
-        scheme: Scheme::CauchyRs,
-        t: T,
-        early: false,
-        rtt_hint: hint,
-        block_time_hint: 0,
-        psn_lead: 16,
-        limits: limits(u16::MAX),
-        flow: FlowDescriptor {
-            addrs: FlowAddrs::V4 {
-                src: [192, 0, 2, 1],
-                dst: [192, 0, 2, 2],
-            },
-            dest_qp: 0x11,
-            rdma_mtu: 1024,
-            kind: FlowKind::Requests,
-        },
-        initial_psn: Psn::new(0),
-    }
-}
+use flow_util::{csf_source, limits, sender_params, Out, Rcv, Snd, Store, T, US};
 
 fn receiver_params(hint: Nanos, rule: RttRule, hold: Nanos) -> ReceiverParams {
     ReceiverParams {
@@ -217,15 +186,15 @@ impl Net {
     fn source(&mut self, at: Nanos, psn: u32, lost: bool) {
         self.run(at);
         let bytes = send_packet(Psn::new(psn), 1000);
-        let io = &mut CsfIo {
-            gf: &RowPerCall,
-            sink: &mut self.out,
-            store: &mut self.store,
-            scratch: &mut self.scratch[..],
-        };
-        if self.snd.on_source(self.now, &bytes, 1024, io) == SourceVerdict::Retain {
-            self.store.0.insert(psn, bytes.clone());
-        }
+        csf_source(
+            &mut self.snd,
+            self.now,
+            psn,
+            &bytes,
+            &mut self.out,
+            &mut self.store,
+            &mut self.scratch[..],
+        );
         if !lost {
             self.push(Item::Src(psn, bytes));
         }
