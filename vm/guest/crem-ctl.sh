@@ -174,6 +174,21 @@ printf '[CREM]\nK = 16\nColour = blue\n' >/tmp/bad.conf
 check "setconf: a bad file names the line (exit 2)" 2 "/tmp/bad.conf: line 3: unknown key 'Colour'" "$CTL" setconf /tmp/bad.conf
 printf '[CREM]\nK = 200\nM = 100\n' >/tmp/refused.conf
 fixed "setconf: the kernel's reason verbatim (exit 1)" 1 "k + m must not exceed 255" "$CTL" setconf /tmp/refused.conf
+# A file is a change: lists it does not have are kept (not cleared, which
+# would end all protection); 'none' empties one, and showconf writes it.
+printf '[CREM]\nK = 8\n' >/tmp/partial.conf
+check "setconf: a partial file keeps the reporters and peers" 0 '"k":8,.*"reporter":\["198\.51\.100\.7"\],"peer":\[\{"prefix":"203\.0\.113\.0","prefix-len":24,"addr":"198\.51\.100\.2"\},\{"prefix":"2001:db8:1::",' sh -c "'$CTL' setconf /tmp/partial.conf && '$CTL' -j show config"
+printf '[Peer]\nPrefix = 192.0.2.0/24\nAddress = 192.0.2.1\n' >/tmp/peers.conf
+check "setconf: [Peer] sections replace the peers, the reporters stay" 0 '"k":8,.*"reporter":\["198\.51\.100\.7"\],"peer":\[\{"prefix":"192\.0\.2\.0","prefix-len":24,"addr":"192\.0\.2\.1"\}\]\}\}' sh -c "'$CTL' setconf /tmp/peers.conf && '$CTL' -j show config"
+printf '[CREM]\nReporter = none\nPeer = none\n' >/tmp/none.conf
+check "setconf: Reporter = none, Peer = none empty the lists" 0 '"k":8,.*"reporter":\[\],"peer":\[\]\}\}' sh -c "'$CTL' setconf /tmp/none.conf && '$CTL' -j show config"
+"$CTL" showconf >/tmp/none-saved.conf
+check "showconf writes empty lists as none" 0 "^\[CREM\] .*K = 8 .*Reporter = none Peer = none $" cat /tmp/none-saved.conf
+LISTS="reporter 198.51.100.9 peer 192.0.2.0/24=192.0.2.1"
+check "...so setconf of that file empties them again" 0 '"reporter":\[\],"peer":\[\]\}\}' sh -c "'$CTL' set $LISTS && '$CTL' setconf /tmp/none-saved.conf && '$CTL' -j show config"
+check "set reporter none peer none empties the lists" 0 '"reporter":\[\],"peer":\[\]\}\}' sh -c "'$CTL' set $LISTS && '$CTL' set reporter none peer none && '$CTL' -j show config"
+fixed "set: none beside an address is a usage error (exit 2)" 2 "reporter: 'none' empties the list and cannot be combined" "$CTL" set reporter none reporter 198.51.100.9
+check "setconf of the saved file restores the lists" 0 "^ $" sh -c "'$CTL' setconf /tmp/saved.conf && '$CTL' -j show config | cmp - /tmp/before.json"
 
 # --- permissions and namespaces -----------------------------------------------------
 chmod a+rx "$CTL" 2>/dev/null

@@ -16,11 +16,18 @@
 //! One `[CREM]` section with the keys of `crem-ctl set` (in CamelCase or as
 //! typed on the command line), then any number of `[Peer]` sections with
 //! `Prefix` and `Address`. Keys are case-insensitive; `#` and `;` start
-//! comments. `Reporter` may repeat and takes comma-separated lists. The file
-//! replaces the reporter and peer lists: those it does not name are removed.
+//! comments. `Reporter` may repeat and takes comma-separated lists.
+//!
+//! The file is a change, as `crem-ctl set` is: what it names is set, the
+//! rest is left alone. A list (reporters, peers) is replaced when the file
+//! has it and kept when it does not; `Reporter = none` / `Peer = none` (in
+//! `[CREM]`) empty it. Unlike `wg setconf`, a file without peers therefore
+//! never removes them: removing every peer ends all protection, so it must be
+//! written out. [`format`] writes every key and `none` for an empty list, so
+//! `showconf` output restores the whole configuration, as in wg.
 
 use crate::model::{Config, Peer};
-use crate::parse::{self, format_duration_us, format_epsilon, format_size, KEYS};
+use crate::parse::{self, format_duration_us, format_epsilon, format_size, KEYS, NONE};
 use std::fmt::Write;
 
 /// Parses a configuration file into the config-set it stands for.
@@ -97,9 +104,10 @@ pub fn parse(text: &str) -> Result<Config, String> {
                         keys.join(", ")
                     ));
                 };
-                if canon == "peer" {
+                if canon == "peer" && !parse::is_none_list(value) {
                     return Err(format!(
-                        "line {n}: peers go in [Peer] sections (Prefix = ..., Address = ...)"
+                        "line {n}: peers go in [Peer] sections (Prefix = ..., Address = ...); \
+                         'Peer = none' removes them all"
                     ));
                 }
                 parse::apply_kv(&mut c, key, value).map_err(|e| format!("line {n}: {e}"))?;
@@ -130,10 +138,14 @@ pub fn parse(text: &str) -> Result<Config, String> {
     if c.is_empty() && peers.is_empty() {
         return Err("the file sets nothing (expected a [CREM] section with keys)".into());
     }
-    // Like `wg setconf`, the file is the whole list: reporters and peers it
-    // does not name are removed (an empty list clears the kernel's).
-    c.peer = Some(peers);
-    c.reporter.get_or_insert_with(Vec::new);
+    // Lists the file does not have stay None: no attribute is sent and the
+    // kernel keeps them (see the module comment).
+    if !peers.is_empty() {
+        if c.peer.is_some() {
+            return Err("'Peer = none' and [Peer] sections contradict each other".into());
+        }
+        c.peer = Some(peers);
+    }
     Ok(c)
 }
 
@@ -163,10 +175,27 @@ pub fn format(c: &Config) -> String {
     kv("hold", c.hold_us.map(format_duration_us));
     kv("max-flows", c.max_flows.map(|v| v.to_string()));
     kv("max-memory", c.max_memory.map(format_size));
-    if let Some(r) = c.reporter.as_ref().filter(|r| !r.is_empty()) {
-        let list: Vec<String> = r.iter().map(|a| a.to_string()).collect();
-        kv("reporter", Some(list.join(", ")));
-    }
+    // An empty list is written as none, so that applying the file empties
+    // it too: a file without the key would keep whatever is there then.
+    kv(
+        "reporter",
+        c.reporter.as_ref().map(|r| {
+            let v: Vec<String> = r.iter().map(|a| a.to_string()).collect();
+            if v.is_empty() {
+                NONE.into()
+            } else {
+                v.join(", ")
+            }
+        }),
+    );
+    // Peers have their own sections; only their absence needs a key.
+    kv(
+        "peer",
+        c.peer
+            .as_ref()
+            .filter(|p| p.is_empty())
+            .map(|_| NONE.into()),
+    );
     for p in c.peer.iter().flatten() {
         let _ = write!(
             s,
@@ -248,6 +277,74 @@ prefix = 2001:db8:1::/48
         );
     }
 
+    /// The config nest setconf sends for `text`, on the wire.
+    fn setconf_nest(text: &str) -> Vec<u8> {
+        attr::encode(&parse(text).unwrap().to_attrs())
+    }
+
+    #[test]
+    fn a_partial_file_leaves_the_lists_alone() {
+        // Only K: no reporter or peer attribute, so the kernel keeps both
+        // lists (an empty one would clear them and end all protection).
+        assert_eq!(
+            setconf_nest("[CREM]\nK = 16\n"),
+            [5, 0, 5, 0, 16, 0, 0, 0] // k 16
+        );
+        // Peers only: the reporter list is not touched.
+        assert_eq!(
+            setconf_nest("[Peer]\nPrefix = 203.0.113.0/24\nAddress = 198.51.100.2\n"),
+            [
+                28, 0, 14, 0x80, // peer | NLA_F_NESTED
+                8, 0, 1, 0, 203, 0, 113, 0, // prefix
+                5, 0, 2, 0, 24, 0, 0, 0, // prefix-len 24
+                8, 0, 3, 0, 198, 51, 100, 2, // addr
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_with_lists_replaces_them() {
+        let text = "[CREM]\nReporter = 198.51.100.1\n\n\
+                    [Peer]\nPrefix = 203.0.113.0/24\nAddress = 198.51.100.2\n";
+        assert_eq!(
+            setconf_nest(text),
+            [
+                8, 0, 13, 0, 198, 51, 100, 1, // reporter
+                28, 0, 14, 0x80, // peer | NLA_F_NESTED
+                8, 0, 1, 0, 203, 0, 113, 0, // prefix
+                5, 0, 2, 0, 24, 0, 0, 0, // prefix-len 24
+                8, 0, 3, 0, 198, 51, 100, 2, // addr
+            ]
+        );
+    }
+
+    #[test]
+    fn none_empties_a_list_explicitly() {
+        // One empty attribute per list: the kernel's encoding of "clear".
+        assert_eq!(
+            setconf_nest("[CREM]\nReporter = none\nPeer = none\n"),
+            [
+                4, 0, 13, 0, // reporter, empty
+                4, 0, 14, 0x80, // peer, an empty nest
+            ]
+        );
+        assert_eq!(
+            setconf_nest("[CREM]\nK = 16\nPeer = none\n"),
+            [5, 0, 5, 0, 16, 0, 0, 0, 4, 0, 14, 0x80]
+        );
+        // showconf writes empty lists as none, so its file empties them
+        // again when applied later.
+        let empty = Config {
+            k: Some(16),
+            reporter: Some(vec![]),
+            peer: Some(vec![]),
+            ..Config::default()
+        };
+        let text = format(&empty);
+        assert_eq!(text, "[CREM]\nK = 16\nReporter = none\nPeer = none\n");
+        assert_eq!(parse(&text).unwrap(), empty);
+    }
+
     #[test]
     fn errors_name_the_line() {
         let e = |t: &str| parse(t).unwrap_err();
@@ -266,6 +363,12 @@ prefix = 2001:db8:1::/48
         assert!(e("[CREM]\nK = 1\n[CREM]\n").contains("second [CREM]"));
         assert!(e("[CREM]\nK\n").contains("expected 'Key = Value'"));
         assert!(e("# nothing\n").contains("sets nothing"));
-        assert!(e("[CREM]\nPeer = 10.0.0.0/8=1.1.1.1\n").contains("[Peer] sections"));
+        assert!(e("[CREM]\nPeer = 10.0.0.0/8=1.1.1.1\n").contains("'Peer = none' removes them all"));
+        assert_eq!(
+            e("[CREM]\nPeer = none\n[Peer]\nPrefix = 10.0.0.0/8\nAddress = 1.1.1.1\n"),
+            "'Peer = none' and [Peer] sections contradict each other"
+        );
+        assert!(e("[CREM]\nReporter = none\nReporter = 1.1.1.1\n")
+            .starts_with("line 3: reporter: 'none' empties the list"));
     }
 }

@@ -275,17 +275,19 @@ KEYS:
                        cannot use up this host's own protection)
     max-memory SIZE    retention and decode memory: 65536, 64K, 64M, 1G
                        (suffixes are powers of 1024)
-    reporter ADDR[,ADDR...]
+    reporter ADDR[,ADDR...] | none
                        allow-listed Path Reporter addresses (IPv4/IPv6);
-                       replaces the list. Repeat the key to add more.
-    peer PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...]
+                       replaces the list. Repeat the key to add more;
+                       'none' empties the list.
+    peer PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...] | none
                        peer CREM function per destination prefix; replaces
-                       the list. Repeat the key to add more.
+                       the list. Repeat the key to add more; 'none' empties
+                       the list (no flow is protected then).
 
     Keys may also be written as the YAML attribute names (hold-us,
     epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
-    Lists cannot be emptied: the kernel interface has no encoding for an
-    empty list, so a set without reporter/peer leaves those lists alone.",
+    A set without reporter/peer leaves those lists alone; 'none' cannot be
+    combined with other values of the same key.",
         after_long_help = const_format_set()
     )]
     Set {
@@ -459,9 +461,17 @@ Applies a configuration file in one atomic config-set, in the spirit of
 
 The [CREM] keys are those of 'crem-ctl set' (case-insensitive; SymbolLen,
 symbol-len and symbol_len are the same key) with the same value syntax.
-Keys not in the file keep their values; Reporter lines and [Peer] sections,
-when present, replace the lists (an empty list cannot be expressed to the
-kernel). 'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.",
+
+The file is applied as a change, like 'crem-ctl set': keys not in the file
+keep their values, and so do the lists. Reporter lines replace the reporter
+list and [Peer] sections the peer list only when the file has them; a file
+with only 'K = 16' changes k and nothing else. To empty a list, say so in
+[CREM]: 'Reporter = none', 'Peer = none' (no flow is protected without
+peers). This differs from 'wg setconf', which replaces the peer list
+whatever the file holds: a partial file here never drops protection by
+accident. 'crem-ctl showconf' writes every key, and 'none' for an empty
+list, so applying its output restores the whole configuration:
+'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.",
         after_long_help = EXIT_STATUS
     )]
     Setconf {
@@ -473,7 +483,9 @@ kernel). 'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.",
     #[command(
         long_about = "\
 Prints the current configuration in the format of 'crem-ctl setconf' (see its
---help), every key included. With -j, prints what '-j show config' prints.",
+--help), every key included; an empty list as 'Reporter = none' or
+'Peer = none', so that setconf of the output empties it again. With -j,
+prints what '-j show config' prints.",
         after_long_help = EXIT_STATUS
     )]
     Showconf,

@@ -55,13 +55,13 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
         "reporter",
         "reporter",
         "Reporter",
-        "ADDR[,ADDR...] (IPv4/IPv6)",
+        "ADDR[,ADDR...] (IPv4/IPv6), or none",
     ),
     (
         "peer",
         "peer",
         "Peer",
-        "PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...]",
+        "PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...], or none",
     ),
 ];
 
@@ -313,6 +313,24 @@ pub fn parse_addr_list(key: &str, s: &str) -> Result<Vec<Addr>, String> {
     parse_list(key, s, "address", |x| parse_addr(key, x).map(Addr::from))
 }
 
+/// The non-empty, trimmed items of a comma-separated list.
+fn list_items(s: &str) -> Vec<&str> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
+/// The value of a list key (reporter, peer) that empties the list. Absence
+/// of a list key leaves the kernel's list alone, so emptying it must be
+/// spelled out.
+pub const NONE: &str = "none";
+
+/// Whether a list value is the single item [`NONE`]: the empty list.
+pub fn is_none_list(s: &str) -> bool {
+    list_items(s) == [NONE]
+}
+
 /// A comma-separated list of `what`s, each parsed by `item`: empty items are
 /// skipped, the single item `none` is the empty list (it clears the list), and
 /// no item at all is an error.
@@ -322,14 +340,10 @@ fn parse_list<T>(
     what: &str,
     item: impl Fn(&str) -> Result<T, String>,
 ) -> Result<Vec<T>, String> {
-    let items: Vec<&str> = s
-        .split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .collect();
-    if items == ["none"] {
+    if is_none_list(s) {
         return Ok(Vec::new()); // clears the list
     }
+    let items = list_items(s);
     if items.is_empty() {
         return Err(format!(
             "{key}: no {what} given (use 'none' to clear the list; a set without \
@@ -487,16 +501,26 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
             dup(c.max_memory.is_some())?;
             c.max_memory = Some(check_range(k, "max-memory", parse_size(k, value)?)?);
         }
-        "reporter" => {
-            let v = parse_addr_list(k, value)?;
-            c.reporter.get_or_insert_with(Vec::new).extend(v);
-        }
-        "peer" => {
-            let v = parse_peer_list(k, value)?;
-            c.peer.get_or_insert_with(Vec::new).extend(v);
-        }
+        "reporter" => extend_list(&mut c.reporter, k, parse_addr_list(k, value)?)?,
+        "peer" => extend_list(&mut c.peer, k, parse_peer_list(k, value)?)?,
         _ => unreachable!("every key of KEYS is handled"),
     }
+    Ok(())
+}
+
+/// Adds `items` to a list key's value (`Some(empty)` is `none`, clearing the
+/// list). `none` beside items is refused rather than resolved by order: one
+/// of the two is a mistake, and guessing wrong drops or keeps protection.
+fn extend_list<T>(list: &mut Option<Vec<T>>, key: &str, items: Vec<T>) -> Result<(), String> {
+    if list
+        .as_ref()
+        .is_some_and(|l| l.is_empty() || items.is_empty())
+    {
+        return Err(format!(
+            "{key}: 'none' empties the list and cannot be combined with another {key} value"
+        ));
+    }
+    list.get_or_insert_with(Vec::new).extend(items);
     Ok(())
 }
 
@@ -624,6 +648,20 @@ mod tests {
             p,
             ["203.0.113.0/24=198.51.100.2", "2001:db8:1::/48=2001:db8::9"]
         );
+        // none empties a list, alone only.
+        let c = set(&["reporter", "none", "peer", " none "]).unwrap();
+        assert_eq!((c.reporter, c.peer), (Some(vec![]), Some(vec![])));
+        for args in [
+            &["reporter", "none", "reporter", "198.51.100.1"][..],
+            &["reporter", "198.51.100.1", "reporter", "none"],
+            &["peer", "none", "peer", "none"],
+        ] {
+            let e = set(args).unwrap_err();
+            assert!(
+                e.contains("'none' empties the list and cannot be combined"),
+                "{e}"
+            );
+        }
         // A family mix parses: the kernel owns that rule.
         assert!(set(&["peer", "203.0.113.0/24=2001:db8::9"]).is_ok());
     }
