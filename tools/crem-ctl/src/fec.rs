@@ -18,7 +18,15 @@
 //! every source it recovers, sorted by J.
 //!
 //! The source symbol of payload P is `uint16(len(P)) || P || zero padding`
-//! to T octets (crem-core's construction).
+//! to T octets (crem-core's construction). A present zero-length payload is
+//! `0x` on an encode line and `S J` (no HEX) on a decode line.
+//!
+//! # Errors
+//!
+//! Everything about the arguments and the input lines is checked before any
+//! coding, and reported naming the argument or line and the allowed range:
+//! these are usage errors (exit 2). Only [`decode`] fails afterwards, when
+//! the symbols do not suffice or do not agree (exit 1).
 
 use crate::hex;
 use crem_core::fec::{
@@ -37,64 +45,119 @@ pub fn scheme_from_name(s: &str) -> Result<Scheme, String> {
     }
 }
 
-/// Positions as given on the command line → a set; duplicates and
-/// positions outside 0..k-1 are errors.
+/// The name `--scheme` takes for `scheme`.
+fn scheme_name(scheme: Scheme) -> &'static str {
+    match scheme {
+        Scheme::CauchyRs => "cauchy",
+        Scheme::Xor => "xor",
+        Scheme::SourceCopy => "source-copy",
+    }
+}
+
+/// The code of a block of k positions and symbol length T. clap keeps
+/// --k and --symbol-len in range, and encode's k is its line count
+/// (checked), so this only fails on a bug; it names both values anyway.
+fn code(scheme: Scheme, k: usize, t: usize) -> Result<Code, String> {
+    u8::try_from(k)
+        .ok()
+        .and_then(|k8| Code::new(scheme, k8, t).ok())
+        .ok_or_else(|| format!("k {k} (1..=255) / --symbol-len {t} (2..=65535): not a code"))
+}
+
+/// Checks that position `j` is in a block of `k`; `what` names where it
+/// was given (e.g. "--absent: position").
+fn check_position(what: &str, j: u8, k: usize) -> Result<(), String> {
+    if (j as usize) < k {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} {j} is outside the block (0..={} for k = {k})",
+            k - 1
+        ))
+    }
+}
+
+/// Positions as given on the command line or in over= → a set; duplicates
+/// and positions outside 0..k-1 are errors.
 fn position_set(what: &str, js: &[u8], k: usize) -> Result<Bitmap, String> {
     let mut b = Bitmap::EMPTY;
     for &j in js {
-        if j as usize >= k {
-            return Err(format!(
-                "{what}: position {j} is outside the block (k = {k})"
-            ));
-        }
+        check_position(&format!("{what} position"), j, k)?;
         if !b.insert(j) {
-            return Err(format!("{what}: position {j} given twice"));
+            return Err(format!("{what} position {j} given twice"));
         }
     }
     Ok(b)
 }
 
-fn code(scheme: Scheme, k: usize, t: usize) -> Result<Code, String> {
-    let k8 = u8::try_from(k)
-        .ok()
-        .filter(|k| *k > 0)
-        .ok_or_else(|| format!("k = {k}: a block has 1..255 positions"))?;
-    Code::new(scheme, k8, t).map_err(|e| format!("k {k} / symbol-len {t}: {e}"))
+/// Checks that the set `l` (over a present subset) names no absent
+/// position; `absent` says how positions become absent.
+fn check_present(what: &str, l: &Bitmap, present: &Bitmap, absent: &str) -> Result<(), String> {
+    match l.difference(present).iter().next() {
+        Some(j) => Err(format!("{what} position {j} is absent ({absent})")),
+        None => Ok(()),
+    }
 }
 
-fn source_symbol(j: u8, p: &[u8], t: usize) -> Result<Vec<u8>, String> {
-    let mut s = vec![0u8; t];
-    build_source_symbol(p, t, &mut s).map_err(|e| {
+/// Checks Repair Index `i` against the scheme and k.
+fn check_repair_index(what: &str, code: &Code, i: u8) -> Result<(), String> {
+    code.check_repair_index(i).map_err(|_| {
         format!(
-            "source {j} ({} octets): {e} (symbol-len {t} holds at most {} octets)",
+            "{what} {i} is not valid for {} with k = {} (0..={})",
+            scheme_name(code.scheme()),
+            code.k(),
+            code.index_count() - 1
+        )
+    })
+}
+
+/// The T-octet source symbol of payload `p`; `what` names where it was
+/// given.
+fn source_symbol(what: &str, p: &[u8], t: usize) -> Result<Vec<u8>, String> {
+    let mut s = vec![0u8; t];
+    build_source_symbol(p, t, &mut s).map_err(|_| {
+        format!(
+            "{what}: {} octets; --symbol-len {t} holds 0..={}",
             p.len(),
-            t.saturating_sub(fec::LENGTH_PREFIX)
+            t - fec::LENGTH_PREFIX
         )
     })?;
     Ok(s)
 }
 
 /// The `fec encode` input: one hex payload per line, an empty line is an
-/// absent position. k = the number of lines.
-pub fn parse_sources(text: &str) -> Result<Vec<Option<Vec<u8>>>, String> {
+/// absent position, k = the number of lines (1..=255). Returns the source
+/// symbols (T octets) by position, `None` where absent.
+pub fn parse_sources(text: &str, t: usize) -> Result<Vec<Option<Vec<u8>>>, String> {
+    let k = text.lines().count();
+    if k == 0 {
+        return Err(
+            "standard input: no source lines (one hex payload per position, 1..=255 lines)".into(),
+        );
+    }
+    if k > 255 {
+        return Err(format!(
+            "standard input: {k} source lines; a block has 1..=255"
+        ));
+    }
     text.lines()
         .enumerate()
         .map(|(n, l)| {
             let l = l.trim();
             if l.is_empty() {
-                Ok(None)
-            } else {
-                hex::decode(l)
-                    .map(Some)
-                    .map_err(|e| format!("line {} (position {n}): {e}", n + 1))
+                return Ok(None);
             }
+            let at = format!("line {} (position {n})", n + 1);
+            let p = hex::decode(l).map_err(|e| format!("{at}: {e}"))?;
+            source_symbol(&at, &p, t).map(Some)
         })
         .collect()
 }
 
 /// Computes the repair symbols with indices `repairs` over the present
 /// sources, or over `over` (set L) when given. Returns (I, symbol) pairs in
-/// the order of `repairs`.
+/// the order of `repairs`. Every error is about the arguments: crem-core's
+/// own checks cannot fail after them.
 pub fn encode(
     scheme: Scheme,
     t: usize,
@@ -103,54 +166,42 @@ pub fn encode(
     over: Option<&[u8]>,
 ) -> Result<Vec<(u8, Vec<u8>)>, String> {
     let k = sources.len();
-    if k == 0 {
-        return Err("no source lines on standard input (k = 0)".into());
-    }
     let code = code(scheme, k, t)?;
-    let present: Bitmap = {
-        let mut b = Bitmap::EMPTY;
-        for (j, s) in sources.iter().enumerate() {
-            if s.is_some() {
-                b.insert(j as u8);
-            }
+    let mut present = Bitmap::EMPTY;
+    for (j, s) in sources.iter().enumerate() {
+        if s.is_some() {
+            present.insert(j as u8);
         }
-        b
-    };
+    }
     let l = match over {
         Some(o) => {
-            let l = position_set("--over", o, k)?;
-            if let Some(j) = l.difference(&present).iter().next() {
-                return Err(format!("--over: position {j} is absent (an empty line)"));
-            }
+            let l = position_set("--over:", o, k)?;
+            check_present("--over:", &l, &present, "an empty line")?;
             l
         }
         None => present,
     };
-    let syms = l
-        .iter()
-        .map(|j| {
-            let p = sources[j as usize].as_deref().unwrap_or(&[]);
-            Ok((j, source_symbol(j, p, t)?))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
     let mut seen = Bitmap::EMPTY;
-    let mut out = Vec::with_capacity(repairs.len());
     for &i in repairs {
+        check_repair_index("--repair: index", &code, i)?;
         if !seen.insert(i) {
             return Err(format!("--repair: index {i} given twice"));
         }
-        let mut sym = vec![0u8; t];
-        fec::encode_over(
-            &RowPerCall,
-            &code,
-            i,
-            syms.iter().map(|(j, s)| (*j, &s[..])),
-            &mut sym,
-        )
-        .map_err(|e| format!("repair {i}: {e}"))?;
-        out.push((i, sym));
     }
-    Ok(out)
+    // Every position of L is present (checked above).
+    let syms: Vec<(u8, &[u8])> = l
+        .iter()
+        .filter_map(|j| Some((j, sources[j as usize].as_deref()?)))
+        .collect();
+    repairs
+        .iter()
+        .map(|&i| {
+            let mut sym = vec![0u8; t];
+            fec::encode_over(&RowPerCall, &code, i, syms.iter().copied(), &mut sym)
+                .map_err(|e| format!("repair {i}: {e}"))?;
+            Ok((i, sym))
+        })
+        .collect()
 }
 
 /// `I HEX` (or `J HEX`) lines.
@@ -162,6 +213,44 @@ pub fn format_lines(items: &[(u8, Vec<u8>)]) -> String {
     s
 }
 
+/// The -j form of [`format_lines`]: `{LIST: [{NUM: n, DATA: HEX}, ...]}`
+/// for `keys` = [LIST, NUM, DATA].
+pub fn json_items(keys: [&str; 3], items: &[(u8, Vec<u8>)]) -> serde_json::Value {
+    let [list, num, data] = keys;
+    let v: Vec<serde_json::Value> = items
+        .iter()
+        .map(|(n, b)| {
+            let mut o = serde_json::Map::new();
+            o.insert(num.into(), (*n).into());
+            o.insert(data.into(), hex::encode(b).into());
+            o.into()
+        })
+        .collect();
+    serde_json::json!({ list: v })
+}
+
+/// The block `fec decode` works on: --scheme, --k, --symbol-len and the
+/// positions left after --absent.
+pub struct Block {
+    code: Code,
+    present: Bitmap,
+}
+
+impl Block {
+    pub fn new(scheme: Scheme, k: u8, t: usize, absent: &[u8]) -> Result<Block, String> {
+        let code = code(scheme, k.into(), t)?;
+        let absent = position_set("--absent:", absent, k.into())?;
+        Ok(Block {
+            code,
+            present: Bitmap::first(k.into()).difference(&absent),
+        })
+    }
+
+    fn k(&self) -> usize {
+        self.code.k().into()
+    }
+}
+
 /// One `R` line of the `fec decode` input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepairLine {
@@ -171,18 +260,29 @@ pub struct RepairLine {
     pub symbol: Vec<u8>,
 }
 
-/// The `fec decode` input: `S J HEX` and `R I HEX [over=J,J,...]` lines
-/// (blank lines are skipped). Returns the sources (J, payload) and repairs.
-#[allow(clippy::type_complexity)]
-pub fn parse_symbols(text: &str) -> Result<(Vec<(u8, Vec<u8>)>, Vec<RepairLine>), String> {
-    let mut sources = Vec::new();
-    let mut repairs = Vec::new();
+/// The `fec decode` input, checked against its block.
+pub struct Received {
+    /// The source symbols (T octets) by position, `None` if not received.
+    sources: Vec<Option<Vec<u8>>>,
+    repairs: Vec<RepairLine>,
+}
+
+/// The `fec decode` input: `S J [HEX]` and `R I HEX [over=J,J,...]` lines
+/// (blank lines are skipped), each checked against `block`.
+pub fn parse_symbols(text: &str, block: &Block) -> Result<Received, String> {
+    let mut rx = Received {
+        sources: vec![None; block.k()],
+        repairs: Vec::new(),
+    };
+    let mut seen_repairs = Bitmap::EMPTY;
+    let mut lines = 0;
     for (n, raw) in text.lines().enumerate() {
         let err = |m: String| format!("line {}: {m}", n + 1);
         let words: Vec<&str> = raw.split_whitespace().collect();
         let Some(&kind) = words.first() else {
             continue;
         };
+        lines += 1;
         let num = |what: &str| -> Result<u8, String> {
             words
                 .get(1)
@@ -193,89 +293,87 @@ pub fn parse_symbols(text: &str) -> Result<(Vec<(u8, Vec<u8>)>, Vec<RepairLine>)
         match kind {
             "S" => {
                 let j = num("position J")?;
-                let [_, _, h] = words[..] else {
-                    return Err(err("expected 'S J HEX'".into()));
+                // No HEX is a zero-length payload, a valid source.
+                let p = match words[..] {
+                    [_, _] => Vec::new(),
+                    [_, _, h] => hex::decode(h).map_err(&err)?,
+                    _ => return Err(err("expected 'S J [HEX]'".into())),
                 };
-                sources.push((j, hex::decode(h).map_err(&err)?));
+                rx.add_source(block, j, &p).map_err(err)?;
             }
             "R" => {
                 let index = num("repair index I")?;
                 let (h, over) = match words[..] {
                     [_, _, h] => (h, None),
-                    [_, _, h, o] => {
-                        let o = o
-                            .strip_prefix("over=")
-                            .ok_or_else(|| err(format!("'{o}': expected over=J,J,...")))?;
-                        let mut l = Bitmap::EMPTY;
-                        for w in o.split(',') {
-                            let j = w
-                                .parse::<u8>()
-                                .map_err(|_| err(format!("over=: '{w}' is not a position")))?;
-                            if !l.insert(j) {
-                                return Err(err(format!("over=: position {j} given twice")));
-                            }
-                        }
-                        (h, Some(l))
-                    }
+                    [_, _, h, o] => (h, Some(parse_over(o, block).map_err(&err)?)),
                     _ => return Err(err("expected 'R I HEX [over=J,J,...]'".into())),
                 };
-                repairs.push(RepairLine {
+                check_repair_index("R: repair index", &block.code, index).map_err(&err)?;
+                if !seen_repairs.insert(index) {
+                    return Err(err(format!("R: repair index {index} given twice")));
+                }
+                let symbol = hex::decode(h).map_err(&err)?;
+                if symbol.len() != block.code.t() {
+                    return Err(err(format!(
+                        "R {index}: {} octets; a repair symbol has --symbol-len {}",
+                        symbol.len(),
+                        block.code.t()
+                    )));
+                }
+                rx.repairs.push(RepairLine {
                     index,
                     over,
-                    symbol: hex::decode(h).map_err(&err)?,
+                    symbol,
                 });
             }
             w => return Err(err(format!("unknown line type '{w}' (S or R)"))),
         }
     }
-    Ok((sources, repairs))
+    if lines == 0 {
+        return Err("standard input: no 'S J HEX' or 'R I HEX' lines".into());
+    }
+    Ok(rx)
+}
+
+/// The set L of an `over=J,J,...` word: present positions of the block.
+fn parse_over(word: &str, block: &Block) -> Result<Bitmap, String> {
+    let list = word
+        .strip_prefix("over=")
+        .ok_or_else(|| format!("'{word}': expected over=J,J,..."))?;
+    let js = list
+        .split(',')
+        .map(|w| {
+            w.parse::<u8>()
+                .map_err(|_| format!("R: over= '{w}' is not a position (0..={})", block.k() - 1))
+        })
+        .collect::<Result<Vec<u8>, String>>()?;
+    let l = position_set("R: over=", &js, block.k())?;
+    check_present("R: over=", &l, &block.present, "--absent")?;
+    Ok(l)
+}
+
+impl Received {
+    /// Takes the payload of an `S J` line.
+    fn add_source(&mut self, block: &Block, j: u8, p: &[u8]) -> Result<(), String> {
+        check_position("S: position", j, block.k())?;
+        check_present("S:", &Bitmap::from_iter([j]), &block.present, "--absent")?;
+        let slot = &mut self.sources[j as usize];
+        if slot.is_some() {
+            return Err(format!("S: position {j} given twice"));
+        }
+        *slot = Some(source_symbol(&format!("S {j}"), p, block.code.t())?);
+        Ok(())
+    }
 }
 
 /// Recovers the present sources that were not received; returns
-/// (J, payload) sorted by J.
-pub fn decode(
-    scheme: Scheme,
-    k: u8,
-    t: usize,
-    absent: &[u8],
-    sources: &[(u8, Vec<u8>)],
-    repairs: &[RepairLine],
-) -> Result<Vec<(u8, Vec<u8>)>, String> {
-    let code = code(scheme, k as usize, t)?;
-    let present =
-        Bitmap::first(k as usize).difference(&position_set("--absent", absent, k as usize)?);
-    let mut symbols: Vec<Option<Vec<u8>>> = vec![None; k as usize];
-    for (j, p) in sources {
-        if *j >= k {
-            return Err(format!("source {j} is outside the block (k = {k})"));
-        }
-        if !present.contains(*j) {
-            return Err(format!("source {j} is at an absent position"));
-        }
-        if symbols[*j as usize].is_some() {
-            return Err(format!("source {j} given twice"));
-        }
-        symbols[*j as usize] = Some(source_symbol(*j, p, t)?);
-    }
-    for r in repairs {
-        if r.symbol.len() != t {
-            return Err(format!(
-                "repair {}: {} octets, not symbol-len {t}",
-                r.index,
-                r.symbol.len()
-            ));
-        }
-        if let Some(l) = &r.over {
-            if let Some(j) = l.difference(&present).iter().next() {
-                return Err(format!(
-                    "repair {}: over= position {j} is absent or outside the block (k = {k})",
-                    r.index
-                ));
-            }
-        }
-    }
-    let src_refs: Vec<Option<&[u8]>> = symbols.iter().map(|s| s.as_deref()).collect();
-    let reps: Vec<fec::Repair> = repairs
+/// (J, payload) sorted by J. Fails only when the symbols do not suffice or
+/// do not agree: the input was checked by [`parse_symbols`].
+pub fn decode(block: &Block, rx: &Received) -> Result<Vec<(u8, Vec<u8>)>, String> {
+    let t = block.code.t();
+    let src_refs: Vec<Option<&[u8]>> = rx.sources.iter().map(|s| s.as_deref()).collect();
+    let reps: Vec<fec::Repair> = rx
+        .repairs
         .iter()
         .map(|r| fec::Repair {
             index: r.index,
@@ -288,12 +386,19 @@ pub fn decode(
         repairs: &reps,
     };
     let mut scratch = Box::new(DecodeScratch::new());
-    let missing = present.len() - sources.len();
-    let mut out = vec![0u8; missing * t];
-    let recovered = fec::decode(&RowPerCall, &code, &present, &view, &mut scratch, &mut out)
-        .map_err(|e| format!("cannot decode: {e}"))?;
+    let received = rx.sources.iter().filter(|s| s.is_some()).count();
+    let mut out = vec![0u8; (block.present.len() - received) * t];
+    let recovered = fec::decode(
+        &RowPerCall,
+        &block.code,
+        &block.present,
+        &view,
+        &mut scratch,
+        &mut out,
+    )
+    .map_err(|e| format!("cannot decode: {e}"))?;
     let mut done = Vec::new();
-    for (j, sym) in recovered.iter().zip(out.chunks_exact(t.max(1))) {
+    for (j, sym) in recovered.iter().zip(out.chunks_exact(t)) {
         let p = parse_source_symbol(sym).map_err(|e| {
             format!(
                 "recovered source {j} is not a valid source symbol ({e}): \
@@ -318,13 +423,14 @@ mod tests {
     }
 
     fn enc(input: &str, scheme: Scheme, repairs: &[u8], over: Option<&[u8]>) -> String {
-        let s = parse_sources(input).unwrap();
+        let s = parse_sources(input, 16).unwrap();
         format_lines(&encode(scheme, 16, &s, repairs, over).unwrap())
     }
 
     fn dec(input: &str, scheme: Scheme, k: u8, absent: &[u8]) -> Result<String, String> {
-        let (s, r) = parse_symbols(input)?;
-        decode(scheme, k, 16, absent, &s, &r).map(|v| format_lines(&v))
+        let block = Block::new(scheme, k, 16, absent)?;
+        let rx = parse_symbols(input, &block)?;
+        decode(&block, &rx).map(|v| format_lines(&v))
     }
 
     #[test]
@@ -374,7 +480,7 @@ R 2 00354fdf6d4b40b57e5c400000000000 over=0,1,2
         let mut lines: Vec<String> = example_input().lines().map(String::from).collect();
         lines[1].clear();
         let input = lines.join("\n") + "\n";
-        let sources = parse_sources(&input).unwrap();
+        let sources = parse_sources(&input, 16).unwrap();
         assert_eq!(sources.len(), 4);
         assert!(sources[1].is_none());
         let reps = enc(&input, Scheme::CauchyRs, &[0, 1], None);
@@ -390,7 +496,7 @@ R 2 00354fdf6d4b40b57e5c400000000000 over=0,1,2
         // The decoder must be told: with 1 present the sums do not add up.
         assert!(dec(&text, Scheme::CauchyRs, 4, &[]).is_err());
         // --over may not name an absent position; S may not carry one.
-        let s = parse_sources(&input).unwrap();
+        let s = parse_sources(&input, 16).unwrap();
         assert!(encode(Scheme::CauchyRs, 16, &s, &[0], Some(&[1]))
             .unwrap_err()
             .contains("absent"));
@@ -414,10 +520,20 @@ R 2 00354fdf6d4b40b57e5c400000000000 over=0,1,2
             format!("2 {}\n", lines[2])
         );
         // XOR has a single repair index.
-        let s = parse_sources(&input).unwrap();
+        let s = parse_sources(&input, 16).unwrap();
         assert!(encode(Scheme::Xor, 16, &s, &[1], None).is_err());
         assert_eq!(scheme_from_name("xor").unwrap(), Scheme::Xor);
         assert!(scheme_from_name("source-copy").is_err());
+    }
+
+    #[test]
+    fn zero_length_payloads() {
+        // `0x` encodes a present empty payload; `S J` without HEX is one.
+        let s = parse_sources("0x\n78\n0x\n", 16).unwrap();
+        assert_eq!(s[0].as_deref().map(|x| &x[..2]), Some(&[0u8, 0][..]));
+        let reps = format_lines(&encode(Scheme::CauchyRs, 16, &s, &[0], None).unwrap());
+        let text = format!("S 0\nS 1 78\nR {reps}");
+        assert_eq!(dec(&text, Scheme::CauchyRs, 3, &[]).unwrap(), "2 \n");
     }
 
     #[test]
@@ -428,22 +544,29 @@ R 2 00354fdf6d4b40b57e5c400000000000 over=0,1,2
         assert!(e.contains("recovered source 0"), "{e}");
         assert!(e.contains("inconsistent"), "{e}");
         // Payload too long for T.
-        let s = parse_sources(&format!("{}\n", "00".repeat(15))).unwrap();
-        assert!(encode(Scheme::CauchyRs, 16, &s, &[0], None)
+        let e = parse_sources(&format!("{}\n", "00".repeat(15)), 16).unwrap_err();
+        assert_eq!(
+            e,
+            "line 1 (position 0): 15 octets; --symbol-len 16 holds 0..=14"
+        );
+        assert!(parse_sources("zz\n", 16).unwrap_err().contains("line 1"));
+        assert!(parse_sources("", 16)
             .unwrap_err()
-            .contains("at most 14"));
-        assert!(parse_sources("zz\n").unwrap_err().contains("line 1"));
+            .contains("no source lines"));
         assert!(encode(Scheme::CauchyRs, 16, &[], &[0], None).is_err());
-        assert!(parse_symbols("X 1 00\n").unwrap_err().contains("line 1"));
-        assert!(parse_symbols("S 1\n").is_err());
-        assert!(parse_symbols("R 0 00 under=1\n").is_err());
-        assert!(parse_symbols("R 0 00 over=1,1\n").is_err());
-        assert!(dec("R 0 00\n", Scheme::CauchyRs, 4, &[])
-            .unwrap_err()
-            .contains("not symbol-len 16"));
-        assert!(dec("S 4 00\n", Scheme::CauchyRs, 4, &[])
-            .unwrap_err()
-            .contains("outside"));
-        assert!(dec("", Scheme::CauchyRs, 4, &[9]).is_err());
+        let e = |text: &str| dec(text, Scheme::CauchyRs, 4, &[]).unwrap_err();
+        assert!(e("X 1 00\n").contains("line 1"));
+        assert!(e("S 1 00 00\n").contains("expected 'S J [HEX]'"));
+        assert!(e("R 0 00 under=1\n").contains("expected over="));
+        assert!(e("R 0 00 over=1,1\n").contains("over= position 1 given twice"));
+        assert!(e("R 0 00 over=x\n").contains("over= 'x' is not a position (0..=3)"));
+        assert!(e("R 0 00\n").contains("a repair symbol has --symbol-len 16"));
+        assert!(e("S 4 00\n").contains("outside"));
+        assert!(e("\n").contains("no 'S J HEX' or 'R I HEX' lines"));
+        let e = Block::new(Scheme::CauchyRs, 4, 16, &[9]).err().unwrap();
+        assert_eq!(
+            e,
+            "--absent: position 9 is outside the block (0..=3 for k = 4)"
+        );
     }
 }

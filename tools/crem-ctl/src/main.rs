@@ -673,15 +673,21 @@ const FEC_HELP: &str = "\
 I/O FORMAT:
     encode reads the block's source packets on standard input as hex UDP
     payloads, one per line: position j = line j, an empty line is an absent
-    position, k = the number of lines. It prints one line 'I HEX' per repair
-    symbol (HEX = the T-octet repair symbol, lower case).
+    position ('0x' is a present zero-length payload), k = the number of
+    lines (1..=255). It prints one line 'I HEX' per repair symbol (HEX = the
+    T-octet repair symbol, lower case).
     decode reads lines
-        S J HEX                  a received source payload at position J
+        S J [HEX]                a received source payload at position J
+                                 (no HEX: a zero-length payload)
         R I HEX [over=J,J,...]   a repair symbol with Repair Index I, over
                                  every present position unless over= is given
     and prints 'J HEX' (the payload, unpadded) for every source it recovers,
     sorted by J. The source symbol of payload P is uint16(len(P)) || P ||
     zero padding to T octets, so payloads hold at most T-2 octets.
+
+JSON (-j):
+    encode prints {\"repair\": [{\"index\": I, \"symbol\": HEX}, ...]}, decode
+    {\"source\": [{\"position\": J, \"payload\": HEX}, ...]}; -p indents.
 
 EXAMPLE:
     printf '%s\\n' 52444d412d504b542d30 52444d412d504b542d31 \\
@@ -693,8 +699,10 @@ EXAMPLE:
         crem-ctl fec decode --k 4 --symbol-len 16 --absent 2
 
 EXIT STATUS:
-    0 success; 1 cannot encode/decode (too few symbols, inconsistent
-    symbols); 2 usage error (bad arguments or input lines).";
+    0 success; 1 cannot decode (too few symbols, inconsistent symbols);
+    2 usage error: an argument or input line is wrong (out of range, given
+    twice, an absent position, too long for T, no input), named with the
+    allowed range; nothing is computed.";
 
 #[derive(Subcommand, Debug)]
 enum FecAction {
@@ -710,9 +718,9 @@ uint16(len(P)) || P || zero padding to T (crem-core's encoder).",
         after_long_help = FEC_HELP
     )]
     Encode {
-        /// Symbol length T in octets (payloads may be up to T-2 octets)
-        #[arg(long = "symbol-len", value_name = "T")]
-        symbol_len: usize,
+        /// Symbol length T in octets, 2..=65535 (payloads may be up to T-2 octets)
+        #[arg(long = "symbol-len", value_name = "T", value_parser = symbol_len_parser())]
+        symbol_len: u16,
         /// Repair Indices to compute
         #[arg(long, value_name = "I[,I...]", value_delimiter = ',', required = true)]
         repair: Vec<u8>,
@@ -726,7 +734,7 @@ uint16(len(P)) || P || zero padding to T (crem-core's encoder).",
     /// Recover lost source payloads from 'S'/'R' lines on standard input
     #[command(
         long_about = "\
-Reads 'S J HEX' (a received source payload) and 'R I HEX [over=J,J,...]' (a
+Reads 'S J [HEX]' (a received source payload) and 'R I HEX [over=J,J,...]' (a
 repair symbol, over every present position unless over= is given) lines on
 standard input and prints 'J HEX' (the payload, unpadded) for every present
 source it recovers, sorted by J (crem-core's decoder). Exits 1 when the
@@ -735,12 +743,12 @@ larger than T-2).",
         after_long_help = FEC_HELP
     )]
     Decode {
-        /// Block size k (1..255)
-        #[arg(long)]
+        /// Block size k, 1..=255
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
         k: u8,
-        /// Symbol length T in octets
-        #[arg(long = "symbol-len", value_name = "T")]
-        symbol_len: usize,
+        /// Symbol length T in octets, 2..=65535
+        #[arg(long = "symbol-len", value_name = "T", value_parser = symbol_len_parser())]
+        symbol_len: u16,
         /// Absent positions (no source packet there)
         #[arg(long, value_name = "J[,J...]", value_delimiter = ',')]
         absent: Vec<u8>,
@@ -748,6 +756,12 @@ larger than T-2).",
         #[arg(long, default_value = "cauchy", value_parser = ["cauchy", "xor"])]
         scheme: String,
     },
+}
+
+/// --symbol-len: a source symbol holds its 2-octet length prefix, and T is
+/// a u16 on the wire.
+fn symbol_len_parser() -> clap::builder::RangedI64ValueParser<u16> {
+    clap::value_parser!(u16).range(crem_core::fec::LENGTH_PREFIX as i64..)
 }
 
 // clap's attributes need &'static str: build the combined help texts once.
@@ -1160,6 +1174,22 @@ fn read_input(path: &std::path::Path) -> Res<Vec<u8>> {
     }
 }
 
+/// Prints fec's (number, octets) items as lines, or with -j as JSON named
+/// by `keys` (see [`fec::json_items`]).
+fn print_fec(items: &[(u8, Vec<u8>)], keys: [&str; 3], j: bool, pretty: bool) {
+    out(&if j {
+        json(&fec::json_items(keys, items), pretty)
+    } else {
+        fec::format_lines(items)
+    });
+}
+
+/// Standard input as text.
+fn stdin_text() -> Res<String> {
+    String::from_utf8(read_input(std::path::Path::new("-"))?)
+        .map_err(|_| Fail::Usage("standard input: not UTF-8 text".into()))
+}
+
 /// HEX [HEX...], - (hex on stdin) or @FILE (hex in a file) → octets.
 fn hex_input(args: &[String]) -> Res<Vec<u8>> {
     let arg = args.join(" ");
@@ -1390,36 +1420,38 @@ fn run(cli: Cli) -> Res {
                 conffile::format(&cfg)
             });
         }
-        Cmd::Fec { action } => {
-            let stdin = read_input(std::path::Path::new("-"))?;
-            let text = String::from_utf8(stdin)
-                .map_err(|_| Fail::Usage("standard input: not UTF-8 text".into()))?;
-            match action {
+        Cmd::Fec {
+            action:
                 FecAction::Encode {
                     symbol_len,
                     repair,
                     over,
                     scheme,
-                } => {
-                    let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
-                    let sources = fec::parse_sources(&text).map_err(Fail::Usage)?;
-                    let reps = fec::encode(scheme, symbol_len, &sources, &repair, over.as_deref())
-                        .map_err(Fail::Failed)?;
-                    out(&fec::format_lines(&reps));
-                }
+                },
+        } => {
+            let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
+            let t = symbol_len.into();
+            let sources = fec::parse_sources(&stdin_text()?, t).map_err(Fail::Usage)?;
+            let reps =
+                fec::encode(scheme, t, &sources, &repair, over.as_deref()).map_err(Fail::Usage)?;
+            print_fec(&reps, ["repair", "index", "symbol"], j, pretty);
+        }
+        Cmd::Fec {
+            action:
                 FecAction::Decode {
                     k,
                     symbol_len,
                     absent,
                     scheme,
-                } => {
-                    let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
-                    let (sources, repairs) = fec::parse_symbols(&text).map_err(Fail::Usage)?;
-                    let rec = fec::decode(scheme, k, symbol_len, &absent, &sources, &repairs)
-                        .map_err(Fail::Failed)?;
-                    out(&fec::format_lines(&rec));
-                }
-            }
+                },
+        } => {
+            let scheme = fec::scheme_from_name(&scheme).map_err(Fail::Usage)?;
+            // The arguments first: a mistake there needs no input typed.
+            let block =
+                fec::Block::new(scheme, k, symbol_len.into(), &absent).map_err(Fail::Usage)?;
+            let rx = fec::parse_symbols(&stdin_text()?, &block).map_err(Fail::Usage)?;
+            let rec = fec::decode(&block, &rx).map_err(Fail::Failed)?;
+            print_fec(&rec, ["source", "position", "payload"], j, pretty);
         }
         Cmd::Decode { input } => {
             let b = hex_input(&input)?;
