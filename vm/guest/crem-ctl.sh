@@ -134,6 +134,7 @@ same_as_ynl "crem-ctl -j stats == cli.py stats-get" "stats" --do stats-get stats
 check "stats reset" 0 "^ $" "$CTL" stats reset
 check "counters are zero after reset" 0 '"sources":0,"non-sources":0,"malformed":0' "$CTL" -j show stats
 check "stats --watch samples (-j: a line each)" 0 '^\{"stats":\{.*\}\} \{"stats":\{.*\}\} $' "$CTL" -j stats --watch 0.2 --count 2
+check "stats --watch -j -p: still a line each" 0 '^\{"stats":\{.*\}\} \{"stats":\{.*\}\} $' "$CTL" -j -p stats --watch 0.2 --count 2
 "$CTL" stats >"$EX/stats.txt" 2>&1
 "$CTL" stats --watch 1 --count 2 >"$EX/stats-watch.txt" 2>&1
 check "flow list: none yet" 0 "^flows: none" "$CTL" flow list

@@ -1174,6 +1174,24 @@ fn read_input(path: &std::path::Path) -> Res<Vec<u8>> {
     }
 }
 
+/// One sample of 'stats --watch SECS': the counters with their rates since
+/// `prev` (the previous sample and the seconds since it), or with -j the
+/// sample as one JSON object on one line, even with --pretty, as monitor
+/// prints events: a stream is read a line at a time (jq, a log).
+fn watch_sample(st: &Stats, prev: Option<(&Stats, f64)>, secs: f64, j: bool) -> String {
+    if j {
+        return json(&serde_json::json!({ "stats": st }), false);
+    }
+    let (prev, dt) = match prev {
+        Some((p, dt)) => (Some(p), dt),
+        None => (None, secs),
+    };
+    format!(
+        "stats (every {secs}s; counter, rate):\n{}\n",
+        output::stats_rates(st, prev, dt)
+    )
+}
+
 /// Prints fec's (number, octets) items as lines, or with -j as JSON named
 /// by `keys` (see [`fec::json_items`]).
 fn print_fec(items: &[(u8, Vec<u8>)], keys: [&str; 3], j: bool, pretty: bool) {
@@ -1290,18 +1308,10 @@ fn run(cli: Cli) -> Res {
             loop {
                 let st = get_stats(&mut c)?;
                 let now = Instant::now();
-                if j {
-                    out(&json(&serde_json::json!({ "stats": st }), pretty));
-                } else {
-                    let dt = prev
-                        .as_ref()
-                        .map(|p| now.duration_since(p.1).as_secs_f64())
-                        .unwrap_or(secs);
-                    out(&format!(
-                        "stats (every {secs}s; counter, rate):\n{}\n",
-                        output::stats_rates(&st, prev.as_ref().map(|p| &p.0), dt)
-                    ));
-                }
+                let since = prev
+                    .as_ref()
+                    .map(|p| (&p.0, now.duration_since(p.1).as_secs_f64()));
+                out(&watch_sample(&st, since, secs, j));
                 prev = Some((st, now));
                 n += 1;
                 if count.is_some_and(|c| n >= c) {
@@ -2037,6 +2047,25 @@ mod tests {
                 _ => panic!("{src} {dst} {args:?}: not a usage error"),
             }
         }
+    }
+
+    #[test]
+    fn stats_watch_json_is_one_line_per_sample() {
+        let nest = crate::model::tests::stats_nest();
+        let st = Stats::from_attrs(&attr::decode(&STATS_SET, &nest).unwrap());
+        let line = watch_sample(&st, Some((&st, 1.0)), 1.0, true);
+        assert!(
+            line.starts_with("{\"stats\":{\"roce-local-in\":5,"),
+            "{line}"
+        );
+        assert_eq!(line.matches('\n').count(), 1, "{line}");
+        assert!(line.ends_with("}}\n"), "{line}");
+        // The text form keeps its header and rates.
+        let text = watch_sample(&st, None, 2.0, false);
+        assert!(
+            text.starts_with("stats (every 2s; counter, rate):\n"),
+            "{text}"
+        );
     }
 
     #[test]
