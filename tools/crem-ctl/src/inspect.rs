@@ -1,108 +1,15 @@
-//! `crem-ctl decode` (any CREM message, via crem_core::wire) and
-//! `crem-ctl roce` (a RoCEv2 IP packet and its ICRC, via crem_core::roce).
+//! `crem-ctl roce`: a RoCEv2 IP packet and its ICRC, via crem_core::roce.
+//! (`decode`'s CREM messages are in pretty.rs.)
 
-use crate::hex;
 use crem_core::roce::{self, IpVersion, RocePacket, Transport};
-use crem_core::wire::{self, Message};
 use serde::Serialize;
 use std::fmt::Write;
 use std::net::IpAddr;
 
-fn type_name(t: wire::MessageType) -> &'static str {
-    use wire::MessageType::*;
-    match t {
-        Repair => "REPAIR",
-        Hello => "HELLO",
-        HelloAck => "HELLO_ACK",
-        ParamUpdate => "PARAM_UPDATE",
-        ParamAck => "PARAM_ACK",
-        RepairRequest => "REPAIR_REQUEST",
-        LossReport => "LOSS_REPORT",
-        PathReport => "PATH_REPORT",
-        Close => "CLOSE",
-        TcAeth => "TC_AETH",
-    }
-}
-
-fn flag_names(t: wire::MessageType, flags: u8) -> Vec<&'static str> {
-    use wire::MessageType as T;
-    let table: &[(u8, &str)] = match t {
-        T::Repair => &[(0x80, "RETX"), (0x40, "LAST"), (0x20, "INFO")],
-        T::RepairRequest => &[(0x20, "FALLBACK"), (0x10, "RANGES")],
-        T::PathReport => &[(0x80, "TRUNCATED")],
-        _ => &[],
-    };
-    table
-        .iter()
-        .filter(|(b, _)| flags & b != 0)
-        .map(|x| x.1)
-        .collect()
-}
-
-/// Pretty-prints one CREM message (octets after its Length are reported).
-pub fn decode_message(buf: &[u8]) -> Result<String, String> {
-    let (h, msg_octets) =
-        wire::Header::decode(buf).map_err(|e| format!("not a CREM message: {e}"))?;
-    let m = wire::decode(buf).map_err(|e| format!("invalid {}: {e}", type_name(h.msg_type)))?;
-    let mut s = String::new();
-    let flags = flag_names(h.msg_type, h.flags);
-    let _ = writeln!(
-        s,
-        "CREM {} (type {}), flags 0x{:02x}{}, length {}, flow ID {}",
-        type_name(h.msg_type),
-        h.msg_type.to_u8(),
-        h.flags,
-        if flags.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", flags.join(" "))
-        },
-        h.length,
-        h.flow_id
-    );
-    match m {
-        Message::Repair(r) => {
-            let _ = writeln!(s, "  config-id:    {}", r.config_id);
-            let _ = writeln!(s, "  scheme:       {:?}", r.scheme);
-            let _ = writeln!(s, "  k:            {}", r.k);
-            let _ = writeln!(s, "  repair-index: {}", r.repair_index);
-            let _ = writeln!(s, "  block-start:  {}", r.block_start);
-            let _ = writeln!(s, "  session-id:   {}", r.session_id);
-            let _ = writeln!(s, "  last:         {}", r.last);
-            let _ = writeln!(s, "  info:         {}", r.info);
-            let _ = writeln!(s, "  present:      {:?}", r.present);
-            if let Some(l) = r.lost {
-                let _ = writeln!(s, "  lost (L):     {l:?}");
-            }
-            let _ = writeln!(s, "  symbol:       {} octets", r.symbol.len());
-            s.push_str(&hex::dump(r.symbol, "    "));
-        }
-        other => {
-            let body = match other {
-                Message::Hello(x) => format!("{x:#?}"),
-                Message::HelloAck(x) => format!("{x:#?}"),
-                Message::ParamUpdate(x) => format!("{x:#?}"),
-                Message::ParamAck(x) => format!("{x:#?}"),
-                Message::RepairRequest(x) => format!("{x:#?}"),
-                Message::LossReport(x) => format!("{x:#?}"),
-                Message::PathReport(x) => format!("{x:#?}"),
-                Message::Close(x) => format!("{x:#?}"),
-                Message::TcAeth(x) => format!("{x:#?}"),
-                Message::Repair(x) => format!("{x:#?}"),
-            };
-            for line in body.lines() {
-                let _ = writeln!(s, "  {line}");
-            }
-        }
-    }
-    if buf.len() > msg_octets.len() {
-        let _ = writeln!(
-            s,
-            "({} octets after the message's Length were ignored)",
-            buf.len() - msg_octets.len()
-        );
-    }
-    Ok(s)
+/// "IPv4 192.0.2.1 -> 203.0.113.1, UDP 59821 -> 4791": the addressing of
+/// a datagram, as `roce` and every packet line of a capture print it.
+pub fn ip_udp_text(version: u8, src: IpAddr, dst: IpAddr, sport: u16, dport: u16) -> String {
+    format!("IPv{version} {src} -> {dst}, UDP {sport} -> {dport}")
 }
 
 /// Name of a BTH opcode, e.g. `RC SEND_ONLY`.
@@ -159,8 +66,8 @@ pub fn opcode_name(op: u8) -> String {
 pub struct RoceReport {
     #[serde(rename = "ip-version")]
     pub ip_version: u8,
-    pub src: String,
-    pub dst: String,
+    pub src: IpAddr,
+    pub dst: IpAddr,
     #[serde(rename = "src-port")]
     pub src_port: u16,
     #[serde(rename = "dst-port")]
@@ -208,19 +115,42 @@ pub struct RethReport {
     pub dma_len: u32,
 }
 
-fn ip_of(v: IpVersion, hdr: &[u8], off: usize) -> String {
+fn ip_of(v: IpVersion, hdr: &[u8], off: usize) -> IpAddr {
     match v {
         IpVersion::V4 => {
             let mut o = [0u8; 4];
             o.copy_from_slice(&hdr[off..off + 4]);
-            IpAddr::from(o).to_string()
+            IpAddr::from(o)
         }
         IpVersion::V6 => {
             let mut o = [0u8; 16];
             o.copy_from_slice(&hdr[off..off + 16]);
-            IpAddr::from(o).to_string()
+            IpAddr::from(o)
         }
     }
+}
+
+/// An AETH in IBA's words, e.g. "ACK, credit code 31 (no end-to-end flow
+/// control), MSN 1".
+fn aeth_text(a: &roce::Aeth) -> String {
+    use roce::{AethKind, NakCode};
+    let kind = match a.kind() {
+        AethKind::Ack { credit_code } => match a.credits() {
+            Some(c) => format!("ACK, credit code {credit_code} ({c} credits)"),
+            None => format!("ACK, credit code {credit_code} (no end-to-end flow control)"),
+        },
+        AethKind::RnrNak { timer } => format!("RNR NAK, timer code {timer}"),
+        AethKind::Nak(c) => match c {
+            NakCode::PsnSequenceError => "NAK, PSN sequence error".into(),
+            NakCode::InvalidRequest => "NAK, invalid request".into(),
+            NakCode::RemoteAccessError => "NAK, remote access error".into(),
+            NakCode::RemoteOperationalError => "NAK, remote operational error".into(),
+            NakCode::InvalidRdRequest => "NAK, invalid RD request".into(),
+            NakCode::Reserved(v) => format!("NAK, reserved code {v}"),
+        },
+        AethKind::Reserved => format!("reserved syndrome 0x{:02x}", a.syndrome),
+    };
+    format!("{kind}, MSN {}", a.msn)
 }
 
 /// Parses a RoCEv2 IP packet (starting at the IP header) and checks its ICRC.
@@ -238,13 +168,7 @@ pub fn roce_report(pkt: &[u8]) -> Result<RoceReport, String> {
     };
     let r = RocePacket::parse(p.payload()).map_err(|e| format!("not a RoCEv2 packet: {e}"))?;
     let computed = roce::icrc_from_ip_packet(pkt).map_err(|e| format!("ICRC: {e}"))?;
-    let aeth = r.aeth.map(|a| {
-        let credits = a
-            .credits()
-            .map(|c| format!(", {c} credits"))
-            .unwrap_or_default();
-        format!("{:?}, MSN {}{credits}", a.kind(), a.msn)
-    });
+    let aeth = r.aeth.as_ref().map(aeth_text);
     Ok(RoceReport {
         ip_version: if p.version == IpVersion::V4 { 4 } else { 6 },
         src,
@@ -283,12 +207,8 @@ pub fn roce_text(r: &RoceReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "IPv{} {} -> {}, UDP {} -> {}{}, TOS 0x{:02x} (ECN {})",
-        r.ip_version,
-        r.src,
-        r.dst,
-        r.src_port,
-        r.dst_port,
+        "{}{}, TOS 0x{:02x} (ECN {})",
+        ip_udp_text(r.ip_version, r.src, r.dst, r.src_port, r.dst_port),
         if r.dst_port == roce::ROCEV2_UDP_PORT {
             ""
         } else {
@@ -348,10 +268,11 @@ pub fn roce_text(r: &RoceReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::hex;
 
-    fn fixture(name: &str) -> Vec<u8> {
+    pub(crate) fn fixture(name: &str) -> Vec<u8> {
         let p = format!(
             "{}/../../rust/core/tests/fixtures/{name}",
             env!("CARGO_MANIFEST_DIR")
@@ -366,8 +287,8 @@ mod tests {
         assert!(r.icrc_ok);
         assert_eq!(r.opcode_name, "RC SEND_ONLY");
         assert_eq!(
-            (r.src.as_str(), r.dst.as_str()),
-            ("192.0.2.1", "203.0.113.1")
+            (r.src.to_string(), r.dst.to_string()),
+            ("192.0.2.1".into(), "203.0.113.1".into())
         );
         assert_eq!(r.dst_port, 4791);
         assert!(r.source);
@@ -392,36 +313,20 @@ mod tests {
     fn ack_and_read_fixtures() {
         let r = roce_report(&fixture("rxe-v4-op11.hex")).unwrap();
         assert!(r.icrc_ok && !r.source);
-        assert!(r.aeth.is_some());
+        assert_eq!(
+            r.aeth.as_deref(),
+            Some("ACK, credit code 31 (no end-to-end flow control), MSN 1")
+        );
+        let a = |syndrome: u8| aeth_text(&roce::Aeth { syndrome, msn: 5 });
+        assert_eq!(a(0x0a), "ACK, credit code 10 (32 credits), MSN 5");
+        assert_eq!(a(0x23), "RNR NAK, timer code 3, MSN 5");
+        assert_eq!(a(0x60), "NAK, PSN sequence error, MSN 5");
+        assert_eq!(a(0x7f), "NAK, reserved code 31, MSN 5");
+        assert_eq!(a(0x40), "reserved syndrome 0x40, MSN 5");
         let r = roce_report(&fixture("rxe-v4-op0c.hex")).unwrap();
         assert!(r.reth.is_some() && r.source);
         assert_eq!(opcode_name(0x81), "CNP");
         assert_eq!(opcode_name(0x64), "UD SEND_ONLY");
         assert_eq!(opcode_name(0xff), "other opcode 0xff");
-    }
-
-    #[test]
-    fn decodes_messages() {
-        let close = wire::Close {
-            flow_id: 7,
-            reason: wire::CloseReason::FlowEnded,
-        };
-        let mut buf = [0u8; 64];
-        let n = close.encode(&mut buf).unwrap();
-        let s = decode_message(&buf[..n]).unwrap();
-        assert!(
-            s.starts_with("CREM CLOSE (type 9), flags 0x00, length 12, flow ID 7\n"),
-            "{s}"
-        );
-        assert!(s.contains("FlowEnded"), "{s}");
-        // Trailing octets are reported, not an error.
-        let s = decode_message(&buf[..n + 2]).unwrap();
-        assert!(s.contains("2 octets after"), "{s}");
-        assert!(decode_message(&[0x21, 0, 0, 8, 0, 0, 0, 0])
-            .unwrap_err()
-            .contains("unsupported version 2"));
-        assert!(decode_message(&[0x19, 0, 0, 8, 0, 0, 0, 1])
-            .unwrap_err()
-            .starts_with("invalid CLOSE"));
     }
 }

@@ -12,6 +12,7 @@ mod model;
 mod nl;
 mod output;
 mod parse;
+mod pretty;
 mod uapi;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -502,10 +503,13 @@ prints what '-j show config' prints.",
     #[command(
         long_about = "\
 Decodes one CREM message (the UDP payload on the CREM port) with crem-core's
-strict codecs and prints its fields. INPUT is hex text, - to read hex from
+strict codecs and prints a header line (type, flags, length, Flow ID), then
+every field under the draft's name, one per line: PSNs decimal, registry
+values by name, bitmaps as positions. INPUT is hex text, - to read hex from
 standard input, or @FILE to read hex from a file; whitespace, ':' separators
 and '#' comments are ignored. With -j prints {\"type\", \"type-value\",
-\"flags\", \"length\", \"flow-id\", \"text\"}.",
+\"flags\", \"flag-names\", \"length\", \"flow-id\"} and the fields under
+the draft's names in kebab-case.",
         after_long_help = EXIT_STATUS
     )]
     Decode {
@@ -1465,22 +1469,8 @@ fn run(cli: Cli) -> Res {
         }
         Cmd::Decode { input } => {
             let b = hex_input(&input)?;
-            let text = inspect::decode_message(&b).map_err(Fail::Failed)?;
-            if j {
-                let (h, _) =
-                    crem_core::wire::Header::decode(&b).map_err(|e| Fail::Failed(e.to_string()))?;
-                let v = serde_json::json!({
-                    "type": text.split_whitespace().nth(1).unwrap_or(""),
-                    "type-value": h.msg_type.to_u8(),
-                    "flags": h.flags,
-                    "length": h.length,
-                    "flow-id": h.flow_id,
-                    "text": text,
-                });
-                out(&json(&v, pretty));
-            } else {
-                out(&text);
-            }
+            let d = pretty::decode(&b).map_err(Fail::Failed)?;
+            out(&if j { json(&d.json(), pretty) } else { d.text() });
         }
         Cmd::Roce { input } => {
             let b = hex_input(&input)?;
