@@ -3,8 +3,10 @@
 //! plus offline FEC / message / RoCEv2 tools built on crem-core.
 
 mod attr;
+mod capture;
 mod completions;
 mod conffile;
+mod dissect;
 mod fec;
 mod hex;
 mod inspect;
@@ -12,7 +14,9 @@ mod model;
 mod nl;
 mod output;
 mod parse;
+mod pcap;
 mod pretty;
+mod tcpdump;
 mod uapi;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -499,38 +503,49 @@ prints what '-j show config' prints.",
         action: FecAction,
     },
 
-    /// Pretty-print a CREM message given in hex
+    /// Pretty-print CREM messages: hex, tcpdump -x text, or a capture (-r)
     #[command(
-        long_about = "\
-Decodes one CREM message (the UDP payload on the CREM port) with crem-core's
-strict codecs and prints a header line (type, flags, length, Flow ID), then
-every field under the draft's name, one per line: PSNs decimal, registry
-values by name, bitmaps as positions. INPUT is hex text, - to read hex from
-standard input, or @FILE to read hex from a file; whitespace, ':' separators
-and '#' comments are ignored. With -j prints {\"type\", \"type-value\",
-\"flags\", \"flag-names\", \"length\", \"flow-id\"} and the fields under
-the draft's names in kebab-case.",
-        after_long_help = EXIT_STATUS
+        long_about = capture::DECODE_ABOUT,
+        after_long_help = capture::DECODE_HELP
     )]
     Decode {
         /// Hex (several words are joined), - (stdin) or @FILE
-        #[arg(required = true, value_name = "INPUT")]
+        #[arg(
+            value_name = "INPUT",
+            required_unless_present = "read",
+            conflicts_with = "read"
+        )]
         input: Vec<String>,
+        /// Read a pcap or pcapng capture (- for standard input)
+        #[arg(short = 'r', long = "read", value_name = "FILE")]
+        read: Option<PathBuf>,
+        /// Capture: decode the datagrams from or to this UDP port
+        #[arg(long, value_name = "N")]
+        port: Option<u16>,
+        /// Capture: a header line, then the fields one per line
+        #[arg(short = 'v', long)]
+        verbose: bool,
     },
 
-    /// Parse a RoCEv2 IP packet given in hex and check its ICRC
+    /// Parse RoCEv2 packets and check their ICRC: hex, tcpdump -x text, or -r
     #[command(
-        long_about = "\
-Parses a RoCEv2 packet starting at its IPv4 or IPv6 header (no Ethernet
-header): IP and UDP, the BTH and extension headers, whether CREM treats it as
-a source, and its ICRC, computed as rxe does. INPUT is hex, - or @FILE as for
-'decode'. Exits 1 if the ICRC does not match.",
-        after_long_help = EXIT_STATUS
+        long_about = capture::ROCE_ABOUT,
+        after_long_help = capture::ROCE_HELP
     )]
     Roce {
         /// Hex (several words are joined), - (stdin) or @FILE
-        #[arg(required = true, value_name = "INPUT")]
+        #[arg(
+            value_name = "INPUT",
+            required_unless_present = "read",
+            conflicts_with = "read"
+        )]
         input: Vec<String>,
+        /// Read a pcap or pcapng capture (- for standard input)
+        #[arg(short = 'r', long = "read", value_name = "FILE")]
+        read: Option<PathBuf>,
+        /// Capture: a header line, then the one-packet output
+        #[arg(short = 'v', long)]
+        verbose: bool,
     },
 
     /// Print a shell completion script
@@ -1212,17 +1227,21 @@ fn stdin_text() -> Res<String> {
         .map_err(|_| Fail::Usage("standard input: not UTF-8 text".into()))
 }
 
-/// HEX [HEX...], - (hex on stdin) or @FILE (hex in a file) → octets.
-fn hex_input(args: &[String]) -> Res<Vec<u8>> {
+/// HEX [HEX...], - (hex on stdin) or @FILE (hex in a file) → its text.
+fn input_text(args: &[String]) -> Res<String> {
     let arg = args.join(" ");
-    let text = if arg == "-" {
+    Ok(if arg == "-" {
         String::from_utf8_lossy(&read_input(std::path::Path::new("-"))?).into_owned()
     } else if let Some(f) = arg.strip_prefix('@') {
         String::from_utf8_lossy(&read_input(std::path::Path::new(f))?).into_owned()
     } else {
         arg
-    };
-    let b = hex::decode(&text).map_err(|e| Fail::Usage(format!("input is not hex: {e}")))?;
+    })
+}
+
+/// The octets of `input_text`'s text (nonempty).
+fn hex_bytes(text: &str) -> Res<Vec<u8>> {
+    let b = hex::decode(text).map_err(|e| Fail::Usage(format!("input is not hex: {e}")))?;
     if b.is_empty() {
         return Err(Fail::Usage("empty input".into()));
     }
@@ -1467,21 +1486,43 @@ fn run(cli: Cli) -> Res {
             let rec = fec::decode(&block, &rx).map_err(Fail::Failed)?;
             print_fec(&rec, ["source", "position", "payload"], j, pretty);
         }
-        Cmd::Decode { input } => {
-            let b = hex_input(&input)?;
-            let d = pretty::decode(&b).map_err(Fail::Failed)?;
-            out(&if j { json(&d.json(), pretty) } else { d.text() });
+        Cmd::Decode {
+            input,
+            read,
+            port,
+            verbose,
+        } => {
+            let mode = capture::Mode::Crem { port };
+            let opts = capture::Opts {
+                mode,
+                json: j,
+                verbose,
+            };
+            if let Some(b) = capture::input(&input, read, opts)? {
+                let d = pretty::decode(&b).map_err(Fail::Failed)?;
+                out(&if j { json(&d.json(), pretty) } else { d.text() });
+            }
         }
-        Cmd::Roce { input } => {
-            let b = hex_input(&input)?;
-            let r = inspect::roce_report(&b).map_err(Fail::Failed)?;
-            out(&if j {
-                json(&r, pretty)
-            } else {
-                inspect::roce_text(&r)
-            });
-            if !r.icrc_ok {
-                return Err(Fail::Failed("ICRC mismatch".into()));
+        Cmd::Roce {
+            input,
+            read,
+            verbose,
+        } => {
+            let opts = capture::Opts {
+                mode: capture::Mode::Roce,
+                json: j,
+                verbose,
+            };
+            if let Some(b) = capture::input(&input, read, opts)? {
+                let r = inspect::roce_report(&b).map_err(Fail::Failed)?;
+                out(&if j {
+                    json(&r, pretty)
+                } else {
+                    inspect::roce_text(&r)
+                });
+                if !r.icrc_ok {
+                    return Err(Fail::Failed("ICRC mismatch".into()));
+                }
             }
         }
         Cmd::Completions { shell } => {

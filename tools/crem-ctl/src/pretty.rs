@@ -2,9 +2,11 @@
 //! names of the draft ("Message Formats"; the private TC_AETH message under
 //! those of the windowless-ACK draft's T/C AETH fragment).
 //!
-//! One list of fields per message feeds both renderings, so the text and
+//! One list of fields per message feeds three renderings, so the text and
 //! the JSON cannot disagree:
-//! * [`Decoded::text`]: the header line, then one field per line;
+//! * [`Decoded::text`]: the header line, then one field per line
+//!   (`decode HEX`, `decode -r -v`);
+//! * [`Decoded::line`]: everything on one line (a packet of a capture);
 //! * [`Decoded::json`]: an object whose keys are the draft's names in
 //!   kebab-case.
 //!
@@ -94,7 +96,8 @@ enum Val {
     Addr(IpAddr),
     Ranges(Vec<PsnRange>, RangeKeys),
     Psns(Vec<Psn>),
-    /// Octets: a hex dump in text, a hex string in JSON.
+    /// Octets: a hex dump in text (left out of the one-line form, which has
+    /// their length in another field), a hex string in JSON.
     Bytes(Vec<u8>),
     /// Nested records (PATH_REPORT's hop entries), each titled `name N`.
     Items(&'static str, Vec<Vec<Field>>),
@@ -163,7 +166,7 @@ fn scheme_names(bits: u16) -> Vec<String> {
 }
 
 impl Val {
-    /// The value in the field-per-line text.
+    /// The value in `decode HEX`'s field-per-line text.
     fn text(&self) -> String {
         match self {
             Val::Num(n) => n.to_string(),
@@ -201,6 +204,25 @@ impl Val {
             Val::Bytes(b) => format!("{} octets", b.len()),
             Val::Items(_, items) => items.len().to_string(),
         }
+    }
+
+    /// The value in the one-line form; `None` leaves the field out.
+    fn line(&self) -> Option<String> {
+        Some(match self {
+            Val::Named(Some(name), _) => name.clone(),
+            Val::Named(None, n) => n.to_string(),
+            Val::Bitmap(b, _) => bitmap_runs(b),
+            Val::Schemes(bits) => scheme_names(*bits).join(","),
+            Val::Ranges(rs, _) => rs.iter().map(range_text).collect::<Vec<_>>().join(","),
+            Val::Psns(ps) => psn_runs(ps),
+            Val::Bytes(_) => return None,
+            Val::Items(_, items) => items
+                .iter()
+                .map(|it| format!("[{}]", line_fields(it)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => other.text(),
+        })
     }
 
     /// Adds the value to a JSON object under `key`.
@@ -245,6 +267,14 @@ impl Val {
         };
         m.insert(key.into(), v);
     }
+}
+
+fn line_fields(fields: &[Field]) -> String {
+    fields
+        .iter()
+        .filter_map(|x| x.val.line().map(|v| format!("{} {v}", x.label)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn json_fields(fields: &[Field]) -> Map<String, Value> {
@@ -627,6 +657,15 @@ impl Decoded {
         s
     }
 
+    /// Everything on one line (no newline): the header, then the fields.
+    pub fn line(&self) -> String {
+        let mut s = format!("{} | {}", self.head(), line_fields(&self.fields));
+        if self.trailing > 0 {
+            let _ = write!(s, " ({})", self.trailing_note());
+        }
+        s
+    }
+
     /// The header's fields, then the message's ("trailing-octets" only
     /// when there are some).
     pub fn json(&self) -> Map<String, Value> {
@@ -841,6 +880,8 @@ pub(crate) mod tests {
             let text = d.text();
             assert!(text.starts_with(&format!("CREM {name} (type ")), "{text}");
             assert!(!text.contains("{") && !text.contains("Some("), "{text}");
+            let line = d.line();
+            assert!(!line.contains('\n'), "{line}");
             let j = d.json();
             assert_eq!(j["type"], name);
             for f in &d.fields {
@@ -874,6 +915,13 @@ CREM REPAIR (type 1), flags 0x80 [RETX], length 52, flow ID 48879
   Repair Symbol:      16 octets
     0000  ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab  ................
 "
+        );
+        assert_eq!(
+            d.line(),
+            "CREM REPAIR (type 1), flags 0x80 [RETX], length 52, flow ID 48879 | \
+             Config ID 1, Scheme cauchy, k 40, Repair Index 2, Block Start PSN 4096, \
+             Repair Session ID 7, Symbol Length T 16, Present Bitmap 0-4,6-39, \
+             Lost Source Bitmap 0-2,39"
         );
         let j = Value::Object(d.json());
         assert_eq!(j["flag-names"], serde_json::json!(["RETX"]));
@@ -928,6 +976,12 @@ CREM PATH_REPORT (type 8), flags 0x80 [TRUNCATED], length 100, flow ID 0
             j(1),
             r#"{"type":"HELLO","type-value":2,"flags":0,"flag-names":[],"length":40,"flow-id":0,"flow-kind":"requests","af":4,"supported-schemes":["source-copy","cauchy","xor"],"max-k":64,"max-m":8,"max-t":1104,"rdma-mtu":1024,"sender-nonce":"0x0123456789abcdef","source-address":"192.0.2.1","destination-address":"203.0.113.1","flow-label":17,"dest-qp":17}"#
         );
+        let d = super::decode(&all[6].1).unwrap();
+        assert_eq!(
+            d.line(),
+            "CREM REPAIR_REQUEST (type 6), flags 0x30 [FALLBACK RANGES], length 20, flow ID 7 | \
+             Request ID 10, Range Count 2, Ranges 4096-4098,16777215-0"
+        );
         assert!(j(6).contains(
             r#""ranges":[{"start-psn":4096,"count":3},{"start-psn":16777215,"count":2}]"#
         ));
@@ -965,6 +1019,9 @@ CREM TC_AETH (type 12), flags 0x00, length 40, flow ID 7
             .ends_with("(2 octets after the message's Length were ignored)\n"));
         assert_eq!(d.json()["trailing-octets"], 2);
         assert_eq!(d.json()["reason"], 300);
+        assert!(d
+            .line()
+            .ends_with(" (2 octets after the message's Length were ignored)"));
         let e = |b: &[u8]| super::decode(b).err().unwrap();
         assert_eq!(
             e(&[0x21, 0, 0, 8, 0, 0, 0, 0]),
@@ -978,13 +1035,13 @@ CREM TC_AETH (type 12), flags 0x00, length 40, flow ID 7
         // decodes or fails cleanly.
         for (_, b) in every_message() {
             for n in 0..b.len() {
-                let _ = super::decode(&b[..n]).map(|d| (d.text(), d.json()));
+                let _ = super::decode(&b[..n]).map(|d| (d.text(), d.line(), d.json()));
             }
             for i in 0..b.len() {
                 for v in [0u8, 1, 0x7f, 0x80, 0xff] {
                     let mut c = b.clone();
                     c[i] = v;
-                    let _ = super::decode(&c).map(|d| (d.text(), d.json()));
+                    let _ = super::decode(&c).map(|d| (d.text(), d.line(), d.json()));
                 }
             }
         }
