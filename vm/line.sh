@@ -8,8 +8,9 @@
 #             packet protected; bridged traffic (br_netfilter) passes
 #             unprotected; held packets dropped with their deleted input
 #             device; a HELLO flood leaves local protection alone; a forged
-#             REPAIR_REQUEST answered within the retransmission budget (vm/guest/edges.sh; CREM_PARTS="ce gro"
-#             runs some)
+#             REPAIR_REQUEST answered within the retransmission budget;
+#             receiver flows charged to the netns's memory cgroup stop at
+#             its limit (vm/guest/edges.sh; CREM_PARTS="ce gro" runs some)
 #   churn     teardown racing live traffic: flow deletion, port and role
 #             flips, input-device deletion with packets held, netns
 #             destruction, a HELLO flood; then rmmod. NOT yet in make
@@ -45,7 +46,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

@@ -7,6 +7,7 @@
 #include <linux/module.h>
 #include <linux/hash.h>
 #include <linux/jhash.h>
+#include <linux/rculist_nulls.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -19,6 +20,8 @@
 #include <linux/netfilter_bridge.h>
 #include <linux/rtnetlink.h>
 #include <net/gso.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -93,11 +96,21 @@ struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_k
 
 static struct crem_flow *crem_lookup_id(struct crem_flows *t, __be32 peer, u32 id, u8 side)
 {
+	u32 slot = crem_id_hash(t, peer, id, side);
+	struct hlist_nulls_node *n;
 	struct crem_flow *f;
 
-	hlist_for_each_entry_rcu(f, &t->by_id[crem_id_hash(t, peer, id, side)], id_node)
-		if (f->flow_id == id && f->peer == peer && f->key.side == side)
+again:
+	hlist_nulls_for_each_entry_rcu(f, n, &t->by_id[slot], id_node)
+		if (READ_ONCE(f->flow_id) == id && f->peer == peer && f->key.side == side)
 			return f;
+	/*
+	 * The walk ended on another chain's terminator: a flow it passed
+	 * moved there (its ID changed, crem_glue_flow_set_id) and the rest of
+	 * this chain was skipped. Walk it again.
+	 */
+	if (get_nulls_value(n) != slot)
+		goto again;
 	return NULL;
 }
 
@@ -195,7 +208,7 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 
 	spin_lock(&t->lock);
 	lockdep_assert_held(&f->lock);
-	f->flow_id = id;
+	WRITE_ONCE(f->flow_id, id);
 	/* Its HELLO is answered: no other HELLO_ACK looks for it. */
 	if (f->nonce_hashed) {
 		hlist_del_rcu(&f->nonce_node);
@@ -207,16 +220,16 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 	 * the grace period and would stay reachable from by_id.
 	 *
 	 * A flow whose ID changes (a new session) moves to another chain
-	 * without a grace period. That is memory-safe (nodes are freed only
-	 * after one) but a lookup walking the old chain at that instant may
-	 * follow the node into the new chain and miss a flow after it: one
-	 * message counted as drop-msg-no-flow, which the protocol recovers
-	 * from (the sender repeats it).
+	 * without a grace period: memory-safe (nodes are freed only after
+	 * one), and a lookup walking the old chain that follows the node into
+	 * the new one ends on the new chain's terminator and walks again
+	 * (crem_lookup_id), so it misses no flow.
 	 */
 	if (f->linked) {
 		if (f->id_hashed)
-			hlist_del_rcu(&f->id_node);
-		hlist_add_head_rcu(&f->id_node, &t->by_id[crem_id_hash(t, f->peer, id, f->key.side)]);
+			hlist_nulls_del_rcu(&f->id_node);
+		hlist_nulls_add_head_rcu(&f->id_node,
+					 &t->by_id[crem_id_hash(t, f->peer, id, f->key.side)]);
 		f->id_hashed = true;
 		t->gen++;
 	}
@@ -357,6 +370,7 @@ static void crem_create_work(struct work_struct *w)
 {
 	struct crem_net *cn = container_of(w, struct crem_net, flows.create_work);
 	struct crem_flows *t = &cn->flows;
+	struct mem_cgroup *old;
 	struct crem_create *rq;
 
 	for (;;) {
@@ -369,7 +383,9 @@ static void crem_create_work(struct work_struct *w)
 		spin_unlock_bh(&t->lock);
 		if (!rq)
 			return;
+		old = set_active_memcg(t->memcg);
 		crem_create_one(cn, rq);
+		set_active_memcg(old);
 		kfree(rq);
 		cond_resched();
 	}
@@ -558,6 +574,7 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 		f->ifindex = skb->dev->ifindex;
 	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
 		ether_addr_copy(f->h_source, eth_hdr(skb)->h_source);
+	f->mark = skb->mark;
 	f->tos = iph->tos;
 	f->ttl = iph->ttl;
 	f->frag_off = iph->frag_off;
@@ -927,7 +944,7 @@ void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 	hlist_del_rcu(&f->key_node);
 	hlist_del_rcu(&f->pair_node);
 	if (f->id_hashed)
-		hlist_del_rcu(&f->id_node);
+		hlist_nulls_del_rcu(&f->id_node);
 	if (f->nonce_hashed)
 		hlist_del_rcu(&f->nonce_node);
 	f->id_hashed = false;
@@ -1031,8 +1048,14 @@ void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
 
 void crem_flows_init(struct crem_flows *t)
 {
+	u32 i;
+
 	spin_lock_init(&t->lock);
+	for (i = 0; i < ARRAY_SIZE(t->by_id); i++)
+		INIT_HLIST_NULLS_HEAD(&t->by_id[i], i);
 	t->seed = get_random_u32();
+	/* pernet init runs in the task that makes the netns. */
+	t->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&t->list);
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
@@ -1066,4 +1089,6 @@ void crem_flows_exit(struct crem_net *cn)
 	__crem_flows_flush(cn, false);
 	/* No flow is left to mark an event. */
 	cancel_work_sync(&t->ev_work);
+	mem_cgroup_put(t->memcg);
+	t->memcg = NULL;
 }

@@ -62,7 +62,8 @@ struct crem_flow_ctr {
 };
 
 struct crem_flow {
-	struct hlist_node key_node, id_node, pair_node, nonce_node;
+	struct hlist_node key_node, pair_node, nonce_node;
+	struct hlist_nulls_node id_node;
 	struct list_head all; /* crem_flows.list, for dumps and teardown */
 	struct list_head kill; /* private list of a teardown */
 	struct rcu_head rcu;
@@ -89,7 +90,8 @@ struct crem_flow {
 	u8 tos, ttl;
 	__be16 sport, frag_off;
 	bool noted;
-	int ifindex; /* host mode: where the flow's packets arrive */
+	u32 mark; /* of the last packet (restored packets route by it) */
+	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
 	u16 close_reason; /* of the pending close-received */
@@ -112,6 +114,13 @@ struct crem_flow {
 };
 
 /* Flow memory and the spare pool (crem_pool.c). */
+/*
+ * A flow's own memory (engine, stores) is charged to the netns's memory
+ * cgroup (crem_flows.memcg) and may fail there: a flow that cannot be had
+ * passes unprotected, counted (drop-flow-alloc), rather than reclaim hard
+ * or OOM-kill a task of the cgroup to make room for it.
+ */
+#define CREM_GFP_FLOW (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 struct crem_flow *crem_flow_alloc(u8 side);
 void crem_flow_free(struct crem_flow *f);
 struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side);
@@ -187,6 +196,7 @@ bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb);
 /* Restored and held packets (crem_inject.c). */
 struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len);
 void crem_inject(struct crem_flow *f, struct sk_buff *skb);
+bool crem_inject_own(const struct sk_buff *skb);
 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);

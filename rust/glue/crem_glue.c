@@ -50,6 +50,9 @@ static unsigned int crem_nf_hook(void *priv, struct sk_buff *skb,
 	unsigned int l4off, peek;
 	u32 hook = (uintptr_t)priv;
 
+	/* A gateway's restored packet on its way through (crem_inject.c). */
+	if (hook == CREM_HOOK_FORWARD && unlikely(crem_inject_own(skb)))
+		return NF_ACCEPT;
 	if (state->pf == NFPROTO_IPV4) {
 		const struct iphdr *iph = ip_hdr(skb);
 

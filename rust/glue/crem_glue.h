@@ -16,10 +16,12 @@
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
+#include <linux/list_nulls.h>
 #include "crem_engine.h"
 
 struct net;
 struct socket;
+struct mem_cgroup;
 
 /* Per-netns flow table (crem_flow.h). */
 #define CREM_FLOW_HBITS 8
@@ -35,7 +37,9 @@ struct crem_pool {
 struct crem_flows {
 	spinlock_t lock;
 	struct hlist_head by_key[1 << CREM_FLOW_HBITS];
-	struct hlist_head by_id[1 << CREM_FLOW_HBITS];
+	/* Nulls-terminated (each chain ends in its own index): a flow whose ID
+	 * changes moves between chains under RCU readers (crem_lookup_id). */
+	struct hlist_nulls_head by_id[1 << CREM_FLOW_HBITS];
 	/* Address pairs (the reverse direction's RDMA ACKs find their sender
 	 * flows here), and sender flows awaiting HELLO_ACK by HELLO nonce. */
 	struct hlist_head by_pair[1 << CREM_FLOW_HBITS];
@@ -58,6 +62,12 @@ struct crem_flows {
 	struct delayed_work gc_work;
 	struct work_struct ev_work; /* flow-change notifications */
 	struct crem_pool pool;
+	/*
+	 * The memory cgroup of the task that made the netns: flows made by
+	 * work items (creation, pool refills) are charged to it as the ones
+	 * made by netlink are to the caller, not to the kworker's root cgroup.
+	 */
+	struct mem_cgroup *memcg;
 	bool closing;
 };
 

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Restored and held packets go on toward the RDMA receiver as if they came
- * from the network: in gateway mode, out of the forwarding route; in host
- * mode, into this host's receive path on the device the flow arrives on.
- * There they pass the LOCAL_IN hook again, where the CRF sees a PSN it has
- * already delivered (a duplicate, counted as such) and lets it through.
+ * Restored and held packets go on toward the RDMA receiver.
  *
- * Known gap (README, issue 12 item 10): in gateway mode a restored packet
- * leaves by the route to its destination, without the FORWARD rules, the
- * conntrack/NAT and the iif/mark routing its original would have met.
- * Entering it through the input device's receive path instead (as host
- * mode does) was tried and made the VM hang under churn; it needs its own
- * work.
+ * A held packet is an original stopped at our hook, the last of its chain:
+ * in gateway mode it has passed PREROUTING, its input route and the FORWARD
+ * rules, so it leaves by the route it has (dst_output); in host mode it
+ * enters this host's receive path on the device the flow arrives on.
+ *
+ * A restored packet never crossed this node, so it takes the path its
+ * original would have: in host mode the receive path of the device the
+ * flow's packets arrive on (it passes LOCAL_IN again, where the CRF sees a
+ * PSN it has already delivered: a duplicate, counted as such, let through);
+ * in gateway mode the router's own path from that device on
+ * (crem_forward_restored): PREROUTING, the input route (iif, tos and mark
+ * rules), ip_forward (TTL, MTU, xfrm policy, the FORWARD chain) and the
+ * output's POSTROUTING, so the operator's policy holds for it as for the
+ * original (issue 12 item 10).
  *
  * A restored packet is rebuilt around its RoCEv2 UDP payload from the flow's
- * template (addresses, source port, DSCP, TTL of its last packet); UDP
- * checksum 0 as RoCEv2 allows, and no ECN marking (the draft: "Restored
+ * template (addresses, source port, DSCP, TTL and mark of its last packet);
+ * UDP checksum 0 as RoCEv2 allows, and no ECN marking (the draft: "Restored
  * packets carry no ECN marking"; a CE of the lost original is not ours to
  * repeat, and the template's is another packet's). The caller fills in the
  * IPv4 Identification (solved from the ICRC) and the header checksum.
@@ -24,6 +28,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <linux/percpu.h>
 #include <net/dst.h>
 #include <net/inet_ecn.h>
 #include <linux/netdevice.h>
@@ -36,25 +41,14 @@
 
 struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len)
 {
-	struct net *net = f->cn->net;
-	struct flowi4 fl4 = { .daddr = f->key.daddr, .flowi4_proto = IPPROTO_UDP };
 	struct sk_buff *skb;
 	struct udphdr *uh;
 	struct iphdr *iph;
-	struct rtable *rt = NULL;
 	u32 hlen = sizeof(*iph) + sizeof(*uh);
 
-	if (!f->host) {
-		rt = ip_route_output_key(net, &fl4);
-		if (IS_ERR(rt))
-			return NULL;
-	}
 	skb = alloc_skb(LL_MAX_HEADER + hlen + len, GFP_ATOMIC);
-	if (!skb) {
-		if (rt)
-			ip_rt_put(rt);
+	if (!skb)
 		return NULL;
-	}
 	skb_reserve(skb, LL_MAX_HEADER + hlen);
 	skb_put_data(skb, p, len);
 	uh = skb_push(skb, sizeof(*uh));
@@ -71,15 +65,18 @@ struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len)
 	iph->tot_len = htons(hlen + len);
 	iph->id = 0;
 	iph->frag_off = f->frag_off;
-	/* The TTL the original would have had after this hop. */
-	iph->ttl = f->ttl;
+	/*
+	 * The template's TTL is read at our hook: in gateway mode (FORWARD)
+	 * after this hop's decrement, which forwarding the restored packet
+	 * applies again; in host mode (LOCAL_IN) as delivered.
+	 */
+	iph->ttl = f->host ? f->ttl : min_t(u32, f->ttl + 1, 255);
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = f->key.saddr;
 	iph->daddr = f->key.daddr; /* id and checksum: crem_glue_crf_restored */
 	skb->protocol = htons(ETH_P_IP);
 	skb->ip_summed = CHECKSUM_NONE;
-	if (rt)
-		skb_dst_set(skb, &rt->dst);
+	skb->mark = f->mark;
 	return skb;
 }
 
@@ -141,12 +138,85 @@ static int crem_deliver_local(struct crem_flow *f, struct sk_buff *skb)
 	return err;
 }
 
+/*
+ * The restored packet this CPU is forwarding (crem_forward_restored), which
+ * our own FORWARD hook lets through untouched (crem_inject_own): the CRF
+ * that restored it has delivered it already, and the flow's lock is held
+ * meanwhile. Set and cleared around one synchronous pass with BH disabled,
+ * so no other packet runs our hook on this CPU in between; a packet that a
+ * hook queues (NFQUEUE) comes back later without the mark, and the CRF sees
+ * a PSN it has delivered: a duplicate, let through.
+ */
+static DEFINE_PER_CPU(const struct sk_buff *, crem_fwd_skb);
+
+bool crem_inject_own(const struct sk_buff *skb)
+{
+	return raw_cpu_read(crem_fwd_skb) == skb;
+}
+
+/* PREROUTING passed: the input route, then the forwarding path. */
+static int crem_forward_route(struct net *net, struct sock *sk, struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	int err;
+
+	err = ip_route_input_noref(skb, iph->daddr, iph->saddr, iph->tos, skb->dev);
+	if (err) {
+		kfree_skb_reason(skb, err == -EXDEV ? SKB_DROP_REASON_IP_RPFILTER :
+						      SKB_DROP_REASON_IP_INNOROUTES);
+		return err;
+	}
+	/* The original crossed this router: anything but a forwarding route
+	 * (the destination became local, broadcast) is not its path. */
+	if (skb_rtable(skb)->rt_type != RTN_UNICAST) {
+		kfree_skb_reason(skb, SKB_DROP_REASON_IP_INNOROUTES);
+		return -EHOSTUNREACH;
+	}
+	/* ip_forward, or what the route says (dst_input without its
+	 * INDIRECT_CALL, whose targets a module cannot name). */
+	return READ_ONCE(skb_dst(skb)->input)(skb);
+}
+
+static int crem_forward_restored(struct crem_flow *f, struct sk_buff *skb)
+{
+	struct net *net = f->cn->net;
+	struct net_device *dev;
+	int err;
+
+	DEBUG_NET_WARN_ON_ONCE(!in_softirq());
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(net, f->ifindex);
+	if (!dev) {
+		rcu_read_unlock();
+		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
+		return -ENODEV;
+	}
+	skb->dev = dev;
+	skb->skb_iif = dev->ifindex;
+	IPCB(skb)->iif = dev->ifindex;
+	skb->pkt_type = PACKET_HOST;
+	__this_cpu_write(crem_fwd_skb, skb);
+	err = NF_HOOK(NFPROTO_IPV4, NF_INET_PRE_ROUTING, net, NULL, skb, dev, NULL,
+		      crem_forward_route);
+	__this_cpu_write(crem_fwd_skb, NULL);
+	rcu_read_unlock();
+	return err;
+}
+
+/*
+ * @skb goes on toward the RDMA receiver (see the top of this file). Called
+ * with the flow's lock held, BH disabled. A gateway's restored packets are
+ * the ones without a route: a held original keeps the route it arrived with
+ * (crem_crf_packet holds only those that have one).
+ */
 void crem_inject(struct crem_flow *f, struct sk_buff *skb)
 {
 	int err;
 
 	if (f->host)
 		err = crem_deliver_local(f, skb);
+	else if (!skb_dst(skb))
+		err = crem_forward_restored(f, skb);
 	else
 		err = dst_output(f->cn->net, NULL, skb);
 	if (err)

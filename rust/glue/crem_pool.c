@@ -10,6 +10,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -26,12 +28,12 @@ void crem_flow_free(struct crem_flow *f)
 /* A zeroed flow of @side with its engine memory and stores, uninitialised. */
 struct crem_flow *crem_flow_alloc(u8 side)
 {
-	struct crem_flow *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	struct crem_flow *f = kzalloc(sizeof(*f), CREM_GFP_FLOW);
 
 	if (!f)
 		return NULL;
 	f->key.side = side;
-	f->eng = kvzalloc(crem_rs_engine_size(side), GFP_KERNEL_ACCOUNT);
+	f->eng = kvzalloc(crem_rs_engine_size(side), CREM_GFP_FLOW);
 	if (!f->eng || crem_store_alloc(f)) {
 		crem_flow_free(f);
 		return NULL;
@@ -42,6 +44,8 @@ struct crem_flow *crem_flow_alloc(u8 side)
 static void crem_pool_refill(struct work_struct *w)
 {
 	struct crem_pool *p = container_of(w, struct crem_pool, refill);
+	struct crem_flows *t = container_of(p, struct crem_flows, pool);
+	struct mem_cgroup *old = set_active_memcg(t->memcg);
 	u8 side;
 
 	for (side = 0; side < 2; side++) {
@@ -56,12 +60,12 @@ static void crem_pool_refill(struct work_struct *w)
 			spin_unlock_bh(&p->lock);
 			f = crem_flow_alloc(side);
 			if (!f)
-				return; /* the next take tries again */
+				goto out; /* the next take tries again */
 			spin_lock_bh(&p->lock);
 			if (p->closing) {
 				spin_unlock_bh(&p->lock);
 				crem_flow_free(f);
-				return;
+				goto out;
 			}
 			list_add(&f->all, &p->free[side]);
 			p->n[side]++;
@@ -69,6 +73,8 @@ static void crem_pool_refill(struct work_struct *w)
 			cond_resched();
 		}
 	}
+out:
+	set_active_memcg(old);
 }
 
 /* From softirq: a spare flow of @side, or NULL (then one is on its way). */

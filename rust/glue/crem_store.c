@@ -37,13 +37,13 @@ void crem_mem_uncharge(struct crem_flow *f, u32 n)
 int crem_store_alloc(struct crem_flow *f)
 {
 	if (f->key.side == CREM_SIDE_CSF) {
-		f->slots = kvcalloc(CREM_CSF_SLOTS, sizeof(*f->slots), GFP_KERNEL_ACCOUNT);
+		f->slots = kvcalloc(CREM_CSF_SLOTS, sizeof(*f->slots), CREM_GFP_FLOW);
 		return f->slots ? 0 : -ENOMEM;
 	}
-	f->slots = kvcalloc(CREM_CRF_WINDOW, sizeof(*f->slots), GFP_KERNEL_ACCOUNT);
-	f->rep = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep), GFP_KERNEL_ACCOUNT);
-	f->rep_len = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep_len), GFP_KERNEL_ACCOUNT);
-	f->held = kvcalloc(CREM_CRF_HELD, sizeof(*f->held), GFP_KERNEL_ACCOUNT);
+	f->slots = kvcalloc(CREM_CRF_WINDOW, sizeof(*f->slots), CREM_GFP_FLOW);
+	f->rep = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep), CREM_GFP_FLOW);
+	f->rep_len = kvcalloc(CREM_CRF_REPAIRS, sizeof(*f->rep_len), CREM_GFP_FLOW);
+	f->held = kvcalloc(CREM_CRF_HELD, sizeof(*f->held), CREM_GFP_FLOW);
 	return f->slots && f->rep && f->rep_len && f->held ? 0 : -ENOMEM;
 }
 

@@ -4,6 +4,10 @@
 # 3% on the WAN, n1 restores. Checked:
 #   - restored packets reach n3, none failing its ICRC;
 #   - restored packets carry no ECN marking (the sources are all ECT(0));
+#   - restored packets obey n1's FORWARD policy: an nft rule there drops
+#     every packet whose PSN is 5 mod 32, so none such reaches n3 although
+#     n1 restores them (they go through PREROUTING, the input route and
+#     FORWARD like the originals: issue 12 item 10);
 #   - skb drops traced from crem.ko (skb:kfree_skb) are the ones it counts.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
@@ -46,6 +50,35 @@ expect "sources ECT(0) at n3, restored ones not-ECT (no ECN marking)" \
 counted=$(( icrc1 + $(stat_of n1 drop-msg-invalid) + $(stat_of n2 drop-msg-invalid) + $(stat_of n1 drop-send) + $(stat_of n2 drop-send) ))
 expect "skb drops traced from crem.ko are the ones it counts" \
   "[ $(wc -l </tmp/kfree_skb.txt) -le $counted ]" "traced $(wc -l </tmp/kfree_skb.txt), counted $counted: $(head -5 /tmp/kfree_skb.txt)"
+
+# The operator's FORWARD policy at n1: PSNs 5 mod 32 never leave. The
+# originals stop at the rule; their repairs still reach n1, whose CRF
+# restores them: those must meet the same rule. Before (restored packets
+# left by ip_route_output and dst_output) 50 of them reached n3.
+X n1 nft -f - <<'NFT' || bad "nft rule" ""
+table inet crem_test {
+  chain forward_rules {
+    type filter hook forward priority 0;
+    ip daddr 203.0.113.1 udp dport 4791 @th,152,8 & 0x1f == 5 counter drop
+  }
+}
+NFT
+res0=$(stat_of n1 totals.restored) if0=$(stat_of n1 totals.inject-failures)
+run policy
+res2=$(( $(stat_of n1 totals.restored) - res0 ))
+if2=$(( $(stat_of n1 totals.inject-failures) - if0 ))
+dropped=$(X n1 nft list chain inet crem_test forward_rules | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+sent5=$(( $(cat /tmp/policy.sent) / 32 ))
+echo "policy: n1 restored $res2 more ($if2 not sent on); the FORWARD rule dropped $dropped packets (about $sent5 were sent with PSN 5 mod 32)"
+expect "n1's FORWARD rule holds for restored packets: none with PSN 5 mod 32 reached n3" \
+  "[ $(rx policy psn5) = 0 ] && [ $res2 -ge 20 ]" "$(cat /tmp/policy.rx); restored $res2"
+# The rule drops each original that got past netem (about 97 %), and every
+# restoration of a PSN 5 mod 32 that n1 sends on: n1 counts those as not
+# sent on (inject-failures), and the rule's count holds both. Before,
+# inject-failures stayed 0 and the rule saw the originals only (104 of 107).
+expect "the rule dropped n1's restorations of what it dropped (counted as not sent on)" \
+  "[ $if2 -ge 10 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
+  "dropped $dropped of $sent5; inject-failures $if2"
 
 line_down
 rmmod crem || bad "rmmod" ""

@@ -37,6 +37,13 @@
 #            retained (the responder does not ACK: the retention stays
 #            full); the answers refused are counted (retx-budget-limited)
 #            and the lost packets are still restored.
+#   memcg:   the line's netns are made by a task in a memory cgroup whose
+#            limit leaves room for a few flows; n2 then sends n1 HELLOs for
+#            many more: the receiver flows (made by work items, from the
+#            spare pool or the creation queue) are charged to that cgroup,
+#            not to the kworkers' root, so their number stops at the limit
+#            (drop-flow-alloc), memory.current stays within memory.max, and
+#            no task is OOM-killed for them (the charge may fail instead).
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -332,7 +339,42 @@ EOF
   line_down
 }
 
-for p in $(echo "${arg_parts:-ce gro bridge devgone flood amplify}" | tr : " "); do
+part_memcg() {
+  cg=/sys/fs/cgroup
+  { mountpoint -q $cg || mount -t cgroup2 none $cg; } &&
+    echo +memory >$cg/cgroup.subtree_control && mkdir -p $cg/crem ||
+    { bad "memcg: a cgroup2 memory controller" "$(ls $cg 2>&1)"; return 1; }
+  # This shell makes the netns from inside the cgroup (pernet init runs in
+  # the task that makes the netns), then leaves it: no task is left there.
+  echo $$ >$cg/crem/cgroup.procs
+  line_up "delay 2ms"
+  echo $$ >$cg/cgroup.procs
+  gateways adaptive off k 8 m 2 max-flows 512 || return 1
+  base=$(cat $cg/crem/memory.current)
+  # Room for 2 MiB more: some tens of receiver flows (about 60 KiB each
+  # charged when this part was written: 33 flows in 2 MiB).
+  room=2097152
+  echo $((base + room)) >$cg/crem/memory.max
+  X n2 python3 /tmp/fl/hello.py 3000 200 0.005 || { bad "memcg: hello.py" ""; return 1; }
+  sleep 2
+  crf=$(X n1 "$CTL" -j flow | python3 -c "import json,sys
+print(sum(1 for f in json.load(sys.stdin)['flow'] if f['side'] == 'crf'))")
+  nomem=$(stat_of n1 drop-flow-alloc)
+  cur=$(cat $cg/crem/memory.current) peak=$(cat $cg/crem/memory.peak 2>/dev/null || echo 0)
+  ev=$(tr '\n' ' ' <$cg/crem/memory.events)
+  maxev=$(sed -n 's/^max //p' $cg/crem/memory.events) oomk=$(sed -n 's/^oom_kill //p' $cg/crem/memory.events)
+  echo "memcg: n1 made $crf receiver flows for 200 HELLOs ($nomem refused for memory); cgroup memory $base -> $cur (peak $peak, max $((base + room))); events: $ev"
+  # Before (work items charged the kworkers' root cgroup): 200 flows, 0
+  # refused, memory.current unchanged.
+  expect "memcg: the receiver flows made by work items are charged to the netns's cgroup, and stop at its limit" \
+    "[ $crf -ge 1 ] && [ $crf -lt 200 ] && [ $nomem -ge 1 ] && [ $cur -le $((base + room)) ] && [ ${maxev:-0} -ge 1 ] && [ $((cur - base)) -ge $((crf * 16384)) ]" \
+    "receiver flows $crf, drop-flow-alloc $nomem, memory.current $base -> $cur (max $((base + room))), events $ev"
+  expect "memcg: no task OOM-killed for a flow" "[ ${oomk:-0} = 0 ]" "events $ev"
+  line_down
+  echo max >$cg/crem/memory.max
+}
+
+for p in $(echo "${arg_parts:-ce gro bridge devgone flood amplify memcg}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
