@@ -43,9 +43,9 @@ sender=$!
   done ) &
 hellos=$!
 # Random flow deletions in both gateways.
-ip netns exec n1 python3 /tmp/fl/churn_del.py "$secs" 8 >/tmp/del.n1 2>&1 &
+ip netns exec n1 python3 /tmp/fl/churn_del.py "$secs" 2 >/tmp/del.n1 2>&1 &
 del1=$!
-ip netns exec n2 python3 /tmp/fl/churn_del.py "$secs" 8 >/tmp/del.n2 2>&1 &
+ip netns exec n2 python3 /tmp/fl/churn_del.py "$secs" 2 >/tmp/del.n2 2>&1 &
 del2=$!
 
 flips=0 devdel=0 nsdel=0 held_seen=0
