@@ -262,17 +262,19 @@ pub(crate) mod tests {
         p
     }
 
+    /// The EtherType of an IP packet, by its version.
+    fn ethertype(ip: &[u8]) -> u16 {
+        if ip[0] >> 4 == 6 {
+            ETH_P_IPV6
+        } else {
+            ETH_P_IP
+        }
+    }
+
     /// An Ethernet frame around an IP packet.
     pub fn ethernet(ip: &[u8]) -> Vec<u8> {
         let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
-        f.extend(
-            if ip[0] >> 4 == 6 {
-                ETH_P_IPV6
-            } else {
-                ETH_P_IP
-            }
-            .to_be_bytes(),
-        );
+        f.extend(ethertype(ip).to_be_bytes());
         f.extend(ip);
         f
     }
@@ -280,14 +282,7 @@ pub(crate) mod tests {
     /// A Linux cooked (SLL) frame around an IP packet.
     pub fn sll(ip: &[u8]) -> Vec<u8> {
         let mut f = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0];
-        f.extend(
-            if ip[0] >> 4 == 6 {
-                ETH_P_IPV6
-            } else {
-                ETH_P_IP
-            }
-            .to_be_bytes(),
-        );
+        f.extend(ethertype(ip).to_be_bytes());
         f.extend(ip);
         f
     }

@@ -1,29 +1,9 @@
 //! `crem-ctl decode -r` / `roce -r` and tcpdump text as the operator runs
 //! them: output, summary, exit status of the built binary.
 
-use std::io::Write;
+mod common;
+use common::run;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-
-/// Runs crem-ctl: (exit status, stdout, stderr).
-fn run(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_crem-ctl"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("crem-ctl runs");
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().expect("exited"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 fn unhex(s: &str) -> Vec<u8> {
     let d: String = s

@@ -1,28 +1,11 @@
 //! `crem-ctl fec` as the operator runs it: exit status, messages and
 //! output of the built binary (no kernel module needed).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
-/// Runs crem-ctl with `args` and `stdin`: (exit status, stdout, stderr).
+/// Runs crem-ctl with `args` and text on stdin.
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_crem-ctl"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("crem-ctl runs");
-    // crem-ctl exits on a bad argument without reading its input.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().expect("exited"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::run(args, stdin.as_bytes())
 }
 
 /// The draft's Coding Example block: "RDMA-PKT-0".."RDMA-PKT-3".
