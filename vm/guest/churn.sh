@@ -64,8 +64,15 @@ while [ $round -lt 2 ] || [ "$(date +%s)" -lt $end ]; do
   X n1 "$CTL" set role disabled && sleep 0.3 && X n1 "$CTL" set role gateway && flips=$((flips + 1))
   sleep 1
   # The input device of n1's held packets goes away while they are held.
-  # (grep, not python: a python start takes seconds under KASAN and TCG)
-  h=$(X n1 "$CTL" -j flow 2>/dev/null | grep -o '"side":"crf"' | wc -l)
+  # ... once n1 has receiver flows again (the role flip removed them; on
+  # the debug kernel they take seconds to come back), within 20 s. grep,
+  # not python: a python start takes seconds under KASAN and TCG.
+  t=0 h=0
+  while [ $t -lt 40 ]; do
+    h=$(X n1 "$CTL" -j flow 2>/dev/null | grep -o '"side":"crf"' | wc -l)
+    [ "${h:-0}" -gt 0 ] && break
+    sleep 0.5; t=$((t + 1))
+  done
   [ "${h:-0}" -gt 0 ] && held_seen=$((held_seen + 1))
   ip -n n1 link del v1 && devdel=$((devdel + 1))
   sleep 0.5
