@@ -12,8 +12,8 @@
 #          retransmission carries a new IPv4 ID, hence a new ICRC, and a block
 #          decoded with it restores a packet that fails the check; it is
 #          dropped and falls back), and write_bw goodput (median of three
-#          transfers) is >= 70% of the reference (the goal
-#          is 90%); READ responses (their own flows, Flow Kind 192) are
+#          transfers) against the reference is printed (the goal is 90%,
+#          issue 13 #9; not asserted, see below); READ responses (their own flows, Flow Kind 192) are
 #          restored too. The same transfers without CREM are the demo's
 #          (its off cells; make check runs it as demo-short). At the end
 #          gwa's sender flows are deleted: gwb must notify flow-change
@@ -123,8 +123,16 @@ case $case_ in
       "[ \$(restored_kind $out/crem responses) -gt 0 ]"
     check "CREM, 1% loss: ICRC failures <= 10% of restored" \
       "[ \$((\$(gw $out/crem totals.icrc-failures) * 10)) -le \$(gw $out/crem totals.restored) ]"
-    check "CREM, 1% loss: goodput >= 70% of loss-free" \
-      "awk 'BEGIN{exit !($lossy >= 0.7 * $ref && $ref > 0)}'"
+    # The goodput ratio above is a measurement, printed, not asserted: the
+    # brief checks performance with printed numbers, never with timed
+    # tests, and this one's spread on the shared 2-core TCG machine straddles
+    # any useful bound (write_bw at 1 %, the same code, four runs at stop
+    # 23: 0.66, 0.70, 0.99, 1.03 of loss-free; without CREM the demo has
+    # read 0.27 to 0.69). A ">= 0.7" check here failed make check-full on
+    # noise. Raising the ratio, measured over >= 3 trials beside go-back-N,
+    # is issue 13 #9; the checks of this case are what CREM must do:
+    # every transfer completed and verified, packets and READ responses
+    # restored, no ICRC failure beyond the bound.
     check "CREM loss-free: every transfer completed and verified" "all_done $out/ref && all_verified $out/ref"
     # wan.sh pins one of gwa's sender flows (flow set), then tries a bad pin
     # and adaptive on a fixed flow: the kernel's reasons come back verbatim.
