@@ -21,7 +21,6 @@
 #include <linux/rtnetlink.h>
 #include <net/gso.h>
 #include <linux/memcontrol.h>
-#include <linux/sched/mm.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -355,7 +354,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 
 static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 {
-	struct crem_flow *f = crem_flow_alloc(rq->key.side);
+	struct crem_flow *f = crem_flow_alloc(&cn->flows, rq->key.side);
 
 	if (!f || crem_flow_setup(cn, f, rq)) {
 		if (f)
@@ -370,7 +369,6 @@ static void crem_create_work(struct work_struct *w)
 {
 	struct crem_net *cn = container_of(w, struct crem_net, flows.create_work);
 	struct crem_flows *t = &cn->flows;
-	struct mem_cgroup *old;
 	struct crem_create *rq;
 
 	for (;;) {
@@ -383,9 +381,7 @@ static void crem_create_work(struct work_struct *w)
 		spin_unlock_bh(&t->lock);
 		if (!rq)
 			return;
-		old = set_active_memcg(t->memcg);
 		crem_create_one(cn, rq);
-		set_active_memcg(old);
 		kfree(rq);
 		cond_resched();
 	}
@@ -493,7 +489,7 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 				   READ_ONCE(cn->cfg.max_flows));
 		return -ENOSPC;
 	}
-	f = crem_flow_alloc(CREM_SIDE_CSF);
+	f = crem_flow_alloc(t, CREM_SIDE_CSF);
 	if (!f) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return -ENOMEM;

@@ -121,7 +121,7 @@ struct crem_flow {
  * or OOM-kill a task of the cgroup to make room for it.
  */
 #define CREM_GFP_FLOW (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
-struct crem_flow *crem_flow_alloc(u8 side);
+struct crem_flow *crem_flow_alloc(struct crem_flows *t, u8 side);
 void crem_flow_free(struct crem_flow *f);
 struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side);
 void crem_pool_init(struct crem_pool *p);

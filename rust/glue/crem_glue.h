@@ -63,9 +63,9 @@ struct crem_flows {
 	struct work_struct ev_work; /* flow-change notifications */
 	struct crem_pool pool;
 	/*
-	 * The memory cgroup of the task that made the netns: flows made by
-	 * work items (creation, pool refills) are charged to it as the ones
-	 * made by netlink are to the caller, not to the kworker's root cgroup.
+	 * The memory cgroup of the task that made the netns: every flow of the
+	 * netns is charged to it (crem_flow_alloc), those made by work items
+	 * too, not to the kworkers' root cgroup.
 	 */
 	struct mem_cgroup *memcg;
 	bool closing;

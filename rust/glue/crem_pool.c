@@ -25,19 +25,26 @@ void crem_flow_free(struct crem_flow *f)
 	kfree(f);
 }
 
-/* A zeroed flow of @side with its engine memory and stores, uninitialised. */
-struct crem_flow *crem_flow_alloc(u8 side)
+/*
+ * A zeroed flow of @side with its engine memory and stores, uninitialised,
+ * charged to @t's memory cgroup whoever asks (netlink, or a work item
+ * whose own cgroup is the kworkers' root).
+ */
+struct crem_flow *crem_flow_alloc(struct crem_flows *t, u8 side)
 {
+	struct mem_cgroup *old = set_active_memcg(t->memcg);
 	struct crem_flow *f = kzalloc(sizeof(*f), CREM_GFP_FLOW);
 
 	if (!f)
-		return NULL;
+		goto out;
 	f->key.side = side;
 	f->eng = kvzalloc(crem_rs_engine_size(side), CREM_GFP_FLOW);
 	if (!f->eng || crem_store_alloc(f)) {
 		crem_flow_free(f);
-		return NULL;
+		f = NULL;
 	}
+out:
+	set_active_memcg(old);
 	return f;
 }
 
@@ -45,7 +52,6 @@ static void crem_pool_refill(struct work_struct *w)
 {
 	struct crem_pool *p = container_of(w, struct crem_pool, refill);
 	struct crem_flows *t = container_of(p, struct crem_flows, pool);
-	struct mem_cgroup *old = set_active_memcg(t->memcg);
 	u8 side;
 
 	for (side = 0; side < 2; side++) {
@@ -58,14 +64,14 @@ static void crem_pool_refill(struct work_struct *w)
 				break;
 			}
 			spin_unlock_bh(&p->lock);
-			f = crem_flow_alloc(side);
+			f = crem_flow_alloc(t, side);
 			if (!f)
-				goto out; /* the next take tries again */
+				return; /* the next take tries again */
 			spin_lock_bh(&p->lock);
 			if (p->closing) {
 				spin_unlock_bh(&p->lock);
 				crem_flow_free(f);
-				goto out;
+				return;
 			}
 			list_add(&f->all, &p->free[side]);
 			p->n[side]++;
@@ -73,8 +79,6 @@ static void crem_pool_refill(struct work_struct *w)
 			cond_resched();
 		}
 	}
-out:
-	set_active_memcg(old);
 }
 
 /* From softirq: a spare flow of @side, or NULL (then one is on its way). */
