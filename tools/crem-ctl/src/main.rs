@@ -370,7 +370,12 @@ With -j, one JSON object per line (even with --pretty):
 {\"event\": \"flow-up\" | \"flow-down\" | \"flow-change\", \"flow\": FLOW}, FLOW as in
 'crem-ctl flow --help'. Output is flushed after each event, so it can be
 piped. A notification the kernel could not send (out of memory) is counted
-in the drop-notify counter of 'crem-ctl stats'. Joining the group needs
+in the drop-notify counter of 'crem-ctl stats'. The socket asks for an
+8 MiB receive buffer (past net.core.rmem_max with CAP_NET_ADMIN); if a
+burst still overflows it, the kernel drops notifications for this
+listener: crem-ctl says so on standard error, prints {\"event\": \"lost\"}
+with -j (what the reader knows may be stale: read 'crem-ctl -j flow'),
+and goes on listening. Joining the group needs
 CAP_NET_ADMIN over the namespace (the flow notifications carry Flow IDs).",
         after_long_help = const_format_read()
     )]
@@ -1348,7 +1353,20 @@ fn run(cli: Cli) -> Res {
             c.subscribe(MCGRP_EVENTS)?;
             let mut n = 0u64;
             while count.is_none_or(|c| n < c) {
-                for m in c.recv_notifications()? {
+                let msgs = match c.recv_notifications()? {
+                    nl::Notifications::Msgs(m) => m,
+                    nl::Notifications::Lost => {
+                        eprintln!(
+                            "crem-ctl: notifications lost: the socket's receive buffer \
+                             overflowed; 'crem-ctl flow' shows the current state"
+                        );
+                        if j {
+                            out(&json(&serde_json::json!({ "event": "lost" }), false));
+                        }
+                        continue;
+                    }
+                };
+                for m in msgs {
                     let Some(event) = op_name(m.cmd) else {
                         continue;
                     };

@@ -494,15 +494,26 @@ impl Conn {
         self.sock
             .add_membership(id)
             .map_err(|e| Error::Io("join multicast group", e))?;
+        // A burst (a role disabled with thousands of flows sends a
+        // flow-down for each) must not overflow the default buffer (about
+        // 200 KiB, some 100 notifications): ask for NOTIFY_RCVBUF, past
+        // net.core.rmem_max when privileged. Best effort: an overflow is
+        // still reported by recv_notifications.
+        if set_int_opt(&self.sock, libc::SO_RCVBUFFORCE, NOTIFY_RCVBUF).is_err() {
+            let _ = set_int_opt(&self.sock, libc::SO_RCVBUF, NOTIFY_RCVBUF);
+        }
         set_rcv_timeout(&self.sock, None).map_err(|e| Error::Io("SO_RCVTIMEO", e))
     }
 
     /// Blocks for the next batch of notifications of the family.
-    pub fn recv_notifications(&mut self) -> Result<Vec<CremMsg>, Error> {
-        let (data, _) = self
-            .sock
-            .recv_from_full()
-            .map_err(|e| Error::Io("recv", e))?;
+    pub fn recv_notifications(&mut self) -> Result<Notifications, Error> {
+        let data = match self.sock.recv_from_full() {
+            Ok((data, _)) => data,
+            // The kernel dropped notifications for this socket: its buffer
+            // was full. The socket stays usable; the caller says so.
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => return Ok(Notifications::Lost),
+            Err(e) => return Err(Error::Io("recv", e)),
+        };
         let mut out = Vec::new();
         let mut off = 0usize;
         while off + NLMSG_HDRLEN <= data.len() {
@@ -522,7 +533,37 @@ impl Conn {
                 out.push(g.payload);
             }
         }
-        Ok(out)
+        Ok(Notifications::Msgs(out))
+    }
+}
+
+/// The receive buffer a subscriber asks for (see [`Conn::subscribe`]).
+pub const NOTIFY_RCVBUF: i32 = 8 << 20;
+
+/// What one read of the multicast socket gave.
+pub enum Notifications {
+    Msgs(Vec<CremMsg>),
+    /// The kernel dropped notifications because the socket's buffer was
+    /// full (ENOBUFS): what the reader knows of the flows may be stale.
+    Lost,
+}
+
+/// setsockopt(SOL_SOCKET, opt, v) for an int option.
+fn set_int_opt(sock: &Socket, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: a valid fd owned by `sock` and an int of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
