@@ -11,7 +11,9 @@ built field by field; the fields that the module checks before a handler
 sees the message (Flow ID, the flow's addresses and QP for HELLO and
 PATH_REPORT, config id, scheme, k, T) are taken from the target's live flows
 most of the time, learnt over genetlink from the target netns every second,
-so mutations get past the first checks into the engines. Then some are
+and a HELLO_ACK echoes the nonce of a HELLO the target sent (read off the
+wire in the peer's netns, as an on-path attacker could), so mutations get
+past the first checks into the engines. Then some are
 mutated (truncation, extension, bit flips, interesting values, a wrong
 Length, splices of the corpus), and some datagrams are blind random bytes.
 They leave from the configured peer, an allow-listed reporter and a
@@ -19,8 +21,9 @@ stranger. The peer's own CREM runs too, so to show what the fuzzer alone
 reaches, for the last --window fraction of the run the peer's genuine
 messages (from its CREM port) are dropped before the target (nft in the
 target netns): the target's handlers count only the fuzzer's then, and
-their counts by type over that window are printed ("window reach"). Deterministic for a seed and a flow table: the seed is printed,
-and the flow tables learnt go to the console. The last messages sent are
+their counts by type over that window are printed ("window reach").
+Deterministic for a seed, a flow table and the nonces seen: the seed is
+printed, and the flow tables learnt go to the console. The last messages sent are
 kept in --last (hex, one a line) so a crash leaves its inputs behind."""
 import argparse
 import os
@@ -49,6 +52,10 @@ class Gen:
         self.corpus = corpus
         self.fixtures = fixtures  # RoCE UDP payloads (BTH..ICRC) for symbols
         self.flows = []
+        # Nonces of the target's recent HELLOs, seen on the wire: a HELLO_ACK
+        # reaches a CSF only with its HELLO's nonce (the draft's defence
+        # against blind injection), so the fuzzer plays the on-path attacker.
+        self.nonces = []
 
     # -- field choices ------------------------------------------------------
     def pick(self, side):
@@ -130,7 +137,8 @@ class Gen:
         body = struct.pack('!BBHBBHHHQ', kind, af, self.u(16, 0b111), self.u(8, 255),
                            self.u(8, 16), self.u(16, 4200), self.u(16, 1024), 0, self.u(64, 1))
         if ack:
-            body = body[:12] + struct.pack('!QHH', self.u(64, 0), self.u(16, 64), 0)
+            nonce = self.r.choice(self.nonces) if self.nonces else None
+            body = body[:12] + struct.pack('!QHH', self.u(64, nonce), self.u(16, 64), 0)
             return self.header(3, 0, self.u(32, 0 if self.r.random() < 0.5 else None), body)
         a, label = self.addrs(f, af)
         body += a + struct.pack('!I', label)
@@ -335,6 +343,29 @@ def main():
         s.bind((addr, 0))
         s.setblocking(False)
         socks[who] = s
+    # The target's HELLOs to the peer, for their nonces (see Gen.nonces).
+    sniff = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+    sniff.setblocking(False)
+    target_ip = socket.inet_aton(host)
+    hellos = 0
+
+    def sniff_nonces():
+        nonlocal hellos
+        for _ in range(256):
+            try:
+                p = sniff.recv(2048)
+            except BlockingIOError:
+                return
+            ihl = (p[0] & 0xf) * 4 if p else 0
+            if len(p) < ihl + 8 + 28 or p[9] != 17 or p[12:16] != target_ip:
+                continue
+            if struct.unpack('!H', p[ihl + 2:ihl + 4])[0] != int(port):
+                continue
+            m = p[ihl + 8:]
+            if m[0] & 0xf == 2:  # HELLO: its nonce follows a 12-octet prefix of the body
+                hellos += 1
+                gen.nonces = (gen.nonces + [struct.unpack('!Q', m[20:28])[0]])[-16:]
+
     # PATH_REPORT is the reporters' message; the others are the peer's.
     def source(label):
         c = rng.random()
@@ -383,6 +414,7 @@ def main():
                     f.write('\n'.join(last[-256:]) + '\n')
                 os.replace(a.last + '.tmp', a.last)
                 last = last[-256:]
+        sniff_nonces()
         for _ in range(a.batch):
             label, m = gen.next()
             who = source(label)
@@ -409,7 +441,8 @@ def main():
         print('wire: window reach (handled, the peer silent): ' +
               ' '.join(f'{k}={after[k] - before[k]}' for k in genl.MSG_TYPES), flush=True)
     dt = time.time() - t0
-    print(f'wire: sent {n} datagrams in {dt:.0f} s ({n / dt:.0f}/s), {errs} send errors', flush=True)
+    print(f'wire: sent {n} datagrams in {dt:.0f} s ({n / dt:.0f}/s), {errs} send errors; '
+          f'{hellos} HELLOs of the target seen', flush=True)
     print('wire: by type ' + ' '.join(f'{k}={v}' for k, v in sorted(sent.items())), flush=True)
     print('wire: by source ' + ' '.join(f'{k}={v}' for k, v in by_src.items()), flush=True)
     print(f'wire-execs={n}', flush=True)
