@@ -7,7 +7,7 @@ use super::value::{
     parse_epsilon_ppb, parse_peer_list, parse_size, parse_uint,
 };
 use super::Words;
-use crate::model::{enum_val, Config};
+use crate::model::{enum_val, Config, EnumVal};
 use crate::uapi::{self, AttrSpec, CONFIG_SET};
 
 /// The keys of `crem-ctl set`, in display order: (key, attribute name,
@@ -116,70 +116,27 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         let names: Vec<&str> = KEYS.iter().map(|x| x.0).collect();
         format!("unknown key '{key}' (keys: {})", names.join(", "))
     })?;
-    let dup = |set: bool| -> Result<(), String> {
-        if set {
-            Err(format!("{k} given more than once"))
-        } else {
-            Ok(())
-        }
-    };
+    // The integer keys are named as their attributes.
+    let int = || parse_int_for(k, k, value);
     match k {
-        "port" => {
-            dup(c.port.is_some())?;
-            c.port = Some(parse_int_for(k, "port", value)? as u16);
-        }
-        "role" => {
-            dup(c.role.is_some())?;
-            let v = uapi::enum_value(uapi::ROLE, &value.to_ascii_lowercase()).ok_or_else(|| {
-                format!(
-                    "role: expected one of {}, got '{value}'",
-                    uapi::ROLE.join("|")
-                )
-            })?;
-            c.role = Some(enum_val(uapi::ROLE, v.into()));
-        }
-        "recovery" => {
-            dup(c.recovery.is_some())?;
-            let v =
-                uapi::enum_value(uapi::RECOVERY, &value.to_ascii_lowercase()).ok_or_else(|| {
-                    format!(
-                        "recovery: expected one of {}, got '{value}'",
-                        uapi::RECOVERY.join("|")
-                    )
-                })?;
-            c.recovery = Some(enum_val(uapi::RECOVERY, v.into()));
-        }
-        "adaptive" => {
-            dup(c.adaptive.is_some())?;
-            c.adaptive = Some(parse_bool(k, value)? as u8);
-        }
-        "k" => {
-            dup(c.k.is_some())?;
-            c.k = Some(parse_int_for(k, "k", value)? as u8);
-        }
-        "m" => {
-            dup(c.m.is_some())?;
-            c.m = Some(parse_int_for(k, "m", value)? as u8);
-        }
-        "symbol-len" => {
-            dup(c.symbol_len.is_some())?;
-            let v = if matches!(value.to_ascii_lowercase().as_str(), "auto" | "derived") {
-                0
+        "port" => once(&mut c.port, k, || Ok(int()? as u16)),
+        "role" => once(&mut c.role, k, || parse_enum(k, uapi::ROLE, value)),
+        "recovery" => once(&mut c.recovery, k, || parse_enum(k, uapi::RECOVERY, value)),
+        "adaptive" => once(&mut c.adaptive, k, || Ok(parse_bool(k, value)? as u8)),
+        "k" => once(&mut c.k, k, || Ok(int()? as u8)),
+        "m" => once(&mut c.m, k, || Ok(int()? as u8)),
+        "symbol-len" => once(&mut c.symbol_len, k, || {
+            if matches!(value.to_ascii_lowercase().as_str(), "auto" | "derived") {
+                Ok(0)
             } else {
-                parse_int_for(k, "symbol-len", value)?
-            };
-            c.symbol_len = Some(v as u16);
-        }
-        "epsilon" => {
-            dup(c.epsilon_ppb.is_some())?;
-            c.epsilon_ppb = Some(parse_epsilon_ppb(k, value)? as u32);
-        }
-        "m-cong" => {
-            dup(c.m_cong.is_some())?;
-            c.m_cong = Some(parse_int_for(k, "m-cong", value)? as u8);
-        }
-        "hold" => {
-            dup(c.hold_us.is_some())?;
+                Ok(int()? as u16)
+            }
+        }),
+        "epsilon" => once(&mut c.epsilon_ppb, k, || {
+            Ok(parse_epsilon_ppb(k, value)? as u32)
+        }),
+        "m-cong" => once(&mut c.m_cong, k, || Ok(int()? as u8)),
+        "hold" => once(&mut c.hold_us, k, || {
             let us = parse_duration_us(k, value)?;
             let max = spec("hold-us").max.unwrap_or(u64::MAX);
             if us > max {
@@ -188,21 +145,37 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
                     format_duration_us(max as u32)
                 ));
             }
-            c.hold_us = Some(us as u32);
-        }
-        "max-flows" => {
-            dup(c.max_flows.is_some())?;
-            c.max_flows = Some(parse_int_for(k, "max-flows", value)? as u32);
-        }
-        "max-memory" => {
-            dup(c.max_memory.is_some())?;
-            c.max_memory = Some(check_range(k, "max-memory", parse_size(k, value)?)?);
-        }
-        "reporter" => extend_list(&mut c.reporter, k, parse_addr_list(k, value)?)?,
-        "peer" => extend_list(&mut c.peer, k, parse_peer_list(k, value)?)?,
+            Ok(us as u32)
+        }),
+        "max-flows" => once(&mut c.max_flows, k, || Ok(int()? as u32)),
+        "max-memory" => once(&mut c.max_memory, k, || {
+            check_range(k, "max-memory", parse_size(k, value)?)
+        }),
+        "reporter" => extend_list(&mut c.reporter, k, parse_addr_list(k, value)?),
+        "peer" => extend_list(&mut c.peer, k, parse_peer_list(k, value)?),
         _ => unreachable!("every key of KEYS is handled"),
     }
+}
+
+/// Sets a key that may be given once. A second one is refused before its
+/// value is read: the repetition is the mistake to report.
+fn once<T>(
+    slot: &mut Option<T>,
+    key: &str,
+    value: impl FnOnce() -> Result<T, String>,
+) -> Result<(), String> {
+    if slot.is_some() {
+        return Err(format!("{key} given more than once"));
+    }
+    *slot = Some(value()?);
     Ok(())
+}
+
+/// The value of an enum key (role, recovery) by its name, in any case.
+fn parse_enum(key: &str, names: &'static [&'static str], value: &str) -> Result<EnumVal, String> {
+    let v = uapi::enum_value(names, &value.to_ascii_lowercase())
+        .ok_or_else(|| format!("{key}: expected one of {}, got '{value}'", names.join("|")))?;
+    Ok(enum_val(names, v.into()))
 }
 
 /// Adds `items` to a list key's value (`Some(empty)` is `none`, clearing the
