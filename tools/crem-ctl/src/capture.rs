@@ -13,12 +13,13 @@
 
 use crate::dissect::{self, Skip};
 use crate::pcap::{self, Record};
+use crate::stdio::out;
 use crate::{inspect, pretty, tcpdump, Fail, Res};
 use crem_core::roce::ROCEV2_UDP_PORT;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What to look for in each datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,25 +263,6 @@ fn plural(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-/// The input of `decode`/`roce`: a capture (-r FILE, or tcpdump text in
-/// INPUT), which is run here (`None`), or the octets of one message or
-/// packet in INPUT.
-pub fn input(args: &[String], read: Option<PathBuf>, opts: Opts) -> Res<Option<Vec<u8>>> {
-    if let Some(f) = read {
-        return run_file(&f, opts).map(|()| None);
-    }
-    let text = crate::input_text(args)?;
-    if tcpdump::looks_like(&text) {
-        return run_text(&text, opts).map(|()| None);
-    }
-    if let Mode::Crem { port: Some(_) } = opts.mode {
-        return Err(Fail::Usage(
-            "--port selects the packets of a capture (-r FILE or tcpdump -x text)".into(),
-        ));
-    }
-    crate::hex_bytes(&text).map(Some)
-}
-
 /// Runs the command over a capture file (`-` for standard input): prints
 /// each packet as it is read, then the summary on stderr.
 pub fn run_file(path: &Path, opts: Opts) -> Res {
@@ -300,7 +282,7 @@ pub fn run_file(path: &Path, opts: Opts) -> Res {
         while let Some(rec) = r.next_record()? {
             let time = rec.time.map(|t| t.to_string());
             if let Some(s) = c.packet(&rec, time.as_deref()) {
-                crate::out(&s);
+                out(&s);
             }
         }
         Ok(())
@@ -314,7 +296,7 @@ pub fn run_text(text: &str, opts: Opts) -> Res {
     let mut c = Capture::new(opts);
     for (rec, time) in &pkts {
         if let Some(s) = c.packet(rec, time.as_deref()) {
-            crate::out(&s);
+            out(&s);
         }
     }
     finish(&c, Ok(()))
@@ -334,119 +316,6 @@ fn finish(c: &Capture, read: Result<(), String>) -> Res {
         None => Ok(()),
     }
 }
-
-pub const DECODE_ABOUT: &str = "\
-Decodes CREM messages with crem-core's strict codecs and prints every field
-under the draft's name.
-
-INPUT is one message, the UDP payload on the CREM port, as hex text (several
-words are joined; whitespace, ':' separators and '#' comments are ignored),
-- to read it from standard input, or @FILE to read it from a file. It prints
-a header line (type, flags, length, Flow ID), then one field per line.
-
-tcpdump -x, -xx, -X or -XX text (lines '0x0000:  4500 ...' under each
-packet's summary line) on standard input or in @FILE is read as a capture:
--x dumps start at the IP header, -xx dumps at the Ethernet or Linux cooked
-header, recognised by its protocol field.
-
--r FILE reads a pcap or pcapng capture (tcpdump -w, Wireshark, dumpcap; -
-for standard input) of Ethernet (VLAN tags too), Linux cooked (SLL, SLL2:
-tcpdump -i any) or raw IP frames, IPv4 or IPv6. Which UDP datagrams it
-decodes: with --port N those from or to port N, reporting any that does not
-decode; without --port every datagram that decodes as a CREM message (the
-capture does not say which port is the CREM port), except on RoCEv2's port
-4791. A capture prints one line per message,
-    NUMBER TIME IPvV SRC -> DST, UDP SPORT -> DPORT | HEADER | FIELDS
-TIME is seconds since the epoch to the capture's resolution ('-' when the
-packet has none; the summary line's first word for tcpdump text). At the
-end a summary goes to standard error: packets read, decoded, invalid, and
-skipped by reason (not IP, not UDP, IP fragments, cut by the snap length,
-other ports, not CREM, unsupported link type, malformed headers).";
-
-pub const DECODE_HELP: &str = "\
-NOTATION:
-    Field names are the draft's (\"Message Formats\"); those of TC_AETH, the
-    private type 12, are the T/C AETH fields of the windowless-ACK draft.
-    PSNs are decimal and QPs 0x%06x (as in 'roce' and 'flow'); the Sender
-    Nonce is hex; schemes (as 'set scheme' names them), PARAM_ACK statuses,
-    CLOSE reasons, methods and loss causes by name with their value in
-    parentheses, '7 (unassigned)' when the registry has no name; bitmaps as
-    positions, '0-2,4' for 0, 1, 2 and 4, with their count and wire words.
-
-JSON (-j):
-    One message: {\"type\", \"type-value\", \"flags\", \"flag-names\",
-    \"length\", \"flow-id\", then the fields under the draft's names in
-    kebab-case, e.g. \"block-start-psn\": 256, \"present-bitmap\": [0, 1, 2]}.
-    Registry values are names, or numbers when unassigned; \"sender-nonce\"
-    is a hex string (it exceeds the integers JSON readers keep exact);
-    \"flow-label\" comes with \"dest-qp\" for RoCEv2 flows; -p indents
-    one message (a capture's objects stay one per line).
-    A capture prints one object per line, {\"packet\", \"time\" (a string,
-    or null), \"ip-version\", \"src\", \"dst\", \"src-port\", \"dst-port\",
-    \"crem\": {the message}}, with \"error\" in place of \"crem\" for a
-    datagram that does not decode, and the summary as one object
-    {\"summary\": {\"packets\", \"decoded\", \"invalid\", \"skipped\":
-    {REASON: N}}} on standard error.
-
-EXAMPLES:
-    crem-ctl decode 1900000c0000000700010000
-    crem-ctl -j decode @repair.hex | jq '.\"present-bitmap\"'
-    tcpdump -i any -w crem.pcap udp port 7470
-    crem-ctl decode -r crem.pcap --port 7470
-    crem-ctl decode -r crem.pcap -v | less
-    tcpdump -i eth0 -w - udp | crem-ctl -j decode -r - |
-        jq -c 'select(.crem.type == \"REPAIR_REQUEST\")'
-    tcpdump -nn -x -r crem.pcap -c 1 | crem-ctl decode -
-
-EXIT STATUS:
-    0  the message decoded; a capture was read to its end and every
-       datagram it selected decoded
-    1  the message does not decode; a capture is malformed or truncated
-       (the error names the byte offset; the packets before it are
-       printed), or a datagram on --port does not decode
-    2  usage error: unreadable input, not hex, malformed tcpdump text, --port
-       without a capture";
-
-pub const ROCE_ABOUT: &str = "\
-Parses RoCEv2 packets: IP and UDP, the BTH and its extension headers,
-whether CREM treats the packet as a source (it carries a new PSN), and the
-ICRC, computed as rxe does.
-
-INPUT is one packet starting at its IPv4 or IPv6 header (no link-layer
-header), as hex, - or @FILE as for 'decode'; tcpdump -x or -xx text there
-is read as a capture.
-
--r FILE reads a pcap or pcapng capture (- for standard input; link types
-and IP versions as for 'decode -r') and parses every UDP datagram to port
-4791, one line per packet: its NUMBER and TIME, then what one packet prints,
-its lines joined with ' | '. At the end a summary goes to standard error:
-packets read, decoded, ICRC mismatches, invalid, and skipped by reason.";
-
-pub const ROCE_HELP: &str = "\
-JSON (-j):
-    {\"ip-version\", \"src\", \"dst\", \"src-port\", \"dst-port\", \"tos\",
-    \"ecn\", \"opcode\", \"opcode-name\", \"psn\", \"dest-qp\", \"pkey\",
-    \"ack-req\", \"se\", \"fecn\", \"becn\", \"pad-count\", \"source\",
-    \"reth\": {\"va\", \"rkey\", \"dma-len\"}, \"aeth\", \"src-qp\",
-    \"immediate\" (these four when present), \"payload-len\", \"icrc\",
-    \"icrc-computed\", \"icrc-ok\"}. A capture prints one such object per
-    line, \"packet\" and \"time\" first (\"error\" in place of the report
-    for a datagram that does not parse), and the summary {\"summary\":
-    {\"packets\", \"decoded\", \"invalid\", \"icrc-mismatch\", \"skipped\"}}
-    on standard error.
-
-EXAMPLES:
-    crem-ctl roce @rust/core/tests/fixtures/rxe-v4-op04.hex
-    tcpdump -i eth0 -w rdma.pcap udp port 4791
-    crem-ctl roce -r rdma.pcap
-    crem-ctl -j roce -r rdma.pcap | jq -c 'select(.\"icrc-ok\" | not)'
-
-EXIT STATUS:
-    0  the packet parsed and its ICRC matches; a capture was read to its
-       end, and every datagram to port 4791 parsed with a matching ICRC
-    1  an ICRC mismatch, a packet that does not parse, or a malformed or
-       truncated capture (the error names the byte offset)
-    2  usage error: unreadable input, not hex, malformed tcpdump text";
 
 #[cfg(test)]
 mod tests {

@@ -2,14 +2,46 @@
 //! generates from the CLI definition, with its bash script repaired for a
 //! hyphenated binary name.
 
-use clap::Command;
+use crate::stdio::out;
+use crate::{Cli, Res};
+use clap::{Command, CommandFactory, ValueEnum};
 use clap_complete::Shell;
 
+/// Print a shell completion script
+#[derive(clap::Args, Debug)]
+#[command(long_about = "\
+Prints a completion script for SHELL on standard output, e.g.
+    crem-ctl completions bash > /etc/bash_completion.d/crem-ctl
+    crem-ctl completions zsh > \"${fpath[1]}/_crem-ctl\"
+    crem-ctl completions fish > ~/.config/fish/completions/crem-ctl.fish")]
+pub struct Args {
+    #[arg(value_enum)]
+    shell: CompletionShell,
+}
+
+// The shells whose scripts are checked (tests below); clap_complete knows more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+pub fn run(a: Args) -> Res {
+    let sh = match a.shell {
+        CompletionShell::Bash => Shell::Bash,
+        CompletionShell::Zsh => Shell::Zsh,
+        CompletionShell::Fish => Shell::Fish,
+    };
+    out(&script(sh, &mut Cli::command()));
+    Ok(())
+}
+
 /// The name completion is registered for.
-pub const BIN: &str = "crem-ctl";
+const BIN: &str = "crem-ctl";
 
 /// The completion script for `shell`.
-pub fn script(shell: Shell, cmd: &mut Command) -> String {
+fn script(shell: Shell, cmd: &mut Command) -> String {
     let mut buf = Vec::new();
     clap_complete::generate(shell, cmd, BIN, &mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
@@ -35,11 +67,10 @@ fn fix_bash_state_names(script: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
     use std::process::Command as Process;
 
     fn generated(shell: Shell) -> String {
-        script(shell, &mut crate::Cli::command())
+        script(shell, &mut Cli::command())
     }
 
     /// What bash offers for `line` (ending where TAB is pressed): the
@@ -180,5 +211,12 @@ mod tests {
             // zsh and fish show the subcommands' one-line help.
             assert!(text.contains("Set up a sender flow"), "{sh:?}");
         }
+    }
+
+    #[test]
+    fn only_the_checked_shells() {
+        use clap::Parser;
+        assert!(Cli::try_parse_from(["crem-ctl", "completions", "fish"]).is_ok());
+        assert!(Cli::try_parse_from(["crem-ctl", "completions", "tcsh"]).is_err());
     }
 }

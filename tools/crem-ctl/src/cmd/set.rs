@@ -1,0 +1,90 @@
+//! `crem-ctl set KEY VALUE...`: changes configuration keys in one
+//! config-set. The keys and their values are parse/config.rs's.
+
+use crate::help;
+use crate::nl::Conn;
+use crate::parse::parse_set_args;
+use crate::request::set_config;
+use crate::{Fail, Res};
+
+/// Change configuration keys (KEY VALUE [KEY VALUE...])
+#[derive(clap::Args, Debug)]
+#[command(
+    long_about = "\
+Changes the given keys of this namespace's configuration in one atomic
+config-set; keys not given keep their values. Values are checked before
+anything is sent; rules that involve several keys (k + m <= 255, a port
+before a role, ...) are the kernel's, and its reason for a refusal is printed
+verbatim.
+
+KEYS:
+    port PORT          CREM UDP port, 0..65535; 0 turns CREM off. There is no
+                       default port: set one before a role.
+    role ROLE          disabled | host (soft-RoCE shim) | gateway (forwarding)
+    recovery MODE      coded | selective-repeat | both
+    adaptive on|off    on: the redundancy policy chooses m; off: k and m fixed
+    k N                source block size in PSN positions, 1..255
+    m N                ordinary repair symbols per block, 0..255
+                       (0 = coded retransmission only)
+    symbol-len T       symbol length in octets; 0 or 'auto' derives it from
+                       the RDMA MTU (else at least 64)
+    epsilon P          target block-failure probability: 1e-4, 0.0001, or
+                       with a unit: 100000ppb, 100ppm, 0.01% (resolution 1e-9)
+    m-cong N           cap on m while losses look like congestion, 0..255
+    hold TIME          in-order release hold time at the receiver, up to 1s:
+                       500us, 2ms, 1s (a bare number is microseconds)
+    max-flows N        flows protected at once, on each side (sender flows
+                       and receiver flows have N each: a peer's HELLOs
+                       cannot use up this host's own protection)
+    max-memory SIZE    retention and decode memory: 65536, 64K, 64M, 1G
+                       (suffixes are powers of 1024)
+    reporter ADDR[,ADDR...] | none
+                       allow-listed Path Reporter addresses (IPv4/IPv6);
+                       replaces the list. Repeat the key to add more;
+                       'none' empties the list.
+    peer PREFIX/LEN=ADDR[,PREFIX/LEN=ADDR...] | none
+                       peer CREM function per destination prefix; replaces
+                       the list. Repeat the key to add more; 'none' empties
+                       the list (no flow is protected then).
+
+    Keys may also be written as the YAML attribute names (hold-us,
+    epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
+    A set without reporter/peer leaves those lists alone; 'none' cannot be
+    combined with other values of the same key.",
+    after_long_help = help::after(
+        &[
+            "crem-ctl set port 50000 role host",
+            "crem-ctl set k 16 m 4 epsilon 1e-5 hold 2ms",
+            "crem-ctl set reporter 198.51.100.1,2001:db8::1",
+            "crem-ctl set peer 203.0.113.0/24=198.51.100.2 peer 2001:db8:1::/48=2001:db8::2",
+        ],
+        &[],
+    )
+)]
+pub struct Args {
+    /// KEY VALUE pairs
+    #[arg(value_name = "KEY VALUE", num_args = 1.., allow_hyphen_values = true, required = true)]
+    args: Vec<String>,
+}
+
+pub fn run(a: Args) -> Res {
+    let cfg = parse_set_args(&a.args).map_err(Fail::Usage)?;
+    let mut c = Conn::open()?;
+    set_config(&mut c, &cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Cli, Cmd};
+    use clap::Parser;
+
+    #[test]
+    fn values_may_start_with_a_hyphen() {
+        let c = Cli::try_parse_from(["crem-ctl", "set", "epsilon", "1e-4", "k", "-1"]).unwrap();
+        match c.cmd {
+            Some(Cmd::Set(a)) => assert_eq!(a.args, ["epsilon", "1e-4", "k", "-1"]),
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["crem-ctl", "set"]).is_err());
+    }
+}

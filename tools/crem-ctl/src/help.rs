@@ -1,0 +1,143 @@
+//! The parts of --help that several commands share: the exit status, the
+//! JSON conventions, the flow-stats keys, and how a command's text after
+//! its options is put together.
+
+pub const EXIT_STATUS: &str = "\
+EXIT STATUS:
+    0  success
+    1  the operation failed: the kernel refused the request (its reason is
+       printed verbatim), a netlink or I/O error, an ICRC mismatch, or data
+       that cannot be decoded
+    2  usage error: bad command line, key, value or file; nothing was sent
+    3  CREM is not available: the crem module is not loaded, or it does not
+       support the operation (no such command)
+    4  permission denied: changing CREM needs CAP_NET_ADMIN over the network
+       namespace";
+
+pub const JSON_NOTE: &str = "\
+JSON (-j):
+    One JSON object whose keys are the attribute names of the \"crem\" family's
+    YAML spec (netlink/crem.yaml): \"config\", \"stats\", \"flow\" at the top,
+    then e.g. \"port\", \"symbol-len\", \"epsilon-ppb\", \"hold-us\",
+    \"reporter\", \"peer\" (with \"prefix\", \"prefix-len\", \"addr\"). Numbers
+    are JSON numbers in the kernel's units (ppb, us, octets); enum values
+    (role, recovery, flow state, loss class, breaker, side) are their YAML
+    names, or their number if this crem-ctl does not know the value;
+    addresses are strings. The shape matches the kernel's YNL client
+    (tools/net/ynl/cli.py --output-json) except that addresses are text.
+    'crem-ctl stats --help' and 'crem-ctl flow --help' list every key of
+    \"stats\" and \"flow\".";
+
+/// The keys of a "flow-stats" nest (stats totals, a flow's stats).
+pub const FLOW_STATS_KEYS: &str = "    \
+    \"flow-stats\" keys (the \"totals\" of stats, the \"stats\" of a flow), in
+    spec order, each a u64 counter but the two by-type objects:
+      sender (CSF)     sources, source-octets, unprotected, repairs-sent,
+                       coded-retx, source-copies, repair-octets,
+                       requests-received, fallback-requests-received,
+                       blocks-given-up
+      receiver (CRF)   received, repairs-received, restored, icrc-failures,
+                       requests-sent, fallbacks, abandoned,
+                       blocks-incomplete, held-dropped, injected,
+                       inject-failures
+      both sides       msgs-in, msgs-out, send-failures, store-full,
+                       alloc-failures
+      sender (CSF)     coded-retx-lost (appended: lost packets named by the
+                       requests answered with coded symbols)
+      by type          msgs-in-by-type, msgs-out-by-type (appended): objects,
+                       not numbers: msgs-in and msgs-out by CREM message
+                       type, a \"msg-types\" object each (below)
+      appended         repairs-ce (CRF: REPAIRs that arrived CE-marked),
+                       repair-path-signals (CSF: LOSS_REPORTs showing CE on
+                       or excess loss of REPAIRs: the adaptive policy
+                       lowers m while they last), retx-budget-limited and
+                       retx-budget-symbols (CSF: answers to requests cut
+                       short by the retransmission budget, and the
+                       symbols they left out), restore-no-header (CRF:
+                       decoded packets not restored because no packet of
+                       the flow had arrived yet to take the IP/UDP header
+                       from; not ICRC failures)
+    \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
+    totals and of \"stats\"), in spec order, each a u64 count of one CREM
+    message type: repair, hello, hello-ack, param-update, param-ack,
+    repair-request, loss-report, path-report, close, tc-aeth (type 12, a T/C
+    AETH fragment for selective repeat), other (a type this module does not
+    know, another version, or too short for a header)";
+
+/// A command's text after its options (--help): EXAMPLES, when it has
+/// some, then `sections`, then EXIT STATUS, a blank line apart.
+pub fn after(examples: &[&str], sections: &[&str]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !examples.is_empty() {
+        let lines: Vec<String> = examples.iter().map(|e| format!("    {e}")).collect();
+        parts.push(format!("EXAMPLES:\n{}", lines.join("\n")));
+    }
+    parts.extend(sections.iter().map(|s| s.to_string()));
+    parts.push(EXIT_STATUS.to_string());
+    parts.join("\n\n")
+}
+
+#[cfg(test)]
+pub mod tests {
+    use crate::uapi::{AttrSet, AttrType};
+    use crate::Cli;
+    use clap::CommandFactory;
+
+    /// The long help of the command at `path` (e.g. ["flow", "add"]).
+    pub fn long_help(path: &[&str]) -> String {
+        let mut cmd = Cli::command();
+        let mut sub = &mut cmd;
+        for name in path {
+            sub = sub.find_subcommand_mut(name).unwrap();
+        }
+        sub.render_long_help().to_string()
+    }
+
+    /// Whether `help` has `w` as a word (letters, digits and '-').
+    pub fn has_word(help: &str, w: &str) -> bool {
+        help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .any(|x| x == w)
+    }
+
+    /// Checks that `help` has a JSON section naming every attribute of
+    /// `sets` (what -j can print).
+    pub fn names_every_key(help: &str, sets: &[&AttrSet]) {
+        assert!(help.contains("JSON (-j):"), "{help}");
+        for set in sets {
+            for a in set.attrs.iter().filter(|a| a.ty != AttrType::Pad) {
+                assert!(
+                    has_word(help, a.name),
+                    "{}.{} missing in\n{help}",
+                    set.name,
+                    a.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_netlink_command_documents_exit_status() {
+        for name in [
+            "show", "set", "stats", "monitor", "flow", "setconf", "showconf", "decode", "roce",
+        ] {
+            assert!(long_help(&[name]).contains("EXIT STATUS"), "{name}");
+        }
+        for name in ["list", "show", "del", "add", "reset", "set"] {
+            let help = long_help(&["flow", name]);
+            assert!(help.contains("EXIT STATUS"), "flow {name}");
+        }
+    }
+
+    #[test]
+    fn after_puts_examples_sections_and_exit_status_apart() {
+        assert_eq!(super::after(&[], &[]), super::EXIT_STATUS);
+        let t = super::after(&["crem-ctl a", "crem-ctl b"], &["S1", "S2"]);
+        assert_eq!(
+            t,
+            format!(
+                "EXAMPLES:\n    crem-ctl a\n    crem-ctl b\n\nS1\n\nS2\n\n{}",
+                super::EXIT_STATUS
+            )
+        );
+    }
+}
