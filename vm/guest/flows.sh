@@ -125,6 +125,8 @@ check "flow-del of an unknown id: extack" 1 "no flow with id $bogus" \
   $N1 $YNL --do flow-del --json "{\"flow\": {\"id\": $bogus}}"
 check "crem-ctl flow del ID side crf" 0 "^$" $N1 "$CTL" flow del "$id2" side crf
 check "8 flows left" 0 "^8$" nflows
+ctl_n() { "$CTL" -n n1 -j flow | py "len(j['flow'])"; }
+check "crem-ctl -n n1 (from the VM's own namespace) lists them too" 0 "^8$" ctl_n
 check "stats: flows-created 10, flows-removed 2, flows-active 8, no notification dropped" 0 \
   "^\[10, 2, 8, 0\]" sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print([s[k] for k in (\"flows-created\", \"flows-removed\", \"flows-active\", \"drop-notify\")])'"
 wait $ynl_pid $ctl_pid $txt_pid

@@ -18,6 +18,7 @@ mod hex;
 mod input;
 mod inspect;
 mod model;
+mod netns;
 mod nl;
 mod output;
 mod parse;
@@ -41,8 +42,9 @@ use stdio::Format;
 crem-ctl configures and inspects CREM, the kernel module (crem.ko) that protects
 RoCEv2 RDMA traffic over lossy long paths with adaptive FEC and coded
 retransmission. It talks to the module over the generic netlink family \"crem\";
-all state is per network namespace: crem-ctl acts on the namespace it runs in
-(use 'ip netns exec NAME crem-ctl ...' for another one).
+all state is per network namespace: crem-ctl acts on the namespace it runs in,
+or on the one -n names (as 'ip -n NAME' does; 'ip netns exec NAME crem-ctl'
+works too).
 
 Without a command, crem-ctl runs 'show'. The offline commands (fec, decode,
 roce, completions) need no module.",
@@ -74,6 +76,11 @@ struct Cli {
     #[arg(short = 'p', long, global = true)]
     pretty: bool,
 
+    /// Act on network namespace NAME (/run/netns/NAME, as 'ip netns add'
+    /// makes it) or on the namespace file at PATH
+    #[arg(short = 'n', long, global = true, value_name = "NAME|PATH")]
+    netns: Option<String>,
+
     #[command(subcommand)]
     cmd: Option<Cmd>,
 }
@@ -101,6 +108,9 @@ enum Fail {
     Usage(String),
     /// 1: the operation failed.
     Failed(String),
+    /// 4: not allowed (e.g. entering another network namespace without
+    /// CAP_SYS_ADMIN).
+    Denied(String),
     /// The kernel's or the socket's error: 1, 3 or 4 (see [`nl::Error::exit_code`]).
     Nl(nl::Error),
 }
@@ -114,6 +124,9 @@ impl From<nl::Error> for Fail {
 type Res<T = ()> = Result<T, Fail>;
 
 fn run(cli: Cli) -> Res {
+    if let Some(ns) = &cli.netns {
+        netns::enter(ns)?;
+    }
     let fmt = Format {
         json: cli.json,
         pretty: cli.pretty,
@@ -144,6 +157,7 @@ fn main() -> ExitCode {
             let (msg, code) = match f {
                 Fail::Usage(m) => (m, 2),
                 Fail::Failed(m) => (m, 1),
+                Fail::Denied(m) => (m, 4),
                 Fail::Nl(e) => {
                     let c = e.exit_code();
                     (e.to_string(), c)
@@ -172,5 +186,7 @@ mod tests {
         let c = Cli::try_parse_from(["crem-ctl", "-j", "show", "config"]).unwrap();
         assert!(c.json && !c.pretty);
         assert!(Cli::try_parse_from(["crem-ctl", "bogus"]).is_err());
+        let c = Cli::try_parse_from(["crem-ctl", "flow", "-n", "gw1"]).unwrap();
+        assert_eq!(c.netns.as_deref(), Some("gw1"));
     }
 }

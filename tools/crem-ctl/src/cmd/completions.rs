@@ -130,7 +130,9 @@ mod tests {
             w.sort();
             w
         };
-        let globals = ["-j", "--json", "-p", "--pretty", "-h", "--help"];
+        let globals = [
+            "-j", "--json", "-p", "--pretty", "-n", "--netns", "-h", "--help",
+        ];
 
         let top = c("crem-ctl ");
         for sub in [
@@ -166,6 +168,7 @@ mod tests {
                 "--scheme",
                 "--json",
                 "--pretty",
+                "--netns",
                 "--help"
             ])
         );
@@ -175,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             c("crem-ctl completions "),
-            words(&["bash", "fish", "zsh", "-j", "--json", "-p", "--pretty", "-h", "--help"])
+            words(&[&["bash", "fish", "zsh"][..], &globals].concat())
         );
         assert_eq!(c("crem-ctl stats r"), words(&["reset"]));
         assert_eq!(c("crem-ctl stats --w"), words(&["--watch"]));
