@@ -414,33 +414,107 @@ mod tests {
         assert_eq!(r.to_roff(), ".SH \"EXIT STATUS\"\n0 ok\n");
     }
 
+    /// A file of the repository, from the crate's directory.
+    fn repo_file(path: &str) -> String {
+        let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+    }
+
+    /// The module parameters the module's sources declare: module_param()
+    /// in the C glue (the Rust crate root has none: checked).
+    fn module_params() -> Vec<String> {
+        assert!(
+            !repo_file("rust/crem_main.rs").contains("params:"),
+            "module! declares parameters: teach this test to read them"
+        );
+        let dir = format!("{}/../../rust/glue", env!("CARGO_MANIFEST_DIR"));
+        let mut names = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "c") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for part in text.split("module_param(").skip(1) {
+                    names.push(part.split(',').next().unwrap().trim().to_string());
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
+    /// docs/man/crem.4 is written by hand: it names every module parameter
+    /// the sources declare and no other, every operation and attribute of
+    /// the netlink spec (uapi.rs, itself checked against netlink/crem.yaml)
+    /// and the multicast group.
+    #[test]
+    fn crem_4_names_every_parameter_operation_and_attribute() {
+        use crate::help::tests::has_word;
+        use crate::uapi::{AttrType, MCGRP_EVENTS, OPS, SETS};
+        let page = repo_file("docs/man/crem.4").replace("\\-", "-");
+        let params = module_params();
+        assert_eq!(params, ["fault_corrupt_repair", "flow_idle_s"]);
+        for p in &params {
+            assert!(page.contains(&format!(".BI {p}= ")), "parameter {p}");
+        }
+        for part in page.split(".BI ").skip(1) {
+            let name = part.split('=').next().unwrap();
+            assert!(params.iter().any(|p| p == name), "crem.4 names {name:?}");
+        }
+        for (op, _) in OPS {
+            assert!(has_word(&page, op), "operation {op}");
+        }
+        assert!(has_word(&page, MCGRP_EVENTS));
+        for set in SETS.iter().filter(|s| s.name != "cmd") {
+            for a in set.attrs.iter().filter(|a| a.ty != AttrType::Pad) {
+                assert!(has_word(&page, a.name), "{}.{}", set.name, a.name);
+            }
+        }
+    }
+
+    /// Formats `text` with groff -man, every warning on (-ww); returns what
+    /// it shows, or None where groff is not installed.
+    fn groff(name: &str, text: &str) -> Option<String> {
+        if Process::new("groff").arg("-v").output().is_err() {
+            eprintln!(
+                "groff not installed: {name} not formatted (vm/setup.sh installs groff-base)"
+            );
+            return None;
+        }
+        let mut child = Process::new("groff")
+            .args(["-man", "-ww", "-Tutf8", "-P-cbou"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.is_empty(), "{name}: {err}");
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    #[test]
+    fn groff_formats_crem_4_without_warnings() {
+        if let Some(shown) = groff("crem.4", &repo_file("docs/man/crem.4")) {
+            assert!(shown.contains("flow_idle_s=SECONDS"), "{shown}");
+        }
+    }
+
     /// groff, if installed, formats every page without a warning (-ww: all
     /// of them), and the text shows the help's examples and tables intact.
     #[test]
     fn groff_formats_every_page_without_warnings() {
-        if Process::new("groff").arg("-v").output().is_err() {
-            eprintln!("groff not installed: pages not formatted (vm/setup.sh installs groff-base)");
-            return;
-        }
         for (name, text) in pages() {
-            let mut child = Process::new("groff")
-                .args(["-man", "-ww", "-Tutf8", "-P-cbou"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write as _;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(text.as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success() && err.is_empty(), "{name}: {err}");
-            let shown = String::from_utf8_lossy(&out.stdout);
+            let Some(shown) = groff(&name, &text) else {
+                return;
+            };
             if name == "crem-ctl-set.8" {
                 for l in [
                     "crem-ctl set k 16 m 4 epsilon 1e-5 hold 2ms",
