@@ -180,4 +180,4 @@ uninstall-tools:
 # install-tools into a temporary DESTDIR, and into a PREFIX for
 # systemd-analyze verify; install-module too if crem.ko is built (no VM).
 check-install:
-	vm/install-check.sh
+	KDIR=$(KDIR) vm/install-check.sh

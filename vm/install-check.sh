@@ -100,7 +100,9 @@ check "uninstall-tools under PREFIX removes every file" no_files "$q"
 
 # --- install-module --------------------------------------------------------
 m=$work/modules
-rel=$(cat "$(kernel_dir normal)/include/config/kernel.release" 2>/dev/null || true)
+# The Makefile's KDIR (make check-install passes it on; its default otherwise).
+export KDIR=${KDIR:-$(kernel_dir normal)}
+rel=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null || true)
 if [ -f crem.ko ] && [ -n "$rel" ]; then
   if mk install-module DESTDIR="$m"; then
     check "install-module: DESTDIR/lib/modules/$rel/updates/crem.ko is crem.ko" \
