@@ -11,7 +11,9 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench connects clean help netlink-gen
+	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench connects clean help netlink-gen \
+	install install-module install-tools uninstall uninstall-module uninstall-tools \
+	check-install ctl-release
 
 all: module
 
@@ -29,6 +31,10 @@ help:
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
 	@echo "make connects     RDMA CM connection failures per 100, with and without CREM"
 	@echo "                  (CONNECTS_TRIALS, default 15; CONNECTS_LOSS, default 0)"
+	@echo "make install      crem.ko (modules_install, depmod), crem-ctl, man pages, completions,"
+	@echo "                  a sample config and crem@.service; DESTDIR=, PREFIX= (/usr/local)"
+	@echo "                  install-module / install-tools: one part; uninstall[-...] undoes"
+	@echo "make check-install  install-tools into a temporary DESTDIR and check it (no VM)"
 
 setup:
 	vm/setup.sh
@@ -103,3 +109,75 @@ FORCE:
 
 netlink-gen:
 	netlink/gen.sh
+
+# ---- make install / make uninstall -------------------------------------
+# install-module: crem.ko through the kernel's modules_install into
+# $(DESTDIR)/lib/modules/RELEASE/updates/ for the kernel at KDIR (by
+# default the cached test kernel: build against the running one with
+# `make KDIR=/lib/modules/$$(uname -r)/build`), then depmod, which is left
+# to the packager when DESTDIR is set. install-tools: crem-ctl, its man
+# pages (crem-ctl generate-man) and crem(4), its bash/zsh/fish completions,
+# the sample configuration /etc/crem/crem0.conf.sample (a configuration of
+# the operator's is never written) and crem@.service.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+CTL = $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/release/crem-ctl
+KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+# Where modules_install puts an external module (its INSTALL_MOD_DIR default).
+MODDIR = $(DESTDIR)/lib/modules/$(KRELEASE)/updates
+
+install: install-module install-tools
+
+ctl-release:
+	cargo build -p crem-ctl --release
+
+install-module:
+	@test -f crem.ko || { echo "crem.ko is not built: run 'make' first (against KDIR=$(KDIR);" \
+		"'make setup' builds that kernel), or 'make install-tools' for crem-ctl alone"; exit 1; }
+	@test -n "$(KRELEASE)" || { echo "no kernel build at KDIR=$(KDIR) (no include/config/kernel.release)"; exit 1; }
+	$(KMAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) DEPMOD=true modules_install
+	@if [ -z "$(DESTDIR)" ]; then echo "depmod -a $(KRELEASE)"; PATH="$$PATH:/usr/sbin:/sbin" depmod -a $(KRELEASE); \
+	else echo "DESTDIR is set: depmod left to the package (depmod -a $(KRELEASE) on the target)"; fi
+
+install-tools: ctl-release
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man4 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/crem $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 0755 $(CTL) $(DESTDIR)$(BINDIR)/crem-ctl
+	$(CTL) generate-man $(DESTDIR)$(MANDIR)/man8 >/dev/null
+	install -m 0644 docs/man/crem.4 $(DESTDIR)$(MANDIR)/man4/crem.4
+	$(CTL) completions bash >$(DESTDIR)$(BASHCOMPDIR)/crem-ctl
+	$(CTL) completions zsh >$(DESTDIR)$(ZSHCOMPDIR)/_crem-ctl
+	$(CTL) completions fish >$(DESTDIR)$(FISHCOMPDIR)/crem-ctl.fish
+	install -m 0644 dist/crem0.conf.sample $(DESTDIR)$(SYSCONFDIR)/crem/crem0.conf.sample
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/crem@.service \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/crem@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/crem@.service
+
+uninstall: uninstall-module uninstall-tools
+
+uninstall-module:
+	@test -n "$(KRELEASE)" || { echo "no kernel build at KDIR=$(KDIR): which release's crem.ko to remove?"; exit 1; }
+	rm -f $(MODDIR)/crem.ko
+	@if [ -z "$(DESTDIR)" ]; then echo "depmod -a $(KRELEASE)"; PATH="$$PATH:/usr/sbin:/sbin" depmod -a $(KRELEASE); fi
+
+# The operator's /etc/crem/*.conf stay (and so /etc/crem with them).
+uninstall-tools:
+	rm -f $(DESTDIR)$(BINDIR)/crem-ctl $(DESTDIR)$(MANDIR)/man8/crem-ctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/crem-ctl-*.8 $(DESTDIR)$(MANDIR)/man4/crem.4 \
+		$(DESTDIR)$(BASHCOMPDIR)/crem-ctl $(DESTDIR)$(ZSHCOMPDIR)/_crem-ctl \
+		$(DESTDIR)$(FISHCOMPDIR)/crem-ctl.fish $(DESTDIR)$(SYSCONFDIR)/crem/crem0.conf.sample \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/crem@.service
+	@rmdir $(DESTDIR)$(SYSCONFDIR)/crem 2>/dev/null || true
+
+# install-tools into a temporary DESTDIR, and into a PREFIX for
+# systemd-analyze verify; install-module too if crem.ko is built (no VM).
+check-install:
+	KDIR=$(KDIR) vm/install-check.sh

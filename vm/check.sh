@@ -159,6 +159,11 @@ if [ "$variant" != debug ]; then
   step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
     cargo build -p crem-core --lib
   step module-build module_build module
+  # make install without a VM (a few seconds): install-tools into a
+  # temporary DESTDIR and PREFIX (man pages through groff -ww and man, the
+  # completions, systemd-analyze verify of crem@.service, uninstall), and
+  # install-module of the crem.ko just built.
+  step install-check "$here/install-check.sh"
   step kunit-build module_build module-kunit
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.

@@ -18,6 +18,7 @@ pkgs=(
   qemu-system-x86
   iproute2 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
   python3-yaml python3-jsonschema tcpdump jq nftables ethtool
+  groff-base man-db
 )
 
 need_apt=()

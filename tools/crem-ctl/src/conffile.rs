@@ -263,6 +263,58 @@ prefix = 2001:db8:1::/48
         );
     }
 
+    /// dist/crem0.conf.sample, installed as /etc/crem/crem0.conf.sample,
+    /// parses as it is and with its commented-out keys uncommented, and
+    /// those show the module's defaults, as its comments say.
+    #[test]
+    fn the_installed_sample_parses_and_shows_the_defaults() {
+        let text = include_str!("../../../dist/crem0.conf.sample");
+        let c = parse(text).unwrap();
+        assert_eq!(c.port, Some(50000));
+        assert_eq!(c.role.as_ref().unwrap().to_string(), "gateway");
+        assert_eq!(c.peer.as_ref().map(Vec::len), Some(1));
+        // Not in the file: the kernel keeps what it has.
+        assert_eq!((c.k, c.m, c.reporter.as_ref()), (None, None, None));
+
+        let uncommented: Vec<&str> = text
+            .lines()
+            .map(|l| match l.strip_prefix('#') {
+                Some(kv)
+                    if kv.starts_with(|c: char| c.is_ascii_uppercase()) && kv.contains(" = ") =>
+                {
+                    kv
+                }
+                _ => l,
+            })
+            .collect();
+        let u = parse(&uncommented.join("\n")).unwrap();
+        assert_eq!(u.reporter.as_ref().map(Vec::len), Some(1));
+        let attrs = attr::decode(&CONFIG_SET, &crate::model::tests::default_reply_nest()).unwrap();
+        let d = Config::from_attrs(&attrs, true);
+        assert_eq!(
+            (
+                u.recovery,
+                u.adaptive,
+                u.k,
+                u.m,
+                u.symbol_len,
+                u.epsilon_ppb
+            ),
+            (
+                d.recovery,
+                d.adaptive,
+                d.k,
+                d.m,
+                d.symbol_len,
+                d.epsilon_ppb
+            )
+        );
+        assert_eq!(
+            (u.m_cong, u.hold_us, u.max_flows, u.max_memory),
+            (d.m_cong, d.hold_us, d.max_flows, d.max_memory)
+        );
+    }
+
     #[test]
     fn kernel_reply_round_trips_through_the_file() {
         // A config-get reply (defaults) → file → config-set attributes that

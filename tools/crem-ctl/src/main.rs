@@ -17,6 +17,7 @@ mod help;
 mod hex;
 mod input;
 mod inspect;
+mod man;
 mod model;
 mod netns;
 mod nl;
@@ -150,8 +151,15 @@ fn run(cli: Cli) -> Res {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `crem-ctl generate-man DIR` (make install) is not one of the commands:
+    // see man.rs.
+    let res = if args.get(1).is_some_and(|a| a == man::COMMAND) {
+        man::run(&args[1..])
+    } else {
+        run(Cli::parse_from(args))
+    };
+    match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             let (msg, code) = match f {
