@@ -9,16 +9,19 @@ this interpreter cannot import it.
 Run: python3 -m unittest discover -s vm/tests
 """
 import copy
+import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+from contextlib import redirect_stderr, redirect_stdout
 from unittest import mock
 
 from recorded import DEMO_JSON, FIX, FIXED, VM
-import plot  # noqa: E402  (after recorded: it puts vm/ on the path)
+import demo  # noqa: E402  (after recorded: it puts vm/ on the path)
+import plot  # noqa: E402
 import results  # noqa: E402
 
 try:
@@ -222,6 +225,43 @@ class Draw(unittest.TestCase):
                 plot.draw(recorded(), os.path.join(self.tmp, "x"))
         self.assertIn("install python3-matplotlib", str(e.exception))
         self.assertEqual(os.listdir(self.tmp), [])
+
+
+class DemoFigure(unittest.TestCase):
+    """demo.py's figure step: a figure beside the JSON, or one line saying why
+    not; never an exception (the table and JSON are the demo's job)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.json = os.path.join(self.tmp, "demo-X.json")
+
+    def draw(self):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            demo.draw(recorded(), self.json)
+        return out.getvalue(), err.getvalue()
+
+    def test_skipped_without_matplotlib(self):
+        with mock.patch.dict(sys.modules, {"matplotlib": None}):
+            out, err = self.draw()
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.splitlines()), 1)
+        self.assertRegex(err, r"^\[demo\] figure skipped: matplotlib is not importable .*"
+                              r"redraw with: vm/plot.py .*demo-X.json$")
+
+    def test_skipped_when_drawing_fails(self):
+        with mock.patch.object(plot, "draw", side_effect=RuntimeError("boom")):
+            out, err = self.draw()
+        self.assertEqual(out, "")
+        self.assertIn("figure skipped: drawing failed (RuntimeError: boom)", err)
+
+    @unittest.skipIf(NO_MATPLOTLIB, NO_MATPLOTLIB)
+    def test_beside_the_json(self):
+        out, err = self.draw()
+        want = [os.path.join(self.tmp, "demo-X." + ext) for ext in ("png", "svg")]
+        self.assertEqual((out.strip(), err), (f"figure: {want[0]}, {want[1]}", ""))
+        self.assertTrue(all(os.path.getsize(f) for f in want))
 
 
 if __name__ == "__main__":

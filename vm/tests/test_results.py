@@ -266,7 +266,7 @@ class GatewayStats(unittest.TestCase):
         # The demo's row for such a cell still builds, with the same numbers.
         args = demo.make_parser().parse_args(["--trials", "1", "--iters", "20"])
         shutil.copy(os.path.join(FIXED, "results.txt"), tmp)
-        row = demo.read_cell(args, "fixed", 1.0, tmp)[0]
+        row = demo.read_cell(args, "fixed", 1.0, 10, tmp)[0]
         self.assertEqual((row["restored"], row["repair_overhead"]), (14, 0.1751))
 
     def test_sum_nested(self):
@@ -334,7 +334,7 @@ class DemoTable(unittest.TestCase):
                                                    "--timeout", "60"])
         self.runs = []
         for mode, loss, d in CELLS:
-            self.runs += demo.read_cell(self.args, mode, loss, d)
+            self.runs += demo.read_cell(self.args, mode, loss, 10, d)
         demo.finish(self.runs)
         with open(DEMO_JSON) as f:
             self.recorded = json.load(f)["runs"]
