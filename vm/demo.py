@@ -21,6 +21,7 @@ that hit the timeout are counted ("done" column), not hidden.
 Columns:
   goodput        median Mbit/s of application payload
   vs 0%          goodput / the loss-free (off @ 0%) goodput of the same test
+                 and RTT
   time           median completion time, "-" when no trial completed
   done           completed / trials
   verified       rping -V checked every completed transfer's payload
