@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """make demo: the same RDMA transfers over the emulated lossy long link without
 CREM, with CREM (fixed k/m) and with CREM adaptive, as one comparison table
-plus results/demo-<UTC timestamp>.json.
+plus results/demo-<UTC timestamp>.json and, beside it, its figure
+(demo-<UTC timestamp>.png and .svg, drawn by vm/plot.py).
 
-Cells, each one boot of the three-VM topology (vm/topo.sh):
-  off      @ 0%      the loss-free reference (always run)
+Cells, each one boot of the three-VM topology (vm/topo.sh), for each RTT:
+  off      @ 0%      the loss-free reference (always run, once per RTT)
   off      @ LOSS    rxe's own go-back-N over the lossy link, no crem.ko
   fixed    @ LOSS    crem.ko in the WAN VM, both gateways protect A<->B, k/m fixed
   adaptive @ LOSS    the same with adaptive redundancy
+--loss and --rtt take comma-separated lists (--loss 0,0.1,0.5,1,2,5 --rtt
+10,50): every mode runs at every loss, for every RTT, in that order (RTT,
+then loss, then mode). Before each cell a progress line on stderr says which
+cell of how many runs, the time elapsed and an estimate of the time left (the
+mean time of the cells done so far, times the cells left).
 Every boot runs TRIALS x (ib_write_bw, rping -V); rping verifies the payload.
 Goodput and completion time are medians over the completed trials; transfers
 that hit the timeout are counted ("done" column), not hidden.
@@ -15,6 +21,7 @@ that hit the timeout are counted ("done" column), not hidden.
 Columns:
   goodput        median Mbit/s of application payload
   vs 0%          goodput / the loss-free (off @ 0%) goodput of the same test
+                 and RTT
   time           median completion time, "-" when no trial completed
   done           completed / trials
   verified       rping -V checked every completed transfer's payload
@@ -40,6 +47,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -50,6 +58,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import results  # noqa: E402  (vm/results.py: the one reader of a run's files)
+import plot  # noqa: E402  (vm/plot.py: the figure; matplotlib only when drawing)
 
 TOP = os.path.dirname(HERE)
 TESTS = ("write_bw", "rping")
@@ -60,17 +69,25 @@ def log(msg):
     print(f"[demo] {msg}", file=sys.stderr, flush=True)
 
 
-def run_cell(args, bins, mode, loss):
-    out = tempfile.mkdtemp(prefix=f"crem-demo-{mode}-{loss:g}-")
-    cmd = [os.path.join(HERE, "topo.sh"), "--out", out, "--rtt", str(args.rtt),
+def cell_name(mode, loss, rtt):
+    return f"{mode} @ {loss:g}%, rtt {rtt} ms"
+
+
+def run_cell(args, bins, cell, head):
+    """One boot of CELL (mode, loss, rtt); HEAD starts its first log line (the
+    progress: which cell of how many, elapsed, time left)."""
+    mode, loss, rtt = cell
+    name = cell_name(*cell)
+    out = tempfile.mkdtemp(prefix=f"crem-demo-{mode}-{loss:g}-{rtt}ms-")
+    cmd = [os.path.join(HERE, "topo.sh"), "--out", out, "--rtt", str(rtt),
            "--loss", str(loss), "--rate", str(args.rate), "--size", str(args.size),
            "--iters", str(args.iters), "--trials", str(args.trials),
            "--tmo", str(args.timeout), "--tests", ":".join(TESTS)]
     if mode != "off":
         cmd += ["--gw-module", bins["module"], "--crem", mode, "--ctl", bins["ctl"],
                 "--k", str(args.k), "--m", str(args.m), "--hold", str(args.hold)]
-    log(f"cell {mode} @ {loss:g}% loss, rtt {args.rtt} ms: {args.trials} x "
-        f"({', '.join(TESTS)}), timeout {args.timeout} s each; logs in {out}")
+    log(f"{head}: {name}: {args.trials} x ({', '.join(TESTS)}), "
+        f"timeout {args.timeout} s each; logs in {out}")
     t0 = time.monotonic()
     rc = subprocess.call(cmd, stdout=subprocess.DEVNULL)
     rows = results.rows(out)
@@ -79,21 +96,21 @@ def run_cell(args, bins, mode, loss):
         # No transfer ran: a VM died before the test (e.g. TCG's IO-APIC timer
         # check panicking on an overloaded host). Boot the cell once more.
         boot_retries = 1
-        log(f"cell {mode} @ {loss:g}%: a VM failed before any transfer (rc {rc}); "
+        log(f"cell {name}: a VM failed before any transfer (rc {rc}); "
             f"booting the cell once more")
         rc = subprocess.call(cmd, stdout=subprocess.DEVNULL)
         rows = results.rows(out)
     elapsed = time.monotonic() - t0
-    runs = read_cell(args, mode, loss, out, rc, boot_retries)
+    runs = read_cell(args, mode, loss, rtt, out, rc, boot_retries)
     summary = ", ".join(f"{x['test']} {x['completed']}/{x['trials']} done, "
                         f"{x['goodput_mbps']} Mb/s" for x in runs)
-    log(f"cell {mode} @ {loss:g}%: {summary}; {results.connections_text(results.rows(out))}; "
+    log(f"cell {name}: {summary}; {results.connections_text(results.rows(out))}; "
         f"netem dropped {runs[0]['lost_packets']}; {elapsed:.0f} s"
         f"{'' if rc == 0 else f'; A VM FAILED (rc {rc})'}")
     return runs
 
 
-def read_cell(args, mode, loss, out, rc=0, boot_retries=0):
+def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
     """The table rows (one per test) of a cell whose boot left its files in
     OUT, read with vm/results.py (vm/tests/ runs this on a recorded run)."""
     rows = results.rows(out)
@@ -112,7 +129,7 @@ def read_cell(args, mode, loss, out, rc=0, boot_retries=0):
     for test in TESTS:
         s = results.summarize(rows, test)
         run = {
-            "mode": mode, "test": test, "loss_pct": loss, "rtt_ms": args.rtt,
+            "mode": mode, "test": test, "loss_pct": loss, "rtt_ms": rtt,
             "rate_mbit": args.rate,
             "bytes": s["bytes"],
             "goodput_mbps": s["goodput_mbps"],
@@ -151,10 +168,12 @@ def read_cell(args, mode, loss, out, rc=0, boot_retries=0):
 
 
 def finish(runs):
-    """Goodput relative to the loss-free off cell's, and the table's order."""
-    ref = {r["test"]: r["goodput_mbps"] for r in runs if r["mode"] == "off" and r["loss_pct"] == 0}
+    """Goodput relative to the loss-free off cell's of the same RTT, and the
+    table's order."""
+    ref = {(r["rtt_ms"], r["test"]): r["goodput_mbps"] for r in runs
+           if r["mode"] == "off" and r["loss_pct"] == 0}
     for r in runs:
-        base = ref.get(r["test"])
+        base = ref.get((r["rtt_ms"], r["test"]))
         r["goodput_vs_lossfree"] = round(r["goodput_mbps"] / base, 3) if base else None
     runs.sort(key=lambda r: TESTS.index(r["test"]))  # table order; stable within a test
 
@@ -164,7 +183,25 @@ def dash(v, fmt="{}"):
 
 
 def print_table(args, runs):
-    print(f"\nRDMA over the emulated WAN: rtt {args.rtt} ms, loss {args.loss:g}% per direction, "
+    """One table per RTT (each with its own loss-free reference), then the
+    notes on transfers that did not complete."""
+    for rtt in sorted({r["rtt_ms"] for r in runs}):
+        print_rtt_table(args, rtt, [r for r in runs if r["rtt_ms"] == rtt])
+    print("lost: netem drops per boot, both directions; restored/overhead/coded retx/"
+          "fallbacks: both gateways, per cell (shared by its two rows); '-': no CREM")
+    for r in runs:
+        if r["not_completed"] or r["connect_retries"]:
+            print(f"{r['mode']} {r['test']} @ {r['loss_pct']:g}%, rtt {r['rtt_ms']} ms: "
+                  f"{r['completed']}/{r['trials']} "
+                  f"completed; {r['never_connected']} never connected, "
+                  f"{r['failed_after_connecting']} failed after connecting"
+                  f"{', %d never ran' % r['not_run'] if r['not_run'] else ''}; "
+                  f"{r['connect_retries']} connection retries")
+
+
+def print_rtt_table(args, rtt, runs):
+    losses = ",".join(f"{x:g}" for x in args.loss)
+    print(f"\nRDMA over the emulated WAN: rtt {rtt} ms, loss {losses}% per direction, "
           f"rate {args.rate or 'unlimited'}{' Mbit/s' if args.rate else ''}; "
           f"ib_write_bw {args.iters} x {args.size} B, rping -V; CREM k={args.k} m={args.m} "
           f"hold={args.hold} us; medians of {args.trials} trial(s), timeout {args.timeout} s")
@@ -185,15 +222,6 @@ def print_table(args, runs):
                     dash(r["repair_overhead"], "{:.3f}"), dash(r["coded_retx_symbols"]),
                     dash(r["fallbacks"])]
             print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
-    print("lost: netem drops per boot, both directions; restored/overhead/coded retx/"
-          "fallbacks: both gateways, per cell (shared by its two rows); '-': no CREM")
-    for r in runs:
-        if r["not_completed"] or r["connect_retries"]:
-            print(f"{r['mode']} {r['test']} @ {r['loss_pct']:g}%: {r['completed']}/{r['trials']} "
-                  f"completed; {r['never_connected']} never connected, "
-                  f"{r['failed_after_connecting']} failed after connecting"
-                  f"{', %d never ran' % r['not_run'] if r['not_run'] else ''}; "
-                  f"{r['connect_retries']} connection retries")
 
 
 def snapshot(path, tmp):
@@ -203,13 +231,62 @@ def snapshot(path, tmp):
     return dst, hashlib.sha256(open(dst, "rb").read()).hexdigest()
 
 
+def number_list(kind, lo, hi=math.inf):
+    """An argparse type: comma-separated KINDs (int or float) in [LO, HI],
+    sorted and each once, so a sweep runs (and is drawn) in order:
+    "1,0,0.1" -> [0.0, 0.1, 1.0]."""
+    def parse(text):
+        try:
+            vals = sorted({kind(v) for v in text.split(",") if v.strip()})
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a comma-separated list of {kind.__name__}s") from None
+        # "not lo <= v <= hi" also refuses nan, which compares false both ways.
+        bad = [v for v in vals if not lo <= v <= hi]
+        if not vals or bad:
+            span = f"from {lo} to {hi}" if hi < math.inf else f"of {lo} or more"
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: want one or more values {span}"
+                f"{', not ' + ','.join(map(str, bad)) if bad else ''}")
+        return vals
+    return parse
+
+
+def sweep(rtts, losses, modes):
+    """The cells (mode, loss, rtt) in run order: per RTT the loss-free off
+    reference first, then every mode at every loss (off @ 0 % only once)."""
+    per_rtt = [("off", 0.0)] + [(m, x) for x in losses for m in modes if (m, x) != ("off", 0)]
+    return [(m, x, rtt) for rtt in rtts for m, x in per_rtt]
+
+
+def duration(s):
+    """Seconds as the progress line shows them: 42s, 5m07s, 1h02m."""
+    s = int(round(s))
+    if s >= 3600:
+        return f"{s // 3600}h{s // 60 % 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def progress(i, n, elapsed):
+    """The head of the line before cell I of N (from 1), ELAPSED s into the
+    run. Every cell is one boot of the same transfers, so the mean time of the
+    cells done, times the cells left, is the estimate (rough: a transfer that
+    runs into its timeout or a boot retried makes its cell longer); before the
+    first cell is done there is none."""
+    left = f"about {duration(elapsed / (i - 1) * (n - i + 1))} left" if i > 1 else "time left ?"
+    return f"cell {i}/{n}, {duration(elapsed)} elapsed, {left}"
+
+
 def make_parser():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(TOP, "target")
-    p.add_argument("--rtt", type=int, default=10, help="WAN RTT in ms (default 10)")
-    p.add_argument("--loss", type=float, default=1.0,
-                   help="random loss %% on each WAN direction for the lossy cells (default 1)")
+    # String defaults: argparse passes them through the type, so both are lists.
+    p.add_argument("--rtt", type=number_list(int, 0), default="10",
+                   help="WAN RTT in ms, or a comma-separated list to sweep (default 10)")
+    p.add_argument("--loss", type=number_list(float, 0.0, 100.0), default="1",
+                   help="random loss %% on each WAN direction for the lossy cells, or a "
+                        "comma-separated list to sweep, e.g. 0,0.1,0.5,1,2,5 (default 1)")
     p.add_argument("--rate", type=int, default=0, help="WAN rate in Mbit/s, 0 = unlimited (default)")
     p.add_argument("--size", type=int, default=65536, help="ib_write_bw message size (default 65536)")
     p.add_argument("--iters", type=int, default=100,
@@ -252,24 +329,45 @@ def main():
         for key, path in (("module", args.module), ("ctl", args.ctl)):
             bins[key], hashes[key] = snapshot(path, tmp)
 
-    cells = [("off", 0.0)] + [(m, args.loss) for m in modes if not (m == "off" and args.loss == 0)]
-    log(f"{len(cells)} cells: " + ", ".join(f"{m}@{l:g}%" for m, l in cells))
-    runs = []
-    for mode, loss in cells:
-        runs += run_cell(args, bins, mode, loss)
+    cells = sweep(args.rtt, args.loss, modes)
+    log(f"{len(cells)} cells: " + ", ".join(f"{m}@{x:g}%" + (f"/{r}ms" if len(args.rtt) > 1 else "")
+                                            for m, x, r in cells))
+    runs, t0 = [], time.monotonic()
+    for i, cell in enumerate(cells, 1):
+        runs += run_cell(args, bins, cell, progress(i, len(cells), time.monotonic() - t0))
+    log(f"{len(cells)} cells in {duration(time.monotonic() - t0)}")
 
     finish(runs)
     print_table(args, runs)
 
+    doc = document(args, modes, hashes, runs)
+    os.makedirs(args.results_dir, exist_ok=True)
+    path = os.path.join(args.results_dir, f"demo-{doc['created_utc']}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+    print(f"\nwritten: {path}")
+    draw(doc, path)
+    failed = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["vm_rc"]) for r in runs
+                     if r["vm_rc"] != 0})
+    for mode, loss, rtt, rc in failed:
+        print(f"FAILED: a VM of cell {cell_name(mode, loss, rtt)} exited {rc}; see its logs",
+              file=sys.stderr)
+    unread = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["reader_error"]) for r in runs
+                     if r.get("reader_error")})
+    for mode, loss, rtt, err in unread:
+        print(f"FAILED: cell {cell_name(mode, loss, rtt)}: {err}", file=sys.stderr)
+    return 1 if failed or unread else 0
+
+
+def document(args, modes, hashes, runs):
+    """The results JSON's content (vm/plot.py draws it, through vm/results.py)."""
     try:
         commit = subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"], capture_output=True,
                                 text=True).stdout.strip() or None
     except OSError:
         commit = None
-    os.makedirs(args.results_dir, exist_ok=True)
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = os.path.join(args.results_dir, f"demo-{ts}.json")
-    doc = {
+    return {
         "created_utc": ts, "git_commit": commit, "emulation": "QEMU TCG",
         "params": {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
                    "size": args.size, "iters": args.iters, "trials": args.trials,
@@ -277,6 +375,8 @@ def main():
                    "modes": modes},
         "sha256": hashes,
         "notes": {"medians": "goodput_mbps and completion_s are medians over completed trials",
+                  "sweep": "params rtt_ms and loss_pct are the lists swept; each run has its "
+                           "own; goodput_vs_lossfree is against off @ 0 % of the same RTT",
                   "counters_scope": "cell: CREM counters are the summed totals of both "
                                     "gateways for the whole boot, shared by its write_bw and "
                                     "rping rows; null without CREM",
@@ -291,17 +391,22 @@ def main():
                                                "compare cells, not absolute values)"},
         "runs": runs,
     }
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=2)
-    print(f"\nwritten: {path}")
-    failed = sorted({(r["mode"], r["loss_pct"], r["vm_rc"]) for r in runs if r["vm_rc"] != 0})
-    for mode, loss, rc in failed:
-        print(f"FAILED: a VM of cell {mode} @ {loss:g}% exited {rc}; see its logs", file=sys.stderr)
-    unread = sorted({(r["mode"], r["loss_pct"], r["reader_error"]) for r in runs
-                     if r.get("reader_error")})
-    for mode, loss, err in unread:
-        print(f"FAILED: cell {mode} @ {loss:g}%: {err}", file=sys.stderr)
-    return 1 if failed or unread else 0
+
+
+def draw(doc, json_path):
+    """The figure beside the JSON (same name, .png and .svg). The table and
+    the JSON are the demo's job: no plotting problem may fail the run, so any
+    is one line on stderr and the figure can be redrawn with vm/plot.py."""
+    redo = f"redraw with: vm/plot.py {json_path}"
+    try:
+        files = plot.draw(doc, os.path.splitext(json_path)[0])
+    except plot.NoMatplotlib as e:
+        log(f"figure skipped: {e}; then {redo}")
+        return
+    except Exception as e:  # noqa: BLE001  (see above: never fail the demo for a figure)
+        log(f"figure skipped: drawing failed ({type(e).__name__}: {e}); {redo}")
+        return
+    print(f"figure: {', '.join(files)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The one reader of a topo.sh results directory, for vm/demo.py (imported)
-and vm/e2e.sh (this CLI): what the VMs of a run leave there, read one way.
+and vm/e2e.sh (this CLI): what the VMs of a run leave there, read one way;
+and of the demo's own results JSON (demo_doc(), for vm/plot.py).
 
 Files read (all optional; a missing one reads as "unknown"):
   results.txt           host a's RESULT lines ("RESULT test=... trial=...
@@ -290,6 +291,19 @@ def load_json(path):
         return json.loads(text)
     except ValueError:
         return None
+
+
+def demo_doc(path):
+    """The results JSON vm/demo.py wrote (results/demo-*.json) as a dict with
+    a "runs" list of objects; ValueError saying why when the file is missing,
+    not JSON, or not a demo's (so vm/plot.py can name the problem)."""
+    doc = load_json(path)
+    if doc is None:
+        raise ValueError(f"{path}: missing, unreadable or not JSON")
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise ValueError(f"{path}: not a demo results JSON (no \"runs\" list of objects)")
+    return doc
 
 
 def _is_num(v):

@@ -17,7 +17,7 @@ pkgs=(
   flex bison bc libelf-dev libssl-dev cpio xz-utils kmod rsync
   qemu-system-x86
   iproute2 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
-  python3-yaml python3-jsonschema tcpdump jq nftables ethtool
+  python3-yaml python3-jsonschema python3-matplotlib tcpdump jq nftables ethtool
   groff-base man-db
 )
 

@@ -21,23 +21,14 @@ import tempfile
 import unittest
 from contextlib import redirect_stdout
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-VM = os.path.dirname(HERE)
-sys.path.insert(0, VM)
-import demo  # noqa: E402
+from recorded import ADAPTIVE, CELLS, DEMO_JSON, FIX, FIXED, OFF0, OFF1, VM
+import demo  # noqa: E402  (after recorded: it puts vm/ on the path)
 import results  # noqa: E402
 
-FIX = os.path.join(HERE, "fixtures")
-FIXED = os.path.join(FIX, "demo-fixed-1")
-ADAPTIVE = os.path.join(FIX, "demo-adaptive-1")
-OFF0 = os.path.join(FIX, "demo-off-0")
-OFF1 = os.path.join(FIX, "demo-off-1")
-DEMO_JSON = os.path.join(FIX, "demo-20261201T201655Z.json")
 SMOKE = os.path.join(FIX, "e2e-smoke")
 LOSSY_REF = os.path.join(FIX, "e2e-lossy-ref")
 LOSSY_CREM = os.path.join(FIX, "e2e-lossy-crem")
 HOST = os.path.join(FIX, "e2e-host")
-CELLS = [("off", 0.0, OFF0), ("off", 1.0, OFF1), ("fixed", 1.0, FIXED), ("adaptive", 1.0, ADAPTIVE)]
 
 
 def cli(*args):
@@ -275,7 +266,7 @@ class GatewayStats(unittest.TestCase):
         # The demo's row for such a cell still builds, with the same numbers.
         args = demo.make_parser().parse_args(["--trials", "1", "--iters", "20"])
         shutil.copy(os.path.join(FIXED, "results.txt"), tmp)
-        row = demo.read_cell(args, "fixed", 1.0, tmp)[0]
+        row = demo.read_cell(args, "fixed", 1.0, 10, tmp)[0]
         self.assertEqual((row["restored"], row["repair_overhead"]), (14, 0.1751))
 
     def test_sum_nested(self):
@@ -343,7 +334,7 @@ class DemoTable(unittest.TestCase):
                                                    "--timeout", "60"])
         self.runs = []
         for mode, loss, d in CELLS:
-            self.runs += demo.read_cell(self.args, mode, loss, d)
+            self.runs += demo.read_cell(self.args, mode, loss, 10, d)
         demo.finish(self.runs)
         with open(DEMO_JSON) as f:
             self.recorded = json.load(f)["runs"]

@@ -1,0 +1,155 @@
+"""vm/demo.py's sweeps (--loss and --rtt lists), its progress line, and its
+table and JSON for several RTTs, without a VM: the cells are the recorded
+ones (fixtures/), read again as if run at another RTT.
+
+Run: python3 -m unittest discover -s vm/tests
+"""
+import glob
+import io
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
+
+from recorded import CELLS
+import demo  # noqa: E402  (after recorded: it puts vm/ on the path)
+
+
+def parse(*argv):
+    return demo.make_parser().parse_args(list(argv))
+
+
+class SweepArguments(unittest.TestCase):
+    def test_defaults_are_the_short_demo_cells(self):
+        # vm/check.sh's demo-short wants exactly these cells from the defaults.
+        args = parse("--trials", "1", "--iters", "20", "--timeout", "60")
+        self.assertEqual((args.loss, args.rtt), ([1.0], [10]))
+        self.assertEqual(demo.sweep(args.rtt, args.loss, demo.MODES),
+                         [("off", 0.0, 10), ("off", 1.0, 10), ("fixed", 1.0, 10),
+                          ("adaptive", 1.0, 10)])
+
+    def test_lists(self):
+        self.assertEqual(parse("--loss", "0,0.1,0.5,1,2,5").loss, [0.0, 0.1, 0.5, 1.0, 2.0, 5.0])
+        self.assertEqual(parse("--loss", "5, 1,1").loss, [1.0, 5.0])  # sorted, once each
+        self.assertEqual(parse("--loss", "2.5").loss, [2.5])
+        self.assertEqual(parse("--rtt", "50,10").rtt, [10, 50])
+
+    def test_refused(self):
+        for argv in (["--loss", "x"], ["--loss", "1,,y"], ["--loss", ","], ["--loss", "-1"],
+                     ["--loss", "101"], ["--loss", "nan"], ["--rtt", "1.5"], ["--rtt", "-3"],
+                     ["--rtt", ""]):
+            err = io.StringIO()
+            with self.subTest(argv=argv), redirect_stderr(err), self.assertRaises(SystemExit):
+                parse(*argv)
+            self.assertIn(f"argument {argv[0]}", err.getvalue())
+
+    def test_sweep_cells(self):
+        cells = demo.sweep([10, 50], [0.0, 0.1, 0.5, 1.0, 2.0, 5.0], demo.MODES)
+        self.assertEqual(len(cells), 2 * (6 * 3))  # off @ 0 is the reference, once per RTT
+        self.assertEqual(len(set(cells)), len(cells))
+        self.assertEqual([c for c in cells if c[:2] == ("off", 0.0)],
+                         [("off", 0.0, 10), ("off", 0.0, 50)])
+        self.assertEqual(cells[:5], [("off", 0.0, 10), ("fixed", 0.0, 10), ("adaptive", 0.0, 10),
+                                     ("off", 0.1, 10), ("fixed", 0.1, 10)])
+        self.assertEqual(cells[18], ("off", 0.0, 50))
+        # --modes fixed: the off reference still runs first.
+        self.assertEqual(demo.sweep([10], [1.0, 2.0], ["fixed"]),
+                         [("off", 0.0, 10), ("fixed", 1.0, 10), ("fixed", 2.0, 10)])
+
+
+class Progress(unittest.TestCase):
+    def test_line(self):
+        self.assertEqual(demo.progress(1, 4, 0.2), "cell 1/4, 0s elapsed, time left ?")
+        # Two cells took 600 s: 300 s each, cells 3 and 4 to go.
+        self.assertEqual(demo.progress(3, 4, 600), "cell 3/4, 10m00s elapsed, about 10m00s left")
+        self.assertEqual(demo.progress(36, 36, 35 * 200), "cell 36/36, 1h56m elapsed, "
+                                                          "about 3m20s left")
+
+    def test_duration(self):
+        self.assertEqual([demo.duration(s) for s in (0, 59.4, 59.6, 61, 3599, 3600, 3725)],
+                         ["0s", "59s", "1m00s", "1m01s", "59m59s", "1h00m", "1h02m"])
+
+
+class SeveralRtts(unittest.TestCase):
+    """The recorded cells read as rtt 10 and again as rtt 50, the 50 ms
+    loss-free write_bw goodput halved: each RTT is against its own reference."""
+
+    def setUp(self):
+        self.args = parse("--trials", "1", "--iters", "20", "--rtt", "10,50")
+        self.runs = [r for rtt in self.args.rtt for mode, loss, d in CELLS
+                     for r in demo.read_cell(self.args, mode, loss, rtt, d)]
+        ref50 = next(r for r in self.runs if (r["rtt_ms"], r["mode"], r["loss_pct"], r["test"])
+                     == (50, "off", 0.0, "write_bw"))
+        ref50["goodput_mbps"] /= 2
+        demo.finish(self.runs)
+
+    def vs(self, rtt, mode):
+        return next(r["goodput_vs_lossfree"] for r in self.runs
+                    if (r["rtt_ms"], r["mode"], r["loss_pct"], r["test"])
+                    == (rtt, mode, 1.0, "write_bw"))
+
+    def test_reference_per_rtt(self):
+        self.assertEqual(self.vs(10, "fixed"), 0.912)  # 1.873 / 2.054
+        self.assertEqual(self.vs(50, "fixed"), 1.824)  # 1.873 / 1.027
+
+    def test_a_table_per_rtt(self):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            demo.print_table(self.args, self.runs)
+        heads = [x for x in out.getvalue().splitlines() if x.startswith("RDMA over")]
+        self.assertEqual([h.split(",")[0] for h in heads],
+                         ["RDMA over the emulated WAN: rtt 10 ms", "RDMA over the emulated WAN: "
+                                                                   "rtt 50 ms"])
+        self.assertEqual(sum(x.startswith("mode ") for x in out.getvalue().splitlines()), 2)
+
+    def test_json_params(self):
+        doc = demo.document(self.args, list(demo.MODES), {}, self.runs)
+        self.assertEqual((doc["params"]["rtt_ms"], doc["params"]["loss_pct"]), ([10, 50], [1.0]))
+        self.assertEqual(sorted({r["rtt_ms"] for r in doc["runs"]}), [10, 50])
+
+
+class ShortDemo(unittest.TestCase):
+    """demo.py's main() as vm/check.sh's demo-short runs it, each boot
+    replaced by the recorded cell's files: the progress lines, and the JSON
+    with the cells demo-short checks (the figure is test_plot's)."""
+
+    def test_main(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        heads = []
+
+        def boot(args, bins, cell, head):
+            heads.append(head)
+            mode, loss, rtt = cell
+            d = next(d for m, x, d in CELLS if (m, x) == (mode, loss))
+            return demo.read_cell(args, mode, loss, rtt, d)
+
+        argv = ["demo.py", "--trials", "1", "--iters", "20", "--timeout", "60",
+                "--results-dir", tmp, "--module", __file__, "--ctl", __file__]
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(sys, "argv", argv), mock.patch.object(demo, "run_cell", boot), \
+                mock.patch.object(demo, "snapshot", lambda path, _: (path, "-")), \
+                mock.patch.object(demo.plot, "draw", side_effect=RuntimeError("not here")), \
+                redirect_stdout(out), redirect_stderr(err):
+            self.assertEqual(demo.main(), 0)
+        self.assertEqual(len(heads), 4)
+        self.assertRegex(heads[0], r"^cell 1/4, \d+s elapsed, time left \?$")
+        self.assertRegex(heads[3], r"^cell 4/4, \d+s elapsed, about \d+s left$")
+        self.assertRegex(out.getvalue(), re.compile(r"^mode .*goodput Mb/s", re.M))
+        self.assertIn("figure skipped: drawing failed", err.getvalue())
+        [path] = glob.glob(os.path.join(tmp, "demo-*.json"))
+        with open(path) as f:
+            runs = json.load(f)["runs"]
+        # vm/check.sh demo_short's check, as it makes it.
+        self.assertEqual({(r["mode"], r["loss_pct"]) for r in runs},
+                         {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)})
+        self.assertEqual(len(runs), 8)
+
+
+if __name__ == "__main__":
+    unittest.main()
