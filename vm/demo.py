@@ -401,12 +401,29 @@ def draw(doc, json_path):
     try:
         files = plot.draw(doc, os.path.splitext(json_path)[0])
     except plot.NoMatplotlib as e:
-        log(f"figure skipped: {e}; then {redo}")
-        return
+        files = draw_with_debian_python(json_path)
+        if files is None:
+            log(f"figure skipped: {e}; then {redo}")
+            return
     except Exception as e:  # noqa: BLE001  (see above: never fail the demo for a figure)
         log(f"figure skipped: drawing failed ({type(e).__name__}: {e}); {redo}")
         return
     print(f"figure: {', '.join(files)}")
+
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def draw_with_debian_python(json_path):
+    """The python3 on PATH may not be Debian's (a pyenv one, as on the CI
+    machines), and python3-matplotlib is Debian's: vm/plot.py under
+    /usr/bin/python3 then. The files written, or None if that did not work."""
+    if not os.path.exists(DEBIAN_PYTHON) or \
+            os.path.realpath(sys.executable) == os.path.realpath(DEBIAN_PYTHON):
+        return None
+    r = subprocess.run([DEBIAN_PYTHON, os.path.join(HERE, "plot.py"), json_path],
+                       capture_output=True, text=True)
+    return r.stdout.split() if r.returncode == 0 else None
 
 
 if __name__ == "__main__":
