@@ -18,8 +18,10 @@
 #            IPv4 passes the FORWARD hook with a fake route): the bridged
 #            RoCEv2 packets pass unprotected (skip-bridged) and arrive; none
 #            is held (a held one could not be released on that route).
-#   devgone: n1's WAN device is deleted while packets it brought are held,
-#            with a POSTROUTING rule that reads each packet's input device:
+#   devgone: n1's WAN device is deleted while packets it brought are held
+#            (REPAIRs withheld and the loss raised just before, so that
+#            some are), with a POSTROUTING rule that reads each packet's
+#            input device:
 #            the held packets are dropped at the unregistration
 #            (drop-dev-gone), never released with a freed input device
 #            (KASAN on the debug kernel).
@@ -175,6 +177,9 @@ table ip cremtest {
     type filter hook postrouting priority 0;
     meta iifname "v1" counter
   }
+  chain pre {
+    type filter hook prerouting priority -300;
+  }
 }
 EOF
   traffic devgone 203.0.113.1 "$secs" &
@@ -182,9 +187,17 @@ EOF
   dels=0
   for _ in 1 2 3; do
     sleep $((secs / 4 + 1))
+    # Packets are held only while a loss before them is not yet restored:
+    # for the last 0.5 s before each deletion n1 gets no REPAIR and the
+    # WAN loses 30 %, so some are held when the device goes, at any rate
+    # (the debug kernel under TCG carries a few dozen packets a second).
+    X n1 nft add rule ip cremtest pre udp dport 7470 drop
+    tc -n n2 qdisc change dev v2 root netem delay 2ms loss random 30% limit 10000
+    sleep 0.5
     ip -n n1 link del v1 && dels=$((dels + 1))
     sleep 0.3
     wan_up || bad "devgone: the WAN link made again" "$(ip -n n1 link 2>&1)"
+    X n1 nft flush chain ip cremtest pre
   done
   wait $t
   gone=$(stat_of n1 drop-dev-gone) res=$(stat_of n1 totals.restored)
