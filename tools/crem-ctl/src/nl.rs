@@ -550,21 +550,7 @@ pub enum Notifications {
 
 /// setsockopt(SOL_SOCKET, opt, v) for an int option.
 fn set_int_opt(sock: &Socket, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
-    // SAFETY: a valid fd owned by `sock` and an int of the size given.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            opt,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    set_sol_socket(sock, opt, &v)
 }
 
 /// SO_RCVTIMEO (netlink-sys has no setter for it); `None` waits forever.
@@ -574,14 +560,21 @@ fn set_rcv_timeout(sock: &Socket, t: Option<Duration>) -> io::Result<()> {
         tv_sec: t.as_secs() as libc::time_t,
         tv_usec: t.subsec_micros() as libc::suseconds_t,
     };
-    // SAFETY: a valid fd owned by `sock` and a timeval of the size given.
+    set_sol_socket(sock, libc::SO_RCVTIMEO, &tv)
+}
+
+/// setsockopt(SOL_SOCKET, opt, v): @v is the option's C type (an int, a
+/// timeval), passed with its size.
+fn set_sol_socket<T>(sock: &Socket, opt: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: a valid fd owned by `sock`, and a readable value of the size
+    // given, which the kernel copies and does not keep.
     let r = unsafe {
         libc::setsockopt(
             sock.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&tv as *const libc::timeval).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            opt,
+            (v as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if r == 0 {
