@@ -126,6 +126,9 @@ def connections(rs):
         "failed_after_connecting": sum(1 for r in failed if r.get("connected") == "1"),
         "connect_unknown": sum(1 for r in failed if r.get("connected") not in ("0", "1")),
         "connect_retries": sum(max(int(r.get("attempts", "1")) - 1, 0) for r in rs),
+        # Completed (every iteration reported), then a client ended 10 s
+        # after its report because its teardown hung (host.sh).
+        "teardown_failed": sum(1 for r in rs if r.get("teardown") == "failed"),
     }
 
 
@@ -134,6 +137,8 @@ def connections_text(rs):
     s = (f"{c['never_connected']} transfers never connected, "
          f"{c['failed_after_connecting']} failed after connecting, "
          f"{c['connect_retries']} connection retries")
+    if c["teardown_failed"]:
+        s += f", {c['teardown_failed']} completed but hung in teardown"
     if c["connect_unknown"]:
         s += f", {c['connect_unknown']} failed without a connected= field"
     return s

@@ -185,6 +185,11 @@ connected() {
        else [ -s "$2" ] && ! grep -Eq "cma event|CONNECTED state|rdma_connect|connect error|rdma_resolve" "$2"; fi ;;
   esac && echo 1 || echo 0
 }
+# write_bw_reported LOG: ib_write_bw's report row is in LOG (a line of
+# numbers after its "#bytes" header: every iteration has completed).
+write_bw_reported() {
+  awk '/#bytes/ { h = 1; next } h && /^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { f = 1 } END { exit !f }' "$1"
+}
 for t in $(seq 1 "$trials"); do
   for test in $tests; do
     n=$((n + 1))
@@ -197,12 +202,31 @@ for t in $(seq 1 "$trials"); do
     serve $test
     clog=/tmp/client.$n.log cmlog=/tmp/cm.$n.log
     [ $cm_trace = 1 ] && echo >$cmt/trace
-    start=$(now_ns)
+    start=$(now_ns) teardown=ok end_ns=
     case $test in
       write_bw)
         bytes=$((size * iters))
-        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$clog 2>&1
-        rc=$?; verified=0
+        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$clog 2>&1 &
+        cpid=$!; report_ns=
+        # Its report row comes once every iteration has completed; what
+        # follows is teardown (a final handshake with the server, the CM's
+        # disconnect). A teardown that hangs (the server has died of a
+        # general-protection fault in librdmacm after its report, the
+        # client then waited for it to its timeout) ends the client 10 s
+        # after the report: the transfer completed, timed to its report, and
+        # its RESULT line says teardown=failed.
+        while kill -0 $cpid 2>/dev/null; do
+          [ -z "$report_ns" ] && write_bw_reported $clog && report_ns=$(now_ns)
+          if [ -n "$report_ns" ] && [ $(( $(now_ns) - report_ns )) -gt 10000000000 ]; then
+            pkill -TERM -P $cpid; break
+          fi
+          sleep 0.1
+        done
+        wait $cpid; rc=$?; verified=0
+        if [ $rc != 0 ] && [ -n "$report_ns" ]; then
+          log "transfer $n: write_bw reported, then its teardown failed (rc $rc)"
+          teardown=failed rc=0 end_ns=$report_ns
+        fi
         # perftest finishes every iteration before it computes its report,
         # and under TCG its cycle-counter calibration (r^2 >= 0.9) can fail
         # afterwards: that is a completed transfer, timed by us, not by it.
@@ -224,7 +248,7 @@ for t in $(seq 1 "$trials"); do
         rc=$?; verified=1 ;;
       *) log "unknown test $test"; exit 2 ;;
     esac
-    ns=$(( $(now_ns) - start ))
+    ns=$(( ${end_ns:-$(now_ns)} - start ))
     if [ $cm_trace = 1 ]; then
       grep cm_event_handler $cmt/trace >$cmlog
       { echo "# transfer $n ($test) attempt $attempt, rc $rc"; cat $cmlog; } >>$OUT/cm.$n.log
@@ -245,7 +269,7 @@ for t in $(seq 1 "$trials"); do
       secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
       result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
-        "connected=1 attempts=$attempt"
+        "connected=1 attempts=$attempt teardown=$teardown"
     else
       fails=$((fails + 1)); tail -3 $OUT/client.$n.log
       result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \

@@ -91,7 +91,8 @@ class ResultLines(unittest.TestCase):
         for _, _, d in CELLS:
             self.assertEqual(results.connections(results.rows(d)),
                              {"never_connected": 0, "failed_after_connecting": 0,
-                              "connect_unknown": 0, "connect_retries": 0})
+                              "connect_unknown": 0, "connect_retries": 0,
+                              "teardown_failed": 0})
         self.assertEqual(cli("connections", FIXED),
                          (0, "0 transfers never connected, 0 failed after connecting, "
                              "0 connection retries"))
@@ -106,14 +107,18 @@ class ResultLines(unittest.TestCase):
             "RESULT test=rping trial=2 completed=1 seconds=3.1 bytes=204800 mbps=0.5 "
             "verified=1 connected=1 attempts=2",
             "RESULT test=rping trial=3 completed=0 seconds=- bytes=204800 mbps=0 verified=0 rc=124",
+            "RESULT test=write_bw trial=2 completed=1 seconds=4.2 bytes=6553600 mbps=12.5 "
+            "verified=0 connected=1 attempts=1 teardown=failed",
         ]
         rs = [results.parse_result_line(x) for x in lines]
         self.assertEqual(results.connections(rs),
                          {"never_connected": 1, "failed_after_connecting": 1,
-                          "connect_unknown": 1, "connect_retries": 3})
+                          "connect_unknown": 1, "connect_retries": 3,
+                          "teardown_failed": 1})
         self.assertEqual(results.connections_text(rs),
                          "1 transfers never connected, 1 failed after connecting, "
-                         "3 connection retries, 1 failed without a connected= field")
+                         "3 connection retries, 1 completed but hung in teardown, "
+                         "1 failed without a connected= field")
         self.assertFalse(results.all_done(rs))
         self.assertFalse(results.all_verified(rs))
         self.assertTrue(results.completed_verified(rs))

@@ -12,7 +12,7 @@ send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       they fall in one CSF block: it closes a block after 2 ms without a
       source, shorter than a packet's gap in Python under TCG). Raw IPv4
       (IP_HDRINCL) so that the Identification, which the ICRC covers, is
-      ours. Prints the packets sent.
+      ours. Prints the packets sent; SIGTERM ends it early.
 ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
       0: none) of each QP that arrives on UDP 4791 with an RC ACKNOWLEDGE
       (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791, as the
@@ -92,10 +92,14 @@ def send(dst, qps, seconds, pps, tos=0, csum=False, burst=1):
     payload = bytes(range(256)) + b'\0\0\0\0'  # data, then the ICRC field
     psn = {q: 1000 * q for q in range(1, qps + 1)}
     end = time.time() + seconds
+    # SIGTERM ends the traffic early (a test that stops it when its own
+    # steps are done); the count is printed all the same.
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     n = ident = 0
     gap = 1.0 / pps
     nxt = time.time()
-    while time.time() < end:
+    while time.time() < end and not stop:
         for q in range(1, qps + 1):
             pkts = []
             for _ in range(burst):
