@@ -126,8 +126,9 @@ def connections(rs):
         "failed_after_connecting": sum(1 for r in failed if r.get("connected") == "1"),
         "connect_unknown": sum(1 for r in failed if r.get("connected") not in ("0", "1")),
         "connect_retries": sum(max(int(r.get("attempts", "1")) - 1, 0) for r in rs),
-        # Completed (every iteration reported), then a client ended 10 s
-        # after its report because its teardown hung (host.sh).
+        # Completed, then its client failed in teardown: a write_bw ended
+        # 10 s after its report, an rping that lost its own exit race
+        # (host.sh).
         "teardown_failed": sum(1 for r in rs if r.get("teardown") == "failed"),
     }
 
@@ -138,7 +139,7 @@ def connections_text(rs):
          f"{c['failed_after_connecting']} failed after connecting, "
          f"{c['connect_retries']} connection retries")
     if c["teardown_failed"]:
-        s += f", {c['teardown_failed']} completed but hung in teardown"
+        s += f", {c['teardown_failed']} completed, then failed in teardown"
     if c["connect_unknown"]:
         s += f", {c['connect_unknown']} failed without a connected= field"
     return s

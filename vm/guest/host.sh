@@ -190,6 +190,18 @@ connected() {
 write_bw_reported() {
   awk '/#bytes/ { h = 1; next } h && /^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { f = 1 } END { exit !f }' "$1"
 }
+# rping_teardown_race LOG: rping's client ended its transfer (every buffer
+# verified: a mismatch, a failed completion or an unexpected state would
+# have printed a line of its own), disconnected, and then its CM event
+# thread lost a race with its own clean-up: it read the event channel that
+# main() was closing, printed "rdma_get_cm_event: Bad file descriptor" and
+# called exit(-1) (rping.c's cm_thread; rdma-core 44). The disconnect line
+# is the one every completed rping prints.
+rping_teardown_race() {
+  grep -qx "rdma_get_cm_event: Bad file descriptor" "$1" &&
+    grep -qx "client DISCONNECT EVENT\.\.\." "$1" &&
+    ! grep -vqx -e "client DISCONNECT EVENT\.\.\." -e "rdma_get_cm_event: Bad file descriptor" "$1"
+}
 for t in $(seq 1 "$trials"); do
   for test in $tests; do
     n=$((n + 1))
@@ -248,6 +260,10 @@ for t in $(seq 1 "$trials"); do
         rc=$?; verified=1 ;;
       *) log "unknown test $test"; exit 2 ;;
     esac
+    if [ $test != write_bw ] && [ $rc != 0 ] && rping_teardown_race $clog; then
+      log "transfer $n: $test ended, then lost rping's teardown race (rc $rc)"
+      teardown=failed rc=0
+    fi
     ns=$(( ${end_ns:-$(now_ns)} - start ))
     if [ $cm_trace = 1 ]; then
       grep cm_event_handler $cmt/trace >$cmlog

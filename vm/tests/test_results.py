@@ -117,7 +117,7 @@ class ResultLines(unittest.TestCase):
                           "teardown_failed": 1})
         self.assertEqual(results.connections_text(rs),
                          "1 transfers never connected, 1 failed after connecting, "
-                         "3 connection retries, 1 completed but hung in teardown, "
+                         "3 connection retries, 1 completed, then failed in teardown, "
                          "1 failed without a connected= field")
         self.assertFalse(results.all_done(rs))
         self.assertFalse(results.all_verified(rs))
