@@ -50,6 +50,22 @@ static struct kunit_suite crem_gf_suite = {
 	.test_cases = crem_gf_cases,
 };
 
+CREM_RS_TEST(inject_restored_is_original)
+CREM_RS_TEST(inject_refuses_bad_payload)
+CREM_RS_TEST(inject_forward_mark)
+
+static struct kunit_case crem_inject_cases[] = {
+	KUNIT_CASE(inject_restored_is_original),
+	KUNIT_CASE(inject_refuses_bad_payload),
+	KUNIT_CASE(inject_forward_mark),
+	{}
+};
+
+static struct kunit_suite crem_inject_suite = {
+	.name = "crem_inject",
+	.test_cases = crem_inject_cases,
+};
+
 CREM_RS_BENCH(gf_mul_acc_throughput)
 CREM_RS_BENCH(roce_parse_per_packet)
 CREM_RS_BENCH(csf_per_packet)
@@ -69,4 +85,4 @@ static struct kunit_suite crem_bench_suite = {
 	.test_cases = crem_bench_cases,
 };
 
-kunit_test_suites(&crem_gf_suite, &crem_bench_suite);
+kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_bench_suite);

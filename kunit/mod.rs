@@ -10,6 +10,7 @@ use crate::crem_core as cc;
 mod bench;
 mod bench_work;
 mod gf;
+mod inject;
 
 /// A `fmt::Write` into the C message buffer, always NUL-terminated, truncating.
 struct MsgBuf<'a> {

@@ -15,6 +15,8 @@ mod ffi;
 mod flow;
 mod hook;
 mod host;
+mod inject;
+mod kernel_ext;
 mod netns;
 
 #[cfg(crem_kunit)]
@@ -29,9 +31,11 @@ module! {
     license: "GPL",
 }
 
-/// Holds the module's registrations; dropping it unwinds them.
+/// Holds the module's registrations; dropping it unwinds them, in field
+/// order: the hooks go before the per-CPU words they read.
 struct Crem {
     _glue: Registration,
+    _forward_marks: inject::ForwardMarks,
 }
 
 /// The C-side registrations (per-netns state with its hooks, then genetlink).
@@ -55,6 +59,7 @@ impl Drop for Registration {
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         flow::gf_init();
+        let forward_marks = inject::ForwardMarks::new()?;
         let glue = Registration::new()?;
         pr_info!(
             "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",
@@ -62,7 +67,10 @@ impl kernel::Module for Crem {
             flow::engine_size(true),
             flow::engine_size(false)
         );
-        Ok(Crem { _glue: glue })
+        Ok(Crem {
+            _glue: glue,
+            _forward_marks: forward_marks,
+        })
     }
 }
 

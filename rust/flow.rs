@@ -17,12 +17,12 @@ use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
 use crate::crem_core::gf::MulTable;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce::{self, PsnRole, RocePacket};
+use crate::crem_core::roce::{PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::host::{self, Host};
 use core::cell::UnsafeCell;
-use core::ffi::c_void;
+use core::ffi::{c_int, c_void};
 use core::mem::size_of;
 
 /// CSF retention ring (blocks) and ordinary-repair accumulator (octets ≥ m·T).
@@ -517,7 +517,16 @@ extern "C" fn crem_rs_engine_deadline(eng: *const c_void, side: u8) -> u64 {
 /// only releases its retention; the CRF always closes, since that releases
 /// its held packets in PSN order.
 #[no_mangle]
-extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side: u8, close: bool) {
+extern "C" fn crem_rs_engine_fini(
+    eng: *mut c_void,
+    f: *mut ffi::crem_flow,
+    side: u8,
+    close_reason: c_int,
+) {
+    // CREM_CLOSE_NONE (negative): no CLOSE.
+    let reason = u16::try_from(close_reason)
+        .ok()
+        .map(wire::CloseReason::from_u16);
     // SAFETY: C calls once per flow, under its lock, before freeing `eng`.
     let Some(mut h) = (unsafe { Host::new(f) }) else {
         return;
@@ -528,7 +537,7 @@ extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side
     if side == SIDE_CSF {
         // SAFETY: as above.
         let e = unsafe { sender(eng) };
-        if close {
+        if let Some(reason) = reason {
             // BH is off under the flow lock: this CPU's workspace is ours.
             if let Some(ws) = workspace() {
                 let mut store = h.alias();
@@ -538,16 +547,17 @@ extern "C" fn crem_rs_engine_fini(eng: *mut c_void, f: *mut ffi::crem_flow, side
                     store: &mut store,
                     scratch: &mut ws.msg[..],
                 };
-                e.flow.close(wire::CloseReason::Normal, io);
+                e.flow.close(reason, io);
             }
         }
         // Whatever close left (nothing, or all of it without a workspace).
         e.flow.shutdown(&mut h);
     } else {
-        // SAFETY: as above.
+        // SAFETY: as above. The CRF closes in any case: that releases its
+        // held packets.
         unsafe { receiver(eng) }
             .flow
-            .close(wire::CloseReason::Normal, &mut h);
+            .close(reason.unwrap_or(wire::CloseReason::Normal), &mut h);
     }
 }
 
@@ -725,27 +735,6 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
         out.family = 6;
     }
     0
-}
-
-/// Verifies a rebuilt IPv4 packet's ICRC, filling in the Identification it
-/// must have carried (see [`roce::solve_ipv4_ident`]); false if none fits.
-#[no_mangle]
-extern "C" fn crem_rs_restore_ident(p: *mut u8, len: u32) -> bool {
-    if p.is_null() {
-        return false;
-    }
-    // SAFETY: C passes the IP packet it just built, valid and unshared.
-    let pkt = unsafe { core::slice::from_raw_parts_mut(p, len as usize) };
-    match roce::solve_ipv4_ident(pkt) {
-        Ok(Some(id)) => match pkt.get_mut(4..6) {
-            Some(f) => {
-                f.copy_from_slice(&id.to_be_bytes());
-                true
-            }
-            None => false,
-        },
-        _ => false,
-    }
 }
 
 /// Compile-time link between the C store sizes and the engine capacities.

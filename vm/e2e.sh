@@ -145,8 +145,8 @@ case $case_ in
     check "PATH_REPORT: taken from the reporter, dropped from another address" \
       "[ \$(res stats $out/crem after.gwa path-reports) -ge 1 ] && [ \$(res stats $out/crem after.gwa drop-msg-peer) -gt \$(res stats $out/crem gwa drop-msg-peer) ]"
     # wan.sh deletes gwa's sender flows at the end: gwb's receivers report it.
-    check "flow del at gwa: gwb notifies flow-change close-received" \
-      "grep -q '\"event\":\"close-received\"' $out/crem/events.gwb.log"
+    check "flow del at gwa: gwb notifies flow-change close-received, reason 0 (normal termination)" \
+      "grep -q '\"event\":\"close-received\",\"close-reason\":0' $out/crem/events.gwb.log"
     ;;
   burst)
     # netem gemodel p r 1-h 1-k: bursts of ~4 packets (r = 25%), 0.5% entry.

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Input of the module-local bindgen step (Kbuild): what rust/ffi.rs exposes
- * from C — the C half's interface, the engine interface and the netfilter
+ * from C — the C half's interface, the engine interface, the static-inline
+ * wrappers of helpers.h with the headers they include, and the netfilter
  * constants of the hook. kernel::bindings in 6.12 covers none of these.
  */
 #include <linux/netfilter.h>
 #include "crem_glue.h"
 #include "crem_engine.h"
+#include "helpers.h"

@@ -11,6 +11,7 @@
 #define CREM_ENGINE_H
 
 #include <linux/types.h>
+#include <linux/if_ether.h>
 #include "../../include/uapi/linux/crem.h" /* enum crem_side, crem_role */
 
 struct crem_flow;
@@ -75,8 +76,17 @@ struct crem_flow_info {
 
 size_t crem_rs_engine_size(u8 side);
 int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
-/* @close: send CLOSE (reason normal) if established; else the CSF ends silently. */
-void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, bool close);
+/*
+ * CLOSE reasons (crem-draft, "CREM CLOSE Reasons") a removal sends;
+ * CREM_CLOSE_NONE: none (the CSF ends silently; the CRF, which releases
+ * its held packets in any case, closes as normal termination).
+ */
+#define CREM_CLOSE_NONE (-1)
+#define CREM_CLOSE_NORMAL 0
+#define CREM_CLOSE_FLOW_ENDED 1
+#define CREM_CLOSE_SYNC_FAILED 2
+/* Ends the engine, with a CLOSE of @close_reason if established. */
+void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, int close_reason);
 void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
 void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
 			u32 len);
@@ -101,8 +111,36 @@ u64 crem_rs_engine_deadline(const void *eng, u8 side); /* U64_MAX: none */
 void crem_rs_engine_info(const void *eng, u8 side, struct crem_flow_info *out);
 int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
 int crem_rs_msg_info(const u8 *msg, u32 len, struct crem_msg_info *out);
-/* Sets the IPv4 ID that makes the rebuilt packet's ICRC verify; false: none. */
-bool crem_rs_restore_ident(u8 *pkt, u32 len);
+
+/*
+ * How a flow's restored and held packets go on (rust/inject.rs): the
+ * header template of restored packets, from the flow's last packet, and
+ * where they enter. Until one is seen (@noted false, a receiver flow set up
+ * by its HELLO) the UDP source port is unknown and nothing can be restored.
+ */
+struct crem_template {
+	__be32 saddr, daddr;
+	__be16 sport, frag_off;
+	u8 tos, ttl;
+	bool noted;
+	bool host; /* host mode: restored and held packets are delivered locally */
+	u32 mark; /* of the last packet (restored packets route by it) */
+	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
+	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
+};
+struct sk_buff;
+struct net;
+/*
+ * A restored packet of @tpl's flow around RoCEv2 UDP payload @p, its IPv4
+ * ID solved from the ICRC (the check of the restoration): into *@skb if
+ * CREM_RESTORED_VERIFIED, else nothing was made.
+ */
+u8 crem_rs_restore(const struct crem_template *tpl, const u8 *p, u32 len,
+		   struct sk_buff **skb);
+/* @skb goes on toward the RDMA receiver, consumed; 0 or a negative errno. */
+int crem_rs_inject(struct net *net, const struct crem_template *tpl, struct sk_buff *skb);
+/* @skb is the restored packet this CPU is forwarding (our hook lets it by). */
+bool crem_rs_inject_own(const struct sk_buff *skb);
 
 void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len);
 bool crem_glue_csf_keep(struct crem_flow *f, u32 psn, const u8 *p, u32 len);

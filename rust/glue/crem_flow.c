@@ -185,8 +185,14 @@ static inline u8 *crem_fault_corrupt(const u8 *msg, u32 len)
 
 void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 {
-	/* The CSF's messages carry the protected flow's DSCP and ECT(0). */
-	u8 tos = f->key.side == CREM_SIDE_CSF ? (f->tos & ~INET_ECN_MASK) | INET_ECN_ECT_0 : 0;
+	/*
+	 * Every message carries the protected flow's DSCP (its REPAIRs, the
+	 * draft says; its requests and reports too, so they meet the flow's
+	 * treatment on the way back); the CSF's are ECN capable (ECT(0)), so
+	 * that CE on the REPAIR path shows in LOSS_REPORT.
+	 */
+	u8 dscp = f->tpl.tos & ~INET_ECN_MASK;
+	u8 tos = f->key.side == CREM_SIDE_CSF ? dscp | INET_ECN_ECT_0 : dscp;
 	u8 *bad = crem_fault_corrupt(msg, len);
 
 	if (unlikely(bad))
@@ -261,11 +267,13 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	f->cn = cn;
 	f->key = rq->key;
 	f->peer = rq->peer;
-	f->tos = rq->tos;
-	f->ttl = rq->ttl;
-	f->sport = rq->sport;
-	f->frag_off = htons(IP_DF);
-	f->host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST;
+	f->tpl.saddr = rq->key.saddr;
+	f->tpl.daddr = rq->key.daddr;
+	f->tpl.tos = rq->tos;
+	f->tpl.ttl = rq->ttl;
+	f->tpl.sport = rq->sport;
+	f->tpl.frag_off = htons(IP_DF);
+	f->tpl.host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST;
 	f->deadline = U64_MAX;
 	f->created_ns = f->last_ns = crem_now();
 	spin_lock_init(&f->lock);
@@ -391,18 +399,20 @@ static void crem_create_work(struct work_struct *w)
  * From softirq: the flow of @k, created now from a spare (its HELLO, or
  * its HELLO_ACK to @msg, leaves at once: ahead of the packet that asked
  * for it). Without a spare, a work item creates it and packets pass
- * unprotected meanwhile: NULL.
+ * unprotected meanwhile: NULL. @tos and @ttl start its template: of its
+ * first packet, or for a receiver flow of the HELLO (which carries the
+ * protected flow's DSCP: its HELLO_ACK leaves with it).
  */
 static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k,
-					   __be32 peer, const struct iphdr *iph, __be16 sport,
+					   __be32 peer, u8 tos, u8 ttl, __be16 sport,
 					   const u8 *msg, u32 msg_len)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_create req = {
 		.key = *k,
 		.peer = peer,
-		.tos = iph ? iph->tos : 0,
-		.ttl = iph ? iph->ttl : 64,
+		.tos = tos,
+		.ttl = ttl,
 		.sport = sport,
 		.msg_len = msg_len,
 	};
@@ -567,15 +577,15 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 {
 	f->last_ns = crem_now();
 	if (skb->dev)
-		f->ifindex = skb->dev->ifindex;
+		f->tpl.ifindex = skb->dev->ifindex;
 	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
-		ether_addr_copy(f->h_source, eth_hdr(skb)->h_source);
-	f->mark = skb->mark;
-	f->tos = iph->tos;
-	f->ttl = iph->ttl;
-	f->frag_off = iph->frag_off;
-	f->sport = sport;
-	f->noted = true;
+		ether_addr_copy(f->tpl.h_source, eth_hdr(skb)->h_source);
+	f->tpl.mark = skb->mark;
+	f->tpl.tos = iph->tos;
+	f->tpl.ttl = iph->ttl;
+	f->tpl.frag_off = iph->frag_off;
+	f->tpl.sport = sport;
+	f->tpl.noted = true;
 }
 
 /* The packet travels toward a peer: the CSF of its flow codes it. */
@@ -591,7 +601,7 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 		return;
 	f = crem_lookup_key(&cn->flows, &k);
 	if (!f)
-		f = crem_request_flow(cn, &k, peer, iph, sport, NULL, 0);
+		f = crem_request_flow(cn, &k, peer, iph->tos, iph->ttl, sport, NULL, 0);
 	if (!f)
 		return;
 	spin_lock(&f->lock);
@@ -852,12 +862,12 @@ static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len, bool ce)
 	spin_unlock(&f->lock);
 }
 
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, bool ce)
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos)
 {
 	struct crem_flows *t = &cn->flows;
+	bool ce = INET_ECN_is_ce(tos);
 	struct crem_msg_info mi;
 	struct crem_flow *f;
-
 	bool peer, reporter;
 
 	/* Only the configured peers speak CREM to us, and the allow-listed
@@ -908,7 +918,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, boo
 		if (f)
 			crem_feed(f, msg, len, ce);
 		else
-			crem_request_flow(cn, &k, from, NULL, 0, msg, len);
+			crem_request_flow(cn, &k, from, tos, 64, 0, msg, len);
 		return;
 	}
 	if (mi.type == CREM_MSG_TYPE_HELLO_ACK) {
@@ -968,12 +978,12 @@ void crem_flows_retire(struct crem_net *cn, const u64 *c)
  * last counters (its CLOSE included) are read in the section that marks it
  * dead, so a concurrent flow-reset counts them once.
  */
-static void crem_flow_kill(struct crem_flow *f, bool close)
+static void crem_flow_kill(struct crem_flow *f)
 {
 	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
 
 	spin_lock_bh(&f->lock);
-	crem_rs_engine_fini(f->eng, f, f->key.side, close);
+	crem_rs_engine_fini(f->eng, f, f->key.side, f->close_with);
 	if (fi)
 		crem_flow_info_locked(f, fi); /* the engine stays readable once ended */
 	f->dead = true;
@@ -984,7 +994,7 @@ static void crem_flow_kill(struct crem_flow *f, bool close)
 	kfree(fi);
 }
 
-void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bool notify)
+void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify)
 {
 	struct crem_flow *f, *n;
 
@@ -995,7 +1005,7 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bo
 		if (notify) /* its last state, before the engine ends */
 			crem_nl_flow_ntf_send(cn, crem_nl_flow_ntf_alloc(cn, GFP_KERNEL), f,
 					      CREM_CMD_FLOW_DOWN);
-		crem_flow_kill(f, close);
+		crem_flow_kill(f);
 		crem_flow_free(f);
 		atomic64_inc(&cn->dp[CREM_EV_FLOW_DOWN]);
 	}
@@ -1011,10 +1021,11 @@ static void __crem_flows_flush(struct crem_net *cn, bool notify)
 	spin_lock_bh(&t->lock);
 	list_for_each_entry_safe(f, n, &t->list, all) {
 		crem_flow_unlink(t, f);
+		f->close_with = CREM_CLOSE_NONE;
 		list_add(&f->kill, &gone);
 	}
 	spin_unlock_bh(&t->lock);
-	crem_flows_reap(cn, &gone, false, notify);
+	crem_flows_reap(cn, &gone, notify);
 }
 
 void crem_flows_flush(struct crem_net *cn)

@@ -76,26 +76,18 @@ struct crem_flow {
 	bool nonce_hashed; /* CSF: in by_nonce until its Flow ID is known (same lock) */
 	u64 nonce; /* CSF: of its HELLO */
 	bool dead;
-	bool gc; /* chosen for removal by the collector (crem_gc.c) */
+	bool gc; /* chosen for removal by the collector (crem_gc.c) ... */
+	s8 gc_close; /* ... with this CLOSE reason (only the collector writes both) */
+	s8 close_with; /* the CLOSE reason its removal sends (CREM_CLOSE_*):
+			* set under flows.lock by whoever unlinks it */
 	spinlock_t lock;
 	struct hrtimer timer;
 	u64 deadline; /* armed expiry, U64_MAX when idle */
 	u64 created_ns, last_ns;
 	void *eng; /* the Rust engine of this side (rust/flow.rs) */
-	/*
-	 * Template of restored packets, from the flow's last packet; until
-	 * one is seen (@noted false, a receiver flow set up by its HELLO) the
-	 * UDP source port is unknown and nothing can be restored.
-	 */
-	u8 tos, ttl;
-	__be16 sport, frag_off;
-	bool noted;
-	u32 mark; /* of the last packet (restored packets route by it) */
-	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
-	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
+	struct crem_template tpl; /* of restored packets (crem_engine.h) */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
 	u16 close_reason; /* of the pending close-received */
-	bool host; /* host mode: restored and held packets are delivered locally */
 	/* The packet being processed (keep_source takes a clone of it). */
 	struct sk_buff *cur;
 	u32 cur_off;
@@ -147,13 +139,15 @@ void crem_gc_work(struct work_struct *w);
 /*
  * Removal, in process context: unlink under flows.lock onto a private list
  * (crem_flow.kill), then crem_flows_reap() waits for readers, notifies
- * flow-down (@notify), ends each engine and frees. @close: the engines end
- * as on a CLOSE of ours (reason normal, sent if established; flow-del);
- * otherwise the CSF releases its retention silently (teardown: the socket
- * is already gone). Held packets are released either way.
+ * flow-down (@notify), ends each engine and frees. Each engine ends with a
+ * CLOSE of the reason its remover set in close_with (flow-del: normal
+ * termination; the collector: flow ended, or parameter synchronization
+ * failed for a HELLO never answered), or none (CREM_CLOSE_NONE: a flow
+ * already closed, or teardown, when the socket is already gone). Held
+ * packets are released either way.
  */
 void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f);
-void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool close, bool notify);
+void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify);
 
 /*
  * flow-up/flow-down notifications (crem_nl_flow.c): the message is allocated
@@ -176,7 +170,8 @@ struct nf_hook_state;
 /* Datapath entry points (softirq, RCU read side held by the caller). */
 unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
 			    u32 l4off, const struct nf_hook_state *state);
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, bool ce);
+/* @tos: of the datagram's IP header (its ECN: CE on the REPAIR path). */
+void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos);
 
 /* After an engine call under flow->lock: (re)arm the timer. */
 void crem_flow_arm(struct crem_flow *f);
@@ -193,10 +188,8 @@ void crem_slot_drop(struct crem_flow *f, struct crem_slot *s, enum skb_drop_reas
 const u8 *crem_slot_data(const struct crem_slot *s);
 bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb);
 
-/* Restored and held packets (crem_inject.c). */
-struct sk_buff *crem_build_restored(struct crem_flow *f, const u8 *p, u32 len);
+/* Restored and held packets go on (rust/inject.rs), counted. */
 void crem_inject(struct crem_flow *f, struct sk_buff *skb);
-bool crem_inject_own(const struct sk_buff *skb);
 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);

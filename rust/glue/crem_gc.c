@@ -37,15 +37,26 @@ static bool crem_older(u64 t, u64 now, u64 span)
 	return (s64)(now - t) > (s64)span;
 }
 
+/*
+ * Whether @f goes, and with which CLOSE (f->gc_close): an idle flow has
+ * ended (reason 1); a flow whose HELLO was never answered failed its
+ * parameter synchronization (reason 2); a closed one has had its CLOSE.
+ */
 static bool crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
 {
 	u64 idle = (u64)READ_ONCE(flow_idle_s) * NSEC_PER_SEC;
+	bool retry = crem_older(f->created_ns, now, CREM_RETRY_NS);
 
 	crem_flow_info(f, fi);
 	if (idle && crem_older(READ_ONCE(f->last_ns), now, idle))
-		return true;
-	return (fi->state == CREM_STATE_UNPROTECTED || fi->state == CREM_STATE_CLOSED) &&
-	       crem_older(f->created_ns, now, CREM_RETRY_NS);
+		f->gc_close = CREM_CLOSE_FLOW_ENDED;
+	else if (retry && fi->state == CREM_STATE_UNPROTECTED)
+		f->gc_close = CREM_CLOSE_SYNC_FAILED;
+	else if (retry && fi->state == CREM_STATE_CLOSED)
+		f->gc_close = CREM_CLOSE_NONE;
+	else
+		return false;
+	return true;
 }
 
 void crem_gc_work(struct work_struct *w)
@@ -71,13 +82,14 @@ void crem_gc_work(struct work_struct *w)
 			if (!f->gc)
 				continue;
 			crem_flow_unlink(t, f);
+			f->close_with = f->gc_close;
 			list_add(&f->kill, &gone);
 		}
 		spin_unlock_bh(&t->lock);
 		list_for_each_entry(f, &gone, kill)
 			atomic64_inc(&cn->dp[CREM_EV_FLOW_EXPIRED]);
 		/* CLOSE to the peer, flow-down to listeners, then freed. */
-		crem_flows_reap(cn, &gone, true, true);
+		crem_flows_reap(cn, &gone, true);
 	}
 	if (READ_ONCE(t->count) && !READ_ONCE(t->closing))
 		crem_gc_start(cn);

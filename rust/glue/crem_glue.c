@@ -67,8 +67,8 @@ static unsigned int crem_nf_hook(void *priv, struct sk_buff *skb,
 	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
 	if (!uh || uh->dest != htons(ROCEV2_UDP_PORT))
 		return NF_ACCEPT;
-	/* A gateway's restored packet on its way through (crem_inject.c). */
-	if (hook == CREM_HOOK_FORWARD && unlikely(crem_inject_own(skb)))
+	/* A gateway's restored packet on its way through (rust/inject.rs). */
+	if (hook == CREM_HOOK_FORWARD && unlikely(crem_rs_inject_own(skb)))
 		return NF_ACCEPT;
 
 	peek = min_t(unsigned int, skb->len - skb_network_offset(skb), sizeof(buf));

@@ -512,12 +512,13 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	f = crem_flow_find(t, &sel, tb, info->extack, &err);
 	if (f) {
 		crem_flow_unlink(t, f);
+		f->close_with = CREM_CLOSE_NORMAL;
 		list_add(&f->kill, &gone);
 	}
 	spin_unlock_bh(&t->lock);
 	if (!f)
 		return err;
-	crem_flows_reap(cn, &gone, true, true);
+	crem_flows_reap(cn, &gone, true);
 	return 0;
 }
 

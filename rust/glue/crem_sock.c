@@ -44,7 +44,7 @@ static int crem_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	atomic64_inc(&cn->dp[CREM_EV_MSG_IN]);
 	atomic64_inc(&cn->msg_in[crem_msg_slot(skb->data + sizeof(struct udphdr), len)]);
 	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len,
-		      INET_ECN_is_ce(ip_hdr(skb)->tos));
+		      ip_hdr(skb)->tos);
 	consume_skb(skb);
 	return 0;
 drop:

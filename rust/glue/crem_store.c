@@ -259,30 +259,29 @@ bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * @skb goes on toward the RDMA receiver (rust/inject.rs), counted. Called
+ * with the flow's lock held, BH disabled.
+ */
+void crem_inject(struct crem_flow *f, struct sk_buff *skb)
+{
+	if (crem_rs_inject(f->cn->net, &f->tpl, skb))
+		f->ctr.inject_fail++;
+	else
+		f->ctr.injected++;
+}
+
 u8 crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold)
 {
 	struct sk_buff *skb;
+	u8 r = crem_rs_restore(&f->tpl, p, len, &skb);
 
-	if (!f->noted)
-		return CREM_RESTORED_NO_HEADER;
-	skb = crem_build_restored(f, p, len);
-	if (!skb) {
+	if (r == CREM_RESTORED_DROPPED)
 		f->ctr.inject_fail++;
-		return CREM_RESTORED_DROPPED;
-	}
-	/*
-	 * The ICRC covers the IPv4 Identification, which the source symbol
-	 * lacks: solving for it is also the ICRC check of the restored packet.
-	 */
-	if (!crem_rs_restore_ident(skb->data, skb->len)) {
-		/* The engine counts it as an ICRC failure: a checksum drop. */
-		kfree_skb_reason(skb, SKB_DROP_REASON_SKB_CSUM);
-		return CREM_RESTORED_ICRC_FAILED;
-	}
-	ip_send_check(ip_hdr(skb));
-	if (hold && crem_held_keep(f, psn, skb))
-		return CREM_RESTORED_VERIFIED;
-	crem_inject(f, skb);
+	if (r != CREM_RESTORED_VERIFIED)
+		return r;
+	if (!(hold && crem_held_keep(f, psn, skb)))
+		crem_inject(f, skb);
 	return CREM_RESTORED_VERIFIED;
 }
 

@@ -8,7 +8,9 @@
 #     every packet whose PSN is 5 mod 32, so none such reaches n3 although
 #     n1 restores them (they go through PREROUTING, the input route and
 #     FORWARD like the originals: issue 12 item 10);
-#   - skb drops traced from crem.ko (skb:kfree_skb) are the ones it counts.
+#   - skb drops traced from crem.ko (skb:kfree_skb) are the ones it counts;
+#   - n1's CREM messages carry the protected flow's DSCP;
+#   - idle flows end with CLOSE reason 1 (flow ended).
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -18,12 +20,13 @@ insmod "$arg_module" || exit 1
 line_up "delay 2ms loss random 3%"
 gateways adaptive off k 8 m 2 || exit 1
 
-# run NAME: one transfer n0 -> n3 of $secs s; what n3 saw in /tmp/NAME.rx.
+# run NAME [TOS]: one transfer n0 -> n3 of $secs s with IP ToS TOS (default
+# ECT(0)); what n3 saw in /tmp/NAME.rx.
 run() {
   ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 /tmp/$1.rx &
   acker=$!
   sleep 0.5
-  X n0 python3 /tmp/fl/roce.py send 203.0.113.1 8 "$secs" 1000 2 >/tmp/$1.sent
+  X n0 python3 /tmp/fl/roce.py send 203.0.113.1 8 "$secs" 1000 "${2:-2}" >/tmp/$1.sent
   sleep 1
   kill -TERM $acker; wait $acker
   echo "$1: sent $(cat /tmp/$1.sent); n3 received: $(cat /tmp/$1.rx)"
@@ -70,11 +73,30 @@ NFT
 # unless the CSF closed them idle meanwhile: 2 of 5 runs failed that way).
 # Fresh flows for the second run: a port change ends both gateways' flows.
 for n in n1 n2; do X $n "$CTL" set port 7471 && X $n "$CTL" set port 7470 || bad "port flip" ""; done
+# The policy run's sources carry DSCP AF41 (ToS 0x8a with ECT(0)): every
+# CREM message n1's receiver flows send back (HELLO_ACK, LOSS_REPORT,
+# REPAIR_REQUEST) carries the flow's DSCP too. Before (stop 24) they left
+# with ToS 0.
+X n1 nft -f - <<'NFT' || bad "nft dscp rule" ""
+table inet crem_dscp {
+  chain out {
+    type filter hook output priority 0;
+    udp dport 7470 ip dscp af41 counter
+    udp dport 7470 ip dscp != af41 counter
+  }
+}
+NFT
 res0=$(stat_of n1 totals.restored) if0=$(stat_of n1 totals.inject-failures)
-run policy
+run policy 138 # 0x8a
 res2=$(( $(stat_of n1 totals.restored) - res0 ))
 if2=$(( $(stat_of n1 totals.inject-failures) - if0 ))
 dropped=$(X n1 nft list chain inet crem_test forward_rules | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+dscp=$(X n1 nft list chain inet crem_dscp out | sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' ')
+echo "policy: n1's CREM messages with DSCP AF41, with another: $dscp"
+set -- $dscp
+af41=${1:-0} other=${2:-1}
+expect "n1's receiver flows send their messages with the flow's DSCP" \
+  "[ $af41 -ge 10 ] && [ $other = 0 ]" "AF41 and other: $dscp"
 sent5=$(( $(cat /tmp/policy.sent) / 32 ))
 echo "policy: n1 restored $res2 more ($if2 not sent on); the FORWARD rule dropped $dropped packets (about $sent5 were sent with PSN 5 mod 32)"
 expect "n1's FORWARD rule holds for restored packets: none with PSN 5 mod 32 reached n3" \
@@ -86,6 +108,39 @@ expect "n1's FORWARD rule holds for restored packets: none with PSN 5 mod 32 rea
 expect "the rule dropped n1's restorations of what it dropped (counted as not sent on)" \
   "[ $if2 -ge 10 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
   "dropped $dropped of $sent5; inject-failures $if2"
+
+# Idle flows end with CLOSE reason 1, "flow ended" (draft, "CREM CLOSE
+# Reasons"; a flow-del sends 0, normal termination: e2e lossy). With
+# flow_idle_s at 2 the collectors of n1 and n2 end the policy run's flows
+# and send their CLOSEs; nft counts those leaving n1 and n2 by reason
+# (octet 0 of a CLOSE is 0x19, version 1 and type 9; its Reason follows the
+# 8-octet header). A peer rarely sees them as close-received events: both
+# collectors run once a second, started within milliseconds of each other,
+# and the peer flow is mostly gone already. Before (stop 24) they carried 0.
+for n in n1 n2; do
+  X $n nft -f - <<'NFT' || bad "nft close rule" ""
+table inet crem_close {
+  chain out {
+    type filter hook output priority 0;
+    udp dport 7470 @th,64,8 0x19 @th,128,16 1 counter
+    udp dport 7470 @th,64,8 0x19 @th,128,16 != 1 counter
+  }
+}
+NFT
+done
+echo 2 >/sys/module/crem/parameters/flow_idle_s
+i=0
+while [ $i -lt 20 ] && [ "$(X n1 "$CTL" -j flow | jq '.flow | length')$(X n2 "$CTL" -j flow | jq '.flow | length')" != 00 ]; do
+  sleep 0.5; i=$((i + 1))
+done
+echo 30 >/sys/module/crem/parameters/flow_idle_s
+closes() { X "$1" nft list chain inet crem_close out | sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' '; }
+c1=$(closes n1) c2=$(closes n2)
+echo "idle: flows left n1 $(X n1 "$CTL" -j flow | jq '.flow | length'), n2 $(X n2 "$CTL" -j flow | jq '.flow | length'); CLOSEs with reason 1 and another: n1 $c1, n2 $c2"
+set -- $c1 $c2
+ended=$((${1:-0} + ${3:-0})) other=$((${2:-1} + ${4:-1}))
+expect "idle flows end with CLOSE reason 1 (flow ended)" \
+  "[ $ended -ge 8 ] && [ $other = 0 ]" "reason 1 and other: n1 $c1, n2 $c2"
 
 line_down
 rmmod crem || bad "rmmod" ""

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Restored packets as `rust/inject.rs` builds them, in kernel memory: a
+//! real rxe packet, rebuilt from its UDP payload and its flow's template,
+//! must come out as the octets rxe sent (its IPv4 Identification solved
+//! from the ICRC, TTL, checksum, no ECN), with the skb's headers where the
+//! receive path expects them; and the per-CPU mark our FORWARD hook uses to
+//! let our own restored packet by.
+
+use super::run;
+use crate::ffi::crem_template;
+use crate::inject;
+use crate::kernel_ext::bh;
+use core::ffi::{c_char, c_int};
+
+/// A whole RoCEv2 RC SEND Only packet from rxe, IPv4 header on
+/// (`rust/core/tests/fixtures/rxe-v4-op04.hex`): ID 0x356f, DF, TTL 64,
+/// 192.0.2.1 -> 203.0.113.1, UDP 59821 -> 4791 without a checksum.
+const PACKET: [u8; 60] = [
+    0x45, 0x00, 0x00, 0x3c, 0x35, 0x6f, 0x40, 0x00, 0x40, 0x11, 0x07, 0x3f, 0xc0, 0x00, 0x02, 0x01,
+    0xcb, 0x00, 0x71, 0x01, 0xe9, 0xad, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x04, 0x00, 0xff, 0xff,
+    0x00, 0x00, 0x00, 0x11, 0x80, 0xf2, 0x0a, 0x38, 0x00, 0x00, 0x55, 0xc3, 0xdd, 0xee, 0x86, 0x00,
+    0x00, 0x00, 0x05, 0x38, 0x00, 0x00, 0x10, 0x00, 0x14, 0x1f, 0x93, 0x62,
+];
+const UDP_PAYLOAD: usize = 28;
+
+/// The template a flow notes from a packet like `PACKET` at its hook:
+/// gateway (FORWARD, TTL already decremented) or host (LOCAL_IN), with the
+/// noted packet CE-marked (its ECN is not the restored packet's).
+fn template(host: bool) -> crem_template {
+    let be16 = |i: usize| u16::from_ne_bytes([PACKET[i], PACKET[i + 1]]);
+    let be32 =
+        |i: usize| u32::from_ne_bytes([PACKET[i], PACKET[i + 1], PACKET[i + 2], PACKET[i + 3]]);
+    crem_template {
+        saddr: be32(12),
+        daddr: be32(16),
+        sport: be16(20),
+        frag_off: be16(6),
+        tos: PACKET[1] | 0x03,
+        ttl: if host { PACKET[8] } else { PACKET[8] - 1 },
+        noted: true,
+        host,
+        mark: 0x2a,
+        ifindex: 1,
+        h_source: [2, 0, 0, 0, 0, 1],
+    }
+}
+
+/// A restored packet is the packet the RDMA sender sent, headers set.
+#[no_mangle]
+extern "C" fn crem_kunit_inject_restored_is_original(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        for host in [false, true] {
+            let skb = match inject::restore(&template(host), &PACKET[UDP_PAYLOAD..]) {
+                Ok(s) => s,
+                Err(r) => {
+                    let _ = write!(w, "host {host}: not restored ({r})");
+                    return false;
+                }
+            };
+            let got = skb.head();
+            if got != PACKET {
+                let at = got.iter().zip(PACKET.iter()).position(|(a, b)| a != b);
+                let _ = write!(
+                    w,
+                    "host {host}: {} octets, first difference at {at:?}: {:02x?}",
+                    got.len(),
+                    got.get(..28)
+                );
+                return false;
+            }
+            let heads = (skb.network_offset(), skb.transport_offset(), skb.protocol());
+            if heads != (0, 20, 0x0800) || skb.mark() != 0x2a || skb.headroom() < 14 {
+                let _ = write!(
+                    w,
+                    "host {host}: network/transport offsets, protocol {heads:?}, mark {}, headroom {}",
+                    skb.mark(),
+                    skb.headroom()
+                );
+                return false;
+            }
+        }
+        true
+    })
+}
+
+/// A payload that is not the one sent fails the ICRC (no Identification
+/// fits), and a flow that has seen no packet cannot restore.
+#[no_mangle]
+extern "C" fn crem_kunit_inject_refuses_bad_payload(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut bad = [0u8; PACKET.len() - UDP_PAYLOAD];
+        bad.copy_from_slice(&PACKET[UDP_PAYLOAD..]);
+        bad[20] ^= 0x01; // one bit of the message
+        let r = inject::restore(&template(false), &bad).err();
+        if r != Some(crate::ffi::CREM_RESTORED_ICRC_FAILED) {
+            let _ = write!(w, "corrupt payload: {r:?}, not an ICRC failure");
+            return false;
+        }
+        let mut t = template(false);
+        t.noted = false;
+        let r = inject::restore(&t, &PACKET[UDP_PAYLOAD..]).err();
+        if r != Some(crate::ffi::CREM_RESTORED_NO_HEADER) {
+            let _ = write!(w, "no template: {r:?}, not NO_HEADER");
+            return false;
+        }
+        true
+    })
+}
+
+/// Our FORWARD hook knows the restored packet this CPU forwards, and only
+/// while it does.
+#[no_mangle]
+extern "C" fn crem_kunit_inject_forward_mark(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let (a, b) = (0x1000usize as *const _, 0x2000usize as *const _);
+        let bh = bh::disable();
+        let seen = inject::with_forward_mark(&bh, a, || {
+            (inject::crem_rs_inject_own(a), inject::crem_rs_inject_own(b))
+        });
+        let after = inject::crem_rs_inject_own(a);
+        drop(bh);
+        if seen != (true, false) || after {
+            let _ = write!(w, "marked: own {seen:?}; after: {after}");
+            return false;
+        }
+        true
+    })
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Static inlines and macros for the module's Rust (see helpers.h): each
+ * wrapper is one call or one field access, nothing more.
+ */
+#include <linux/bottom_half.h>
+#include <linux/netfilter.h>
+#include <net/dst.h>
+#include <net/netfilter/nf_conntrack.h>
+#include "helpers.h"
+
+void crem_h_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void crem_h_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+
+void crem_h_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void crem_h_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+void __percpu *crem_h_alloc_percpu(size_t size, size_t align)
+{
+	return __alloc_percpu(size, align);
+}
+
+void *crem_h_this_cpu_ptr(void __percpu *p)
+{
+	return this_cpu_ptr(p);
+}
+
+unsigned char *crem_h_skb_data(const struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+unsigned int crem_h_skb_len(const struct sk_buff *skb)
+{
+	return skb->len;
+}
+
+unsigned int crem_h_skb_headlen(const struct sk_buff *skb)
+{
+	return skb_headlen(skb);
+}
+
+unsigned int crem_h_skb_headroom(const struct sk_buff *skb)
+{
+	return skb_headroom(skb);
+}
+
+int crem_h_skb_tailroom(const struct sk_buff *skb)
+{
+	return skb_tailroom(skb);
+}
+
+int crem_h_skb_cloned(const struct sk_buff *skb)
+{
+	return skb_cloned(skb);
+}
+
+void crem_h_skb_reserve(struct sk_buff *skb, int len)
+{
+	skb_reserve(skb, len);
+}
+
+void crem_h_skb_reset_network_header(struct sk_buff *skb)
+{
+	skb_reset_network_header(skb);
+}
+
+void crem_h_skb_reset_transport_header(struct sk_buff *skb)
+{
+	skb_reset_transport_header(skb);
+}
+
+void crem_h_skb_reset_mac_header(struct sk_buff *skb)
+{
+	skb_reset_mac_header(skb);
+}
+
+bool crem_h_skb_mac_header_at_data(const struct sk_buff *skb, unsigned int mac_len)
+{
+	return skb_mac_header_was_set(skb) && skb_mac_header(skb) + mac_len == skb->data;
+}
+
+void crem_h_skb_set_mac_len(struct sk_buff *skb, u16 len)
+{
+	skb->mac_len = len;
+}
+
+int crem_h_skb_network_offset(const struct sk_buff *skb)
+{
+	return skb_network_offset(skb);
+}
+
+int crem_h_skb_transport_offset(const struct sk_buff *skb)
+{
+	return skb_transport_offset(skb);
+}
+
+__be16 crem_h_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
+}
+
+u32 crem_h_skb_mark(const struct sk_buff *skb)
+{
+	return skb->mark;
+}
+
+void crem_h_skb_set_protocol(struct sk_buff *skb, __be16 proto)
+{
+	skb->protocol = proto;
+}
+
+void crem_h_skb_set_mark(struct sk_buff *skb, u32 mark)
+{
+	skb->mark = mark;
+}
+
+void crem_h_skb_set_pkt_type(struct sk_buff *skb, u8 type)
+{
+	skb->pkt_type = type;
+}
+
+void crem_h_skb_set_csum_none(struct sk_buff *skb)
+{
+	skb->ip_summed = CHECKSUM_NONE;
+}
+
+struct net_device *crem_h_skb_dev(const struct sk_buff *skb)
+{
+	return skb->dev;
+}
+
+void crem_h_skb_set_dev(struct sk_buff *skb, struct net_device *dev)
+{
+	skb->dev = dev;
+}
+
+void crem_h_skb_set_iif(struct sk_buff *skb, int ifindex)
+{
+	skb->skb_iif = ifindex;
+	IPCB(skb)->iif = ifindex;
+}
+
+bool crem_h_skb_has_dst(const struct sk_buff *skb)
+{
+	return skb_dst(skb);
+}
+
+void crem_h_skb_dst_drop(struct sk_buff *skb)
+{
+	skb_dst_drop(skb);
+}
+
+void crem_h_nf_reset_ct(struct sk_buff *skb)
+{
+	nf_reset_ct(skb);
+}
+
+void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason)
+{
+	kfree_skb_reason(skb, reason);
+}
+
+int crem_h_dev_ifindex(const struct net_device *dev)
+{
+	return dev->ifindex;
+}
+
+unsigned short crem_h_dev_type(const struct net_device *dev)
+{
+	return dev->type;
+}
+
+const unsigned char *crem_h_dev_addr(const struct net_device *dev)
+{
+	return dev->dev_addr;
+}
+
+unsigned int crem_h_skb_rt_type(const struct sk_buff *skb)
+{
+	return skb_rtable(skb)->rt_type;
+}
+
+/* dst_input without its INDIRECT_CALL, whose targets a module cannot name. */
+int crem_h_dst_input(struct sk_buff *skb)
+{
+	return READ_ONCE(skb_dst(skb)->input)(skb);
+}
+
+int crem_h_dst_output(struct net *net, struct sk_buff *skb)
+{
+	return dst_output(net, NULL, skb);
+}
+
+int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
+				   crem_h_okfn okfn)
+{
+	return NF_HOOK(NFPROTO_IPV4, NF_INET_PRE_ROUTING, net, NULL, skb, in, NULL, okfn);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One-line wrappers of the static inlines and macros the module's Rust calls
+ * (rust/kernel_ext), which bindgen cannot: helpers.c defines them, the
+ * module-local bindgen step (Kbuild) reads this file, so a prototype that
+ * drifts from its definition is a build error. Nothing here decides
+ * anything; each wrapper is its kernel function under another name.
+ */
+#ifndef CREM_HELPERS_H
+#define CREM_HELPERS_H
+
+#include <linux/types.h>
+#include <linux/skbuff.h>
+#include <linux/netdevice.h>
+#include <linux/etherdevice.h>
+#include <linux/percpu.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+/* The okfn of a netfilter hook (NF_HOOK). */
+typedef int (*crem_h_okfn)(struct net *net, struct sock *sk, struct sk_buff *skb);
+
+/* bottom_half.h */
+void crem_h_local_bh_disable(void);
+void crem_h_local_bh_enable(void);
+
+/* rcupdate.h */
+void crem_h_rcu_read_lock(void);
+void crem_h_rcu_read_unlock(void);
+
+/* percpu.h (zeroed; freed with free_percpu) */
+void __percpu *crem_h_alloc_percpu(size_t size, size_t align);
+void *crem_h_this_cpu_ptr(void __percpu *p);
+
+/* skbuff.h */
+unsigned char *crem_h_skb_data(const struct sk_buff *skb);
+unsigned int crem_h_skb_len(const struct sk_buff *skb);
+unsigned int crem_h_skb_headlen(const struct sk_buff *skb);
+unsigned int crem_h_skb_headroom(const struct sk_buff *skb);
+int crem_h_skb_tailroom(const struct sk_buff *skb);
+int crem_h_skb_cloned(const struct sk_buff *skb);
+void crem_h_skb_reserve(struct sk_buff *skb, int len);
+void crem_h_skb_reset_network_header(struct sk_buff *skb);
+void crem_h_skb_reset_transport_header(struct sk_buff *skb);
+void crem_h_skb_reset_mac_header(struct sk_buff *skb);
+/* The MAC header was set and ends where data begins (as it arrived). */
+bool crem_h_skb_mac_header_at_data(const struct sk_buff *skb, unsigned int mac_len);
+void crem_h_skb_set_mac_len(struct sk_buff *skb, u16 len);
+int crem_h_skb_network_offset(const struct sk_buff *skb);
+int crem_h_skb_transport_offset(const struct sk_buff *skb);
+__be16 crem_h_skb_protocol(const struct sk_buff *skb);
+u32 crem_h_skb_mark(const struct sk_buff *skb);
+void crem_h_skb_set_protocol(struct sk_buff *skb, __be16 proto);
+void crem_h_skb_set_mark(struct sk_buff *skb, u32 mark);
+void crem_h_skb_set_pkt_type(struct sk_buff *skb, u8 type);
+void crem_h_skb_set_csum_none(struct sk_buff *skb);
+struct net_device *crem_h_skb_dev(const struct sk_buff *skb);
+void crem_h_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
+/* skb_iif and IPCB(skb)->iif: the device it is forwarded from. */
+void crem_h_skb_set_iif(struct sk_buff *skb, int ifindex);
+bool crem_h_skb_has_dst(const struct sk_buff *skb);
+void crem_h_skb_dst_drop(struct sk_buff *skb);
+void crem_h_nf_reset_ct(struct sk_buff *skb);
+void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
+
+/* netdevice.h */
+int crem_h_dev_ifindex(const struct net_device *dev);
+unsigned short crem_h_dev_type(const struct net_device *dev);
+const unsigned char *crem_h_dev_addr(const struct net_device *dev);
+
+/* route.h, dst.h, netfilter.h */
+unsigned int crem_h_skb_rt_type(const struct sk_buff *skb);
+int crem_h_dst_input(struct sk_buff *skb);
+int crem_h_dst_output(struct net *net, struct sk_buff *skb);
+int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
+				   crem_h_okfn okfn);
+
+#endif

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The small kernel abstractions this module carries because 6.12's
+//! `kernel` crate lacks them. Each mirrors an upstream name where one
+//! exists, so that a later kernel's abstraction can replace it file by
+//! file; every `unsafe` block in them says why it is sound. Static inlines
+//! they need are one-line wrappers in `glue/helpers.c`.
+
+pub(crate) mod bh;
+pub(crate) mod netdev;
+pub(crate) mod percpu;
+pub(crate) mod rcu;
+pub(crate) mod skb;
