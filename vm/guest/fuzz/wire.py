@@ -23,7 +23,7 @@ messages (from its CREM port) are dropped before the target (nft in the
 target netns): the target's handlers count only the fuzzer's then, and
 their counts by type over that window are printed ("window reach"); in
 the window, half the typed messages go to types no handler has taken yet.
-Deterministic for a seed, a flow table and the nonces seen: the seed is
+Deterministic for a seed, a flow table, the nonces seen and the handlers' counts: the seed is
 printed, and the flow tables learnt go to the console. The last messages sent are
 kept in --last (hex, one a line) so a crash leaves its inputs behind."""
 import argparse
