@@ -367,9 +367,11 @@ EOF
     "[ $sa -gt 0 ] && [ $extra -le $bound ] &&
      [ $more -ge $k ] && [ $more -le $((5 * k)) ]" \
     "extra REPAIR octets $extra, bound $bound; answer symbols $ab, window a $aa: $more more"
-  # The request named more than the burst (the retention): the rest refused.
+  # The request named more than the burst (the retention): the rest refused,
+  # at least a block's worth. (Not 4k: on the debug kernel under TCG the
+  # retention held 67 PSNs at stop 25, so 36 were answered and 31 refused.)
   expect "amplify: the refused answers are counted" \
-    "[ $((li2 - li1)) -ge 1 ] && [ $((sy2 - sy1)) -ge $((4 * k)) ]" \
+    "[ $((li2 - li1)) -ge 1 ] && [ $((sy2 - sy1)) -ge $k ]" \
     "retx-budget-limited $((li2 - li1)) retx-budget-symbols $((sy2 - sy1))"
   expect "amplify: lost packets are still restored" \
     "[ $res -ge 1 ] && [ $((sent - got + dup)) -le $((sent / 200)) ]" \
