@@ -324,8 +324,16 @@ fn repair_path_signals_reduce_then_zero() {
     p.on_loss_report(SEC + 101 * MS, &r, 100);
     let d = p.decide(SEC + 102 * MS, MS, Some((32, 1)), &LIM);
     assert_eq!((d.m, d.why), (0, Why::RepairPathZero));
-    // A clean report ends the condition.
+    // With m = 0 no REPAIR arrives: no evidence, the condition holds (before
+    // stop 25 such a report ended it, and m swung back under constant CE).
     r.repairs_ce_marked = 0;
+    r.repairs_received = 0;
+    p.on_loss_report(SEC + 150 * MS, &r, 0);
+    assert!(p.repair_path_signal());
+    let d = p.decide(SEC + 160 * MS, MS, Some((32, 0)), &LIM);
+    assert_eq!((d.m, d.why), (0, Why::RepairPathZero));
+    // REPAIRs arriving clean (a coded retransmission) end it.
+    r.repairs_received = 100;
     p.on_loss_report(SEC + 200 * MS, &r, 100);
     assert!(!p.repair_path_signal());
     let d = p.decide(SEC + 300 * MS, MS, Some((32, 0)), &LIM);
