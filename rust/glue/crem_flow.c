@@ -275,6 +275,7 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	f->tpl.frag_off = htons(IP_DF);
 	f->tpl.host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST;
 	f->deadline = U64_MAX;
+	f->gc_close = CREM_GC_KEEP; /* a flow made between its two passes stays */
 	f->created_ns = f->last_ns = crem_now();
 	spin_lock_init(&f->lock);
 	hrtimer_init(&f->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);

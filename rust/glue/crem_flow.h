@@ -26,6 +26,9 @@
 #include "crem_glue.h"
 #include "crem_engine.h"
 
+/* crem_flow.gc_close of a flow the collector keeps (else a CREM_CLOSE_*). */
+#define CREM_GC_KEEP (-2)
+
 /* Slots per flow (the CRF's symbol stores are sized in crem_engine.h). */
 #define CREM_CSF_SLOTS 4096 /* retained sources, indexed by PSN */
 #define CREM_CRF_HELD 512 /* packets held for in-order release, by PSN */
@@ -76,8 +79,9 @@ struct crem_flow {
 	bool nonce_hashed; /* CSF: in by_nonce until its Flow ID is known (same lock) */
 	u64 nonce; /* CSF: of its HELLO */
 	bool dead;
-	bool gc; /* chosen for removal by the collector (crem_gc.c) ... */
-	s8 gc_close; /* ... with this CLOSE reason (only the collector writes both) */
+	s8 gc_close; /* the collector's choice (crem_gc.c): CREM_GC_KEEP, or the
+		      * CLOSE reason its removal sends (only it writes this,
+		      * after crem_flow_setup) */
 	s8 close_with; /* the CLOSE reason its removal sends (CREM_CLOSE_*):
 			* set under flows.lock by whoever unlinks it */
 	spinlock_t lock;

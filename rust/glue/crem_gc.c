@@ -38,25 +38,23 @@ static bool crem_older(u64 t, u64 now, u64 span)
 }
 
 /*
- * Whether @f goes, and with which CLOSE (f->gc_close): an idle flow has
- * ended (reason 1); a flow whose HELLO was never answered failed its
- * parameter synchronization (reason 2); a closed one has had its CLOSE.
+ * Whether @f goes, and with which CLOSE: an idle flow has ended (reason
+ * 1); a flow whose HELLO was never answered failed its parameter
+ * synchronization (reason 2); a closed one has had its CLOSE.
  */
-static bool crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
+static s8 crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 now)
 {
 	u64 idle = (u64)READ_ONCE(flow_idle_s) * NSEC_PER_SEC;
 	bool retry = crem_older(f->created_ns, now, CREM_RETRY_NS);
 
 	crem_flow_info(f, fi);
 	if (idle && crem_older(READ_ONCE(f->last_ns), now, idle))
-		f->gc_close = CREM_CLOSE_FLOW_ENDED;
-	else if (retry && fi->state == CREM_STATE_UNPROTECTED)
-		f->gc_close = CREM_CLOSE_SYNC_FAILED;
-	else if (retry && fi->state == CREM_STATE_CLOSED)
-		f->gc_close = CREM_CLOSE_NONE;
-	else
-		return false;
-	return true;
+		return CREM_CLOSE_FLOW_ENDED;
+	if (retry && fi->state == CREM_STATE_UNPROTECTED)
+		return CREM_CLOSE_SYNC_FAILED;
+	if (retry && fi->state == CREM_STATE_CLOSED)
+		return CREM_CLOSE_NONE;
+	return CREM_GC_KEEP;
 }
 
 void crem_gc_work(struct work_struct *w)
@@ -72,14 +70,14 @@ void crem_gc_work(struct work_struct *w)
 	if (fi) {
 		rcu_read_lock();
 		list_for_each_entry_rcu(f, &t->list, all)
-			any |= f->gc = crem_flow_stale(f, fi, now);
+			any |= (f->gc_close = crem_flow_stale(f, fi, now)) != CREM_GC_KEEP;
 		rcu_read_unlock();
 		kfree(fi);
 	}
 	if (any) {
 		spin_lock_bh(&t->lock);
 		list_for_each_entry_safe(f, n, &t->list, all) {
-			if (!f->gc)
+			if (f->gc_close == CREM_GC_KEEP)
 				continue;
 			crem_flow_unlink(t, f);
 			f->close_with = f->gc_close;
