@@ -12,7 +12,7 @@ use crate::crem_core::engine::flow::{
     SenderParams,
 };
 use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, ProposeError};
-use crate::crem_core::engine::policy::{BreakerState, PolicyConfig};
+use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
 use crate::crem_core::gf::MulTable;
@@ -566,6 +566,15 @@ fn us(ns: Nanos) -> u32 {
     (ns / 1000).min(u64::from(u32::MAX)) as u32
 }
 
+/// `enum crem_loss_class` (uapi) of a classification.
+fn loss_class_code(c: LossClass) -> u8 {
+    (match c {
+        LossClass::None => ffi::crem_loss_class_CREM_LOSS_CLASS_NONE,
+        LossClass::Transmission => ffi::crem_loss_class_CREM_LOSS_CLASS_TRANSMISSION,
+        LossClass::Congestion => ffi::crem_loss_class_CREM_LOSS_CLASS_CONGESTION,
+    }) as u8
+}
+
 fn state_code(s: FlowState) -> u8 {
     match s {
         FlowState::Negotiating => 0,
@@ -613,6 +622,10 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.min_rtt_us = us(f.min_rtt());
         fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
+        // The classification ages (its evidence is held for a while), so it
+        // is taken at the time of the dump, on the datapath's clock.
+        let now = kernel::time::Ktime::ktime_get().to_ns();
+        fi.loss_class = loss_class_code(f.loss_class(u64::try_from(now).unwrap_or(0)));
         fi.pinned = u8::from(f.pinned());
         put_config(fi, f.config());
         put_limits(fi, f.limits());

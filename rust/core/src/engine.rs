@@ -9,6 +9,7 @@
 pub mod crf;
 pub mod csf;
 pub mod flow;
+pub mod loss_window;
 pub mod negotiation;
 pub mod policy;
 pub mod rtt;

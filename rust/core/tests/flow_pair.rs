@@ -896,3 +896,98 @@ fn counters_survive_close() {
     assert_eq!(p.rcv.crf_counters().restored, restored);
     assert_eq!(p.snd.csf().counters().repairs_ordinary, repairs);
 }
+
+/// The loss classification an operator reads (`crem-ctl flow`'s
+/// loss-class): none before any loss, transmission once LOSS_REPORTs
+/// carry losses, congestion while a Path Reporter's queue-overflow drop is
+/// fresh (1 s of evidence), transmission again after.
+#[test]
+fn loss_class_follows_reports() {
+    use crem_core::engine::policy::{LossClass, PolicyConfig};
+    use crem_core::engine::SEC;
+    use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, LossCause, Method, PathReport};
+    let mut params = sender_params(8, 1);
+    params.policy = Some(PolicyConfig {
+        k: 8,
+        ..PolicyConfig::DEFAULT
+    });
+    let mut p = Pair::new(
+        Box::new(Snd::new(params)),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    assert_eq!(p.snd.loss_class(p.now), LossClass::None);
+    let mut psn = 0u32;
+    let mut run = |p: &mut Pair, until: Nanos, lossy: bool| {
+        while p.now < until {
+            p.now += 100 * US;
+            p.source(psn, lossy && psn % 20 == 9);
+            p.rdma_ack(psn);
+            psn += 1;
+        }
+    };
+    // A clean stretch: reports come, the class stays none.
+    run(&mut p, 300 * MS, false);
+    assert!(p.snd.counters().loss_reports > 0);
+    assert_eq!(p.snd.loss_class(p.now), LossClass::None);
+    // 5 % loss: transmission.
+    run(&mut p, 600 * MS, true);
+    assert!(p.snd.loss_ppb() > 0);
+    assert_eq!(p.snd.loss_class(p.now), LossClass::Transmission);
+    // A reporter saw a queue overflow: congestion, while it is fresh.
+    let hops = [HopEntry {
+        node_id: 9,
+        period: 1,
+        lost_count: 1,
+        queue_delay_change_us: 0,
+        cause: LossCause::QueueOverflow,
+        dropped: DroppedPsns::from_slice(&[]),
+    }];
+    let r = PathReport {
+        truncated: false,
+        method: Method::NodeLocalDrop,
+        addrs: flow().addrs,
+        flow_label: flow().dest_qp,
+        hops: HopEntries::from_slice(&hops),
+    };
+    let io = &mut CsfIo {
+        gf: &RowPerCall,
+        sink: &mut p.out,
+        store: &mut p.store,
+        scratch: &mut p.scratch[..],
+    };
+    let _ = p.snd.on_message(p.now, &Message::PathReport(r), io);
+    assert_eq!(p.snd.loss_class(p.now), LossClass::Congestion);
+    assert_eq!(p.snd.loss_class(p.now + SEC / 2), LossClass::Congestion);
+    assert_eq!(p.snd.loss_class(p.now + 2 * SEC), LossClass::Transmission);
+}
+
+/// A fixed-configuration flow is measured like an adaptive one (loss
+/// estimate, class) but nothing acts on it: k and m stay the operator's.
+/// Before, its LOSS_REPORTs never reached the policy: loss 0, class none.
+#[test]
+fn fixed_flow_is_measured_not_adapted() {
+    use crem_core::engine::policy::LossClass;
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(8, 1))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    let mut psn = 0u32;
+    while p.now < 600 * MS {
+        p.now += 100 * US;
+        // 5 % loss.
+        p.source(psn, psn % 20 == 9);
+        p.rdma_ack(psn);
+        psn += 1;
+    }
+    assert!(p.snd.counters().loss_reports > 0);
+    let ppb = p.snd.loss_ppb();
+    assert!(
+        (25_000_000..=100_000_000).contains(&ppb),
+        "loss estimate {ppb} ppb for 5 % loss"
+    );
+    assert_eq!(p.snd.loss_class(p.now), LossClass::Transmission);
+    assert_eq!(p.snd.config().map(|c| (c.k, c.m)), Some((8, 1)));
+    assert_eq!(p.snd.policy_counters().breaker_trips, 0);
+}

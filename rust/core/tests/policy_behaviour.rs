@@ -105,7 +105,7 @@ fn defaults() {
 }
 
 #[test]
-fn loss_estimate_is_count_weighted_ewma() {
+fn loss_estimate_is_a_packet_window_ewma() {
     let mut p = Policy::new(PolicyConfig::DEFAULT);
     assert_eq!(p.loss_ppb(), 0);
     p.on_loss_report(MS, &report(1000, 990, 0), 0);
@@ -120,10 +120,11 @@ fn loss_estimate_is_count_weighted_ewma() {
     p.on_loss_report(t + MS, &report(0, 0, 0), 0);
     assert!((9_999_900..=10_000_100).contains(&p.loss_ppb()));
     assert_eq!(p.counters().loss_reports_empty, 1);
-    // Step to 0 %: decays geometrically with gain 1/8.
+    // Step to 0 %: 1000 packets of the 1024-packet window leave 24/1024
+    // of the past (1 % of 1024 packets: 10.24 lost, now 0.24 of 1024).
     p.on_loss_report(t + 2 * MS, &report(1000, 1000, 0), 0);
     let one = p.loss_ppb();
-    assert!((8_700_000..=8_760_000).contains(&one), "{one}");
+    assert!((234_000..=235_000).contains(&one), "{one}");
     feed(&mut p, t + 2 * MS, 100, MS, report(1000, 1000, 0));
     assert!(p.loss_ppb() < 20_000);
     // Received above expected (duplicates) is no loss, not an underflow.
@@ -184,7 +185,8 @@ fn decision_follows_estimate_and_limits() {
     p.on_loss_report(MS, &report(100_000, 99_900, 0), 0);
     let d = p.decide(SEC, 10 * MS, None, &xor);
     assert_eq!((d.scheme, d.m, d.why), (Scheme::Xor, 1, Why::Capped));
-    p.on_loss_report(MS, &report(10_000_000, 10_000_000, 0), 0);
+    // 10 ppm (a whole window's report replaces the 0.1 %).
+    p.on_loss_report(MS, &report(1_000_000, 999_990, 0), 0);
     let d = p.decide(SEC, 10 * MS, None, &LIM);
     assert_eq!(
         (d.scheme, d.m, d.why),

@@ -38,7 +38,6 @@
 
 mod config_book;
 mod init;
-mod loss_ewma;
 mod receiver;
 mod repair_log;
 mod sender;

@@ -37,14 +37,11 @@ pub use self::prob::Prob;
 
 use super::super::fec::Scheme;
 use super::super::wire::{LossReport, PathReport};
+use super::loss_window::LossWindow;
 use super::{Limits, Nanos, SEC};
 
 /// Parts per billion: the unit of every ratio in the policy's configuration.
 pub const PPB: u64 = 1_000_000_000;
-
-/// Fixed-point scale of the loss EWMAs (2^16), so that decay keeps precision
-/// for small counts.
-const EWMA_SCALE_SHIFT: u32 = 16;
 
 /// Tunables (defaults in [`PolicyConfig::DEFAULT`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +52,10 @@ pub struct PolicyConfig {
     pub epsilon_ppb: u32,
     /// Largest m for congestion-related loss (draft RECOMMENDED 1).
     pub m_cong: u8,
-    /// EWMA gain of the loss estimate, 1 / 2^shift per report (max 16).
-    pub ewma_shift: u8,
+    /// Window of the loss estimate, 2^shift source packets (at most 2^20):
+    /// each LOSS_REPORT interval weighs by its packets, so the estimate
+    /// covers about as many packets whatever the report rate.
+    pub loss_window_shift: u8,
     /// m = 0 when one coded-retransmission round meets ε (see
     /// [`binomial::choose_m`]); false for flows without one-RTT recovery.
     pub retx_rule: bool,
@@ -75,13 +74,13 @@ pub struct PolicyConfig {
 }
 
 impl PolicyConfig {
-    /// k 32, ε 1e-4, m_cong 1, EWMA gain 1/8, m = 0 rule on, repair-loss
+    /// k 32, ε 1e-4, m_cong 1, loss window 1024 packets, m = 0 rule on, repair-loss
     /// margin 2 % and at least 2 lost, 1 s, draft breaker values.
     pub const DEFAULT: PolicyConfig = PolicyConfig {
         k: 32,
         epsilon_ppb: 100_000,
         m_cong: 1,
-        ewma_shift: 3,
+        loss_window_shift: 10,
         retx_rule: true,
         repair_loss_margin_ppb: 20_000_000,
         repair_loss_min: 2,
@@ -185,10 +184,8 @@ pub struct PolicyCounters {
 #[derive(Clone, Copy, Debug)]
 pub struct Policy {
     cfg: PolicyConfig,
-    /// EWMA of expected packets per report, scaled by 2^16.
-    ewma_expected: u64,
-    /// EWMA of lost packets per report, scaled by 2^16.
-    ewma_lost: u64,
+    /// The loss estimate p.
+    loss: LossWindow,
     classifier: Classifier,
     breaker: Breaker,
     repair_onset: Option<Nanos>,
@@ -202,8 +199,7 @@ impl Policy {
     pub const fn new(cfg: PolicyConfig) -> Policy {
         Policy {
             cfg,
-            ewma_expected: 0,
-            ewma_lost: 0,
+            loss: LossWindow::new(),
             classifier: Classifier::new(cfg.classifier),
             breaker: Breaker::new(cfg.breaker),
             repair_onset: None,
@@ -234,6 +230,20 @@ impl Policy {
         self.breaker.reset();
     }
 
+    /// Measures a LOSS_REPORT without acting on it: the loss estimate and
+    /// the classification, nothing that changes m or the breaker. A flow
+    /// with a fixed configuration is measured this way, so that operators
+    /// read its loss and class as for an adaptive one.
+    pub fn observe(&mut self, now: Nanos, r: &LossReport) {
+        self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
+        if r.expected == 0 {
+            self.counters.loss_reports_empty = self.counters.loss_reports_empty.saturating_add(1);
+        }
+        self.loss
+            .update(r.expected, r.received, self.cfg.loss_window_shift);
+        self.classifier.on_loss_report(now, r);
+    }
+
     /// Takes a LOSS_REPORT into account. `repairs_sent` is the number of REPAIR
     /// messages the CSF sent for the interval the report covers (the caller's
     /// best alignment), used to detect loss on REPAIR messages. Returns a
@@ -244,20 +254,8 @@ impl Policy {
         r: &LossReport,
         repairs_sent: u32,
     ) -> Option<BreakerEvent> {
-        self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
+        self.observe(now, r);
         let lost = r.expected.saturating_sub(r.received);
-        if r.expected == 0 {
-            self.counters.loss_reports_empty = self.counters.loss_reports_empty.saturating_add(1);
-        } else {
-            let g = u32::from(self.cfg.ewma_shift.min(16));
-            let decay = |v: u64, add: u32| -> u64 {
-                v.saturating_sub(v.checked_shr(g).unwrap_or(0))
-                    .saturating_add((add as u64) << EWMA_SCALE_SHIFT)
-            };
-            self.ewma_expected = decay(self.ewma_expected, r.expected);
-            self.ewma_lost = decay(self.ewma_lost, lost);
-        }
-        self.classifier.on_loss_report(now, r);
 
         // CE or excess loss on REPAIR messages.
         let rep_lost = repairs_sent.saturating_sub(r.repairs_received);
@@ -386,7 +384,8 @@ impl Policy {
 
     /// The loss-rate estimate p (pre-restoration).
     pub fn loss_estimate(&self) -> Prob {
-        Prob::from_ratio(self.ewma_lost, self.ewma_expected)
+        let (lost, expected) = self.loss.counts();
+        Prob::from_ratio(lost, expected)
     }
 
     /// p in parts per billion, for operators.

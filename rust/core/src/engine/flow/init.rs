@@ -6,10 +6,10 @@ use core::ptr::addr_of_mut;
 
 use super::super::crf::Crf;
 use super::super::csf::Csf;
+use super::super::loss_window::LossWindow;
 use super::super::policy::Policy;
 use super::super::rtt::RttEstimator;
 use super::config_book::ConfigBook;
-use super::loss_ewma::LossEwma;
 use super::receiver::{ReceiverCounters, ReceiverFlow, ReceiverParams};
 use super::repair_log::RepairLog;
 use super::sender::{SenderCounters, SenderFlow, SenderParams, CONFIG_IDS};
@@ -69,7 +69,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             addr_of_mut!((*slot).neg).write(Self::new_negotiation(&params));
             Crf::init_at(addr_of_mut!((*slot).crf), params.crf);
             addr_of_mut!((*slot).book).write(ConfigBook::new());
-            addr_of_mut!((*slot).loss).write(LossEwma::new());
+            addr_of_mut!((*slot).loss).write(LossWindow::new());
             addr_of_mut!((*slot).reports_seen).write(0);
             addr_of_mut!((*slot).rtt).write(RttEstimator::new(params.crf.srtt));
             addr_of_mut!((*slot).counters).write(ReceiverCounters::default());

@@ -6,14 +6,19 @@ use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
 use super::super::super::wire::{CloseReason, Message, ParamStatus, ParamUpdate};
 use super::super::crf::{self, Crf, CrfConfig, CrfHost, SourceVerdict, Workspace};
+use super::super::loss_window::LossWindow;
 use super::super::negotiation::{
     CrfNegCounters, CrfNegotiation, CrfState, HelloOutcome, ParamOutcome,
 };
+use super::super::policy::PolicyConfig;
 use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos};
 use super::config_book::ConfigBook;
-use super::loss_ewma::LossEwma;
 use super::FlowState;
+
+/// The CRF's loss estimate (shown to operators, and one extra symbol per
+/// request above 1 %) has the sender policy's default window.
+const LOSS_WINDOW_SHIFT: u8 = PolicyConfig::DEFAULT.loss_window_shift;
 
 /// Everything a [`ReceiverFlow`] is set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +94,7 @@ pub struct ReceiverFlow<
     pub(super) neg: CrfNegotiation,
     pub(super) crf: Crf<BLOCKS, WINDOW, HELD, REPAIRS>,
     pub(super) book: ConfigBook,
-    pub(super) loss: LossEwma,
+    pub(super) loss: LossWindow,
     /// `crf.counters().loss_reports` already followed.
     pub(super) reports_seen: u64,
     pub(super) rtt: RttEstimator,
@@ -105,7 +110,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             neg: Self::new_negotiation(&params),
             crf: Crf::new(params.crf),
             book: ConfigBook::new(),
-            loss: LossEwma::new(),
+            loss: LossWindow::new(),
             reports_seen: 0,
             rtt: RttEstimator::new(params.crf.srtt),
             counters: ReceiverCounters::default(),
@@ -206,7 +211,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             ..self.params.crf
         });
         self.book.clear();
-        self.loss = LossEwma::new();
+        self.loss = LossWindow::new();
         self.reports_seen = 0;
         // The path stays: a new session starts from what was measured.
         self.follow_rtt();
@@ -315,7 +320,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
             self.reports_seen = n;
             let (expected, received) = self.crf.last_loss_report();
             if expected > 0 {
-                self.loss.update(expected, received);
+                self.loss.update(expected, received, LOSS_WINDOW_SHIFT);
                 self.crf.set_loss_ppm(self.loss.ppm());
             }
             self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);

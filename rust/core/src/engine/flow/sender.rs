@@ -11,7 +11,7 @@ use super::super::negotiation::{
     ConfigParams, CsfNegCounters, CsfNegotiation, CsfState, FlowDescriptor, HelloAckOutcome,
     NegEvent, ParamAckOutcome, ProposeError,
 };
-use super::super::policy::{BreakerEvent, BreakerState, Change, Policy, PolicyConfig};
+use super::super::policy::{BreakerEvent, BreakerState, Change, LossClass, Policy, PolicyConfig};
 use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos, Sink};
 use super::repair_log::RepairLog;
@@ -550,7 +550,12 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         S: SourceStore + ?Sized,
     {
         self.counters.loss_reports = self.counters.loss_reports.saturating_add(1);
-        if self.params.policy.is_none() || !self.protected {
+        if !self.protected {
+            return None;
+        }
+        if self.params.policy.is_none() {
+            // Fixed k/m: measured (loss-ppm, loss-class), not acted on.
+            self.policy.observe(now, r);
             return None;
         }
         // REPAIRs sent during the interval the report covers: it left the
@@ -822,6 +827,12 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// Circuit-breaker state.
     pub fn breaker_state(&self) -> BreakerState {
         self.policy.breaker_state()
+    }
+
+    /// The loss classification at `now` (draft: transmission or congestion
+    /// loss), for operators; fixed-mode flows are measured too.
+    pub fn loss_class(&self, now: Nanos) -> LossClass {
+        self.policy.classification(now).class()
     }
 
     /// Retained source octets.
