@@ -657,6 +657,10 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         for (o, v) in fi.counters.iter_mut().skip(FS_TAIL + 1).zip(tail) {
             *o = v;
         }
+        // After the CRF's restore-no-header (FS_TAIL + 4).
+        if let Some(o) = fi.counters.get_mut(FS_TAIL + 5) {
+            *o = k.drops.repair_rate_limited;
+        }
     } else {
         // SAFETY: a live receiver engine, under its flow lock.
         let e = unsafe { &*eng.cast::<ReceiverEngine>() };

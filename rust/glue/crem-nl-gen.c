@@ -78,7 +78,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MIN_RTT_US + 1] = {
 	[CREM_A_FLOW_MIN_RTT_US] = { .type = NLA_U32, },
 };
 
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RESTORE_NO_HEADER + 1] = {
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED + 1] = {
 	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
@@ -113,6 +113,7 @@ const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_RESTORE_NO_H
 	[CREM_A_FLOW_STATS_RETX_BUDGET_LIMITED] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_RESTORE_NO_HEADER] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED] = { .type = NLA_U64, },
 };
 
 const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {

@@ -60,7 +60,7 @@ struct crem_msg_info {
 /* Then the engine's counters appended after the msg-types nests
  * (CREM_A_FLOW_STATS_REPAIRS_CE onward: rust/flow.rs FS_TAIL). */
 #define CREM_FS_TAIL (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
-#define CREM_FS_TAIL_N 5
+#define CREM_FS_TAIL_N 6
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
 /* A flow's state for netlink, in the units of the flow attributes. */

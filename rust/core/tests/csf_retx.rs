@@ -395,6 +395,9 @@ fn range_request_closes_open_block() {
 fn proactive_repairs_for_path_drops() {
     let mut p = params();
     p.proactive_max_per_block = 2;
+    // Room in the m/k bucket (its bound: the next test): the cap per block
+    // is what this one checks.
+    p.repair_burst_blocks = 8;
     let mut h: H<8, 4096> = H::new(p, Some(cfg(1, 8, 1, 64)));
     let pl = filled(&mut h, 0, 8, 0);
     h.take();
@@ -435,4 +438,36 @@ fn proactive_repairs_for_path_drops() {
     h.csf.set_ordinary_repairs(false);
     h.path_drops(5 * MS, &[0]);
     assert!(h.take().is_empty());
+}
+
+/// Proactive repairs are ordinary repair symbols: with the ordinary ones
+/// they stay within m/k of the sources plus the bucket's burst, however
+/// many drops a reporter names (draft: "The rate of ordinary repair
+/// symbols MUST NOT exceed m/k times the measured rate of the protected
+/// flow"). Before, they bypassed the bucket: 20 blocks of 8 with every PSN
+/// reported dropped drew 20 ordinary and 160 proactive repairs.
+#[test]
+fn proactive_repairs_stay_within_m_over_k() {
+    let mut p = params();
+    p.proactive_max_per_block = 8;
+    let (k, m, burst) = (8u8, 1u8, p.repair_burst_blocks);
+    let mut h: H<32, 4096> = H::new(p, Some(cfg(1, k, m, 64)));
+    let blocks = 20u32;
+    for b in 0..blocks {
+        let start = b * u32::from(k);
+        filled(&mut h, start, k, u64::from(b) * MS);
+        let all: Vec<u32> = (start..start + u32::from(k)).collect();
+        h.path_drops(u64::from(b) * MS + MS / 2, &all);
+    }
+    let c = h.csf.counters();
+    let sent = c.repairs_ordinary + c.repairs_proactive;
+    let bound = u64::from(blocks) * u64::from(m) + u64::from(burst) * u64::from(m);
+    assert!(sent <= bound, "{sent} repairs for {bound} allowed: {c:?}");
+    assert_eq!(c.repairs_ordinary, u64::from(blocks), "{c:?}");
+    // The ones the bucket refused are counted: one owed per reported drop.
+    assert_eq!(
+        c.drops.repair_rate_limited + c.repairs_proactive,
+        u64::from(blocks) * u64::from(k),
+        "{c:?}"
+    );
 }

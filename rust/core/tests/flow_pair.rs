@@ -710,24 +710,26 @@ fn pinned_configuration_takes_effect() {
 }
 
 /// A PATH_REPORT (from an allow-listed reporter: the caller's check) names
-/// a PSN dropped on the path: the CSF sends a proactive repair at once, so
-/// the CRF restores it even with m = 0 (no ordinary repair) and no request.
+/// PSNs dropped on the path: the CSF sends proactive repairs at once, so
+/// the CRF restores a block that lost more than m without a request. They
+/// are ordinary repairs, within m/k of the flow's rate (with m = 0, none).
 #[test]
 fn path_report_drops_get_proactive_repairs() {
     use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, LossCause, Method, PathReport};
     let mut p = Pair::new(
-        Box::new(Snd::new(sender_params(4, 0))),
+        Box::new(Snd::new(sender_params(4, 1))),
         Box::new(Rcv::new(receiver_params())),
     );
     p.start();
-    // PSN 11 closes the block 8..=11 at the CSF and is lost after it.
+    // PSNs 10 and 11 of the block 8..=11 are lost: R0 alone cannot
+    // restore them.
     for i in 0..12u32 {
         p.now = 100 * US * (i as u64 + 1);
-        p.source(i, i == 11);
+        p.source(i, i == 10 || i == 11);
     }
     let before = p.rcv.crf_counters().restored;
     let requests = p.rcv.crf_counters().requests_ranges;
-    let dropped = [Psn::new(11)];
+    let dropped = [Psn::new(10), Psn::new(11)];
     let hops = [HopEntry {
         node_id: 9,
         period: 1,
@@ -752,8 +754,11 @@ fn path_report_drops_get_proactive_repairs() {
     assert_eq!(p.snd.on_message(p.now, &Message::PathReport(r), io), None);
     p.pump();
     assert_eq!(p.snd.counters().path_reports, 1);
+    // The m/k bucket (2 blocks' worth, 3 spent on R0s) pays for one of
+    // the two owed: with R0 that restores both.
     assert_eq!(p.snd.csf_counters().repairs_proactive, 1);
-    assert_eq!(p.rcv.crf_counters().restored, before + 1);
+    assert_eq!(p.snd.csf_counters().drops.repair_rate_limited, 1);
+    assert_eq!(p.rcv.crf_counters().restored, before + 2);
     assert_eq!(
         p.rcv.crf_counters().requests_ranges,
         requests,
@@ -990,4 +995,30 @@ fn fixed_flow_is_measured_not_adapted() {
     assert_eq!(p.snd.loss_class(p.now), LossClass::Transmission);
     assert_eq!(p.snd.config().map(|c| (c.k, c.m)), Some((8, 1)));
     assert_eq!(p.snd.policy_counters().breaker_trips, 0);
+}
+
+/// An RDMA connection's first round trip can carry many blocks: their
+/// ordinary repairs, held until PARAM_ACK, are m/k of sources already sent
+/// and all go out then (the blocks bank their share of the m/k bucket past
+/// its two-block cap). Without the bank, only the cap's two blocks' worth
+/// would leave at PARAM_ACK.
+#[test]
+fn first_round_trip_blocks_get_all_their_repairs() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(early_params(8, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..80u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i % 8 == 3);
+    }
+    assert!(p.repair_ids.is_empty(), "REPAIR sent before PARAM_ACK");
+    p.pause_reverse(false);
+    let c = p.snd.csf().counters();
+    assert_eq!(c.repairs_ordinary, 20, "10 closed blocks, m = 2: {c:?}");
+    assert_eq!(c.drops.repair_rate_limited, 0);
+    // (The CRF let those losses through meanwhile: with no configuration
+    // acknowledged it holds nothing — issue 13 #3.)
 }

@@ -56,7 +56,9 @@ pub const FLOW_STATS_KEYS: &str = "    \
                        symbols they left out), restore-no-header (CRF:
                        decoded packets not restored because no packet of
                        the flow had arrived yet to take the IP/UDP header
-                       from; not ICRC failures)
+                       from; not ICRC failures), repair-rate-limited
+                       (CSF: ordinary repairs, proactive ones included,
+                       not sent: over m/k of the flow's source rate)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
     message type: repair, hello, hello-ack, param-update, param-ack,

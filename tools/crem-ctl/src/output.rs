@@ -165,6 +165,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "repair-path-signals",
             "retx-budget-limited",
             "retx-budget-symbols",
+            "repair-rate-limited",
         ],
     ),
     (

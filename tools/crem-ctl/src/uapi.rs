@@ -175,6 +175,7 @@ pub const FLOW_STATS_REPAIR_PATH_SIGNALS: u16 = 32;
 pub const FLOW_STATS_RETX_BUDGET_LIMITED: u16 = 33;
 pub const FLOW_STATS_RETX_BUDGET_SYMBOLS: u16 = 34;
 pub const FLOW_STATS_RESTORE_NO_HEADER: u16 = 35;
+pub const FLOW_STATS_REPAIR_RATE_LIMITED: u16 = 36;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -468,6 +469,7 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
         a(FLOW_STATS_RETX_BUDGET_LIMITED, "retx-budget-limited", U64),
         a(FLOW_STATS_RETX_BUDGET_SYMBOLS, "retx-budget-symbols", U64),
         a(FLOW_STATS_RESTORE_NO_HEADER, "restore-no-header", U64),
+        a(FLOW_STATS_REPAIR_RATE_LIMITED, "repair-rate-limited", U64),
     ],
 };
 

@@ -804,6 +804,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         let j = b.start.forward_distance(psn) as u8;
         let cfg = b.cfg;
         let m_eff = b.m_eff;
+        let deferred = b.deferred;
         b.covered = b
             .covered
             .max((j as u32).saturating_add(span).min(cfg.k as u32) as u8);
@@ -827,8 +828,12 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                         self.counters.drops.encode_error.wrapping_add(1);
                 }
             }
-            self.bucket
-                .earn(m_eff, cfg.k, self.params.repair_burst_blocks);
+            let burst = self.params.repair_burst_blocks;
+            if deferred {
+                self.bucket.earn_banked(m_eff, cfg.k, burst);
+            } else {
+                self.bucket.earn(m_eff, cfg.k, burst);
+            }
             let p = &self.params;
             self.retx_budget.earn(
                 payload.len(),

@@ -274,8 +274,9 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// The m_eff ordinary repairs of closed block `n`, opened under a
     /// provisional configuration, computed from the retained sources (the
     /// same symbols the accumulator would have built: R_i over the present
-    /// positions). Back to back, outside the token bucket: they are m/k of
-    /// sources already sent.
+    /// positions). Back to back, within the token bucket: the block's
+    /// sources banked their m/k for them (`Bucket::earn_banked`), so only
+    /// a bucket another kind of repair emptied limits them.
     pub(super) fn send_deferred<G, K, S>(
         &mut self,
         n: usize,
@@ -302,15 +303,27 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             self.counters.drops.source_missing = self.counters.drops.source_missing.wrapping_add(1);
             return;
         }
+        let m = self.take_ordinary(u16::from(blk.m_eff));
         let t = blk.cfg.t as usize;
-        for i in 0..blk.m_eff {
-            let last = i.saturating_add(1) == blk.m_eff;
+        for i in 0..m as u8 {
+            let last = u16::from(i).saturating_add(1) == m;
             let hdr = header(self.flow_id, &blk, blk.cfg.scheme, i, last, 0, None, false);
             let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
                 encode_from_store(io.gf, &store, &blk, i, &blk.present, sym)
             });
             self.account(e, Kind::Ordinary);
         }
+    }
+
+    /// Up to `n` ordinary repairs' worth of the m/k bucket; the rest are
+    /// counted as rate-limited.
+    fn take_ordinary(&mut self, n: u16) -> u16 {
+        let got = self.bucket.take_up_to(n);
+        let c = &mut self.counters.drops;
+        c.repair_rate_limited = c
+            .repair_rate_limited
+            .wrapping_add(u64::from(n.saturating_sub(got)));
+        got
     }
 
     /// Sends every pending ordinary repair now.
@@ -461,16 +474,22 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         } else {
             0
         };
-        let m = owed.min(allowed);
+        let capped = owed.min(allowed);
         let c = &mut self.counters.drops;
         c.proactive_limited = c
             .proactive_limited
-            .wrapping_add(owed.saturating_sub(m) as u64);
-        if m == 0 {
+            .wrapping_add(owed.saturating_sub(capped) as u64);
+        if capped == 0 {
             return;
         }
         if !all_held(&*io.store, &blk, &blk.present) {
             c.source_missing = c.source_missing.wrapping_add(1);
+            return;
+        }
+        // Proactive repairs are ordinary repair symbols: within m/k of the
+        // flow's rate (draft) like the others.
+        let m = self.take_ordinary(capped);
+        if m == 0 {
             return;
         }
         if let Some(b) = self.ring.get_mut(n) {

@@ -59,6 +59,32 @@ impl Bucket {
         self.tokens = self.tokens.saturating_add(m as u64).min(cap);
     }
 
+    /// One source of a block whose repairs wait for a PARAM_ACK (opened
+    /// under a provisional configuration): its m/k is owed and sent when
+    /// the configuration is acknowledged, so it is banked beyond the cap
+    /// (the next [`Bucket::earn`] caps whatever is left).
+    pub(super) fn earn_banked(&mut self, m: u8, k: u8, burst: u8) {
+        let cap = (m as u64)
+            .saturating_mul(k as u64)
+            .saturating_mul(burst.max(1) as u64);
+        if self.scale == 0 {
+            self.scale = k;
+            self.tokens = cap;
+        } else {
+            self.rescale(k);
+        }
+        self.tokens = self.tokens.saturating_add(m as u64);
+    }
+
+    /// Takes up to `n` repairs' worth of tokens; returns how many.
+    pub(super) fn take_up_to(&mut self, n: u16) -> u16 {
+        let got = self.available().min(u64::from(n)) as u16;
+        self.tokens = self
+            .tokens
+            .saturating_sub(u64::from(got).saturating_mul(self.scale as u64));
+        got
+    }
+
     /// Takes one repair's worth of tokens if available.
     pub(super) fn take(&mut self) -> bool {
         let cost = self.scale as u64;
