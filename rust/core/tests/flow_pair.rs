@@ -1019,6 +1019,14 @@ fn first_round_trip_blocks_get_all_their_repairs() {
     let c = p.snd.csf().counters();
     assert_eq!(c.repairs_ordinary, 20, "10 closed blocks, m = 2: {c:?}");
     assert_eq!(c.drops.repair_rate_limited, 0);
-    // (The CRF let those losses through meanwhile: with no configuration
-    // acknowledged it holds nothing — issue 13 #3.)
+    // The CRF kept the sources that came before the configuration and
+    // waited for these repairs instead of asking the muted CSF: every loss
+    // restored by them, no request dropped, no coded retransmission. Before
+    // (issue 13 #3): restored 0, 25 range requests refused by the muted
+    // CSF, 7 fallbacks.
+    p.advance(p.now + 50 * MS);
+    let c = p.snd.csf().counters();
+    assert_eq!((c.requests_disabled, c.repairs_retx), (0, 0), "{c:?}");
+    assert_eq!(p.rcv.crf_counters().restored, 10);
+    assert_eq!(p.delivered(), (0..80).collect::<Vec<_>>());
 }

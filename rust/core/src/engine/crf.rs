@@ -528,6 +528,9 @@ pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, cons
     untriggered: usize,
     request_id: u16,
     gap_due_min: Nanos,
+    /// No PSN-range request before this (None: no configuration accepted
+    /// yet, so no CSF could answer one); see [`Crf::accept_config`].
+    requests_from: Option<Nanos>,
     release_pending: bool,
     decode_pending: bool,
     last_now: Nanos,
@@ -574,6 +577,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             untriggered: 0,
             request_id: 0,
             gap_due_min: NEVER,
+            requests_from: None,
             release_pending: false,
             decode_pending: false,
             last_now: 0,
@@ -609,6 +613,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.untriggered = 0;
         self.request_id = 0;
         self.gap_due_min = NEVER;
+        self.requests_from = None;
         self.release_pending = false;
         self.decode_pending = false;
         self.last_now = 0;
@@ -695,6 +700,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// [`MAX_CONFIGS`] others are held; the negotiation should then answer
     /// "resources exhausted". Re-accepting an identical configuration is a
     /// no-op success.
+    ///
+    /// The first one also starts the PSN-range requests. If sources came
+    /// before it, the CSF coded them under it before it was acknowledged
+    /// and sends their ordinary repairs when the PARAM_ACK reaches it, so
+    /// requests wait one round timeout (SRTT plus the allowance) for those
+    /// (our ruling, README "First round trip"). Before, the CRF asked at
+    /// once, the still muted CSF dropped the requests, both coded rounds
+    /// were spent and the gaps went to the RDMA transport.
     pub fn accept_config(&mut self, fc: FecConfig) -> bool {
         if Code::new(fc.scheme, fc.k, fc.t as usize).is_err() {
             inc(&mut self.counters.configs_refused);
@@ -725,6 +738,15 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             *a = age;
         }
         self.kmax = self.kmax.max(fc.k);
+        if self.requests_from.is_none() {
+            let from = if self.win.started {
+                self.last_now.saturating_add(self.round_timeout())
+            } else {
+                0
+            };
+            self.requests_from = Some(from);
+            self.gap_due_min = self.gap_due_min.min(from);
+        }
         true
     }
 
@@ -835,10 +857,6 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.last_now = self.last_now.max(now);
     }
 
-    fn keeps_sources(&self) -> bool {
-        self.configs.iter().any(|c| c.is_some())
-    }
-
     fn allowance(&self) -> Nanos {
         self.cfg.reorder_allowance
     }
@@ -916,12 +934,13 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         self.win.clear(psn, window::ABANDONED | window::ABSENT);
         self.win.set(psn, window::RECEIVED);
-        if self.keeps_sources() {
-            if host.keep_source(s, psn, payload) {
-                self.win.set(psn, window::KEPT);
-            } else {
-                inc(&mut self.counters.store_refused);
-            }
+        // Kept from the flow's first packet, configuration or not: the
+        // repairs of blocks coded before PARAM_ACK need them (and a request
+        // must never name a received packet as lost).
+        if host.keep_source(s, psn, payload) {
+            self.win.set(psn, window::KEPT);
+        } else {
+            inc(&mut self.counters.store_refused);
         }
         if self.cfg.responses {
             self.note_response(psn, payload, now, host);

@@ -311,6 +311,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             }
             self.win.resolve_next = p.next();
         }
+        if self.requests_from.is_none() {
+            // No configuration yet, so no k: sources behind the frontier
+            // may still belong to a block coded before PARAM_ACK whose
+            // repairs are on their way. Keep them all (the window bounds
+            // them); before, the first PSNs of such a block were dropped
+            // and named lost in its request.
+            return;
+        }
         let mut bound = self
             .win
             .resolve_next

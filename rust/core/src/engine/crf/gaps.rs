@@ -63,6 +63,18 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if self.gap_due_min > now {
             return;
         }
+        match self.requests_from {
+            // accept_config arms the scan.
+            None => {
+                self.gap_due_min = NEVER;
+                return;
+            }
+            Some(from) if from > now => {
+                self.gap_due_min = from;
+                return;
+            }
+            Some(_) => {}
+        }
         let rt = now.saturating_add(self.round_timeout());
         let coded = self.cfg.coded_retx;
         let fallback = coded && self.cfg.fallback_source_copy;

@@ -55,6 +55,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             addr_of_mut!((*slot).untriggered).write(0);
             addr_of_mut!((*slot).request_id).write(0);
             addr_of_mut!((*slot).gap_due_min).write(NEVER);
+            addr_of_mut!((*slot).requests_from).write(None);
             addr_of_mut!((*slot).release_pending).write(false);
             addr_of_mut!((*slot).decode_pending).write(false);
             addr_of_mut!((*slot).last_now).write(0);
