@@ -12,14 +12,31 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
+. "$here/progress.sh"
 variant=${1:-normal}
 logs=${CREM_CHECK_LOGS:-/tmp/crem-check}
 rm -rf "$logs"; mkdir -p "$logs"
 passed=0 failed=0 failures=()
 cd "$top"
 
+# The progress line after each step: steps done of those planned (a first
+# pass over run_steps with step only noting names: planned), the time
+# elapsed, and the time left from the previous run of the same variant
+# (its step end times, kept in CREM_CACHE; none on a first run or for a step
+# it did not have). CREM_CHECK_PLAN=1: print the planned steps and exit.
+planning=0 planned=()
+start=$(date +%s)
+times_key=$variant$([ "${CREM_CHECK_DEBUG:-0}" = 1 ] && echo -ci)
+times_prev=$CREM_CACHE/check-times-$times_key
+times_run=$logs/times
+: >"$times_run"
+
 step() {
   local name=$1; shift
+  if [ $planning = 1 ]; then
+    [[ " ${planned[*]} " = *" $name "* ]] || planned+=("$name")
+    return 0
+  fi
   local t0=$SECONDS
   say "== $name"
   if "$@" >"$logs/$name.log" 2>&1; then
@@ -29,6 +46,10 @@ step() {
     say "FAIL $name ($((SECONDS - t0)) s), last lines of $logs/$name.log:"
     tail -25 "$logs/$name.log" | sed 's/^/    /' >&2
   fi
+  local now=$(($(date +%s) - start))
+  times_record "$times_run" "$name" $((SECONDS - t0)) "$now"
+  check_progress "$(wc -l <"$times_run")" ${#planned[@]} "$now" \
+    "$(times_left "$times_prev" "$name")" >&2
 }
 
 # Two lanes of steps at once, each lane's in order: for the one-VM cases,
@@ -41,12 +62,14 @@ lanes() {
   for x in "$@"; do
     if [ "$x" = -- ]; then side=b; elif [ $side = a ]; then a+=("$x"); else b+=("$x"); fi
   done
+  if [ $planning = 1 ]; then lane "${a[@]}" "${b[@]}"; return; fi
   lane "${a[@]}" >"$logs/lane-a.tally" &
   local pa=$!
   lane "${b[@]}" >"$logs/lane-b.tally" &
   local pb=$!
   wait $pa; wait $pb
   local r n
+  [ $planning = 0 ] || return 0
   while read -r r n; do
     if [ "$r" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$n"); fi
   done < <(cat "$logs/lane-a.tally" "$logs/lane-b.tally")
@@ -61,7 +84,7 @@ lane() {
     set -- $s
     passed=0 failed=0
     step "$@" >&2
-    [ $passed = 1 ] && echo "PASS $1" || echo "FAIL $1"
+    [ $planning = 1 ] || { [ $passed = 1 ] && echo "PASS $1" || echo "FAIL $1"; }
   done
 }
 
@@ -145,6 +168,7 @@ PY
 
 kko=$top/build/kunit/crem.ko
 ctl=${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl
+run_steps() {
 if [ "$variant" != debug ]; then
   step cargo-fmt cargo fmt --all -- --check
   # The reader of the VMs' results (vm/results.py, used by the demo and the
@@ -205,6 +229,13 @@ if [ "$variant" != debug ]; then
 else
   debug_steps "$([ "${CREM_CHECK_DEBUG_ALL:-0}" = 1 ] && echo all || echo debug)"
 fi
+}
+
+planning=1; run_steps; planning=0
+if [ "${CREM_CHECK_PLAN:-0}" = 1 ]; then printf '%s\n' "${planned[@]}"; exit 0; fi
+run_steps
+# This run's times are the next one's reference (kept only if it ran to here).
+mkdir -p "$CREM_CACHE" 2>/dev/null && cp "$times_run" "$times_prev" 2>/dev/null || true
 
 [ ${#failures[@]} = 0 ] || say "failed: ${failures[*]} (logs in $logs)"
 echo "check: $passed passed, $failed failed"
