@@ -50,3 +50,18 @@ check_progress() {
 fuzz_progress() {
   echo "[fuzz] target $2/$3 ($1), $(duration "$5") elapsed, $(left_text $(($4 * ($3 - $2 + 1))))"
 }
+
+# fuzz_kernel_progress PARTS SECONDS ELAPSED FUZZED|"": vm/fuzz-kernel.sh's
+# line while its VM runs: the parts (wire, netlink) fuzz at once for
+# SECONDS, FUZZED seconds so far ("" before they start: the boot and set-up;
+# SECONDS or more: the checks after).
+fuzz_kernel_progress() {
+  local head="[fuzz] fuzz-kernel ($1)" el; el=$(duration "$3")
+  if [ -z "$4" ]; then
+    echo "$head: booting and setting up, $el elapsed, then $(duration "$2") of fuzzing"
+  elif [ "$4" -lt "$2" ]; then
+    echo "$head: fuzzing $4/$2 s, $el elapsed, about $(duration $(($2 - $4))) of fuzzing left"
+  else
+    echo "$head: fuzzing done, checking the module, $el elapsed"
+  fi
+}

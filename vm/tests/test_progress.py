@@ -68,6 +68,18 @@ class FuzzProgress(unittest.TestCase):
                          "[fuzz] target 9/9 (last), 10m00s elapsed, about 1m00s left\n")
 
 
+class FuzzKernelProgress(unittest.TestCase):
+    def test_phases(self):
+        line = 'fuzz_kernel_progress wire+netlink 120 "$1" "$2"'
+        head = "[fuzz] fuzz-kernel (wire+netlink): "
+        self.assertEqual(sh(line, "95", ""),
+                         head + "booting and setting up, 1m35s elapsed, then 2m00s of fuzzing\n")
+        self.assertEqual(sh(line, "200", "45"),
+                         head + "fuzzing 45/120 s, 3m20s elapsed, about 1m15s of fuzzing left\n")
+        self.assertEqual(sh(line, "300", "120"),
+                         head + "fuzzing done, checking the module, 5m00s elapsed\n")
+
+
 class CheckPlan(unittest.TestCase):
     """vm/check.sh with CREM_CHECK_PLAN=1: the steps its progress line counts."""
 
