@@ -181,7 +181,7 @@ class ShortDemo(unittest.TestCase):
         [svg] = glob.glob(os.path.join(tmp, "demo-*.svg"))
         with open(svg, "w") as f:
             f.write("")
-        with self.assertRaisesRegex(ValueError, r"\.svg is not a SVG file"):
+        with self.assertRaisesRegex(ValueError, r"\.svg is not an SVG image"):
             demo_short_check.check(tmp)
         self.assertEqual(demo_short_check.main(["x", tmp]), 1)
 
