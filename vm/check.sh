@@ -173,11 +173,6 @@ if [ "$variant" != debug ]; then
   step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
     cargo build -p crem-core --lib
   step module-build module_build module
-  # make install without a VM (a few seconds): install-tools into a
-  # temporary DESTDIR and PREFIX (man pages through groff -ww and man, the
-  # completions, systemd-analyze verify of crem@.service, uninstall), and
-  # install-module of the crem.ko just built.
-  step install-check "$here/install-check.sh"
   step kunit-build module_build module-kunit
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.
@@ -192,12 +187,18 @@ if [ "$variant" != debug ]; then
   # between netns, restored packets' ICRC and ECN, skb drops against the
   # counted ones (about 1.5 min). line-edges: CE-marked REPAIRs, GRO
   # aggregates, bridged traffic, a deleted input device with packets held,
-  # a HELLO flood, a forged request (about 5 min).
+  # a HELLO flood, a forged request (about 5 min). install-check (about
+  # 20 s): make install on the host, install-tools into a temporary DESTDIR
+  # and PREFIX (man pages through groff -ww and man, the completions,
+  # systemd-analyze verify of crem@.service, uninstall) and install-module
+  # of the crem.ko just built; then make install's DESTDIR in one short VM
+  # (depmod, modprobe crem, crem-ctl show, man crem-ctl, man 4 crem).
   lanes "kunit-qemu $here/kunit.sh $kko normal" \
     "netlink-qemu $here/netlink.sh $top/crem.ko normal" \
     "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
     "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
-    -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}"
+    -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}" \
+    "install-check $here/install-check.sh"
   step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
