@@ -5,6 +5,7 @@ of its progress line), run through bash without running a step.
 Run: python3 -m unittest discover -s vm/tests
 """
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -32,6 +33,7 @@ class Durations(unittest.TestCase):
 class CheckProgress(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="crem-progress-test-")
+        self.addCleanup(shutil.rmtree, self.dir)
         self.prev = os.path.join(self.dir, "prev")
 
     def test_without_a_previous_run_no_estimate(self):
@@ -85,6 +87,7 @@ class CheckPlan(unittest.TestCase):
 
     def plan(self, variant, **env):
         logs = tempfile.mkdtemp(prefix="crem-plan-test-")
+        self.addCleanup(shutil.rmtree, logs, True)
         e = dict(os.environ, CREM_CHECK_PLAN="1", CREM_CHECK_LOGS=logs, CREM_CHECK_DEBUG="0",
                  CARGO_TARGET_DIR=os.path.join(VM, "..", "target"))
         e.update(env)
