@@ -34,7 +34,7 @@ help:
 	@echo "make install      crem.ko (modules_install, depmod), crem-ctl, man pages, completions,"
 	@echo "                  a sample config and crem@.service; DESTDIR=, PREFIX= (/usr/local)"
 	@echo "                  install-module / install-tools: one part; uninstall[-...] undoes"
-	@echo "make check-install  install-tools into a temporary DESTDIR and check it (no VM)"
+	@echo "make check-install  install into a temporary DESTDIR and check it, then in a VM"
 
 setup:
 	vm/setup.sh
@@ -178,6 +178,7 @@ uninstall-tools:
 	@rmdir $(DESTDIR)$(SYSCONFDIR)/crem 2>/dev/null || true
 
 # install-tools into a temporary DESTDIR, and into a PREFIX for
-# systemd-analyze verify; install-module too if crem.ko is built (no VM).
+# systemd-analyze verify; install-module too if crem.ko is built; then
+# install's DESTDIR in a VM (CREM_INSTALL_VM=0: not).
 check-install:
 	KDIR=$(KDIR) vm/install-check.sh

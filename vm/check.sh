@@ -12,14 +12,31 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
+. "$here/progress.sh"
 variant=${1:-normal}
 logs=${CREM_CHECK_LOGS:-/tmp/crem-check}
 rm -rf "$logs"; mkdir -p "$logs"
 passed=0 failed=0 failures=()
 cd "$top"
 
+# The progress line after each step: steps done of those planned (a first
+# pass over run_steps with step only noting names: planned), the time
+# elapsed, and the time left from the previous run of the same variant
+# (its step end times, kept in CREM_CACHE; none on a first run or for a step
+# it did not have). CREM_CHECK_PLAN=1: print the planned steps and exit.
+planning=0 planned=()
+start=$(date +%s)
+times_key=$variant$([ "${CREM_CHECK_DEBUG:-0}" = 1 ] && echo -ci)
+times_prev=$CREM_CACHE/check-times-$times_key
+times_run=$logs/times
+: >"$times_run"
+
 step() {
   local name=$1; shift
+  if [ $planning = 1 ]; then
+    [[ " ${planned[*]} " = *" $name "* ]] || planned+=("$name")
+    return 0
+  fi
   local t0=$SECONDS
   say "== $name"
   if "$@" >"$logs/$name.log" 2>&1; then
@@ -29,6 +46,10 @@ step() {
     say "FAIL $name ($((SECONDS - t0)) s), last lines of $logs/$name.log:"
     tail -25 "$logs/$name.log" | sed 's/^/    /' >&2
   fi
+  local now=$(($(date +%s) - start))
+  times_record "$times_run" "$name" $((SECONDS - t0)) "$now"
+  check_progress "$(wc -l <"$times_run")" ${#planned[@]} "$now" \
+    "$(times_left "$times_prev" "$name")" >&2
 }
 
 # Two lanes of steps at once, each lane's in order: for the one-VM cases,
@@ -41,12 +62,14 @@ lanes() {
   for x in "$@"; do
     if [ "$x" = -- ]; then side=b; elif [ $side = a ]; then a+=("$x"); else b+=("$x"); fi
   done
+  if [ $planning = 1 ]; then lane "${a[@]}" "${b[@]}"; return; fi
   lane "${a[@]}" >"$logs/lane-a.tally" &
   local pa=$!
   lane "${b[@]}" >"$logs/lane-b.tally" &
   local pb=$!
   wait $pa; wait $pb
   local r n
+  [ $planning = 0 ] || return 0
   while read -r r n; do
     if [ "$r" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$n"); fi
   done < <(cat "$logs/lane-a.tally" "$logs/lane-b.tally")
@@ -61,7 +84,7 @@ lane() {
     set -- $s
     passed=0 failed=0
     step "$@" >&2
-    [ $passed = 1 ] && echo "PASS $1" || echo "FAIL $1"
+    [ $planning = 1 ] || { [ $passed = 1 ] && echo "PASS $1" || echo "FAIL $1"; }
   done
 }
 
@@ -122,29 +145,20 @@ debug_steps() {
 
 # The short demo: every mode, one trial, few transfers (make demo's main job,
 # a few minutes). Fails if demo.py exits non-zero (a VM failed) or leaves no
-# table or no results JSON; transfers that time out are results, not failures.
+# table, or no results JSON with the cells or no figure beside it
+# (vm/demo_short_check.py); transfers that time out are results, not failures.
 demo_short() {
   local d
   d=$(mktemp -d /tmp/crem-demo-short.XXXXXX)
   "$here/demo.py" --trials 1 --iters 20 --timeout 60 --results-dir "$d" | tee "$d/table.txt" ||
     { echo "demo-short: demo.py failed (rc $?)"; return 1; }
   grep -q '^mode .*goodput Mb/s' "$d/table.txt" || { echo "demo-short: no table"; return 1; }
-  python3 - "$d" <<'PY'
-import glob, json, sys
-js = glob.glob(sys.argv[1] + "/demo-*.json")
-if not js:
-    sys.exit(f"demo-short: no demo-*.json in {sys.argv[1]}")
-runs = json.load(open(js[0]))["runs"]
-cells = {(r["mode"], r["loss_pct"]) for r in runs}
-want = {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)}
-if cells != want or len(runs) != 2 * len(want):
-    sys.exit(f"demo-short: {js[0]} has cells {sorted(cells)}, {len(runs)} rows")
-print(f"demo-short: {js[0]}: {len(runs)} rows")
-PY
+  python3 "$here/demo_short_check.py" "$d"
 }
 
 kko=$top/build/kunit/crem.ko
 ctl=${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl
+run_steps() {
 if [ "$variant" != debug ]; then
   step cargo-fmt cargo fmt --all -- --check
   # The reader of the VMs' results (vm/results.py, used by the demo and the
@@ -159,11 +173,6 @@ if [ "$variant" != debug ]; then
   step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
     cargo build -p crem-core --lib
   step module-build module_build module
-  # make install without a VM (a few seconds): install-tools into a
-  # temporary DESTDIR and PREFIX (man pages through groff -ww and man, the
-  # completions, systemd-analyze verify of crem@.service, uninstall), and
-  # install-module of the crem.ko just built.
-  step install-check "$here/install-check.sh"
   step kunit-build module_build module-kunit
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.
@@ -178,12 +187,18 @@ if [ "$variant" != debug ]; then
   # between netns, restored packets' ICRC and ECN, skb drops against the
   # counted ones (about 1.5 min). line-edges: CE-marked REPAIRs, GRO
   # aggregates, bridged traffic, a deleted input device with packets held,
-  # a HELLO flood, a forged request (about 5 min).
+  # a HELLO flood, a forged request (about 5 min). install-check (about
+  # 20 s): make install on the host, install-tools into a temporary DESTDIR
+  # and PREFIX (man pages through groff -ww and man, the completions,
+  # systemd-analyze verify of crem@.service, uninstall) and install-module
+  # of the crem.ko just built; then make install's DESTDIR in one short VM
+  # (depmod, modprobe crem, crem-ctl show, man crem-ctl, man 4 crem).
   lanes "kunit-qemu $here/kunit.sh $kko normal" \
     "netlink-qemu $here/netlink.sh $top/crem.ko normal" \
     "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
     "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
-    -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}"
+    -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}" \
+    "install-check $here/install-check.sh"
   step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
@@ -205,6 +220,13 @@ if [ "$variant" != debug ]; then
 else
   debug_steps "$([ "${CREM_CHECK_DEBUG_ALL:-0}" = 1 ] && echo all || echo debug)"
 fi
+}
+
+planning=1; run_steps; planning=0
+if [ "${CREM_CHECK_PLAN:-0}" = 1 ]; then printf '%s\n' "${planned[@]}"; exit 0; fi
+run_steps
+# This run's times are the next one's reference (kept only if it ran to here).
+mkdir -p "$CREM_CACHE" 2>/dev/null && cp "$times_run" "$times_prev" 2>/dev/null || true
 
 [ ${#failures[@]} = 0 ] || say "failed: ${failures[*]} (logs in $logs)"
 echo "check: $passed passed, $failed failed"

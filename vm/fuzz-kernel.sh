@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
+. "$here/progress.sh"
 secs=${1:-120} variant=${2:-debug}
 if [ "$variant" = debug ]; then dko=$top/build/debug/crem.ko; else dko=$top/crem.ko; fi
 mod=${CREM_MODULE:-$dko} ctl=${CREM_CTL:-${CARGO_TARGET_DIR:-$top/target}/release/crem-ctl}
@@ -24,6 +25,22 @@ out=$(mktemp -d /tmp/crem-fuzz-kernel.XXXXXX)
 chmod 755 "$out"
 cp "$ctl" "$out/crem-ctl" && chmod 755 "$out/crem-ctl"
 t0=$SECONDS rc=0
+# progress: every FUZZ_PROGRESS_EVERY s (30) while the VM runs, a line on
+# stderr: booting, fuzzing N/SECONDS s (from the guest's "fuzzers start" on
+# the console, seen within 5 s) with the time left, or checking after.
+progress() {
+  local log=$out/fuzz-kernel.console.log began="" n=0 every=${FUZZ_PROGRESS_EVERY:-30}
+  while sleep 5; do
+    [ -n "$began" ] || ! grep -q 'fuzz-kernel: traffic flows; fuzzers start' "$log" 2>/dev/null ||
+      began=$SECONDS
+    n=$((n + 5))
+    [ $((n % every)) -lt 5 ] || continue
+    fuzz_kernel_progress "${FUZZ_PARTS:-wire+netlink}" "$secs" $((SECONDS - t0)) \
+      "${began:+$((SECONDS - began))}" >&2
+  done
+}
+progress &
+ticker=$!
 # Boot, setup and the checks afterwards take about 3 min on the debug kernel
 # under TCG (run-vm.sh triples the timeout there).
 CREM_OUT=$out "$here/run-vm.sh" --name fuzz-kernel --variant "$variant" --out "$out" \
@@ -32,6 +49,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name fuzz-kernel --variant "$variant" --out "$
   spec="$top/netlink/crem.yaml" seconds="$secs" parts="${FUZZ_PARTS:-wire+netlink}" \
   ${FUZZ_SEED:+seed=$FUZZ_SEED} corpus="$top/rust/core/fuzz/corpus/wire_decode" \
   fixtures="$top/rust/core/tests/fixtures" || rc=$?
+kill "$ticker" 2>/dev/null || true; wait "$ticker" 2>/dev/null || true
 log=$out/fuzz-kernel.console.log
 grep -E '^(ok|not ok|    #|  (wire|nl-)|reach|unreached|traffic:|after:|fuzz-kernel:|\[[0-9.]*\] fuzz-kernel:)' "$log" || true
 splats=0

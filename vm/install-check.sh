@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# install-check.sh — `make install` checked without a VM (make check-install,
-# and a step of make check): install-tools staged in a temporary DESTDIR puts
+# install-check.sh — `make install` checked (make check-install, and a step
+# of make check), on the host and then in a VM: install-tools staged in a temporary DESTDIR puts
 # every file where it belongs, crem-ctl runs, every man page formats without
 # a groff warning and man finds it, the completion scripts load, the unit
 # file names the installed paths; installed under a temporary PREFIX, the
 # unit passes systemd-analyze verify (its Documentation= pages included);
 # uninstall-tools removes every file. With crem.ko built, install-module
 # stages it through modules_install (no depmod with DESTDIR); without, it
-# must say that crem.ko is not built. A tool that is not installed (groff,
-# man, systemd-analyze, zsh, fish) is reported as a skip.
+# must say that crem.ko is not built. Then `make install` into a DESTDIR
+# checked in one short VM (see vm_install below): depmod, modprobe crem,
+# crem-ctl show, man crem-ctl and man 4 crem on the staged tree. A tool that
+# is not installed (groff, man, systemd-analyze, zsh, fish) is reported as a
+# skip, and so is the VM without crem.ko or the cached kernel.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -121,6 +124,41 @@ elif [ ! -f crem.ko ]; then
     _ "$m" "$work/mod.log"
 else
   skip "no cached kernel build: install-module not run (make setup builds it)"
+fi
+
+# --- make install into DESTDIR, in a VM ----------------------------------
+# The staged tree on the kernel crem.ko was built for (vm/guest/install.sh):
+# depmod -b over it, modprobe crem from it, the installed crem-ctl show
+# against the module, man crem-ctl and man 4 crem from its MANDIR,
+# modprobe -r. One short boot of the cached normal kernel; CREM_INSTALL_VM=0
+# leaves it out (a skip).
+vm_install() {
+  local s=$work/staged vmout=$work/vm rc=0 log
+  mk install DESTDIR="$s" || { bad "make install DESTDIR=$s"; return; }
+  log=$vmout/install.console.log
+  CREM_OUT=$vmout "$here/run-vm.sh" --name install --timeout 300 \
+    "$here/guest/install.sh" stage="$s" prefix=/usr/local >"$work/vm.out" 2>&1 || rc=$?
+  # The guest's ok/not ok lines as this script's, prefixed, the indented
+  # output of a failed check with them.
+  local n_ok n_bad
+  n_ok=$(grep -c '^ok - ' "$log" 2>/dev/null) n_bad=$(grep -c '^not ok - ' "$log" 2>/dev/null)
+  sed -n -e 's/^\(not ok\|ok\|skip\) - /\1 - VM: /p' -e '/^    /p' "$log" 2>/dev/null
+  passed=$((passed + ${n_ok:-0})) failed=$((failed + ${n_bad:-0}))
+  if [ "$rc" != 0 ] && [ "${n_bad:-0}" = 0 ]; then
+    bad "VM: the guest ended with status $rc and no failed check (run-vm.sh: 124 timeout, 125 died)"
+    cat "$work/vm.out"; tail -40 "$log" 2>/dev/null
+  elif [ "${n_ok:-0}" = 0 ]; then
+    bad "VM: no check ran"; tail -40 "$log" 2>/dev/null
+  fi
+}
+if [ "${CREM_INSTALL_VM:-1}" = 0 ]; then
+  skip "CREM_INSTALL_VM=0: make install not checked in a VM"
+elif [ ! -f crem.ko ] || [ -z "$rel" ]; then
+  skip "no crem.ko or no kernel build: make install not checked in a VM (make module)"
+elif [ "$KDIR" != "$(kernel_dir normal)" ] || [ ! -f "$KDIR/.crem-complete" ]; then
+  skip "KDIR is not the cached test kernel the VMs boot: make install not checked in a VM"
+else
+  vm_install
 fi
 
 echo "install-check: $passed passed, $failed failed"

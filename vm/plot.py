@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The demo's figure: goodput and completion time against loss, one line per
-mode, from a results JSON that vm/demo.py wrote (read by vm/results.py).
+mode, from a results JSON that vm/demo.py wrote (read by vm/results.py), or
+that `crem-sim --demo FILE` wrote from simulation ("simulation": true: the
+title, every label and a watermark say SIMULATION).
 
   vm/plot.py results/demo-<UTC timestamp>.json [-o PREFIX]
 
@@ -41,8 +43,16 @@ MODE_STYLE = {
     "fixed": ("CREM fixed k/m", "tab:blue"),
     "adaptive": ("CREM adaptive", "tab:orange"),
 }
+# A simulated document's (crem-sim --demo, "simulation": true): the same
+# colours, every label saying simulated.
+SIM_MODE_STYLE = {
+    "off": ("off (simulated RDMA NAK/resend, no CREM)", "tab:gray"),
+    "fixed": ("CREM fixed k/m (simulated)", "tab:blue"),
+    "adaptive": ("CREM adaptive (simulated)", "tab:orange"),
+}
 SPARE_COLOURS = ("tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
-TEST_LABEL = {"write_bw": "ib_write_bw", "rping": "rping -V"}
+TEST_LABEL = {"write_bw": "ib_write_bw", "rping": "rping -V",
+              "sim": "simulated flow (crem-sim)"}
 METRICS = (("goodput", "goodput, Mbit/s"), ("time", "completion time, s"))
 
 
@@ -104,6 +114,14 @@ def title(doc, rtts):
     p = doc.get("params") or {}
     rate = p.get("rate_mbit")
     commit = doc.get("git_commit")
+    if doc.get("simulation"):
+        return (f"SIMULATION (crem-sim, not measured): one flow paced at "
+                f"{p.get('pps', '?')} packets/s, rtt {', '.join(f'{r:g}' for r in rtts)} ms, "
+                f"links {rate or '?'} Mbit/s, {p.get('trials', '?')} seed(s) per cell, "
+                f"CREM k={p.get('k', '?')} m={p.get('m', '?')}\n"
+                f"commit {commit[:10] if commit else 'unknown'}, {doc.get('created_utc', '?')}; "
+                f"medians, bars min-max over seeds; time: sending plus the last losses' "
+                f"recovery; RDMA resends NAKed PSNs only")
     return (f"RDMA over the emulated WAN ({doc.get('emulation', '?')}): rtt "
             f"{', '.join(map(str, rtts))} ms, rate "
             f"{'unlimited' if not rate else f'{rate} Mbit/s'}, "
@@ -143,10 +161,14 @@ def prepare(doc):
     rtts = sorted({r["rtt_ms"] for r in runs})
     tests = in_order([r["test"] for r in runs], TEST_LABEL)
     modes = in_order([r["mode"] for r in runs], MODE_STYLE)
+    simulation = bool(doc.get("simulation"))
+    known = SIM_MODE_STYLE if simulation else MODE_STYLE
     spare = iter(SPARE_COLOURS * len(modes))  # never runs out, however many modes
-    style = {m: MODE_STYLE.get(m) or (m, next(spare)) for m in modes}
+    style = {m: known.get(m) or (m + (" (simulated)" if simulation else ""), next(spare))
+             for m in modes}
     losses = sorted({r["loss_pct"] for r in runs})
-    return {"title": title(doc, rtts), "losses": losses, "xscale": x_scale(losses),
+    return {"title": title(doc, rtts), "simulation": simulation,
+            "losses": losses, "xscale": x_scale(losses),
             "rtts": rtts, "tests": tests, "modes": [(m, *style[m]) for m in modes],
             "panels": [panel(runs, rtt, test, style) for rtt in rtts for test in tests]}
 
@@ -215,7 +237,7 @@ def draw_panel(ax, panel, metric, ylabel, prep, bottom_row):
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if metric == "goodput":
-        ax.set_title(f"{panel['label']}, rtt {panel['rtt']} ms")
+        ax.set_title(f"{panel['label']}, rtt {panel['rtt']:g} ms")
 
 
 def loss_axis(ax, losses, scale, labelled):
@@ -247,12 +269,18 @@ def legend(fig, prep):
 
 def figure(plt, prep):
     rows, cols = 2 * len(prep["rtts"]), len(prep["tests"])
-    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 3.0 * rows + 1.0), squeeze=False)
+    # At least two columns' width: the title and legend need it with one test.
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * max(cols, 2), 3.0 * rows + 1.0),
+                             squeeze=False)
     for panel in prep["panels"]:
         r, c = 2 * prep["rtts"].index(panel["rtt"]), prep["tests"].index(panel["test"])
         for i, (metric, ylabel) in enumerate(METRICS):
             draw_panel(axes[r + i][c], panel, metric, ylabel, prep, r + i == rows - 1)
     fig.suptitle(prep["title"], fontsize=10)
+    if prep["simulation"]:
+        # Across every panel, so that no crop of the figure passes for a measurement.
+        fig.text(0.5, 0.5, "SIMULATION", fontsize=60, color="0.85", alpha=0.5, ha="center",
+                 va="center", rotation=20, zorder=0)
     legend(fig, prep)
     # Room (in inches, whatever the height) for the two-line title above and
     # the legend below.

@@ -18,6 +18,7 @@ from unittest import mock
 
 from recorded import CELLS
 import demo  # noqa: E402  (after recorded: it puts vm/ on the path)
+import demo_short_check  # noqa: E402
 
 
 def parse(*argv):
@@ -113,12 +114,23 @@ class SeveralRtts(unittest.TestCase):
         self.assertEqual(sorted({r["rtt_ms"] for r in doc["runs"]}), [10, 50])
 
 
+def fake_figure(doc, prefix):
+    """plot.draw's files, only their formats' signatures (drawing is test_plot's)."""
+    for ext, body in ((".png", b"\x89PNG\r\n\x1a\n..."), (".svg", b"<?xml?>\n<svg></svg>")):
+        with open(prefix + ext, "wb") as f:
+            f.write(body)
+    return [prefix + ".png", prefix + ".svg"]
+
+
 class ShortDemo(unittest.TestCase):
     """demo.py's main() as vm/check.sh's demo-short runs it, each boot
     replaced by the recorded cell's files: the progress lines, and the JSON
-    with the cells demo-short checks (the figure is test_plot's)."""
+    and figure files demo-short checks (vm/demo_short_check.py; drawing the
+    figure is test_plot's)."""
 
-    def test_main(self):
+    def run_main(self, draw):
+        """main()'s stdout and stderr and its results directory, with
+        plot.draw replaced by DRAW."""
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp)
         heads = []
@@ -134,21 +146,44 @@ class ShortDemo(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.object(sys, "argv", argv), mock.patch.object(demo, "run_cell", boot), \
                 mock.patch.object(demo, "snapshot", lambda path, _: (path, "-")), \
-                mock.patch.object(demo.plot, "draw", side_effect=RuntimeError("not here")), \
+                mock.patch.object(demo.plot, "draw", draw), \
                 redirect_stdout(out), redirect_stderr(err):
             self.assertEqual(demo.main(), 0)
+        return out.getvalue(), err.getvalue(), tmp, heads
+
+    def test_main(self):
+        out, err, tmp, heads = self.run_main(fake_figure)
         self.assertEqual(len(heads), 4)
         self.assertRegex(heads[0], r"^cell 1/4, \d+s elapsed, time left \?$")
         self.assertRegex(heads[3], r"^cell 4/4, \d+s elapsed, about \d+s left$")
-        self.assertRegex(out.getvalue(), re.compile(r"^mode .*goodput Mb/s", re.M))
-        self.assertIn("figure skipped: drawing failed", err.getvalue())
+        self.assertRegex(out, re.compile(r"^mode .*goodput Mb/s", re.M))
         [path] = glob.glob(os.path.join(tmp, "demo-*.json"))
         with open(path) as f:
             runs = json.load(f)["runs"]
-        # vm/check.sh demo_short's check, as it makes it.
         self.assertEqual({(r["mode"], r["loss_pct"]) for r in runs},
                          {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)})
         self.assertEqual(len(runs), 8)
+        # vm/check.sh demo_short's check, as it makes it.
+        base = path[:-len(".json")]
+        self.assertEqual(demo_short_check.check(tmp),
+                         f"{path}: 8 rows; figure {base}.png and .svg")
+
+    def test_no_figure_fails_demo_short(self):
+        # The demo itself succeeds without its figure (one line on stderr);
+        # make check's demo-short does not (it did before: the JSON only).
+        _, err, tmp, _ = self.run_main(mock.Mock(side_effect=RuntimeError("not here")))
+        self.assertIn("figure skipped: drawing failed", err)
+        with self.assertRaisesRegex(ValueError, r"no figure .*demo-.*\.png \(No such file"):
+            demo_short_check.check(tmp)
+
+    def test_figure_not_of_its_format_fails(self):
+        _, _, tmp, _ = self.run_main(fake_figure)
+        [svg] = glob.glob(os.path.join(tmp, "demo-*.svg"))
+        with open(svg, "w") as f:
+            f.write("")
+        with self.assertRaisesRegex(ValueError, r"\.svg is not an SVG image"):
+            demo_short_check.check(tmp)
+        self.assertEqual(demo_short_check.main(["x", tmp]), 1)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ except plot.NoMatplotlib as e:
     NO_MATPLOTLIB = str(e)
 
 
+SIM_JSON = os.path.join(FIX, "sim-demo.json")
+
+
 def recorded():
     return results.demo_doc(DEMO_JSON)
 
@@ -262,6 +265,50 @@ class DemoFigure(unittest.TestCase):
         want = [os.path.join(self.tmp, "demo-X." + ext) for ext in ("png", "svg")]
         self.assertEqual((out.strip(), err), (f"figure: {want[0]}, {want[1]}", ""))
         self.assertTrue(all(os.path.getsize(f) for f in want))
+
+
+class Simulation(unittest.TestCase):
+    """crem-sim --demo's JSON (fixtures/sim-demo.json): the same figure,
+    every label saying it is a simulation."""
+
+    def test_labelled_simulation(self):
+        prep = plot.prepare(results.demo_doc(SIM_JSON))
+        self.assertTrue(prep["simulation"])
+        self.assertTrue(prep["title"].startswith("SIMULATION (crem-sim, not measured): one "
+                                                 "flow paced at 20000 packets/s, rtt 10 ms"),
+                        prep["title"])
+        self.assertEqual([m for m, _, _ in prep["modes"]], ["off", "fixed", "adaptive"])
+        for _, label, _ in prep["modes"]:
+            self.assertIn("simulated", label)
+        [panel] = prep["panels"]
+        self.assertEqual((panel["label"], panel["rtt"]), ("simulated flow (crem-sim)", 10.0))
+        self.assertEqual(prep["losses"], [0.0, 1.0, 5.0])
+        self.assertIsNotNone(panel["reference"])  # off @ 0 %
+        # Every cell a point, 2 seeds each, all delivered.
+        self.assertEqual({(ln["mode"], len(ln["points"])) for ln in panel["lines"]},
+                         {("off", 3), ("fixed", 3), ("adaptive", 3)})
+        self.assertTrue(all(p["state"] == "done" and p["trials"] == 2
+                            for ln in panel["lines"] for p in ln["points"]))
+
+    def test_a_measured_run_is_not(self):
+        prep = plot.prepare(recorded())
+        self.assertFalse(prep["simulation"])
+        self.assertNotIn("SIMULATION", prep["title"])
+        self.assertFalse(any("simulated" in label for _, label, _ in prep["modes"]))
+
+    @unittest.skipIf(NO_MATPLOTLIB, NO_MATPLOTLIB)
+    def test_drawn_with_a_watermark(self):
+        plt = plot.pyplot()
+        fig = plot.figure(plt, plot.prepare(results.demo_doc(SIM_JSON)))
+        try:
+            self.assertIn("SIMULATION", [t.get_text() for t in fig.texts])
+            self.assertTrue(fig._suptitle.get_text().startswith("SIMULATION"))
+        finally:
+            plt.close(fig)
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        files = plot.draw(results.demo_doc(SIM_JSON), os.path.join(tmp, "sim"))
+        self.assertEqual([os.path.getsize(f) > 10000 for f in files], [True, True])
 
 
 if __name__ == "__main__":

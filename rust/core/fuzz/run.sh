@@ -8,7 +8,9 @@
 # fails if any target crashes, times out, runs out of memory or does not build.
 # New corpus entries go to a scratch directory (FUZZ_CORPUS_OUT, default a
 # temporary one), so the committed seed corpus is left untouched; crash
-# reproducers land in artifacts/<target>/ as usual.
+# reproducers land in artifacts/<target>/ as usual. Before each target a
+# progress line: "[fuzz] target 2/9 (NAME), 1m05s elapsed, about 8m00s left",
+# the time left being SECONDS for it and each later one (builds on top).
 #
 # Toolchain: cargo-fuzz needs nightly-only flags. A rustup "nightly" toolchain
 # is used when installed; otherwise the stable toolchain runs with
@@ -32,6 +34,8 @@ secs=$1; shift
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
+# fuzz_progress: the line before each target (i/N, elapsed, fuzzing time left).
+. "$here/../../../vm/progress.sh"
 
 # Every target in fuzz_targets/ (each also needs a [[bin]] in Cargo.toml).
 mapfile -t default_targets < <(cd "$here/fuzz_targets" && ls *.rs | sed 's/\.rs$//')
@@ -68,7 +72,10 @@ logdir=$(mktemp -d -t crem-fuzz-logs.XXXXXX)
 
 failed=()
 summary=()
+i=0 t0=$SECONDS
 for t in "$@"; do
+    i=$((i + 1))
+    fuzz_progress "$t" "$i" $# "$secs" $((SECONDS - t0))
     if [ ! -f "fuzz_targets/$t.rs" ]; then
         if [ "$explicit" = 1 ]; then
             echo "== $t: no fuzz_targets/$t.rs" >&2

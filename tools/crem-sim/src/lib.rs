@@ -9,6 +9,7 @@
 //! measured.
 
 pub mod channel;
+pub mod demo;
 pub mod hosts;
 pub mod model;
 pub mod report;

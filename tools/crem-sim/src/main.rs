@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use crem_core::engine::MS;
-use crem_sim::{run, LossModel, RdmaModel, Recovery, Report, SimConfig, TrafficModel};
+use crem_sim::{demo, run, LossModel, RdmaModel, Recovery, Report, SimConfig, TrafficModel};
 
 const LONG_ABOUT: &str = "\
 Runs crem-core's CSF and CRF engines, unchanged, in a deterministic \
@@ -77,7 +78,9 @@ EXAMPLES
   crem-sim --loss 1 --burst 1 --rtt 10 --k 32 --policy on --mode coded,sr
   crem-sim --rtt 50 --rdma prompt,slow --mode coded
   crem-sim -j --loss 5 --burst 8 > cells.json
-  crem-sim --jobs 2 --packets 50000          longer runs, two threads";
+  crem-sim --jobs 2 --packets 50000          longer runs, two threads
+  crem-sim --demo sim.json --rtt 10,50 && vm/plot.py sim.json
+                                            make demo's figure, from simulation";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Pol {
@@ -174,6 +177,20 @@ struct Args {
     /// No progress on stderr.
     #[arg(short, long)]
     quiet: bool,
+    /// Write make demo's results JSON (vm/demo.py's schema, marked
+    /// "simulation": true) for vm/plot.py to draw: the modes off (no CREM),
+    /// fixed (coded recovery, --m) and adaptive (the policy) at every --loss
+    /// (default 0,0.1,0.5,1,2,5) and --rtt (default 10), plus the loss-free
+    /// off reference, each run --trials times (seeds --seed, --seed + 1,
+    /// ...). One --k (default 16), --burst (default 1) and --rdma (default
+    /// prompt, as rxe) each; --policy and --mode do not apply. Goodput and
+    /// completion time are those of the paced flow: the sending time plus
+    /// the recovery of the last losses (see the JSON's notes).
+    #[arg(long, value_name = "FILE")]
+    demo: Option<std::path::PathBuf>,
+    /// Trials (seeds) per cell with --demo.
+    #[arg(long, default_value_t = 3, requires = "demo", value_parser = clap::value_parser!(u32).range(1..))]
+    trials: u32,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -186,6 +203,64 @@ struct Cell {
     mode: &'static str,
     rdma: &'static str,
     m_fixed: u8,
+}
+
+/// One run's settings: the path and protocol of a cell, the rest from the
+/// options.
+#[allow(clippy::too_many_arguments)]
+fn sim_config(
+    a: &Args,
+    loss: f64,
+    burst: f64,
+    rtt: f64,
+    k: u8,
+    m: u8,
+    policy: bool,
+    mode: Mode,
+    rd: Rdma,
+    seed: u64,
+) -> SimConfig {
+    let rtt_ns = (rtt * MS as f64) as u64;
+    let mut c = SimConfig::new(seed, rtt_ns);
+    c.packets = a.packets;
+    c.pps = a.pps;
+    c.link_bps = a.link_mbps * 1_000_000;
+    c.fwd = LossModel {
+        loss: loss / 100.0,
+        burst,
+        reorder: a.reorder,
+        reorder_delay: (a.reorder_ms * MS as f64) as u64,
+    };
+    c.rev = LossModel {
+        loss: a.rev_loss / 100.0,
+        ..LossModel::CLEAN
+    };
+    c.crem_loss = a.crem_loss / 100.0;
+    c.k = k;
+    c.m = m.min(crem_sim::model::MAX_M);
+    c.policy = policy;
+    c.recovery = match mode {
+        Mode::Coded => Recovery::Coded,
+        Mode::Sr => Recovery::Selective,
+        Mode::Both => Recovery::Both,
+        Mode::Off => Recovery::Off,
+    };
+    c.rdma = match rd {
+        Rdma::Slow => RdmaModel::slow(rtt_ns),
+        Rdma::Prompt => RdmaModel::prompt(rtt_ns),
+    };
+    c.traffic = TrafficModel::DEFAULT;
+    c.spread = a.spread;
+    c
+}
+
+/// The fixed m of block size K: --m, or k/8 for "auto".
+fn fixed_m(a: &Args, k: u8) -> Result<u8, String> {
+    if a.m == "auto" {
+        Ok((k / 8).max(1))
+    } else {
+        a.m.parse::<u8>().map_err(|_| format!("bad --m {}", a.m))
+    }
 }
 
 fn cells(a: &Args) -> Result<Vec<(Cell, SimConfig)>, String> {
@@ -213,42 +288,19 @@ fn cells(a: &Args) -> Result<Vec<(Cell, SimConfig)>, String> {
                 for &pol in &a.policy {
                     for &mode in &a.mode {
                         for &rd in &a.rdma {
-                            let rtt_ns = (rtt * MS as f64) as u64;
-                            let m = if a.m == "auto" {
-                                (k / 8).max(1)
-                            } else {
-                                a.m.parse::<u8>().map_err(|_| format!("bad --m {}", a.m))?
-                            };
-                            let mut c = SimConfig::new(a.seed, rtt_ns);
-                            c.packets = a.packets;
-                            c.pps = a.pps;
-                            c.link_bps = a.link_mbps * 1_000_000;
-                            c.fwd = LossModel {
-                                loss: loss / 100.0,
+                            let m = fixed_m(a, k)?;
+                            let c = sim_config(
+                                a,
+                                loss,
                                 burst,
-                                reorder: a.reorder,
-                                reorder_delay: (a.reorder_ms * MS as f64) as u64,
-                            };
-                            c.rev = LossModel {
-                                loss: a.rev_loss / 100.0,
-                                ..LossModel::CLEAN
-                            };
-                            c.crem_loss = a.crem_loss / 100.0;
-                            c.k = k;
-                            c.m = m.min(crem_sim::model::MAX_M);
-                            c.policy = pol == Pol::On;
-                            c.recovery = match mode {
-                                Mode::Coded => Recovery::Coded,
-                                Mode::Sr => Recovery::Selective,
-                                Mode::Both => Recovery::Both,
-                                Mode::Off => Recovery::Off,
-                            };
-                            c.rdma = match rd {
-                                Rdma::Slow => RdmaModel::slow(rtt_ns),
-                                Rdma::Prompt => RdmaModel::prompt(rtt_ns),
-                            };
-                            c.traffic = TrafficModel::DEFAULT;
-                            c.spread = a.spread;
+                                rtt,
+                                k,
+                                m,
+                                pol == Pol::On,
+                                mode,
+                                rd,
+                                a.seed,
+                            );
                             let cell = Cell {
                                 loss_pct: loss,
                                 burst,
@@ -345,26 +397,53 @@ fn line(c: &Cell, r: &Result<Report, String>) -> String {
 fn problem(r: &Result<Report, String>) -> Option<String> {
     match r {
         Err(e) => Some(format!("panic: {e}")),
-        Ok(r) if !r.ok() => Some(
-            r.violations
-                .first()
-                .cloned()
-                .or_else(|| r.capacity.first().cloned())
-                .or_else(|| {
-                    r.host
-                        .0
-                        .iter()
-                        .find(|(_, &v)| v > 0)
-                        .map(|(k, v)| format!("host {k} = {v}"))
-                })
-                .unwrap_or_else(|| format!("{} undelivered", r.undelivered)),
-        ),
-        _ => None,
+        Ok(r) => r.problem(),
     }
 }
 
+/// What [`run_all`] calls after each run.
+type OnDone<'a> = dyn Fn(usize, usize, f64, &Result<Report, String>) + Sync + 'a;
+
+/// Runs CFGS on JOBS threads; DONE(i, finished so far, seconds, result)
+/// after each (the progress line). The results in CFGS's order.
+fn run_all(cfgs: &[SimConfig], jobs: usize, done_cb: &OnDone) -> Vec<Result<Report, String>> {
+    let n = cfgs.len();
+    let results: Mutex<Vec<Option<Result<Report, String>>>> = Mutex::new(vec![None; n]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    std::panic::set_hook(Box::new(|_| {}));
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                let t = Instant::now();
+                let r = run(&cfgs[i]);
+                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+                done_cb(i, d, t.elapsed().as_secs_f64(), &r);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
+        .collect()
+}
+
 fn main() {
-    let a = Args::parse();
+    let matches = Args::command().get_matches();
+    let a = match Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
+    if a.demo.is_some() {
+        std::process::exit(demo_main(a, &matches));
+    }
     let grid = match cells(&a) {
         Ok(g) => g,
         Err(e) => {
@@ -373,60 +452,40 @@ fn main() {
         }
     };
     let n = grid.len();
-    let results: Mutex<Vec<Option<Result<Report, String>>>> = Mutex::new(vec![None; n]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let start = Instant::now();
-    std::panic::set_hook(Box::new(|_| {}));
-    std::thread::scope(|s| {
-        for _ in 0..a.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= n {
-                    break;
-                }
-                let (cell, cfg) = &grid[i];
-                let t = Instant::now();
-                let r = run(cfg);
-                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                if !a.quiet {
-                    eprintln!(
-                        "[{d}/{n}] loss={}% burst={} rtt={}ms k={} policy={} mode={} rdma={}: {:.1}s{}",
-                        cell.loss_pct,
-                        cell.burst,
-                        cell.rtt_ms,
-                        cell.k,
-                        if cell.policy { "on" } else { "off" },
-                        cell.mode,
-                        cell.rdma,
-                        t.elapsed().as_secs_f64(),
-                        problem(&r).map(|p| format!("  ({p})")).unwrap_or_default()
-                    );
-                }
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
+    let cfgs: Vec<SimConfig> = grid.iter().map(|(_, c)| c.clone()).collect();
+    let results = run_all(&cfgs, a.jobs, &|i, d, secs, r| {
+        if !a.quiet {
+            let cell = &grid[i].0;
+            eprintln!(
+                "[{d}/{n}] loss={}% burst={} rtt={}ms k={} policy={} mode={} rdma={}: {secs:.1}s{}",
+                cell.loss_pct,
+                cell.burst,
+                cell.rtt_ms,
+                cell.k,
+                if cell.policy { "on" } else { "off" },
+                cell.mode,
+                cell.rdma,
+                problem(r).map(|p| format!("  ({p})")).unwrap_or_default()
+            );
         }
     });
-    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut stdout = std::io::stdout().lock();
     let mut bad = 0;
     if a.json {
         let arr: Vec<serde_json::Value> = grid
             .iter()
             .zip(&results)
-            .map(|((c, _), r)| {
-                let r = r.clone().unwrap_or_else(|| Err("not run".into()));
-                match r {
-                    Ok(rep) => {
-                        if !rep.ok() {
-                            bad += 1;
-                        }
-                        serde_json::json!({ "cell": c, "ok": rep.ok(), "report": rep })
-                    }
-                    Err(e) => {
+            .map(|((c, _), r)| match r.clone() {
+                Ok(rep) => {
+                    if !rep.ok() {
                         bad += 1;
-                        serde_json::json!({ "cell": c, "ok": false, "panic": e })
                     }
+                    serde_json::json!({ "cell": c, "ok": rep.ok(), "report": rep })
+                }
+                Err(e) => {
+                    bad += 1;
+                    serde_json::json!({ "cell": c, "ok": false, "panic": e })
                 }
             })
             .collect();
@@ -449,9 +508,8 @@ fn main() {
         let _ = writeln!(stdout, "{}", header());
         let mut problems = Vec::new();
         for ((c, _), r) in grid.iter().zip(&results) {
-            let r = r.clone().unwrap_or_else(|| Err("not run".into()));
-            let _ = writeln!(stdout, "{}", line(c, &r));
-            if let Some(p) = problem(&r) {
+            let _ = writeln!(stdout, "{}", line(c, r));
+            if let Some(p) = problem(r) {
                 bad += 1;
                 problems.push(format!("{}: {p}", label(c).trim_start()));
             }
@@ -469,4 +527,165 @@ fn main() {
     if bad > 0 {
         std::process::exit(1);
     }
+}
+
+/// `--demo FILE`: the demo's cells (see `crem_sim::demo`), TRIALS seeds
+/// each, written as its results JSON. Exit status as the grid's.
+fn demo_main(a: Args, matches: &ArgMatches) -> i32 {
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    let usage = |msg: String| {
+        eprintln!("crem-sim: --demo: {msg}");
+        2
+    };
+    for id in ["policy", "mode"] {
+        if given(id) {
+            return usage(format!(
+                "--{id} does not apply (the modes are off, fixed and adaptive)"
+            ));
+        }
+    }
+    let one = |id: &str, n: usize| -> Result<(), String> {
+        if n == 1 {
+            Ok(())
+        } else {
+            Err(format!("one --{id} value, not {n}"))
+        }
+    };
+    let k = if given("k") { a.k.clone() } else { vec![16] };
+    let burst = if given("burst") {
+        a.burst.clone()
+    } else {
+        vec![1.0]
+    };
+    let rdma = if given("rdma") {
+        a.rdma.clone()
+    } else {
+        vec![Rdma::Prompt]
+    };
+    if let Err(e) = one("k", k.len())
+        .and(one("burst", burst.len()))
+        .and(one("rdma", rdma.len()))
+    {
+        return usage(e);
+    }
+    let (k, burst, rdma) = (k[0], burst[0].max(1.0), rdma[0]);
+    let losses = if given("loss") {
+        a.loss.clone()
+    } else {
+        vec![0.0, 0.1, 0.5, 1.0, 2.0, 5.0]
+    };
+    let rtts = if given("rtt") {
+        a.rtt.clone()
+    } else {
+        vec![10.0]
+    };
+    if let Some(l) = losses.iter().find(|l| !(0.0..100.0).contains(*l)) {
+        return usage(format!("loss {l}% out of range"));
+    }
+    if k == 0 {
+        return usage("k must be 1..=255".into());
+    }
+    let m = match fixed_m(&a, k) {
+        Ok(m) => m.min(crem_sim::model::MAX_M),
+        Err(e) => return usage(e),
+    };
+    let cells = demo::sweep(&rtts, &losses);
+    let trials = a.trials as usize;
+    let mut cfgs = Vec::new();
+    for &(mode, loss, rtt) in &cells {
+        let (policy, rec) = match mode {
+            "off" => (false, Mode::Off),
+            "fixed" => (false, Mode::Coded),
+            _ => (true, Mode::Coded),
+        };
+        let b = if loss == 0.0 { 1.0 } else { burst };
+        for t in 0..trials as u64 {
+            cfgs.push(sim_config(
+                &a,
+                loss,
+                b,
+                rtt,
+                k,
+                m,
+                policy,
+                rec,
+                rdma,
+                a.seed + t,
+            ));
+        }
+    }
+    let n = cfgs.len();
+    let start = Instant::now();
+    let results = run_all(&cfgs, a.jobs, &|i, d, secs, r| {
+        if !a.quiet {
+            let (mode, loss, rtt) = cells[i / trials];
+            let el = start.elapsed().as_secs_f64();
+            eprintln!(
+                "[{d}/{n}] {mode} @ {loss}%, rtt {rtt} ms, seed {}: {secs:.1}s{}; {el:.0}s elapsed, about {:.0}s left",
+                a.seed + (i % trials) as u64,
+                problem(r).map(|p| format!("  ({p})")).unwrap_or_default(),
+                el / d as f64 * (n - d) as f64
+            );
+        }
+    });
+    let mut runs: Vec<serde_json::Value> = cells
+        .iter()
+        .zip(results.chunks(trials))
+        .map(|(&(mode, loss_pct, rtt_ms), reps)| {
+            let info = demo::CellInfo {
+                mode,
+                loss_pct,
+                rtt_ms,
+                link_mbit: a.link_mbps,
+                k,
+                m,
+            };
+            demo::run(&info, reps)
+        })
+        .collect();
+    demo::finish(&mut runs);
+    let bad = results
+        .iter()
+        .filter(|r| !matches!(r, Ok(r) if r.ok()))
+        .count();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let params = serde_json::json!({
+        "rtt_ms": rtts, "loss_pct": losses, "rate_mbit": a.link_mbps, "trials": trials,
+        "timeout_s": null, "k": k, "m": m, "modes": demo::MODES, "burst": burst,
+        "rdma": match rdma { Rdma::Slow => "slow", Rdma::Prompt => "prompt" },
+        "packets": a.packets, "pps": a.pps, "seed": a.seed, "spread": a.spread,
+        "reorder": a.reorder, "rev_loss_pct": a.rev_loss, "crem_loss_pct": a.crem_loss,
+    });
+    let doc = demo::document(&demo::utc_stamp(now), git_commit().as_deref(), params, runs);
+    let Some(path) = a.demo.as_deref() else {
+        return 2;
+    };
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    if let Err(e) = std::fs::write(path, text) {
+        eprintln!("crem-sim: {}: {e}", path.display());
+        return 1;
+    }
+    if !a.quiet {
+        eprintln!(
+            "{n} runs in {:.1}s, {bad} with problems; written: {} (draw: vm/plot.py {})",
+            start.elapsed().as_secs_f64(),
+            path.display(),
+            path.display()
+        );
+    }
+    i32::from(bad > 0)
+}
+
+/// The commit this crem-sim was built from, when its source tree is a git
+/// checkout (for the figure's title); None otherwise.
+fn git_commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
 }

@@ -205,6 +205,12 @@ pub struct Report {
     pub host: HostViolationsOut,
     /// Simulated time at the end, ns.
     pub end_ns: u64,
+    /// The transfer's time, ns: from the first source's nominal arrival (its
+    /// first transmission's, lost or not) to the last first arrival of a
+    /// source at the RDMA receiver; 0 when nothing arrived. The sender is
+    /// paced (`pps`), so this is the sending time plus the recovery of the
+    /// last losses (`crem-sim --demo`'s completion time).
+    pub completion_ns: u64,
 }
 
 /// Serializable copy of [`HostViolations`].
@@ -238,6 +244,28 @@ impl Report {
         }
     }
 
+    /// The first thing that went wrong (a violation, a capacity counter, a
+    /// host check, undelivered PSNs), or None when [`Report::ok`].
+    pub fn problem(&self) -> Option<String> {
+        if self.ok() {
+            return None;
+        }
+        Some(
+            self.violations
+                .first()
+                .cloned()
+                .or_else(|| self.capacity.first().cloned())
+                .or_else(|| {
+                    self.host
+                        .0
+                        .iter()
+                        .find(|(_, &v)| v > 0)
+                        .map(|(k, v)| format!("host {k} = {v}"))
+                })
+                .unwrap_or_else(|| format!("{} undelivered", self.undelivered)),
+        )
+    }
+
     /// Whether anything went wrong (violations, capacity, undelivered).
     pub fn ok(&self) -> bool {
         self.violations.is_empty()
@@ -269,6 +297,7 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
     let mut class_n = [0u64; 4];
     let mut hold_sum = 0f64;
     let mut hold_n = 0u64;
+    let (mut first_nominal, mut last_arrival) = (u64::MAX, 0);
     for p in &w.pkts {
         r.source_octets += p.p.bytes.len() as u64;
         r.reordered += p.orig_reordered as u64;
@@ -312,6 +341,8 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
             }
             continue;
         };
+        first_nominal = first_nominal.min(p.nominal);
+        last_arrival = last_arrival.max(t);
         let extra = t.saturating_sub(p.nominal);
         if !p.orig_dropped {
             if matches!(via, Via::Restored { .. }) {
@@ -441,6 +472,7 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
     engine_counters(w, &mut r);
     r.host = w.host.v.into();
     r.end_ns = tr.end;
+    r.completion_ns = last_arrival.saturating_sub(first_nominal);
     r
 }
 
