@@ -172,8 +172,8 @@ while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-q
 done
 $N2 "$CTL" -j flow >/tmp/n2-flows.json
 $N2 "$CTL" flow >"$EX/flows-n2.txt" 2>&1
-check "the added flow is protected with k 8 m 2 and an id from n1" 0 "^\[\[8, 2, True\]\]$" \
-  py "[[f['k'], f['m'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
+check "the added flow is protected with k 8 m 2, scheme cauchy (by name) and an id from n1" 0 "^\[\[8, 2, 'cauchy', True\]\]$" \
+  py "[[f['k'], f['m'], f['scheme'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 check "...with its negotiated limits (cauchy, k, m and T within hello.py's and n1's)" 0 "^\[True\]$" \
   py "[f['schemes'] & 2 == 2 and 8 <= f['max-k'] and 2 <= f['max-m'] and 1062 <= f['max-symbol-len'] and f['max-open-blocks'] > 0 for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 aid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x77)" </tmp/n2-flows.json)

@@ -22,10 +22,10 @@ pub fn config(c: &Config) -> String {
     rows.push(("recovery", opt(c.recovery)));
     rows.push((
         "adaptive",
-        match c.adaptive {
+        match c.adaptive.map(|a| a.value) {
             Some(0) => "off (k and m stay as configured)".into(),
             Some(1) => "on (the policy chooses m)".into(),
-            v => opt(v),
+            _ => opt(c.adaptive),
         },
     ));
     rows.push(("k", opt(c.k)));
@@ -456,7 +456,7 @@ pub fn flows(list: &[Flow]) -> String {
             or_dash(f.dest_qp.map(|q| format!("0x{q:06x}"))),
             or_dash(f.peer.as_ref().map(|a| a.to_string())),
             opt(f.state),
-            or_dash(f.scheme.map(scheme_name)),
+            or_dash(f.scheme.map(|x| scheme_name(x.value))),
             format!("{}/{}/{}", opt(f.k), opt(f.m), opt(f.symbol_len)),
             or_dash(f.srtt_us.map(format_srtt_us)),
             or_dash(f.min_rtt_us.map(format_srtt_us)),
@@ -514,7 +514,10 @@ pub fn flow_detail(f: &Flow) -> String {
         ("config-id", opt(f.config_id)),
         (
             "scheme",
-            or_dash(f.scheme.map(|x| format!("{} ({x})", scheme_name(x)))),
+            or_dash(
+                f.scheme
+                    .map(|x| format!("{} ({})", scheme_name(x.value), x.value)),
+            ),
         ),
         ("k", opt(f.k)),
         ("m", opt(f.m)),
@@ -618,7 +621,8 @@ pub fn config_line(c: &Config) -> String {
     p("recovery", c.recovery.map(|v| v.to_string()));
     p(
         "adaptive",
-        c.adaptive.map(|v| if v != 0 { "on" } else { "off" }.into()),
+        c.adaptive
+            .map(|v| if v.value != 0 { "on" } else { "off" }.into()),
     );
     p("k", c.k.map(|v| v.to_string()));
     p("m", c.m.map(|v| v.to_string()));

@@ -29,7 +29,8 @@ JSON (-j):
       dest-qp          u32, destination queue pair
       state            \"negotiating\", \"protected\", \"unprotected\", \"closing\"
       config-id        u8, the flow's current configuration
-      scheme           u8, FEC scheme (1 Cauchy RS, 2 XOR, 0 Source Copy)
+      scheme           FEC scheme: \"cauchy\" (Cauchy RS, 1), \"xor\" (2),
+                       \"source-copy\" (0)
       k, m             u8, source block size and ordinary repairs per block
       symbol-len       u16, symbol length T in octets
       srtt-us          u32, smoothed RTT in microseconds, measured by this
@@ -296,6 +297,7 @@ mod tests {
             .chain(LOSS_CLASS)
             .chain(BREAKER)
             .chain(SIDE)
+            .chain(FEC_SCHEME)
         {
             assert!(has_word(&flow, e), "{e}");
         }
