@@ -74,6 +74,18 @@ check "every flow: crf, 192.0.2.1 -> 203.0.113.1, peer 10.0.0.2, an id" 0 "^True
   py "all(f['flow']['side'] == 'crf' and f['flow']['src'] == 'c0000201' and f['flow']['dst'] == 'cb007101' and f['flow']['peer'] == '0a000002' and f['flow']['id'] > 0 for f in j), sorted(f['flow']['dest-qp'] for f in j) == list(range(1, 11))" </tmp/dump.json
 check "crem-ctl -j flow lists the same 10 flows" 0 "^10$" \
   sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; j=json.load(sys.stdin)[\"flow\"]; print(len(set(f[\"id\"] for f in j)))'"
+# flow list's filters (applied by crem-ctl to the dump) and -s.
+check "crem-ctl flow side crf peer 10.0.0.2 kind requests: all 10" 0 "^flows: 10 of 10 match " \
+  $N1 "$CTL" flow side crf peer 10.0.0.2 kind requests
+check "crem-ctl flow list side csf: none of the 10" 0 "^flows: none of 10 match$" \
+  $N1 "$CTL" flow list side csf
+check "crem-ctl -j flow peer 10.0.0.9: an empty list" 0 '^\{"flow":\[\]\}$' \
+  $N1 "$CTL" -j flow peer 10.0.0.9
+check "crem-ctl flow with a misspelt filter key: exit 2, the keys named" 2 "unknown key 'min-los' \(expected peer, side, state, kind or min-loss\)" \
+  $N1 "$CTL" flow min-los 2%
+$N1 "$CTL" -s flow >"$EX/flows-s.txt" 2>&1
+check "crem-ctl -s flow: each crf flow's counters under its line" 0 "^flows: 10 .* received +repairs-received +restored +icrc-failures +requests-sent +fallbacks +abandoned +msgs-in +msgs-out +[0-9]+ " \
+  cat "$EX/flows-s.txt"
 id1=$(py 'j[0]["flow"]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["flow"]["dest-qp"]' </tmp/dump.json)
 id2=$(py 'j[1]["flow"]["id"]' </tmp/dump.json)
 bogus=$(py 'next(i for i in range(1, 99) if i not in [f["flow"]["id"] for f in j])' </tmp/dump.json)
@@ -172,6 +184,8 @@ while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-q
 done
 $N2 "$CTL" -j flow >/tmp/n2-flows.json
 $N2 "$CTL" flow >"$EX/flows-n2.txt" 2>&1
+check "crem-ctl -s flow side csf (n2): the csf flows' sender counters" 0 "^flows: 2 of 2 match .* sources +repairs-sent +coded-retx +source-copies +requests-received +blocks-given-up +unprotected +msgs-in +msgs-out " \
+  $N2 "$CTL" -s flow side csf
 check "the added flow is protected with k 8 m 2, scheme cauchy (by name) and an id from n1" 0 "^\[\[8, 2, 'cauchy', True\]\]$" \
   py "[[f['k'], f['m'], f['scheme'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 check "...with its negotiated limits (cauchy, k, m and T within hello.py's and n1's)" 0 "^\[True\]$" \

@@ -77,6 +77,11 @@ struct Cli {
     #[arg(short = 'p', long, global = true)]
     pretty: bool,
 
+    /// Show each flow's counters under its line in the flow tables (flow,
+    /// show), as 'ip -s link' does; JSON always has them
+    #[arg(short = 's', long, global = true)]
+    stats: bool,
+
     /// Act on network namespace NAME (/run/netns/NAME, as 'ip netns add'
     /// makes it) or on the namespace file at PATH
     #[arg(short = 'n', long, global = true, value_name = "NAME|PATH")]
@@ -131,6 +136,7 @@ fn run(cli: Cli) -> Res {
     let fmt = Format {
         json: cli.json,
         pretty: cli.pretty,
+        stats: cli.stats,
     };
     match cli
         .cmd

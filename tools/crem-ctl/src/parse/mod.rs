@@ -9,7 +9,7 @@ mod flow;
 mod value;
 
 pub use config::{apply_kv, canonical_key, norm_key, parse_set_args, KEYS};
-pub use flow::{FlowNew, FlowSel, FlowSet, Pin};
+pub use flow::{FlowFilter, FlowNew, FlowSel, FlowSet, Pin};
 pub use value::{format_duration_us, format_epsilon, format_size, is_none_list, parse_peer, NONE};
 
 /// The words after a command's fixed arguments, walked in order: keys, each
