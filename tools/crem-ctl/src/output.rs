@@ -778,7 +778,9 @@ mod tests {
         let t = flows(&[f.clone(), bare.clone()], false, None);
         eprintln!("{t}");
         assert_eq!(
-            flows(&[f.clone()], false, Some(2)).lines().next(),
+            flows(std::slice::from_ref(&f), false, Some(2))
+                .lines()
+                .next(),
             Some("flows: 1 of 2 match")
         );
         let lines: Vec<&str> = t.lines().collect();
