@@ -29,8 +29,9 @@ mod request;
 mod stdio;
 mod tcpdump;
 mod uapi;
+mod words;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 use stdio::Format;
 
@@ -38,6 +39,7 @@ use stdio::Format;
 #[command(
     name = "crem-ctl",
     version,
+    infer_subcommands = true,
     about = "Configure and inspect CREM (RoCEv2 protection over lossy long paths)",
     long_about = "\
 crem-ctl configures and inspects CREM, the kernel module (crem.ko) that protects
@@ -48,7 +50,13 @@ or on the one -n names (as 'ip -n NAME' does; 'ip netns exec NAME crem-ctl'
 works too).
 
 Without a command, crem-ctl runs 'show'. The offline commands (fec, decode,
-roce, completions) need no module.",
+roce, completions) need no module.
+
+Commands may be abbreviated at every level to any prefix that names one of
+them only ('crem-ctl fl sh 7' is 'crem-ctl flow show 7'; 'crem-ctl s' is
+refused, exit 2, naming show, set, stats, setconf and showconf). 'help' works
+before or after any command: 'crem-ctl help flow show', 'crem-ctl flow show
+help' and 'crem-ctl flow show --help' print the same.",
     after_long_help = "\
 EXAMPLES:
     crem-ctl                                   # configuration, counters, flows
@@ -163,7 +171,9 @@ fn main() -> ExitCode {
     let res = if args.get(1).is_some_and(|a| a == man::COMMAND) {
         man::run(&args[1..])
     } else {
-        run(Cli::parse_from(args))
+        words::expand(&Cli::command(), args)
+            .map_err(Fail::Usage)
+            .and_then(|args| run(Cli::parse_from(args)))
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -186,7 +196,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_is_consistent() {
