@@ -262,11 +262,28 @@ $N1 python3 /tmp/fl/sub.py "$left" 120 /tmp/sub2.ready >/tmp/ev-off.json 2>&1 &
 sub=$!
 $N1 timeout 120 "$CTL" -j monitor --count "$left" >/tmp/ev-off-ctl.json 2>/tmp/ev-off-ctl.err &
 ctl_sub=$!
+# A third, with a 2 KiB receive buffer (CREM_CTL_MONITOR_RCVBUF, the
+# test's hook) and stopped during the burst: the kernel drops notifications
+# for it (ENOBUFS); crem-ctl must count the loss, resync from a dump, and so
+# still report every flow-down and the config change (--count: $left + 1).
+CREM_CTL_MONITOR_RCVBUF=2048 $N1 sh -c 'exec "$0" -j -t monitor --count "$1"' "$CTL" $((left + 1)) \
+  >/tmp/ev-small.json 2>/tmp/ev-small.err &
+small=$!
 wait_file /tmp/sub2.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-off.json)"
 sleep 1 # crem-ctl subscribes in well under a second
+kill -STOP $small
 $N1 "$CTL" set role disabled port 0
 wait $sub
 wait $ctl_sub
+i=0; while [ "$(nflows)" != 0 ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+kill -CONT $small
+( sleep 60; kill $small 2>/dev/null ) & dog=$!
+wait $small
+kill $dog 2>/dev/null
+check "crem-ctl monitor with notifications lost: [flow-downs, config-changed, lost counted from 1, resync ends with 0 flows, every line stamped]" 0 \
+  "^\[$left, 1, True, True, True\]" \
+  python3 -c "import json; j=[json.loads(l) for l in open('/tmp/ev-small.json')]; lost=[e['count'] for e in j if e['event'] == 'lost']; rs=[e for e in j if e['event'] == 'resync']; print([sum(e['event'] == 'flow-down' for e in j), sum(e['event'] == 'config-changed' for e in j), lost[:1] == [1] and lost == list(range(1, len(lost) + 1)), bool(rs) and rs[-1]['flows'] == 0, all('time' in e for e in j)]); print(open('/tmp/ev-small.err').read())"
+echo "    # lost/resync: $(grep -c '"resync":true' /tmp/ev-small.json) events from the resync, $(grep -c '"event":"lost"' /tmp/ev-small.json) lost"
 check "disabling the role removes all flows" 0 "^0$" nflows
 check "...each with a flow-down ($left), none lost" 0 "^\[$left, 0\]$" \
   py "[sum(e['name'] == n for e in j) for n in ('flow-down', 'lost')]" </tmp/ev-off.json
