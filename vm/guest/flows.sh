@@ -84,6 +84,9 @@ check "crem-ctl -j flow peer 10.0.0.9: an empty list" 0 '^\{"flow":\[\]\}$' \
 check "crem-ctl flow with a misspelt filter key: exit 2, the keys named" 2 "unknown key 'min-los' \(expected peer, side, state, kind or min-loss\)" \
   $N1 "$CTL" flow min-los 2%
 $N1 "$CTL" -s flow >"$EX/flows-s.txt" 2>&1
+check "crem-ctl -j peer: n1's one peer entry with its 10 receiver flows" 0 "^\[\('192.0.2.0', 24, '10.0.0.2', True, 0, 10\)\]$" \
+  sh -c "$N1 $CTL -j peer | python3 -c 'import json,sys; print([(r[\"prefix\"], r[\"prefix-len\"], r[\"addr\"], r[\"configured\"], r[\"csf\"], r[\"crf\"]) for r in json.load(sys.stdin)[\"peer\"]])'"
+$N1 "$CTL" peer >"$EX/peer.txt" 2>&1
 check "crem-ctl -s flow: each crf flow's counters under its line" 0 "^flows: 10 .* received +repairs-received +restored +icrc-failures +requests-sent +fallbacks +abandoned +msgs-in +msgs-out +[0-9]+ " \
   cat "$EX/flows-s.txt"
 id1=$(py 'j[0]["flow"]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["flow"]["dest-qp"]' </tmp/dump.json)
@@ -184,6 +187,9 @@ while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-q
 done
 $N2 "$CTL" -j flow >/tmp/n2-flows.json
 $N2 "$CTL" flow >"$EX/flows-n2.txt" 2>&1
+$N2 "$CTL" peer >"$EX/peer-n2.txt" 2>&1
+check "crem-ctl peer (n2): its peer entry with the 2 sender flows added" 0 "^peers: 1 +PREFIX .* 203\.0\.113\.0/24 +10\.0\.0\.1 +2 +0 " \
+  cat "$EX/peer-n2.txt"
 check "crem-ctl -s flow side csf (n2): the csf flows' sender counters" 0 "^flows: 2 of 2 match .* sources +repairs-sent +coded-retx +source-copies +requests-received +blocks-given-up +unprotected +msgs-in +msgs-out " \
   $N2 "$CTL" -s flow side csf
 check "the added flow is protected with k 8 m 2, scheme cauchy (by name) and an id from n1" 0 "^\[\[8, 2, 'cauchy', True\]\]$" \

@@ -69,6 +69,7 @@ EXAMPLES:
     crem-ctl flow                              # one line per flow
     crem-ctl flow show 7                       # one flow, every counter
     crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17   # a sender flow, now
+    crem-ctl peer                              # each peer with its flows' totals
     crem-ctl -j flow | jq '.flow[] | {id, side, restored: .stats.restored}'
 
 EXIT STATUS:
@@ -108,6 +109,7 @@ enum Cmd {
     Stats(cmd::stats::Args),
     Monitor(cmd::monitor::Args),
     Flow(cmd::flow::Args),
+    Peer(cmd::peer::Args),
     Setconf(cmd::setconf::Args),
     Showconf(cmd::showconf::Args),
     Fec(cmd::fec::Args),
@@ -155,6 +157,7 @@ fn run(cli: Cli) -> Res {
         Cmd::Stats(a) => cmd::stats::run(a, fmt),
         Cmd::Monitor(a) => cmd::monitor::run(a, fmt),
         Cmd::Flow(a) => cmd::flow::run(a, fmt),
+        Cmd::Peer(a) => cmd::peer::run(a, fmt),
         Cmd::Setconf(a) => cmd::setconf::run(a),
         Cmd::Showconf(a) => cmd::showconf::run(a, fmt),
         Cmd::Fec(a) => cmd::fec::run(a, fmt),

@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// An address attribute: 4 or 16 octets. Anything else (which the kernel
 /// should never send) is kept and shown as hex.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Addr(pub Vec<u8>);
 
 impl Addr {

@@ -7,6 +7,7 @@ pub mod decode;
 pub mod fec;
 pub mod flow;
 pub mod monitor;
+pub mod peer;
 pub mod roce;
 pub mod set;
 pub mod setconf;

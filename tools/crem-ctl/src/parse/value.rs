@@ -297,6 +297,13 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<(IpAddr, u8), String> {
     Ok((ip, len))
 }
 
+/// True if `ip` lies in `prefix/len` (of the same family).
+pub fn prefix_contains(prefix: IpAddr, len: u8, ip: IpAddr) -> bool {
+    // A length the family cannot have (never from the kernel) is its all.
+    let len = len.min(if prefix.is_ipv4() { 32 } else { 128 });
+    prefix.is_ipv4() == ip.is_ipv4() && mask(ip, len) == mask(prefix, len)
+}
+
 fn mask(ip: IpAddr, len: u8) -> IpAddr {
     match ip {
         IpAddr::V4(a) => {
