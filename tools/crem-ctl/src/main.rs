@@ -26,6 +26,7 @@ mod parse;
 mod pcap;
 mod pretty;
 mod request;
+mod rmw;
 mod stdio;
 mod tcpdump;
 mod uapi;
@@ -54,9 +55,9 @@ roce, completions) need no module.
 
 Commands may be abbreviated at every level to any prefix that names one of
 them only ('crem-ctl fl sh 7' is 'crem-ctl flow show 7'; 'crem-ctl s' is
-refused, exit 2, naming show, set, stats, setconf and showconf). 'help' works
-before or after any command: 'crem-ctl help flow show', 'crem-ctl flow show
-help' and 'crem-ctl flow show --help' print the same.",
+refused, exit 2, naming show, set, stats, setconf, syncconf and showconf).
+'help' works before or after any command: 'crem-ctl help flow show',
+'crem-ctl flow show help' and 'crem-ctl flow show --help' print the same.",
     after_long_help = "\
 EXAMPLES:
     crem-ctl                                   # configuration, counters, flows
@@ -64,6 +65,8 @@ EXAMPLES:
     crem-ctl set peer 203.0.113.0/24=198.51.100.2 reporter 198.51.100.1
     crem-ctl -j show config | jq .config.port
     crem-ctl showconf > crem.conf; crem-ctl setconf crem.conf
+    crem-ctl peer add 198.18.0.0/15=198.51.100.9   # one entry, the rest kept
+    crem-ctl reporter del 198.51.100.1
     crem-ctl monitor -j
     crem-ctl stats --watch 1
     crem-ctl flow                              # one line per flow
@@ -110,7 +113,10 @@ enum Cmd {
     Monitor(cmd::monitor::Args),
     Flow(cmd::flow::Args),
     Peer(cmd::peer::Args),
+    Reporter(cmd::reporter::Args),
     Setconf(cmd::setconf::Args),
+    Addconf(cmd::addconf::Args),
+    Syncconf(cmd::syncconf::Args),
     Showconf(cmd::showconf::Args),
     Fec(cmd::fec::Args),
     Decode(cmd::decode::Args),
@@ -158,6 +164,9 @@ fn run(cli: Cli) -> Res {
         Cmd::Monitor(a) => cmd::monitor::run(a, fmt),
         Cmd::Flow(a) => cmd::flow::run(a, fmt),
         Cmd::Peer(a) => cmd::peer::run(a, fmt),
+        Cmd::Reporter(a) => cmd::reporter::run(a, fmt),
+        Cmd::Addconf(a) => cmd::addconf::run(a),
+        Cmd::Syncconf(a) => cmd::syncconf::run(a),
         Cmd::Setconf(a) => cmd::setconf::run(a),
         Cmd::Showconf(a) => cmd::showconf::run(a, fmt),
         Cmd::Fec(a) => cmd::fec::run(a, fmt),

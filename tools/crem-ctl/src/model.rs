@@ -164,6 +164,23 @@ impl Config {
         ]
     }
 
+    /// This configuration with `change` applied as config-set applies it:
+    /// every scalar and list `change` has replaces this one's.
+    pub fn overlay(&self, change: &Config) -> Config {
+        let mut out = self.clone();
+        let mut ch = change.clone();
+        for ((_, o), (_, c)) in out.fields().into_iter().zip(ch.fields()) {
+            o.take_from(c);
+        }
+        if change.reporter.is_some() {
+            out.reporter = change.reporter.clone();
+        }
+        if change.peer.is_some() {
+            out.peer = change.peer.clone();
+        }
+        out
+    }
+
     /// The attributes of the config nest (CREM_A_CMD_CONFIG's contents).
     pub fn to_attrs(&self) -> Vec<Attr> {
         // The scalars, from a copy: the field table borrows mutably.
@@ -261,6 +278,24 @@ impl Field<'_> {
             Field::U32(f) => *f = u.map(|x| x as u32),
             Field::U64(f) => *f = u,
             Field::Enum(f, names) => *f = u.map(|x| enum_val(names, x)),
+        }
+    }
+
+    /// Sets this field to `other`'s value if that is set (the same field of
+    /// another value of the same type).
+    fn take_from(self, other: Field<'_>) {
+        fn take<T: Copy>(o: &mut Option<T>, c: &Option<T>) {
+            if c.is_some() {
+                *o = *c;
+            }
+        }
+        match (self, other) {
+            (Field::U8(o), Field::U8(c)) => take(o, c),
+            (Field::U16(o), Field::U16(c)) => take(o, c),
+            (Field::U32(o), Field::U32(c)) => take(o, c),
+            (Field::U64(o), Field::U64(c)) => take(o, c),
+            (Field::Enum(o, _), Field::Enum(c, _)) => take(o, c),
+            _ => unreachable!("fields of one type, in one order"),
         }
     }
 
@@ -786,6 +821,34 @@ pub(crate) mod tests {
         // and back to the kernel as the number it was
         let c = Config::from_attrs(&[Attr::u8(CONFIG_ADAPTIVE, 1)], false);
         assert_eq!(c.to_attrs(), vec![Attr::u8(CONFIG_ADAPTIVE, 1)]);
+    }
+
+    #[test]
+    fn overlay_is_config_set() {
+        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let cur = Config::from_attrs(&attrs, true);
+        let change = Config {
+            k: Some(16),
+            adaptive: Some(enum_val(ADAPTIVE, 0)),
+            max_memory: Some(1 << 30),
+            peer: Some(vec![Peer {
+                prefix: Addr(vec![203, 0, 113, 0]),
+                prefix_len: 24,
+                addr: Addr(vec![198, 51, 100, 2]),
+            }]),
+            ..Default::default()
+        };
+        let got = cur.overlay(&change);
+        let want = Config {
+            k: Some(16),
+            adaptive: Some(enum_val(ADAPTIVE, 0)),
+            max_memory: Some(1 << 30),
+            peer: change.peer.clone(),
+            ..cur.clone()
+        };
+        assert_eq!(got, want);
+        assert_eq!(got.reporter, Some(vec![]), "a list the change lacks stays");
+        assert_eq!(cur.overlay(&Config::default()), cur);
     }
 
     #[test]

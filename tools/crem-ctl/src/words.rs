@@ -192,7 +192,7 @@ mod tests {
     fn ambiguous_prefixes_are_named() {
         assert_eq!(
             ex(&["s"]).unwrap_err(),
-            "'s' is ambiguous: it could be show, set, stats, setconf, showconf; type more of it"
+            "'s' is ambiguous: it could be show, set, stats, setconf, syncconf, showconf; type more of it"
         );
         assert_eq!(
             ex(&["-j", "se", "k", "8"]).unwrap_err(),
