@@ -329,7 +329,7 @@ ctl_sub=$!
 # test's hook) and stopped during the burst: the kernel drops notifications
 # for it (ENOBUFS); crem-ctl must count the loss, resync from a dump, and so
 # still report every flow-down and the config change (--count: $left + 1).
-CREM_CTL_MONITOR_RCVBUF=2048 $N1 sh -c 'exec "$0" -j -t monitor --count "$1"' "$CTL" $((left + 1)) \
+CREM_CTL_MONITOR_RCVBUF=2048 $N1 sh -c 'exec "$0" -j monitor -t --count "$1"' "$CTL" $((left + 1)) \
   >/tmp/ev-small.json 2>/tmp/ev-small.err &
 small=$!
 wait_file /tmp/sub2.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-off.json)"
