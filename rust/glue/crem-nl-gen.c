@@ -53,7 +53,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_MIN_RTT_US + 1] = {
 	[CREM_A_FLOW_DEST_QP] = { .type = NLA_U32, },
 	[CREM_A_FLOW_STATE] = NLA_POLICY_MAX(NLA_U8, 3),
 	[CREM_A_FLOW_CONFIG_ID] = { .type = NLA_U8, },
-	[CREM_A_FLOW_SCHEME] = { .type = NLA_U8, },
+	[CREM_A_FLOW_SCHEME] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_FLOW_K] = { .type = NLA_U8, },
 	[CREM_A_FLOW_M] = { .type = NLA_U8, },
 	[CREM_A_FLOW_SYMBOL_LEN] = { .type = NLA_U16, },

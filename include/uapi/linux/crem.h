@@ -87,6 +87,30 @@ enum crem_flow_event {
 	CREM_FLOW_EVENT_CLOSE_RECEIVED,
 };
 
+/**
+ * enum crem_fec_scheme - A FEC scheme (the CREM FEC Schemes registry): what a
+ *   flow's scheme attribute holds, and the bit numbers of its schemes bit set.
+ * @CREM_FEC_SCHEME_SOURCE_COPY: Source Copy (Repair Index i is source symbol
+ *   i, unmodified).
+ * @CREM_FEC_SCHEME_CAUCHY: Cauchy Reed-Solomon over GF(2^8).
+ * @CREM_FEC_SCHEME_XOR: One XOR parity symbol (m = 1), no coded
+ *   retransmission.
+ */
+enum crem_fec_scheme {
+	CREM_FEC_SCHEME_SOURCE_COPY,
+	CREM_FEC_SCHEME_CAUCHY,
+	CREM_FEC_SCHEME_XOR,
+};
+
+/**
+ * enum crem_adaptive - Whether the redundancy policy chooses m (a boolean,
+ *   named as crem-ctl shows it).
+ */
+enum crem_adaptive {
+	CREM_ADAPTIVE_OFF,
+	CREM_ADAPTIVE_ON,
+};
+
 enum {
 	CREM_A_PEER_PREFIX = 1,
 	CREM_A_PEER_PREFIX_LEN,

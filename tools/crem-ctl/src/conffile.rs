@@ -165,7 +165,7 @@ pub fn format(c: &Config) -> String {
     kv(
         "adaptive",
         c.adaptive
-            .map(|v| if v != 0 { "on" } else { "off" }.to_string()),
+            .map(|v| if v.value != 0 { "on" } else { "off" }.to_string()),
     );
     kv("k", c.k.map(|v| v.to_string()));
     kv("m", c.m.map(|v| v.to_string()));
@@ -245,7 +245,7 @@ prefix = 2001:db8:1::/48
         assert_eq!(c.port, Some(50000));
         assert_eq!(c.role.unwrap().to_string(), "gateway");
         assert_eq!(c.recovery.unwrap().to_string(), "both");
-        assert_eq!(c.adaptive, Some(0));
+        assert_eq!(c.adaptive.map(|a| a.value), Some(0));
         assert_eq!(c.epsilon_ppb, Some(250_000));
         assert_eq!(c.hold_us, Some(2000));
         assert_eq!(c.max_memory, Some(128 << 20));

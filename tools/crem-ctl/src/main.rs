@@ -26,11 +26,13 @@ mod parse;
 mod pcap;
 mod pretty;
 mod request;
+mod rmw;
 mod stdio;
 mod tcpdump;
 mod uapi;
+mod words;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 use stdio::Format;
 
@@ -38,6 +40,7 @@ use stdio::Format;
 #[command(
     name = "crem-ctl",
     version,
+    infer_subcommands = true,
     about = "Configure and inspect CREM (RoCEv2 protection over lossy long paths)",
     long_about = "\
 crem-ctl configures and inspects CREM, the kernel module (crem.ko) that protects
@@ -48,7 +51,13 @@ or on the one -n names (as 'ip -n NAME' does; 'ip netns exec NAME crem-ctl'
 works too).
 
 Without a command, crem-ctl runs 'show'. The offline commands (fec, decode,
-roce, completions) need no module.",
+roce, completions) need no module.
+
+Commands may be abbreviated at every level to any prefix that names one of
+them only ('crem-ctl fl sh 7' is 'crem-ctl flow show 7'; 'crem-ctl s' is
+refused, exit 2, naming show, set, stats, setconf, syncconf and showconf).
+'help' works before or after any command: 'crem-ctl help flow show',
+'crem-ctl flow show help' and 'crem-ctl flow show --help' print the same.",
     after_long_help = "\
 EXAMPLES:
     crem-ctl                                   # configuration, counters, flows
@@ -56,11 +65,14 @@ EXAMPLES:
     crem-ctl set peer 203.0.113.0/24=198.51.100.2 reporter 198.51.100.1
     crem-ctl -j show config | jq .config.port
     crem-ctl showconf > crem.conf; crem-ctl setconf crem.conf
+    crem-ctl peer add 198.18.0.0/15=198.51.100.9   # one entry, the rest kept
+    crem-ctl reporter del 198.51.100.1
     crem-ctl monitor -j
     crem-ctl stats --watch 1
     crem-ctl flow                              # one line per flow
     crem-ctl flow show 7                       # one flow, every counter
     crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17   # a sender flow, now
+    crem-ctl peer                              # each peer with its flows' totals
     crem-ctl -j flow | jq '.flow[] | {id, side, restored: .stats.restored}'
 
 EXIT STATUS:
@@ -76,6 +88,11 @@ struct Cli {
     /// Pretty-print JSON (with -j)
     #[arg(short = 'p', long, global = true)]
     pretty: bool,
+
+    /// Show each flow's counters under its line in the flow tables (flow,
+    /// show), as 'ip -s link' does; JSON always has them
+    #[arg(short = 's', long, global = true)]
+    stats: bool,
 
     /// Act on network namespace NAME (/run/netns/NAME, as 'ip netns add'
     /// makes it) or on the namespace file at PATH
@@ -95,7 +112,11 @@ enum Cmd {
     Stats(cmd::stats::Args),
     Monitor(cmd::monitor::Args),
     Flow(cmd::flow::Args),
+    Peer(cmd::peer::Args),
+    Reporter(cmd::reporter::Args),
     Setconf(cmd::setconf::Args),
+    Addconf(cmd::addconf::Args),
+    Syncconf(cmd::syncconf::Args),
     Showconf(cmd::showconf::Args),
     Fec(cmd::fec::Args),
     Decode(cmd::decode::Args),
@@ -131,6 +152,7 @@ fn run(cli: Cli) -> Res {
     let fmt = Format {
         json: cli.json,
         pretty: cli.pretty,
+        stats: cli.stats,
     };
     match cli
         .cmd
@@ -141,6 +163,10 @@ fn run(cli: Cli) -> Res {
         Cmd::Stats(a) => cmd::stats::run(a, fmt),
         Cmd::Monitor(a) => cmd::monitor::run(a, fmt),
         Cmd::Flow(a) => cmd::flow::run(a, fmt),
+        Cmd::Peer(a) => cmd::peer::run(a, fmt),
+        Cmd::Reporter(a) => cmd::reporter::run(a, fmt),
+        Cmd::Addconf(a) => cmd::addconf::run(a),
+        Cmd::Syncconf(a) => cmd::syncconf::run(a),
         Cmd::Setconf(a) => cmd::setconf::run(a),
         Cmd::Showconf(a) => cmd::showconf::run(a, fmt),
         Cmd::Fec(a) => cmd::fec::run(a, fmt),
@@ -157,7 +183,9 @@ fn main() -> ExitCode {
     let res = if args.get(1).is_some_and(|a| a == man::COMMAND) {
         man::run(&args[1..])
     } else {
-        run(Cli::parse_from(args))
+        words::expand(&Cli::command(), args)
+            .map_err(Fail::Usage)
+            .and_then(|args| run(Cli::parse_from(args)))
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -180,7 +208,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_is_consistent() {

@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// An address attribute: 4 or 16 octets. Anything else (which the kernel
 /// should never send) is kept and shown as hex.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Addr(pub Vec<u8>);
 
 impl Addr {
@@ -114,8 +114,9 @@ pub struct Config {
     pub role: Option<EnumVal>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<EnumVal>,
+    /// "on"/"off" in JSON, as the text and the config file say it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub adaptive: Option<u8>,
+    pub adaptive: Option<EnumVal>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,7 +152,7 @@ impl Config {
             (CONFIG_PORT, Field::U16(&mut self.port)),
             (CONFIG_ROLE, Field::Enum(&mut self.role, ROLE)),
             (CONFIG_RECOVERY, Field::Enum(&mut self.recovery, RECOVERY)),
-            (CONFIG_ADAPTIVE, Field::U8(&mut self.adaptive)),
+            (CONFIG_ADAPTIVE, Field::Enum(&mut self.adaptive, ADAPTIVE)),
             (CONFIG_K, Field::U8(&mut self.k)),
             (CONFIG_M, Field::U8(&mut self.m)),
             (CONFIG_SYMBOL_LEN, Field::U16(&mut self.symbol_len)),
@@ -161,6 +162,23 @@ impl Config {
             (CONFIG_MAX_FLOWS, Field::U32(&mut self.max_flows)),
             (CONFIG_MAX_MEMORY, Field::U64(&mut self.max_memory)),
         ]
+    }
+
+    /// This configuration with `change` applied as config-set applies it:
+    /// every scalar and list `change` has replaces this one's.
+    pub fn overlay(&self, change: &Config) -> Config {
+        let mut out = self.clone();
+        let mut ch = change.clone();
+        for ((_, o), (_, c)) in out.fields().into_iter().zip(ch.fields()) {
+            o.take_from(c);
+        }
+        if change.reporter.is_some() {
+            out.reporter = change.reporter.clone();
+        }
+        if change.peer.is_some() {
+            out.peer = change.peer.clone();
+        }
+        out
     }
 
     /// The attributes of the config nest (CREM_A_CMD_CONFIG's contents).
@@ -260,6 +278,24 @@ impl Field<'_> {
             Field::U32(f) => *f = u.map(|x| x as u32),
             Field::U64(f) => *f = u,
             Field::Enum(f, names) => *f = u.map(|x| enum_val(names, x)),
+        }
+    }
+
+    /// Sets this field to `other`'s value if that is set (the same field of
+    /// another value of the same type).
+    fn take_from(self, other: Field<'_>) {
+        fn take<T: Copy>(o: &mut Option<T>, c: &Option<T>) {
+            if c.is_some() {
+                *o = *c;
+            }
+        }
+        match (self, other) {
+            (Field::U8(o), Field::U8(c)) => take(o, c),
+            (Field::U16(o), Field::U16(c)) => take(o, c),
+            (Field::U32(o), Field::U32(c)) => take(o, c),
+            (Field::U64(o), Field::U64(c)) => take(o, c),
+            (Field::Enum(o, _), Field::Enum(c, _)) => take(o, c),
+            _ => unreachable!("fields of one type, in one order"),
         }
     }
 
@@ -538,8 +574,9 @@ pub struct Flow {
     pub state: Option<EnumVal>,
     #[serde(rename = "config-id", skip_serializing_if = "Option::is_none")]
     pub config_id: Option<u8>,
+    /// By name in JSON ("cauchy"), as the text shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scheme: Option<u8>,
+    pub scheme: Option<EnumVal>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub k: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -616,7 +653,7 @@ impl Flow {
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
             (FLOW_STATE, Field::Enum(&mut self.state, FLOW_STATES)),
             (FLOW_CONFIG_ID, Field::U8(&mut self.config_id)),
-            (FLOW_SCHEME, Field::U8(&mut self.scheme)),
+            (FLOW_SCHEME, Field::Enum(&mut self.scheme, FEC_SCHEME)),
             (FLOW_K, Field::U8(&mut self.k)),
             (FLOW_M, Field::U8(&mut self.m)),
             (FLOW_SYMBOL_LEN, Field::U16(&mut self.symbol_len)),
@@ -657,14 +694,10 @@ pub fn scheme_set_names(bits: u8) -> String {
     }
 }
 
-/// Name of a FEC scheme number (the CREM FEC Schemes registry).
+/// Name of a FEC scheme number (the CREM FEC Schemes registry, the spec's
+/// fec-scheme enum), or scheme-N for one this crem-ctl does not know.
 pub fn scheme_name(s: u8) -> String {
-    match crem_core::fec::Scheme::try_from(s) {
-        Ok(crem_core::fec::Scheme::SourceCopy) => "source-copy".into(),
-        Ok(crem_core::fec::Scheme::CauchyRs) => "cauchy".into(),
-        Ok(crem_core::fec::Scheme::Xor) => "xor".into(),
-        Err(_) => format!("scheme-{s}"),
-    }
+    uapi::enum_name(FEC_SCHEME, s.into()).map_or_else(|| format!("scheme-{s}"), str::to_string)
 }
 
 #[cfg(test)]
@@ -698,7 +731,7 @@ pub(crate) mod tests {
         assert_eq!(c.port, Some(0));
         assert_eq!(c.role.unwrap().to_string(), "disabled");
         assert_eq!(c.recovery.unwrap().to_string(), "coded");
-        assert_eq!(c.adaptive, Some(1));
+        assert_eq!(c.adaptive.map(|a| a.to_string()).as_deref(), Some("on"));
         assert_eq!((c.k, c.m), (Some(32), Some(2)));
         assert_eq!(c.epsilon_ppb, Some(100_000));
         assert_eq!(c.max_flows, Some(1024));
@@ -745,7 +778,7 @@ pub(crate) mod tests {
         c.reporter = Some(vec![Addr(vec![198, 51, 100, 1])]);
         let j = serde_json::to_value(&c).unwrap();
         let want = serde_json::json!({
-            "port": 0, "role": "disabled", "recovery": "coded", "adaptive": 1,
+            "port": 0, "role": "disabled", "recovery": "coded", "adaptive": "on",
             "k": 32, "m": 2, "symbol-len": 0, "epsilon-ppb": 100000, "m-cong": 1,
             "hold-us": 0, "max-flows": 1024, "max-memory": 67108864,
             "reporter": ["198.51.100.1"],
@@ -756,6 +789,66 @@ pub(crate) mod tests {
         for k in j.as_object().unwrap().keys() {
             assert!(CONFIG_SET.by_name(k).is_some(), "{k}");
         }
+    }
+
+    /// scheme and adaptive are named in JSON as the text names them; a
+    /// value this crem-ctl does not know stays a number.
+    #[test]
+    fn scheme_and_adaptive_by_name() {
+        // The spec's fec-scheme enum is crem-core's registry, value by value.
+        for (v, name) in FEC_SCHEME.iter().enumerate() {
+            let s = crem_core::fec::Scheme::try_from(v as u8).expect("a known scheme");
+            assert_eq!(s as u8, v as u8, "{name}");
+        }
+        assert!(crem_core::fec::Scheme::try_from(FEC_SCHEME.len() as u8).is_err());
+        assert_eq!(scheme_name(2), "xor");
+        assert_eq!(scheme_name(9), "scheme-9");
+        let flow = |scheme: u8| {
+            let f = Flow::from_attrs(&[Attr::u8(FLOW_SCHEME, scheme)]);
+            serde_json::to_value(&f).unwrap()
+        };
+        assert_eq!(flow(0), serde_json::json!({"scheme": "source-copy"}));
+        assert_eq!(flow(1), serde_json::json!({"scheme": "cauchy"}));
+        assert_eq!(flow(2), serde_json::json!({"scheme": "xor"}));
+        assert_eq!(flow(9), serde_json::json!({"scheme": 9}));
+        let conf = |adaptive: u8| {
+            let c = Config::from_attrs(&[Attr::u8(CONFIG_ADAPTIVE, adaptive)], false);
+            serde_json::to_value(&c).unwrap()
+        };
+        assert_eq!(conf(0), serde_json::json!({"adaptive": "off"}));
+        assert_eq!(conf(1), serde_json::json!({"adaptive": "on"}));
+        assert_eq!(conf(7), serde_json::json!({"adaptive": 7}));
+        // and back to the kernel as the number it was
+        let c = Config::from_attrs(&[Attr::u8(CONFIG_ADAPTIVE, 1)], false);
+        assert_eq!(c.to_attrs(), vec![Attr::u8(CONFIG_ADAPTIVE, 1)]);
+    }
+
+    #[test]
+    fn overlay_is_config_set() {
+        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let cur = Config::from_attrs(&attrs, true);
+        let change = Config {
+            k: Some(16),
+            adaptive: Some(enum_val(ADAPTIVE, 0)),
+            max_memory: Some(1 << 30),
+            peer: Some(vec![Peer {
+                prefix: Addr(vec![203, 0, 113, 0]),
+                prefix_len: 24,
+                addr: Addr(vec![198, 51, 100, 2]),
+            }]),
+            ..Default::default()
+        };
+        let got = cur.overlay(&change);
+        let want = Config {
+            k: Some(16),
+            adaptive: Some(enum_val(ADAPTIVE, 0)),
+            max_memory: Some(1 << 30),
+            peer: change.peer.clone(),
+            ..cur.clone()
+        };
+        assert_eq!(got, want);
+        assert_eq!(got.reporter, Some(vec![]), "a list the change lacks stays");
+        assert_eq!(cur.overlay(&Config::default()), cur);
     }
 
     #[test]
@@ -1002,7 +1095,7 @@ pub(crate) mod tests {
         assert_eq!(
             serde_json::to_value(&f).unwrap(),
             serde_json::json!({"id": 7, "src": "192.0.2.1", "dst": "203.0.113.1",
-                "dest-qp": 17, "state": "protected", "config-id": 3, "scheme": 1,
+                "dest-qp": 17, "state": "protected", "config-id": 3, "scheme": "cauchy",
                 "k": 32, "m": 2, "symbol-len": 1024, "srtt-us": 25000,
                 "loss-ppm": 1200, "loss-class": "transmission", "breaker": "normal",
                 "memory": 1048576, "side": "crf", "peer": "198.51.100.2",
@@ -1079,7 +1172,7 @@ pub(crate) mod tests {
         assert_eq!(
             serde_json::to_value(&f).unwrap(),
             serde_json::json!({"id": 7, "src": "192.0.2.1", "dst": "203.0.113.1",
-                "dest-qp": 17, "state": "protected", "scheme": 1,
+                "dest-qp": 17, "state": "protected", "scheme": "cauchy",
                 "loss-class": "congestion", "breaker": "tripped", "memory": 4096})
         );
     }

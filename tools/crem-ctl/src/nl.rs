@@ -485,8 +485,9 @@ impl Conn {
         }
     }
 
-    /// Joins a multicast group of the family by name.
-    pub fn subscribe(&mut self, group: &str) -> Result<(), Error> {
+    /// Joins a multicast group of the family by name, with a receive
+    /// buffer of `rcvbuf` octets (normally [`NOTIFY_RCVBUF`]).
+    pub fn subscribe(&mut self, group: &str, rcvbuf: i32) -> Result<(), Error> {
         let id = self
             .family
             .group(group)
@@ -499,8 +500,8 @@ impl Conn {
         // 200 KiB, some 100 notifications): ask for NOTIFY_RCVBUF, past
         // net.core.rmem_max when privileged. Best effort: an overflow is
         // still reported by recv_notifications.
-        if set_int_opt(&self.sock, libc::SO_RCVBUFFORCE, NOTIFY_RCVBUF).is_err() {
-            let _ = set_int_opt(&self.sock, libc::SO_RCVBUF, NOTIFY_RCVBUF);
+        if set_int_opt(&self.sock, libc::SO_RCVBUFFORCE, rcvbuf).is_err() {
+            let _ = set_int_opt(&self.sock, libc::SO_RCVBUF, rcvbuf);
         }
         set_rcv_timeout(&self.sock, None).map_err(|e| Error::Io("SO_RCVTIMEO", e))
     }
@@ -536,6 +537,40 @@ impl Conn {
         Ok(Notifications::Msgs(out))
     }
 }
+
+impl Conn {
+    /// The notifications already queued on the socket, read without
+    /// waiting (after ENOBUFS, before a resync dump: they are older than
+    /// it), and whether more were dropped meanwhile. Stops after
+    /// [`DRAIN_MAX`] messages, so that a namespace that never stops
+    /// changing does not keep the reader here.
+    pub fn drain_notifications(&mut self) -> Result<(Vec<CremMsg>, bool), Error> {
+        self.set_non_blocking(true)?;
+        let (mut msgs, mut lost) = (Vec::new(), false);
+        let res = loop {
+            if msgs.len() >= DRAIN_MAX {
+                break Ok(());
+            }
+            match self.recv_notifications() {
+                Ok(Notifications::Msgs(m)) => msgs.extend(m),
+                Ok(Notifications::Lost) => lost = true,
+                Err(Error::Io(_, e)) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.set_non_blocking(false)?;
+        res.map(|()| (msgs, lost))
+    }
+
+    fn set_non_blocking(&self, on: bool) -> Result<(), Error> {
+        self.sock
+            .set_non_blocking(on)
+            .map_err(|e| Error::Io("O_NONBLOCK", e))
+    }
+}
+
+/// The most notifications [`Conn::drain_notifications`] reads at once.
+pub const DRAIN_MAX: usize = 1 << 16;
 
 /// The receive buffer a subscriber asks for (see [`Conn::subscribe`]).
 pub const NOTIFY_RCVBUF: i32 = 8 << 20;

@@ -22,10 +22,10 @@ pub fn config(c: &Config) -> String {
     rows.push(("recovery", opt(c.recovery)));
     rows.push((
         "adaptive",
-        match c.adaptive {
+        match c.adaptive.map(|a| a.value) {
             Some(0) => "off (k and m stay as configured)".into(),
             Some(1) => "on (the policy chooses m)".into(),
-            v => opt(v),
+            _ => opt(c.adaptive),
         },
     ));
     rows.push(("k", opt(c.k)));
@@ -420,11 +420,73 @@ fn or_dash(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty()).unwrap_or_else(|| "-".into())
 }
 
-/// The flow table (or `flows: none`): one line per flow.
-pub fn flows(list: &[Flow]) -> String {
-    if list.is_empty() {
-        return "flows: none\n".into();
+/// The counters `-s` shows under each flow of the table, by side: the
+/// ones that say whether protection works (what was sent and received,
+/// repaired, given up), then the CREM messages both sides count.
+const INLINE_CSF: &[&str] = &[
+    "sources",
+    "repairs-sent",
+    "coded-retx",
+    "source-copies",
+    "requests-received",
+    "blocks-given-up",
+    "unprotected",
+];
+const INLINE_CRF: &[&str] = &[
+    "received",
+    "repairs-received",
+    "restored",
+    "icrc-failures",
+    "requests-sent",
+    "fallbacks",
+    "abandoned",
+];
+const INLINE_BOTH: &[&str] = &["msgs-in", "msgs-out"];
+
+/// A flow's counters as `ip -s link` shows them: a line of names and a
+/// line of values, right-aligned under them, at `indent`; `-` for a
+/// counter the module did not send. A flow of unknown side gets both
+/// sides' counters.
+pub fn flow_counters_inline(f: &Flow, indent: usize) -> String {
+    let side = f.side.and_then(|s| s.name());
+    let names: Vec<&str> = match side {
+        Some("csf") => INLINE_CSF.to_vec(),
+        Some("crf") => INLINE_CRF.to_vec(),
+        _ => [INLINE_CSF, INLINE_CRF].concat(),
     }
+    .into_iter()
+    .chain(INLINE_BOTH.iter().copied())
+    .collect();
+    let values: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let v = f
+                .stats
+                .as_ref()
+                .and_then(|s| s.counters.0.iter().find(|(k, _)| k == n));
+            opt(v.map(|x| x.1))
+        })
+        .collect();
+    let (mut head, mut vals) = (String::new(), String::new());
+    for (n, v) in names.iter().zip(&values) {
+        let w = n.len().max(v.len());
+        let _ = write!(head, "  {n:>w$}");
+        let _ = write!(vals, "  {v:>w$}");
+    }
+    let pad = " ".repeat(indent.saturating_sub(2));
+    format!("{pad}{head}\n{pad}{vals}\n")
+}
+
+/// The flow table (or `flows: none`): one line per flow, and with `stats`
+/// (-s) the flow's counters under it. `of`: the number of flows before a
+/// filter chose `list`, said in the title.
+pub fn flows(list: &[Flow], stats: bool, of: Option<usize>) -> String {
+    let count = match (list.len(), of) {
+        (0, None) => return "flows: none\n".into(),
+        (0, Some(t)) => return format!("flows: none of {t} match\n"),
+        (n, None) => n.to_string(),
+        (n, Some(t)) => format!("{n} of {t} match"),
+    };
     let head = [
         "ID",
         "SIDE",
@@ -457,7 +519,7 @@ pub fn flows(list: &[Flow]) -> String {
             or_dash(f.dest_qp.map(|q| format!("0x{q:06x}"))),
             or_dash(f.peer.as_ref().map(|a| a.to_string())),
             opt(f.state),
-            or_dash(f.scheme.map(scheme_name)),
+            or_dash(f.scheme.map(|x| scheme_name(x.value))),
             format!("{}/{}/{}", opt(f.k), opt(f.m), opt(f.symbol_len)),
             or_dash(f.srtt_us.map(format_srtt_us)),
             or_dash(f.min_rtt_us.map(format_srtt_us)),
@@ -472,14 +534,19 @@ pub fn flows(list: &[Flow]) -> String {
     let widths: Vec<usize> = (0..n)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut s = format!("flows: {}\n", list.len());
-    for r in rows {
+    let mut s = format!("flows: {count}\n");
+    // The heading row has no flow.
+    let flows = std::iter::once(None).chain(list.iter().map(Some));
+    for (r, f) in rows.iter().zip(flows) {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
             .map(|(c, w)| format!("{c:<w$}"))
             .collect();
         let _ = writeln!(s, "  {}", line.join("  ").trim_end());
+        if let Some(f) = f.filter(|_| stats) {
+            s.push_str(&flow_counters_inline(f, 6));
+        }
     }
     s
 }
@@ -515,7 +582,10 @@ pub fn flow_detail(f: &Flow) -> String {
         ("config-id", opt(f.config_id)),
         (
             "scheme",
-            or_dash(f.scheme.map(|x| format!("{} ({x})", scheme_name(x)))),
+            or_dash(
+                f.scheme
+                    .map(|x| format!("{} ({})", scheme_name(x.value), x.value)),
+            ),
         ),
         ("k", opt(f.k)),
         ("m", opt(f.m)),
@@ -619,7 +689,8 @@ pub fn config_line(c: &Config) -> String {
     p("recovery", c.recovery.map(|v| v.to_string()));
     p(
         "adaptive",
-        c.adaptive.map(|v| if v != 0 { "on" } else { "off" }.into()),
+        c.adaptive
+            .map(|v| if v.value != 0 { "on" } else { "off" }.into()),
     );
     p("k", c.k.map(|v| v.to_string()));
     p("m", c.m.map(|v| v.to_string()));
@@ -696,7 +767,8 @@ mod tests {
 
     #[test]
     fn flow_table() {
-        assert_eq!(flows(&[]), "flows: none\n");
+        assert_eq!(flows(&[], false, None), "flows: none\n");
+        assert_eq!(flows(&[], true, Some(4)), "flows: none of 4 match\n");
         let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
         let bare = Flow {
             id: Some(9),
@@ -704,8 +776,14 @@ mod tests {
             state: Some(enum_val(FLOW_STATES, 0)),
             ..Default::default()
         };
-        let t = flows(&[f, bare]);
+        let t = flows(&[f.clone(), bare.clone()], false, None);
         eprintln!("{t}");
+        assert_eq!(
+            flows(std::slice::from_ref(&f), false, Some(2))
+                .lines()
+                .next(),
+            Some("flows: 1 of 2 match")
+        );
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "flows: 2");
         assert_eq!(
@@ -723,6 +801,46 @@ mod tests {
             "  9   unknown(5)  -     - -> -                    -         -             negotiating  \
              -       -/-/-      -       -        -        -             -        -       -"
         );
+        // -s: the table's lines, each flow's counters under it (the crf
+        // flow's receiver counters; both sides' for a flow of unknown side,
+        // and '-' for counters the module did not send).
+        let s = flows(&[f, bare], true, None);
+        eprintln!("{s}");
+        let sl: Vec<&str> = s.lines().collect();
+        assert_eq!(sl.len(), 8);
+        assert_eq!((sl[1], sl[2], sl[5]), (lines[1], lines[2], lines[3]));
+        assert_eq!(
+            sl[3],
+            "      received  repairs-received  restored  icrc-failures  requests-sent  \
+             fallbacks  abandoned  msgs-in  msgs-out"
+        );
+        // Each value right-aligned under its name.
+        assert_eq!(
+            sl[4],
+            [
+                "      ",
+                "      40",
+                "                 -",
+                "         2",
+                "              -",
+                "              -",
+                "          -",
+                "          -",
+                "        -",
+                "         -"
+            ]
+            .concat()
+        );
+        assert!(
+            sl[6].starts_with("      sources  repairs-sent  coded-retx")
+                && sl[6].ends_with(
+                    "received  repairs-received  restored  icrc-failures  \
+                     requests-sent  fallbacks  abandoned  msgs-in  msgs-out"
+                ),
+            "{}",
+            sl[6]
+        );
+        assert_eq!(sl[7].split_whitespace().collect::<Vec<_>>(), ["-"; 16]);
     }
 
     #[test]

@@ -6,11 +6,13 @@ use crate::{Fail, Res};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-/// The global -j and -p: how a command prints what it has.
+/// The global -j, -p and -s: how a command prints what it has.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Format {
     pub json: bool,
     pub pretty: bool,
+    /// -s: counters inline in tables (text only; JSON always has them).
+    pub stats: bool,
 }
 
 impl Format {

@@ -56,6 +56,9 @@ pub const BREAKER: &[&str] = &["normal", "tripped"];
 pub const SIDE: &[&str] = &["csf", "crf"];
 pub const FLOW_KIND: &[&str] = &["requests", "responses"];
 pub const FLOW_EVENT: &[&str] = &["breaker-tripped", "breaker-cleared", "close-received"];
+/// The CREM FEC Schemes registry, as `model::scheme_name` names them too.
+pub const FEC_SCHEME: &[&str] = &["source-copy", "cauchy", "xor"];
+pub const ADAPTIVE: &[&str] = &["off", "on"];
 
 /// The enums of the spec's `definitions`, by YAML name (for the YAML test).
 #[cfg_attr(not(test), allow(dead_code))]
@@ -68,6 +71,8 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("side", SIDE),
     ("flow-kind", FLOW_KIND),
     ("flow-event", FLOW_EVENT),
+    ("fec-scheme", FEC_SCHEME),
+    ("adaptive", ADAPTIVE),
 ];
 
 // Attribute set "peer" (CREM_A_PEER_*).
@@ -333,7 +338,11 @@ pub static CONFIG_SET: AttrSet = AttrSet {
             None,
             Some(2),
         ),
-        range(a(CONFIG_ADAPTIVE, "adaptive", U8), None, Some(1)),
+        range(
+            en(a(CONFIG_ADAPTIVE, "adaptive", U8), "adaptive"),
+            None,
+            Some(1),
+        ),
         range(a(CONFIG_K, "k", U8), Some(1), None),
         a(CONFIG_M, "m", U8),
         a(CONFIG_SYMBOL_LEN, "symbol-len", U16),
@@ -483,7 +492,7 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_DEST_QP, "dest-qp", U32),
         en(a(FLOW_STATE, "state", U8), "flow-state"),
         a(FLOW_CONFIG_ID, "config-id", U8),
-        a(FLOW_SCHEME, "scheme", U8),
+        en(a(FLOW_SCHEME, "scheme", U8), "fec-scheme"),
         a(FLOW_K, "k", U8),
         a(FLOW_M, "m", U8),
         a(FLOW_SYMBOL_LEN, "symbol-len", U16),

@@ -131,7 +131,7 @@ mod tests {
             w
         };
         let globals = [
-            "-j", "--json", "-p", "--pretty", "-n", "--netns", "-h", "--help",
+            "-j", "--json", "-p", "--pretty", "-s", "--stats", "-n", "--netns", "-h", "--help",
         ];
 
         let top = c("crem-ctl ");
@@ -168,6 +168,7 @@ mod tests {
                 "--scheme",
                 "--json",
                 "--pretty",
+                "--stats",
                 "--netns",
                 "--help"
             ])

@@ -2,11 +2,12 @@
 //! one config-set, as `wg setconf` does.
 
 use crate::help::EXIT_STATUS;
+use crate::model::Config;
 use crate::nl::Conn;
 use crate::request::set_config;
 use crate::stdio::read_input;
 use crate::{conffile, Fail, Res};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Apply a configuration file ([CREM] and [Peer] sections)
 #[derive(clap::Args, Debug)]
@@ -47,7 +48,17 @@ peers). This differs from 'wg setconf', which replaces the peer list
 whatever the file holds: a partial file here never drops protection by
 accident. 'crem-ctl showconf' writes every key, and 'none' for an empty
 list, so applying its output restores the whole configuration:
-'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.",
+'crem-ctl showconf | crem-ctl setconf /dev/stdin' changes nothing.
+
+Two more commands take the same file (see their --help):
+    setconf    scalars the file has are set; a list is replaced when the
+               file has it, kept when not ('none' empties it)
+    addconf    scalars the file has are set; the file's reporters and peers
+               are added to the lists there (as 'reporter add', 'peer add')
+    syncconf   scalars the file has are set; both lists become the file's,
+               emptied when the file has none (as 'wg syncconf' makes the
+               peers the file's); scalars the file lacks keep their values
+               (as wg keeps the interface settings a file lacks)",
     after_long_help = EXIT_STATUS
 )]
 pub struct Args {
@@ -56,12 +67,16 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Res {
-    let file = a.file;
-    let text = read_input(&file)?;
-    let text = String::from_utf8(text)
-        .map_err(|_| Fail::Usage(format!("{}: not UTF-8 text", file.display())))?;
-    let cfg =
-        conffile::parse(&text).map_err(|e| Fail::Usage(format!("{}: {e}", file.display())))?;
+    let cfg = read(&a.file)?;
     let mut c = Conn::open()?;
     set_config(&mut c, &cfg)
+}
+
+/// The configuration file `file` (- for standard input), parsed: what
+/// setconf sends (addconf and syncconf start from it).
+pub fn read(file: &Path) -> Res<Config> {
+    let text = read_input(file)?;
+    let text = String::from_utf8(text)
+        .map_err(|_| Fail::Usage(format!("{}: not UTF-8 text", file.display())))?;
+    conffile::parse(&text).map_err(|e| Fail::Usage(format!("{}: {e}", file.display())))
 }

@@ -114,7 +114,7 @@ pub fn run(a: Args, fmt: Format) -> Res {
     }
     if shows(Part::Flows) {
         let fl = get_flows(&mut c)?;
-        add("flow", output::flows(&fl), json_value(&fl));
+        add("flow", output::flows(&fl, fmt.stats, None), json_value(&fl));
     }
     fmt.print(&obj, || text);
     Ok(())

@@ -122,7 +122,9 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "port" => once(&mut c.port, k, || Ok(int()? as u16)),
         "role" => once(&mut c.role, k, || parse_enum(k, uapi::ROLE, value)),
         "recovery" => once(&mut c.recovery, k, || parse_enum(k, uapi::RECOVERY, value)),
-        "adaptive" => once(&mut c.adaptive, k, || Ok(parse_bool(k, value)? as u8)),
+        "adaptive" => once(&mut c.adaptive, k, || {
+            Ok(enum_val(uapi::ADAPTIVE, parse_bool(k, value)?.into()))
+        }),
         "k" => once(&mut c.k, k, || Ok(int()? as u8)),
         "m" => once(&mut c.m, k, || Ok(int()? as u8)),
         "symbol-len" => once(&mut c.symbol_len, k, || {
@@ -254,7 +256,7 @@ mod tests {
         assert_eq!(c.port, Some(50000));
         assert_eq!(c.role.unwrap().value, 1);
         assert_eq!(c.recovery.unwrap().value, 1);
-        assert_eq!(c.adaptive, Some(0));
+        assert_eq!(c.adaptive.map(|a| a.value), Some(0));
         assert_eq!((c.k, c.m, c.symbol_len), (Some(16), Some(4), Some(0)));
         assert_eq!(c.epsilon_ppb, Some(100_000));
         assert_eq!(c.hold_us, Some(2000));

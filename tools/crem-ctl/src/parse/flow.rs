@@ -2,9 +2,9 @@
 //! [side csf|crf] [peer ADDR]' names, and what 'flow set' and 'flow add'
 //! ask for. Flows are IPv4 only in this version, so their addresses are.
 
-use super::value::{in_range, parse_addr, parse_uint};
+use super::value::{in_range, parse_addr, parse_loss_ppm, parse_uint};
 use super::{unknown_key, Words};
-use crate::uapi::{enum_value, FLOW_KIND, SIDE};
+use crate::uapi::{enum_value, FLOW_KIND, FLOW_STATES, SIDE};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// Which flow 'flow show|del|reset ID [side csf|crf] [peer ADDR]' names.
@@ -49,6 +49,54 @@ impl FlowSel {
             }
         }
         Ok(sel)
+    }
+}
+
+/// Which flows 'flow [list] [peer ADDR] [side csf|crf] [state S] [kind K]
+/// [min-loss PPM]' prints: every condition given must hold. Applied here,
+/// to the dump (the kernel has no filtered dump).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowFilter {
+    pub peer: Option<IpAddr>,
+    pub side: Option<u8>,
+    pub state: Option<u8>,
+    pub kind: Option<u8>,
+    /// Smallest loss-ppm.
+    pub min_loss_ppm: Option<u32>,
+}
+
+impl FlowFilter {
+    pub fn parse(args: &[String]) -> Result<FlowFilter, String> {
+        let mut f = FlowFilter::default();
+        let mut words = Words::new(args);
+        while let Some(k) = words.key() {
+            let v = words.value(k)?;
+            let named = |names: &[&str], what: &str| {
+                enum_value(names, &v.to_ascii_lowercase())
+                    .ok_or_else(|| format!("{k}: '{v}' is not {what}"))
+            };
+            let given = match k {
+                "peer" => f.peer.replace(parse_addr(k, v)?).is_some(),
+                "side" => f.side.replace(named(SIDE, "csf or crf")?).is_some(),
+                "state" => f
+                    .state
+                    .replace(named(FLOW_STATES, &FLOW_STATES.join(", "))?)
+                    .is_some(),
+                "kind" => f
+                    .kind
+                    .replace(named(FLOW_KIND, "requests or responses")?)
+                    .is_some(),
+                "min-loss" => f
+                    .min_loss_ppm
+                    .replace(parse_loss_ppm(k, v)? as u32)
+                    .is_some(),
+                _ => return Err(unknown_key(k, "peer, side, state, kind or min-loss")),
+            };
+            if given {
+                return Err(format!("'{k}' is given twice"));
+            }
+        }
+        Ok(f)
     }
 }
 
@@ -213,6 +261,74 @@ mod tests {
                 Err(e) => assert!(e.contains(msg), "{id} {sel:?}: {e}"),
                 Ok(s) => panic!("{id} {sel:?}: {s:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn flow_filter_words() {
+        let p = |v: &[&str]| FlowFilter::parse(&words(v));
+        assert_eq!(p(&[]), Ok(FlowFilter::default()));
+        assert_eq!(
+            p(&[
+                "peer",
+                "10.0.0.2",
+                "side",
+                "crf",
+                "state",
+                "Protected",
+                "kind",
+                "responses",
+                "min-loss",
+                "0.5%"
+            ]),
+            Ok(FlowFilter {
+                peer: Some("10.0.0.2".parse().unwrap()),
+                side: Some(1),
+                state: Some(1),
+                kind: Some(1),
+                min_loss_ppm: Some(5000),
+            })
+        );
+        for (v, ppm) in [
+            ("1200", 1200),
+            ("1200ppm", 1200),
+            ("100%", 1_000_000),
+            ("0", 0),
+        ] {
+            assert_eq!(p(&["min-loss", v]).unwrap().min_loss_ppm, Some(ppm), "{v}");
+        }
+        assert_eq!(
+            p(&["peer", "2001:db8::2"]).unwrap().peer,
+            Some("2001:db8::2".parse().unwrap())
+        );
+        for (args, msg) in [
+            (&["side"][..], "'side' needs a value"),
+            (&["side", "both"], "side: 'both' is not csf or crf"),
+            (
+                &["state", "up"],
+                "state: 'up' is not negotiating, protected, unprotected, closing",
+            ),
+            (&["kind", "all"], "kind: 'all' is not requests or responses"),
+            (&["peer", "gw"], "peer: 'gw' is not an IPv4 or IPv6 address"),
+            (
+                &["min-loss", "2%x"],
+                "min-loss: '2%x' is not a loss rate (e.g. 1200, 1200ppm, 0.12%)",
+            ),
+            (
+                &["min-loss", "101%"],
+                "min-loss: 1010000 is out of range (0..=1000000)",
+            ),
+            (
+                &["min-loss", "0.5"],
+                "min-loss: '0.5' is not a whole number of ppm",
+            ),
+            (&["side", "csf", "side", "crf"], "'side' is given twice"),
+            (
+                &["id", "7"],
+                "unknown key 'id' (expected peer, side, state, kind or min-loss)",
+            ),
+        ] {
+            assert_eq!(p(args).unwrap_err(), msg, "{args:?}");
         }
     }
 

@@ -5,12 +5,17 @@
 //! expected.
 
 mod config;
+mod elems;
 mod flow;
 mod value;
 
 pub use config::{apply_kv, canonical_key, norm_key, parse_set_args, KEYS};
-pub use flow::{FlowNew, FlowSel, FlowSet, Pin};
-pub use value::{format_duration_us, format_epsilon, format_size, is_none_list, parse_peer, NONE};
+pub use elems::{addresses, peer_entries, peer_selectors, PeerSel};
+pub use flow::{FlowFilter, FlowNew, FlowSel, FlowSet, Pin};
+pub use value::{
+    format_duration_us, format_epsilon, format_size, is_none_list, parse_peer, prefix_contains,
+    NONE,
+};
 
 /// The words after a command's fixed arguments, walked in order: keys, each
 /// with the value that follows it, or standing alone for a flag (flow set's

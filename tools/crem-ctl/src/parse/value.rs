@@ -104,6 +104,22 @@ pub fn parse_epsilon_ppb(key: &str, s: &str) -> Result<u64, String> {
     check_range(key, "epsilon-ppb", v)
 }
 
+/// A loss rate as parts per million: `1200` or `1200ppm`, `0.12%`; at
+/// most 100%.
+pub fn parse_loss_ppm(key: &str, s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, exp_to_ppm) = match (t.strip_suffix("ppm"), t.strip_suffix('%')) {
+        (Some(n), _) => (n, 0),
+        (None, Some(n)) => (n, 4),
+        (None, None) => (t.as_str(), 0),
+    };
+    let (m, e) = parse_decimal(num.trim())
+        .ok_or_else(|| format!("{key}: '{s}' is not a loss rate (e.g. 1200, 1200ppm, 0.12%)"))?;
+    let v = scale(m, e + exp_to_ppm)
+        .ok_or_else(|| format!("{key}: '{s}' is not a whole number of ppm"))?;
+    in_range(key, v, 0, 1_000_000)
+}
+
 /// Formats ppb as the shortest exact probability: 100000 → `1e-4`,
 /// 250000 → `2.5e-4`, 1000000000 → `1`.
 pub fn format_epsilon(ppb: u32) -> String {
@@ -279,6 +295,13 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<(IpAddr, u8), String> {
         ));
     }
     Ok((ip, len))
+}
+
+/// True if `ip` lies in `prefix/len` (of the same family).
+pub fn prefix_contains(prefix: IpAddr, len: u8, ip: IpAddr) -> bool {
+    // A length the family cannot have (never from the kernel) is its all.
+    let len = len.min(if prefix.is_ipv4() { 32 } else { 128 });
+    prefix.is_ipv4() == ip.is_ipv4() && mask(ip, len) == mask(prefix, len)
 }
 
 fn mask(ip: IpAddr, len: u8) -> IpAddr {

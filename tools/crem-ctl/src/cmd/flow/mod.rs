@@ -3,6 +3,7 @@
 //! that ID [side csf|crf] [peer ADDR] names; `add` sets up a sender flow.
 
 mod add;
+mod list;
 mod reset;
 mod set;
 pub mod show;
@@ -11,10 +12,9 @@ use crate::attr::Attr;
 use crate::help::{self, FLOW_STATS_KEYS};
 use crate::nl::Conn;
 use crate::parse::FlowSel;
-use crate::request::get_flows;
 use crate::stdio::Format;
 use crate::uapi::*;
-use crate::{output, Fail, Res};
+use crate::{Fail, Res};
 
 /// The JSON of the flows (flow, flow show, flow add).
 const FLOW_JSON: &str = "\
@@ -29,7 +29,8 @@ JSON (-j):
       dest-qp          u32, destination queue pair
       state            \"negotiating\", \"protected\", \"unprotected\", \"closing\"
       config-id        u8, the flow's current configuration
-      scheme           u8, FEC scheme (1 Cauchy RS, 2 XOR, 0 Source Copy)
+      scheme           FEC scheme: \"cauchy\" (Cauchy RS, 1), \"xor\" (2),
+                       \"source-copy\" (0)
       k, m             u8, source block size and ordinary repairs per block
       symbol-len       u16, symbol length T in octets
       srtt-us          u32, smoothed RTT in microseconds, measured by this
@@ -67,6 +68,8 @@ fn help() -> String {
     help::after(
         &[
             "crem-ctl flow",
+            "crem-ctl flow side crf state protected min-loss 1000",
+            "crem-ctl -s flow peer 198.51.100.2",
             "crem-ctl flow show 7",
             "crem-ctl -j flow",
             "crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17",
@@ -103,7 +106,28 @@ subcommand, 'flow' is 'flow list': a table with one line per flow
 
 and '-' for an attribute the module did not send (the ID, to a caller without
 CAP_NET_ADMIN over the namespace: Flow IDs guard against blind injection,
-so 'flow show ID' needs it too). A dump the kernel flags as
+so 'flow show ID' needs it too).
+
+'flow [list] FILTER...' lists only the flows that match every condition
+given (crem-ctl filters the dump; the title then says 'N of M match'):
+
+    peer ADDR               the peer CREM function is ADDR
+    side csf|crf            the sender or the receiver side
+    state S                 negotiating, protected, unprotected, closing
+    kind requests|responses the flow kind
+    min-loss PPM            loss-ppm at least PPM (1200, 1200ppm, 0.12%)
+
+A flow without the attribute a condition names (an older module) does not
+match it. -j prints the flows that match, in the same shape.
+
+With -s (--stats, as 'ip -s link'), each flow's counters follow its line:
+for a csf flow sources, repairs-sent, coded-retx, source-copies,
+requests-received, blocks-given-up, unprotected; for a crf flow received,
+repairs-received, restored, icrc-failures, requests-sent, fallbacks,
+abandoned; for both msgs-in and msgs-out ('flow show ID' has them all). -j
+always has every counter (each flow's \"stats\"), -s or not.
+
+A dump the kernel flags as
 interrupted (the table changed while it ran, NLM_F_DUMP_INTR) is repeated, up
 to 10 times, so every flow is listed once; if the table never holds still,
 crem-ctl fails (exit 1) rather than print a torn list.
@@ -131,16 +155,21 @@ as 'flow show' does; see 'crem-ctl flow add --help'.
 An enum value this crem-ctl does not know is shown as unknown(N) (in JSON: N).",
     after_long_help = help()
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
     action: Option<Action>,
+    /// 'flow FILTER...' is 'flow list FILTER...'
+    #[command(flatten)]
+    filter: list::Filter,
 }
 
 #[derive(clap::Subcommand, Debug)]
 enum Action {
-    /// List the protected flows, one line each (flow-get dump)
+    /// List the protected flows, one line each, or those FILTER keeps
+    /// (flow-get dump)
     #[command(after_long_help = help())]
-    List,
+    List(list::Filter),
     /// Show one flow with all its attributes and counters (flow-get)
     #[command(after_long_help = help())]
     Show(Which),
@@ -171,13 +200,8 @@ impl Which {
 }
 
 pub fn run(a: Args, fmt: Format) -> Res {
-    match a.action.unwrap_or(Action::List) {
-        Action::List => {
-            let mut c = Conn::open()?;
-            let fl = get_flows(&mut c)?;
-            fmt.print(&serde_json::json!({ "flow": fl }), || output::flows(&fl));
-            Ok(())
-        }
+    match a.action.unwrap_or(Action::List(a.filter)) {
+        Action::List(f) => list::run(&f, fmt),
         Action::Show(w) => show::run(&w.parse()?, fmt),
         Action::Del(w) => send(CMD_FLOW_DEL, &w.parse()?),
         Action::Add(a) => add::run(a, fmt),
@@ -224,7 +248,9 @@ mod tests {
     pub(super) fn action(argv: &[&str]) -> Action {
         let c = Cli::try_parse_from(std::iter::once("crem-ctl").chain(argv.iter().copied()));
         match c.unwrap().cmd {
-            Some(Cmd::Flow(Args { action: Some(a) })) => a,
+            Some(Cmd::Flow(Args {
+                action: Some(a), ..
+            })) => a,
             other => panic!("{argv:?}: {other:?}"),
         }
     }
@@ -233,7 +259,7 @@ mod tests {
     fn parses_flow_commands() {
         let c = Cli::try_parse_from(["crem-ctl", "-j", "flow"]).unwrap();
         assert!(c.json);
-        assert!(matches!(c.cmd, Some(Cmd::Flow(Args { action: None }))));
+        assert!(matches!(c.cmd, Some(Cmd::Flow(Args { action: None, .. }))));
         match action(&["flow", "show", "7"]) {
             Action::Show(w) => {
                 assert_eq!(w.id, "7");
@@ -250,6 +276,21 @@ mod tests {
                     peer: None
                 })
             ),
+            other => panic!("{other:?}"),
+        }
+        // Filter words, after 'flow' or 'flow list'; -s anywhere.
+        let c = Cli::try_parse_from(["crem-ctl", "flow", "peer", "10.0.0.2", "side", "crf", "-s"])
+            .unwrap();
+        assert!(c.stats);
+        match c.cmd {
+            Some(Cmd::Flow(Args {
+                action: None,
+                filter,
+            })) => assert_eq!(filter.words, ["peer", "10.0.0.2", "side", "crf"]),
+            other => panic!("{other:?}"),
+        }
+        match action(&["-s", "flow", "list", "min-loss", "1%"]) {
+            Action::List(f) => assert_eq!(f.words, ["min-loss", "1%"]),
             other => panic!("{other:?}"),
         }
         for bad in [
@@ -296,6 +337,7 @@ mod tests {
             .chain(LOSS_CLASS)
             .chain(BREAKER)
             .chain(SIDE)
+            .chain(FEC_SCHEME)
         {
             assert!(has_word(&flow, e), "{e}");
         }
