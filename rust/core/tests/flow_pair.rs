@@ -715,7 +715,7 @@ fn pinned_configuration_takes_effect() {
 /// are ordinary repairs, within m/k of the flow's rate (with m = 0, none).
 #[test]
 fn path_report_drops_get_proactive_repairs() {
-    use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, LossCause, Method, PathReport};
+    use crem_core::wire::LossCause;
     let mut p = Pair::new(
         Box::new(Snd::new(sender_params(4, 1))),
         Box::new(Rcv::new(receiver_params())),
@@ -729,29 +729,11 @@ fn path_report_drops_get_proactive_repairs() {
     }
     let before = p.rcv.crf_counters().restored;
     let requests = p.rcv.crf_counters().requests_ranges;
-    let dropped = [Psn::new(10), Psn::new(11)];
-    let hops = [HopEntry {
-        node_id: 9,
-        period: 1,
-        lost_count: 1,
-        queue_delay_change_us: 0,
-        cause: LossCause::TransmissionError,
-        dropped: DroppedPsns::from_slice(&dropped),
-    }];
-    let r = PathReport {
-        truncated: false,
-        method: Method::NodeLocalDrop,
-        addrs: flow().addrs,
-        flow_label: flow().dest_qp,
-        hops: HopEntries::from_slice(&hops),
-    };
-    let io = &mut CsfIo {
-        gf: &RowPerCall,
-        sink: &mut p.out,
-        store: &mut p.store,
-        scratch: &mut p.scratch[..],
-    };
-    assert_eq!(p.snd.on_message(p.now, &Message::PathReport(r), io), None);
+    path_report(
+        &mut p,
+        LossCause::TransmissionError,
+        &[Psn::new(10), Psn::new(11)],
+    );
     p.pump();
     assert_eq!(p.snd.counters().path_reports, 1);
     // The m/k bucket (2 blocks' worth, 3 spent on R0s) pays for one of
@@ -769,6 +751,34 @@ fn path_report_drops_get_proactive_repairs() {
         p.source(i, false);
     }
     assert_eq!(p.delivered(), (0..16).collect::<Vec<_>>());
+}
+
+/// A PATH_REPORT about the pair's flow with one hop entry, handed to the
+/// sender (an allow-listed reporter: the caller's check).
+fn path_report(p: &mut Pair, cause: crem_core::wire::LossCause, dropped: &[Psn]) {
+    use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, Method, PathReport};
+    let hops = [HopEntry {
+        node_id: 9,
+        period: 1,
+        lost_count: 1,
+        queue_delay_change_us: 0,
+        cause,
+        dropped: DroppedPsns::from_slice(dropped),
+    }];
+    let r = PathReport {
+        truncated: false,
+        method: Method::NodeLocalDrop,
+        addrs: flow().addrs,
+        flow_label: flow().dest_qp,
+        hops: HopEntries::from_slice(&hops),
+    };
+    let io = &mut CsfIo {
+        gf: &RowPerCall,
+        sink: &mut p.out,
+        store: &mut p.store,
+        scratch: &mut p.scratch[..],
+    };
+    assert_eq!(p.snd.on_message(p.now, &Message::PathReport(r), io), None);
 }
 
 /// Sender params with coding from the first packet.
@@ -910,7 +920,7 @@ fn counters_survive_close() {
 fn loss_class_follows_reports() {
     use crem_core::engine::policy::{LossClass, PolicyConfig};
     use crem_core::engine::SEC;
-    use crem_core::wire::{DroppedPsns, HopEntries, HopEntry, LossCause, Method, PathReport};
+    use crem_core::wire::LossCause;
     let mut params = sender_params(8, 1);
     params.policy = Some(PolicyConfig {
         k: 8,
@@ -940,28 +950,7 @@ fn loss_class_follows_reports() {
     assert!(p.snd.loss_ppb() > 0);
     assert_eq!(p.snd.loss_class(p.now), LossClass::Transmission);
     // A reporter saw a queue overflow: congestion, while it is fresh.
-    let hops = [HopEntry {
-        node_id: 9,
-        period: 1,
-        lost_count: 1,
-        queue_delay_change_us: 0,
-        cause: LossCause::QueueOverflow,
-        dropped: DroppedPsns::from_slice(&[]),
-    }];
-    let r = PathReport {
-        truncated: false,
-        method: Method::NodeLocalDrop,
-        addrs: flow().addrs,
-        flow_label: flow().dest_qp,
-        hops: HopEntries::from_slice(&hops),
-    };
-    let io = &mut CsfIo {
-        gf: &RowPerCall,
-        sink: &mut p.out,
-        store: &mut p.store,
-        scratch: &mut p.scratch[..],
-    };
-    let _ = p.snd.on_message(p.now, &Message::PathReport(r), io);
+    path_report(&mut p, LossCause::QueueOverflow, &[]);
     assert_eq!(p.snd.loss_class(p.now), LossClass::Congestion);
     assert_eq!(p.snd.loss_class(p.now + SEC / 2), LossClass::Congestion);
     assert_eq!(p.snd.loss_class(p.now + 2 * SEC), LossClass::Transmission);

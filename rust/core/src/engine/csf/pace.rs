@@ -47,15 +47,7 @@ impl Bucket {
 
     /// One source of a block with (m, k) passed.
     pub(super) fn earn(&mut self, m: u8, k: u8, burst: u8) {
-        let cap = (m as u64)
-            .saturating_mul(k as u64)
-            .saturating_mul(burst.max(1) as u64);
-        if self.scale == 0 {
-            self.scale = k;
-            self.tokens = cap;
-        } else {
-            self.rescale(k);
-        }
+        let cap = self.credit(m, k, burst);
         self.tokens = self.tokens.saturating_add(m as u64).min(cap);
     }
 
@@ -64,6 +56,13 @@ impl Bucket {
     /// the configuration is acknowledged, so it is banked beyond the cap
     /// (the next [`Bucket::earn`] caps whatever is left).
     pub(super) fn earn_banked(&mut self, m: u8, k: u8, burst: u8) {
+        self.credit(m, k, burst);
+        self.tokens = self.tokens.saturating_add(m as u64);
+    }
+
+    /// Sets the scale to k (full at the first source, rescaled after a
+    /// change of k) and returns the cap, `burst` blocks' worth.
+    fn credit(&mut self, m: u8, k: u8, burst: u8) -> u64 {
         let cap = (m as u64)
             .saturating_mul(k as u64)
             .saturating_mul(burst.max(1) as u64);
@@ -73,7 +72,7 @@ impl Bucket {
         } else {
             self.rescale(k);
         }
-        self.tokens = self.tokens.saturating_add(m as u64);
+        cap
     }
 
     /// Takes up to `n` repairs' worth of tokens; returns how many.
