@@ -1019,3 +1019,37 @@ fn first_round_trip_blocks_get_all_their_repairs() {
     assert_eq!(p.rcv.crf_counters().restored, 10);
     assert_eq!(p.delivered(), (0..80).collect::<Vec<_>>());
 }
+
+/// The same first round trip with selective repeat on as well (T/C AETH
+/// reports): the reports wait like the requests, so the gaps the ordinary
+/// repairs restore draw no Source Copy beside them.
+#[test]
+fn first_round_trip_waits_for_its_repairs_with_selective_repeat() {
+    use crem_core::engine::crf::TcThresholds;
+    let mut rp = receiver_params();
+    rp.crf.tc = Some(TcThresholds {
+        t_thresh: MS,
+        c_thresh: 4,
+    });
+    let mut sp = early_params(8, 2);
+    sp.csf.selective_repeat = true;
+    let mut p = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..80u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, i % 8 == 3);
+    }
+    p.pause_reverse(false);
+    // More traffic after PARAM_ACK keeps the T/C reports coming.
+    for i in 80..120u32 {
+        p.now += 100 * US;
+        p.source(i, false);
+    }
+    p.advance(p.now + 50 * MS);
+    let c = p.snd.csf().counters();
+    assert!(c.tc_reports > 0, "{c:?}");
+    assert_eq!(c.repairs_source_copy, 0, "{c:?}");
+    assert_eq!(p.rcv.crf_counters().restored, 10);
+    assert_eq!(p.delivered(), (0..120).collect::<Vec<_>>());
+}

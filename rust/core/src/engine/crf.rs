@@ -709,6 +709,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// once, the still muted CSF dropped the requests, both coded rounds
     /// were spent and the gaps went to the RDMA transport.
     pub fn accept_config(&mut self, fc: FecConfig) -> bool {
+        self.accept_config_at(self.last_now, fc)
+    }
+
+    /// [`Crf::accept_config`] at `now` (the PARAM_UPDATE's arrival): the
+    /// request delay counts from then, not from the last packet, which may
+    /// be an RTT older.
+    pub fn accept_config_at(&mut self, now: Nanos, fc: FecConfig) -> bool {
+        self.touch(now);
         if Code::new(fc.scheme, fc.k, fc.t as usize).is_err() {
             inc(&mut self.counters.configs_refused);
             return false;
@@ -849,12 +857,20 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         d = d.min(self.gap_due_min);
         d = d.min(self.report.next);
-        d = d.min(self.tc.deadline());
+        d = d.min(self.tc.deadline().max(self.asks_from()));
         (d != NEVER).then_some(d)
     }
 
     fn touch(&mut self, now: Nanos) {
         self.last_now = self.last_now.max(now);
+    }
+
+    /// When T/C AETH reports may first be sent: a round timeout after a
+    /// first configuration that came after sources (see
+    /// [`Crf::accept_config`]); at once without one (selective repeat
+    /// needs none; PSN-range requests do, `scan_gaps`).
+    fn asks_from(&self) -> Nanos {
+        self.requests_from.unwrap_or(0)
     }
 
     fn allowance(&self) -> Nanos {
@@ -1128,6 +1144,13 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     }
 
     fn tc_emit<S: Sink + ?Sized>(&mut self, sink: &mut S) {
+        // Like PSN-range requests, no report while the repairs of the
+        // blocks coded before PARAM_ACK may still come: the batch waits
+        // (next_deadline wakes at asks_from). Reported, those gaps drew
+        // Source Copies beside the repairs.
+        if self.asks_from() > self.last_now {
+            return;
+        }
         let first = self.tc.seq;
         let e = self.tc.emit(self.cfg.flow_id, sink);
         let span = u16::try_from(e.fragments).unwrap_or(u16::MAX);

@@ -37,7 +37,10 @@
 //!   worth and starts full, so short bursts closed by the idle timeout are
 //!   protected while any long run stays within m/k plus that burst; a
 //!   repair without tokens is dropped and counted, never deferred.
-//!   Proactive, coded and Source Copy answers are not charged to it.
+//!   Proactive repairs (ordinary symbols too) are charged to it; so are
+//!   the repairs of blocks coded before PARAM_ACK, whose sources bank
+//!   their share past the cap while the CSF is muted. Coded and Source
+//!   Copy answers are not.
 //! * Coded and Source Copy answers (requests and selective repeat) never
 //!   exceed the lost sources a request names, and all of them together are
 //!   paid from a second budget, `retx_rate_percent` of the source octets
@@ -829,7 +832,10 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 }
             }
             let burst = self.params.repair_burst_blocks;
-            if deferred {
+            // While muted, or in a block still owed its repairs: banked. A
+            // block can lose its deferred flag (a source not retained);
+            // capping then would throw away the earlier blocks' share.
+            if deferred || self.muted {
                 self.bucket.earn_banked(m_eff, cfg.k, burst);
             } else {
                 self.bucket.earn(m_eff, cfg.k, burst);

@@ -252,7 +252,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
                     self.crf.release_config(id);
                     self.book.remove(id);
                 }
-                if self.crf.accept_config(config) {
+                if self.crf.accept_config_at(now, config) {
                     self.book.accepted(id, now);
                     self.counters.configs_accepted =
                         self.counters.configs_accepted.saturating_add(1);
