@@ -230,9 +230,7 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	    nla_put_u32(msg, CREM_A_FLOW_SRTT_US, fi->srtt_us) ||
 	    nla_put_u32(msg, CREM_A_FLOW_MIN_RTT_US, fi->min_rtt_us) ||
 	    nla_put_u32(msg, CREM_A_FLOW_LOSS_PPM, fi->loss_ppm) ||
-	    /* The classification is the sender's (its policy's). */
-	    (f->key.side == CREM_SIDE_CSF &&
-	     nla_put_u8(msg, CREM_A_FLOW_LOSS_CLASS, fi->loss_class)) ||
+	    nla_put_u8(msg, CREM_A_FLOW_LOSS_CLASS, fi->loss_class) ||
 	    nla_put_u8(msg, CREM_A_FLOW_BREAKER, fi->breaker) ||
 	    nla_put_u64_64bit(msg, CREM_A_FLOW_MEMORY, READ_ONCE(f->mem), CREM_A_FLOW_PAD) ||
 	    nla_put_u64_64bit(msg, CREM_A_FLOW_AGE_MS,
