@@ -63,18 +63,14 @@ fn bench_mul_acc(name: &str, b: &dyn MulAcc) {
 
 fn backends(t: &MulTable) -> Vec<(&'static str, Box<dyn MulAcc + '_>)> {
     let mut v: Vec<(&'static str, Box<dyn MulAcc + '_>)> = vec![("scalar", Box::new(t))];
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        if std::is_x86_feature_detected!("ssse3") {
+    #[cfg(target_arch = "x86_64")]
+    for isa in gf::x86::Isa::ALL {
+        if isa.cpu_has() {
             // SAFETY: detected; user space needs no FPU section.
             v.push((
-                "ssse3",
-                Box::new(unsafe { gf::x86::Ssse3::new_unchecked() }),
+                isa.name(),
+                Box::new(unsafe { gf::x86::Simd::new_unchecked(isa) }),
             ));
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: detected.
-            v.push(("avx2", Box::new(unsafe { gf::x86::Avx2::new_unchecked() })));
         }
     }
     v

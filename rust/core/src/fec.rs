@@ -564,6 +564,50 @@ pub struct BlockEncoder {
     fed: Bitmap,
 }
 
+/// Coefficients per [`MulAcc::mul_acc_rows`] call of the streaming
+/// encoder (SIMD backends take them four at a time).
+const COEF_GROUP: usize = 8;
+
+/// Sources per [`MulAcc::dot_acc`] call of [`encode_over`] and [`decode`].
+const DOT_GROUP: usize = 8;
+
+/// Gathers (source, coefficient) pairs for one output and hands them to
+/// [`MulAcc::dot_acc`] [`DOT_GROUP`] at a time.
+struct Dot<'s> {
+    srcs: [&'s [u8]; DOT_GROUP],
+    coefs: [u8; DOT_GROUP],
+    n: usize,
+}
+
+impl<'s> Dot<'s> {
+    fn new() -> Self {
+        Dot {
+            srcs: [&[]; DOT_GROUP],
+            coefs: [0; DOT_GROUP],
+            n: 0,
+        }
+    }
+
+    fn push<G: MulAcc + ?Sized>(&mut self, gf: &G, out: &mut [u8], s: &'s [u8], c: u8) {
+        if let (Some(sp), Some(cp)) = (self.srcs.get_mut(self.n), self.coefs.get_mut(self.n)) {
+            *sp = s;
+            *cp = c;
+            self.n += 1;
+        }
+        if self.n == DOT_GROUP {
+            self.flush(gf, out);
+        }
+    }
+
+    fn flush<G: MulAcc + ?Sized>(&mut self, gf: &G, out: &mut [u8]) {
+        let n = self.n.min(DOT_GROUP);
+        if n > 0 {
+            gf.dot_acc(out, &self.srcs[..n], &self.coefs[..n]);
+        }
+        self.n = 0;
+    }
+}
+
 /// Zeroes a repair buffer before accumulation.
 pub fn zero_repairs(repairs: &mut [u8]) {
     repairs.fill(0);
@@ -642,14 +686,35 @@ impl BlockEncoder {
         if repairs.len() != self.buffer_len() {
             return Err(Error::LengthMismatch);
         }
-        for (n, r) in (0..self.m).zip(repairs.chunks_exact_mut(self.code.t())) {
-            let i = self.first.wrapping_add(n);
-            // Indices were validated in `new`.
-            let c = self.code.coefficient(i, j).unwrap_or(0);
-            gf.mul_acc(r, symbol, c);
-        }
+        let t = self.code.t();
+        gf.batch(&mut |gf| {
+            self.for_coefficient_groups(j, |n, coefs| {
+                if let Some(rows) = repairs.get_mut(n * t..) {
+                    gf.mul_acc_rows(rows, t, symbol, coefs);
+                }
+            })
+        });
         self.fed.insert(j);
         Ok(())
+    }
+
+    /// Calls `f(n, coefs)` for consecutive groups of the coefficients of
+    /// position j in repairs n, n+1, …: groups of [`COEF_GROUP`] so the
+    /// caller's [`MulAcc::mul_acc_rows`] loads each source vector once per
+    /// group without a per-m stack buffer.
+    fn for_coefficient_groups(&self, j: u8, mut f: impl FnMut(usize, &[u8])) {
+        let mut n = 0u8;
+        while n < self.m {
+            let g = (self.m - n).min(COEF_GROUP as u8);
+            let mut coefs = [0u8; COEF_GROUP];
+            for (x, c) in coefs.iter_mut().enumerate().take(g as usize) {
+                let i = self.first.wrapping_add(n).wrapping_add(x as u8);
+                // Indices were validated in `new`.
+                *c = self.code.coefficient(i, j).unwrap_or(0);
+            }
+            f(n as usize, coefs.get(..g as usize).unwrap_or(&[]));
+            n += g;
+        }
     }
 
     /// Like [`BlockEncoder::add_source`], but from the packet payload P
@@ -680,14 +745,18 @@ impl BlockEncoder {
             return Err(Error::LengthMismatch);
         }
         let prefix = len16.to_be_bytes();
-        for (n, r) in (0..self.m).zip(repairs.chunks_exact_mut(t)) {
-            let i = self.first.wrapping_add(n);
-            let c = self.code.coefficient(i, j).unwrap_or(0);
-            let (head, body) = r.split_at_mut(LENGTH_PREFIX);
-            gf.mul_acc(head, &prefix, c);
-            // The zero padding contributes nothing.
-            gf.mul_acc(body, payload, c);
-        }
+        gf.batch(&mut |gf| {
+            self.for_coefficient_groups(j, |n, coefs| {
+                // Row n's prefix at n·T, its body from n·T + 2; the zero
+                // padding contributes nothing.
+                if let Some(rows) = repairs.get_mut(n * t..) {
+                    gf.mul_acc_rows(rows, t, &prefix, coefs);
+                    if let Some(bodies) = rows.get_mut(LENGTH_PREFIX..) {
+                        gf.mul_acc_rows(bodies, t, payload, coefs);
+                    }
+                }
+            })
+        });
         self.fed.insert(j);
         Ok(())
     }
@@ -712,8 +781,31 @@ where
 {
     code.check_repair_index(i)?;
     code.check_symbol(out)?;
+    let mut sources = Some(sources);
+    // Overwritten: `batch` runs the closure exactly once.
+    let mut res = Err(Error::LengthMismatch);
+    gf.batch(&mut |gf| {
+        if let Some(s) = sources.take() {
+            res = encode_over_in(gf, code, i, s, out);
+        }
+    });
+    res
+}
+
+/// [`encode_over`]'s body, inside the backend's batch.
+fn encode_over_in<'s, I>(
+    gf: &dyn MulAcc,
+    code: &Code,
+    i: u8,
+    sources: I,
+    out: &mut [u8],
+) -> Result<Bitmap, Error>
+where
+    I: IntoIterator<Item = (u8, &'s [u8])>,
+{
     out.fill(0);
     let mut set = Bitmap::EMPTY;
+    let mut dot = Dot::new();
     for (j, s) in sources {
         if j >= code.k {
             return Err(Error::InvalidPosition);
@@ -723,8 +815,9 @@ where
         }
         code.check_symbol(s)?;
         let c = code.coefficient(i, j).ok_or(Error::InvalidRepairIndex)?;
-        gf.mul_acc(out, s, c);
+        dot.push(gf, out, s, c);
     }
+    dot.flush(gf, out);
     Ok(set)
 }
 
@@ -929,6 +1022,21 @@ where
     G: MulAcc + ?Sized,
     S: BlockSymbols + ?Sized,
 {
+    // Overwritten: `batch` runs the closure exactly once.
+    let mut res = Err(Error::BufferTooSmall);
+    gf.batch(&mut |gf| res = decode_in(gf, code, present, symbols, scratch, out));
+    res
+}
+
+/// [`decode`]'s body, inside the backend's batch.
+fn decode_in<S: BlockSymbols + ?Sized>(
+    gf: &dyn MulAcc,
+    code: &Code,
+    present: &Bitmap,
+    symbols: &S,
+    scratch: &mut DecodeScratch,
+    out: &mut [u8],
+) -> Result<Bitmap, Error> {
     let unknown = check_decodable(code, present, symbols)?;
     let u = unknown.len();
     if u == 0 {
@@ -999,6 +1107,7 @@ where
         }
         let yc = scratch.pos[c & 0xFF];
         let mut r = 0usize;
+        let mut dot = Dot::new();
         for n in 0..symbols.repair_count() {
             if r == u {
                 break;
@@ -1015,7 +1124,7 @@ where
                     - LOG[(xr ^ yc) as usize] as u32;
                 (l % 255, i)
             };
-            gf.mul_acc(chunk, rep.data, exp(b_log));
+            dot.push(gf, chunk, rep.data, exp(b_log));
             let l = rep.lost.unwrap_or(present);
             for j in l.intersection(&known).iter() {
                 let e = if xor { b_log } else { b_log + log_cauchy(i, j) };
@@ -1027,10 +1136,11 @@ where
             let e = scratch.coef[j as usize];
             if e != 0 {
                 if let Some(s) = symbols.source(j) {
-                    gf.mul_acc(chunk, s, e);
+                    dot.push(gf, chunk, s, e);
                 }
             }
         }
+        dot.flush(gf, chunk);
     }
     Ok(unknown)
 }

@@ -11,14 +11,13 @@
 //!   the caller owns (the kernel kzallocs it once at module load) and used by
 //!   the bulk [`MulAcc::mul_acc`] loop, one lookup per byte, eight bytes per
 //!   64-bit word.
-//! * `x86` (x86_64 targets with SSE2, i.e. user space, not the soft-float
-//!   kernel target): SSSE3/AVX2 low/high nibble `pshufb` loops as in the
-//!   kernel's lib/raid6. CPU feature detection is the caller's job, which is
-//!   why their entry points are `unsafe`. The kernel module does its vector
-//!   path in C with the same [`nibble_tables`].
+//! * [`x86`] (every x86_64 target, the soft-float kernel one included):
+//!   SSSE3/AVX2 nibble `pshufb` and GFNI affine loops in inline assembly.
+//!   CPU feature detection (and, in the kernel, the FPU section) is the
+//!   caller's job, which is why its constructor is `unsafe`.
 //!
 //! The coder in [`super::fec`] is generic over [`MulAcc`], so the kernel can
-//! plug in whichever backend it has verified at load time.
+//! plug in whichever backend it has chosen at load time.
 
 /// The reduction polynomial x^8 + x^4 + x^3 + x^2 + 1 of the CREM draft.
 pub const POLY: u16 = 0x11D;
@@ -256,6 +255,53 @@ pub trait MulAcc {
     fn xor_acc(&self, dst: &mut [u8], src: &[u8]) {
         xor_acc(dst, src)
     }
+    /// Row n of `dst` (`dst[n·stride..]`, over the common length with
+    /// `src`) ^= coefs[n]·src, for every n: one source into the m repairs
+    /// of a block laid out every `stride` octets. SIMD backends load each
+    /// source vector once for several rows.
+    fn mul_acc_rows(&self, dst: &mut [u8], stride: usize, src: &[u8], coefs: &[u8]) {
+        mul_acc_rows_each(self, dst, stride, src, coefs)
+    }
+    /// dst ^= Σ coefs[n]·srcs[n] (each over its common length with `dst`):
+    /// many sources into one output, accumulated in registers by SIMD
+    /// backends so that `dst` is read and written once per few sources.
+    fn dot_acc(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        dot_acc_each(self, dst, srcs, coefs)
+    }
+    /// Runs `f` with the backend for one batch of coding: one source into
+    /// its block's repairs, one decode, one coded retransmission. A kernel
+    /// backend owns the FPU for the batch here, once, instead of per
+    /// call; `f` does nothing but arithmetic (no I/O, no sleeping).
+    fn batch(&self, f: &mut dyn FnMut(&dyn MulAcc)) {
+        f(self.as_dyn())
+    }
+    /// `self` as a trait object (for [`MulAcc::batch`]'s default).
+    fn as_dyn(&self) -> &dyn MulAcc;
+}
+
+/// [`MulAcc::mul_acc_rows`] by definition, one row at a time.
+pub fn mul_acc_rows_each<G: MulAcc + ?Sized>(
+    gf: &G,
+    dst: &mut [u8],
+    stride: usize,
+    src: &[u8],
+    coefs: &[u8],
+) {
+    for (n, &c) in coefs.iter().enumerate() {
+        let Some(at) = n.checked_mul(stride) else {
+            return;
+        };
+        if let Some(row) = dst.get_mut(at..) {
+            gf.mul_acc(row, src, c);
+        }
+    }
+}
+
+/// [`MulAcc::dot_acc`] by definition, one source at a time.
+pub fn dot_acc_each<G: MulAcc + ?Sized>(gf: &G, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+    for (s, &c) in srcs.iter().zip(coefs) {
+        gf.mul_acc(dst, s, c);
+    }
 }
 
 /// Backend without table memory: builds a 256-byte row per call
@@ -264,6 +310,9 @@ pub trait MulAcc {
 pub struct RowPerCall;
 
 impl MulAcc for RowPerCall {
+    fn as_dyn(&self) -> &dyn MulAcc {
+        self
+    }
     #[inline]
     fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
         mul_acc(dst, src, c)
@@ -326,6 +375,9 @@ pub fn build_into(rows: &mut [[u8; 256]; 256]) {
 }
 
 impl MulAcc for MulTable {
+    fn as_dyn(&self) -> &dyn MulAcc {
+        self
+    }
     #[inline]
     fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
         match c {
@@ -345,143 +397,24 @@ impl<T: MulAcc + ?Sized> MulAcc for &T {
     fn xor_acc(&self, dst: &mut [u8], src: &[u8]) {
         (**self).xor_acc(dst, src)
     }
-}
-
-/// SSSE3 / AVX2 nibble-table multiply-accumulate (x86_64 only).
-///
-/// Each function is `unsafe` because the CPU must support the instruction
-/// set and, in the kernel, the call must sit inside
-/// `kernel_fpu_begin()/kernel_fpu_end()` (once per batch, not per packet).
-/// Neither can be checked from `core`.
-///
-/// Compiled only where the base target has SSE2: the kernel's x86_64 target is
-/// soft-float (no SSE), where LLVM cannot lower these intrinsics, so the module
-/// gets its vector path from C (raid6-style) instead.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub mod x86 {
-    use super::{common, nibble_tables, xor_acc, MulAcc};
-    use core::arch::x86_64::{
-        __m128i, __m256i, _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_loadu_si256,
-        _mm256_set1_epi8, _mm256_shuffle_epi8, _mm256_srli_epi64, _mm256_storeu_si256,
-        _mm256_xor_si256, _mm_and_si128, _mm_loadu_si128, _mm_set1_epi8, _mm_shuffle_epi8,
-        _mm_srli_epi64, _mm_storeu_si128, _mm_xor_si128,
-    };
-
-    fn tail(dst: &mut [u8], src: &[u8], lo: &[u8; 16], hi: &[u8; 16]) {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d ^= lo[(*s & 15) as usize] ^ hi[(*s >> 4) as usize];
-        }
+    #[inline]
+    fn mul_acc_rows(&self, dst: &mut [u8], stride: usize, src: &[u8], coefs: &[u8]) {
+        (**self).mul_acc_rows(dst, stride, src, coefs)
     }
-
-    /// dst ^= c·src over the common length, 16 bytes per `pshufb` pair.
-    ///
-    /// # Safety
-    /// The CPU must support SSSE3, and in the kernel the FPU must be owned
-    /// (`kernel_fpu_begin`).
-    #[target_feature(enable = "ssse3")]
-    pub unsafe fn mul_acc_ssse3(dst: &mut [u8], src: &[u8], c: u8) {
-        let (dst, src) = common(dst, src);
-        let (lo, hi) = nibble_tables(c);
-        let mut dc = dst.chunks_exact_mut(16);
-        let mut sc = src.chunks_exact(16);
-        // SAFETY: SSSE3 is guaranteed by the caller; every load/store covers
-        // exactly one 16-byte chunk of a live slice (unaligned forms).
-        unsafe {
-            let tlo = _mm_loadu_si128(lo.as_ptr().cast::<__m128i>());
-            let thi = _mm_loadu_si128(hi.as_ptr().cast::<__m128i>());
-            let mask = _mm_set1_epi8(0x0F);
-            for (d, s) in (&mut dc).zip(&mut sc) {
-                let sv = _mm_loadu_si128(s.as_ptr().cast::<__m128i>());
-                let l = _mm_and_si128(sv, mask);
-                let h = _mm_and_si128(_mm_srli_epi64::<4>(sv), mask);
-                let p = _mm_xor_si128(_mm_shuffle_epi8(tlo, l), _mm_shuffle_epi8(thi, h));
-                let dv = _mm_loadu_si128(d.as_ptr().cast::<__m128i>());
-                _mm_storeu_si128(d.as_mut_ptr().cast::<__m128i>(), _mm_xor_si128(dv, p));
-            }
-        }
-        tail(dc.into_remainder(), sc.remainder(), &lo, &hi);
+    #[inline]
+    fn dot_acc(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        (**self).dot_acc(dst, srcs, coefs)
     }
-
-    /// dst ^= c·src over the common length, 32 bytes per `vpshufb` pair.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2, and in the kernel the FPU must be owned
-    /// (`kernel_fpu_begin`).
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn mul_acc_avx2(dst: &mut [u8], src: &[u8], c: u8) {
-        let (dst, src) = common(dst, src);
-        let (lo, hi) = nibble_tables(c);
-        let mut dc = dst.chunks_exact_mut(32);
-        let mut sc = src.chunks_exact(32);
-        // SAFETY: AVX2 is guaranteed by the caller; every load/store covers
-        // exactly one 32-byte chunk of a live slice (unaligned forms).
-        unsafe {
-            let tlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(lo.as_ptr().cast::<__m128i>()));
-            let thi = _mm256_broadcastsi128_si256(_mm_loadu_si128(hi.as_ptr().cast::<__m128i>()));
-            let mask = _mm256_set1_epi8(0x0F);
-            for (d, s) in (&mut dc).zip(&mut sc) {
-                let sv = _mm256_loadu_si256(s.as_ptr().cast::<__m256i>());
-                let l = _mm256_and_si256(sv, mask);
-                let h = _mm256_and_si256(_mm256_srli_epi64::<4>(sv), mask);
-                let p = _mm256_xor_si256(_mm256_shuffle_epi8(tlo, l), _mm256_shuffle_epi8(thi, h));
-                let dv = _mm256_loadu_si256(d.as_ptr().cast::<__m256i>());
-                _mm256_storeu_si256(d.as_mut_ptr().cast::<__m256i>(), _mm256_xor_si256(dv, p));
-            }
-        }
-        tail(dc.into_remainder(), sc.remainder(), &lo, &hi);
+    fn batch(&self, f: &mut dyn FnMut(&dyn MulAcc)) {
+        (**self).batch(f)
     }
-
-    /// [`MulAcc`] backend over [`mul_acc_ssse3`]. Holding one is the proof
-    /// that SSSE3 may be used, hence the unsafe constructor.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Ssse3(());
-
-    impl Ssse3 {
-        /// # Safety
-        /// SSSE3 must be available, and in the kernel the value must only
-        /// be used inside a `kernel_fpu_begin/end` section.
-        pub unsafe fn new_unchecked() -> Self {
-            Ssse3(())
-        }
-    }
-
-    impl MulAcc for Ssse3 {
-        #[inline]
-        fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
-            match c {
-                0 => {}
-                1 => xor_acc(dst, src),
-                // SAFETY: guaranteed by the contract of `new_unchecked`.
-                _ => unsafe { mul_acc_ssse3(dst, src, c) },
-            }
-        }
-    }
-
-    /// [`MulAcc`] backend over [`mul_acc_avx2`]; see [`Ssse3`].
-    #[derive(Clone, Copy, Debug)]
-    pub struct Avx2(());
-
-    impl Avx2 {
-        /// # Safety
-        /// AVX2 must be available, and in the kernel the value must only be
-        /// used inside a `kernel_fpu_begin/end` section.
-        pub unsafe fn new_unchecked() -> Self {
-            Avx2(())
-        }
-    }
-
-    impl MulAcc for Avx2 {
-        #[inline]
-        fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
-            match c {
-                0 => {}
-                1 => xor_acc(dst, src),
-                // SAFETY: guaranteed by the contract of `new_unchecked`.
-                _ => unsafe { mul_acc_avx2(dst, src, c) },
-            }
-        }
+    fn as_dyn(&self) -> &dyn MulAcc {
+        (**self).as_dyn()
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
 
 #[cfg(test)]
 mod tests {
@@ -636,13 +569,11 @@ mod tests {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[test]
     fn simd_backends() {
-        if std::is_x86_feature_detected!("ssse3") {
-            // SAFETY: detected above; user space needs no FPU section.
-            check_backend(&unsafe { x86::Ssse3::new_unchecked() });
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: detected above.
-            check_backend(&unsafe { x86::Avx2::new_unchecked() });
+        for isa in x86::Isa::ALL {
+            if isa.cpu_has() {
+                // SAFETY: detected; user space needs no FPU section.
+                check_backend(&unsafe { x86::Simd::new_unchecked(isa) });
+            }
         }
     }
 }

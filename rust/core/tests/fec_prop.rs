@@ -7,7 +7,7 @@ use crem_core::fec::{
     parse_source_symbol, Bitmap, BlockEncoder, BlockSymbols, Code, DecodeScratch, Error, Repair,
     Scheme, SliceSymbols,
 };
-use crem_core::gf::{self, MulTable, RowPerCall};
+use crem_core::gf::{self, MulAcc, MulTable, RowPerCall};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -21,6 +21,27 @@ fn table() -> &'static MulTable {
         t.init();
         t
     })
+}
+
+/// The SIMD backends this CPU has (user space: no FPU section needed).
+fn simd_backends() -> Vec<gf::x86::Simd> {
+    use gf::x86::{Isa, Simd};
+    Isa::ALL
+        .into_iter()
+        .filter(|&i| i.cpu_has())
+        // SAFETY: detected above.
+        .map(|i| unsafe { Simd::new_unchecked(i) })
+        .collect()
+}
+
+/// The encoder's backend for a scenario: the table or one of the SIMD ones,
+/// by seed, so the properties below cover every backend's encoder.
+fn encoder_backend(seed: u64) -> Box<dyn MulAcc> {
+    let simd = simd_backends();
+    match (seed % (simd.len() as u64 + 1)) as usize {
+        0 => Box::new(table()),
+        n => Box::new(simd[n - 1]),
+    }
 }
 
 /// splitmix64: scenario generation from one proptest seed.
@@ -155,7 +176,8 @@ struct Outcome {
 fn run_scenario(seed: u64, k: u8, t: usize, scheme: Scheme) -> Outcome {
     let mut rng = Rng(seed);
     let code = Code::new(scheme, k, t).unwrap();
-    let gfb = table();
+    let enc_backend = encoder_backend(seed >> 32);
+    let gfb = &*enc_backend;
 
     // Present positions (absent ones are never coded).
     let present_pct = if rng.chance(30) {
@@ -316,6 +338,14 @@ fn run_scenario(seed: u64, k: u8, t: usize, scheme: Scheme) -> Outcome {
             Ok(unknown)
         );
         assert_eq!(out2[..], out[..u * t]);
+        for b in simd_backends() {
+            out2.fill(0);
+            assert_eq!(
+                decode(&b, &code, &present, &held, &mut scratch, &mut out2),
+                Ok(unknown)
+            );
+            assert_eq!(out2[..], out[..u * t], "{:?}", b.isa());
+        }
     } else {
         assert_eq!(
             res,
@@ -371,6 +401,11 @@ proptest! {
 
     #[test]
     fn mds_small_blocks(seed in any::<u64>(), k in 1u8..=40, t in 2usize..=40) {
+        run_scenario(seed, k, t, Scheme::CauchyRs);
+    }
+
+    #[test]
+    fn mds_packet_sized(seed in any::<u64>(), k in 1u8..=64, t in 60usize..=1100) {
         run_scenario(seed, k, t, Scheme::CauchyRs);
     }
 

@@ -1,0 +1,681 @@
+//! x86_64 SIMD multiply-accumulate, one implementation for the kernel
+//! module and for user space.
+//!
+//! Backends ([`Isa`]): SSSE3 and AVX2 low/high-nibble `pshufb` loops (as in
+//! the kernel's lib/raid6), and GFNI `vgf2p8affineqb` on 32-byte (VEX, needs
+//! AVX) or 64-byte (EVEX, needs AVX-512F) vectors: one affine transform per
+//! vector multiplies every byte by the constant, whatever the polynomial.
+//!
+//! The loops are inline `asm!` over general-purpose operands only. That is
+//! what lets the same code build for the kernel's soft-float target, where
+//! LLVM can neither lower SIMD intrinsics nor allocate a vector register
+//! (so it holds no value in one that the loops could clobber; the kernel's
+//! FPU state is the caller's, saved by `kernel_fpu_begin`). In user space,
+//! where the compiler does use the vector registers, the asm declares
+//! xmm0..xmm15 clobbered (the loops use no higher register; clobbering an
+//! xmm register clobbers the ymm/zmm register it is the low part of).
+//!
+//! Two shapes, each at 1, 2 or 4 outputs per pass so that every source
+//! vector is loaded once for up to four products:
+//! * `mad`: several outputs += their coefficient · one source (the
+//!   streaming encoder: each source packet updates its block's m repairs);
+//! * `dot`: one output += Σ coefficient · source over up to [`DOT_MAX`]
+//!   sources, accumulated in a register and stored once (decoding and
+//!   coded retransmission, where all inputs are at hand).
+
+use super::{common, MulAcc};
+
+/// Most sources one `dot` pass accumulates before touching the output.
+pub const DOT_MAX: usize = 8;
+
+/// A SIMD instruction set the loops exist for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    /// SSSE3 `pshufb`, 16 bytes per step.
+    Ssse3,
+    /// AVX2 `vpshufb`, 32 bytes per step.
+    Avx2,
+    /// GFNI affine on ymm (GFNI + AVX), 32 bytes per step.
+    Gfni,
+    /// GFNI affine on zmm (GFNI + AVX-512F), 64 bytes per step.
+    Gfni512,
+}
+
+impl Isa {
+    /// Every backend, slowest first (the order a load-time benchmark
+    /// prints them in).
+    pub const ALL: [Isa; 4] = [Isa::Ssse3, Isa::Avx2, Isa::Gfni, Isa::Gfni512];
+
+    /// Short name, as the module's load message and the benchmarks print.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Isa::Ssse3 => "ssse3",
+            Isa::Avx2 => "avx2",
+            Isa::Gfni => "gfni",
+            Isa::Gfni512 => "gfni-avx512",
+        }
+    }
+
+    /// Bytes per vector step.
+    pub const fn width(self) -> usize {
+        match self {
+            Isa::Ssse3 => 16,
+            Isa::Avx2 | Isa::Gfni => 32,
+            Isa::Gfni512 => 64,
+        }
+    }
+
+    /// Whether the running CPU has it and the OS saves its register state
+    /// (CPUID and XCR0). For user space (tests, benchmarks, tools): the
+    /// kernel asks `boot_cpu_has` and `cpu_has_xfeatures`, which also
+    /// honour features the kernel was told to disable.
+    pub fn cpu_has(self) -> bool {
+        // SAFETY: CPUID exists on every x86_64 CPU. (`__cpuid_count` is a
+        // safe fn in newer Rust, unsafe in 1.85, hence the allow.)
+        #[allow(unused_unsafe)]
+        let (l1, l7) = unsafe {
+            (
+                core::arch::x86_64::__cpuid_count(1, 0),
+                core::arch::x86_64::__cpuid_count(7, 0),
+            )
+        };
+        let ssse3 = l1.ecx & (1 << 9) != 0;
+        let osxsave = l1.ecx & (1 << 27) != 0;
+        let avx = l1.ecx & (1 << 28) != 0;
+        let avx2 = l7.ebx & (1 << 5) != 0;
+        let avx512f = l7.ebx & (1 << 16) != 0;
+        let gfni = l7.ecx & (1 << 8) != 0;
+        let xcr0 = if osxsave { xcr0() } else { 0 };
+        let ymm = avx && xcr0 & 0x6 == 0x6;
+        let zmm = ymm && avx512f && xcr0 & 0xe6 == 0xe6;
+        match self {
+            Isa::Ssse3 => ssse3,
+            Isa::Avx2 => ymm && avx2,
+            Isa::Gfni => ymm && gfni,
+            Isa::Gfni512 => zmm && gfni,
+        }
+    }
+}
+
+/// XCR0, the register state the OS saves (only called with OSXSAVE set).
+fn xcr0() -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: XGETBV with ECX = 0 is valid whenever CPUID reports OSXSAVE,
+    // which the caller checked; it only reads a register.
+    unsafe {
+        core::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi,
+            options(nomem, nostack, preserves_flags));
+    }
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// Nibble tables of every constant, 32 bytes each: `lo[x & 15] ^ hi[x >> 4]`
+/// is c·x (built at compile time: 8 KiB of read-only data).
+static NIBBLES: [[u8; 32]; 256] = build_nibbles();
+/// GFNI affine matrices of every constant (2 KiB, compile time).
+static AFFINE: [u64; 256] = build_affine();
+
+const fn build_nibbles() -> [[u8; 32]; 256] {
+    let mut t = [[0u8; 32]; 256];
+    let mut c = 0;
+    while c < 256 {
+        let (lo, hi) = super::nibble_tables(c as u8);
+        let mut x = 0;
+        while x < 16 {
+            t[c][x] = lo[x];
+            t[c][16 + x] = hi[x];
+            x += 1;
+        }
+        c += 1;
+    }
+    t
+}
+
+/// The 8×8 bit matrix A of x ↦ c·x in `vgf2p8affineqb`'s layout: bit i of
+/// a result byte is the parity of `x & byte[7 − i]`, so byte 7 − i holds
+/// bit i of c·2^j at bit j.
+pub const fn affine_matrix(c: u8) -> u64 {
+    let mut a = 0u64;
+    let mut i = 0;
+    while i < 8 {
+        let mut row = 0u64;
+        let mut j = 0;
+        while j < 8 {
+            let p = super::mul_bitwise(c, 1 << j);
+            row |= (((p >> i) & 1) as u64) << j;
+            j += 1;
+        }
+        a |= row << (8 * (7 - i));
+        i += 1;
+    }
+    a
+}
+
+const fn build_affine() -> [u64; 256] {
+    let mut t = [0u64; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = affine_matrix(c as u8);
+        c += 1;
+    }
+    t
+}
+
+/// `asm!` with the vector registers declared clobbered where the compiler
+/// uses them (user space) and not where it cannot (the soft-float kernel
+/// target, which has no vector register class to name); see the module
+/// comment.
+macro_rules! vasm {
+    ($($t:tt)*) => {
+        #[cfg(target_feature = "sse2")]
+        core::arch::asm!(
+            $($t)*,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+            options(nostack)
+        );
+        #[cfg(not(target_feature = "sse2"))]
+        core::arch::asm!($($t)*, options(nostack));
+    };
+}
+
+// ---------------------------------------------------------------------------
+// The loops. Contract (callers in this file only): `len` is a non-zero
+// multiple of the ISA's width; every pointer is valid for `len` bytes
+// (reads for sources, reads and writes for outputs); outputs overlap
+// neither each other nor a source; `tbl` holds one table per output (mad)
+// or per source (dot): 32 bytes (nibble) or 8 (affine) each; the CPU has
+// the ISA and, in the kernel, the FPU is owned. Register use: tables in
+// v0..v7, source in v8 (low nibbles) and v9 (high), products in v10/v11,
+// the nibble mask in v15. AVX loops end in `vzeroupper`, so SSE code that
+// runs after them pays no transition penalty.
+// ---------------------------------------------------------------------------
+
+macro_rules! next {
+    ($w:literal) => {
+        concat!("add {off}, ", $w, "\ncmp {off}, {len}\njb 2b\n")
+    };
+}
+
+// Nibble mask 0x0f.. in v15.
+macro_rules! mask_sse {
+    () => {
+        "mov {k:e}, 0x0f0f0f0f\nmovd xmm15, {k:e}\npshufd xmm15, xmm15, 0\n"
+    };
+}
+macro_rules! mask_avx2 {
+    () => {
+        "mov {k:e}, 0x0f0f0f0f\nvmovd xmm15, {k:e}\nvpbroadcastd ymm15, xmm15\n"
+    };
+}
+
+// Nibble tables of one output: lo in v$lo, hi in v$hi, from tbl + $off.
+macro_rules! tbl_sse {
+    ($lo:literal, $hi:literal, $off:literal) => {
+        concat!(
+            "movdqu xmm",
+            $lo,
+            ", xmmword ptr [{t} + ",
+            $off,
+            "]\n",
+            "movdqu xmm",
+            $hi,
+            ", xmmword ptr [{t} + ",
+            $off,
+            " + 16]\n"
+        )
+    };
+}
+macro_rules! tbl_avx2 {
+    ($lo:literal, $hi:literal, $off:literal) => {
+        concat!(
+            "vbroadcasti128 ymm",
+            $lo,
+            ", xmmword ptr [{t} + ",
+            $off,
+            "]\n",
+            "vbroadcasti128 ymm",
+            $hi,
+            ", xmmword ptr [{t} + ",
+            $off,
+            " + 16]\n"
+        )
+    };
+}
+// Affine matrix of one output in v$m, from tbl + $off.
+macro_rules! tbl_aff {
+    ($v:literal, $m:literal, $off:literal) => {
+        concat!("vpbroadcastq ", $v, $m, ", qword ptr [{t} + ", $off, "]\n")
+    };
+}
+
+// Source vector at {s} + {off}, split into nibbles (nibble ISAs) or whole.
+macro_rules! split_sse {
+    () => {
+        "movdqu xmm8, xmmword ptr [{s} + {off}]\nmovdqa xmm9, xmm8\npsrlw xmm9, 4\npand xmm8, xmm15\npand xmm9, xmm15\n"
+    };
+}
+macro_rules! split_avx2 {
+    () => {
+        "vmovdqu ymm8, ymmword ptr [{s} + {off}]\nvpsrlw ymm9, ymm8, 4\nvpand ymm8, ymm8, ymm15\nvpand ymm9, ymm9, ymm15\n"
+    };
+}
+macro_rules! load_ymm {
+    () => {
+        "vmovdqu ymm8, ymmword ptr [{s} + {off}]\n"
+    };
+}
+macro_rules! load_zmm {
+    () => {
+        "vmovdqu64 zmm8, zmmword ptr [{s} + {off}]\n"
+    };
+}
+
+// One output of a mad step: [{$d} + {off}] ^= product.
+macro_rules! out_sse {
+    ($lo:literal, $hi:literal, $d:literal) => {
+        concat!(
+            "movdqa xmm10, xmm",
+            $lo,
+            "\npshufb xmm10, xmm8\n",
+            "movdqa xmm11, xmm",
+            $hi,
+            "\npshufb xmm11, xmm9\n",
+            "pxor xmm10, xmm11\n",
+            "movdqu xmm11, xmmword ptr [{",
+            $d,
+            "} + {off}]\n",
+            "pxor xmm10, xmm11\n",
+            "movdqu xmmword ptr [{",
+            $d,
+            "} + {off}], xmm10\n"
+        )
+    };
+}
+macro_rules! out_avx2 {
+    ($lo:literal, $hi:literal, $d:literal) => {
+        concat!(
+            "vpshufb ymm10, ymm",
+            $lo,
+            ", ymm8\n",
+            "vpshufb ymm11, ymm",
+            $hi,
+            ", ymm9\n",
+            "vpxor ymm10, ymm10, ymm11\n",
+            "vpxor ymm10, ymm10, ymmword ptr [{",
+            $d,
+            "} + {off}]\n",
+            "vmovdqu ymmword ptr [{",
+            $d,
+            "} + {off}], ymm10\n"
+        )
+    };
+}
+macro_rules! out_gfni {
+    ($m:literal, $d:literal) => {
+        concat!(
+            "vgf2p8affineqb ymm10, ymm8, ymm",
+            $m,
+            ", 0\n",
+            "vpxor ymm10, ymm10, ymmword ptr [{",
+            $d,
+            "} + {off}]\n",
+            "vmovdqu ymmword ptr [{",
+            $d,
+            "} + {off}], ymm10\n"
+        )
+    };
+}
+macro_rules! out_gfni512 {
+    ($m:literal, $d:literal) => {
+        concat!(
+            "vgf2p8affineqb zmm10, zmm8, zmm", $m, ", 0\n",
+            "vpxorq zmm10, zmm10, zmmword ptr [{", $d, "} + {off}]\n",
+            "vmovdqu64 zmmword ptr [{", $d, "} + {off}], zmm10\n"
+        )
+    };
+}
+
+/// One mad loop: `$n` outputs `[$d $i]` (operand name, index into `d`).
+macro_rules! mad_fn {
+    ($name:ident, $n:literal, [$($d:ident $i:literal),+], $tmpl:expr $(, $k:ident)?) => {
+        unsafe fn $name(s: *const u8, len: usize, d: &[*mut u8; $n], tbl: *const u8) {
+            // SAFETY: the loop contract above, which the callers check.
+            unsafe {
+                vasm!(
+                    $tmpl,
+                    s = in(reg) s, len = in(reg) len, t = in(reg) tbl,
+                    $($d = in(reg) d[$i],)+
+                    off = inout(reg) 0usize => _ $(, $k = out(reg) _)?
+                );
+            }
+        }
+    };
+}
+
+mad_fn!(mad1_ssse3, 1, [d0 0], concat!(
+    mask_sse!(), tbl_sse!("0", "1", "0"),
+    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), next!("16")), k);
+mad_fn!(mad2_ssse3, 2, [d0 0, d1 1], concat!(
+    mask_sse!(), tbl_sse!("0", "1", "0"), tbl_sse!("2", "3", "32"),
+    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), out_sse!("2", "3", "d1"), next!("16")), k);
+mad_fn!(mad4_ssse3, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
+    mask_sse!(), tbl_sse!("0", "1", "0"), tbl_sse!("2", "3", "32"),
+    tbl_sse!("4", "5", "64"), tbl_sse!("6", "7", "96"),
+    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), out_sse!("2", "3", "d1"),
+    out_sse!("4", "5", "d2"), out_sse!("6", "7", "d3"), next!("16")), k);
+
+mad_fn!(mad1_avx2, 1, [d0 0], concat!(
+    mask_avx2!(), tbl_avx2!("0", "1", "0"),
+    "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), next!("32"), "vzeroupper\n"), k);
+mad_fn!(mad2_avx2, 2, [d0 0, d1 1], concat!(
+    mask_avx2!(), tbl_avx2!("0", "1", "0"), tbl_avx2!("2", "3", "32"),
+    "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), out_avx2!("2", "3", "d1"),
+    next!("32"), "vzeroupper\n"), k);
+mad_fn!(mad4_avx2, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
+    mask_avx2!(), tbl_avx2!("0", "1", "0"), tbl_avx2!("2", "3", "32"),
+    tbl_avx2!("4", "5", "64"), tbl_avx2!("6", "7", "96"),
+    "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), out_avx2!("2", "3", "d1"),
+    out_avx2!("4", "5", "d2"), out_avx2!("6", "7", "d3"), next!("32"), "vzeroupper\n"), k);
+
+mad_fn!(mad1_gfni, 1, [d0 0], concat!(
+    tbl_aff!("ymm", "0", "0"),
+    "2:\n", load_ymm!(), out_gfni!("0", "d0"), next!("32"), "vzeroupper\n"));
+mad_fn!(mad2_gfni, 2, [d0 0, d1 1], concat!(
+    tbl_aff!("ymm", "0", "0"), tbl_aff!("ymm", "1", "8"),
+    "2:\n", load_ymm!(), out_gfni!("0", "d0"), out_gfni!("1", "d1"), next!("32"),
+    "vzeroupper\n"));
+mad_fn!(mad4_gfni, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
+    tbl_aff!("ymm", "0", "0"), tbl_aff!("ymm", "1", "8"),
+    tbl_aff!("ymm", "2", "16"), tbl_aff!("ymm", "3", "24"),
+    "2:\n", load_ymm!(), out_gfni!("0", "d0"), out_gfni!("1", "d1"),
+    out_gfni!("2", "d2"), out_gfni!("3", "d3"), next!("32"), "vzeroupper\n"));
+
+mad_fn!(mad1_gfni512, 1, [d0 0], concat!(
+    tbl_aff!("zmm", "0", "0"),
+    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), next!("64"), "vzeroupper\n"));
+mad_fn!(mad2_gfni512, 2, [d0 0, d1 1], concat!(
+    tbl_aff!("zmm", "0", "0"), tbl_aff!("zmm", "1", "8"),
+    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), out_gfni512!("1", "d1"), next!("64"),
+    "vzeroupper\n"));
+mad_fn!(mad4_gfni512, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
+    tbl_aff!("zmm", "0", "0"), tbl_aff!("zmm", "1", "8"),
+    tbl_aff!("zmm", "2", "16"), tbl_aff!("zmm", "3", "24"),
+    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), out_gfni512!("1", "d1"),
+    out_gfni512!("2", "d2"), out_gfni512!("3", "d3"), next!("64"), "vzeroupper\n"));
+
+/// One dot loop: for each vector step, v0 = Σ over the `n` sources
+/// (pointers at `p`, tables from `tbl` on, `$ts` bytes each) of the
+/// product, then [{d} + {off}] ^= v0. `$body` turns the source vector at
+/// {q} + {off} into the product in v1, using the table at {tp}.
+macro_rules! dot_fn {
+    ($name:ident, $w:literal, $ts:literal, $pro:expr, $zero:expr, $body:expr, $acc:expr,
+     $store:expr, $epi:expr $(, $k:ident)?) => {
+        unsafe fn $name(d: *mut u8, len: usize, p: *const *const u8, n: usize, tbl: *const u8) {
+            // SAFETY: the loop contract above, and `n` >= 1 pointers at `p`.
+            unsafe {
+                vasm!(
+                    concat!(
+                        $pro,
+                        "2:\n", $zero, "xor {i:e}, {i:e}\nmov {tp}, {t}\n",
+                        "3:\n", "mov {q}, qword ptr [{p} + 8*{i}]\n", $body, $acc,
+                        "add {tp}, ", $ts, "\ninc {i}\ncmp {i}, {n}\njb 3b\n",
+                        $store, next!($w), $epi
+                    ),
+                    d = in(reg) d, len = in(reg) len, p = in(reg) p, n = in(reg) n,
+                    t = in(reg) tbl, off = inout(reg) 0usize => _, i = out(reg) _,
+                    tp = out(reg) _, q = out(reg) _ $(, $k = out(reg) _)?
+                );
+            }
+        }
+    };
+}
+
+dot_fn!(dot_ssse3, "16", "32", mask_sse!(), "pxor xmm0, xmm0\n",
+    concat!(
+        "movdqu xmm8, xmmword ptr [{q} + {off}]\nmovdqa xmm9, xmm8\npsrlw xmm9, 4\n",
+        "pand xmm8, xmm15\npand xmm9, xmm15\n",
+        "movdqu xmm1, xmmword ptr [{tp}]\nmovdqu xmm2, xmmword ptr [{tp} + 16]\n",
+        "pshufb xmm1, xmm8\npshufb xmm2, xmm9\npxor xmm1, xmm2\n"
+    ),
+    "pxor xmm0, xmm1\n",
+    "movdqu xmm1, xmmword ptr [{d} + {off}]\npxor xmm0, xmm1\nmovdqu xmmword ptr [{d} + {off}], xmm0\n",
+    "", k);
+dot_fn!(
+    dot_avx2,
+    "32",
+    "32",
+    mask_avx2!(),
+    "vpxor ymm0, ymm0, ymm0\n",
+    concat!(
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\nvpsrlw ymm9, ymm8, 4\n",
+        "vpand ymm8, ymm8, ymm15\nvpand ymm9, ymm9, ymm15\n",
+        "vbroadcasti128 ymm1, xmmword ptr [{tp}]\nvbroadcasti128 ymm2, xmmword ptr [{tp} + 16]\n",
+        "vpshufb ymm1, ymm1, ymm8\nvpshufb ymm2, ymm2, ymm9\nvpxor ymm1, ymm1, ymm2\n"
+    ),
+    "vpxor ymm0, ymm0, ymm1\n",
+    "vpxor ymm0, ymm0, ymmword ptr [{d} + {off}]\nvmovdqu ymmword ptr [{d} + {off}], ymm0\n",
+    "vzeroupper\n",
+    k
+);
+dot_fn!(
+    dot_gfni,
+    "32",
+    "8",
+    "",
+    "vpxor ymm0, ymm0, ymm0\n",
+    concat!(
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\nvpbroadcastq ymm1, qword ptr [{tp}]\n",
+        "vgf2p8affineqb ymm1, ymm8, ymm1, 0\n"
+    ),
+    "vpxor ymm0, ymm0, ymm1\n",
+    "vpxor ymm0, ymm0, ymmword ptr [{d} + {off}]\nvmovdqu ymmword ptr [{d} + {off}], ymm0\n",
+    "vzeroupper\n"
+);
+dot_fn!(
+    dot_gfni512,
+    "64",
+    "8",
+    "",
+    "vpxorq zmm0, zmm0, zmm0\n",
+    concat!(
+        "vmovdqu64 zmm8, zmmword ptr [{q} + {off}]\nvpbroadcastq zmm1, qword ptr [{tp}]\n",
+        "vgf2p8affineqb zmm1, zmm8, zmm1, 0\n"
+    ),
+    "vpxorq zmm0, zmm0, zmm1\n",
+    "vpxorq zmm0, zmm0, zmmword ptr [{d} + {off}]\nvmovdqu64 zmmword ptr [{d} + {off}], zmm0\n",
+    "vzeroupper\n"
+);
+
+/// A [`MulAcc`] backend over one [`Isa`]'s loops. Holding one is the proof
+/// that the ISA may be used here, hence the unsafe constructor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Simd(Isa);
+
+impl Simd {
+    /// # Safety
+    /// The CPU (and OS) must support `isa`, and in the kernel the value may
+    /// only be used while the FPU is owned (`kernel_fpu_begin`).
+    pub const unsafe fn new_unchecked(isa: Isa) -> Self {
+        Simd(isa)
+    }
+
+    /// The instruction set.
+    pub const fn isa(self) -> Isa {
+        self.0
+    }
+
+    /// Up to four outputs `d[n] ^= coefs[n]·s` over `bulk` bytes, a
+    /// multiple of the width. The caller has checked the loop contract but
+    /// for the tables, built here.
+    ///
+    /// # Safety
+    /// The loop contract (see above) for `s`, `d` and `bulk`.
+    unsafe fn mad(self, s: *const u8, bulk: usize, d: &[*mut u8], coefs: &[u8]) {
+        let mut nib = [0u8; 128];
+        let mut aff = [0u64; 4];
+        for (n, &c) in coefs.iter().take(4).enumerate() {
+            if let Some(t) = nib.get_mut(n * 32..n * 32 + 32) {
+                t.copy_from_slice(&NIBBLES[c as usize]);
+            }
+            if let Some(a) = aff.get_mut(n) {
+                *a = AFFINE[c as usize];
+            }
+        }
+        let (nt, at) = (nib.as_ptr(), aff.as_ptr().cast::<u8>());
+        // SAFETY: the caller's contract; the tables are on this stack frame.
+        unsafe {
+            match (self.0, d) {
+                (Isa::Ssse3, [a]) => mad1_ssse3(s, bulk, &[*a], nt),
+                (Isa::Ssse3, [a, b]) => mad2_ssse3(s, bulk, &[*a, *b], nt),
+                (Isa::Ssse3, [a, b, c, e]) => mad4_ssse3(s, bulk, &[*a, *b, *c, *e], nt),
+                (Isa::Avx2, [a]) => mad1_avx2(s, bulk, &[*a], nt),
+                (Isa::Avx2, [a, b]) => mad2_avx2(s, bulk, &[*a, *b], nt),
+                (Isa::Avx2, [a, b, c, e]) => mad4_avx2(s, bulk, &[*a, *b, *c, *e], nt),
+                (Isa::Gfni, [a]) => mad1_gfni(s, bulk, &[*a], at),
+                (Isa::Gfni, [a, b]) => mad2_gfni(s, bulk, &[*a, *b], at),
+                (Isa::Gfni, [a, b, c, e]) => mad4_gfni(s, bulk, &[*a, *b, *c, *e], at),
+                (Isa::Gfni512, [a]) => mad1_gfni512(s, bulk, &[*a], at),
+                (Isa::Gfni512, [a, b]) => mad2_gfni512(s, bulk, &[*a, *b], at),
+                (Isa::Gfni512, [a, b, c, e]) => mad4_gfni512(s, bulk, &[*a, *b, *c, *e], at),
+                _ => {}
+            }
+        }
+    }
+
+    /// Splits `len` into the vector part and the byte tail.
+    fn bulk(self, len: usize) -> usize {
+        len - len % self.0.width()
+    }
+}
+
+/// dst ^= c·src byte by byte with the nibble table (tails of the loops).
+fn tail(dst: &mut [u8], src: &[u8], c: u8) {
+    let t = &NIBBLES[c as usize];
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d ^= t[(*s & 15) as usize] ^ t[16 + (*s >> 4) as usize];
+    }
+}
+
+impl MulAcc for Simd {
+    fn as_dyn(&self) -> &dyn MulAcc {
+        self
+    }
+    fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
+        let (dst, src) = common(dst, src);
+        if c == 0 {
+            return;
+        }
+        let bulk = self.bulk(src.len());
+        if bulk > 0 {
+            // SAFETY: both slices hold `bulk` bytes and cannot overlap
+            // (one is borrowed mutably); `new_unchecked`'s contract.
+            unsafe { self.mad(src.as_ptr(), bulk, &[dst.as_mut_ptr()], &[c]) };
+        }
+        if let (Some(d), Some(s)) = (dst.get_mut(bulk..), src.get(bulk..)) {
+            tail(d, s, c);
+        }
+    }
+
+    fn mul_acc_rows(&self, dst: &mut [u8], stride: usize, src: &[u8], coefs: &[u8]) {
+        let len = src.len();
+        let rows = coefs.len();
+        // The loops need disjoint, whole rows; anything else takes the
+        // row-at-a-time definition.
+        let fits = rows
+            .checked_sub(1)
+            .and_then(|r| r.checked_mul(stride))
+            .and_then(|x| x.checked_add(len))
+            .is_some_and(|end| end <= dst.len());
+        if stride < len || !fits {
+            return super::mul_acc_rows_each(self, dst, stride, src, coefs);
+        }
+        let bulk = self.bulk(len);
+        if bulk > 0 {
+            let base = dst.as_mut_ptr();
+            let mut n = 0;
+            while n < rows {
+                let g = match rows - n {
+                    1 => 1,
+                    2 | 3 => 2,
+                    _ => 4,
+                };
+                let mut d = [base; 4];
+                for (x, p) in d.iter_mut().enumerate().take(g) {
+                    // SAFETY: row n + x starts at (n + x)·stride, inside
+                    // `dst` (`fits`), and rows are disjoint (stride >= len).
+                    *p = unsafe { base.add((n + x) * stride) };
+                }
+                let (Some(dg), Some(cg)) = (d.get(..g), coefs.get(n..n + g)) else {
+                    break;
+                };
+                // SAFETY: as above; `src` is borrowed shared, `dst` mutably,
+                // so they do not overlap; `new_unchecked`'s contract.
+                unsafe { self.mad(src.as_ptr(), bulk, dg, cg) };
+                n += g;
+            }
+        }
+        if bulk < len {
+            for (r, &c) in coefs.iter().enumerate() {
+                let at = r * stride + bulk;
+                if let (Some(d), Some(s)) = (dst.get_mut(at..at + len - bulk), src.get(bulk..)) {
+                    tail(d, s, c);
+                }
+            }
+        }
+    }
+
+    fn dot_acc(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        let len = dst.len();
+        if srcs.iter().any(|s| s.len() < len) {
+            return super::dot_acc_each(self, dst, srcs, coefs);
+        }
+        let bulk = self.bulk(len);
+        let wide = !matches!(self.0, Isa::Ssse3 | Isa::Avx2);
+        for (ss, cs) in srcs.chunks(DOT_MAX).zip(coefs.chunks(DOT_MAX)) {
+            let n = ss.len().min(cs.len());
+            if bulk > 0 && n > 0 {
+                let mut p = [core::ptr::null::<u8>(); DOT_MAX];
+                let mut nib = [0u8; 32 * DOT_MAX];
+                let mut aff = [0u64; DOT_MAX];
+                for (x, (s, &c)) in ss.iter().zip(cs).enumerate() {
+                    if let (Some(pp), Some(t), Some(a)) = (
+                        p.get_mut(x),
+                        nib.get_mut(x * 32..x * 32 + 32),
+                        aff.get_mut(x),
+                    ) {
+                        *pp = s.as_ptr();
+                        t.copy_from_slice(&NIBBLES[c as usize]);
+                        *a = AFFINE[c as usize];
+                    }
+                }
+                let d = dst.as_mut_ptr();
+                let tbl = if wide {
+                    aff.as_ptr().cast::<u8>()
+                } else {
+                    nib.as_ptr()
+                };
+                // SAFETY: n >= 1 sources of at least `len` >= `bulk` bytes,
+                // shared borrows that cannot overlap the mutable `dst`;
+                // `new_unchecked`'s contract.
+                unsafe {
+                    match self.0 {
+                        Isa::Ssse3 => dot_ssse3(d, bulk, p.as_ptr(), n, tbl),
+                        Isa::Avx2 => dot_avx2(d, bulk, p.as_ptr(), n, tbl),
+                        Isa::Gfni => dot_gfni(d, bulk, p.as_ptr(), n, tbl),
+                        Isa::Gfni512 => dot_gfni512(d, bulk, p.as_ptr(), n, tbl),
+                    }
+                }
+            }
+            if let Some(d) = dst.get_mut(bulk..) {
+                for (s, &c) in ss.iter().zip(cs) {
+                    if let Some(s) = s.get(bulk..) {
+                        tail(d, s, c);
+                    }
+                }
+            }
+        }
+    }
+}
