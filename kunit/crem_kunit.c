@@ -37,11 +37,13 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 CREM_RS_TEST(gf_tables_match_definition)
 CREM_RS_TEST(gf_tables_mul_acc)
 CREM_RS_TEST(coding_example_roundtrip)
+CREM_RS_TEST(gf_simd_matches_scalar)
 
 static struct kunit_case crem_gf_cases[] = {
 	KUNIT_CASE(gf_tables_match_definition),
 	KUNIT_CASE(gf_tables_mul_acc),
 	KUNIT_CASE(coding_example_roundtrip),
+	KUNIT_CASE(gf_simd_matches_scalar),
 	{}
 };
 

@@ -13,6 +13,7 @@ pub mod crem_core;
 
 mod ffi;
 mod flow;
+mod gf;
 mod hook;
 mod host;
 mod inject;
@@ -58,7 +59,7 @@ impl Drop for Registration {
 
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        flow::gf_init();
+        gf::init()?;
         let forward_marks = inject::ForwardMarks::new()?;
         let glue = Registration::new()?;
         pr_info!(

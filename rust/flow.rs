@@ -15,13 +15,12 @@ use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, Prop
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
-use crate::crem_core::gf::MulTable;
+use crate::gf::Coder;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::host::{self, Host};
-use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
 use core::mem::size_of;
 
@@ -50,25 +49,6 @@ struct SenderEngine {
 
 struct ReceiverEngine {
     flow: KReceiver,
-}
-
-/// GF(2^8) multiplication table, built once at module load.
-struct Gf(UnsafeCell<MulTable>);
-// SAFETY: written only by `gf_init` before any flow exists, read-only after.
-unsafe impl Sync for Gf {}
-static GF: Gf = Gf(UnsafeCell::new(MulTable {
-    rows: [[0; 256]; 256],
-}));
-
-/// Builds the GF table (module init, before the C half registers).
-pub(crate) fn gf_init() {
-    // SAFETY: module init runs once, before any reader can exist.
-    unsafe { (*GF.0.get()).init() };
-}
-
-fn gf() -> &'static MulTable {
-    // SAFETY: see `Gf`: no writer after `gf_init`.
-    unsafe { &*GF.0.get() }
 }
 
 /// Symbol length for an RDMA MTU: BTH + RETH + ImmDt + payload + ICRC, + 2.
@@ -292,7 +272,7 @@ macro_rules! with_sender {
         let $e = unsafe { sender($eng) };
         let mut store = $h.alias();
         let $io = &mut CsfIo {
-            gf: gf(),
+            gf: &Coder::chosen(),
             sink: &mut $h,
             store: &mut store,
             scratch: &mut ws.msg[..],
@@ -427,7 +407,7 @@ fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<
         return;
     };
     let mut w = Workspace {
-        gf: gf(),
+        gf: &Coder::chosen(),
         scratch: ws.scratch,
         out: ws.out,
     };
@@ -485,7 +465,7 @@ extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now
             return;
         };
         let mut w = Workspace {
-            gf: gf(),
+            gf: &Coder::chosen(),
             scratch: ws.scratch,
             out: ws.out,
         };
@@ -542,7 +522,7 @@ extern "C" fn crem_rs_engine_fini(
             if let Some(ws) = workspace() {
                 let mut store = h.alias();
                 let io = &mut CsfIo {
-                    gf: gf(),
+                    gf: &Coder::chosen(),
                     sink: &mut h,
                     store: &mut store,
                     scratch: &mut ws.msg[..],

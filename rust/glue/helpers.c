@@ -9,6 +9,18 @@
 #include <net/netfilter/nf_conntrack.h>
 #include "helpers.h"
 
+#ifdef CONFIG_X86
+void crem_h_kernel_fpu_begin(void)
+{
+	kernel_fpu_begin();
+}
+
+bool crem_h_boot_cpu_has(unsigned int feature)
+{
+	return boot_cpu_has(feature);
+}
+#endif
+
 void crem_h_local_bh_disable(void)
 {
 	local_bh_disable();

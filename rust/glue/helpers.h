@@ -16,9 +16,20 @@
 #include <linux/percpu.h>
 #include <net/ip.h>
 #include <net/route.h>
+#ifdef CONFIG_X86
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+#include <asm/fpu/types.h>
+#endif
 
 /* The okfn of a netfilter hook (NF_HOOK). */
 typedef int (*crem_h_okfn)(struct net *net, struct sock *sk, struct sk_buff *skb);
+
+#ifdef CONFIG_X86
+/* asm/fpu/api.h, asm/cpufeature.h */
+void crem_h_kernel_fpu_begin(void);
+bool crem_h_boot_cpu_has(unsigned int feature);
+#endif
 
 /* bottom_half.h */
 void crem_h_local_bh_disable(void);

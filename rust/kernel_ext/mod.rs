@@ -6,6 +6,8 @@
 //! they need are one-line wrappers in `glue/helpers.c`.
 
 pub(crate) mod bh;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod fpu;
 pub(crate) mod netdev;
 pub(crate) mod percpu;
 pub(crate) mod rcu;
