@@ -11,7 +11,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/ffi.rs rust/flow.rs rust/hoo
 	rust/glue rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench connects clean help netlink-gen \
+	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench bench-gf connects clean help netlink-gen \
 	install install-module install-tools uninstall uninstall-module uninstall-tools \
 	check-install ctl-release
 
@@ -29,6 +29,7 @@ help:
 	@echo "make fuzz-kernel  fuzz crem.ko in a debug-kernel VM: CREM datagrams and genetlink"
 	@echo "                  for FUZZ_KERNEL_SECONDS (default 120; FUZZ_SEED= replays)"
 	@echo "make bench        crem-core benchmarks (GF(2^8), coding)"
+	@echo "make bench-gf     crem's encoder/decoder against ISA-L (libisal), cell by cell"
 	@echo "make connects     RDMA CM connection failures per 100, with and without CREM"
 	@echo "                  (CONNECTS_TRIALS, default 15; CONNECTS_LOSS, default 0)"
 	@echo "make install      crem.ko (modules_install, depmod), crem-ctl, man pages, completions,"
@@ -95,6 +96,12 @@ fuzz-kernel: module-debug
 
 bench:
 	cargo bench -p crem-core
+
+# crem's GF(2^8) coder (the module's code, its backend chosen as at load)
+# against ISA-L's ec_encode_data on the same cells; about 30 s. Figures in
+# docs/perf.md.
+bench-gf:
+	cargo run --release -q -p crem-gf-bench
 
 # About 6 min a boot under TCG, two boots per loss.
 connects: module

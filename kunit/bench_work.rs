@@ -178,12 +178,14 @@ impl fmt::Display for Dec {
     }
 }
 
-/// GF(2^8) multiply-accumulate throughput of the scalar table backend: one
-/// operation is `acc ^= c_j · S_j` over the 64 symbols of 1100 octets.
-/// Writes `crem-bench: gf_mul_acc MB/s=.. bytes=.. ns=..` (the best round).
+/// GF(2^8) multiply-accumulate throughput of backend `gf` (named `name`;
+/// `None`: the arena's scalar table): one operation is `acc ^= c_j · S_j`
+/// over the 64 symbols of 1100 octets. Writes
+/// `crem-bench: gf_mul_acc MB/s=.. bytes=.. ns=.. (NAME, ..)` (the best round).
 pub(super) fn gf_mul_acc(
     clock: &mut impl FnMut() -> u64,
     a: &mut Arena,
+    gf: Option<(&str, &dyn MulAcc)>,
     w: &mut dyn Write,
 ) -> bool {
     let Arena {
@@ -192,18 +194,19 @@ pub(super) fn gf_mul_acc(
         acc,
         ..
     } = a;
+    let (name, gf): (&str, &dyn MulAcc) = gf.unwrap_or(("scalar", &*table));
     let r = best_round(clock, 1, || {
         for (j, s) in symbols.chunks_exact(SYMBOL_LEN).enumerate() {
             // Coefficients 2..=255: 0 and 1 take the skip and XOR paths.
             let c = 2 + (j.wrapping_mul(37) % 254) as u8;
-            table.mul_acc(&mut acc[..], black_box(s), c);
+            gf.mul_acc(&mut acc[..], black_box(s), c);
         }
         black_box(&mut acc[..]);
     });
     let bytes = r.ops.saturating_mul((SYMBOLS * SYMBOL_LEN) as u64);
     let _ = write!(
         w,
-        "crem-bench: gf_mul_acc MB/s={} bytes={bytes} ns={} (scalar, {SYMBOLS}x{SYMBOL_LEN} B)",
+        "crem-bench: gf_mul_acc MB/s={} bytes={bytes} ns={} ({name}, {SYMBOLS}x{SYMBOL_LEN} B)",
         Dec(bytes.saturating_mul(1000), r.ns),
         r.ns
     );
@@ -277,12 +280,14 @@ impl Sink for DropSink {
 /// retention accounting and, for m > 0, encoding into m repairs) for the
 /// WRITE packet with increasing PSNs, k = 32, a fake clock advancing 100 ns a
 /// packet, and an RDMA ACK every k packets releasing the block before the
-/// last (so one or two blocks are held, as on a clean path). Writes
-/// `crem-bench: csf_per_packet k=32 m=.. ns=.. packets=..`.
+/// last (so one or two blocks are held, as on a clean path), coding with
+/// `gf` as in [`gf_mul_acc`]. Writes
+/// `crem-bench: csf_per_packet k=32 m=.. gf=NAME ns=.. packets=..`.
 pub(super) fn csf_per_packet(
     clock: &mut impl FnMut() -> u64,
     a: &mut Arena,
     m: u8,
+    gf: Option<(&str, &dyn MulAcc)>,
     w: &mut dyn Write,
 ) -> bool {
     let Arena {
@@ -304,13 +309,14 @@ pub(super) fn csf_per_packet(
         let _ = write!(w, "csf: configuration k={K} m={m} T={T} rejected");
         return false;
     }
+    let (name, gf): (&str, &dyn MulAcc) = gf.unwrap_or(("scalar", &*table));
     let (mut store, mut sink) = (NoStore, DropSink(0));
     let (mut psn, mut now, mut retained, mut total) = (0u32, 0u64, 0u64, 0u64);
     let r = best_round(clock, PACKET_BATCH, || {
         set_psn(pkt, psn);
         now = now.wrapping_add(100);
         let mut io = CsfIo {
-            gf: &*table,
+            gf,
             sink: &mut sink,
             store: &mut store,
             scratch: &mut scratch[..],
@@ -336,7 +342,7 @@ pub(super) fn csf_per_packet(
     }
     let _ = write!(
         w,
-        "crem-bench: csf_per_packet k={K} m={m} ns={} packets={}",
+        "crem-bench: csf_per_packet k={K} m={m} gf={name} ns={} packets={}",
         Dec(r.ns, r.ops),
         r.ops
     );

@@ -69,15 +69,19 @@ static struct kunit_suite crem_inject_suite = {
 };
 
 CREM_RS_BENCH(gf_mul_acc_throughput)
+CREM_RS_BENCH(gf_mul_acc_throughput_chosen)
 CREM_RS_BENCH(roce_parse_per_packet)
 CREM_RS_BENCH(csf_per_packet)
 CREM_RS_BENCH(csf_per_packet_m4)
+CREM_RS_BENCH(csf_per_packet_m4_chosen)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
+	KUNIT_CASE(gf_mul_acc_throughput_chosen),
 	KUNIT_CASE(roce_parse_per_packet),
 	KUNIT_CASE(csf_per_packet),
 	KUNIT_CASE(csf_per_packet_m4),
+	KUNIT_CASE(csf_per_packet_m4_chosen),
 	{}
 };
 

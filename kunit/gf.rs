@@ -205,19 +205,16 @@ fn fill(buf: &mut [u8], mut x: u32) {
 /// of 1..=9 rows (every 4/2/1 grouping) with gapped strides, and dot
 /// products of 1..=20 sources (more than one pass of DOT_MAX).
 #[cfg(target_arch = "x86_64")]
-fn simd_matches(
-    t: &MulTable,
-    c: &crate::gf::Coder,
-    bufs: &mut [u8],
-    w: &mut dyn Write,
-) -> bool {
+fn simd_matches(t: &MulTable, c: &crate::gf::Coder, bufs: &mut [u8], w: &mut dyn Write) -> bool {
     const N: usize = 2400;
     let (src, rest) = bufs.split_at_mut(24 * N);
     let (want, got) = rest.split_at_mut(10 * N);
     fill(src, 0x1234_5678);
-    for (i, len) in [1usize, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 1100, 1103, 2400]
-        .into_iter()
-        .enumerate()
+    for (i, len) in [
+        1usize, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 1100, 1103, 2400,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let coef = 2 + (i as u8).wrapping_mul(29);
         fill(want, len as u32);

@@ -15,11 +15,11 @@ use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, Prop
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
-use crate::gf::Coder;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
+use crate::gf::Coder;
 use crate::host::{self, Host};
 use core::ffi::{c_int, c_void};
 use core::mem::size_of;

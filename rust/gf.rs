@@ -11,9 +11,9 @@
 //! FPU (a transmit path's checksum or crypto). Where the FPU cannot be taken
 //! (`irq_fpu_usable()` false) the batch runs on the table: same result.
 
-use crate::crem_core::gf::{MulAcc, MulTable};
 #[cfg(target_arch = "x86_64")]
 use crate::crem_core::gf::x86::{Isa, Simd};
+use crate::crem_core::gf::{MulAcc, MulTable};
 #[cfg(target_arch = "x86_64")]
 use crate::kernel_ext::fpu;
 use core::cell::UnsafeCell;
@@ -153,7 +153,9 @@ fn now_ns() -> u64 {
 
 /// MB/s of multiply-accumulate `c` reaches on the benchmark work in `buf`.
 fn rate(c: &Coder, buf: &mut [u8]) -> u64 {
-    let (src, rows) = buf.split_at_mut(BENCH_T);
+    let Some((src, rows)) = buf.split_at_mut_checked(BENCH_T) else {
+        return 0;
+    };
     let coefs = [0x8e, 0x1d, 0xc3, 0x57];
     let (start, mut calls) = (now_ns(), 0u64);
     let mut ns = 0;
@@ -161,7 +163,7 @@ fn rate(c: &Coder, buf: &mut [u8]) -> u64 {
         for _ in 0..16 {
             c.batch(&mut |g| g.mul_acc_rows(rows, BENCH_T, src, &coefs));
         }
-        calls += 16;
+        calls = calls.saturating_add(16);
         ns = now_ns().saturating_sub(start);
     }
     let bytes = calls.saturating_mul((BENCH_T * BENCH_ROWS) as u64);

@@ -173,6 +173,7 @@ if [ "$variant" != debug ]; then
   step core-rustc-1.85 env RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$top/target/rustc-1.85" \
     cargo build -p crem-core --lib
   step module-build module_build module
+  step simd-object "$here/simd-object.sh" "$top/crem.ko"
   step kunit-build module_build module-kunit
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.

@@ -6,7 +6,8 @@
 //! separates the cost of the emulator from that of the kernel.
 //!
 //! Prints `crem-bench: gf_mul_acc MB/s=..`, `crem-bench: roce_parse ns=..`
-//! and `crem-bench: csf_per_packet k=32 m=0|4 ns=..` lines, as the kernel does.
+//! and `crem-bench: csf_per_packet k=32 m=0|4 gf=.. ns=..` lines, as the
+//! kernel does, for the scalar table and every SIMD backend this CPU has.
 
 use crem_core as cc;
 use std::time::Instant;
@@ -24,15 +25,41 @@ fn main() {
     };
     let t0 = Instant::now();
     let mut clock = || t0.elapsed().as_nanos() as u64;
+    // The SIMD backends this CPU has, as the module would time them; the
+    // m = 4 case runs on the table and on each, in this one run.
+    #[cfg(target_arch = "x86_64")]
+    let simd: Vec<cc::gf::x86::Simd> = cc::gf::x86::Isa::ALL
+        .into_iter()
+        .filter(|i| i.cpu_has())
+        // SAFETY: detected; user space needs no FPU section.
+        .map(|i| unsafe { cc::gf::x86::Simd::new_unchecked(i) })
+        .collect();
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd: Vec<cc::gf::RowPerCall> = Vec::new();
+    let named: Vec<(&str, &dyn cc::gf::MulAcc)> = simd
+        .iter()
+        .map(|s| (s.isa().name(), s as &dyn cc::gf::MulAcc))
+        .collect();
     let mut ok = true;
-    for case in 0..4 {
-        let mut line = String::new();
-        ok &= match case {
-            0 => work::gf_mul_acc(&mut clock, &mut a, &mut line),
-            1 => work::roce_parse(&mut clock, &mut a, &mut line),
-            2 => work::csf_per_packet(&mut clock, &mut a, 0, &mut line),
-            _ => work::csf_per_packet(&mut clock, &mut a, 4, &mut line),
-        };
+    let mut line = String::new();
+    ok &= work::gf_mul_acc(&mut clock, &mut a, None, &mut line);
+    println!("{line}");
+    for &g in &named {
+        line.clear();
+        ok &= work::gf_mul_acc(&mut clock, &mut a, Some(g), &mut line);
+        println!("{line}");
+    }
+    line.clear();
+    ok &= work::roce_parse(&mut clock, &mut a, &mut line);
+    println!("{line}");
+    for m in [0u8, 4] {
+        line.clear();
+        ok &= work::csf_per_packet(&mut clock, &mut a, m, None, &mut line);
+        println!("{line}");
+    }
+    for &g in &named {
+        line.clear();
+        ok &= work::csf_per_packet(&mut clock, &mut a, 4, Some(g), &mut line);
         println!("{line}");
     }
     if !ok {

@@ -592,7 +592,7 @@ impl<'s> Dot<'s> {
         if let (Some(sp), Some(cp)) = (self.srcs.get_mut(self.n), self.coefs.get_mut(self.n)) {
             *sp = s;
             *cp = c;
-            self.n += 1;
+            self.n = self.n.wrapping_add(1); // < DOT_GROUP
         }
         if self.n == DOT_GROUP {
             self.flush(gf, out);
@@ -689,7 +689,7 @@ impl BlockEncoder {
         let t = self.code.t();
         gf.batch(&mut |gf| {
             self.for_coefficient_groups(j, |n, coefs| {
-                if let Some(rows) = repairs.get_mut(n * t..) {
+                if let Some(rows) = repairs.get_mut(n.wrapping_mul(t)..) {
                     gf.mul_acc_rows(rows, t, symbol, coefs);
                 }
             })
@@ -705,7 +705,7 @@ impl BlockEncoder {
     fn for_coefficient_groups(&self, j: u8, mut f: impl FnMut(usize, &[u8])) {
         let mut n = 0u8;
         while n < self.m {
-            let g = (self.m - n).min(COEF_GROUP as u8);
+            let g = self.m.wrapping_sub(n).min(COEF_GROUP as u8);
             let mut coefs = [0u8; COEF_GROUP];
             for (x, c) in coefs.iter_mut().enumerate().take(g as usize) {
                 let i = self.first.wrapping_add(n).wrapping_add(x as u8);
@@ -713,7 +713,7 @@ impl BlockEncoder {
                 *c = self.code.coefficient(i, j).unwrap_or(0);
             }
             f(n as usize, coefs.get(..g as usize).unwrap_or(&[]));
-            n += g;
+            n = n.wrapping_add(g); // <= m
         }
     }
 
@@ -749,7 +749,7 @@ impl BlockEncoder {
             self.for_coefficient_groups(j, |n, coefs| {
                 // Row n's prefix at n·T, its body from n·T + 2; the zero
                 // padding contributes nothing.
-                if let Some(rows) = repairs.get_mut(n * t..) {
+                if let Some(rows) = repairs.get_mut(n.wrapping_mul(t)..) {
                     gf.mul_acc_rows(rows, t, &prefix, coefs);
                     if let Some(bodies) = rows.get_mut(LENGTH_PREFIX..) {
                         gf.mul_acc_rows(bodies, t, payload, coefs);

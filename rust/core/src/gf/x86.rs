@@ -517,7 +517,8 @@ impl Simd {
         let mut nib = [0u8; 128];
         let mut aff = [0u64; 4];
         for (n, &c) in coefs.iter().take(4).enumerate() {
-            if let Some(t) = nib.get_mut(n * 32..n * 32 + 32) {
+            let at = n.wrapping_mul(32); // n < 4
+            if let Some(t) = nib.get_mut(at..at.wrapping_add(32)) {
                 t.copy_from_slice(&NIBBLES[c as usize]);
             }
             if let Some(a) = aff.get_mut(n) {
@@ -547,7 +548,8 @@ impl Simd {
 
     /// Splits `len` into the vector part and the byte tail.
     fn bulk(self, len: usize) -> usize {
-        len - len % self.0.width()
+        // Widths are powers of two.
+        len & !(self.0.width().wrapping_sub(1))
     }
 }
 
@@ -597,30 +599,32 @@ impl MulAcc for Simd {
             let base = dst.as_mut_ptr();
             let mut n = 0;
             while n < rows {
-                let g = match rows - n {
+                let g = match rows.wrapping_sub(n) {
                     1 => 1,
                     2 | 3 => 2,
                     _ => 4,
                 };
                 let mut d = [base; 4];
-                for (x, p) in d.iter_mut().enumerate().take(g) {
+                for (x, p) in (0..g).zip(d.iter_mut()) {
                     // SAFETY: row n + x starts at (n + x)·stride, inside
                     // `dst` (`fits`), and rows are disjoint (stride >= len).
-                    *p = unsafe { base.add((n + x) * stride) };
+                    *p = unsafe { base.add(n.wrapping_add(x).wrapping_mul(stride)) };
                 }
-                let (Some(dg), Some(cg)) = (d.get(..g), coefs.get(n..n + g)) else {
+                let (Some(dg), Some(cg)) = (d.get(..g), coefs.get(n..n.wrapping_add(g))) else {
                     break;
                 };
                 // SAFETY: as above; `src` is borrowed shared, `dst` mutably,
                 // so they do not overlap; `new_unchecked`'s contract.
                 unsafe { self.mad(src.as_ptr(), bulk, dg, cg) };
-                n += g;
+                n = n.wrapping_add(g); // n <= rows
             }
         }
         if bulk < len {
-            for (r, &c) in coefs.iter().enumerate() {
-                let at = r * stride + bulk;
-                if let (Some(d), Some(s)) = (dst.get_mut(at..at + len - bulk), src.get(bulk..)) {
+            for (r, &c) in (0..rows).zip(coefs) {
+                // Inside `dst` (`fits`): no wrap.
+                let at = r.wrapping_mul(stride).wrapping_add(bulk);
+                let end = at.wrapping_add(len.wrapping_sub(bulk));
+                if let (Some(d), Some(s)) = (dst.get_mut(at..end), src.get(bulk..)) {
                     tail(d, s, c);
                 }
             }
@@ -640,10 +644,11 @@ impl MulAcc for Simd {
                 let mut p = [core::ptr::null::<u8>(); DOT_MAX];
                 let mut nib = [0u8; 32 * DOT_MAX];
                 let mut aff = [0u64; DOT_MAX];
-                for (x, (s, &c)) in ss.iter().zip(cs).enumerate() {
+                for (x, (s, &c)) in (0..DOT_MAX).zip(ss.iter().zip(cs)) {
+                    let at = x.wrapping_mul(32); // x < DOT_MAX: no wrap
                     if let (Some(pp), Some(t), Some(a)) = (
                         p.get_mut(x),
-                        nib.get_mut(x * 32..x * 32 + 32),
+                        nib.get_mut(at..at.wrapping_add(32)),
                         aff.get_mut(x),
                     ) {
                         *pp = s.as_ptr();
