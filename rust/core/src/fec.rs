@@ -782,43 +782,29 @@ where
     code.check_repair_index(i)?;
     code.check_symbol(out)?;
     let mut sources = Some(sources);
+    let mut set = Bitmap::EMPTY;
     // Overwritten: `batch` runs the closure exactly once.
     let mut res = Err(Error::LengthMismatch);
     gf.batch(&mut |gf| {
-        if let Some(s) = sources.take() {
-            res = encode_over_in(gf, code, i, s, out);
-        }
+        out.fill(0);
+        let mut dot = Dot::new();
+        res = (|| {
+            for (j, s) in sources.take().into_iter().flatten() {
+                if j >= code.k {
+                    return Err(Error::InvalidPosition);
+                }
+                if !set.insert(j) {
+                    return Err(Error::DuplicateSource);
+                }
+                code.check_symbol(s)?;
+                let c = code.coefficient(i, j).ok_or(Error::InvalidRepairIndex)?;
+                dot.push(gf, out, s, c);
+            }
+            dot.flush(gf, out);
+            Ok(())
+        })();
     });
-    res
-}
-
-/// [`encode_over`]'s body, inside the backend's batch.
-fn encode_over_in<'s, I>(
-    gf: &dyn MulAcc,
-    code: &Code,
-    i: u8,
-    sources: I,
-    out: &mut [u8],
-) -> Result<Bitmap, Error>
-where
-    I: IntoIterator<Item = (u8, &'s [u8])>,
-{
-    out.fill(0);
-    let mut set = Bitmap::EMPTY;
-    let mut dot = Dot::new();
-    for (j, s) in sources {
-        if j >= code.k {
-            return Err(Error::InvalidPosition);
-        }
-        if !set.insert(j) {
-            return Err(Error::DuplicateSource);
-        }
-        code.check_symbol(s)?;
-        let c = code.coefficient(i, j).ok_or(Error::InvalidRepairIndex)?;
-        dot.push(gf, out, s, c);
-    }
-    dot.flush(gf, out);
-    Ok(set)
+    res.map(|()| set)
 }
 
 // ---------------------------------------------------------------------------

@@ -380,31 +380,34 @@ mad_fn!(mad4_avx2, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
     "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), out_avx2!("2", "3", "d1"),
     out_avx2!("4", "5", "d2"), out_avx2!("6", "7", "d3"), next!("32"), "vzeroupper\n"), k);
 
-mad_fn!(mad1_gfni, 1, [d0 0], concat!(
-    tbl_aff!("ymm", "0", "0"),
-    "2:\n", load_ymm!(), out_gfni!("0", "d0"), next!("32"), "vzeroupper\n"));
-mad_fn!(mad2_gfni, 2, [d0 0, d1 1], concat!(
-    tbl_aff!("ymm", "0", "0"), tbl_aff!("ymm", "1", "8"),
-    "2:\n", load_ymm!(), out_gfni!("0", "d0"), out_gfni!("1", "d1"), next!("32"),
-    "vzeroupper\n"));
-mad_fn!(mad4_gfni, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
-    tbl_aff!("ymm", "0", "0"), tbl_aff!("ymm", "1", "8"),
-    tbl_aff!("ymm", "2", "16"), tbl_aff!("ymm", "3", "24"),
-    "2:\n", load_ymm!(), out_gfni!("0", "d0"), out_gfni!("1", "d1"),
-    out_gfni!("2", "d2"), out_gfni!("3", "d3"), next!("32"), "vzeroupper\n"));
+/// The three GFNI mad loops of one register width: `$v` "ymm" or "zmm",
+/// `$w` the step, `$load` and `$out` its source load and output step.
+macro_rules! aff_mads {
+    ($f1:ident, $f2:ident, $f4:ident, $v:literal, $w:literal, $load:ident, $out:ident) => {
+        mad_fn!($f1, 1, [d0 0], concat!(
+            tbl_aff!($v, "0", "0"),
+            "2:\n", $load!(), $out!("0", "d0"), next!($w), "vzeroupper\n"));
+        mad_fn!($f2, 2, [d0 0, d1 1], concat!(
+            tbl_aff!($v, "0", "0"), tbl_aff!($v, "1", "8"),
+            "2:\n", $load!(), $out!("0", "d0"), $out!("1", "d1"), next!($w), "vzeroupper\n"));
+        mad_fn!($f4, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
+            tbl_aff!($v, "0", "0"), tbl_aff!($v, "1", "8"),
+            tbl_aff!($v, "2", "16"), tbl_aff!($v, "3", "24"),
+            "2:\n", $load!(), $out!("0", "d0"), $out!("1", "d1"),
+            $out!("2", "d2"), $out!("3", "d3"), next!($w), "vzeroupper\n"));
+    };
+}
 
-mad_fn!(mad1_gfni512, 1, [d0 0], concat!(
-    tbl_aff!("zmm", "0", "0"),
-    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), next!("64"), "vzeroupper\n"));
-mad_fn!(mad2_gfni512, 2, [d0 0, d1 1], concat!(
-    tbl_aff!("zmm", "0", "0"), tbl_aff!("zmm", "1", "8"),
-    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), out_gfni512!("1", "d1"), next!("64"),
-    "vzeroupper\n"));
-mad_fn!(mad4_gfni512, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
-    tbl_aff!("zmm", "0", "0"), tbl_aff!("zmm", "1", "8"),
-    tbl_aff!("zmm", "2", "16"), tbl_aff!("zmm", "3", "24"),
-    "2:\n", load_zmm!(), out_gfni512!("0", "d0"), out_gfni512!("1", "d1"),
-    out_gfni512!("2", "d2"), out_gfni512!("3", "d3"), next!("64"), "vzeroupper\n"));
+aff_mads!(mad1_gfni, mad2_gfni, mad4_gfni, "ymm", "32", load_ymm, out_gfni);
+aff_mads!(
+    mad1_gfni512,
+    mad2_gfni512,
+    mad4_gfni512,
+    "zmm",
+    "64",
+    load_zmm,
+    out_gfni512
+);
 
 /// One dot loop: for each vector step, v0 = Σ over the `n` sources
 /// (pointers at `p`, tables from `tbl` on, `$ts` bytes each) of the
