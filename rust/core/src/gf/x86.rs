@@ -492,6 +492,52 @@ dot_fn!(
     "vzeroupper\n"
 );
 
+// Two vectors a step (v0 and v4 accumulate, {off} and {off} + width): half
+// the loop overhead per byte of the single-vector loops above, which finish
+// an odd vector. SSSE3 keeps the single loop.
+dot_fn!(dot2_avx2, "64", "32", mask_avx2!(), "vpxor ymm0, ymm0, ymm0\nvpxor ymm4, ymm4, ymm4\n",
+    concat!(
+        "vbroadcasti128 ymm1, xmmword ptr [{tp}]\nvbroadcasti128 ymm2, xmmword ptr [{tp} + 16]\n",
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\nvpsrlw ymm9, ymm8, 4\n",
+        "vpand ymm8, ymm8, ymm15\nvpand ymm9, ymm9, ymm15\n",
+        "vpshufb ymm8, ymm1, ymm8\nvpshufb ymm9, ymm2, ymm9\nvpxor ymm0, ymm0, ymm8\n",
+        "vmovdqu ymm10, ymmword ptr [{q} + {off} + 32]\nvpsrlw ymm11, ymm10, 4\n",
+        "vpand ymm10, ymm10, ymm15\nvpand ymm11, ymm11, ymm15\n",
+        "vpshufb ymm10, ymm1, ymm10\nvpshufb ymm11, ymm2, ymm11\nvpxor ymm4, ymm4, ymm10\n"
+    ),
+    "vpxor ymm0, ymm0, ymm9\nvpxor ymm4, ymm4, ymm11\n",
+    concat!(
+        "vpxor ymm0, ymm0, ymmword ptr [{d} + {off}]\nvmovdqu ymmword ptr [{d} + {off}], ymm0\n",
+        "vpxor ymm4, ymm4, ymmword ptr [{d} + {off} + 32]\nvmovdqu ymmword ptr [{d} + {off} + 32], ymm4\n"
+    ),
+    "vzeroupper\n", k);
+dot_fn!(dot2_gfni, "64", "8", "", "vpxor ymm0, ymm0, ymm0\nvpxor ymm4, ymm4, ymm4\n",
+    concat!(
+        "vpbroadcastq ymm1, qword ptr [{tp}]\n",
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\n",
+        "vmovdqu ymm9, ymmword ptr [{q} + {off} + 32]\n",
+        "vgf2p8affineqb ymm2, ymm8, ymm1, 0\nvgf2p8affineqb ymm3, ymm9, ymm1, 0\n"
+    ),
+    "vpxor ymm0, ymm0, ymm2\nvpxor ymm4, ymm4, ymm3\n",
+    concat!(
+        "vpxor ymm0, ymm0, ymmword ptr [{d} + {off}]\nvmovdqu ymmword ptr [{d} + {off}], ymm0\n",
+        "vpxor ymm4, ymm4, ymmword ptr [{d} + {off} + 32]\nvmovdqu ymmword ptr [{d} + {off} + 32], ymm4\n"
+    ),
+    "vzeroupper\n");
+dot_fn!(dot2_gfni512, "128", "8", "", "vpxorq zmm0, zmm0, zmm0\nvpxorq zmm4, zmm4, zmm4\n",
+    concat!(
+        "vpbroadcastq zmm1, qword ptr [{tp}]\n",
+        "vmovdqu64 zmm8, zmmword ptr [{q} + {off}]\n",
+        "vmovdqu64 zmm9, zmmword ptr [{q} + {off} + 64]\n",
+        "vgf2p8affineqb zmm2, zmm8, zmm1, 0\nvgf2p8affineqb zmm3, zmm9, zmm1, 0\n"
+    ),
+    "vpxorq zmm0, zmm0, zmm2\nvpxorq zmm4, zmm4, zmm3\n",
+    concat!(
+        "vpxorq zmm0, zmm0, zmmword ptr [{d} + {off}]\nvmovdqu64 zmmword ptr [{d} + {off}], zmm0\n",
+        "vpxorq zmm4, zmm4, zmmword ptr [{d} + {off} + 64]\nvmovdqu64 zmmword ptr [{d} + {off} + 64], zmm4\n"
+    ),
+    "vzeroupper\n");
+
 /// A [`MulAcc`] backend over one [`Isa`]'s loops. Holding one is the proof
 /// that the ISA may be used here, hence the unsafe constructor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -510,41 +556,93 @@ impl Simd {
         self.0
     }
 
-    /// Up to four outputs `d[n] ^= coefs[n]·s` over `bulk` bytes, a
-    /// multiple of the width. The caller has checked the loop contract but
-    /// for the tables, built here.
+    /// The tables of `coefs` (at most N) in the layout this ISA's loops
+    /// read; only that layout is built.
+    fn tables<const N: usize>(self, coefs: &[u8]) -> Tables<N> {
+        if matches!(self.0, Isa::Ssse3 | Isa::Avx2) {
+            let mut t = [[0u8; 32]; N];
+            for (x, &c) in t.iter_mut().zip(coefs) {
+                *x = NIBBLES[c as usize];
+            }
+            Tables::Nibble(t)
+        } else {
+            let mut t = [0u64; N];
+            for (x, &c) in t.iter_mut().zip(coefs) {
+                *x = AFFINE[c as usize];
+            }
+            Tables::Affine(t)
+        }
+    }
+
+    /// The mad loop for `d.len()` (1, 2 or 4) outputs over `n` bytes.
     ///
     /// # Safety
-    /// The loop contract (see above) for `s`, `d` and `bulk`.
-    unsafe fn mad(self, s: *const u8, bulk: usize, d: &[*mut u8], coefs: &[u8]) {
-        let mut nib = [0u8; 128];
-        let mut aff = [0u64; 4];
-        for (n, &c) in coefs.iter().take(4).enumerate() {
-            let at = n.wrapping_mul(32); // n < 4
-            if let Some(t) = nib.get_mut(at..at.wrapping_add(32)) {
-                t.copy_from_slice(&NIBBLES[c as usize]);
-            }
-            if let Some(a) = aff.get_mut(n) {
-                *a = AFFINE[c as usize];
-            }
-        }
-        let (nt, at) = (nib.as_ptr(), aff.as_ptr().cast::<u8>());
-        // SAFETY: the caller's contract; the tables are on this stack frame.
+    /// The loop contract (see above) for `s`, `d`, `n` and `tbl`.
+    unsafe fn mad(self, s: *const u8, n: usize, d: &[*mut u8], tbl: *const u8) {
+        // SAFETY: the caller's contract.
         unsafe {
             match (self.0, d) {
-                (Isa::Ssse3, [a]) => mad1_ssse3(s, bulk, &[*a], nt),
-                (Isa::Ssse3, [a, b]) => mad2_ssse3(s, bulk, &[*a, *b], nt),
-                (Isa::Ssse3, [a, b, c, e]) => mad4_ssse3(s, bulk, &[*a, *b, *c, *e], nt),
-                (Isa::Avx2, [a]) => mad1_avx2(s, bulk, &[*a], nt),
-                (Isa::Avx2, [a, b]) => mad2_avx2(s, bulk, &[*a, *b], nt),
-                (Isa::Avx2, [a, b, c, e]) => mad4_avx2(s, bulk, &[*a, *b, *c, *e], nt),
-                (Isa::Gfni, [a]) => mad1_gfni(s, bulk, &[*a], at),
-                (Isa::Gfni, [a, b]) => mad2_gfni(s, bulk, &[*a, *b], at),
-                (Isa::Gfni, [a, b, c, e]) => mad4_gfni(s, bulk, &[*a, *b, *c, *e], at),
-                (Isa::Gfni512, [a]) => mad1_gfni512(s, bulk, &[*a], at),
-                (Isa::Gfni512, [a, b]) => mad2_gfni512(s, bulk, &[*a, *b], at),
-                (Isa::Gfni512, [a, b, c, e]) => mad4_gfni512(s, bulk, &[*a, *b, *c, *e], at),
+                (Isa::Ssse3, [a]) => mad1_ssse3(s, n, &[*a], tbl),
+                (Isa::Ssse3, [a, b]) => mad2_ssse3(s, n, &[*a, *b], tbl),
+                (Isa::Ssse3, [a, b, c, e]) => mad4_ssse3(s, n, &[*a, *b, *c, *e], tbl),
+                (Isa::Avx2, [a]) => mad1_avx2(s, n, &[*a], tbl),
+                (Isa::Avx2, [a, b]) => mad2_avx2(s, n, &[*a, *b], tbl),
+                (Isa::Avx2, [a, b, c, e]) => mad4_avx2(s, n, &[*a, *b, *c, *e], tbl),
+                (Isa::Gfni, [a]) => mad1_gfni(s, n, &[*a], tbl),
+                (Isa::Gfni, [a, b]) => mad2_gfni(s, n, &[*a, *b], tbl),
+                (Isa::Gfni, [a, b, c, e]) => mad4_gfni(s, n, &[*a, *b, *c, *e], tbl),
+                (Isa::Gfni512, [a]) => mad1_gfni512(s, n, &[*a], tbl),
+                (Isa::Gfni512, [a, b]) => mad2_gfni512(s, n, &[*a, *b], tbl),
+                (Isa::Gfni512, [a, b, c, e]) => mad4_gfni512(s, n, &[*a, *b, *c, *e], tbl),
                 _ => {}
+            }
+        }
+    }
+
+    /// The dot loop of this ISA: `d` ^= Σ products of the first `n`
+    /// sources at `p` (tables at `tbl`) over `len` bytes.
+    ///
+    /// # Safety
+    /// The loop contract for `d`, `len`, the `n` >= 1 pointers and `tbl`.
+    unsafe fn dot(
+        self,
+        d: *mut u8,
+        len: usize,
+        p: &[*const u8; DOT_MAX],
+        n: usize,
+        tbl: *const u8,
+    ) {
+        let n = n.min(DOT_MAX);
+        let w = self.0.width();
+        // Pairs of vectors, then the odd one (SSSE3: all single).
+        let pairs = match self.0 {
+            Isa::Ssse3 => 0,
+            _ => len & !(w.wrapping_mul(2).wrapping_sub(1)),
+        };
+        let pp = p.as_ptr();
+        // SAFETY: the caller's contract, over [0, pairs) and [pairs, len).
+        unsafe {
+            if pairs > 0 {
+                match self.0 {
+                    Isa::Ssse3 => {}
+                    Isa::Avx2 => dot2_avx2(d, pairs, pp, n, tbl),
+                    Isa::Gfni => dot2_gfni(d, pairs, pp, n, tbl),
+                    Isa::Gfni512 => dot2_gfni512(d, pairs, pp, n, tbl),
+                }
+            }
+            if pairs == len {
+                return;
+            }
+            let mut rest = [core::ptr::null::<u8>(); DOT_MAX];
+            for (r, &q) in rest.iter_mut().zip(p) {
+                *r = q.wrapping_add(pairs);
+            }
+            let (d, len, pp) = (d.add(pairs), len.wrapping_sub(pairs), rest.as_ptr());
+            match self.0 {
+                Isa::Ssse3 => dot_ssse3(d, len, pp, n, tbl),
+                Isa::Avx2 => dot_avx2(d, len, pp, n, tbl),
+                Isa::Gfni => dot_gfni(d, len, pp, n, tbl),
+                Isa::Gfni512 => dot_gfni512(d, len, pp, n, tbl),
             }
         }
     }
@@ -556,12 +654,96 @@ impl Simd {
     }
 }
 
-/// dst ^= c·src byte by byte with the nibble table (tails of the loops).
-fn tail(dst: &mut [u8], src: &[u8], c: u8) {
+/// dst ^= c·src byte by byte with the nibble table (lengths below a width).
+fn tail_bytes(dst: &mut [u8], src: &[u8], c: u8) {
     let t = &NIBBLES[c as usize];
     for (d, s) in dst.iter_mut().zip(src) {
         *d ^= t[(*s & 15) as usize] ^ t[16 + (*s >> 4) as usize];
     }
+}
+
+impl Simd {
+    /// The mad loops over rows `base + r·stride` (r < coefs.len()), four,
+    /// two or one at a time, for the `n` bytes from `s` and then, if
+    /// `end` is given, once more for its vector at offset `at` of each row.
+    ///
+    /// # Safety
+    /// `n` is a multiple of the width, `s` valid for `n` bytes of reads,
+    /// each row for `n` (and `at` + width) bytes of reads and writes; rows
+    /// are disjoint and overlap neither `s` nor `end`;
+    /// `new_unchecked`'s contract.
+    unsafe fn rows_at(
+        self,
+        s: *const u8,
+        n: usize,
+        end: Option<(*const u8, usize)>,
+        base: *mut u8,
+        stride: usize,
+        coefs: &[u8],
+    ) {
+        let (rows, w) = (coefs.len(), self.0.width());
+        let mut r = 0;
+        while r < rows {
+            let g = match rows.wrapping_sub(r) {
+                1 => 1,
+                2 | 3 => 2,
+                _ => 4,
+            };
+            let mut d = [base; 4];
+            for (x, p) in (0..g).zip(d.iter_mut()) {
+                // SAFETY: row r + x is one of the caller's rows.
+                *p = unsafe { base.add(r.wrapping_add(x).wrapping_mul(stride)) };
+            }
+            let (Some(dg), Some(cg)) = (d.get_mut(..g), coefs.get(r..r.wrapping_add(g))) else {
+                break;
+            };
+            let t = self.tables::<4>(cg);
+            // SAFETY: the caller's contract.
+            unsafe {
+                if n > 0 {
+                    self.mad(s, n, dg, t.as_ptr());
+                }
+                if let Some((v, at)) = end {
+                    for p in dg.iter_mut() {
+                        *p = p.add(at);
+                    }
+                    self.mad(v, w, dg, t.as_ptr());
+                }
+            }
+            r = r.wrapping_add(g); // <= rows
+        }
+    }
+}
+
+/// Multiplication tables of a few coefficients, as one ISA's loops read
+/// them: 32 nibble bytes or one affine matrix per coefficient.
+enum Tables<const N: usize> {
+    Nibble([[u8; 32]; N]),
+    Affine([u64; N]),
+}
+
+impl<const N: usize> Tables<N> {
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Tables::Nibble(t) => t.as_ptr().cast(),
+            Tables::Affine(t) => t.as_ptr().cast(),
+        }
+    }
+}
+
+/// The last `w` bytes of `src`, with all but the last `tail` zeroed: a
+/// source vector whose product is zero over bytes a loop already did, so
+/// one more full-width step finishes a length that is not a multiple of
+/// the width (xoring zero into the overlap leaves it as it was), instead
+/// of a byte-at-a-time tail. `src.len() >= w`, `tail < w <= 64`.
+fn masked_end(src: &[u8], w: usize, tail: usize) -> [u8; 64] {
+    let mut v = [0u8; 64];
+    let start = src.len().wrapping_sub(tail);
+    let keep = w.wrapping_sub(tail);
+    if let (Some(d), Some(s)) = (v.get_mut(keep..w), src.get(start..)) {
+        d.copy_from_slice(s);
+    }
+    v
 }
 
 impl MulAcc for Simd {
@@ -570,17 +752,8 @@ impl MulAcc for Simd {
     }
     fn mul_acc(&self, dst: &mut [u8], src: &[u8], c: u8) {
         let (dst, src) = common(dst, src);
-        if c == 0 {
-            return;
-        }
-        let bulk = self.bulk(src.len());
-        if bulk > 0 {
-            // SAFETY: both slices hold `bulk` bytes and cannot overlap
-            // (one is borrowed mutably); `new_unchecked`'s contract.
-            unsafe { self.mad(src.as_ptr(), bulk, &[dst.as_mut_ptr()], &[c]) };
-        }
-        if let (Some(d), Some(s)) = (dst.get_mut(bulk..), src.get(bulk..)) {
-            tail(d, s, c);
+        if c != 0 {
+            self.mul_acc_rows(dst, src.len(), src, &[c]);
         }
     }
 
@@ -597,39 +770,22 @@ impl MulAcc for Simd {
         if stride < len || !fits {
             return super::mul_acc_rows_each(self, dst, stride, src, coefs);
         }
-        let bulk = self.bulk(len);
-        if bulk > 0 {
-            let base = dst.as_mut_ptr();
-            let mut n = 0;
-            while n < rows {
-                let g = match rows.wrapping_sub(n) {
-                    1 => 1,
-                    2 | 3 => 2,
-                    _ => 4,
-                };
-                let mut d = [base; 4];
-                for (x, p) in (0..g).zip(d.iter_mut()) {
-                    // SAFETY: row n + x starts at (n + x)·stride, inside
-                    // `dst` (`fits`), and rows are disjoint (stride >= len).
-                    *p = unsafe { base.add(n.wrapping_add(x).wrapping_mul(stride)) };
-                }
-                let (Some(dg), Some(cg)) = (d.get(..g), coefs.get(n..n.wrapping_add(g))) else {
-                    break;
-                };
-                // SAFETY: as above; `src` is borrowed shared, `dst` mutably,
-                // so they do not overlap; `new_unchecked`'s contract.
-                unsafe { self.mad(src.as_ptr(), bulk, dg, cg) };
-                n = n.wrapping_add(g); // n <= rows
-            }
+        let (w, bulk) = (self.0.width(), self.bulk(len));
+        let tail = len.wrapping_sub(bulk);
+        if len >= w {
+            let v = (tail > 0).then(|| masked_end(src, w, tail));
+            let end = v.as_ref().map(|v| (v.as_ptr(), len.wrapping_sub(w)));
+            // SAFETY: `fits` and stride >= len make the rows disjoint parts
+            // of `dst`, which (borrowed mutably) overlaps neither `src` nor
+            // the local `v`; the window [len − w, len) is inside each row.
+            unsafe { self.rows_at(src.as_ptr(), bulk, end, dst.as_mut_ptr(), stride, coefs) };
+            return;
         }
-        if bulk < len {
-            for (r, &c) in (0..rows).zip(coefs) {
-                // Inside `dst` (`fits`): no wrap.
-                let at = r.wrapping_mul(stride).wrapping_add(bulk);
-                let end = at.wrapping_add(len.wrapping_sub(bulk));
-                if let (Some(d), Some(s)) = (dst.get_mut(at..end), src.get(bulk..)) {
-                    tail(d, s, c);
-                }
+        for (r, &c) in (0..rows).zip(coefs) {
+            // Inside `dst` (`fits`): no wrap.
+            let at = r.wrapping_mul(stride).wrapping_add(bulk);
+            if let (Some(d), Some(s)) = (dst.get_mut(at..at.wrapping_add(tail)), src.get(bulk..)) {
+                tail_bytes(d, s, c);
             }
         }
     }
@@ -639,48 +795,46 @@ impl MulAcc for Simd {
         if srcs.iter().any(|s| s.len() < len) {
             return super::dot_acc_each(self, dst, srcs, coefs);
         }
-        let bulk = self.bulk(len);
-        let wide = !matches!(self.0, Isa::Ssse3 | Isa::Avx2);
-        for (ss, cs) in srcs.chunks(DOT_MAX).zip(coefs.chunks(DOT_MAX)) {
-            let n = ss.len().min(cs.len());
-            if bulk > 0 && n > 0 {
-                let mut p = [core::ptr::null::<u8>(); DOT_MAX];
-                let mut nib = [0u8; 32 * DOT_MAX];
-                let mut aff = [0u64; DOT_MAX];
-                for (x, (s, &c)) in (0..DOT_MAX).zip(ss.iter().zip(cs)) {
-                    let at = x.wrapping_mul(32); // x < DOT_MAX: no wrap
-                    if let (Some(pp), Some(t), Some(a)) = (
-                        p.get_mut(x),
-                        nib.get_mut(at..at.wrapping_add(32)),
-                        aff.get_mut(x),
-                    ) {
-                        *pp = s.as_ptr();
-                        t.copy_from_slice(&NIBBLES[c as usize]);
-                        *a = AFFINE[c as usize];
-                    }
-                }
-                let d = dst.as_mut_ptr();
-                let tbl = if wide {
-                    aff.as_ptr().cast::<u8>()
-                } else {
-                    nib.as_ptr()
-                };
-                // SAFETY: n >= 1 sources of at least `len` >= `bulk` bytes,
-                // shared borrows that cannot overlap the mutable `dst`;
-                // `new_unchecked`'s contract.
-                unsafe {
-                    match self.0 {
-                        Isa::Ssse3 => dot_ssse3(d, bulk, p.as_ptr(), n, tbl),
-                        Isa::Avx2 => dot_avx2(d, bulk, p.as_ptr(), n, tbl),
-                        Isa::Gfni => dot_gfni(d, bulk, p.as_ptr(), n, tbl),
-                        Isa::Gfni512 => dot_gfni512(d, bulk, p.as_ptr(), n, tbl),
-                    }
-                }
+        let (w, bulk) = (self.0.width(), self.bulk(len));
+        let tail = len.wrapping_sub(bulk);
+        let total = srcs.len().min(coefs.len());
+        let mut at = 0;
+        // Batches of DOT_MAX (not `chunks().zip()`, whose indexing carries
+        // an overflow check into the kernel build).
+        while at < total {
+            let n = total.wrapping_sub(at).min(DOT_MAX);
+            let next = at.wrapping_add(n); // <= total
+            let (Some(ss), Some(cs)) = (srcs.get(at..next), coefs.get(at..next)) else {
+                break;
+            };
+            at = next;
+            let mut p = [core::ptr::null::<u8>(); DOT_MAX];
+            for (pp, s) in p.iter_mut().zip(ss) {
+                *pp = s.as_ptr();
             }
-            if let Some(d) = dst.get_mut(bulk..) {
+            let tables = self.tables::<DOT_MAX>(cs);
+            let tbl = tables.as_ptr();
+            if bulk > 0 {
+                // SAFETY: n >= 1 sources of at least `len` >= `bulk` bytes,
+                // shared borrows that cannot overlap the mutable `dst`.
+                unsafe { self.dot(dst.as_mut_ptr(), bulk, &p, n, tbl) };
+            }
+            if tail == 0 {
+                continue;
+            }
+            if len >= w {
+                let mut ends = [[0u8; 64]; DOT_MAX];
+                for ((e, pp), s) in ends.iter_mut().zip(p.iter_mut()).zip(ss) {
+                    *e = masked_end(s.get(..len).unwrap_or(s), w, tail);
+                    *pp = e.as_ptr();
+                }
+                // SAFETY: the window [len − w, len) of `dst`; `ends` holds
+                // n vectors of w bytes; see `masked_end`.
+                unsafe { self.dot(dst.as_mut_ptr().add(len.wrapping_sub(w)), w, &p, n, tbl) };
+            } else if let Some(d) = dst.get_mut(bulk..) {
                 for (s, &c) in ss.iter().zip(cs) {
                     if let Some(s) = s.get(bulk..) {
-                        tail(d, s, c);
+                        tail_bytes(d, s, c);
                     }
                 }
             }
