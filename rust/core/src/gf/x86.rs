@@ -193,6 +193,15 @@ macro_rules! vasm {
 // runs after them pays no transition penalty.
 // ---------------------------------------------------------------------------
 
+/// After the loop: if {v} is not null, run the loop body once more with
+/// the vector at {v} as source and {at} as the outputs' offset ({s} is set
+/// so that [{s} + {off}] is [{v}]; {len} 0 ends the loop after it).
+macro_rules! end_step {
+    () => {
+        "test {v}, {v}\njz 4f\nmov {off}, {at}\nmov {s}, {v}\nsub {s}, {at}\nxor {len:e}, {len:e}\nxor {v:e}, {v:e}\njmp 2b\n4:\n"
+    };
+}
+
 macro_rules! next {
     ($w:literal) => {
         concat!("add {off}, ", $w, "\ncmp {off}, {len}\njb 2b\n")
@@ -341,13 +350,23 @@ macro_rules! out_gfni512 {
 /// One mad loop: `$n` outputs `[$d $i]` (operand name, index into `d`).
 macro_rules! mad_fn {
     ($name:ident, $n:literal, [$($d:ident $i:literal),+], $tmpl:expr $(, $k:ident)?) => {
-        unsafe fn $name(s: *const u8, len: usize, d: &[*mut u8; $n], tbl: *const u8) {
-            // SAFETY: the loop contract above, which the callers check.
+        unsafe fn $name(
+            s: *const u8,
+            len: usize,
+            d: &[*mut u8; $n],
+            tbl: *const u8,
+            end: *const u8,
+            at: usize,
+        ) {
+            // SAFETY: the loop contract above, which the callers check,
+            // and, if `end` is not null, one more vector at `end` into the
+            // outputs at offset `at`.
             unsafe {
                 vasm!(
                     $tmpl,
-                    s = in(reg) s, len = in(reg) len, t = in(reg) tbl,
+                    s = inout(reg) s => _, len = inout(reg) len => _, t = in(reg) tbl,
                     $($d = in(reg) d[$i],)+
+                    v = inout(reg) end => _, at = in(reg) at,
                     off = inout(reg) 0usize => _ $(, $k = out(reg) _)?
                 );
             }
@@ -357,28 +376,28 @@ macro_rules! mad_fn {
 
 mad_fn!(mad1_ssse3, 1, [d0 0], concat!(
     mask_sse!(), tbl_sse!("0", "1", "0"),
-    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), next!("16")), k);
+    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), next!("16"), end_step!()), k);
 mad_fn!(mad2_ssse3, 2, [d0 0, d1 1], concat!(
     mask_sse!(), tbl_sse!("0", "1", "0"), tbl_sse!("2", "3", "32"),
-    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), out_sse!("2", "3", "d1"), next!("16")), k);
+    "2:\n", split_sse!(), out_sse!("0", "1", "d0"), out_sse!("2", "3", "d1"), next!("16"), end_step!()), k);
 mad_fn!(mad4_ssse3, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
     mask_sse!(), tbl_sse!("0", "1", "0"), tbl_sse!("2", "3", "32"),
     tbl_sse!("4", "5", "64"), tbl_sse!("6", "7", "96"),
     "2:\n", split_sse!(), out_sse!("0", "1", "d0"), out_sse!("2", "3", "d1"),
-    out_sse!("4", "5", "d2"), out_sse!("6", "7", "d3"), next!("16")), k);
+    out_sse!("4", "5", "d2"), out_sse!("6", "7", "d3"), next!("16"), end_step!()), k);
 
 mad_fn!(mad1_avx2, 1, [d0 0], concat!(
     mask_avx2!(), tbl_avx2!("0", "1", "0"),
-    "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), next!("32"), "vzeroupper\n"), k);
+    "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), next!("32"), end_step!(), "vzeroupper\n"), k);
 mad_fn!(mad2_avx2, 2, [d0 0, d1 1], concat!(
     mask_avx2!(), tbl_avx2!("0", "1", "0"), tbl_avx2!("2", "3", "32"),
     "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), out_avx2!("2", "3", "d1"),
-    next!("32"), "vzeroupper\n"), k);
+    next!("32"), end_step!(), "vzeroupper\n"), k);
 mad_fn!(mad4_avx2, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
     mask_avx2!(), tbl_avx2!("0", "1", "0"), tbl_avx2!("2", "3", "32"),
     tbl_avx2!("4", "5", "64"), tbl_avx2!("6", "7", "96"),
     "2:\n", split_avx2!(), out_avx2!("0", "1", "d0"), out_avx2!("2", "3", "d1"),
-    out_avx2!("4", "5", "d2"), out_avx2!("6", "7", "d3"), next!("32"), "vzeroupper\n"), k);
+    out_avx2!("4", "5", "d2"), out_avx2!("6", "7", "d3"), next!("32"), end_step!(), "vzeroupper\n"), k);
 
 /// The three GFNI mad loops of one register width: `$v` "ymm" or "zmm",
 /// `$w` the step, `$load` and `$out` its source load and output step.
@@ -386,15 +405,15 @@ macro_rules! aff_mads {
     ($f1:ident, $f2:ident, $f4:ident, $v:literal, $w:literal, $load:ident, $out:ident) => {
         mad_fn!($f1, 1, [d0 0], concat!(
             tbl_aff!($v, "0", "0"),
-            "2:\n", $load!(), $out!("0", "d0"), next!($w), "vzeroupper\n"));
+            "2:\n", $load!(), $out!("0", "d0"), next!($w), end_step!(), "vzeroupper\n"));
         mad_fn!($f2, 2, [d0 0, d1 1], concat!(
             tbl_aff!($v, "0", "0"), tbl_aff!($v, "1", "8"),
-            "2:\n", $load!(), $out!("0", "d0"), $out!("1", "d1"), next!($w), "vzeroupper\n"));
+            "2:\n", $load!(), $out!("0", "d0"), $out!("1", "d1"), next!($w), end_step!(), "vzeroupper\n"));
         mad_fn!($f4, 4, [d0 0, d1 1, d2 2, d3 3], concat!(
             tbl_aff!($v, "0", "0"), tbl_aff!($v, "1", "8"),
             tbl_aff!($v, "2", "16"), tbl_aff!($v, "3", "24"),
             "2:\n", $load!(), $out!("0", "d0"), $out!("1", "d1"),
-            $out!("2", "d2"), $out!("3", "d3"), next!($w), "vzeroupper\n"));
+            $out!("2", "d2"), $out!("3", "d3"), next!($w), end_step!(), "vzeroupper\n"));
     };
 }
 
@@ -578,22 +597,23 @@ impl Simd {
     ///
     /// # Safety
     /// The loop contract (see above) for `s`, `d`, `n` and `tbl`.
-    unsafe fn mad(self, s: *const u8, n: usize, d: &[*mut u8], tbl: *const u8) {
+    unsafe fn mad(self, s: *const u8, n: usize, d: &[*mut u8], tbl: *const u8, end: End) {
+        let (v, at) = end.unwrap_or((core::ptr::null(), 0));
         // SAFETY: the caller's contract.
         unsafe {
             match (self.0, d) {
-                (Isa::Ssse3, [a]) => mad1_ssse3(s, n, &[*a], tbl),
-                (Isa::Ssse3, [a, b]) => mad2_ssse3(s, n, &[*a, *b], tbl),
-                (Isa::Ssse3, [a, b, c, e]) => mad4_ssse3(s, n, &[*a, *b, *c, *e], tbl),
-                (Isa::Avx2, [a]) => mad1_avx2(s, n, &[*a], tbl),
-                (Isa::Avx2, [a, b]) => mad2_avx2(s, n, &[*a, *b], tbl),
-                (Isa::Avx2, [a, b, c, e]) => mad4_avx2(s, n, &[*a, *b, *c, *e], tbl),
-                (Isa::Gfni, [a]) => mad1_gfni(s, n, &[*a], tbl),
-                (Isa::Gfni, [a, b]) => mad2_gfni(s, n, &[*a, *b], tbl),
-                (Isa::Gfni, [a, b, c, e]) => mad4_gfni(s, n, &[*a, *b, *c, *e], tbl),
-                (Isa::Gfni512, [a]) => mad1_gfni512(s, n, &[*a], tbl),
-                (Isa::Gfni512, [a, b]) => mad2_gfni512(s, n, &[*a, *b], tbl),
-                (Isa::Gfni512, [a, b, c, e]) => mad4_gfni512(s, n, &[*a, *b, *c, *e], tbl),
+                (Isa::Ssse3, [a]) => mad1_ssse3(s, n, &[*a], tbl, v, at),
+                (Isa::Ssse3, [a, b]) => mad2_ssse3(s, n, &[*a, *b], tbl, v, at),
+                (Isa::Ssse3, [a, b, c, e]) => mad4_ssse3(s, n, &[*a, *b, *c, *e], tbl, v, at),
+                (Isa::Avx2, [a]) => mad1_avx2(s, n, &[*a], tbl, v, at),
+                (Isa::Avx2, [a, b]) => mad2_avx2(s, n, &[*a, *b], tbl, v, at),
+                (Isa::Avx2, [a, b, c, e]) => mad4_avx2(s, n, &[*a, *b, *c, *e], tbl, v, at),
+                (Isa::Gfni, [a]) => mad1_gfni(s, n, &[*a], tbl, v, at),
+                (Isa::Gfni, [a, b]) => mad2_gfni(s, n, &[*a, *b], tbl, v, at),
+                (Isa::Gfni, [a, b, c, e]) => mad4_gfni(s, n, &[*a, *b, *c, *e], tbl, v, at),
+                (Isa::Gfni512, [a]) => mad1_gfni512(s, n, &[*a], tbl, v, at),
+                (Isa::Gfni512, [a, b]) => mad2_gfni512(s, n, &[*a, *b], tbl, v, at),
+                (Isa::Gfni512, [a, b, c, e]) => mad4_gfni512(s, n, &[*a, *b, *c, *e], tbl, v, at),
                 _ => {}
             }
         }
@@ -668,7 +688,7 @@ impl Simd {
     /// `end` is given, once more for its vector at offset `at` of each row.
     ///
     /// # Safety
-    /// `n` is a multiple of the width, `s` valid for `n` bytes of reads,
+    /// `n` is a non-zero multiple of the width, `s` valid for `n` bytes of reads,
     /// each row for `n` (and `at` + width) bytes of reads and writes; rows
     /// are disjoint and overlap neither `s` nor `end`;
     /// `new_unchecked`'s contract.
@@ -676,12 +696,12 @@ impl Simd {
         self,
         s: *const u8,
         n: usize,
-        end: Option<(*const u8, usize)>,
+        end: End,
         base: *mut u8,
         stride: usize,
         coefs: &[u8],
     ) {
-        let (rows, w) = (coefs.len(), self.0.width());
+        let rows = coefs.len();
         let mut r = 0;
         while r < rows {
             let g = match rows.wrapping_sub(r) {
@@ -699,21 +719,14 @@ impl Simd {
             };
             let t = self.tables::<4>(cg);
             // SAFETY: the caller's contract.
-            unsafe {
-                if n > 0 {
-                    self.mad(s, n, dg, t.as_ptr());
-                }
-                if let Some((v, at)) = end {
-                    for p in dg.iter_mut() {
-                        *p = p.add(at);
-                    }
-                    self.mad(v, w, dg, t.as_ptr());
-                }
-            }
+            unsafe { self.mad(s, n, dg, t.as_ptr(), end) };
             r = r.wrapping_add(g); // <= rows
         }
     }
 }
+
+/// A last vector for the mad loops: its address and the outputs' offset.
+type End = Option<(*const u8, usize)>;
 
 /// Multiplication tables of a few coefficients, as one ISA's loops read
 /// them: 32 nibble bytes or one affine matrix per coefficient.
