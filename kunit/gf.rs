@@ -202,8 +202,9 @@ fn fill(buf: &mut [u8], mut x: u32) {
 /// One SIMD backend, through the datapath's `Coder` (so inside FPU
 /// sections, as the hooks run it), against the table on the same inputs:
 /// single products at lengths around every vector width, multi-row updates
-/// of 1..=9 rows (every 4/2/1 grouping) with gapped strides, and dot
-/// products of 1..=20 sources (more than one pass of DOT_MAX).
+/// of 1..=9 rows (every 4/2/1 grouping) with gapped strides, dot
+/// products of 1..=20 sources (more than one pass of DOT_MAX), and
+/// several dot products of the same sources (the four-row decode loops).
 #[cfg(target_arch = "x86_64")]
 fn simd_matches(t: &MulTable, c: &crate::gf::Coder, bufs: &mut [u8], w: &mut dyn Write) -> bool {
     const N: usize = 2400;
@@ -251,6 +252,22 @@ fn simd_matches(t: &MulTable, c: &crate::gf::Coder, bufs: &mut [u8], w: &mut dyn
             c.dot_acc(&mut got[..len], &srcs[..n], &coefs[..n]);
             if want != got {
                 let _ = write!(w, "{}: dot_acc sources {n} len {len}", c.name());
+                return false;
+            }
+        }
+    }
+    for rows in [1usize, 4, 5, 8, 9] {
+        for n in [1usize, 8, 9, 20] {
+            let len = 1100;
+            let srcs: [&[u8]; 20] = core::array::from_fn(|j| &src[j * N..j * N + len]);
+            let coefs: [u8; 180] = core::array::from_fn(|x| (x as u8).wrapping_mul(13) ^ n as u8);
+            fill(want, (rows * 31 + n) as u32);
+            got.copy_from_slice(want);
+            let span = rows * len;
+            t.dot_acc_rows(&mut want[..span], &srcs[..n], &coefs[..rows * n]);
+            c.dot_acc_rows(&mut got[..span], &srcs[..n], &coefs[..rows * n]);
+            if want != got {
+                let _ = write!(w, "{}: dot_acc_rows rows {rows} sources {n}", c.name());
                 return false;
             }
         }

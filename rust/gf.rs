@@ -133,6 +133,10 @@ impl MulAcc for Coder {
         let bytes = dst.len().saturating_mul(srcs.len());
         self.run(bytes, &mut |g| g.dot_acc(dst, srcs, coefs))
     }
+    fn dot_acc_rows(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        let bytes = dst.len().saturating_mul(srcs.len());
+        self.run(bytes, &mut |g| g.dot_acc_rows(dst, srcs, coefs))
+    }
     fn batch(&self, f: &mut dyn FnMut(&dyn MulAcc)) {
         self.run(usize::MAX, f)
     }

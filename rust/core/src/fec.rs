@@ -876,6 +876,8 @@ pub struct DecodeScratch {
     lh: [u8; 256],
     /// Combined coefficient of each known source for the current output.
     coef: [u8; 256],
+    /// Coefficient rows of a group of outputs over the decode's inputs.
+    rows: [[u8; 256]; DECODE_ROWS],
 }
 
 impl DecodeScratch {
@@ -887,6 +889,7 @@ impl DecodeScratch {
             lg: [0; 256],
             lh: [0; 256],
             coef: [0; 256],
+            rows: [[0; 256]; DECODE_ROWS],
         }
     }
 }
@@ -1086,49 +1089,138 @@ fn decode_in<S: BlockSymbols + ?Sized>(
         cauchy_inverse_factors(scratch, u);
     }
 
-    for (c, chunk) in (0..u).zip(out.chunks_exact_mut(t)) {
-        chunk.fill(0);
-        for j in known.iter() {
-            scratch.coef[j as usize] = 0;
+    // Outputs DECODE_ROWS at a time: their coefficient rows over the inputs
+    // (the u selected repairs, then the known sources in order) first, then
+    // one pass over the inputs that updates all of them (each input is
+    // loaded once per group, not once per output).
+    let mut c0 = 0usize;
+    while c0 < u {
+        let g = u.wrapping_sub(c0).min(DECODE_ROWS);
+        for x in 0..g {
+            let c = c0.wrapping_add(x); // < u
+            for j in known.iter() {
+                scratch.coef[j as usize] = 0;
+            }
+            let yc = scratch.pos[c & 0xFF];
+            let mut r = 0usize;
+            for n in 0..symbols.repair_count() {
+                if r == u {
+                    break;
+                }
+                let Some(rep) = symbols.repair(n) else {
+                    continue;
+                };
+                let (b_log, i) = if xor {
+                    (0u32, 0u8)
+                } else {
+                    let i = scratch.idx[r & 0xFF];
+                    let xr = 255 - i;
+                    let l = scratch.lg[r & 0xFF] as u32 + scratch.lh[c & 0xFF] as u32 + 255
+                        - LOG[(xr ^ yc) as usize] as u32;
+                    (l % 255, i)
+                };
+                scratch.rows[x & 3][r & 0xFF] = exp(b_log);
+                let l = rep.lost.unwrap_or(present);
+                for j in l.intersection(&known).iter() {
+                    let e = if xor { b_log } else { b_log + log_cauchy(i, j) };
+                    scratch.coef[j as usize] ^= exp(e);
+                }
+                r = r.wrapping_add(1); // < u <= 255
+            }
+            // Known inputs follow the u repairs: u + |K| = |present| <= 255.
+            for (ki, j) in (u..256).zip(known.iter()) {
+                scratch.rows[x & 3][ki & 0xFF] = scratch.coef[j as usize];
+            }
         }
-        let yc = scratch.pos[c & 0xFF];
-        let mut r = 0usize;
-        let mut dot = Dot::new();
+        let (lo, hi) = (c0.wrapping_mul(t), c0.wrapping_add(g).wrapping_mul(t));
+        let Some(group) = out.get_mut(lo..hi) else {
+            break;
+        };
+        group.fill(0);
+        let mut dot = DotRows::new(g);
+        let mut input = 0usize;
         for n in 0..symbols.repair_count() {
-            if r == u {
+            if input == u {
                 break;
             }
-            let Some(rep) = symbols.repair(n) else {
-                continue;
-            };
-            let (b_log, i) = if xor {
-                (0u32, 0u8)
-            } else {
-                let i = scratch.idx[r & 0xFF];
-                let xr = 255 - i;
-                let l = scratch.lg[r & 0xFF] as u32 + scratch.lh[c & 0xFF] as u32 + 255
-                    - LOG[(xr ^ yc) as usize] as u32;
-                (l % 255, i)
-            };
-            dot.push(gf, chunk, rep.data, exp(b_log));
-            let l = rep.lost.unwrap_or(present);
-            for j in l.intersection(&known).iter() {
-                let e = if xor { b_log } else { b_log + log_cauchy(i, j) };
-                scratch.coef[j as usize] ^= exp(e);
+            if let Some(rep) = symbols.repair(n) {
+                dot.push(gf, group, &scratch.rows, rep.data, input);
+                input = input.wrapping_add(1);
             }
-            r = r.wrapping_add(1); // < u <= 255
         }
         for j in known.iter() {
-            let e = scratch.coef[j as usize];
-            if e != 0 {
-                if let Some(s) = symbols.source(j) {
-                    dot.push(gf, chunk, s, e);
+            if let Some(s) = symbols.source(j) {
+                dot.push(gf, group, &scratch.rows, s, input);
+            }
+            input = input.wrapping_add(1); // <= 255
+        }
+        dot.flush(gf, group, &scratch.rows);
+        c0 = c0.wrapping_add(g); // <= u
+    }
+    Ok(unknown)
+}
+
+/// Outputs per [`MulAcc::dot_acc_rows`] pass of [`decode`].
+const DECODE_ROWS: usize = 4;
+
+/// Gathers decode inputs (a symbol and its input number, the column of the
+/// coefficient rows) and hands them to [`MulAcc::dot_acc_rows`]
+/// [`DOT_GROUP`] at a time, for the `rows` outputs of a group.
+struct DotRows<'s> {
+    srcs: [&'s [u8]; DOT_GROUP],
+    inputs: [usize; DOT_GROUP],
+    n: usize,
+    rows: usize,
+}
+
+impl<'s> DotRows<'s> {
+    fn new(rows: usize) -> Self {
+        DotRows {
+            srcs: [&[]; DOT_GROUP],
+            inputs: [0; DOT_GROUP],
+            n: 0,
+            rows: rows.min(DECODE_ROWS),
+        }
+    }
+
+    fn push(
+        &mut self,
+        gf: &dyn MulAcc,
+        out: &mut [u8],
+        coef: &[[u8; 256]; DECODE_ROWS],
+        s: &'s [u8],
+        input: usize,
+    ) {
+        if let (Some(sp), Some(ip)) = (self.srcs.get_mut(self.n), self.inputs.get_mut(self.n)) {
+            *sp = s;
+            *ip = input;
+            self.n = self.n.wrapping_add(1); // < DOT_GROUP
+        }
+        if self.n == DOT_GROUP {
+            self.flush(gf, out, coef);
+        }
+    }
+
+    fn flush(&mut self, gf: &dyn MulAcc, out: &mut [u8], coef: &[[u8; 256]; DECODE_ROWS]) {
+        let n = self.n.min(DOT_GROUP);
+        self.n = 0;
+        if n == 0 {
+            return;
+        }
+        // Row-major rows × n, as dot_acc_rows reads them.
+        let mut cs = [0u8; DECODE_ROWS * DOT_GROUP];
+        for (x, row) in (0..self.rows).zip(coef.iter()) {
+            for (b, &input) in (0..n).zip(self.inputs.iter()) {
+                if let Some(c) = cs.get_mut(x.wrapping_mul(n).wrapping_add(b)) {
+                    *c = row[input & 0xFF];
                 }
             }
         }
-        dot.flush(gf, chunk);
+        let m = self.rows.wrapping_mul(n); // <= 32
+        if let (Some(srcs), Some(cs)) = (self.srcs.get(..n), cs.get(..m)) {
+            gf.dot_acc_rows(out, srcs, cs);
+        }
     }
-    Ok(unknown)
 }
 
 /// Fills `lg`, `lh` with the logs of the closed-form Cauchy inverse factors

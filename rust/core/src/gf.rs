@@ -268,6 +268,13 @@ pub trait MulAcc {
     fn dot_acc(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
         dot_acc_each(self, dst, srcs, coefs)
     }
+    /// Row r of `dst` (`dst[r·len..(r+1)·len]`, len = `dst.len() / rows`)
+    /// ^= Σ_n coefs[r·srcs.len() + n]·srcs[n], for rows = coefs.len() /
+    /// srcs.len(): several outputs of the same sources (a decode), which
+    /// SIMD backends compute loading each source vector once.
+    fn dot_acc_rows(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        dot_acc_rows_each(self, dst, srcs, coefs)
+    }
     /// Runs `f` with the backend for one batch of coding: one source into
     /// its block's repairs, one decode, one coded retransmission. A kernel
     /// backend owns the FPU for the batch here, once, instead of per
@@ -293,6 +300,25 @@ pub fn mul_acc_rows_each<G: MulAcc + ?Sized>(
         };
         if let Some(row) = dst.get_mut(at..) {
             gf.mul_acc(row, src, c);
+        }
+    }
+}
+
+/// [`MulAcc::dot_acc_rows`] by definition, one row at a time.
+pub fn dot_acc_rows_each<G: MulAcc + ?Sized>(gf: &G, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+    let n = srcs.len();
+    let rows = coefs.len().checked_div(n).unwrap_or(0);
+    let Some(len) = dst.len().checked_div(rows) else {
+        return;
+    };
+    // Indexed rather than `chunks().zip()`, whose indexing carries an
+    // overflow check into the kernel build; r < rows keeps r·len and r·n
+    // within the slices.
+    for r in 0..rows {
+        let (lo, cl) = (r.wrapping_mul(len), r.wrapping_mul(n));
+        let (hi, ch) = (lo.wrapping_add(len), cl.wrapping_add(n));
+        if let (Some(row), Some(cs)) = (dst.get_mut(lo..hi), coefs.get(cl..ch)) {
+            gf.dot_acc(row, srcs, cs);
         }
     }
 }
@@ -404,6 +430,10 @@ impl<T: MulAcc + ?Sized> MulAcc for &T {
     #[inline]
     fn dot_acc(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
         (**self).dot_acc(dst, srcs, coefs)
+    }
+    #[inline]
+    fn dot_acc_rows(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        (**self).dot_acc_rows(dst, srcs, coefs)
     }
     fn batch(&self, f: &mut dyn FnMut(&dyn MulAcc)) {
         (**self).batch(f)

@@ -120,6 +120,36 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dot_acc_rows_matches(
+        len in 0usize..300,
+        n in 1usize..21,
+        rows in 1usize..10,
+        seed: u8,
+    ) {
+        let srcs: Vec<Vec<u8>> = (0..n)
+            .map(|j| (0..len + j % 3).map(|i| (i as u8 ^ seed).wrapping_mul(j as u8 | 1)).collect())
+            .collect();
+        let views: Vec<&[u8]> = srcs.iter().map(|v| v.as_slice()).collect();
+        let coefs: Vec<u8> = (0..rows * n).map(|x| (x as u8).wrapping_mul(41) ^ seed).collect();
+        let init: Vec<u8> = (0..rows * len).map(|i| (i as u8).wrapping_mul(7) ^ 0x5a).collect();
+        let mut want = init.clone();
+        for r in 0..rows {
+            for (j, s) in views.iter().enumerate() {
+                reference_mul_acc(&mut want[r * len..(r + 1) * len], s, coefs[r * n + j]);
+            }
+        }
+        for b in backends() {
+            let mut got = init.clone();
+            b.dot_acc_rows(&mut got, &views, &coefs);
+            prop_assert_eq!(&got, &want, "{:?} rows {} n {} len {}", b.isa(), rows, n, len);
+        }
+    }
+}
+
 #[test]
 fn affine_matrices_multiply() {
     // The affine layout is the one part the loops cannot cross-check

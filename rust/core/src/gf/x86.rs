@@ -557,6 +557,192 @@ dot_fn!(dot2_gfni512, "128", "8", "", "vpxorq zmm0, zmm0, zmm0\nvpxorq zmm4, zmm
     ),
     "vzeroupper\n");
 
+/// Four-output dot loops: for each vector step, v0..v3 = Σ over the `n`
+/// sources of the source times its four tables (`tbl` holds, per source,
+/// the tables of rows 0..4 in turn, `$ts` bytes for all four), then
+/// [{dR} + {off}] ^= vR. Each source vector is loaded once for four rows.
+macro_rules! dot4_fn {
+    ($name:ident, $w:literal, $ts:literal, $pro:expr, $zero:expr, $body:expr, $store:expr,
+     $epi:expr) => {
+        unsafe fn $name(
+            d: &[*mut u8; 4],
+            len: usize,
+            p: *const *const u8,
+            n: usize,
+            tbl: *const u8,
+        ) {
+            // SAFETY: the loop contract above, and `n` >= 1 pointers at `p`.
+            unsafe {
+                vasm!(
+                    concat!(
+                        $pro,
+                        "2:\n", $zero, "xor {i:e}, {i:e}\nmov {tp}, {t}\n",
+                        "3:\n", "mov {q}, qword ptr [{p} + 8*{i}]\n", $body,
+                        "add {tp}, ", $ts, "\ninc {i}\ncmp {i}, {n}\njb 3b\n",
+                        $store, next!($w), $epi
+                    ),
+                    d0 = in(reg) d[0], d1 = in(reg) d[1], d2 = in(reg) d[2], d3 = in(reg) d[3],
+                    len = in(reg) len, p = in(reg) p, n = in(reg) n,
+                    t = in(reg) tbl, off = inout(reg) 0usize => _, i = out(reg) _,
+                    tp = out(reg) _, q = out(reg) _
+                );
+            }
+        }
+    };
+}
+
+/// One row of a four-output dot step: vR ^= source · table at {tp} + $o.
+macro_rules! dot4_row_aff {
+    ($v:literal, $r:literal, $o:literal) => {
+        concat!(
+            "vpbroadcastq ",
+            $v,
+            "9, qword ptr [{tp} + ",
+            $o,
+            "]\n",
+            "vgf2p8affineqb ",
+            $v,
+            "10, ",
+            $v,
+            "8, ",
+            $v,
+            "9, 0\n",
+            "vpxorq ",
+            $v,
+            $r,
+            ", ",
+            $v,
+            $r,
+            ", ",
+            $v,
+            "10\n"
+        )
+    };
+}
+macro_rules! dot4_row_nib {
+    ($r:literal, $o:literal) => {
+        concat!(
+            "vbroadcasti128 ymm10, xmmword ptr [{tp} + ",
+            $o,
+            "]\n",
+            "vbroadcasti128 ymm11, xmmword ptr [{tp} + ",
+            $o,
+            " + 16]\n",
+            "vpshufb ymm10, ymm10, ymm8\nvpshufb ymm11, ymm11, ymm9\n",
+            "vpxor ymm",
+            $r,
+            ", ymm",
+            $r,
+            ", ymm10\nvpxor ymm",
+            $r,
+            ", ymm",
+            $r,
+            ", ymm11\n"
+        )
+    };
+}
+macro_rules! dot4_store {
+    ($v:literal, $x:literal, $mov:literal) => {
+        concat!(
+            "vpxorq ",
+            $v,
+            "0, ",
+            $v,
+            "0, ",
+            $x,
+            " ptr [{d0} + {off}]\n",
+            $mov,
+            " ",
+            $x,
+            " ptr [{d0} + {off}], ",
+            $v,
+            "0\n",
+            "vpxorq ",
+            $v,
+            "1, ",
+            $v,
+            "1, ",
+            $x,
+            " ptr [{d1} + {off}]\n",
+            $mov,
+            " ",
+            $x,
+            " ptr [{d1} + {off}], ",
+            $v,
+            "1\n",
+            "vpxorq ",
+            $v,
+            "2, ",
+            $v,
+            "2, ",
+            $x,
+            " ptr [{d2} + {off}]\n",
+            $mov,
+            " ",
+            $x,
+            " ptr [{d2} + {off}], ",
+            $v,
+            "2\n",
+            "vpxorq ",
+            $v,
+            "3, ",
+            $v,
+            "3, ",
+            $x,
+            " ptr [{d3} + {off}]\n",
+            $mov,
+            " ",
+            $x,
+            " ptr [{d3} + {off}], ",
+            $v,
+            "3\n"
+        )
+    };
+}
+
+// vpxorq is EVEX (AVX-512); the ymm loops spell the VEX vpxor.
+dot4_fn!(dot4_avx2, "32", "128",
+    "mov {q:e}, 0x0f0f0f0f\nvmovd xmm15, {q:e}\nvpbroadcastd ymm15, xmm15\n",
+    "vpxor ymm0, ymm0, ymm0\nvpxor ymm1, ymm1, ymm1\nvpxor ymm2, ymm2, ymm2\nvpxor ymm3, ymm3, ymm3\n",
+    concat!(
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\nvpsrlw ymm9, ymm8, 4\n",
+        "vpand ymm8, ymm8, ymm15\nvpand ymm9, ymm9, ymm15\n",
+        dot4_row_nib!("0", "0"), dot4_row_nib!("1", "32"),
+        dot4_row_nib!("2", "64"), dot4_row_nib!("3", "96")
+    ),
+    concat!(
+        "vpxor ymm0, ymm0, ymmword ptr [{d0} + {off}]\nvmovdqu ymmword ptr [{d0} + {off}], ymm0\n",
+        "vpxor ymm1, ymm1, ymmword ptr [{d1} + {off}]\nvmovdqu ymmword ptr [{d1} + {off}], ymm1\n",
+        "vpxor ymm2, ymm2, ymmword ptr [{d2} + {off}]\nvmovdqu ymmword ptr [{d2} + {off}], ymm2\n",
+        "vpxor ymm3, ymm3, ymmword ptr [{d3} + {off}]\nvmovdqu ymmword ptr [{d3} + {off}], ymm3\n"
+    ),
+    "vzeroupper\n");
+dot4_fn!(dot4_gfni, "32", "32", "",
+    "vpxor ymm0, ymm0, ymm0\nvpxor ymm1, ymm1, ymm1\nvpxor ymm2, ymm2, ymm2\nvpxor ymm3, ymm3, ymm3\n",
+    concat!(
+        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\n",
+        "vpbroadcastq ymm9, qword ptr [{tp}]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm0, ymm0, ymm10\n",
+        "vpbroadcastq ymm9, qword ptr [{tp} + 8]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm1, ymm1, ymm10\n",
+        "vpbroadcastq ymm9, qword ptr [{tp} + 16]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm2, ymm2, ymm10\n",
+        "vpbroadcastq ymm9, qword ptr [{tp} + 24]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm3, ymm3, ymm10\n"
+    ),
+    concat!(
+        "vpxor ymm0, ymm0, ymmword ptr [{d0} + {off}]\nvmovdqu ymmword ptr [{d0} + {off}], ymm0\n",
+        "vpxor ymm1, ymm1, ymmword ptr [{d1} + {off}]\nvmovdqu ymmword ptr [{d1} + {off}], ymm1\n",
+        "vpxor ymm2, ymm2, ymmword ptr [{d2} + {off}]\nvmovdqu ymmword ptr [{d2} + {off}], ymm2\n",
+        "vpxor ymm3, ymm3, ymmword ptr [{d3} + {off}]\nvmovdqu ymmword ptr [{d3} + {off}], ymm3\n"
+    ),
+    "vzeroupper\n");
+dot4_fn!(dot4_gfni512, "64", "32", "",
+    "vpxorq zmm0, zmm0, zmm0\nvpxorq zmm1, zmm1, zmm1\nvpxorq zmm2, zmm2, zmm2\nvpxorq zmm3, zmm3, zmm3\n",
+    concat!(
+        "vmovdqu64 zmm8, zmmword ptr [{q} + {off}]\n",
+        dot4_row_aff!("zmm", "0", "0"), dot4_row_aff!("zmm", "1", "8"),
+        dot4_row_aff!("zmm", "2", "16"), dot4_row_aff!("zmm", "3", "24")
+    ),
+    dot4_store!("zmm", "zmmword", "vmovdqu64"),
+    "vzeroupper\n");
+
 /// A [`MulAcc`] backend over one [`Isa`]'s loops. Holding one is the proof
 /// that the ISA may be used here, hence the unsafe constructor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -663,6 +849,33 @@ impl Simd {
                 Isa::Avx2 => dot_avx2(d, len, pp, n, tbl),
                 Isa::Gfni => dot_gfni(d, len, pp, n, tbl),
                 Isa::Gfni512 => dot_gfni512(d, len, pp, n, tbl),
+            }
+        }
+    }
+
+    /// The four-output dot loop (not SSSE3, which callers route to the
+    /// one-output loop): `d[r]` ^= Σ products of the first `n` sources at
+    /// `p` with the tables at `tbl` ([source][row] order) over `len` bytes.
+    ///
+    /// # Safety
+    /// The loop contract for the four outputs, `len`, the `n` >= 1
+    /// pointers and `tbl`.
+    unsafe fn dot4(
+        self,
+        d: &[*mut u8; 4],
+        len: usize,
+        p: &[*const u8; DOT_MAX],
+        n: usize,
+        tbl: *const u8,
+    ) {
+        let n = n.min(DOT_MAX);
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self.0 {
+                Isa::Ssse3 => {}
+                Isa::Avx2 => dot4_avx2(d, len, p.as_ptr(), n, tbl),
+                Isa::Gfni => dot4_gfni(d, len, p.as_ptr(), n, tbl),
+                Isa::Gfni512 => dot4_gfni512(d, len, p.as_ptr(), n, tbl),
             }
         }
     }
@@ -800,6 +1013,81 @@ impl MulAcc for Simd {
             if let (Some(d), Some(s)) = (dst.get_mut(at..at.wrapping_add(tail)), src.get(bulk..)) {
                 tail_bytes(d, s, c);
             }
+        }
+    }
+
+    fn dot_acc_rows(&self, dst: &mut [u8], srcs: &[&[u8]], coefs: &[u8]) {
+        let n = srcs.len();
+        let rows = coefs.len().checked_div(n).unwrap_or(0);
+        let Some(len) = dst.len().checked_div(rows) else {
+            return;
+        };
+        let w = self.0.width();
+        if self.0 == Isa::Ssse3 || rows < 4 || len < w || srcs.iter().any(|s| s.len() < len) {
+            return super::dot_acc_rows_each(self, dst, srcs, coefs);
+        }
+        let bulk = self.bulk(len);
+        let tail = len.wrapping_sub(bulk);
+        let base = dst.as_mut_ptr();
+        let mut r = 0;
+        // Four rows at a time; the rest one by one below.
+        while rows.wrapping_sub(r) >= 4 {
+            let mut d = [base; 4];
+            for (x, dp) in (0..4usize).zip(d.iter_mut()) {
+                // SAFETY: row r + x < rows starts inside `dst`.
+                *dp = unsafe { base.add(r.wrapping_add(x).wrapping_mul(len)) };
+            }
+            let mut at = 0;
+            while at < n {
+                let nb = n.wrapping_sub(at).min(DOT_MAX);
+                let mut p = [core::ptr::null::<u8>(); DOT_MAX];
+                let mut cl = [0u8; 4 * DOT_MAX];
+                for (j, pp) in (0..nb).zip(p.iter_mut()) {
+                    let sj = at.wrapping_add(j); // < n
+                    if let Some(s) = srcs.get(sj) {
+                        *pp = s.as_ptr();
+                    }
+                    for x in 0..4usize {
+                        // Coefficient of source sj in row r + x: < coefs.len().
+                        let ci = r.wrapping_add(x).wrapping_mul(n).wrapping_add(sj);
+                        if let (Some(c), Some(&v)) =
+                            (cl.get_mut(j.wrapping_mul(4).wrapping_add(x)), coefs.get(ci))
+                        {
+                            *c = v;
+                        }
+                    }
+                }
+                let tables = self.tables::<{ 4 * DOT_MAX }>(&cl);
+                // SAFETY: four disjoint rows of `len` >= `bulk` bytes inside
+                // the mutable `dst`; nb >= 1 shared sources of at least
+                // `len` bytes; `new_unchecked`'s contract.
+                unsafe {
+                    if bulk > 0 {
+                        self.dot4(&d, bulk, &p, nb, tables.as_ptr());
+                    }
+                    if tail > 0 {
+                        let mut ends = [[0u8; 64]; DOT_MAX];
+                        for (j, (e, pp)) in (0..nb).zip(ends.iter_mut().zip(p.iter_mut())) {
+                            if let Some(s) = srcs.get(at.wrapping_add(j)) {
+                                *e = masked_end(s.get(..len).unwrap_or(s), w, tail);
+                                *pp = e.as_ptr();
+                            }
+                        }
+                        let dt = d.map(|x| x.add(len.wrapping_sub(w)));
+                        self.dot4(&dt, w, &p, nb, tables.as_ptr());
+                    }
+                }
+                at = at.wrapping_add(nb); // <= n
+            }
+            r = r.wrapping_add(4);
+        }
+        while r < rows {
+            let (lo, hi) = (r.wrapping_mul(len), r.wrapping_add(1).wrapping_mul(len));
+            let (cl, ch) = (r.wrapping_mul(n), r.wrapping_add(1).wrapping_mul(n));
+            if let (Some(row), Some(cs)) = (dst.get_mut(lo..hi), coefs.get(cl..ch)) {
+                self.dot_acc(row, srcs, cs);
+            }
+            r = r.wrapping_add(1);
         }
     }
 
