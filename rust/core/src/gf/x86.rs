@@ -303,6 +303,32 @@ macro_rules! out_sse {
         )
     };
 }
+/// [{$d} + {off}] ^= v10 (`$v` the register, `$x` its XOR, `$m` its move,
+/// `$p` its memory operand size).
+macro_rules! acc_out {
+    ($v:literal, $x:literal, $m:literal, $p:literal, $d:literal) => {
+        concat!(
+            $x,
+            " ",
+            $v,
+            "10, ",
+            $v,
+            "10, ",
+            $p,
+            " ptr [{",
+            $d,
+            "} + {off}]\n",
+            $m,
+            " ",
+            $p,
+            " ptr [{",
+            $d,
+            "} + {off}], ",
+            $v,
+            "10\n"
+        )
+    };
+}
 macro_rules! out_avx2 {
     ($lo:literal, $hi:literal, $d:literal) => {
         concat!(
@@ -313,12 +339,7 @@ macro_rules! out_avx2 {
             $hi,
             ", ymm9\n",
             "vpxor ymm10, ymm10, ymm11\n",
-            "vpxor ymm10, ymm10, ymmword ptr [{",
-            $d,
-            "} + {off}]\n",
-            "vmovdqu ymmword ptr [{",
-            $d,
-            "} + {off}], ymm10\n"
+            acc_out!("ymm", "vpxor", "vmovdqu", "ymmword", $d)
         )
     };
 }
@@ -328,12 +349,7 @@ macro_rules! out_gfni {
             "vgf2p8affineqb ymm10, ymm8, ymm",
             $m,
             ", 0\n",
-            "vpxor ymm10, ymm10, ymmword ptr [{",
-            $d,
-            "} + {off}]\n",
-            "vmovdqu ymmword ptr [{",
-            $d,
-            "} + {off}], ymm10\n"
+            acc_out!("ymm", "vpxor", "vmovdqu", "ymmword", $d)
         )
     };
 }
@@ -341,8 +357,7 @@ macro_rules! out_gfni512 {
     ($m:literal, $d:literal) => {
         concat!(
             "vgf2p8affineqb zmm10, zmm8, zmm", $m, ", 0\n",
-            "vpxorq zmm10, zmm10, zmmword ptr [{", $d, "} + {off}]\n",
-            "vmovdqu64 zmmword ptr [{", $d, "} + {off}], zmm10\n"
+            acc_out!("zmm", "vpxorq", "vmovdqu64", "zmmword", $d)
         )
     };
 }
@@ -591,9 +606,11 @@ macro_rules! dot4_fn {
     };
 }
 
-/// One row of a four-output dot step: vR ^= source · table at {tp} + $o.
+/// One row of a four-output dot step: vR ^= source · table at {tp} + $o
+/// (`$x` the register width's XOR: VEX `vpxor` for ymm, EVEX `vpxorq`
+/// for zmm).
 macro_rules! dot4_row_aff {
-    ($v:literal, $r:literal, $o:literal) => {
+    ($v:literal, $x:literal, $r:literal, $o:literal) => {
         concat!(
             "vpbroadcastq ",
             $v,
@@ -607,7 +624,8 @@ macro_rules! dot4_row_aff {
             "8, ",
             $v,
             "9, 0\n",
-            "vpxorq ",
+            $x,
+            " ",
             $v,
             $r,
             ", ",
@@ -641,107 +659,125 @@ macro_rules! dot4_row_nib {
         )
     };
 }
-macro_rules! dot4_store {
-    ($v:literal, $x:literal, $mov:literal) => {
+/// Zeroes v0..v3.
+macro_rules! dot4_zero {
+    ($v:literal, $x:literal) => {
         concat!(
-            "vpxorq ",
-            $v,
-            "0, ",
-            $v,
-            "0, ",
+            $x, " ", $v, "0, ", $v, "0, ", $v, "0\n", $x, " ", $v, "1, ", $v, "1, ", $v, "1\n", $x,
+            " ", $v, "2, ", $v, "2, ", $v, "2\n", $x, " ", $v, "3, ", $v, "3, ", $v, "3\n"
+        )
+    };
+}
+/// [{dR} + {off}] ^= vR for the four rows (`$m` the width's move, `$p` its
+/// memory operand size).
+macro_rules! dot4_store {
+    ($v:literal, $x:literal, $m:literal, $p:literal) => {
+        concat!(
             $x,
-            " ptr [{d0} + {off}]\n",
-            $mov,
             " ",
-            $x,
+            $v,
+            "0, ",
+            $v,
+            "0, ",
+            $p,
+            " ptr [{d0} + {off}]\n",
+            $m,
+            " ",
+            $p,
             " ptr [{d0} + {off}], ",
             $v,
             "0\n",
-            "vpxorq ",
-            $v,
-            "1, ",
-            $v,
-            "1, ",
             $x,
-            " ptr [{d1} + {off}]\n",
-            $mov,
             " ",
-            $x,
+            $v,
+            "1, ",
+            $v,
+            "1, ",
+            $p,
+            " ptr [{d1} + {off}]\n",
+            $m,
+            " ",
+            $p,
             " ptr [{d1} + {off}], ",
             $v,
             "1\n",
-            "vpxorq ",
-            $v,
-            "2, ",
-            $v,
-            "2, ",
             $x,
-            " ptr [{d2} + {off}]\n",
-            $mov,
             " ",
-            $x,
+            $v,
+            "2, ",
+            $v,
+            "2, ",
+            $p,
+            " ptr [{d2} + {off}]\n",
+            $m,
+            " ",
+            $p,
             " ptr [{d2} + {off}], ",
             $v,
             "2\n",
-            "vpxorq ",
-            $v,
-            "3, ",
-            $v,
-            "3, ",
             $x,
-            " ptr [{d3} + {off}]\n",
-            $mov,
             " ",
-            $x,
+            $v,
+            "3, ",
+            $v,
+            "3, ",
+            $p,
+            " ptr [{d3} + {off}]\n",
+            $m,
+            " ",
+            $p,
             " ptr [{d3} + {off}], ",
             $v,
             "3\n"
         )
     };
 }
+/// The GFNI four-output dot loop of one register width.
+macro_rules! dot4_aff_fn {
+    ($name:ident, $w:literal, $v:literal, $x:literal, $m:literal, $p:literal) => {
+        dot4_fn!(
+            $name,
+            $w,
+            "32",
+            "",
+            dot4_zero!($v, $x),
+            concat!(
+                $m,
+                " ",
+                $v,
+                "8, ",
+                $p,
+                " ptr [{q} + {off}]\n",
+                dot4_row_aff!($v, $x, "0", "0"),
+                dot4_row_aff!($v, $x, "1", "8"),
+                dot4_row_aff!($v, $x, "2", "16"),
+                dot4_row_aff!($v, $x, "3", "24")
+            ),
+            dot4_store!($v, $x, $m, $p),
+            "vzeroupper\n"
+        );
+    };
+}
 
-// vpxorq is EVEX (AVX-512); the ymm loops spell the VEX vpxor.
-dot4_fn!(dot4_avx2, "32", "128",
+dot4_fn!(
+    dot4_avx2,
+    "32",
+    "128",
     "mov {q:e}, 0x0f0f0f0f\nvmovd xmm15, {q:e}\nvpbroadcastd ymm15, xmm15\n",
-    "vpxor ymm0, ymm0, ymm0\nvpxor ymm1, ymm1, ymm1\nvpxor ymm2, ymm2, ymm2\nvpxor ymm3, ymm3, ymm3\n",
+    dot4_zero!("ymm", "vpxor"),
     concat!(
         "vmovdqu ymm8, ymmword ptr [{q} + {off}]\nvpsrlw ymm9, ymm8, 4\n",
         "vpand ymm8, ymm8, ymm15\nvpand ymm9, ymm9, ymm15\n",
-        dot4_row_nib!("0", "0"), dot4_row_nib!("1", "32"),
-        dot4_row_nib!("2", "64"), dot4_row_nib!("3", "96")
+        dot4_row_nib!("0", "0"),
+        dot4_row_nib!("1", "32"),
+        dot4_row_nib!("2", "64"),
+        dot4_row_nib!("3", "96")
     ),
-    concat!(
-        "vpxor ymm0, ymm0, ymmword ptr [{d0} + {off}]\nvmovdqu ymmword ptr [{d0} + {off}], ymm0\n",
-        "vpxor ymm1, ymm1, ymmword ptr [{d1} + {off}]\nvmovdqu ymmword ptr [{d1} + {off}], ymm1\n",
-        "vpxor ymm2, ymm2, ymmword ptr [{d2} + {off}]\nvmovdqu ymmword ptr [{d2} + {off}], ymm2\n",
-        "vpxor ymm3, ymm3, ymmword ptr [{d3} + {off}]\nvmovdqu ymmword ptr [{d3} + {off}], ymm3\n"
-    ),
-    "vzeroupper\n");
-dot4_fn!(dot4_gfni, "32", "32", "",
-    "vpxor ymm0, ymm0, ymm0\nvpxor ymm1, ymm1, ymm1\nvpxor ymm2, ymm2, ymm2\nvpxor ymm3, ymm3, ymm3\n",
-    concat!(
-        "vmovdqu ymm8, ymmword ptr [{q} + {off}]\n",
-        "vpbroadcastq ymm9, qword ptr [{tp}]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm0, ymm0, ymm10\n",
-        "vpbroadcastq ymm9, qword ptr [{tp} + 8]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm1, ymm1, ymm10\n",
-        "vpbroadcastq ymm9, qword ptr [{tp} + 16]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm2, ymm2, ymm10\n",
-        "vpbroadcastq ymm9, qword ptr [{tp} + 24]\nvgf2p8affineqb ymm10, ymm8, ymm9, 0\nvpxor ymm3, ymm3, ymm10\n"
-    ),
-    concat!(
-        "vpxor ymm0, ymm0, ymmword ptr [{d0} + {off}]\nvmovdqu ymmword ptr [{d0} + {off}], ymm0\n",
-        "vpxor ymm1, ymm1, ymmword ptr [{d1} + {off}]\nvmovdqu ymmword ptr [{d1} + {off}], ymm1\n",
-        "vpxor ymm2, ymm2, ymmword ptr [{d2} + {off}]\nvmovdqu ymmword ptr [{d2} + {off}], ymm2\n",
-        "vpxor ymm3, ymm3, ymmword ptr [{d3} + {off}]\nvmovdqu ymmword ptr [{d3} + {off}], ymm3\n"
-    ),
-    "vzeroupper\n");
-dot4_fn!(dot4_gfni512, "64", "32", "",
-    "vpxorq zmm0, zmm0, zmm0\nvpxorq zmm1, zmm1, zmm1\nvpxorq zmm2, zmm2, zmm2\nvpxorq zmm3, zmm3, zmm3\n",
-    concat!(
-        "vmovdqu64 zmm8, zmmword ptr [{q} + {off}]\n",
-        dot4_row_aff!("zmm", "0", "0"), dot4_row_aff!("zmm", "1", "8"),
-        dot4_row_aff!("zmm", "2", "16"), dot4_row_aff!("zmm", "3", "24")
-    ),
-    dot4_store!("zmm", "zmmword", "vmovdqu64"),
-    "vzeroupper\n");
+    dot4_store!("ymm", "vpxor", "vmovdqu", "ymmword"),
+    "vzeroupper\n"
+);
+dot4_aff_fn!(dot4_gfni, "32", "ymm", "vpxor", "vmovdqu", "ymmword");
+dot4_aff_fn!(dot4_gfni512, "64", "zmm", "vpxorq", "vmovdqu64", "zmmword");
 
 /// A [`MulAcc`] backend over one [`Isa`]'s loops. Holding one is the proof
 /// that the ISA may be used here, hence the unsafe constructor.
