@@ -38,12 +38,14 @@ CREM_RS_TEST(gf_tables_match_definition)
 CREM_RS_TEST(gf_tables_mul_acc)
 CREM_RS_TEST(coding_example_roundtrip)
 CREM_RS_TEST(gf_simd_matches_scalar)
+CREM_RS_TEST(workspace_decodes)
 
 static struct kunit_case crem_gf_cases[] = {
 	KUNIT_CASE(gf_tables_match_definition),
 	KUNIT_CASE(gf_tables_mul_acc),
 	KUNIT_CASE(coding_example_roundtrip),
 	KUNIT_CASE(gf_simd_matches_scalar),
+	KUNIT_CASE(workspace_decodes),
 	{}
 };
 

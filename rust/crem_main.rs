@@ -44,8 +44,11 @@ struct Registration;
 
 impl Registration {
     fn new() -> Result<Self> {
+        // The per-CPU decode workspace is allocated at this size: the
+        // decoder's scratch grows with crem-core, a C constant would not.
+        let scratch = size_of::<crem_core::fec::DecodeScratch>();
         // SAFETY: called once from module init; undone only by `Drop`.
-        kernel::error::to_result(unsafe { ffi::crem_glue_register() })?;
+        kernel::error::to_result(unsafe { ffi::crem_glue_register(scratch) })?;
         Ok(Registration)
     }
 }

@@ -207,13 +207,15 @@ extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_p
 }
 
 /// The workspace of this CPU (C guarantees BH is off under the flow lock).
-struct Ws {
-    scratch: &'static mut DecodeScratch,
-    out: &'static mut [u8],
-    msg: &'static mut [u8],
+pub(crate) struct Ws {
+    pub(crate) scratch: &'static mut DecodeScratch,
+    pub(crate) out: &'static mut [u8],
+    pub(crate) msg: &'static mut [u8],
 }
 
-fn workspace() -> Option<Ws> {
+/// `None` if C has none or its scratch is smaller than the decoder's; the
+/// module sizes it from Rust at registration, so a loaded module has one.
+pub(crate) fn workspace() -> Option<Ws> {
     let (mut s, mut o, mut m) = (
         core::ptr::null_mut(),
         core::ptr::null_mut(),

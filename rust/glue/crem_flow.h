@@ -204,7 +204,7 @@ int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u3
 void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 /* Per-CPU decode workspace (crem_store.c); BH must be disabled. */
-int crem_ws_init(void);
+int crem_ws_init(size_t scratch_len);
 void crem_ws_exit(void);
 
 #endif

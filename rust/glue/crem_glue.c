@@ -157,11 +157,11 @@ static struct notifier_block crem_netdev_nb = { .notifier_call = crem_netdev_eve
 /* Registration order: per-netns state and hooks first, then what reads them
  * (device events, the control plane); unwound in reverse. A netns's state
  * outlives its devices: pernet exits run before the devices' own. */
-int crem_glue_register(void)
+int crem_glue_register(size_t scratch_len)
 {
 	int err;
 
-	err = crem_ws_init();
+	err = crem_ws_init(scratch_len);
 	if (err)
 		return err;
 	err = register_pernet_subsys(&crem_net_ops);

@@ -323,7 +323,6 @@ void crem_store_dev_gone(struct crem_flow *f, const struct net_device *dev)
 
 /* ---- Per-CPU decode workspace ---- */
 
-#define CREM_WS_SCRATCH 2048 /* crem-core's DecodeScratch (1.25 KiB) */
 #define CREM_WS_OUT (64 * 1104) /* up to 64 lost sources of T <= 1104 */
 #define CREM_WS_MSG 4096 /* one message of any CREM type */
 
@@ -332,6 +331,8 @@ struct crem_ws {
 };
 
 static struct crem_ws __percpu *crem_ws;
+/* crem-core's DecodeScratch, sized by the Rust side that uses it. */
+static size_t crem_ws_scratch_len;
 
 void crem_glue_workspace(u8 **scratch, u32 *scratch_len, u8 **out, u32 *out_len,
 			 u8 **msg, u32 *msg_len)
@@ -339,7 +340,7 @@ void crem_glue_workspace(u8 **scratch, u32 *scratch_len, u8 **out, u32 *out_len,
 	struct crem_ws *w = this_cpu_ptr(crem_ws);
 
 	*scratch = w->scratch;
-	*scratch_len = CREM_WS_SCRATCH;
+	*scratch_len = crem_ws_scratch_len;
 	*out = w->out;
 	*out_len = CREM_WS_OUT;
 	*msg = w->msg;
@@ -363,9 +364,13 @@ void crem_ws_exit(void)
 	crem_ws = NULL;
 }
 
-int crem_ws_init(void)
+int crem_ws_init(size_t scratch_len)
 {
 	int cpu;
+
+	if (!scratch_len || scratch_len > U32_MAX)
+		return -EINVAL;
+	crem_ws_scratch_len = scratch_len;
 
 	crem_ws = alloc_percpu(struct crem_ws);
 	if (!crem_ws)
@@ -373,7 +378,7 @@ int crem_ws_init(void)
 	for_each_possible_cpu(cpu) {
 		struct crem_ws *w = per_cpu_ptr(crem_ws, cpu);
 
-		w->scratch = kzalloc(CREM_WS_SCRATCH, GFP_KERNEL);
+		w->scratch = kzalloc(scratch_len, GFP_KERNEL);
 		w->out = vzalloc(CREM_WS_OUT);
 		w->msg = kzalloc(CREM_WS_MSG, GFP_KERNEL);
 		if (!w->scratch || !w->out || !w->msg) {

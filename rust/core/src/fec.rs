@@ -14,7 +14,7 @@
 //!   Bitmap) and coded retransmissions (L = lost set of the request).
 //!
 //! Nothing here allocates: symbols live in caller buffers, and the
-//! decoder's scratch ([`DecodeScratch`], 1.25 KiB) is caller-provided so
+//! decoder's scratch ([`DecodeScratch`], 2.25 KiB) is caller-provided so
 //! the kernel's 16 KiB stack is not at risk. Bulk arithmetic goes through a
 //! [`MulAcc`] backend chosen by the caller (table, SIMD).
 //!
@@ -862,7 +862,7 @@ impl BlockSymbols for SliceSymbols<'_> {
     }
 }
 
-/// Caller-provided decoder scratch (1.25 KiB), kept off the stack for the
+/// Caller-provided decoder scratch (2.25 KiB), kept off the stack for the
 /// kernel. Contents are meaningless between calls.
 #[derive(Clone, Debug)]
 pub struct DecodeScratch {

@@ -207,7 +207,7 @@ impl<T: SymbolStore + Delivery + Sink + ?Sized> CrfHost for T {}
 pub struct Workspace<'a, G: MulAcc + ?Sized> {
     /// GF(2^8) multiply-accumulate backend.
     pub gf: &'a G,
-    /// Decoder scratch (1.25 KiB).
+    /// Decoder scratch (2.25 KiB).
     pub scratch: &'a mut DecodeScratch,
     /// Output of one decode: u·T octets for u lost sources. A block whose
     /// losses do not fit is not decoded (counted) and falls back.
