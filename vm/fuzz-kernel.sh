@@ -42,8 +42,8 @@ progress() {
 progress &
 ticker=$!
 # Boot, setup and the checks afterwards take about 3 min on the debug kernel
-# (the wire window may run 30 % of the seconds longer for unreached types)
-# under TCG (run-vm.sh triples the timeout there).
+# under TCG (run-vm.sh triples the timeout there); the wire window may run
+# 30 % of the seconds longer while a type is unreached.
 CREM_OUT=$out "$here/run-vm.sh" --name fuzz-kernel --variant "$variant" --out "$out" \
   --timeout $((secs + secs * 3 / 10 + 240)) \
   "$here/guest/fuzz-kernel.sh" module="$mod" ctl=/tmp/out/crem-ctl ksrc="$(kernel_src)" \
