@@ -45,10 +45,14 @@ type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 struct SenderEngine {
     flow: KSender,
     rdma_mtu: u32,
+    /// When a message from the peer last reached the flow (`None`: never).
+    heard: Option<Nanos>,
 }
 
 struct ReceiverEngine {
     flow: KReceiver,
+    /// As the sender's.
+    heard: Option<Nanos>,
 }
 
 /// Symbol length for an RDMA MTU: BTH + RETH + ImmDt + payload + ICRC, + 2.
@@ -197,11 +201,15 @@ extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_p
         unsafe {
             KSender::init_at(core::ptr::addr_of_mut!((*e).flow), sender_params(p));
             core::ptr::addr_of_mut!((*e).rdma_mtu).write(p.rdma_mtu);
+            core::ptr::addr_of_mut!((*e).heard).write(None);
         }
     } else {
         let e = eng.cast::<ReceiverEngine>();
         // SAFETY: as above.
-        unsafe { KReceiver::init_at(core::ptr::addr_of_mut!((*e).flow), receiver_params(p)) };
+        unsafe {
+            KReceiver::init_at(core::ptr::addr_of_mut!((*e).flow), receiver_params(p));
+            core::ptr::addr_of_mut!((*e).heard).write(None);
+        }
     }
     0
 }
@@ -439,6 +447,7 @@ extern "C" fn crem_rs_engine_msg(
     };
     if side == SIDE_CSF {
         with_sender!(eng, f, |e, h, io| {
+            e.heard = Some(now);
             let ev = e.flow.on_message(now, &msg, io);
             note_sender_event(io.sink, ev);
         })
@@ -447,6 +456,7 @@ extern "C" fn crem_rs_engine_msg(
         let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
             return;
         };
+        e.heard = Some(now);
         receiver_msg(e, &mut h, now, &msg, ce);
     }
 }
@@ -594,6 +604,14 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
     }
     // SAFETY: C passes a zeroed info struct, valid for the call.
     let fi = unsafe { &mut *fi };
+    // On the datapath's clock (crem_now: ktime_get_ns).
+    let now = u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0);
+    let put_heard = |fi: &mut ffi::crem_flow_info, heard: Option<Nanos>| {
+        if let Some(t) = heard {
+            fi.heard = 1;
+            fi.last_msg_ms = now.saturating_sub(t) / 1_000_000;
+        }
+    };
     if side == SIDE_CSF {
         // SAFETY: a live sender engine, under its flow lock.
         let e = unsafe { &*eng.cast::<SenderEngine>() };
@@ -605,9 +623,9 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
         // The classification ages (its evidence is held for a while), so it
-        // is taken at the time of the dump, on the datapath's clock.
-        let now = kernel::time::Ktime::ktime_get().to_ns();
-        fi.loss_class = loss_class_code(f.loss_class(u64::try_from(now).unwrap_or(0)));
+        // is taken at the time of the dump.
+        fi.loss_class = loss_class_code(f.loss_class(now));
+        put_heard(fi, e.heard);
         fi.pinned = u8::from(f.pinned());
         put_config(fi, f.config());
         put_limits(fi, f.limits());
@@ -647,6 +665,7 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         // SAFETY: a live receiver engine, under its flow lock.
         let e = unsafe { &*eng.cast::<ReceiverEngine>() };
         let f = &e.flow;
+        put_heard(fi, e.heard);
         fi.state = state_code(f.state());
         fi.flow_id = f.flow_id().unwrap_or(0);
         fi.loss_ppm = f.loss_ppm();

@@ -71,6 +71,10 @@ struct crem_flow_info {
 	/* Negotiated limits, valid if has_limits. */
 	u8 has_limits, schemes, max_k, max_m;
 	u16 max_t, max_open_blocks;
+	/* Milliseconds since a message from the peer last reached the engine,
+	 * valid if heard. */
+	u8 heard;
+	u64 last_msg_ms;
 	u64 counters[CREM_FS_N];
 };
 

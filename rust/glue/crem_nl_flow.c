@@ -240,6 +240,9 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 		return -EMSGSIZE;
 	if (f->key.side == CREM_SIDE_CSF && nla_put_u8(msg, CREM_A_FLOW_PINNED, fi->pinned))
 		return -EMSGSIZE;
+	if (fi->heard &&
+	    nla_put_u64_64bit(msg, CREM_A_FLOW_LAST_MSG_MS, fi->last_msg_ms, CREM_A_FLOW_PAD))
+		return -EMSGSIZE;
 	if (fi->has_limits &&
 	    (nla_put_u8(msg, CREM_A_FLOW_SCHEMES, fi->schemes) ||
 	     nla_put_u8(msg, CREM_A_FLOW_MAX_K, fi->max_k) ||
@@ -267,7 +270,7 @@ static size_t crem_flow_msg_size(void)
 						   * schemes, max-k, max-m */
 	       4 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason,
 						  * max-symbol-len, max-open-blocks */
-	       2 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms */
+	       3 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms, last-msg-ms */
 	       3 * nla_total_size(0) +		/* stats, msgs-{in,out}-by-type */
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
 }

@@ -87,6 +87,18 @@ $N1 "$CTL" -s flow >"$EX/flows-s.txt" 2>&1
 check "crem-ctl -j peer: n1's one peer entry with its 10 receiver flows" 0 "^\[\('192.0.2.0', 24, '10.0.0.2', True, 0, 10\)\]$" \
   sh -c "$N1 $CTL -j peer | python3 -c 'import json,sys; print([(r[\"prefix\"], r[\"prefix-len\"], r[\"addr\"], r[\"configured\"], r[\"csf\"], r[\"crf\"]) for r in json.load(sys.stdin)[\"peer\"]])'"
 $N1 "$CTL" peer >"$EX/peer.txt" 2>&1
+# Last heard (wg's latest handshake): these flows got their HELLO and
+# nothing after, so two seconds on each last heard from the peer at least
+# 2 s ago and no earlier than it was set up; the peer row has the most
+# recent of its flows'.
+sleep 2
+$N1 "$CTL" -j flow >/tmp/heard-flow.json
+$N1 "$CTL" -j peer >/tmp/heard-peer.json
+check "every crf flow: last-msg-ms (its HELLO) at least 2 s and at most its age" 0 "^True$" \
+  py "all(2000 <= f['last-msg-ms'] <= f['age-ms'] for f in j['flow']) and len(j['flow']) == 10" </tmp/heard-flow.json
+check "crem-ctl -j peer: last-msg-ms of the peer, the most recent of its flows'" 0 "^True$" \
+  python3 -c "import json; p=json.load(open('/tmp/heard-peer.json'))['peer'][0]; f=json.load(open('/tmp/heard-flow.json'))['flow']; print(2000 <= p['last-msg-ms'] <= min(x['last-msg-ms'] for x in f) + 3000)"
+check "crem-ctl peer: a HEARD column" 0 "NEWEST +HEARD" $N1 "$CTL" peer
 check "crem-ctl -s flow: each crf flow's counters under its line" 0 "^flows: 10 .* received +repairs-received +restored +icrc-failures +requests-sent +fallbacks +abandoned +msgs-in +msgs-out +[0-9]+ " \
   cat "$EX/flows-s.txt"
 id1=$(py 'j[0]["flow"]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["flow"]["dest-qp"]' </tmp/dump.json)

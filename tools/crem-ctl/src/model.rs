@@ -626,6 +626,10 @@ pub struct Flow {
     /// follow spec order).
     #[serde(rename = "min-rtt-us", skip_serializing_if = "Option::is_none")]
     pub min_rtt_us: Option<u32>,
+    /// Milliseconds since a message from the peer last reached the flow
+    /// (absent: none yet).
+    #[serde(rename = "last-msg-ms", skip_serializing_if = "Option::is_none")]
+    pub last_msg_ms: Option<u64>,
 }
 
 impl Flow {
@@ -647,7 +651,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 25] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 26] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -677,6 +681,7 @@ impl Flow {
             (FLOW_MAX_SYMBOL_LEN, Field::U16(&mut self.max_symbol_len)),
             (FLOW_MAX_OPEN_BLOCKS, Field::U16(&mut self.max_open_blocks)),
             (FLOW_MIN_RTT_US, Field::U32(&mut self.min_rtt_us)),
+            (FLOW_LAST_MSG_MS, Field::U64(&mut self.last_msg_ms)),
         ]
     }
 }

@@ -627,6 +627,13 @@ pub fn flow_detail(f: &Flow) -> String {
             "age",
             or_dash(f.age_ms.map(|a| format!("{} ({a} ms)", format_age_ms(a)))),
         ),
+        (
+            "heard",
+            f.last_msg_ms.map_or_else(
+                || "never (no message from the peer yet)".into(),
+                |a| format!("{} ago ({a} ms): the peer's last message", format_age_ms(a)),
+            ),
+        ),
     ];
     let mut s = match f.id {
         // flow add's reply, a sender flow before the peer's HELLO_ACK.

@@ -213,6 +213,7 @@ pub const FLOW_MAX_M: u16 = 27;
 pub const FLOW_MAX_SYMBOL_LEN: u16 = 28;
 pub const FLOW_MAX_OPEN_BLOCKS: u16 = 29;
 pub const FLOW_MIN_RTT_US: u16 = 30;
+pub const FLOW_LAST_MSG_MS: u16 = 31;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -515,6 +516,7 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_MAX_SYMBOL_LEN, "max-symbol-len", U16),
         a(FLOW_MAX_OPEN_BLOCKS, "max-open-blocks", U16),
         a(FLOW_MIN_RTT_US, "min-rtt-us", U32),
+        a(FLOW_LAST_MSG_MS, "last-msg-ms", U64),
     ],
 };
 

@@ -60,6 +60,9 @@ JSON (-j):
                        u16 blocks the receiver holds open at once
       min-rtt-us       u32, the smallest RTT this side measured, in
                        microseconds (as srtt-us)
+      last-msg-ms      u64, milliseconds since a message from the peer
+                       last reached the flow (absent: none yet, e.g. a
+                       sender flow whose HELLO is unanswered)
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.";
 

@@ -26,7 +26,9 @@ JSON (-j):
                        names (the counts of flows that still exist: a flow
                        removed takes its counts out of the sums)
       newest-age-ms    the age of its youngest flow (absent without flows)
-      memory           octets held for its flows";
+      memory           octets held for its flows
+      last-msg-ms      since the peer's last message reached any of its
+                       flows (absent if none has heard from it)";
 
 /// The text after the options of peer and peer show.
 fn help() -> String {
@@ -63,8 +65,11 @@ the flow dump as 'wg show' sums a peer's transfer:
     REPAIRS-RCVD     REPAIRs its receiver flows received
     RESTORED         packets its receiver flows restored
     MEMORY           octets held for its flows
-    NEWEST           the age of its youngest flow ('-': none), the
-                     nearest thing to 'latest handshake' the module reports
+    NEWEST           the age of its youngest flow ('-': none)
+    HEARD            since the peer's last message reached any of its
+                     flows ('-': none has heard from it), as 'wg show'
+                     gives the latest handshake; a CREM function that
+                     stopped answering shows here while its flows live
 
 A flow counts under the entry whose address is the flow's peer and whose
 prefix holds the flow's far host (a sender flow's destination, a receiver

@@ -40,6 +40,10 @@ pub struct Row {
     pub newest_age_ms: Option<u64>,
     /// Octets held for its flows.
     pub memory: u64,
+    /// Since its peer's last message to any of its flows (as `wg show`'s
+    /// latest handshake); absent if none has heard from the peer.
+    #[serde(rename = "last-msg-ms", skip_serializing_if = "Option::is_none")]
+    pub last_msg_ms: Option<u64>,
 }
 
 impl Row {
@@ -64,6 +68,9 @@ impl Row {
         self.memory += f.memory.unwrap_or(0);
         if let Some(a) = f.age_ms {
             self.newest_age_ms = Some(self.newest_age_ms.map_or(a, |n| n.min(a)));
+        }
+        if let Some(a) = f.last_msg_ms {
+            self.last_msg_ms = Some(self.last_msg_ms.map_or(a, |n| n.min(a)));
         }
     }
 }
@@ -141,6 +148,7 @@ pub fn text(rows: &[Row]) -> String {
         "RESTORED",
         "MEMORY",
         "NEWEST",
+        "HEARD",
     ];
     let mut table: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in rows {
@@ -160,6 +168,7 @@ pub fn text(rows: &[Row]) -> String {
             r.restored.to_string(),
             human_size(r.memory),
             r.newest_age_ms.map_or("-".into(), format_age_ms),
+            r.last_msg_ms.map_or("-".into(), format_age_ms),
         ]);
     }
     let widths: Vec<usize> = (0..head.len())
@@ -235,7 +244,7 @@ mod tests {
             peer("203.0.113.128", 25, "198.51.100.2"),
             peer("2001:db8:1::", 48, "2001:db8::2"),
         ];
-        let flows = [
+        let mut flows = [
             // Sender flows: by destination.
             flow(
                 0,
@@ -281,6 +290,10 @@ mod tests {
                 &[("received", 3)],
             ),
         ];
+        // The peer last heard: the most recent of its flows'; none heard is "-".
+        flows[0].last_msg_ms = Some(250);
+        flows[2].last_msg_ms = Some(80);
+        flows[4].last_msg_ms = Some(1500);
         let rows = summarize(&peers, &flows);
         let got: Vec<_> = rows
             .iter()
@@ -299,6 +312,7 @@ mod tests {
                         r.memory,
                     ],
                     r.newest_age_ms,
+                    r.last_msg_ms,
                 )
             })
             .collect();
@@ -309,20 +323,23 @@ mod tests {
                     Some(24),
                     "198.51.100.2".into(),
                     [1, 2, 100, 12, 50, 6, 3, 3072],
-                    Some(100)
+                    Some(100),
+                    Some(80)
                 ),
                 (
                     Some(25),
                     "198.51.100.2".into(),
                     [1, 0, 7, 0, 0, 0, 0, 1024],
-                    Some(700)
+                    Some(700),
+                    None
                 ),
-                (Some(48), "2001:db8::2".into(), [0; 8], None),
+                (Some(48), "2001:db8::2".into(), [0; 8], None, None),
                 (
                     None,
                     "10.0.0.7".into(),
                     [0, 1, 0, 0, 3, 0, 0, 1024],
-                    Some(42)
+                    Some(42),
+                    Some(1500)
                 ),
             ]
         );
@@ -334,7 +351,7 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_string(&rows[3]).unwrap(),
-            r#"{"addr":"10.0.0.7","configured":false,"csf":0,"crf":1,"sources":0,"repairs-sent":0,"received":3,"repairs-received":0,"restored":0,"newest-age-ms":42,"memory":1024}"#
+            r#"{"addr":"10.0.0.7","configured":false,"csf":0,"crf":1,"sources":0,"repairs-sent":0,"received":3,"repairs-received":0,"restored":0,"newest-age-ms":42,"memory":1024,"last-msg-ms":1500}"#
         );
         let t = text(&rows);
         eprintln!("{t}");
@@ -342,16 +359,17 @@ mod tests {
         assert_eq!(lines[0], "peers: 4");
         assert_eq!(
             lines[1],
-            "  PREFIX            PEER          CSF  CRF  SOURCES  REPAIRS-SENT  RECEIVED  REPAIRS-RCVD  RESTORED  MEMORY  NEWEST"
+            "  PREFIX            PEER          CSF  CRF  SOURCES  REPAIRS-SENT  RECEIVED  REPAIRS-RCVD  RESTORED  MEMORY  NEWEST  HEARD"
         );
         assert_eq!(
             lines[2],
-            "  203.0.113.0/24    198.51.100.2    1    2      100            12        50             6         3      3K   100ms"
+            "  203.0.113.0/24    198.51.100.2    1    2      100            12        50             6         3      3K   100ms   80ms"
         );
         assert_eq!(
             lines[5],
-            "  (not configured)  10.0.0.7        0    1        0             0         3             0         0      1K    42ms"
+            "  (not configured)  10.0.0.7        0    1        0             0         3             0         0      1K    42ms   1.5s"
         );
+        assert_eq!(lines[3].split_whitespace().last(), Some("-"));
         assert_eq!(lines[4].split_whitespace().last(), Some("-"));
         assert_eq!(text(&[]), "peers: none\n");
     }
