@@ -19,6 +19,7 @@ pkgs=(
   iproute2 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
   python3-yaml python3-jsonschema python3-matplotlib tcpdump jq nftables ethtool
   groff-base man-db
+  zsh fish
   libisal-dev
 )
 

@@ -1,10 +1,11 @@
 //! `crem-ctl completions SHELL`: the completion scripts clap_complete
 //! generates from the CLI definition, with its bash script repaired for a
-//! hyphenated binary name.
+//! hyphenated binary name and its fish script kept from offering file names
+//! where none is meant.
 
 use crate::stdio::out;
 use crate::{Cli, Res};
-use clap::{Command, CommandFactory, ValueEnum};
+use clap::{Command, CommandFactory, ValueEnum, ValueHint};
 use clap_complete::Shell;
 
 /// Print a shell completion script
@@ -43,12 +44,76 @@ const BIN: &str = "crem-ctl";
 /// The completion script for `shell`.
 fn script(shell: Shell, cmd: &mut Command) -> String {
     let mut buf = Vec::new();
+    let mut cmd = words_are_not_files(cmd.clone());
+    let cmd = &mut cmd;
     clap_complete::generate(shell, cmd, BIN, &mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
     match shell {
         Shell::Bash => fix_bash_state_names(&text),
+        Shell::Fish => fish_files_only_for_paths(&text, cmd),
         _ => text,
     }
+}
+
+/// clap_complete's fish script (it does not complete positional arguments)
+/// leaves fish's default on, so a subcommand that takes one (`flow [FILTER]`)
+/// offers the directory's file names beside its subcommands. Files are
+/// turned off for the whole command and back on (`-F`) for the commands
+/// whose positional argument is a path (`setconf FILE`); options that take
+/// a path already carry `-F`. Positional values are added (`completions
+/// SHELL`).
+fn fish_files_only_for_paths(script: &str, cmd: &Command) -> String {
+    fn walk(cmd: &Command, path: &mut Vec<String>, out: &mut String) {
+        if let Some((first, rest)) = path.split_first() {
+            let fname = BIN.replace('-', "_");
+            let mut cond = format!("__fish_{fname}_using_subcommand {first}");
+            for p in rest {
+                cond.push_str(&format!("; and __fish_seen_subcommand_from {p}"));
+            }
+            let pos = || cmd.get_positionals();
+            if pos().any(|a| matches!(a.get_value_hint(), ValueHint::AnyPath | ValueHint::FilePath))
+            {
+                out.push_str(&format!("complete -c {BIN} -n \"{cond}\" -F\n"));
+            }
+            // Nor does it offer a positional argument's values (`completions
+            // SHELL`).
+            let vals: Vec<String> = pos()
+                .flat_map(|a| a.get_possible_values())
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if !vals.is_empty() {
+                let vals = vals.join(" ");
+                out.push_str(&format!(
+                    "complete -c {BIN} -n \"{cond}\" -f -a \"{vals}\"\n"
+                ));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            path.push(sub.get_name().to_string());
+            walk(sub, path, out);
+            path.pop();
+        }
+    }
+    let mut tail = format!(
+        "\n# Files only where a path is meant (crem-ctl's repair).\ncomplete -c {BIN} -f\n"
+    );
+    walk(cmd, &mut Vec::new(), &mut tail);
+    format!("{script}{tail}")
+}
+
+/// A positional argument clap knows nothing about (`flow [FILTER]`, `flow
+/// show ID`, `set KEY VALUE`) gets zsh's `_default`, the directory's file
+/// names; only a path is completed as one (clap infers that from `PathBuf`).
+fn words_are_not_files(cmd: Command) -> Command {
+    cmd.mut_args(|a| {
+        if a.is_positional() && a.get_value_hint() == ValueHint::Unknown {
+            a.value_hint(ValueHint::Other)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(words_are_not_files)
 }
 
 /// clap_complete's bash script (4.6.12 and earlier, clap-rs/clap#6421)
@@ -186,21 +251,114 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// zsh is not installed where these tests run, so its script is only
-    /// checked for the bash bug's kind: every `_crem-ctl..._commands`
-    /// function it calls is defined.
-    #[test]
-    fn zsh_defines_every_function_it_calls() {
-        let text = generated(Shell::Zsh);
-        let mut called = 0;
-        for part in text.split(":_").skip(1) {
-            let name = part.split('"').next().unwrap();
-            if name.starts_with("crem-ctl") && name.ends_with("_commands") {
-                called += 1;
-                assert!(text.contains(&format!("\n_{name}() {{")), "{name}");
+    /// What fish or zsh offers for `line`, run in a directory holding
+    /// `a.conf` (so that file names offered where none is meant show).
+    /// fish: `complete -C` (the candidates, "word<TAB>description"); zsh:
+    /// `zsh_complete.zsh` drives an interactive zsh through a pty.
+    fn shell_complete(shell: Shell, line: &str) -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!(
+            "crem-ctl-compl-{shell:?}-{}-{}",
+            std::process::id(),
+            line.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.conf"), "").unwrap();
+        let (prog, args): (&str, Vec<String>) = match shell {
+            Shell::Fish => {
+                let path = dir.join("crem-ctl.fish");
+                std::fs::write(&path, generated(Shell::Fish)).unwrap();
+                (
+                    "fish",
+                    vec![
+                        "--no-config".into(),
+                        "-c".into(),
+                        "source $argv[1]; or exit 90; complete -C $argv[2]".into(),
+                        path.display().to_string(),
+                        line.into(),
+                    ],
+                )
             }
+            _ => {
+                std::fs::write(dir.join("_crem-ctl"), generated(Shell::Zsh)).unwrap();
+                let driver = dir.join("zsh_complete.zsh");
+                std::fs::write(&driver, include_str!("zsh_complete.zsh")).unwrap();
+                (
+                    "zsh",
+                    vec![
+                        "-f".into(),
+                        driver.display().to_string(),
+                        dir.display().to_string(),
+                        line.into(),
+                    ],
+                )
+            }
+        };
+        let out = Process::new(prog)
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{prog} runs ({e}): make setup installs it"));
+        assert!(
+            out.status.success(),
+            "{prog} {line:?}: exit {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut v: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// fish and zsh, completion simulated: subcommands after each level,
+    /// enum values, file names where a path is meant and nowhere else.
+    #[test]
+    fn fish_and_zsh_complete_subcommands_values_and_paths() {
+        let words = |v: &[&str]| {
+            let mut w: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            w.sort();
+            w
+        };
+        for sh in [Shell::Fish, Shell::Zsh] {
+            let c = |line: &str| shell_complete(sh, line);
+            let top = c("crem-ctl ");
+            for sub in ["show", "flow", "peer", "setconf", "fec", "completions"] {
+                assert!(
+                    top.contains(&sub.to_string()),
+                    "{sh:?} crem-ctl <TAB>: {top:?}"
+                );
+            }
+            assert!(!top.contains(&"a.conf".to_string()), "{sh:?}: {top:?}");
+            assert_eq!(
+                c("crem-ctl flow "),
+                words(&["list", "show", "del", "add", "reset", "set", "help"]),
+                "{sh:?}"
+            );
+            assert_eq!(c("crem-ctl sh"), words(&["show", "showconf"]), "{sh:?}");
+            assert_eq!(c("crem-ctl -j flow s"), words(&["set", "show"]), "{sh:?}");
+            assert_eq!(
+                c("crem-ctl fec decode --scheme "),
+                words(&["cauchy", "xor"]),
+                "{sh:?}"
+            );
+            assert_eq!(
+                c("crem-ctl completions "),
+                words(&["bash", "fish", "zsh"]),
+                "{sh:?}"
+            );
+            for line in ["crem-ctl setconf ", "crem-ctl decode -r "] {
+                assert!(c(line).contains(&"a.conf".to_string()), "{sh:?} {line:?}");
+            }
+            assert!(
+                !c("crem-ctl flow show ").contains(&"a.conf".to_string()),
+                "{sh:?}"
+            );
         }
-        assert!(called >= 4, "{called}");
     }
 
     /// The scripts are generated from the clap definition, so they know
