@@ -445,9 +445,11 @@ extern "C" fn crem_rs_engine_msg(
     let Some(Ok(msg)) = (unsafe { bytes(m, len) }).map(wire::decode) else {
         return;
     };
+    // The peer's messages; a PATH_REPORT comes from a Path Reporter.
+    let heard = (!matches!(msg, Message::PathReport(_))).then_some(now);
     if side == SIDE_CSF {
         with_sender!(eng, f, |e, h, io| {
-            e.heard = Some(now);
+            e.heard = heard.or(e.heard);
             let ev = e.flow.on_message(now, &msg, io);
             note_sender_event(io.sink, ev);
         })
@@ -456,7 +458,7 @@ extern "C" fn crem_rs_engine_msg(
         let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
             return;
         };
-        e.heard = Some(now);
+        e.heard = heard.or(e.heard);
         receiver_msg(e, &mut h, now, &msg, ce);
     }
 }
