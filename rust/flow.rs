@@ -13,6 +13,10 @@ use crate::crem_core::engine::flow::{
 };
 use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, ProposeError};
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
+// The capacities (crem-sim --engine module uses the same).
+use crate::crem_core::engine::module_caps::{
+    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, MAX_M,
+};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::{DecodeScratch, Scheme};
 use crate::crem_core::psn::Psn;
@@ -24,16 +28,6 @@ use crate::host::{self, Host};
 use core::ffi::{c_int, c_void};
 use core::mem::size_of;
 
-/// CSF retention ring (blocks) and ordinary-repair accumulator (octets ≥ m·T).
-const CSF_BLOCKS: usize = 64;
-const CSF_ACC: usize = 16 * 1104;
-/// CRF capacities; WINDOW and REPAIRS are the C store sizes (crem_flow.h).
-const CRF_BLOCKS: usize = 32;
-const CRF_WINDOW: usize = 1024;
-const CRF_HELD: usize = 256;
-const CRF_REPAIRS: usize = 256;
-/// Largest m offered (bounded by the accumulator).
-const MAX_M: u8 = 16;
 const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
 const RECOVERY_CODED: u8 = 0;
 const RECOVERY_SELECTIVE: u8 = 1;

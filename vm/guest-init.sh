@@ -8,16 +8,21 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
-# The host's /tmp may hold the repo (CI clones anywhere) or build outputs, so
-# its entries stay reachable at their usual paths, read-only, as symlinks in
-# the guest's writable /tmp.
+# The host's /tmp may hold the repo (CI clones anywhere) or build outputs:
+# the entries of it that the command line names (the script, its arguments)
+# stay reachable at their usual paths, read-only, as symlinks in the guest's
+# writable /tmp. Only those: a host entry of a name a guest script writes
+# (/tmp/fz, /tmp/dump.json) would turn the guest's write into a failed one
+# into the read-only host tree (stop 28: a stray host /tmp/fz failed
+# fuzz-kernel).
 mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/host-tmp && mount --bind /tmp /run/host-tmp
 for d in /tmp /var/tmp /var/lib /var/log /home /mnt; do  # /var/run links to /run
   mount -t tmpfs -o mode=1777 tmpfs "$d" 2>/dev/null
 done
-for e in /run/host-tmp/* /run/host-tmp/.[!.]*; do
-  [ -e "$e" ] && ln -s "$e" "/tmp/${e##*/}" 2>/dev/null
+for p in $(tr ' ,' '\n\n' </proc/cmdline | sed -n 's/.*=\(\/tmp\/[^/=]\{1,\}\).*/\1/p'); do
+  e=/run/host-tmp/${p#/tmp/}
+  [ -e "$e" ] && [ ! -e "$p" ] && ln -s "$e" "$p" 2>/dev/null
 done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # The results share (rw) from the host, when the runner gives one.

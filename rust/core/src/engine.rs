@@ -10,6 +10,7 @@ pub mod crf;
 pub mod csf;
 pub mod flow;
 pub mod loss_window;
+pub mod module_caps;
 pub mod negotiation;
 pub mod policy;
 pub mod rtt;

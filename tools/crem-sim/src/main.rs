@@ -97,6 +97,12 @@ enum Mode {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    Sim,
+    Module,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Rdma {
     Slow,
     Prompt,
@@ -164,6 +170,12 @@ struct Args {
     /// the block closes, so that a burst at the end of a block spares them.
     #[arg(long)]
     spread: bool,
+    /// Engine capacities: the simulation's own (a CSF retains 1024 blocks,
+    /// a CRF holds 512 open: enough for the rates and RTTs it runs) or
+    /// crem.ko's (crem_core::engine::module_caps: 64 and 32), to see what
+    /// the module's flows can hold at a rate and RTT.
+    #[arg(long, value_enum, default_value_t = EngineArg::Sim)]
+    engine: EngineArg,
     /// Seed of every random stream.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -251,6 +263,10 @@ fn sim_config(
     };
     c.traffic = TrafficModel::DEFAULT;
     c.spread = a.spread;
+    c.engine = match a.engine {
+        EngineArg::Sim => crem_sim::model::Engine::Sim,
+        EngineArg::Module => crem_sim::model::Engine::Module,
+    };
     c
 }
 
@@ -497,13 +513,17 @@ fn main() {
     } else {
         let _ = writeln!(
             stdout,
-            "# crem-sim: {} packets/cell at {} pps, {} Mbit/s links, seed {}, fixed m = {}{}",
+            "# crem-sim: {} packets/cell at {} pps, {} Mbit/s links, seed {}, fixed m = {}{}{}",
             a.packets,
             a.pps,
             a.link_mbps,
             a.seed,
             a.m,
-            if a.spread { ", repairs spread" } else { "" }
+            if a.spread { ", repairs spread" } else { "" },
+            match a.engine {
+                EngineArg::Sim => "",
+                EngineArg::Module => ", crem.ko's engine capacities",
+            }
         );
         let _ = writeln!(stdout, "{}", header());
         let mut problems = Vec::new();
@@ -657,6 +677,7 @@ fn demo_main(a: Args, matches: &ArgMatches) -> i32 {
         "timeout_s": null, "k": k, "m": m, "modes": demo::MODES, "burst": burst,
         "rdma": match rdma { Rdma::Slow => "slow", Rdma::Prompt => "prompt" },
         "packets": a.packets, "pps": a.pps, "seed": a.seed, "spread": a.spread,
+        "engine": match a.engine { EngineArg::Sim => "sim", EngineArg::Module => "module" },
         "reorder": a.reorder, "rev_loss_pct": a.rev_loss, "crem_loss_pct": a.crem_loss,
     });
     let doc = demo::document(&demo::utc_stamp(now), git_commit().as_deref(), params, runs);

@@ -73,8 +73,26 @@ pub const MAX_M: u8 = 16;
 /// CSF retention budget.
 pub const RETENTION_BUDGET: u64 = 64 << 20;
 
-type SimSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
-type SimReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
+/// Whose capacities the simulated flow has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The simulation's own, large enough for the rates and RTTs it runs
+    /// (the constants above).
+    Sim,
+    /// crem.ko's (`crem_core::engine::module_caps`): what the module can
+    /// hold at a given rate and RTT.
+    Module,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sim => "sim",
+            Engine::Module => "module",
+        }
+    }
+}
 
 /// How losses beyond the ordinary repairs are recovered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -170,6 +188,8 @@ pub struct SimConfig {
     /// CSF spreads ordinary repairs over the following sources instead of
     /// sending them back to back when a block closes.
     pub spread: bool,
+    /// Engine capacities: the simulation's or the module's.
+    pub engine: Engine,
 }
 
 impl SimConfig {
@@ -195,6 +215,7 @@ impl SimConfig {
             start_psn: 0x00_1000,
             start_at: 2 * rtt + 5 * MS,
             spread: false,
+            engine: Engine::Sim,
         }
     }
 
@@ -262,7 +283,17 @@ impl Ord for Item {
 }
 
 /// Mutable simulation state.
-pub(crate) struct World<'c> {
+/// One run; the const parameters are the engines' capacities ([`Engine`]):
+/// CSF blocks and accumulator, CRF blocks, window, hold queue, repairs.
+pub(crate) struct World<
+    'c,
+    const CB: usize,
+    const CA: usize,
+    const RB: usize,
+    const RW: usize,
+    const RH: usize,
+    const RR: usize,
+> {
     pub(crate) cfg: &'c SimConfig,
     pub(crate) now: Nanos,
     seq: u64,
@@ -285,13 +316,13 @@ pub(crate) struct World<'c> {
     snd_progress: Nanos,
     pub(crate) emit_done_at: Option<Nanos>,
     // CSF side.
-    pub(crate) snd: Box<SimSender>,
+    pub(crate) snd: Box<SenderFlow<CB, CA>>,
     csf_store: CsfStore,
     csf_out: Outbox,
     scratch: Vec<u8>,
     gf: Box<MulTable>,
     // CRF side.
-    pub(crate) rcv: Box<SimReceiver>,
+    pub(crate) rcv: Box<ReceiverFlow<RB, RW, RH, RR>>,
     pub(crate) host: CrfHost,
     ws_scratch: Box<DecodeScratch>,
     ws_out: Vec<u8>,
@@ -312,8 +343,17 @@ fn local_limits(t: u16, open_blocks: u16) -> Limits {
     }
 }
 
-impl<'c> World<'c> {
-    fn new(cfg: &'c SimConfig) -> World<'c> {
+impl<
+        'c,
+        const CB: usize,
+        const CA: usize,
+        const RB: usize,
+        const RW: usize,
+        const RH: usize,
+        const RR: usize,
+    > World<'c, CB, CA, RB, RW, RH, RR>
+{
+    fn new(cfg: &'c SimConfig) -> Self {
         let t = cfg.symbol_len();
         let first = Psn::new(cfg.start_psn);
         let interval = SEC / cfg.pps.max(1);
@@ -387,7 +427,7 @@ impl<'c> World<'c> {
         };
         let rcv = ReceiverParams {
             crf: crf_cfg,
-            limits: local_limits(t, CRF_BLOCKS as u16),
+            limits: local_limits(t, RB.min(u16::MAX as usize) as u16),
             block_time,
         };
         let mut gf: Box<MulTable> = Box::new(MulTable {
@@ -442,7 +482,7 @@ impl<'c> World<'c> {
             scratch: vec![0; csf::scratch_len(t)],
             gf,
             rcv: Box::new(ReceiverFlow::new(rcv)),
-            host: CrfHost::new(CRF_WINDOW, CRF_REPAIRS),
+            host: CrfHost::new(RW, RR),
             ws_scratch: Box::new(DecodeScratch::new()),
             ws_out: vec![0; 255 * t as usize],
             held_checks: 0,
@@ -1018,10 +1058,32 @@ pub fn run(cfg: &SimConfig) -> Result<Report, String> {
     let c = cfg.clone();
     let h = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || {
-            let mut w = World::new(&c);
-            w.run();
-            report::analyse(&w)
+        .spawn(move || match c.engine {
+            Engine::Sim => {
+                let mut w = World::<
+                    CSF_BLOCKS,
+                    CSF_ACC,
+                    CRF_BLOCKS,
+                    CRF_WINDOW,
+                    CRF_HELD,
+                    CRF_REPAIRS,
+                >::new(&c);
+                w.run();
+                report::analyse(&w)
+            }
+            Engine::Module => {
+                use crem_core::engine::module_caps as m;
+                let mut w = World::<
+                    { m::CSF_BLOCKS },
+                    { m::CSF_ACC },
+                    { m::CRF_BLOCKS },
+                    { m::CRF_WINDOW },
+                    { m::CRF_HELD },
+                    { m::CRF_REPAIRS },
+                >::new(&c);
+                w.run();
+                report::analyse(&w)
+            }
         })
         .map_err(|e| e.to_string())?;
     h.join().map_err(|e| {

@@ -284,7 +284,16 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
     v[i.min(v.len() - 1)]
 }
 
-pub(crate) fn analyse(w: &World<'_>) -> Report {
+pub(crate) fn analyse<
+    const CB: usize,
+    const CA: usize,
+    const RB: usize,
+    const RW: usize,
+    const RH: usize,
+    const RR: usize,
+>(
+    w: &World<'_, CB, CA, RB, RW, RH, RR>,
+) -> Report {
     let tr = &w.tr;
     let mut r = Report {
         sources: w.pkts.len() as u64,
@@ -478,7 +487,17 @@ pub(crate) fn analyse(w: &World<'_>) -> Report {
 
 /// Copies the engine counters of interest and flags capacity counters that
 /// must stay zero with the simulation's sizes.
-fn engine_counters(w: &World<'_>, r: &mut Report) {
+fn engine_counters<
+    const CB: usize,
+    const CA: usize,
+    const RB: usize,
+    const RW: usize,
+    const RH: usize,
+    const RR: usize,
+>(
+    w: &World<'_, CB, CA, RB, RW, RH, RR>,
+    r: &mut Report,
+) {
     let c = w.snd.csf_counters();
     let d = &c.drops;
     let f = w.rcv.crf_counters();

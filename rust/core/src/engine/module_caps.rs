@@ -1,0 +1,23 @@
+//! The engine capacities crem.ko builds its flows with, here so that the
+//! module and `crem-sim --engine module` size flows alike from one place.
+//!
+//! They bound what one flow can hold, whatever the path: a CSF retains
+//! [`CSF_BLOCKS`] blocks for coded retransmission (2048 packets at k = 32:
+//! about 1.8 ms of 10 Gbit/s at 1 KiB), a CRF holds [`CRF_BLOCKS`] blocks
+//! open. [`CRF_WINDOW`] and [`CRF_REPAIRS`] are also the sizes of the C
+//! stores the module gives its CRF (`rust/glue/crem_flow.h`).
+
+/// CSF retention ring, blocks.
+pub const CSF_BLOCKS: usize = 64;
+/// CSF ordinary-repair accumulator, octets (m = 16 repairs of T = 1104).
+pub const CSF_ACC: usize = 16 * 1104;
+/// CRF Max Open Blocks (announced in HELLO_ACK).
+pub const CRF_BLOCKS: usize = 32;
+/// CRF PSN window.
+pub const CRF_WINDOW: usize = 1024;
+/// CRF hold queue.
+pub const CRF_HELD: usize = 256;
+/// CRF repair descriptors.
+pub const CRF_REPAIRS: usize = 256;
+/// Largest m the module announces (bounded by the accumulator).
+pub const MAX_M: u8 = 16;
