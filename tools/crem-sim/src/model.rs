@@ -51,7 +51,7 @@ use crem_core::wire::{self, CloseReason, FecScheme, FlowAddrs, Message};
 
 use crate::channel::{Class, Link, LossModel};
 use crate::hosts::{CrfHost, CsfStore, Delivered, Outbox, Via};
-use crate::report::{self, Report, Trace};
+use crate::report::{Report, Trace};
 use crate::rng::Rng;
 use crate::rx::{Receiver, ACK_DELAY};
 use crate::traffic::{ack_packet, Packet, Traffic, TrafficModel, IP_UDP};
@@ -1069,7 +1069,7 @@ pub fn run(cfg: &SimConfig) -> Result<Report, String> {
                     CRF_REPAIRS,
                 >::new(&c);
                 w.run();
-                report::analyse(&w)
+                w.analyse()
             }
             Engine::Module => {
                 use crem_core::engine::module_caps as m;
@@ -1082,7 +1082,7 @@ pub fn run(cfg: &SimConfig) -> Result<Report, String> {
                     { m::CRF_REPAIRS },
                 >::new(&c);
                 w.run();
-                report::analyse(&w)
+                w.analyse()
             }
         })
         .map_err(|e| e.to_string())?;

@@ -284,412 +284,407 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
     v[i.min(v.len() - 1)]
 }
 
-pub(crate) fn analyse<
-    const CB: usize,
-    const CA: usize,
-    const RB: usize,
-    const RW: usize,
-    const RH: usize,
-    const RR: usize,
->(
-    w: &World<'_, CB, CA, RB, RW, RH, RR>,
-) -> Report {
-    let tr = &w.tr;
-    let mut r = Report {
-        sources: w.pkts.len() as u64,
-        positions: w.pos_pkt.len() as u32,
-        ..Report::default()
-    };
-    let mut violations = tr.violations.clone();
-    let mut lat = Vec::new();
-    let mut class_sum = [0f64; 4];
-    let mut class_n = [0u64; 4];
-    let mut hold_sum = 0f64;
-    let mut hold_n = 0u64;
-    let (mut first_nominal, mut last_arrival) = (u64::MAX, 0);
-    for p in &w.pkts {
-        r.source_octets += p.p.bytes.len() as u64;
-        r.reordered += p.orig_reordered as u64;
-        let copies =
-            w.rx.copies
-                .get(p.pos as usize)
-                .map(|v| v.as_slice())
-                .unwrap_or(&[]);
-        r.duplicate_copies += copies.len().saturating_sub(1) as u64;
-        let crem: Vec<Via> = copies
-            .iter()
-            .map(|c| c.1)
-            .filter(|v| *v != Via::RdmaRetx)
-            .collect();
-        if crem.len() > 1 {
-            // A held-back original may come after its restored copy, or
-            // while the restored copy is still held for in-order release
-            // (the CRF passes duplicates on): one of each is fine then.
-            let late = crem.len() == 2
-                && crem.contains(&Via::Original)
-                && crem.iter().any(|v| matches!(v, Via::Restored { .. }))
-                && p.orig_reordered;
-            if late {
-                r.late_originals += 1;
-            } else if violations.len() < 50 {
-                violations.push(format!(
-                    "PSN {} reached RDMA through CREM {} times: {:?}",
-                    p.p.psn.value(),
-                    crem.len(),
-                    crem
-                ));
-            }
-        }
-        let Some(&(t, via)) = copies.first() else {
-            if p.orig_dropped {
-                r.lost += 1;
-            }
-            r.undelivered += 1;
-            if violations.len() < 50 {
-                violations.push(format!("PSN {} never reached RDMA", p.p.psn.value()));
-            }
-            continue;
+/// The report of a run, and the engine counters it copies (one impl: the
+/// run's type carries the engines' capacities).
+impl<
+        const CB: usize,
+        const CA: usize,
+        const RB: usize,
+        const RW: usize,
+        const RH: usize,
+        const RR: usize,
+    > World<'_, CB, CA, RB, RW, RH, RR>
+{
+    pub(crate) fn analyse(&self) -> Report {
+        let w = self;
+        let tr = &w.tr;
+        let mut r = Report {
+            sources: w.pkts.len() as u64,
+            positions: w.pos_pkt.len() as u32,
+            ..Report::default()
         };
-        first_nominal = first_nominal.min(p.nominal);
-        last_arrival = last_arrival.max(t);
-        let extra = t.saturating_sub(p.nominal);
-        if !p.orig_dropped {
-            if matches!(via, Via::Restored { .. }) {
-                r.restored_not_lost += 1;
-            }
-            hold_sum += extra as f64;
-            hold_n += 1;
-            continue;
-        }
-        r.lost += 1;
-        let c = match via {
-            Via::Restored { rounds: 0 } => 0,
-            Via::Restored { rounds: 1 } => 1,
-            Via::Restored { .. } => 2,
-            Via::RdmaRetx => 3,
-            Via::Original => {
-                violations.push(format!("PSN {}: lost original delivered", p.p.psn.value()));
-                continue;
-            }
-        };
-        match c {
-            0 => r.rec_fec += 1,
-            1 => r.rec_retx1 += 1,
-            2 => r.rec_retx2 += 1,
-            _ => r.rec_rdma += 1,
-        }
-        class_sum[c] += extra as f64;
-        class_n[c] += 1;
-        lat.push(extra);
-    }
-    if !lat.is_empty() {
-        r.lost_latency_mean_ns = lat.iter().sum::<u64>() as f64 / lat.len() as f64;
-        r.lost_latency_max_ns = *lat.iter().max().unwrap_or(&0);
-        r.lost_latency_p99_ns = percentile(&mut lat, 0.99);
-    }
-    for i in 0..4 {
-        if class_n[i] > 0 {
-            r.class_latency_mean_ns[i] = class_sum[i] / class_n[i] as f64;
-        }
-    }
-    if hold_n > 0 {
-        r.hold_delay_mean_ns = hold_sum / hold_n as f64;
-    }
-    r.repair_octets_by_kind = tr.rep_octets;
-    r.repairs_by_kind = tr.rep_count;
-    r.repair_octets = tr.rep_octets.iter().sum();
-    r.overhead = if r.source_octets > 0 {
-        r.repair_octets as f64 / r.source_octets as f64
-    } else {
-        0.0
-    };
-    r.ctrl_octets = tr.ctrl_fwd_octets + tr.ctrl_rev_octets;
-    r.requests = tr.requests;
-    r.tc_reports = tr.tc_reports;
-    r.loss_reports = w.snd.counters().loss_reports;
-    r.rdma_retx = tr.rdma_retx;
-    r.naks = tr.naks_sent;
-    r.gbn_counterfactual = tr.gbn_counterfactual;
-    r.rto_fired = tr.rto_fired;
-    // Coded retransmission against the ground-truth losses of each block.
-    for (&start, b) in &tr.blocks {
-        let BlockRetx {
-            k,
-            retx_symbols,
-            source_copies,
-            ..
-        } = *b;
-        r.source_copies += source_copies as u64;
-        if retx_symbols == 0 {
-            continue;
-        }
-        let s = w.first.forward_distance(crem_core::psn::Psn::new(start));
-        let mut lost = 0u64;
-        for pos in s..s + k as u32 {
-            if let Some(&i) = w.pos_pkt.get(pos as usize) {
-                if i != u32::MAX && w.pkts[i as usize].orig_dropped {
-                    lost += 1;
+        let mut violations = tr.violations.clone();
+        let mut lat = Vec::new();
+        let mut class_sum = [0f64; 4];
+        let mut class_n = [0u64; 4];
+        let mut hold_sum = 0f64;
+        let mut hold_n = 0u64;
+        let (mut first_nominal, mut last_arrival) = (u64::MAX, 0);
+        for p in &w.pkts {
+            r.source_octets += p.p.bytes.len() as u64;
+            r.reordered += p.orig_reordered as u64;
+            let copies =
+                w.rx.copies
+                    .get(p.pos as usize)
+                    .map(|v| v.as_slice())
+                    .unwrap_or(&[]);
+            r.duplicate_copies += copies.len().saturating_sub(1) as u64;
+            let crem: Vec<Via> = copies
+                .iter()
+                .map(|c| c.1)
+                .filter(|v| *v != Via::RdmaRetx)
+                .collect();
+            if crem.len() > 1 {
+                // A held-back original may come after its restored copy, or
+                // while the restored copy is still held for in-order release
+                // (the CRF passes duplicates on): one of each is fine then.
+                let late = crem.len() == 2
+                    && crem.contains(&Via::Original)
+                    && crem.iter().any(|v| matches!(v, Via::Restored { .. }))
+                    && p.orig_reordered;
+                if late {
+                    r.late_originals += 1;
+                } else if violations.len() < 50 {
+                    violations.push(format!(
+                        "PSN {} reached RDMA through CREM {} times: {:?}",
+                        p.p.psn.value(),
+                        crem.len(),
+                        crem
+                    ));
                 }
             }
+            let Some(&(t, via)) = copies.first() else {
+                if p.orig_dropped {
+                    r.lost += 1;
+                }
+                r.undelivered += 1;
+                if violations.len() < 50 {
+                    violations.push(format!("PSN {} never reached RDMA", p.p.psn.value()));
+                }
+                continue;
+            };
+            first_nominal = first_nominal.min(p.nominal);
+            last_arrival = last_arrival.max(t);
+            let extra = t.saturating_sub(p.nominal);
+            if !p.orig_dropped {
+                if matches!(via, Via::Restored { .. }) {
+                    r.restored_not_lost += 1;
+                }
+                hold_sum += extra as f64;
+                hold_n += 1;
+                continue;
+            }
+            r.lost += 1;
+            let c = match via {
+                Via::Restored { rounds: 0 } => 0,
+                Via::Restored { rounds: 1 } => 1,
+                Via::Restored { .. } => 2,
+                Via::RdmaRetx => 3,
+                Via::Original => {
+                    violations.push(format!("PSN {}: lost original delivered", p.p.psn.value()));
+                    continue;
+                }
+            };
+            match c {
+                0 => r.rec_fec += 1,
+                1 => r.rec_retx1 += 1,
+                2 => r.rec_retx2 += 1,
+                _ => r.rec_rdma += 1,
+            }
+            class_sum[c] += extra as f64;
+            class_n[c] += 1;
+            lat.push(extra);
         }
-        r.retx_blocks += 1;
-        r.retx_symbols += retx_symbols as u64;
-        r.retx_block_losses += lost;
-        if (retx_symbols as u64) < lost {
-            r.retx_blocks_fewer += 1;
+        if !lat.is_empty() {
+            r.lost_latency_mean_ns = lat.iter().sum::<u64>() as f64 / lat.len() as f64;
+            r.lost_latency_max_ns = *lat.iter().max().unwrap_or(&0);
+            r.lost_latency_p99_ns = percentile(&mut lat, 0.99);
         }
-    }
-    r.configs = tr.configs.clone();
-    r.final_km = tr.configs.last().map(|&(_, k, m)| (k, m));
-    if let (Some(&(t0, _, _)), true) = (tr.configs.first(), tr.end > 0) {
-        let mut acc = 0f64;
-        for (i, &(t, _, m)) in tr.configs.iter().enumerate() {
-            let until = tr.configs.get(i + 1).map_or(tr.end, |c| c.0);
-            acc += m as f64 * until.saturating_sub(t) as f64;
+        for i in 0..4 {
+            if class_n[i] > 0 {
+                r.class_latency_mean_ns[i] = class_sum[i] / class_n[i] as f64;
+            }
         }
-        let span = tr.end.saturating_sub(t0).max(1) as f64;
-        r.mean_m = acc / span;
-    }
-    r.established_at = tr.established_at;
-    r.unprotected = tr.unprotected;
-    let sc = w.snd.counters();
-    r.proposals = sc.proposals;
-    for (n, v) in [
-        ("Busy", sc.propose_busy),
-        ("Unchanged", sc.propose_unchanged),
-        ("OutsideLimits", sc.propose_outside_limits),
-        ("NoConfigSlot", sc.propose_no_slot),
-        ("NotEstablished", sc.propose_not_established),
-    ] {
-        if v > 0 {
-            r.propose_errors.insert(n.to_string(), v);
+        if hold_n > 0 {
+            r.hold_delay_mean_ns = hold_sum / hold_n as f64;
         }
-    }
-    r.breaker_trips = tr.breaker_trips;
-    r.crf_configs_released = w.rcv.counters().configs_released;
-    r.param_refused_room = tr.param_refused_room;
-    if tr.hello_gave_up {
-        violations.push("HELLO gave up".into());
-    }
-    if tr.param_sync_failed > 0 {
-        violations.push(format!("{} PARAM_UPDATE give-ups", tr.param_sync_failed));
-    }
-    if tr.violations_more > 0 {
-        violations.push(format!("… and {} more violations", tr.violations_more));
-    }
-    r.violations = violations;
-    engine_counters(w, &mut r);
-    r.host = w.host.v.into();
-    r.end_ns = tr.end;
-    r.completion_ns = last_arrival.saturating_sub(first_nominal);
-    r
-}
-
-/// Copies the engine counters of interest and flags capacity counters that
-/// must stay zero with the simulation's sizes.
-fn engine_counters<
-    const CB: usize,
-    const CA: usize,
-    const RB: usize,
-    const RW: usize,
-    const RH: usize,
-    const RR: usize,
->(
-    w: &World<'_, CB, CA, RB, RW, RH, RR>,
-    r: &mut Report,
-) {
-    let c = w.snd.csf_counters();
-    let d = &c.drops;
-    let f = w.rcv.crf_counters();
-    let mut e = BTreeMap::new();
-    let mut put = |n: &str, v: u64| {
-        e.insert(n.to_string(), v);
-    };
-    put("csf.sources", c.sources);
-    put("csf.retransmitted_sources", c.retransmitted_sources);
-    put("csf.unprotected_sources", c.unprotected_sources);
-    put("csf.blocks_opened", c.blocks_opened);
-    put("csf.blocks_closed_k", c.blocks_closed_k);
-    put("csf.blocks_closed_idle", c.blocks_closed_idle);
-    put("csf.blocks_closed_early", c.blocks_closed_early);
-    put("csf.blocks_acked", c.blocks_acked);
-    put("csf.blocks_given_up", c.blocks_given_up);
-    put("csf.repairs_ordinary", c.repairs_ordinary);
-    put("csf.repairs_retx", c.repairs_retx);
-    put("csf.repairs_source_copy", c.repairs_source_copy);
-    put("csf.repairs_info", c.repairs_info);
-    put("csf.repair_octets", c.repair_octets);
-    put("csf.requests_block", c.requests_block);
-    put("csf.requests_ranges", c.requests_ranges);
-    put("csf.requests_fallback", c.requests_fallback);
-    put("csf.requests_rate_limited", c.requests_rate_limited);
-    put("csf.requests_unknown_block", c.requests_unknown_block);
-    put("csf.requests_bad", c.requests_bad);
-    put("csf.retx_indices_exhausted", c.retx_indices_exhausted);
-    put("csf.range_psns_unknown", c.range_psns_unknown);
-    put("csf.tc_reports", c.tc_reports);
-    put("csf.tc_lost_psns", c.tc_lost_psns);
-    put("csf.tc_guarded_psns", c.tc_guarded_psns);
-    put("csf.tc_deduped_psns", c.tc_deduped_psns);
-    put("csf.tc_unknown_psns", c.tc_unknown_psns);
-    put("csf.tc_ack_timeouts", c.tc_ack_timeouts);
-    put("csf.retention_octets_max", c.retention_octets_max);
-    put("csf.drops.repair_rate_limited", d.repair_rate_limited);
-    put("csf.drops.repair_cancelled_acked", d.repair_cancelled_acked);
-    put("crf.sources", f.sources);
-    put("crf.sources_duplicate", f.sources_duplicate);
-    put("crf.sources_stale", f.sources_stale);
-    put("crf.sources_after_giveup", f.sources_after_giveup);
-    put("crf.read_absent", f.read_absent);
-    put("crf.bitmap_absent", f.bitmap_absent);
-    put("crf.repairs", f.repairs);
-    put("crf.drop_unknown_config", f.drop_unknown_config);
-    put("crf.drop_mismatch", f.drop_mismatch);
-    put("crf.drop_stale", f.drop_stale);
-    put("crf.drop_out_of_window", f.drop_out_of_window);
-    put("crf.drop_inconsistent", f.drop_inconsistent);
-    put("crf.drop_duplicate", f.drop_duplicate);
-    put("crf.drop_unneeded", f.drop_unneeded);
-    put("crf.restored", f.restored);
-    put("crf.restored_late", f.restored_late);
-    put("crf.decodes", f.decodes);
-    put("crf.blocks_learned", f.blocks_learned);
-    put("crf.blocks_completed", f.blocks_completed);
-    put("crf.blocks_incomplete", f.blocks_incomplete);
-    put("crf.blocks_fell_back", f.blocks_fell_back);
-    put("crf.blocks_released", f.blocks_released);
-    put("crf.psns_abandoned", f.psns_abandoned);
-    put("crf.requests_block", f.requests_block);
-    put("crf.requests_ranges", f.requests_ranges);
-    put("crf.requests_fallback", f.requests_fallback);
-    put("crf.held", f.held);
-    put("crf.released_in_order", f.released_in_order);
-    put("crf.released_by_h", f.released_by_h);
-    put("crf.released_forced", f.released_forced);
-    put("crf.loss_reports", f.loss_reports);
-    put("crf.tc_reports", f.tc_reports);
-    put("crf.tc_segments_omitted", f.tc_segments_omitted);
-    let cn = w.snd.negotiation_counters();
-    put("neg.csf.hello_retransmits", cn.hello_retransmits);
-    put(
-        "neg.csf.param_update_retransmits",
-        cn.param_update_retransmits,
-    );
-    put(
-        "neg.csf.param_update_psn_resends",
-        cn.param_update_psn_resends,
-    );
-    put("neg.csf.config_switches", cn.config_switches);
-    put("neg.csf.configs_released", cn.configs_released);
-    put(
-        "neg.csf.block_accounting_errors",
-        cn.block_accounting_errors,
-    );
-    let rn = w.rcv.negotiation_counters();
-    put("neg.crf.configs_released", rn.configs_released);
-    put(
-        "neg.crf.block_accounting_errors",
-        rn.block_accounting_errors,
-    );
-    put(
-        "neg.crf.param_rejected_resources",
-        rn.param_rejected_resources,
-    );
-    let p = w.snd.policy_counters();
-    put("policy.decisions", p.decisions);
-    put("policy.changes", p.changes);
-    put("policy.suppressed", p.suppressed);
-    put("policy.repair_path_signals", p.repair_path_signals);
-    put("policy.repair_reduced", p.repair_reduced);
-    put("policy.loss_ppb_final", w.snd.loss_ppb());
-    r.engine = e;
-
-    // The engines' own counts must match what the simulation saw.
-    let restored_copies =
-        w.rx.copies
-            .iter()
-            .flatten()
-            .filter(|c| matches!(c.1, Via::Restored { .. }))
-            .count() as u64;
-    let tr = &w.tr;
-    let pairs: [(&str, u64, u64); 6] = [
-        (
-            "crf.restored vs restored copies delivered",
-            f.restored,
-            restored_copies,
-        ),
-        (
-            "csf.repairs_ordinary+proactive vs ordinary REPAIRs sent",
-            c.repairs_ordinary + c.repairs_proactive,
-            tr.rep_count[0],
-        ),
-        (
-            "csf.repairs_retx vs RETX REPAIRs sent",
-            c.repairs_retx,
-            tr.rep_count[1],
-        ),
-        (
-            "csf.repairs_source_copy vs Source Copy REPAIRs sent",
-            c.repairs_source_copy,
-            tr.rep_count[2],
-        ),
-        (
-            "csf.repairs_info vs INFO REPAIRs sent",
-            c.repairs_info,
-            tr.rep_count[3],
-        ),
-        (
-            "csf.repair_octets vs REPAIR octets sent",
-            c.repair_octets,
-            tr.rep_octets.iter().sum(),
-        ),
-    ];
-    for (what, a, b) in pairs {
-        if a != b {
-            r.violations
-                .push(format!("counter mismatch: {what}: {a} != {b}"));
+        r.repair_octets_by_kind = tr.rep_octets;
+        r.repairs_by_kind = tr.rep_count;
+        r.repair_octets = tr.rep_octets.iter().sum();
+        r.overhead = if r.source_octets > 0 {
+            r.repair_octets as f64 / r.source_octets as f64
+        } else {
+            0.0
+        };
+        r.ctrl_octets = tr.ctrl_fwd_octets + tr.ctrl_rev_octets;
+        r.requests = tr.requests;
+        r.tc_reports = tr.tc_reports;
+        r.loss_reports = w.snd.counters().loss_reports;
+        r.rdma_retx = tr.rdma_retx;
+        r.naks = tr.naks_sent;
+        r.gbn_counterfactual = tr.gbn_counterfactual;
+        r.rto_fired = tr.rto_fired;
+        // Coded retransmission against the ground-truth losses of each block.
+        for (&start, b) in &tr.blocks {
+            let BlockRetx {
+                k,
+                retx_symbols,
+                source_copies,
+                ..
+            } = *b;
+            r.source_copies += source_copies as u64;
+            if retx_symbols == 0 {
+                continue;
+            }
+            let s = w.first.forward_distance(crem_core::psn::Psn::new(start));
+            let mut lost = 0u64;
+            for pos in s..s + k as u32 {
+                if let Some(&i) = w.pos_pkt.get(pos as usize) {
+                    if i != u32::MAX && w.pkts[i as usize].orig_dropped {
+                        lost += 1;
+                    }
+                }
+            }
+            r.retx_blocks += 1;
+            r.retx_symbols += retx_symbols as u64;
+            r.retx_block_losses += lost;
+            if (retx_symbols as u64) < lost {
+                r.retx_blocks_fewer += 1;
+            }
         }
+        r.configs = tr.configs.clone();
+        r.final_km = tr.configs.last().map(|&(_, k, m)| (k, m));
+        if let (Some(&(t0, _, _)), true) = (tr.configs.first(), tr.end > 0) {
+            let mut acc = 0f64;
+            for (i, &(t, _, m)) in tr.configs.iter().enumerate() {
+                let until = tr.configs.get(i + 1).map_or(tr.end, |c| c.0);
+                acc += m as f64 * until.saturating_sub(t) as f64;
+            }
+            let span = tr.end.saturating_sub(t0).max(1) as f64;
+            r.mean_m = acc / span;
+        }
+        r.established_at = tr.established_at;
+        r.unprotected = tr.unprotected;
+        let sc = w.snd.counters();
+        r.proposals = sc.proposals;
+        for (n, v) in [
+            ("Busy", sc.propose_busy),
+            ("Unchanged", sc.propose_unchanged),
+            ("OutsideLimits", sc.propose_outside_limits),
+            ("NoConfigSlot", sc.propose_no_slot),
+            ("NotEstablished", sc.propose_not_established),
+        ] {
+            if v > 0 {
+                r.propose_errors.insert(n.to_string(), v);
+            }
+        }
+        r.breaker_trips = tr.breaker_trips;
+        r.crf_configs_released = w.rcv.counters().configs_released;
+        r.param_refused_room = tr.param_refused_room;
+        if tr.hello_gave_up {
+            violations.push("HELLO gave up".into());
+        }
+        if tr.param_sync_failed > 0 {
+            violations.push(format!("{} PARAM_UPDATE give-ups", tr.param_sync_failed));
+        }
+        if tr.violations_more > 0 {
+            violations.push(format!("… and {} more violations", tr.violations_more));
+        }
+        r.violations = violations;
+        w.engine_counters(&mut r);
+        r.host = w.host.v.into();
+        r.end_ns = tr.end;
+        r.completion_ns = last_arrival.saturating_sub(first_nominal);
+        r
     }
 
-    // Capacities: with the simulation's sizes none of these may move.
-    let must_be_zero: [(&str, u64); 23] = [
-        ("csf.drops.not_retained", d.not_retained),
-        ("csf.drops.oversize_payload", d.oversize_payload),
-        ("csf.drops.late_source", d.late_source),
-        ("csf.drops.m_capped", d.m_capped),
-        ("csf.drops.scratch_too_small", d.scratch_too_small),
-        ("csf.drops.encode_error", d.encode_error),
-        ("csf.drops.source_missing", d.source_missing),
-        ("csf.drops.unparsable", d.unparsable),
-        ("csf.given_up_ring", c.given_up_ring),
-        ("csf.given_up_budget", c.given_up_budget),
-        ("csf.config_rejected", c.config_rejected),
-        ("crf.blocks_evicted", f.blocks_evicted),
-        ("crf.drop_repair_capacity", f.drop_repair_capacity),
-        ("crf.drop_store_full", f.drop_store_full),
-        ("crf.store_refused", f.store_refused),
-        ("crf.hold_full", f.hold_full),
-        ("crf.decode_fail_buffer", f.decode_fail_buffer),
-        ("crf.decode_fail_source", f.decode_fail_source),
-        ("crf.decode_fail_codec", f.decode_fail_codec),
-        ("crf.psns_lost_window", f.psns_lost_window),
-        ("crf.icrc_failures", f.icrc_failures),
-        ("crf.restore_malformed", f.restore_malformed),
-        ("crf.configs_refused", f.configs_refused),
-    ];
-    for (n, v) in must_be_zero {
-        if v != 0 {
-            r.capacity.push(format!("{n} = {v}"));
+    /// Copies the engine counters of interest and flags capacity counters that
+    /// must stay zero with the simulation's sizes.
+    fn engine_counters(&self, r: &mut Report) {
+        let w = self;
+        let c = w.snd.csf_counters();
+        let d = &c.drops;
+        let f = w.rcv.crf_counters();
+        let mut e = BTreeMap::new();
+        let mut put = |n: &str, v: u64| {
+            e.insert(n.to_string(), v);
+        };
+        put("csf.sources", c.sources);
+        put("csf.retransmitted_sources", c.retransmitted_sources);
+        put("csf.unprotected_sources", c.unprotected_sources);
+        put("csf.blocks_opened", c.blocks_opened);
+        put("csf.blocks_closed_k", c.blocks_closed_k);
+        put("csf.blocks_closed_idle", c.blocks_closed_idle);
+        put("csf.blocks_closed_early", c.blocks_closed_early);
+        put("csf.blocks_acked", c.blocks_acked);
+        put("csf.blocks_given_up", c.blocks_given_up);
+        put("csf.repairs_ordinary", c.repairs_ordinary);
+        put("csf.repairs_retx", c.repairs_retx);
+        put("csf.repairs_source_copy", c.repairs_source_copy);
+        put("csf.repairs_info", c.repairs_info);
+        put("csf.repair_octets", c.repair_octets);
+        put("csf.requests_block", c.requests_block);
+        put("csf.requests_ranges", c.requests_ranges);
+        put("csf.requests_fallback", c.requests_fallback);
+        put("csf.requests_rate_limited", c.requests_rate_limited);
+        put("csf.requests_unknown_block", c.requests_unknown_block);
+        put("csf.requests_bad", c.requests_bad);
+        put("csf.retx_indices_exhausted", c.retx_indices_exhausted);
+        put("csf.range_psns_unknown", c.range_psns_unknown);
+        put("csf.tc_reports", c.tc_reports);
+        put("csf.tc_lost_psns", c.tc_lost_psns);
+        put("csf.tc_guarded_psns", c.tc_guarded_psns);
+        put("csf.tc_deduped_psns", c.tc_deduped_psns);
+        put("csf.tc_unknown_psns", c.tc_unknown_psns);
+        put("csf.tc_ack_timeouts", c.tc_ack_timeouts);
+        put("csf.retention_octets_max", c.retention_octets_max);
+        put("csf.drops.repair_rate_limited", d.repair_rate_limited);
+        put("csf.drops.repair_cancelled_acked", d.repair_cancelled_acked);
+        put("crf.sources", f.sources);
+        put("crf.sources_duplicate", f.sources_duplicate);
+        put("crf.sources_stale", f.sources_stale);
+        put("crf.sources_after_giveup", f.sources_after_giveup);
+        put("crf.read_absent", f.read_absent);
+        put("crf.bitmap_absent", f.bitmap_absent);
+        put("crf.repairs", f.repairs);
+        put("crf.drop_unknown_config", f.drop_unknown_config);
+        put("crf.drop_mismatch", f.drop_mismatch);
+        put("crf.drop_stale", f.drop_stale);
+        put("crf.drop_out_of_window", f.drop_out_of_window);
+        put("crf.drop_inconsistent", f.drop_inconsistent);
+        put("crf.drop_duplicate", f.drop_duplicate);
+        put("crf.drop_unneeded", f.drop_unneeded);
+        put("crf.restored", f.restored);
+        put("crf.restored_late", f.restored_late);
+        put("crf.decodes", f.decodes);
+        put("crf.blocks_learned", f.blocks_learned);
+        put("crf.blocks_completed", f.blocks_completed);
+        put("crf.blocks_incomplete", f.blocks_incomplete);
+        put("crf.blocks_fell_back", f.blocks_fell_back);
+        put("crf.blocks_released", f.blocks_released);
+        put("crf.psns_abandoned", f.psns_abandoned);
+        put("crf.requests_block", f.requests_block);
+        put("crf.requests_ranges", f.requests_ranges);
+        put("crf.requests_fallback", f.requests_fallback);
+        put("crf.held", f.held);
+        put("crf.released_in_order", f.released_in_order);
+        put("crf.released_by_h", f.released_by_h);
+        put("crf.released_forced", f.released_forced);
+        put("crf.loss_reports", f.loss_reports);
+        put("crf.tc_reports", f.tc_reports);
+        put("crf.tc_segments_omitted", f.tc_segments_omitted);
+        let cn = w.snd.negotiation_counters();
+        put("neg.csf.hello_retransmits", cn.hello_retransmits);
+        put(
+            "neg.csf.param_update_retransmits",
+            cn.param_update_retransmits,
+        );
+        put(
+            "neg.csf.param_update_psn_resends",
+            cn.param_update_psn_resends,
+        );
+        put("neg.csf.config_switches", cn.config_switches);
+        put("neg.csf.configs_released", cn.configs_released);
+        put(
+            "neg.csf.block_accounting_errors",
+            cn.block_accounting_errors,
+        );
+        let rn = w.rcv.negotiation_counters();
+        put("neg.crf.configs_released", rn.configs_released);
+        put(
+            "neg.crf.block_accounting_errors",
+            rn.block_accounting_errors,
+        );
+        put(
+            "neg.crf.param_rejected_resources",
+            rn.param_rejected_resources,
+        );
+        let p = w.snd.policy_counters();
+        put("policy.decisions", p.decisions);
+        put("policy.changes", p.changes);
+        put("policy.suppressed", p.suppressed);
+        put("policy.repair_path_signals", p.repair_path_signals);
+        put("policy.repair_reduced", p.repair_reduced);
+        put("policy.loss_ppb_final", w.snd.loss_ppb());
+        r.engine = e;
+
+        // The engines' own counts must match what the simulation saw.
+        let restored_copies =
+            w.rx.copies
+                .iter()
+                .flatten()
+                .filter(|c| matches!(c.1, Via::Restored { .. }))
+                .count() as u64;
+        let tr = &w.tr;
+        let pairs: [(&str, u64, u64); 6] = [
+            (
+                "crf.restored vs restored copies delivered",
+                f.restored,
+                restored_copies,
+            ),
+            (
+                "csf.repairs_ordinary+proactive vs ordinary REPAIRs sent",
+                c.repairs_ordinary + c.repairs_proactive,
+                tr.rep_count[0],
+            ),
+            (
+                "csf.repairs_retx vs RETX REPAIRs sent",
+                c.repairs_retx,
+                tr.rep_count[1],
+            ),
+            (
+                "csf.repairs_source_copy vs Source Copy REPAIRs sent",
+                c.repairs_source_copy,
+                tr.rep_count[2],
+            ),
+            (
+                "csf.repairs_info vs INFO REPAIRs sent",
+                c.repairs_info,
+                tr.rep_count[3],
+            ),
+            (
+                "csf.repair_octets vs REPAIR octets sent",
+                c.repair_octets,
+                tr.rep_octets.iter().sum(),
+            ),
+        ];
+        for (what, a, b) in pairs {
+            if a != b {
+                r.violations
+                    .push(format!("counter mismatch: {what}: {a} != {b}"));
+            }
         }
-    }
-    if c.retention_octets_max > crate::model::RETENTION_BUDGET {
-        r.capacity.push(format!(
-            "csf.retention_octets_max = {}",
-            c.retention_octets_max
-        ));
-    }
-    if f.drop_wrong_flow != 0 {
-        r.capacity
-            .push(format!("crf.drop_wrong_flow = {}", f.drop_wrong_flow));
+
+        // Capacities: with the simulation's sizes none of these may move.
+        let must_be_zero: [(&str, u64); 23] = [
+            ("csf.drops.not_retained", d.not_retained),
+            ("csf.drops.oversize_payload", d.oversize_payload),
+            ("csf.drops.late_source", d.late_source),
+            ("csf.drops.m_capped", d.m_capped),
+            ("csf.drops.scratch_too_small", d.scratch_too_small),
+            ("csf.drops.encode_error", d.encode_error),
+            ("csf.drops.source_missing", d.source_missing),
+            ("csf.drops.unparsable", d.unparsable),
+            ("csf.given_up_ring", c.given_up_ring),
+            ("csf.given_up_budget", c.given_up_budget),
+            ("csf.config_rejected", c.config_rejected),
+            ("crf.blocks_evicted", f.blocks_evicted),
+            ("crf.drop_repair_capacity", f.drop_repair_capacity),
+            ("crf.drop_store_full", f.drop_store_full),
+            ("crf.store_refused", f.store_refused),
+            ("crf.hold_full", f.hold_full),
+            ("crf.decode_fail_buffer", f.decode_fail_buffer),
+            ("crf.decode_fail_source", f.decode_fail_source),
+            ("crf.decode_fail_codec", f.decode_fail_codec),
+            ("crf.psns_lost_window", f.psns_lost_window),
+            ("crf.icrc_failures", f.icrc_failures),
+            ("crf.restore_malformed", f.restore_malformed),
+            ("crf.configs_refused", f.configs_refused),
+        ];
+        for (n, v) in must_be_zero {
+            if v != 0 {
+                r.capacity.push(format!("{n} = {v}"));
+            }
+        }
+        if c.retention_octets_max > crate::model::RETENTION_BUDGET {
+            r.capacity.push(format!(
+                "csf.retention_octets_max = {}",
+                c.retention_octets_max
+            ));
+        }
+        if f.drop_wrong_flow != 0 {
+            r.capacity
+                .push(format!("crf.drop_wrong_flow = {}", f.drop_wrong_flow));
+        }
     }
 }
