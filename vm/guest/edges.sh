@@ -304,10 +304,15 @@ EOF
     [ "$n" -gt $((64 * k + 2 * k)) ] && break
     sleep 1
   done
-  # The forged request, from QP 1's first PSN (roce.py: 1000): 64 x 255
-  # PSNs, all it sent; built now, sent on SIGUSR1.
+  # The forged request: 64 x 255 PSNs from just before where QP 1's sender
+  # is when it is sent (written to /tmp/amp.first then; Python started now,
+  # sent on SIGUSR1). Not from its first PSN: at 1000 a second the sender
+  # passes 64 x 255 PSNs in 16 s, and under TCG Python's start and the
+  # snapshots can take that long (CI at f001f50: the request named none of
+  # the retention, 0 answers refused).
   rm -f /tmp/amp.ready
-  ip netns exec n1 python3 /tmp/fl/request.py "$id" 1000 64 10.0.0.2 /tmp/amp.ready >/tmp/amp.len &
+  ip netns exec n1 python3 /tmp/fl/request.py "$id" @/tmp/amp.first 64 10.0.0.2 /tmp/amp.ready \
+    >/tmp/amp.len &
   req=$!
   for _ in $(seq 60); do [ -e /tmp/amp.ready ] && break; sleep 0.5; done
   # Two windows of about a second each on n2's CSF of QP 1: a without the
@@ -318,6 +323,14 @@ EOF
   sleep 1
   X n2 "$CTL" -j flow >/tmp/amp.1
   t1=$(date +%s%N)
+  # roce.py's QP 1 starts at PSN 1000, so the CSF's sources are its PSN
+  # offset: the ranges start two retentions (1024 PSNs) before the
+  # snapshot's PSN and reach 15 s of sending past it.
+  read -r _ now _ <<EOF
+$(flow_of /tmp/amp.1 csf 1 "$keys")
+EOF
+  first=$((1000 + now - 1024))
+  echo $((first < 1000 ? 1000 : first)) >/tmp/amp.first
   kill -USR1 $req; wait $req
   len=$(cat /tmp/amp.len)
   sleep 1

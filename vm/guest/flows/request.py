@@ -7,7 +7,9 @@ FIRST_PSN on, for Flow ID FLOW_ID, to the CREM port DST:7470 (default
 must be the CSF's peer; the source port is not checked). With READY, it
 creates that file once the message is built and sends it on SIGUSR1 (so
 that Python's start, seconds under TCG, is not in the caller's measure).
-Prints the octets sent."""
+FIRST_PSN may be @FILE: the first PSN is then read from FILE when the
+message is sent (after SIGUSR1 with READY), so that the caller can name
+the PSNs its sender has reached by then. Prints the octets sent."""
 import signal
 import socket
 import struct
@@ -27,15 +29,22 @@ def request(flow_id, first, ranges, request_id=0x4242):
                        flow_id) + body
 
 
-flow_id, first = int(sys.argv[1]), int(sys.argv[2])
+def first_psn(arg):
+    if arg.startswith('@'):
+        with open(arg[1:]) as f:
+            return int(f.read())
+    return int(arg)
+
+
+flow_id = int(sys.argv[1])
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 64
 dst = sys.argv[4] if len(sys.argv) > 4 else '10.0.0.2'
-msg = request(flow_id, first, n)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 if len(sys.argv) > 5:
     # Blocked first: a signal sent as soon as READY exists waits for us.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     open(sys.argv[5], 'w').close()
     signal.sigwait({signal.SIGUSR1})
+msg = request(flow_id, first_psn(sys.argv[2]), n)
 s.sendto(msg, (dst, 7470))
 print(len(msg))
