@@ -39,6 +39,7 @@ CREM_RS_TEST(gf_tables_mul_acc)
 CREM_RS_TEST(coding_example_roundtrip)
 CREM_RS_TEST(gf_simd_matches_scalar)
 CREM_RS_TEST(workspace_decodes)
+CREM_RS_TEST(workspace_one_user)
 
 static struct kunit_case crem_gf_cases[] = {
 	KUNIT_CASE(gf_tables_match_definition),
@@ -46,6 +47,7 @@ static struct kunit_case crem_gf_cases[] = {
 	KUNIT_CASE(coding_example_roundtrip),
 	KUNIT_CASE(gf_simd_matches_scalar),
 	KUNIT_CASE(workspace_decodes),
+	KUNIT_CASE(workspace_one_user),
 	{}
 };
 

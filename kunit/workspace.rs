@@ -4,7 +4,8 @@
 //! Its scratch area is crem-core's `DecodeScratch`, whose size changes with
 //! crem-core: when C sized it by a constant, a larger scratch made every
 //! `workspace()` call fail and the CRF ignore all messages (HELLOs unanswered)
-//! with nothing in the tests below the wire noticing.
+//! with nothing in the tests below the wire noticing. Now Rust allocates it
+//! (`rust/workspace.rs`) and lends it to one user at a time.
 
 use super::run;
 use crate::crem_core::fec::{build_source_symbol, decode, Bitmap, BlockEncoder, Code, Repair};
@@ -64,31 +65,59 @@ extern "C" fn crem_kunit_workspace_decodes(msg: *mut c_char, len: usize) -> c_in
             repairs: &repairs,
         };
         let present = Bitmap::from_words(&[0xFF00_0000]);
-        let _bh = bh::disable();
-        let Some(ws) = crate::flow::workspace() else {
+        let bh = bh::disable();
+        let r = crate::workspace::with(&bh, |ws| {
+            let got = match decode(&gf, &code, &present, &syms, &mut ws.scratch, &mut ws.out) {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = write!(w, "decode: {e:?}");
+                    return false;
+                }
+            };
+            for (n, &j) in lost.iter().enumerate() {
+                if !got.contains(j as u8) {
+                    let _ = write!(w, "source {j} not recovered");
+                    return false;
+                }
+                if ws.out.get(n * T..(n + 1) * T) != Some(&src[j][..]) {
+                    let _ = write!(w, "source {j} recovered wrong");
+                    return false;
+                }
+            }
+            true
+        });
+        r.unwrap_or_else(|| {
             let _ = write!(
                 w,
                 "no workspace on this CPU: the datapath would drop every message"
             );
-            return false;
-        };
-        let got = match decode(&gf, &code, &present, &syms, ws.scratch, ws.out) {
-            Ok(b) => b,
-            Err(e) => {
-                let _ = write!(w, "decode: {e:?}");
-                return false;
-            }
-        };
-        for (n, &j) in lost.iter().enumerate() {
-            if !got.contains(j as u8) {
-                let _ = write!(w, "source {j} not recovered");
-                return false;
-            }
-            if ws.out.get(n * T..(n + 1) * T) != Some(&src[j][..]) {
-                let _ = write!(w, "source {j} recovered wrong");
-                return false;
+            false
+        })
+    })
+}
+
+/// A CPU's workspace is lent to one user at a time: a second `with` on the
+/// same CPU while the first runs gets none (two `&mut` to one buffer would
+/// be undefined behaviour), and the workspace is free again afterwards.
+#[no_mangle]
+extern "C" fn crem_kunit_workspace_one_user(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let bh = bh::disable();
+        let nested = crate::workspace::with(&bh, |ws| {
+            ws.msg[0] = 0xa5;
+            crate::workspace::with(&bh, |_| ()).is_some()
+        });
+        let again = crate::workspace::with(&bh, |ws| ws.msg[0]);
+        match (nested, again) {
+            (Some(false), Some(0xa5)) => true,
+            _ => {
+                let _ = write!(
+                    w,
+                    "outer {:?} (Some(false): the nested use refused), afterwards {:?} (Some(0xa5))",
+                    nested, again
+                );
+                false
             }
         }
-        true
     })
 }

@@ -19,6 +19,7 @@ mod host;
 mod inject;
 mod kernel_ext;
 mod netns;
+mod workspace;
 
 #[cfg(crem_kunit)]
 #[path = "../kunit/mod.rs"]
@@ -33,9 +34,10 @@ module! {
 }
 
 /// Holds the module's registrations; dropping it unwinds them, in field
-/// order: the hooks go before the per-CPU words they read.
+/// order: the hooks and the socket go before the per-CPU data they use.
 struct Crem {
     _glue: Registration,
+    _workspaces: workspace::Workspaces,
     _forward_marks: inject::ForwardMarks,
 }
 
@@ -44,11 +46,8 @@ struct Registration;
 
 impl Registration {
     fn new() -> Result<Self> {
-        // The per-CPU decode workspace is allocated at this size: the
-        // decoder's scratch grows with crem-core, a C constant would not.
-        let scratch = size_of::<crem_core::fec::DecodeScratch>();
         // SAFETY: called once from module init; undone only by `Drop`.
-        kernel::error::to_result(unsafe { ffi::crem_glue_register(scratch) })?;
+        kernel::error::to_result(unsafe { ffi::crem_glue_register() })?;
         Ok(Registration)
     }
 }
@@ -64,6 +63,7 @@ impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         gf::init()?;
         let forward_marks = inject::ForwardMarks::new()?;
+        let workspaces = workspace::Workspaces::new()?;
         let glue = Registration::new()?;
         pr_info!(
             "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",
@@ -73,6 +73,7 @@ impl kernel::Module for Crem {
         );
         Ok(Crem {
             _glue: glue,
+            _workspaces: workspaces,
             _forward_marks: forward_marks,
         })
     }

@@ -18,13 +18,14 @@ use crate::crem_core::engine::module_caps::{
     CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, MAX_M,
 };
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
-use crate::crem_core::fec::{DecodeScratch, Scheme};
+use crate::crem_core::fec::Scheme;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::gf::Coder;
 use crate::host::{self, Host};
+use crate::kernel_ext::bh::Bh;
 use core::ffi::{c_int, c_void};
 use core::mem::size_of;
 
@@ -208,35 +209,14 @@ extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_p
     0
 }
 
-/// The workspace of this CPU (C guarantees BH is off under the flow lock).
-pub(crate) struct Ws {
-    pub(crate) scratch: &'static mut DecodeScratch,
-    pub(crate) out: &'static mut [u8],
-    pub(crate) msg: &'static mut [u8],
-}
-
-/// `None` if C has none or its scratch is smaller than the decoder's; the
-/// module sizes it from Rust at registration, so a loaded module has one.
-pub(crate) fn workspace() -> Option<Ws> {
-    let (mut s, mut o, mut m) = (
-        core::ptr::null_mut(),
-        core::ptr::null_mut(),
-        core::ptr::null_mut(),
-    );
-    let (mut sl, mut ol, mut ml) = (0u32, 0u32, 0u32);
-    // SAFETY: C returns this CPU's buffers; the caller runs with BH off, so
-    // nothing else on this CPU uses them until it returns.
-    unsafe {
-        ffi::crem_glue_workspace(&mut s, &mut sl, &mut o, &mut ol, &mut m, &mut ml);
-        if s.is_null() || o.is_null() || m.is_null() || (sl as usize) < size_of::<DecodeScratch>() {
-            return None;
-        }
-        Some(Ws {
-            scratch: &mut *s.cast::<DecodeScratch>(),
-            out: core::slice::from_raw_parts_mut(o, ol as usize),
-            msg: core::slice::from_raw_parts_mut(m, ml as usize),
-        })
-    }
+/// Runs `f` with this CPU's workspace (`None`: there is none to lend, and
+/// the call does nothing).
+fn with_workspace<R>(f: impl FnOnce(&mut crate::workspace::Workspace) -> R) -> Option<R> {
+    // SAFETY: every crem_rs_* entry point that gets here is called by C
+    // under the flow's lock, taken with BH disabled (crem_flow.c), and
+    // returns before C unlocks.
+    let bh = unsafe { Bh::assume() };
+    crate::workspace::with(&bh, f)
 }
 
 /// A C buffer as a slice (`None` for NULL).
@@ -269,19 +249,22 @@ macro_rules! with_sender {
     ($eng:expr, $flow:expr, |$e:ident, $h:ident, $io:ident| $body:expr) => {{
         // SAFETY: C calls the crem_rs_* entry points with a live engine of
         // this side and its flow, under the flow lock with BH off.
-        let (Some(mut $h), Some(ws)) = (unsafe { Host::new($flow) }, workspace()) else {
+        let Some(mut $h) = (unsafe { Host::new($flow) }) else {
             return Default::default();
         };
         // SAFETY: as above.
         let $e = unsafe { sender($eng) };
         let mut store = $h.alias();
-        let $io = &mut CsfIo {
-            gf: &Coder::chosen(),
-            sink: &mut $h,
-            store: &mut store,
-            scratch: &mut ws.msg[..],
-        };
-        $body
+        let r = with_workspace(|ws| {
+            let $io = &mut CsfIo {
+                gf: &Coder::chosen(),
+                sink: &mut $h,
+                store: &mut store,
+                scratch: &mut ws.msg[..],
+            };
+            $body
+        });
+        r.unwrap_or_default()
     }};
 }
 
@@ -407,17 +390,17 @@ extern "C" fn crem_rs_crf_source(
 }
 
 fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>, ce: bool) {
-    let Some(ws) = workspace() else {
-        return;
-    };
-    let mut w = Workspace {
-        gf: &Coder::chosen(),
-        scratch: ws.scratch,
-        out: ws.out,
-    };
     let table = h.alias();
     let new_id = || choose_flow_id(host::random_u32, |id| table.flow_id_in_use(id));
-    match e.flow.on_message(now, msg, ce, new_id, h, &mut w) {
+    let ev = with_workspace(|ws| {
+        let mut w = Workspace {
+            gf: &Coder::chosen(),
+            scratch: &mut ws.scratch,
+            out: &mut ws.out,
+        };
+        e.flow.on_message(now, msg, ce, new_id, h, &mut w)
+    });
+    match ev.flatten() {
         Some(ReceiverEvent::Established { flow_id })
         | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
         Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
@@ -469,15 +452,14 @@ extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now
         let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
             return;
         };
-        let Some(ws) = workspace() else {
-            return;
-        };
-        let mut w = Workspace {
-            gf: &Coder::chosen(),
-            scratch: ws.scratch,
-            out: ws.out,
-        };
-        e.flow.on_timer(now, &mut h, &mut w);
+        with_workspace(|ws| {
+            let mut w = Workspace {
+                gf: &Coder::chosen(),
+                scratch: &mut ws.scratch,
+                out: &mut ws.out,
+            };
+            e.flow.on_timer(now, &mut h, &mut w);
+        });
     }
 }
 
@@ -526,9 +508,8 @@ extern "C" fn crem_rs_engine_fini(
         // SAFETY: as above.
         let e = unsafe { sender(eng) };
         if let Some(reason) = reason {
-            // BH is off under the flow lock: this CPU's workspace is ours.
-            if let Some(ws) = workspace() {
-                let mut store = h.alias();
+            let mut store = h.alias();
+            with_workspace(|ws| {
                 let io = &mut CsfIo {
                     gf: &Coder::chosen(),
                     sink: &mut h,
@@ -536,7 +517,7 @@ extern "C" fn crem_rs_engine_fini(
                     scratch: &mut ws.msg[..],
                 };
                 e.flow.close(reason, io);
-            }
+            });
         }
         // Whatever close left (nothing, or all of it without a workspace).
         e.flow.shutdown(&mut h);

@@ -168,8 +168,5 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
 void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason);
 bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
 u32 crem_glue_random(void);
-/* This CPU's decode workspace; BH disabled by the caller. */
-void crem_glue_workspace(u8 **scratch, u32 *scratch_len, u8 **out, u32 *out_len,
-			 u8 **msg, u32 *msg_len);
 
 #endif

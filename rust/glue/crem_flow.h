@@ -203,8 +203,4 @@ int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 le
 int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u32 len);
 void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
-/* Per-CPU decode workspace (crem_store.c); BH must be disabled. */
-int crem_ws_init(size_t scratch_len);
-void crem_ws_exit(void);
-
 #endif

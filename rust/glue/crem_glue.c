@@ -157,16 +157,13 @@ static struct notifier_block crem_netdev_nb = { .notifier_call = crem_netdev_eve
 /* Registration order: per-netns state and hooks first, then what reads them
  * (device events, the control plane); unwound in reverse. A netns's state
  * outlives its devices: pernet exits run before the devices' own. */
-int crem_glue_register(size_t scratch_len)
+int crem_glue_register(void)
 {
 	int err;
 
-	err = crem_ws_init(scratch_len);
-	if (err)
-		return err;
 	err = register_pernet_subsys(&crem_net_ops);
 	if (err)
-		goto err_ws;
+		return err;
 	err = register_netdevice_notifier(&crem_netdev_nb);
 	if (err)
 		goto err_pernet;
@@ -178,8 +175,6 @@ err_netdev:
 	unregister_netdevice_notifier(&crem_netdev_nb);
 err_pernet:
 	unregister_pernet_subsys(&crem_net_ops);
-err_ws:
-	crem_ws_exit();
 	return err;
 }
 
@@ -188,5 +183,4 @@ void crem_glue_unregister(void)
 	genl_unregister_family(&crem_nl_family);
 	unregister_netdevice_notifier(&crem_netdev_nb);
 	unregister_pernet_subsys(&crem_net_ops);
-	crem_ws_exit();
 }

@@ -177,10 +177,8 @@ unsigned int crem_rs_roce_packet(void *state, u32 hook, u8 family,
 u32 crem_rs_stats(void *state, u64 *out, u32 max);
 void crem_rs_stats_reset(void *state);
 
-/* Implemented in C (crem_glue.c), called from Rust module init/exit.
- * @scratch_len: octets of the decoder scratch each CPU's workspace holds
- * (crem-core's DecodeScratch: its size is Rust's to say, not C's). */
-int crem_glue_register(size_t scratch_len);
+/* Implemented in C (crem_glue.c), called from Rust module init/exit. */
+int crem_glue_register(void);
 void crem_glue_unregister(void);
 
 #endif

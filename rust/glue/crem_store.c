@@ -8,7 +8,6 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <linux/percpu.h>
 #include <net/ip.h>
 #include <linux/netdevice.h>
 #include "crem_flow.h"
@@ -319,72 +318,4 @@ void crem_store_dev_gone(struct crem_flow *f, const struct net_device *dev)
 		f->ctr.held_dropped++;
 		atomic64_inc(&f->cn->dp[CREM_DROP_DEV_GONE]);
 	}
-}
-
-/* ---- Per-CPU decode workspace ---- */
-
-#define CREM_WS_OUT (64 * 1104) /* up to 64 lost sources of T <= 1104 */
-#define CREM_WS_MSG 4096 /* one message of any CREM type */
-
-struct crem_ws {
-	u8 *scratch, *out, *msg;
-};
-
-static struct crem_ws __percpu *crem_ws;
-/* crem-core's DecodeScratch, sized by the Rust side that uses it. */
-static size_t crem_ws_scratch_len;
-
-void crem_glue_workspace(u8 **scratch, u32 *scratch_len, u8 **out, u32 *out_len,
-			 u8 **msg, u32 *msg_len)
-{
-	struct crem_ws *w = this_cpu_ptr(crem_ws);
-
-	*scratch = w->scratch;
-	*scratch_len = crem_ws_scratch_len;
-	*out = w->out;
-	*out_len = CREM_WS_OUT;
-	*msg = w->msg;
-	*msg_len = CREM_WS_MSG;
-}
-
-void crem_ws_exit(void)
-{
-	int cpu;
-
-	if (!crem_ws)
-		return;
-	for_each_possible_cpu(cpu) {
-		struct crem_ws *w = per_cpu_ptr(crem_ws, cpu);
-
-		kfree(w->scratch);
-		vfree(w->out);
-		kfree(w->msg);
-	}
-	free_percpu(crem_ws);
-	crem_ws = NULL;
-}
-
-int crem_ws_init(size_t scratch_len)
-{
-	int cpu;
-
-	if (!scratch_len || scratch_len > U32_MAX)
-		return -EINVAL;
-	crem_ws_scratch_len = scratch_len;
-
-	crem_ws = alloc_percpu(struct crem_ws);
-	if (!crem_ws)
-		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		struct crem_ws *w = per_cpu_ptr(crem_ws, cpu);
-
-		w->scratch = kzalloc(scratch_len, GFP_KERNEL);
-		w->out = vzalloc(CREM_WS_OUT);
-		w->msg = kzalloc(CREM_WS_MSG, GFP_KERNEL);
-		if (!w->scratch || !w->out || !w->msg) {
-			crem_ws_exit();
-			return -ENOMEM;
-		}
-	}
-	return 0;
 }

@@ -51,6 +51,21 @@ void *crem_h_this_cpu_ptr(void __percpu *p)
 	return this_cpu_ptr(p);
 }
 
+void *crem_h_per_cpu_ptr(void __percpu *p, unsigned int cpu)
+{
+	return per_cpu_ptr(p, cpu);
+}
+
+unsigned int crem_h_next_possible_cpu(int cpu)
+{
+	return cpumask_next(cpu, cpu_possible_mask);
+}
+
+unsigned int crem_h_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
+}
+
 unsigned char *crem_h_skb_data(const struct sk_buff *skb)
 {
 	return skb->data;

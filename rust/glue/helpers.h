@@ -42,6 +42,10 @@ void crem_h_rcu_read_unlock(void);
 /* percpu.h (zeroed; freed with free_percpu) */
 void __percpu *crem_h_alloc_percpu(size_t size, size_t align);
 void *crem_h_this_cpu_ptr(void __percpu *p);
+void *crem_h_per_cpu_ptr(void __percpu *p, unsigned int cpu);
+/* cpumask.h: the next possible CPU after @cpu (-1: the first), or >= nr_cpu_ids */
+unsigned int crem_h_next_possible_cpu(int cpu);
+unsigned int crem_h_nr_cpu_ids(void);
 
 /* skbuff.h */
 unsigned char *crem_h_skb_data(const struct sk_buff *skb);

@@ -21,3 +21,9 @@ pub const CRF_HELD: usize = 256;
 pub const CRF_REPAIRS: usize = 256;
 /// Largest m the module announces (bounded by the accumulator).
 pub const MAX_M: u8 = 16;
+/// Decode output of the per-CPU workspace, octets: up to 64 lost sources
+/// of T <= 1104 at once (a block with more falls back, counted).
+pub const DECODE_OUT: usize = 64 * 1104;
+/// Message buffer of the per-CPU workspace, octets: one CREM message of
+/// any type.
+pub const MESSAGE: usize = 4096;

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Each CPU's workspace: the decoder's scratch and output and a message
+//! buffer, too large for the kernel stack and needed by every engine call
+//! that decodes or sends. One per CPU rather than one per flow: an engine
+//! call runs with BH off from start to end, so a CPU serves one at a time.
+
+use crate::crem_core::engine::module_caps::{DECODE_OUT, MESSAGE};
+use crate::crem_core::fec::DecodeScratch;
+use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::percpu::PerCpuBox;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::init::{zeroed, Zeroable};
+use kernel::prelude::*;
+
+/// One CPU's buffers.
+pub(crate) struct Workspace {
+    pub(crate) scratch: DecodeScratch,
+    pub(crate) out: [u8; DECODE_OUT],
+    pub(crate) msg: [u8; MESSAGE],
+}
+
+// SAFETY: every field is octet arrays, directly or in `DecodeScratch`
+// (`rust/core/src/fec.rs`: `[u8; 256]` arrays only, and
+// `DecodeScratch::new()` is all zeros), so all zeros is a valid value.
+unsafe impl Zeroable for Workspace {}
+
+/// The module's workspaces ([`Workspaces`] owns them).
+static WORKSPACES: AtomicPtr<PerCpuBox<Workspace>> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Owns every CPU's [`Workspace`]: made before the hooks and the socket
+/// that call the engines are registered, dropped after they are gone (the
+/// module's field order). Boxed, so that [`WORKSPACES`] can point into it
+/// however the owner moves.
+pub(crate) struct Workspaces {
+    _cpus: KBox<PerCpuBox<Workspace>>,
+}
+
+impl Workspaces {
+    pub(crate) fn new() -> Result<Self> {
+        let cpus = KBox::new(PerCpuBox::new(zeroed)?, GFP_KERNEL)?;
+        WORKSPACES.store(core::ptr::from_ref(&*cpus).cast_mut(), Ordering::Release);
+        Ok(Workspaces { _cpus: cpus })
+    }
+}
+
+impl Drop for Workspaces {
+    fn drop(&mut self) {
+        // Everything that calls an engine is unregistered by now, and its
+        // last callers have returned (module field order).
+        WORKSPACES.store(core::ptr::null_mut(), Ordering::Release);
+    }
+}
+
+/// Runs `f` with this CPU's workspace: `None` if there is none (not made
+/// yet) or it is in use further up this CPU's stack, which the datapath
+/// never does (an engine call does not re-enter one).
+pub(crate) fn with<R>(bh: &Bh, f: impl FnOnce(&mut Workspace) -> R) -> Option<R> {
+    // SAFETY: a non-null value points into the `Workspaces` the module
+    // holds, which lives until every engine caller is gone.
+    let cpus = unsafe { WORKSPACES.load(Ordering::Acquire).as_ref() }?;
+    cpus.with(bh, f)
+}
