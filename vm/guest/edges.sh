@@ -305,8 +305,8 @@ EOF
     sleep 1
   done
   # The forged request: 64 x 255 PSNs from just before where QP 1's sender
-  # is when it is sent (written to /tmp/amp.first then; Python started now,
-  # sent on SIGUSR1). Not from its first PSN: at 1000 a second the sender
+  # is when the windows start (written to /tmp/amp.first then; Python
+  # started now, the request built and sent on SIGUSR1). Not from its first PSN: at 1000 a second the sender
   # passes 64 x 255 PSNs in 16 s, and under TCG Python's start and the
   # snapshots can take that long (CI at f001f50: the request named none of
   # the retention, 0 answers refused).
@@ -315,6 +315,18 @@ EOF
     >/tmp/amp.len &
   req=$!
   for _ in $(seq 60); do [ -e /tmp/amp.ready ] && break; sleep 0.5; done
+  # Where QP 1's sender is now (roce.py's QP 1 starts at PSN 1000, so the
+  # CSF's sources are its PSN offset): the ranges start two retentions
+  # (1024 PSNs) before it and reach 15 s of sending past it, which the two
+  # windows below take under TCG (they do not include this parse: Python
+  # takes seconds to start there, and a window b that long had 18 real
+  # requests to a's 0 at stop 29).
+  X n2 "$CTL" -j flow >/tmp/amp.pre
+  read -r _ now _ <<EOF
+$(flow_of /tmp/amp.pre csf 1 "$keys")
+EOF
+  first=$((1000 + now - 1024))
+  echo $((first < 1000 ? 1000 : first)) >/tmp/amp.first
   # Two windows of about a second each on n2's CSF of QP 1: a without the
   # request, b from just before it. Snapshots are saved and read after
   # (Python takes a second or more to start under TCG).
@@ -323,14 +335,6 @@ EOF
   sleep 1
   X n2 "$CTL" -j flow >/tmp/amp.1
   t1=$(date +%s%N)
-  # roce.py's QP 1 starts at PSN 1000, so the CSF's sources are its PSN
-  # offset: the ranges start two retentions (1024 PSNs) before the
-  # snapshot's PSN and reach 15 s of sending past it.
-  read -r _ now _ <<EOF
-$(flow_of /tmp/amp.1 csf 1 "$keys")
-EOF
-  first=$((1000 + now - 1024))
-  echo $((first < 1000 ? 1000 : first)) >/tmp/amp.first
   kill -USR1 $req; wait $req
   len=$(cat /tmp/amp.len)
   sleep 1
