@@ -72,6 +72,24 @@ static struct kunit_suite crem_inject_suite = {
 	.test_cases = crem_inject_cases,
 };
 
+CREM_RS_TEST(store_retains_and_releases)
+CREM_RS_TEST(store_clones_current)
+CREM_RS_TEST(store_budget_refuses)
+CREM_RS_TEST(store_repairs)
+
+static struct kunit_case crem_store_cases[] = {
+	KUNIT_CASE(store_retains_and_releases),
+	KUNIT_CASE(store_clones_current),
+	KUNIT_CASE(store_budget_refuses),
+	KUNIT_CASE(store_repairs),
+	{}
+};
+
+static struct kunit_suite crem_store_suite = {
+	.name = "crem_store",
+	.test_cases = crem_store_cases,
+};
+
 CREM_RS_BENCH(gf_mul_acc_throughput)
 CREM_RS_BENCH(gf_mul_acc_throughput_chosen)
 CREM_RS_BENCH(roce_parse_per_packet)
@@ -95,4 +113,4 @@ static struct kunit_suite crem_bench_suite = {
 	.test_cases = crem_bench_cases,
 };
 
-kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_bench_suite);
+kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_store_suite, &crem_bench_suite);

@@ -7,6 +7,7 @@
 //! let our own restored packet by.
 
 use super::run;
+use crate::crem_core::engine::crf::Restored;
 use crate::ffi::crem_template;
 use crate::inject;
 use crate::kernel_ext::bh;
@@ -53,7 +54,7 @@ extern "C" fn crem_kunit_inject_restored_is_original(msg: *mut c_char, len: usiz
             let skb = match inject::restore(&template(host), &PACKET[UDP_PAYLOAD..]) {
                 Ok(s) => s,
                 Err(r) => {
-                    let _ = write!(w, "host {host}: not restored ({r})");
+                    let _ = write!(w, "host {host}: not restored ({r:?})");
                     return false;
                 }
             };
@@ -92,14 +93,14 @@ extern "C" fn crem_kunit_inject_refuses_bad_payload(msg: *mut c_char, len: usize
         bad.copy_from_slice(&PACKET[UDP_PAYLOAD..]);
         bad[20] ^= 0x01; // one bit of the message
         let r = inject::restore(&template(false), &bad).err();
-        if r != Some(crate::ffi::CREM_RESTORED_ICRC_FAILED) {
+        if r != Some(Restored::IcrcFailed) {
             let _ = write!(w, "corrupt payload: {r:?}, not an ICRC failure");
             return false;
         }
         let mut t = template(false);
         t.noted = false;
         let r = inject::restore(&t, &PACKET[UDP_PAYLOAD..]).err();
-        if r != Some(crate::ffi::CREM_RESTORED_NO_HEADER) {
+        if r != Some(Restored::NoHeader) {
             let _ = write!(w, "no template: {r:?}, not NO_HEADER");
             return false;
         }

@@ -11,6 +11,7 @@ mod bench;
 mod bench_work;
 mod gf;
 mod inject;
+mod store;
 mod workspace;
 
 /// A `fmt::Write` into the C message buffer, always NUL-terminated, truncating.

@@ -19,6 +19,7 @@ mod host;
 mod inject;
 mod kernel_ext;
 mod netns;
+mod store;
 mod workspace;
 
 #[cfg(crem_kunit)]

@@ -15,7 +15,7 @@ use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, Prop
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 // The capacities (crem-sim --engine module uses the same).
 use crate::crem_core::engine::module_caps::{
-    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, MAX_M,
+    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, MAX_M, MESSAGE,
 };
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
@@ -24,10 +24,13 @@ use crate::crem_core::roce::{PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::gf::Coder;
-use crate::host::{self, Host};
+use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::skb::{sk_buff, Skb};
+use crate::store::{Budget, Current, Owner, Stores};
 use core::ffi::{c_int, c_void};
 use core::mem::size_of;
+use core::ptr::NonNull;
 
 const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
 const RECOVERY_CODED: u8 = 0;
@@ -36,18 +39,23 @@ const RECOVERY_SELECTIVE: u8 = 1;
 type KSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
 type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 
-/// The engine blob of a flow: one of the two, chosen by its side.
+/// The engine blob of a flow: one of the two, chosen by its side. Its
+/// stores are made with it, in process context ([`crem_rs_engine_alloc`]);
+/// the rest is written when the flow is set up ([`crem_rs_engine_init`],
+/// possibly in softirq).
 struct SenderEngine {
     flow: KSender,
     rdma_mtu: u32,
     /// When a message from the peer last reached the flow (`None`: never).
     heard: Option<Nanos>,
+    stores: Stores,
 }
 
 struct ReceiverEngine {
     flow: KReceiver,
     /// As the sender's.
     heard: Option<Nanos>,
+    stores: Stores,
 }
 
 /// Symbol length for an RDMA MTU: BTH + RETH + ImmDt + payload + ICRC, + 2.
@@ -167,17 +175,86 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
     }
 }
 
-/// Octets of one flow's engine (`csf`: the sender side).
+/// Octets of one flow's engine (`csf`: the sender side), its stores'
+/// arrays aside.
 pub(crate) fn engine_size(csf: bool) -> usize {
-    crem_rs_engine_size(if csf { SIDE_CSF } else { SIDE_CSF + 1 })
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_engine_size(side: u8) -> usize {
-    if side == SIDE_CSF {
+    if csf {
         size_of::<SenderEngine>()
     } else {
         size_of::<ReceiverEngine>()
+    }
+}
+
+/// A flow's engine blob with its stores, the engine itself not yet written
+/// (null if out of memory). Process context; the memory is charged to the
+/// memory cgroup the caller made active, and may fail there.
+#[no_mangle]
+extern "C" fn crem_rs_engine_alloc(
+    f: *mut ffi::crem_flow,
+    ctr: *mut ffi::crem_flow_ctr,
+    tpl: *mut ffi::crem_template,
+    net: *mut kernel::bindings::net,
+    side: u8,
+) -> *mut c_void {
+    let csf = side == SIDE_CSF;
+    let (Some(flow), Some(ctr), Some(tpl), Some(net)) = (
+        NonNull::new(f),
+        NonNull::new(ctr),
+        NonNull::new(tpl),
+        NonNull::new(net),
+    ) else {
+        return core::ptr::null_mut();
+    };
+    let owner = Owner {
+        flow,
+        ctr,
+        tpl,
+        net,
+        budget: Budget::NETNS,
+    };
+    let Ok(stores) = Stores::new(owner, csf) else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: process context; null or zeroed memory aligned for any type.
+    let eng = unsafe { ffi::crem_h_kvzalloc_flow(engine_size(csf)) };
+    if eng.is_null() {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: `eng` is fresh memory of the side's engine size, aligned;
+    // only the stores field is written here (the engine's own fields are
+    // written by `crem_rs_engine_init`, and nothing reads them before).
+    unsafe {
+        if csf {
+            core::ptr::addr_of_mut!((*eng.cast::<SenderEngine>()).stores).write(stores);
+        } else {
+            core::ptr::addr_of_mut!((*eng.cast::<ReceiverEngine>()).stores).write(stores);
+        }
+    }
+    eng
+}
+
+/// Frees a blob of [`crem_rs_engine_alloc`] (after `crem_rs_engine_fini`
+/// if its engine was set up): whatever its stores still keep is freed.
+#[no_mangle]
+extern "C" fn crem_rs_engine_free(eng: *mut c_void, side: u8) {
+    if eng.is_null() {
+        return;
+    }
+    // SAFETY: C passes a blob of `crem_rs_engine_alloc` of this side, once,
+    // used by no one any more; its stores were written there, and the
+    // engine's own fields need no drop (crem-core's engines are plain
+    // data), so only the stores are dropped before the memory is freed.
+    unsafe {
+        if side == SIDE_CSF {
+            core::ptr::drop_in_place(core::ptr::addr_of_mut!(
+                (*eng.cast::<SenderEngine>()).stores
+            ));
+        } else {
+            core::ptr::drop_in_place(core::ptr::addr_of_mut!(
+                (*eng.cast::<ReceiverEngine>()).stores
+            ));
+        }
+        ffi::kvfree(eng);
     }
 }
 
@@ -219,6 +296,18 @@ fn with_workspace<R>(f: impl FnOnce(&mut crate::workspace::Workspace) -> R) -> O
     crate::workspace::with(&bh, f)
 }
 
+/// The packet an entry point is called for and its RoCEv2 UDP payload, the
+/// `len` octets at `off` of its data.
+fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current, &'a [u8])> {
+    let skb = NonNull::new(skb)?;
+    // SAFETY: C passes a live packet whose payload it made linear; its data
+    // stays put for the call (nothing else touches the packet meanwhile).
+    let data = unsafe { ffi::crem_h_skb_data(skb.as_ptr()) };
+    // SAFETY: as above: `off + len` octets of linear data.
+    let payload = unsafe { bytes(data.wrapping_add(off as usize), len) }?;
+    Some((Current { skb, off }, payload))
+}
+
 /// A C buffer as a slice (`None` for NULL).
 ///
 /// # Safety
@@ -254,12 +343,11 @@ macro_rules! with_sender {
         };
         // SAFETY: as above.
         let $e = unsafe { sender($eng) };
-        let mut store = $h.alias();
         let r = with_workspace(|ws| {
             let $io = &mut CsfIo {
                 gf: &Coder::chosen(),
                 sink: &mut $h,
-                store: &mut store,
+                store: &mut $e.stores,
                 scratch: &mut ws.msg[..],
             };
             $body
@@ -308,19 +396,21 @@ extern "C" fn crem_rs_csf_source(
     f: *mut ffi::crem_flow,
     now: u64,
     psn: u32,
-    p: *const u8,
+    skb: *mut sk_buff,
+    off: u32,
     len: u32,
 ) {
-    // SAFETY: C passes the packet's UDP payload, linear, valid for the call.
-    let Some(payload) = (unsafe { bytes(p, len) }) else {
+    let Some((cur, payload)) = current(skb, off, len) else {
         return;
     };
     with_sender!(eng, f, |e, h, io| {
         let mtu = e.rdma_mtu;
+        io.store.current = Some(cur);
         // The hook already parsed the BTH: its PSN comes along.
         if e.flow.on_source(now, payload, mtu, io) == SourceVerdict::Retain {
             io.store.csf_keep(Psn::new(psn), payload);
         }
+        io.store.current = None;
     })
 }
 
@@ -350,55 +440,86 @@ extern "C" fn crem_rs_csf_pin(
 }
 
 #[no_mangle]
-extern "C" fn crem_rs_csf_reverse(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    now: u64,
-    p: *const u8,
-    len: u32,
-) {
+extern "C" fn crem_rs_csf_reverse(eng: *mut c_void, now: u64, p: *const u8, len: u32) {
     // SAFETY: as in `crem_rs_csf_source`.
     let Some(payload) = (unsafe { bytes(p, len) }) else {
         return;
     };
-    // SAFETY: see `with_sender`.
-    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { sender(eng) }) else {
-        return;
-    };
-    e.flow.on_reverse(now, payload, &mut h);
+    // SAFETY: C calls with a live sender engine, under the flow's lock.
+    let e = unsafe { sender(eng) };
+    e.flow.on_reverse(now, payload, &mut e.stores);
 }
 
+/// A source packet reached the CRF: true if the flow now holds it for
+/// in-order release (the hook steals it: `NF_STOLEN`). A packet the engine
+/// would hold but that has no route to be released by, or that cannot be
+/// charged, goes on at once, counted as `held-dropped`.
 #[no_mangle]
 extern "C" fn crem_rs_crf_source(
     eng: *mut c_void,
     f: *mut ffi::crem_flow,
     now: u64,
     psn: u32,
-    p: *const u8,
+    skb: *mut sk_buff,
+    off: u32,
     len: u32,
     ce: bool,
 ) -> bool {
-    // SAFETY: as in `crem_rs_csf_source`.
-    let Some(payload) = (unsafe { bytes(p, len) }) else {
+    let Some((cur, payload)) = current(skb, off, len) else {
         return false;
     };
     // SAFETY: C calls with a live receiver engine and its flow, locked.
     let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
         return false;
     };
-    e.flow.on_source(now, Psn::new(psn), payload, ce, &mut h) == crf::SourceVerdict::Hold
+    e.stores.current = Some(cur);
+    let io = &mut CrfIo {
+        sink: &mut h,
+        stores: &mut e.stores,
+    };
+    let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
+    e.stores.current = None;
+    if verdict != crf::SourceVerdict::Hold {
+        return false;
+    }
+    // SAFETY: the hook's live packet; a held packet keeps its route, which
+    // must outlive the RCU section it was found in.
+    let routed = unsafe {
+        ffi::crem_h_skb_dst_force(skb);
+        ffi::crem_h_skb_has_dst(skb)
+    };
+    // SAFETY: the hook owns the packet's reference and gives it to us if we
+    // keep it (it returns NF_STOLEN); if not, `into_raw` hands it back.
+    match (routed, unsafe { Skb::from_raw(skb) }) {
+        (true, Some(skb)) => match e.stores.hold(psn, skb) {
+            Ok(()) => return true,
+            Err(skb) => {
+                skb.into_raw();
+            }
+        },
+        (false, Some(skb)) => {
+            skb.into_raw();
+        }
+        (_, None) => {}
+    }
+    e.stores.count_held_dropped();
+    false
 }
 
 fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>, ce: bool) {
-    let table = h.alias();
-    let new_id = || choose_flow_id(host::random_u32, |id| table.flow_id_in_use(id));
+    let ids = h.ids();
+    let new_id = || choose_flow_id(host::random_u32, |id| ids.in_use(id));
     let ev = with_workspace(|ws| {
         let mut w = Workspace {
             gf: &Coder::chosen(),
             scratch: &mut ws.scratch,
             out: &mut ws.out,
         };
-        e.flow.on_message(now, msg, ce, new_id, h, &mut w)
+        let io = &mut CrfIo {
+            sink: &mut *h,
+            stores: &mut e.stores,
+        };
+        e.flow.on_message(now, msg, ce, new_id, io, &mut w)
     });
     match ev.flatten() {
         Some(ReceiverEvent::Established { flow_id })
@@ -458,7 +579,11 @@ extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now
                 scratch: &mut ws.scratch,
                 out: &mut ws.out,
             };
-            e.flow.on_timer(now, &mut h, &mut w);
+            let io = &mut CrfIo {
+                sink: &mut h,
+                stores: &mut e.stores,
+            };
+            e.flow.on_timer(now, io, &mut w);
         });
     }
 }
@@ -508,25 +633,49 @@ extern "C" fn crem_rs_engine_fini(
         // SAFETY: as above.
         let e = unsafe { sender(eng) };
         if let Some(reason) = reason {
-            let mut store = h.alias();
             with_workspace(|ws| {
                 let io = &mut CsfIo {
                     gf: &Coder::chosen(),
                     sink: &mut h,
-                    store: &mut store,
+                    store: &mut e.stores,
                     scratch: &mut ws.msg[..],
                 };
                 e.flow.close(reason, io);
             });
         }
         // Whatever close left (nothing, or all of it without a workspace).
-        e.flow.shutdown(&mut h);
+        e.flow.shutdown(&mut e.stores);
     } else {
         // SAFETY: as above. The CRF closes in any case: that releases its
         // held packets.
-        unsafe { receiver(eng) }
-            .flow
-            .close(reason.unwrap_or(wire::CloseReason::Normal), &mut h);
+        let e = unsafe { receiver(eng) };
+        let io = &mut CrfIo {
+            sink: &mut h,
+            stores: &mut e.stores,
+        };
+        e.flow
+            .close(reason.unwrap_or(wire::CloseReason::Normal), io);
+    }
+}
+
+/// `dev` is being unregistered (RTNL held; C holds the flow's lock, BH
+/// off): no stored packet keeps a pointer to it. Returns how many held
+/// packets were dropped with it.
+#[no_mangle]
+extern "C" fn crem_rs_engine_dev_gone(
+    eng: *mut c_void,
+    side: u8,
+    dev: *const kernel::bindings::net_device,
+) -> u32 {
+    if eng.is_null() {
+        return 0;
+    }
+    if side == SIDE_CSF {
+        // SAFETY: C passes a live engine of this side under its flow lock.
+        unsafe { sender(eng) }.stores.dev_gone(dev)
+    } else {
+        // SAFETY: as above.
+        unsafe { receiver(eng) }.stores.dev_gone(dev)
     }
 }
 
@@ -732,9 +881,5 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
     0
 }
 
-/// Compile-time link between the C store sizes and the engine capacities.
-const _: () = assert!(
-    CRF_WINDOW == ffi::CREM_CRF_WINDOW as usize && CRF_REPAIRS == ffi::CREM_CRF_REPAIRS as usize
-);
 /// The scratch REPAIR building needs fits the per-CPU message buffer.
-const _: () = assert!(csf::scratch_len(1104) <= 4096);
+const _: () = assert!(csf::scratch_len(1104) <= MESSAGE);

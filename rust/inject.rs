@@ -24,6 +24,7 @@
 //! Identification, which the ICRC covers and the source symbol lacks, is
 //! solved from the ICRC: that is also the restored packet's ICRC check.
 
+use crate::crem_core::engine::crf::Restored;
 use crate::crem_core::roce;
 use crate::ffi::{self, crem_template};
 use crate::kernel_ext::bh::Bh;
@@ -50,18 +51,6 @@ const ECN_MASK: u8 = 0x03;
 const HEADROOM: u32 = ffi::LL_MAX_HEADER + (IPV4_HLEN + UDP_HLEN) as u32;
 const RTN_UNICAST: u32 = ffi::RTN_UNICAST as u32;
 const NET_RX_SUCCESS: c_int = ffi::NET_RX_SUCCESS as c_int;
-
-/// The header template of a flow, as C passes it.
-///
-/// # Safety
-///
-/// `tpl` is null or points to the flow's template, which C does not change
-/// while the returned reference lives (it changes it only under the flow's
-/// lock, which the caller holds).
-unsafe fn template<'a>(tpl: *const crem_template) -> Option<&'a crem_template> {
-    // SAFETY: the caller's promise.
-    unsafe { tpl.as_ref() }
-}
 
 /// A restored packet of `tpl`'s flow around RoCEv2 UDP payload `p`, its IPv4
 /// Identification still 0 and its header checksum not yet computed.
@@ -120,46 +109,20 @@ fn restore_ident(pkt: &mut [u8]) -> bool {
 }
 
 /// A verified restored packet of `tpl`'s flow around RoCEv2 UDP payload
-/// `payload`, or why none was made (`CREM_RESTORED_*`).
-pub(crate) fn restore(tpl: &crem_template, payload: &[u8]) -> Result<Skb, u32> {
+/// `payload`, or why none was made.
+pub(crate) fn restore(tpl: &crem_template, payload: &[u8]) -> Result<Skb, Restored> {
     if !tpl.noted {
-        return Err(ffi::CREM_RESTORED_NO_HEADER);
+        return Err(Restored::NoHeader);
     }
     let Some(mut skb) = build_restored(tpl, payload) else {
-        return Err(ffi::CREM_RESTORED_DROPPED);
+        return Err(Restored::Dropped);
     };
     if !skb.linear_mut().is_some_and(restore_ident) {
         // The engine counts it as an ICRC failure: a checksum drop.
         skb.drop_reason(DropReason::SkbCsum);
-        return Err(ffi::CREM_RESTORED_ICRC_FAILED);
+        return Err(Restored::IcrcFailed);
     }
     Ok(skb)
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_restore(
-    tpl: *const crem_template,
-    p: *const u8,
-    len: u32,
-    out: *mut *mut sk_buff,
-) -> u8 {
-    // SAFETY: C passes the flow's template under its lock (crem_engine.h).
-    let tpl = unsafe { template(tpl) };
-    let (Some(tpl), false, false) = (tpl, p.is_null(), out.is_null()) else {
-        return ffi::CREM_RESTORED_DROPPED as u8;
-    };
-    // SAFETY: C passes the engine's restored payload, `len` readable octets
-    // that stay valid for this call.
-    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
-    match restore(tpl, payload) {
-        Ok(skb) => {
-            // SAFETY: `out` is C's writable pointer (checked non-null
-            // above); the skb's reference goes to C with it.
-            unsafe { *out = skb.into_raw() };
-            ffi::CREM_RESTORED_VERIFIED as u8
-        }
-        Err(r) => r as u8,
-    }
 }
 
 /// The restored packet each CPU is forwarding ([`forward_restored`]), which
@@ -339,29 +302,16 @@ fn forward_restored(net: *mut bindings::net, tpl: &crem_template, mut skb: Skb, 
     err
 }
 
-#[no_mangle]
-extern "C" fn crem_rs_inject(
-    net: *mut bindings::net,
-    tpl: *const crem_template,
-    skb: *mut sk_buff,
-) -> c_int {
-    // SAFETY: C hands over the skb's reference (crem_engine.h).
-    let Some(skb) = (unsafe { Skb::from_raw(skb) }) else {
-        return -(bindings::EINVAL as c_int);
-    };
-    // SAFETY: C passes the flow's template under its lock (crem_engine.h).
-    let Some(tpl) = (unsafe { template(tpl) }) else {
-        return -(bindings::EINVAL as c_int);
-    };
-    // SAFETY: C calls this under the flow's lock, taken with BH disabled.
-    let bh = unsafe { Bh::assume() };
+/// Sends a restored or held packet of `tpl`'s flow on toward its RDMA
+/// receiver (0, or why it could not go). Called under the flow's lock.
+pub(crate) fn inject(net: *mut bindings::net, tpl: &crem_template, skb: Skb, bh: &Bh) -> c_int {
     if tpl.host {
         deliver_local(net, tpl, skb)
     } else if !skb.has_dst() {
         // A gateway's restored packets are the ones without a route: a held
         // original keeps the route it arrived with (the CRF holds only
         // those that have one).
-        forward_restored(net, tpl, skb, &bh)
+        forward_restored(net, tpl, skb, bh)
     } else {
         // SAFETY: the skb has its route; `dst_output` takes over the
         // reference.

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The interface between the C datapath (flows, stores, socket) and the Rust
- * engines (rust/flow.rs, which runs crem-core's SenderFlow/ReceiverFlow).
- * struct crem_flow is opaque to Rust: it only passes the pointer back.
+ * The interface between the C datapath (flow table, locks, timers, socket)
+ * and the Rust engines and their stores (rust/flow.rs, which runs
+ * crem-core's SenderFlow/ReceiverFlow; rust/store.rs). struct crem_flow is
+ * opaque to Rust: it only passes the pointer back.
  *
  * crem_rs_* are implemented in Rust; crem_glue_* in C, called by Rust from
  * inside a crem_rs_* call, i.e. under flow->lock with BH disabled.
@@ -15,10 +16,6 @@
 #include "../../include/uapi/linux/crem.h" /* enum crem_side, crem_role */
 
 struct crem_flow;
-
-/* Slots of the CRF's stores, by engine slot: the engine's WINDOW and REPAIRS. */
-#define CREM_CRF_WINDOW 1024
-#define CREM_CRF_REPAIRS 256
 
 /* What the engine of a new flow is built from (config snapshot + flow). */
 struct crem_engine_params {
@@ -63,6 +60,17 @@ struct crem_msg_info {
 #define CREM_FS_TAIL_N 6
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
+/*
+ * Datapath events the engine cannot see, per flow: the flow-stats attributes
+ * after the engine's (CREM_A_FLOW_STATS_MSGS_IN onward), in this order. The
+ * socket's (msgs_in, msgs_out, send_fail) and the budget's (store_full) are
+ * counted in C, the stores' in Rust, all under the flow's lock.
+ */
+struct crem_flow_ctr {
+	u64 msgs_in, msgs_out, send_fail, store_full, clone_fail, held_dropped,
+		injected, inject_fail;
+};
+
 /* A flow's state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {
 	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned;
@@ -78,7 +86,19 @@ struct crem_flow_info {
 	u64 counters[CREM_FS_N];
 };
 
-size_t crem_rs_engine_size(u8 side);
+struct crem_template;
+struct sk_buff;
+struct net;
+struct net_device;
+/*
+ * A flow's engine and its packet stores, the engine not yet set up (NULL if
+ * out of memory): process context, charged to the active memory cgroup.
+ * The stores count into @ctr and send their packets on with @tpl into @net,
+ * all of @f, which frees the engine (crem_rs_engine_free) before itself.
+ */
+void *crem_rs_engine_alloc(struct crem_flow *f, struct crem_flow_ctr *ctr,
+			   struct crem_template *tpl, struct net *net, u8 side);
+void crem_rs_engine_free(void *eng, u8 side);
 int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
 /*
  * CLOSE reasons (crem-draft, "CREM CLOSE Reasons") a removal sends;
@@ -92,9 +112,10 @@ int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
 /* Ends the engine, with a CLOSE of @close_reason if established. */
 void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, int close_reason);
 void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
-void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
-			u32 len);
-void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u32 len);
+/* @skb's RoCEv2 UDP payload: @len linear octets at @off of its data. */
+void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, struct sk_buff *skb,
+			u32 off, u32 len);
+void crem_rs_csf_reverse(void *eng, u64 now, const u8 *p, u32 len);
 /* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
 #define CREM_PIN_FAILED 0 /* the engine could not run */
 #define CREM_PIN_OK 1
@@ -104,15 +125,17 @@ void crem_rs_csf_reverse(void *eng, struct crem_flow *f, u64 now, const u8 *p, u
 #define CREM_PIN_NOT_ESTABLISHED 5
 #define CREM_PIN_NO_POLICY 6
 int crem_rs_csf_pin(void *eng, struct crem_flow *f, u64 now, u8 k, u8 m, bool pin);
-/* Returns true if the caller must hold the packet until released. */
-bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, const u8 *p,
-			u32 len, bool ce);
+/* As crem_rs_csf_source; true if the flow now holds @skb (NF_STOLEN). */
+bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, struct sk_buff *skb,
+			u32 off, u32 len, bool ce);
 /* @ce: the datagram carrying @msg arrived CE-marked. */
 void crem_rs_engine_msg(void *eng, struct crem_flow *f, u64 now, const u8 *msg, u32 len,
 			bool ce, u8 side);
 void crem_rs_engine_timer(void *eng, struct crem_flow *f, u64 now, u8 side);
 u64 crem_rs_engine_deadline(const void *eng, u8 side); /* U64_MAX: none */
 void crem_rs_engine_info(const void *eng, u8 side, struct crem_flow_info *out);
+/* @dev is going (RTNL): no stored packet keeps it; returns held ones dropped. */
+u32 crem_rs_engine_dev_gone(void *eng, u8 side, const struct net_device *dev);
 int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
 int crem_rs_msg_info(const u8 *msg, u32 len, struct crem_msg_info *out);
 
@@ -132,37 +155,16 @@ struct crem_template {
 	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 };
-struct sk_buff;
-struct net;
-/*
- * A restored packet of @tpl's flow around RoCEv2 UDP payload @p, its IPv4
- * ID solved from the ICRC (the check of the restoration): into *@skb if
- * CREM_RESTORED_VERIFIED, else nothing was made.
- */
-u8 crem_rs_restore(const struct crem_template *tpl, const u8 *p, u32 len,
-		   struct sk_buff **skb);
-/* @skb goes on toward the RDMA receiver, consumed; 0 or a negative errno. */
-int crem_rs_inject(struct net *net, const struct crem_template *tpl, struct sk_buff *skb);
 /* @skb is the restored packet this CPU is forwarding (our hook lets it by). */
 bool crem_rs_inject_own(const struct sk_buff *skb);
 
 void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len);
-bool crem_glue_csf_keep(struct crem_flow *f, u32 psn, const u8 *p, u32 len);
-const u8 *crem_glue_csf_source(struct crem_flow *f, u32 psn, u32 *len);
-void crem_glue_csf_release(struct crem_flow *f, u32 first, u32 count);
-bool crem_glue_crf_keep_source(struct crem_flow *f, u32 slot, u32 psn, const u8 *p, u32 len);
-const u8 *crem_glue_crf_source(struct crem_flow *f, u32 slot, u32 *len);
-void crem_glue_crf_drop_source(struct crem_flow *f, u32 slot);
-bool crem_glue_crf_keep_repair(struct crem_flow *f, u32 slot, const u8 *p, u32 len);
-u8 *crem_glue_crf_repair(struct crem_flow *f, u32 slot, u32 *len);
-void crem_glue_crf_drop_repair(struct crem_flow *f, u32 slot);
-/* What became of a restored packet: crem_core::engine::crf::Restored. */
-#define CREM_RESTORED_VERIFIED 0
-#define CREM_RESTORED_ICRC_FAILED 1
-#define CREM_RESTORED_NO_HEADER 2
-#define CREM_RESTORED_DROPPED 3
-u8 crem_glue_crf_restored(struct crem_flow *f, u32 psn, const u8 *p, u32 len, bool hold);
-void crem_glue_crf_release(struct crem_flow *f, u32 psn);
+/*
+ * The netns's memory budget (max-memory) for @n octets a flow's stores keep:
+ * false (counted as store-full and drop-memory) if it would be exceeded.
+ */
+bool crem_glue_mem_charge(struct crem_flow *f, u32 n);
+void crem_glue_mem_uncharge(struct crem_flow *f, u32 n);
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
 /* A flow-change event (CREM_FLOW_EVENT_*; @reason for close-received). */
 void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason);

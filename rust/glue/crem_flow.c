@@ -207,6 +207,28 @@ void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
 	kfree(bad);
 }
 
+/* The netns's budget for what a flow's stores keep (rust/store.rs). */
+bool crem_glue_mem_charge(struct crem_flow *f, u32 n)
+{
+	struct crem_net *cn = f->cn;
+
+	lockdep_assert_held(&f->lock);
+	if (atomic64_add_return(n, &cn->flows.mem) > READ_ONCE(cn->cfg.max_memory)) {
+		atomic64_sub(n, &cn->flows.mem);
+		f->ctr.store_full++;
+		atomic64_inc(&cn->dp[CREM_DROP_MEMORY]);
+		return false;
+	}
+	f->mem += n;
+	return true;
+}
+
+void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
+{
+	atomic64_sub(n, &f->cn->flows.mem);
+	f->mem -= n;
+}
+
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 {
 	struct crem_flows *t = &f->cn->flows;
@@ -591,7 +613,7 @@ static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const stru
 
 /* The packet travels toward a peer: the CSF of its flow codes it. */
 static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const struct iphdr *iph,
-			    __be16 sport, const u8 *p, u32 len, u32 off,
+			    __be16 sport, u32 len, u32 off,
 			    const struct crem_roce_info *ri, __be32 peer, struct sk_buff_head *defer)
 {
 	int kind = crem_src_kind(ri);
@@ -608,12 +630,9 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 	spin_lock(&f->lock);
 	if (!f->dead) {
 		crem_note(f, skb, iph, sport);
-		f->cur = skb;
-		f->cur_off = off;
 		f->defer = defer;
-		crem_rs_csf_source(f->eng, f, crem_now(), ri->psn, p, len);
+		crem_rs_csf_source(f->eng, f, crem_now(), ri->psn, skb, off, len);
 		f->defer = NULL;
-		f->cur = NULL;
 		crem_flow_arm(f);
 	}
 	spin_unlock(&f->lock);
@@ -635,7 +654,7 @@ static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const
 			continue;
 		spin_lock(&f->lock);
 		if (!f->dead) {
-			crem_rs_csf_reverse(f->eng, f, crem_now(), p, len);
+			crem_rs_csf_reverse(f->eng, crem_now(), p, len);
 			crem_flow_arm(f);
 		}
 		spin_unlock(&f->lock);
@@ -644,8 +663,8 @@ static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const
 
 /* The packet arrives from a peer: the CRF of its flow may hold it. */
 static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
-				    const struct iphdr *iph, __be16 sport, const u8 *p, u32 len,
-				    u32 off, const struct crem_roce_info *ri)
+				    const struct iphdr *iph, __be16 sport, u32 len, u32 off,
+				    const struct crem_roce_info *ri)
 {
 	int kind = crem_src_kind(ri);
 	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF, kind };
@@ -661,17 +680,8 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 	spin_lock(&f->lock);
 	if (!f->dead) {
 		crem_note(f, skb, iph, sport);
-		f->cur = skb;
-		f->cur_off = off;
-		if (crem_rs_crf_source(f->eng, f, crem_now(), ri->psn, p, len, ce)) {
-			/* Held for in-order release: keep its route. */
-			skb_dst_force(skb);
-			if (skb_dst(skb) && crem_held_keep(f, ri->psn, skb))
-				verdict = NF_STOLEN;
-			else
-				f->ctr.held_dropped++;
-		}
-		f->cur = NULL;
+		if (crem_rs_crf_source(f->eng, f, crem_now(), ri->psn, skb, off, len, ce))
+			verdict = NF_STOLEN; /* held for in-order release */
 		crem_flow_arm(f);
 	}
 	spin_unlock(&f->lock);
@@ -755,12 +765,12 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
 		return NF_ACCEPT;
 
 	if (peer) {
-		crem_csf_packet(cn, skb, iph, uh->source, p, len, off, &ri, peer, defer);
+		crem_csf_packet(cn, skb, iph, uh->source, len, off, &ri, peer, defer);
 		return NF_ACCEPT;
 	}
 	if (ri.is_ack)
 		crem_csf_reverse(cn, iph, p, len);
-	return crem_crf_packet(cn, skb, iph, uh->source, p, len, off, &ri);
+	return crem_crf_packet(cn, skb, iph, uh->source, len, off, &ri);
 }
 
 static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_buff *skb,
@@ -1036,7 +1046,7 @@ void crem_flows_flush(struct crem_net *cn)
 
 /*
  * NETDEV_UNREGISTER of @dev in @cn's netns (RTNL held): no stored packet
- * keeps a pointer to it (crem_store_dev_gone). Flows already unlinked are
+ * keeps a pointer to it (rust/store.rs). Flows already unlinked are
  * killed only after a grace period that this walk holds off.
  */
 void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
@@ -1048,7 +1058,8 @@ void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
 	list_for_each_entry_rcu(f, &cn->flows.list, all) {
 		spin_lock_bh(&f->lock);
 		if (!f->dead)
-			crem_store_dev_gone(f, dev);
+			atomic64_add(crem_rs_engine_dev_gone(f->eng, f->key.side, dev),
+				     &cn->dp[CREM_DROP_DEV_GONE]);
 		spin_unlock_bh(&f->lock);
 	}
 	rcu_read_unlock();

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Protected flows: the per-netns flow table, each flow's lock, timer and
- * packet stores. The protocol engines (crem-core, via rust/flow.rs) own the
- * state machines; this half owns memory, skbs, time and locking.
+ * Protected flows: the per-netns flow table, each flow's lock and timer.
+ * The protocol engines (crem-core, via rust/flow.rs) own the state
+ * machines, and the packet stores are theirs (rust/store.rs); this half
+ * owns the table, time and locking.
  *
  * Locking: the table is read under RCU (hooks, socket, timers run in softirq)
  * and changed under crem_flows.lock (BH-safe; taken inside flow->lock by
@@ -29,10 +30,6 @@
 /* crem_flow.gc_close of a flow the collector keeps (else a CREM_CLOSE_*). */
 #define CREM_GC_KEEP (-2)
 
-/* Slots per flow (the CRF's symbol stores are sized in crem_engine.h). */
-#define CREM_CSF_SLOTS 4096 /* retained sources, indexed by PSN */
-#define CREM_CRF_HELD 512 /* packets held for in-order release, by PSN */
-
 /* A flow is one direction of one RC QP: addresses and destination QP. */
 /* Flow kinds (crem-core wire::FlowKind): what the flow codes. */
 enum {
@@ -45,23 +42,6 @@ struct crem_flow_key {
 	u32 dqp;
 	u8 side;
 	u8 kind; /* both kinds may share addresses and QP: PSN spaces differ */
-};
-
-/* One retained packet: an skb clone (payload at off) or a private copy. */
-struct crem_slot {
-	struct sk_buff *skb;
-	u8 *buf;
-	u32 psn;
-	u16 off, len;
-};
-
-/*
- * Datapath events the engine cannot see, per flow: the flow-stats attributes
- * after the engine's (CREM_A_FLOW_STATS_MSGS_IN onward), in this order.
- */
-struct crem_flow_ctr {
-	u64 msgs_in, msgs_out, send_fail, store_full, clone_fail, held_dropped,
-		injected, inject_fail;
 };
 
 struct crem_flow {
@@ -88,21 +68,14 @@ struct crem_flow {
 	struct hrtimer timer;
 	u64 deadline; /* armed expiry, U64_MAX when idle */
 	u64 created_ns, last_ns;
-	void *eng; /* the Rust engine of this side (rust/flow.rs) */
+	void *eng; /* the Rust engine of this side and its stores (rust/flow.rs) */
 	struct crem_template tpl; /* of restored packets (crem_engine.h) */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
 	u16 close_reason; /* of the pending close-received */
-	/* The packet being processed (keep_source takes a clone of it). */
-	struct sk_buff *cur;
-	u32 cur_off;
 	/* While the CSF codes a source: its messages wait here (see
 	 * crem_flow_roce), so a block's repairs never overtake its last source. */
 	struct sk_buff_head *defer;
-	struct crem_slot *slots; /* CSF: by PSN; CRF: by window slot */
-	u8 **rep; /* CRF repair symbols */
-	u16 *rep_len;
-	struct crem_slot *held; /* CRF: held packets, by PSN */
-	u64 mem; /* octets held in slots, rep and held */
+	u64 mem; /* octets its stores keep (crem_glue_mem_charge) */
 	struct crem_flow_ctr ctr;
 	u64 msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS]; /* by crem_msg_slot() */
 	/* flow-reset: the counters at the last reset (reported as the difference). */
@@ -127,7 +100,6 @@ void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
 void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev);
-void crem_store_dev_gone(struct crem_flow *f, const struct net_device *dev);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flows_retire(struct crem_net *cn, const u64 *c);
@@ -179,21 +151,6 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 
 /* After an engine call under flow->lock: (re)arm the timer. */
 void crem_flow_arm(struct crem_flow *f);
-
-/* Stores (crem_store.c). */
-int crem_store_alloc(struct crem_flow *f);
-void crem_store_free(struct crem_flow *f);
-bool crem_mem_charge(struct crem_flow *f, u32 n);
-void crem_mem_uncharge(struct crem_flow *f, u32 n);
-bool crem_store_keep_cur(struct crem_flow *f, struct crem_slot *s, u32 psn,
-			 const u8 *p, u32 len);
-void crem_slot_clear(struct crem_flow *f, struct crem_slot *s);
-void crem_slot_drop(struct crem_flow *f, struct crem_slot *s, enum skb_drop_reason reason);
-const u8 *crem_slot_data(const struct crem_slot *s);
-bool crem_held_keep(struct crem_flow *f, u32 psn, struct sk_buff *skb);
-
-/* Restored and held packets go on (rust/inject.rs), counted. */
-void crem_inject(struct crem_flow *f, struct sk_buff *skb);
 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);

@@ -20,7 +20,8 @@
 /*
  * What the engines can do (rust/flow.rs): m up to MAX_M = 16, and symbols of
  * at most 1104 octets (the CSF's repair accumulator, CSF_ACC = 16 * 1104, and
- * the per-CPU decode buffer, CREM_WS_OUT in crem_store.c, are sized for them).
+ * the per-CPU decode output, DECODE_OUT in crem-core's engine/module_caps.rs,
+ * are sized for them).
  */
 #define CREM_CFG_MAX_M 16
 #define CREM_CFG_MIN_T 64

@@ -20,13 +20,12 @@
 
 void crem_flow_free(struct crem_flow *f)
 {
-	crem_store_free(f);
-	kvfree(f->eng);
+	crem_rs_engine_free(f->eng, f->key.side);
 	kfree(f);
 }
 
 /*
- * A zeroed flow of @side with its engine memory and stores, uninitialised,
+ * A zeroed flow of @side with its engine and stores, the engine not set up,
  * charged to @t's memory cgroup whoever asks (netlink, or a work item
  * whose own cgroup is the kworkers' root).
  */
@@ -38,9 +37,10 @@ struct crem_flow *crem_flow_alloc(struct crem_flows *t, u8 side)
 	if (!f)
 		goto out;
 	f->key.side = side;
-	f->eng = kvzalloc(crem_rs_engine_size(side), CREM_GFP_FLOW);
-	if (!f->eng || crem_store_alloc(f)) {
-		crem_flow_free(f);
+	f->eng = crem_rs_engine_alloc(f, &f->ctr, &f->tpl,
+				      container_of(t, struct crem_net, flows)->net, side);
+	if (!f->eng) {
+		kfree(f);
 		f = NULL;
 	}
 out:

@@ -41,6 +41,16 @@ void crem_h_rcu_read_unlock(void)
 	rcu_read_unlock();
 }
 
+void *crem_h_kvzalloc_flow(size_t size)
+{
+	return kvzalloc(size, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+}
+
+void *crem_h_kmemdup_atomic(const void *p, size_t len)
+{
+	return kmemdup(p, len, GFP_ATOMIC);
+}
+
 void __percpu *crem_h_alloc_percpu(size_t size, size_t align)
 {
 	return __alloc_percpu(size, align);
@@ -185,6 +195,11 @@ void crem_h_skb_set_iif(struct sk_buff *skb, int ifindex)
 bool crem_h_skb_has_dst(const struct sk_buff *skb)
 {
 	return skb_dst(skb);
+}
+
+void crem_h_skb_dst_force(struct sk_buff *skb)
+{
+	skb_dst_force(skb);
 }
 
 void crem_h_skb_dst_drop(struct sk_buff *skb)

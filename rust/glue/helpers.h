@@ -39,6 +39,12 @@ void crem_h_local_bh_enable(void);
 void crem_h_rcu_read_lock(void);
 void crem_h_rcu_read_unlock(void);
 
+/* slab.h: a flow's memory (kvzalloc with the flow's GFP flags: charged
+ * to the active memory cgroup, failing there rather than OOM-killing) */
+void *crem_h_kvzalloc_flow(size_t size);
+/* string.h: a copy in atomic context (kmemdup, GFP_ATOMIC) */
+void *crem_h_kmemdup_atomic(const void *p, size_t len);
+
 /* percpu.h (zeroed; freed with free_percpu) */
 void __percpu *crem_h_alloc_percpu(size_t size, size_t align);
 void *crem_h_this_cpu_ptr(void __percpu *p);
@@ -74,6 +80,7 @@ void crem_h_skb_set_dev(struct sk_buff *skb, struct net_device *dev);
 /* skb_iif and IPCB(skb)->iif: the device it is forwarded from. */
 void crem_h_skb_set_iif(struct sk_buff *skb, int ifindex);
 bool crem_h_skb_has_dst(const struct sk_buff *skb);
+void crem_h_skb_dst_force(struct sk_buff *skb);
 void crem_h_skb_dst_drop(struct sk_buff *skb);
 void crem_h_nf_reset_ct(struct sk_buff *skb);
 void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);

@@ -22,6 +22,8 @@ pub(crate) enum DropReason {
     DevReady = bindings::skb_drop_reason_SKB_DROP_REASON_DEV_READY,
     /// Its checksum (for us: the RoCEv2 ICRC) did not verify.
     SkbCsum = bindings::skb_drop_reason_SKB_DROP_REASON_SKB_CSUM,
+    /// It was still queued when its queue went away.
+    QueuePurge = bindings::skb_drop_reason_SKB_DROP_REASON_QUEUE_PURGE,
     /// Reverse-path filtering refused it.
     IpRpFilter = bindings::skb_drop_reason_SKB_DROP_REASON_IP_RPFILTER,
     /// No input route forwards it.
@@ -46,6 +48,19 @@ impl Skb {
     /// reference that it hands over (it never uses the pointer again).
     pub(crate) unsafe fn from_raw(skb: *mut sk_buff) -> Option<Self> {
         NonNull::new(skb).map(Skb)
+    }
+
+    /// A clone of `skb` (its own `sk_buff`, the data shared and so never to
+    /// be written), in atomic context (None if out of memory).
+    ///
+    /// # Safety
+    ///
+    /// `skb` is a live `sk_buff` for the duration of the call.
+    pub(crate) unsafe fn clone_atomic(skb: *mut sk_buff) -> Option<Self> {
+        // SAFETY: `skb` is live (the caller's promise); `skb_clone` may be
+        // called in any context with GFP_ATOMIC and returns null or a new
+        // skb whose one reference is ours.
+        unsafe { Skb::from_raw(bindings::skb_clone(skb, bindings::GFP_ATOMIC)) }
     }
 
     /// Gives the reference up to C (a kernel call that consumes it).
@@ -270,6 +285,21 @@ impl Skb {
     pub(crate) fn dev(&self) -> *mut bindings::net_device {
         // SAFETY: the invariant makes `self.0` a live skb.
         unsafe { ffi::crem_h_skb_dev(self.0.as_ptr()) }
+    }
+
+    /// Forgets its device (one that is going away; the skb is only read
+    /// for its data from now on).
+    pub(crate) fn clear_dev(&mut self) {
+        // SAFETY: the invariant makes `self.0` a live skb; a null device is
+        // what a fresh skb has.
+        unsafe { ffi::crem_h_skb_set_dev(self.0.as_ptr(), core::ptr::null_mut()) }
+    }
+
+    /// Octets charged for it (data, `sk_buff` and shared info).
+    pub(crate) fn truesize(&self) -> u32 {
+        // SAFETY: the invariant makes `self.0` a live skb; `truesize` is a
+        // plain field.
+        unsafe { (*self.0.as_ptr()).truesize }
     }
 
     /// It arrived on `dev`, as far as the receive path is concerned. The

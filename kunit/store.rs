@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A flow's packet stores (`rust/store.rs`): what they keep, how they find
+//! it, what they charge, and that everything kept is given back, on a test
+//! budget (the netns's needs a C flow). A leaked clone or copy shows as a
+//! charge left over here, and in kmemleak on the debug kernel.
+
+use super::run;
+use crate::crem_core::engine::crf::SymbolStore;
+use crate::crem_core::engine::csf::SourceStore;
+use crate::crem_core::psn::{Psn, PsnRange};
+use crate::ffi;
+use crate::kernel_ext::skb::Skb;
+use crate::store::{Budget, Current, Owner, Stores};
+use core::ffi::{c_char, c_int};
+use core::ptr::NonNull;
+
+/// A test's budget, passed where the C flow would be.
+#[derive(Default)]
+struct TestBudget {
+    limit: u64,
+    used: u64,
+    refused: u64,
+}
+
+unsafe extern "C" fn test_charge(f: *mut ffi::crem_flow, n: u32) -> bool {
+    // SAFETY: the stores under test were given a `TestBudget` as their
+    // flow (`stores`), which outlives them.
+    let b = unsafe { &mut *f.cast::<TestBudget>() };
+    if b.used.saturating_add(u64::from(n)) > b.limit {
+        b.refused = b.refused.saturating_add(1);
+        return false;
+    }
+    b.used = b.used.saturating_add(u64::from(n));
+    true
+}
+
+unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
+    // SAFETY: as in `test_charge`.
+    let b = unsafe { &mut *f.cast::<TestBudget>() };
+    b.used = b.used.saturating_sub(u64::from(n));
+}
+
+/// What the stores point at besides their budget (nothing here is used
+/// unless a packet is injected, which these tests never do).
+struct Fixture {
+    budget: TestBudget,
+    ctr: ffi::crem_flow_ctr,
+    tpl: ffi::crem_template,
+}
+
+impl Fixture {
+    fn new(limit: u64) -> Self {
+        Fixture {
+            budget: TestBudget {
+                limit,
+                ..Default::default()
+            },
+            // SAFETY: both are plain C structs of integers, for which all
+            // zeros is valid.
+            ctr: unsafe { core::mem::zeroed() },
+            // SAFETY: as above.
+            tpl: unsafe { core::mem::zeroed() },
+        }
+    }
+
+    /// Stores of side `csf` charging `self.budget`; `self` must not move
+    /// while they live.
+    fn stores(&mut self, csf: bool) -> Option<Stores> {
+        let owner = Owner {
+            flow: NonNull::from(&mut self.budget).cast(),
+            ctr: NonNull::from(&mut self.ctr),
+            tpl: NonNull::from(&mut self.tpl),
+            // Read only to inject a packet, which these tests never do.
+            net: NonNull::dangling(),
+            budget: Budget {
+                charge: test_charge,
+                uncharge: test_uncharge,
+            },
+        };
+        Stores::new(owner, csf).ok()
+    }
+}
+
+fn payload(psn: u32, len: usize) -> [u8; 64] {
+    let mut p = [0u8; 64];
+    for (i, b) in p.iter_mut().enumerate().take(len) {
+        *b = (psn as u8).wrapping_mul(31) ^ i as u8;
+    }
+    p
+}
+
+/// The CSF keeps copies by PSN (the ring's 4096 slots, across the 24-bit
+/// wrap), finds each by its PSN only, releases ranges, and charges exactly
+/// what it keeps: every octet is given back by release and drop.
+#[no_mangle]
+extern "C" fn crem_kunit_store_retains_and_releases(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(true) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let psns = [0xff_fffe, 0xff_ffff, 0, 1, 2];
+        for (n, &psn) in psns.iter().enumerate() {
+            let p = payload(psn, 40 + n);
+            if !st.csf_keep(Psn::new(psn), &p[..40 + n]) {
+                let _ = write!(w, "PSN {psn:#x} not kept");
+                return false;
+            }
+        }
+        let kept: u64 = (0..psns.len() as u64).map(|n| 40 + n).sum();
+        for (n, &psn) in psns.iter().enumerate() {
+            let p = payload(psn, 40 + n);
+            if SourceStore::source(&st, Psn::new(psn)) != Some(&p[..40 + n]) {
+                let _ = write!(w, "PSN {psn:#x} not found as kept");
+                return false;
+            }
+        }
+        // A PSN one ring later names the same slot, but is not what it holds.
+        if SourceStore::source(&st, Psn::new(1 + 4096)).is_some() {
+            let _ = write!(w, "PSN 4097 found in PSN 1's slot");
+            return false;
+        }
+        // Release across the wrap: 0xfffffe..=0 go, 1 and 2 stay.
+        SourceStore::release(&mut st, PsnRange::new(Psn::new(0xff_fffe), 3));
+        let left = fx_used(&st, &psns);
+        if left != [false, false, false, true, true] {
+            let _ = write!(w, "after release 0xfffffe+3: kept {left:?}");
+            return false;
+        }
+        drop(st);
+        if fx.budget.used != 0 || fx.budget.refused != 0 {
+            let _ = write!(
+                w,
+                "charged {kept} in all, {} left after drop, {} refused",
+                fx.budget.used, fx.budget.refused
+            );
+            return false;
+        }
+        true
+    })
+}
+
+fn fx_used(st: &Stores, psns: &[u32]) -> [bool; 5] {
+    let mut r = [false; 5];
+    for (i, &psn) in psns.iter().enumerate().take(5) {
+        r[i] = SourceStore::source(st, Psn::new(psn)).is_some();
+    }
+    r
+}
+
+/// A source in the packet being processed is kept as a clone of it,
+/// charged its truesize, and stays readable after the original is gone; a
+/// payload elsewhere is a copy, charged its length.
+#[no_mangle]
+extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(true) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let data = payload(7, 64);
+        let Some(mut skb) = Skb::alloc_atomic(64, 128) else {
+            let _ = write!(w, "no skb");
+            return false;
+        };
+        // 28 octets of headers, then the payload.
+        if !skb.put_data(&[0u8; 28]) || !skb.put_data(&data) {
+            let _ = write!(w, "skb too small");
+            return false;
+        }
+        let truesize = skb.truesize();
+        st.current = Some(Current {
+            skb: NonNull::new(skb.as_ptr()).unwrap_or(NonNull::dangling()),
+            off: 28,
+        });
+        let kept = match skb.head().get(28..92) {
+            Some(p) => {
+                // SAFETY: `p` borrows the skb's linear data, which stays
+                // put while the skb lives (dropped only below).
+                let p = unsafe { core::slice::from_raw_parts(p.as_ptr(), p.len()) };
+                st.csf_keep(Psn::new(7), p)
+            }
+            None => false,
+        };
+        st.current = None;
+        if !kept || fx.budget.used != u64::from(truesize) {
+            let _ = write!(
+                w,
+                "kept {kept}, charged {} for a clone of truesize {truesize}",
+                fx.budget.used
+            );
+            return false;
+        }
+        drop(skb);
+        if SourceStore::source(&st, Psn::new(7)) != Some(&data[..]) {
+            let _ = write!(w, "the clone's payload changed with its original gone");
+            return false;
+        }
+        let copy = payload(8, 50);
+        if !st.csf_keep(Psn::new(8), &copy[..50]) || fx.budget.used != u64::from(truesize) + 50 {
+            let _ = write!(w, "a copy of 50 octets: charged {}", fx.budget.used);
+            return false;
+        }
+        drop(st);
+        if fx.budget.used != 0 {
+            let _ = write!(w, "{} octets left charged after drop", fx.budget.used);
+            return false;
+        }
+        true
+    })
+}
+
+/// Over its budget a store keeps nothing, says so, and is counted; the
+/// next source that fits is kept.
+#[no_mangle]
+extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut fx = Fixture::new(100);
+        let Some(mut st) = fx.stores(true) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let p = payload(1, 64);
+        let a = st.csf_keep(Psn::new(1), &p[..60]);
+        let b = st.csf_keep(Psn::new(2), &p[..60]);
+        let c = st.csf_keep(Psn::new(3), &p[..40]);
+        let found = SourceStore::source(&st, Psn::new(2)).is_some();
+        drop(st);
+        if (a, b, c, found) != (true, false, true, false) || fx.budget.refused != 1 {
+            let _ = write!(
+                w,
+                "kept {a} {b} {c} (true false true), PSN 2 found {found}, {} refused",
+                fx.budget.refused
+            );
+            return false;
+        }
+        fx.budget.used == 0
+    })
+}
+
+/// The CRF's repair symbols are private copies by slot, writable in place
+/// for the decoder beside a kept source, dropped and uncharged by slot; a
+/// slot beyond the engine's is refused.
+#[no_mangle]
+extern "C" fn crem_kunit_store_repairs(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(false) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let src = payload(3, 64);
+        let rep = payload(9, 64);
+        let ok = st.keep_source(5, Psn::new(3), &src)
+            && st.keep_repair(200, &rep)
+            && !st.keep_repair(256, &rep)
+            && !st.keep_source(1024, Psn::new(4), &src);
+        if !ok || fx.budget.used != 128 {
+            let _ = write!(w, "keeps: {ok}, charged {} (128)", fx.budget.used);
+            return false;
+        }
+        match st.source_and_repair_mut(5, 200) {
+            (Some(s), Some(r)) if s == &src[..] && r == &rep[..] => {
+                for (r, s) in r.iter_mut().zip(s) {
+                    *r ^= *s;
+                }
+            }
+            _ => {
+                let _ = write!(w, "source 5 and repair 200 not both there");
+                return false;
+            }
+        }
+        let mut want = rep;
+        for (r, s) in want.iter_mut().zip(src.iter()) {
+            *r ^= *s;
+        }
+        if st.repair(200) != Some(&want[..]) {
+            let _ = write!(w, "the repair written in place did not keep the write");
+            return false;
+        }
+        st.drop_repair(200);
+        st.drop_source(5);
+        let gone = st.repair(200).is_none() && SymbolStore::source(&st, 5).is_none();
+        if !gone || fx.budget.used != 0 {
+            let _ = write!(w, "after drops: gone {gone}, {} charged", fx.budget.used);
+            return false;
+        }
+        true
+    })
+}

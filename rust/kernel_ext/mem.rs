@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory of a flow: [`FlowArray`], a fixed-length array allocated with the
+//! flow's GFP flags. 6.12's `Flags` cannot say `__GFP_RETRY_MAYFAIL` (its
+//! field is private and the kernel crate has no such constant), and a flow
+//! must be able to fail in its memory cgroup rather than reclaim hard or
+//! OOM-kill a task to make room (README: flows and memory cgroups); so the
+//! allocation is one helper (`crem_h_kvzalloc_flow`) with those flags.
+
+use crate::ffi;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// `len` values of `T` in one kvmalloc'd allocation, charged to the
+/// active memory cgroup, freed (each value dropped) on drop.
+///
+/// # Invariants
+///
+/// `ptr` points to `len` initialised values of `T`, in memory from
+/// `crem_h_kvzalloc_flow` that this value owns (dangling when `len` is 0
+/// or `T` is zero-sized: nothing allocated).
+pub(crate) struct FlowArray<T> {
+    ptr: NonNull<T>,
+    len: usize,
+}
+
+// SAFETY: a `FlowArray<T>` owns its values like a `Vec<T>` does.
+unsafe impl<T: Send> Send for FlowArray<T> {}
+// SAFETY: as above; `&FlowArray` gives only `&T`.
+unsafe impl<T: Sync> Sync for FlowArray<T> {}
+
+impl<T> FlowArray<T> {
+    /// `len` values, each `fill()` (process context: may sleep).
+    pub(crate) fn new(len: usize, fill: impl Fn() -> T) -> Result<Self> {
+        let size = len.checked_mul(core::mem::size_of::<T>()).ok_or(ENOMEM)?;
+        let ptr = if size == 0 {
+            NonNull::dangling()
+        } else {
+            // SAFETY: process context (the caller's); returns null or
+            // `size` zeroed octets aligned for any type (kmalloc or
+            // vmalloc alignment, at least 8).
+            let p = unsafe { ffi::crem_h_kvzalloc_flow(size) };
+            NonNull::new(p.cast::<T>()).ok_or(ENOMEM)?
+        };
+        for i in 0..len {
+            // SAFETY: `i < len`, inside the allocation; each slot is written
+            // once before any is read.
+            unsafe { ptr.as_ptr().add(i).write(fill()) };
+        }
+        // INVARIANT: every value written above.
+        Ok(FlowArray { ptr, len })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn as_slice(&self) -> &[T] {
+        // SAFETY: by the invariant, `len` initialised values at `ptr`.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as above, borrowed exclusively through `&mut self`.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        self.as_slice().get(i)
+    }
+
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.as_mut_slice().get_mut(i)
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> core::slice::IterMut<'_, T> {
+        self.as_mut_slice().iter_mut()
+    }
+}
+
+impl<T> Drop for FlowArray<T> {
+    fn drop(&mut self) {
+        // SAFETY: the values are initialised (invariant) and dropped once,
+        // here.
+        unsafe { core::ptr::drop_in_place(self.as_mut_slice()) };
+        if self.len != 0 && core::mem::size_of::<T>() != 0 {
+            // SAFETY: the allocation came from `crem_h_kvzalloc_flow`
+            // (kvzalloc), freed once, here.
+            unsafe { ffi::kvfree(self.ptr.as_ptr().cast()) };
+        }
+    }
+}
+
+/// A private copy of some octets, made in atomic context (`kmemdup` with
+/// `GFP_ATOMIC`: not charged to a memory cgroup, as no softirq allocation
+/// is), freed on drop.
+///
+/// # Invariants
+///
+/// `ptr` points to `len` octets from `kmemdup` that this value owns
+/// (dangling when `len` is 0: nothing allocated).
+pub(crate) struct Copied {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: plain owned memory.
+unsafe impl Send for Copied {}
+
+impl Copied {
+    /// A copy of `data` (None if out of memory).
+    pub(crate) fn new_atomic(data: &[u8]) -> Option<Self> {
+        if data.is_empty() {
+            return Some(Copied {
+                ptr: NonNull::dangling(),
+                len: 0,
+            });
+        }
+        // SAFETY: `data` is readable for its length; `kmemdup` may be
+        // called in any context with GFP_ATOMIC and returns null or a new
+        // allocation of that length holding a copy.
+        let p = unsafe { ffi::crem_h_kmemdup_atomic(data.as_ptr().cast(), data.len()) };
+        NonNull::new(p.cast::<u8>()).map(|ptr| Copied {
+            ptr,
+            len: data.len(),
+        })
+    }
+
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: by the invariant, `len` octets at `ptr`, initialised (a
+        // copy).
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, borrowed exclusively through `&mut self`.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Copied {
+    fn drop(&mut self) {
+        if self.len != 0 {
+            // SAFETY: by the invariant the allocation is ours, from
+            // `kmemdup`, freed once, here.
+            unsafe { kernel::bindings::kfree(self.ptr.as_ptr().cast()) };
+        }
+    }
+}

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The packet stores of one flow: the CSF's retained sources (by PSN,
+//! released by the RDMA ACKs), the CRF's kept sources and repair symbols (by
+//! the engine's slot) and its held packets (by PSN, for in-order release).
+//! They are crem-core's `SourceStore`, `SymbolStore` and `Delivery` for the
+//! kernel: a source is kept as a clone of the packet being processed (no
+//! copy of its payload) or, when it is not in that packet (a restored
+//! one), as a private copy; repair symbols are always copies (decoding
+//! writes them). Every octet is charged to the netns's budget
+//! (`max-memory`): a refusal is counted and the engine carries on without
+//! the packet.
+//!
+//! A flow's stores live in its engine blob ([`crate::flow`]) and are used
+//! only under the flow's lock, with BH off.
+
+use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
+use crate::crem_core::engine::csf::SourceStore;
+use crate::crem_core::engine::module_caps::{CRF_REPAIRS, CRF_WINDOW};
+use crate::crem_core::psn::{Psn, PsnRange};
+use crate::ffi;
+use crate::inject;
+use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::mem::{Copied, FlowArray};
+use crate::kernel_ext::skb::{sk_buff, DropReason, Skb};
+use core::ptr::NonNull;
+use kernel::bindings;
+use kernel::prelude::*;
+
+/// Retained sources of a CSF, indexed by PSN modulo this (a power of two).
+pub(crate) const CSF_SLOTS: usize = 4096;
+/// Held packets of a CRF, indexed by PSN modulo this (a power of two).
+pub(crate) const CRF_HELD_SLOTS: usize = 512;
+
+/// What a slot keeps of a source.
+enum Kept {
+    /// A clone of the packet it came in; the payload at `off` of its data.
+    Clone { skb: Skb, off: u32 },
+    /// A private copy of the payload.
+    Copy(Copied),
+}
+
+/// One kept source (the payload's `len` octets) of PSN `psn`.
+struct Slot {
+    kept: Option<Kept>,
+    psn: u32,
+    len: u32,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot {
+        kept: None,
+        psn: 0,
+        len: 0,
+    };
+
+    fn data(&self) -> Option<&[u8]> {
+        let len = self.len as usize;
+        match self.kept.as_ref()? {
+            Kept::Clone { skb, off } => {
+                let off = *off as usize;
+                skb.head().get(off..off.checked_add(len)?)
+            }
+            Kept::Copy(v) => v.as_slice().get(..len),
+        }
+    }
+}
+
+/// One held packet and its PSN.
+struct Held {
+    skb: Option<Skb>,
+    psn: u32,
+}
+
+impl Held {
+    const EMPTY: Held = Held { skb: None, psn: 0 };
+}
+
+/// The flow these stores belong to: what they charge and count, and how
+/// their packets go on. Pointers into the C flow, which frees its engine
+/// (and so these stores) before itself.
+pub(crate) struct Owner {
+    pub(crate) flow: NonNull<ffi::crem_flow>,
+    pub(crate) ctr: NonNull<ffi::crem_flow_ctr>,
+    pub(crate) tpl: NonNull<ffi::crem_template>,
+    pub(crate) net: NonNull<bindings::net>,
+    pub(crate) budget: Budget,
+}
+
+/// Charges and uncharges the octets a flow's stores keep, given the flow:
+/// the netns's `max-memory` ([`Budget::NETNS`]), or a test's.
+#[derive(Clone, Copy)]
+pub(crate) struct Budget {
+    pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
+    pub(crate) uncharge: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
+}
+
+impl Budget {
+    /// The flow's netns's budget (C: `crem_glue_mem_charge`, which counts
+    /// a refusal as store-full and drop-memory).
+    pub(crate) const NETNS: Budget = Budget {
+        charge: ffi::crem_glue_mem_charge,
+        uncharge: ffi::crem_glue_mem_uncharge,
+    };
+}
+
+/// The packet being processed, while an engine call for it runs: a source
+/// it keeps is a clone of it when its payload lies in it.
+#[derive(Clone, Copy)]
+pub(crate) struct Current {
+    pub(crate) skb: NonNull<sk_buff>,
+    /// Offset of its RoCEv2 UDP payload from its data.
+    pub(crate) off: u32,
+}
+
+/// A flow's stores (CSF: `slots` by PSN; CRF: `slots` by window slot,
+/// `repairs` and `held`).
+pub(crate) struct Stores {
+    owner: Owner,
+    pub(crate) current: Option<Current>,
+    slots: FlowArray<Slot>,
+    repairs: FlowArray<Option<Copied>>,
+    held: FlowArray<Held>,
+}
+
+// SAFETY: the pointers in `Owner` and `Current` are only dereferenced under
+// the flow's lock (the module's only way to reach the stores), whichever
+// CPU holds it; the skbs are owned references usable from any CPU.
+unsafe impl Send for Stores {}
+
+impl Stores {
+    /// Empty stores of a flow of side `csf` (process context: allocates
+    /// with the flow's GFP flags, in the memory cgroup its caller chose).
+    pub(crate) fn new(owner: Owner, csf: bool) -> Result<Self> {
+        let (slots, repairs, held) = if csf {
+            (CSF_SLOTS, 0, 0)
+        } else {
+            (CRF_WINDOW, CRF_REPAIRS, CRF_HELD_SLOTS)
+        };
+        Ok(Stores {
+            owner,
+            current: None,
+            slots: FlowArray::new(slots, || Slot::EMPTY)?,
+            repairs: FlowArray::new(repairs, || None)?,
+            held: FlowArray::new(held, || Held::EMPTY)?,
+        })
+    }
+
+    fn counters(&mut self) -> &mut ffi::crem_flow_ctr {
+        // SAFETY: the flow outlives its stores (`Owner`), and its counters
+        // are written only under its lock, which our `&mut self` implies.
+        unsafe { self.owner.ctr.as_mut() }
+    }
+
+    fn charge(&mut self, n: u32) -> bool {
+        // SAFETY: the flow is live (`Owner`) and locked; its budget charges
+        // and counts a refusal.
+        unsafe { (self.owner.budget.charge)(self.owner.flow.as_ptr(), n) }
+    }
+
+    fn uncharge(&mut self, n: u32) {
+        // SAFETY: as in `charge`.
+        unsafe { (self.owner.budget.uncharge)(self.owner.flow.as_ptr(), n) }
+    }
+
+    /// Octets slot `s`'s content is charged.
+    fn charged(kept: &Kept, len: u32) -> u32 {
+        match kept {
+            Kept::Clone { skb, .. } => skb.truesize(),
+            Kept::Copy(_) => len,
+        }
+    }
+
+    /// Frees what slot `i` keeps (a normal free: our copy of a packet that
+    /// went on its way).
+    fn clear(&mut self, i: usize) {
+        let Some(s) = self.slots.get_mut(i) else {
+            return;
+        };
+        let len = s.len;
+        if let Some(kept) = s.kept.take() {
+            let n = Self::charged(&kept, len);
+            drop(kept);
+            self.uncharge(n);
+        }
+    }
+
+    /// Keeps `payload` of PSN `psn` in slot `i`: a clone of the current
+    /// packet when `payload` lies in it at its payload offset, a copy
+    /// otherwise.
+    fn keep(&mut self, i: usize, psn: u32, payload: &[u8]) -> bool {
+        if i >= self.slots.len() {
+            return false;
+        }
+        self.clear(i);
+        let Ok(len) = u32::try_from(payload.len()) else {
+            return false;
+        };
+        let kept = match self.current.filter(|c| {
+            // SAFETY: `current` is live while set (the caller's packet, for
+            // the duration of the engine call that set it).
+            let data = unsafe { ffi::crem_h_skb_data(c.skb.as_ptr()) };
+            core::ptr::eq(data.wrapping_add(c.off as usize), payload.as_ptr())
+        }) {
+            Some(c) => {
+                // SAFETY: as above.
+                let truesize = unsafe { (*c.skb.as_ptr()).truesize };
+                if !self.charge(truesize) {
+                    return false;
+                }
+                // SAFETY: as above; a clone shares its (read-only) data.
+                match unsafe { Skb::clone_atomic(c.skb.as_ptr()) } {
+                    Some(skb) => Kept::Clone { skb, off: c.off },
+                    None => {
+                        self.uncharge(truesize);
+                        bump(&mut self.counters().clone_fail);
+                        return false;
+                    }
+                }
+            }
+            None => {
+                if !self.charge(len) {
+                    return false;
+                }
+                let Some(v) = Copied::new_atomic(payload) else {
+                    self.uncharge(len);
+                    bump(&mut self.counters().clone_fail);
+                    return false;
+                };
+                Kept::Copy(v)
+            }
+        };
+        if let Some(s) = self.slots.get_mut(i) {
+            *s = Slot {
+                kept: Some(kept),
+                psn,
+                len,
+            };
+        }
+        true
+    }
+
+    /// Keeps the source the CSF engine just accepted.
+    pub(crate) fn csf_keep(&mut self, psn: Psn, payload: &[u8]) -> bool {
+        self.keep(psn_slot(psn.value(), CSF_SLOTS), psn.value(), payload)
+    }
+
+    fn drop_repair_slot(&mut self, slot: usize) {
+        let Some(r) = self.repairs.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        let n = r.as_slice().len() as u32;
+        drop(r);
+        self.uncharge(n);
+    }
+
+    /// Sends `skb` on toward its RDMA receiver, counted.
+    fn inject(&mut self, skb: Skb) {
+        // SAFETY: the flow is live (`Owner`) and its template is written
+        // only under its lock, which our `&mut self` implies.
+        let tpl = unsafe { self.owner.tpl.as_ref() };
+        // SAFETY: the stores are used only under the flow's lock, taken
+        // with BH disabled.
+        let bh = unsafe { Bh::assume() };
+        let failed = inject::inject(self.owner.net.as_ptr(), tpl, skb, &bh) != 0;
+        let c = self.counters();
+        bump(if failed {
+            &mut c.inject_fail
+        } else {
+            &mut c.injected
+        });
+    }
+
+    /// Holds `skb` (PSN `psn`) for in-order release; gives it back if it
+    /// cannot be charged. A slot still busy with an older PSN lets that
+    /// one go first (counted: it was not released in order).
+    pub(crate) fn hold(&mut self, psn: u32, skb: Skb) -> core::result::Result<(), Skb> {
+        let i = psn_slot(psn, CRF_HELD_SLOTS);
+        if let Some(old) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
+            self.uncharge(old.truesize());
+            bump(&mut self.counters().held_dropped);
+            self.inject(old);
+        }
+        if i >= self.held.len() || !self.charge(skb.truesize()) {
+            return Err(skb);
+        }
+        if let Some(h) = self.held.get_mut(i) {
+            *h = Held {
+                skb: Some(skb),
+                psn,
+            };
+        }
+        Ok(())
+    }
+
+    /// A packet the CRF would have held went on at once.
+    pub(crate) fn count_held_dropped(&mut self) {
+        bump(&mut self.counters().held_dropped);
+    }
+
+    /// `dev` is being unregistered. Our skbs hold no reference on the
+    /// device they arrived on, so none may outlive it with a pointer to it:
+    /// held packets that came on it are dropped (released later, they would
+    /// carry a freed device into the output path's hooks as their input
+    /// device); kept clones are only ever read for their payload, and
+    /// forget it. Returns how many held packets were dropped.
+    pub(crate) fn dev_gone(&mut self, dev: *const bindings::net_device) -> u32 {
+        for s in self.slots.iter_mut() {
+            if let Some(Kept::Clone { skb, .. }) = s.kept.as_mut() {
+                if core::ptr::eq(skb.dev(), dev) {
+                    skb.clear_dev();
+                }
+            }
+        }
+        let mut dropped = 0u32;
+        for i in 0..self.held.len() {
+            let Some(h) = self.held.get_mut(i) else {
+                break;
+            };
+            if !h.skb.as_ref().is_some_and(|s| core::ptr::eq(s.dev(), dev)) {
+                continue;
+            }
+            if let Some(skb) = h.skb.take() {
+                self.uncharge(skb.truesize());
+                skb.drop_reason(DropReason::DevReady);
+                bump(&mut self.counters().held_dropped);
+                dropped = dropped.wrapping_add(1);
+            }
+        }
+        dropped
+    }
+}
+
+impl Drop for Stores {
+    fn drop(&mut self) {
+        // Kept sources and repairs are copies: a normal free. Held packets
+        // were released before (the CRF's close); one left here never
+        // reaches its receiver: a real drop.
+        for i in 0..self.slots.len() {
+            self.clear(i);
+        }
+        for i in 0..self.repairs.len() {
+            self.drop_repair_slot(i);
+        }
+        for i in 0..self.held.len() {
+            if let Some(skb) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
+                self.uncharge(skb.truesize());
+                skb.drop_reason(DropReason::QueuePurge);
+            }
+        }
+    }
+}
+
+/// The slot of PSN `psn` in a ring of `n` (a power of two) slots.
+fn psn_slot(psn: u32, n: usize) -> usize {
+    psn as usize & n.wrapping_sub(1)
+}
+
+/// Counts one (wrapping, as the engine's counters do).
+fn bump(c: &mut u64) {
+    *c = c.wrapping_add(1);
+}
+
+impl SourceStore for Stores {
+    fn source(&self, psn: Psn) -> Option<&[u8]> {
+        let s = self.slots.get(psn_slot(psn.value(), CSF_SLOTS))?;
+        (s.psn == psn.value()).then(|| s.data()).flatten()
+    }
+
+    fn release(&mut self, range: PsnRange) {
+        for i in 0..range.count.min(CSF_SLOTS as u32) {
+            let psn = range.start.value().wrapping_add(i) & 0xff_ffff;
+            let slot = psn_slot(psn, CSF_SLOTS);
+            if self.slots.get(slot).is_some_and(|s| s.psn == psn) {
+                self.clear(slot);
+            }
+        }
+    }
+}
+
+impl SymbolStore for Stores {
+    fn keep_source(&mut self, slot: usize, psn: Psn, payload: &[u8]) -> bool {
+        self.keep(slot, psn.value(), payload)
+    }
+
+    fn source(&self, slot: usize) -> Option<&[u8]> {
+        self.slots.get(slot)?.data()
+    }
+
+    fn drop_source(&mut self, slot: usize) {
+        self.clear(slot);
+    }
+
+    fn keep_repair(&mut self, slot: usize, symbol: &[u8]) -> bool {
+        if slot >= self.repairs.len() {
+            return false;
+        }
+        self.drop_repair_slot(slot);
+        let Ok(len) = u32::try_from(symbol.len()) else {
+            return false;
+        };
+        if !self.charge(len) {
+            return false;
+        }
+        let Some(v) = Copied::new_atomic(symbol) else {
+            self.uncharge(len);
+            bump(&mut self.counters().clone_fail);
+            return false;
+        };
+        if let Some(r) = self.repairs.get_mut(slot) {
+            *r = Some(v);
+        }
+        true
+    }
+
+    fn repair(&self, slot: usize) -> Option<&[u8]> {
+        self.repairs.get(slot)?.as_ref().map(Copied::as_slice)
+    }
+
+    fn source_and_repair_mut(
+        &mut self,
+        source: usize,
+        repair: usize,
+    ) -> (Option<&[u8]>, Option<&mut [u8]>) {
+        // Two fields: a kept source and a repair copy never share memory.
+        let s = self.slots.get(source).and_then(Slot::data);
+        let r = self
+            .repairs
+            .get_mut(repair)
+            .and_then(|r| r.as_mut().map(Copied::as_mut_slice));
+        (s, r)
+    }
+
+    fn drop_repair(&mut self, slot: usize) {
+        self.drop_repair_slot(slot);
+    }
+}
+
+impl Delivery for Stores {
+    fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
+        // SAFETY: as in `inject`.
+        let tpl = unsafe { self.owner.tpl.as_ref() };
+        let skb = match inject::restore(tpl, payload) {
+            Ok(skb) => skb,
+            Err(Restored::Dropped) => {
+                bump(&mut self.counters().inject_fail);
+                return Restored::Dropped;
+            }
+            Err(r) => return r,
+        };
+        if hold {
+            match self.hold(psn.value(), skb) {
+                Ok(()) => {}
+                Err(skb) => self.inject(skb),
+            }
+        } else {
+            self.inject(skb);
+        }
+        Restored::Verified
+    }
+
+    fn release(&mut self, psn: Psn) {
+        let i = psn_slot(psn.value(), CRF_HELD_SLOTS);
+        let Some(h) = self.held.get_mut(i) else {
+            return;
+        };
+        if h.psn != psn.value() {
+            return;
+        }
+        if let Some(skb) = h.skb.take() {
+            self.uncharge(skb.truesize());
+            self.inject(skb);
+        }
+    }
+}
