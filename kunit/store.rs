@@ -11,33 +11,37 @@ use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Budget, Current, Owner, Stores};
+use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
 
-/// A test's budget, passed where the C flow would be.
+/// A test's budget, passed where the C flow would be. Cells: the stores
+/// change it through a shared pointer while the test reads it.
 #[derive(Default)]
 struct TestBudget {
     limit: u64,
-    used: u64,
-    refused: u64,
+    used: Cell<u64>,
+    refused: Cell<u64>,
 }
 
 unsafe extern "C" fn test_charge(f: *mut ffi::crem_flow, n: u32) -> bool {
     // SAFETY: the stores under test were given a `TestBudget` as their
-    // flow (`stores`), which outlives them.
-    let b = unsafe { &mut *f.cast::<TestBudget>() };
-    if b.used.saturating_add(u64::from(n)) > b.limit {
-        b.refused = b.refused.saturating_add(1);
+    // flow (`stores`), which outlives them; only shared references to it
+    // are ever made.
+    let b = unsafe { &*f.cast::<TestBudget>() };
+    let used = b.used.get().saturating_add(u64::from(n));
+    if used > b.limit {
+        b.refused.set(b.refused.get().saturating_add(1));
         return false;
     }
-    b.used = b.used.saturating_add(u64::from(n));
+    b.used.set(used);
     true
 }
 
 unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
     // SAFETY: as in `test_charge`.
-    let b = unsafe { &mut *f.cast::<TestBudget>() };
-    b.used = b.used.saturating_sub(u64::from(n));
+    let b = unsafe { &*f.cast::<TestBudget>() };
+    b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
 /// What the stores point at besides their budget (nothing here is used
@@ -67,7 +71,7 @@ impl Fixture {
     /// while they live.
     fn stores(&mut self, csf: bool) -> Option<Stores> {
         let owner = Owner {
-            flow: NonNull::from(&mut self.budget).cast(),
+            flow: NonNull::from(&self.budget).cast(),
             ctr: NonNull::from(&mut self.ctr),
             tpl: NonNull::from(&mut self.tpl),
             // Read only to inject a packet, which these tests never do.
@@ -129,11 +133,12 @@ extern "C" fn crem_kunit_store_retains_and_releases(msg: *mut c_char, len: usize
             return false;
         }
         drop(st);
-        if fx.budget.used != 0 || fx.budget.refused != 0 {
+        if fx.budget.used.get() != 0 || fx.budget.refused.get() != 0 {
             let _ = write!(
                 w,
                 "charged {kept} in all, {} left after drop, {} refused",
-                fx.budget.used, fx.budget.refused
+                fx.budget.used.get(),
+                fx.budget.refused.get()
             );
             return false;
         }
@@ -185,11 +190,11 @@ extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c
             None => false,
         };
         st.current = None;
-        if !kept || fx.budget.used != u64::from(truesize) {
+        if !kept || fx.budget.used.get() != u64::from(truesize) {
             let _ = write!(
                 w,
                 "kept {kept}, charged {} for a clone of truesize {truesize}",
-                fx.budget.used
+                fx.budget.used.get()
             );
             return false;
         }
@@ -199,13 +204,15 @@ extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c
             return false;
         }
         let copy = payload(8, 50);
-        if !st.csf_keep(Psn::new(8), &copy[..50]) || fx.budget.used != u64::from(truesize) + 50 {
-            let _ = write!(w, "a copy of 50 octets: charged {}", fx.budget.used);
+        if !st.csf_keep(Psn::new(8), &copy[..50])
+            || fx.budget.used.get() != u64::from(truesize) + 50
+        {
+            let _ = write!(w, "a copy of 50 octets: charged {}", fx.budget.used.get());
             return false;
         }
         drop(st);
-        if fx.budget.used != 0 {
-            let _ = write!(w, "{} octets left charged after drop", fx.budget.used);
+        if fx.budget.used.get() != 0 {
+            let _ = write!(w, "{} octets left charged after drop", fx.budget.used.get());
             return false;
         }
         true
@@ -228,15 +235,15 @@ extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c
         let c = st.csf_keep(Psn::new(3), &p[..40]);
         let found = SourceStore::source(&st, Psn::new(2)).is_some();
         drop(st);
-        if (a, b, c, found) != (true, false, true, false) || fx.budget.refused != 1 {
+        if (a, b, c, found) != (true, false, true, false) || fx.budget.refused.get() != 1 {
             let _ = write!(
                 w,
                 "kept {a} {b} {c} (true false true), PSN 2 found {found}, {} refused",
-                fx.budget.refused
+                fx.budget.refused.get()
             );
             return false;
         }
-        fx.budget.used == 0
+        fx.budget.used.get() == 0
     })
 }
 
@@ -257,8 +264,8 @@ extern "C" fn crem_kunit_store_repairs(msg: *mut c_char, len: usize) -> c_int {
             && st.keep_repair(200, &rep)
             && !st.keep_repair(256, &rep)
             && !st.keep_source(1024, Psn::new(4), &src);
-        if !ok || fx.budget.used != 128 {
-            let _ = write!(w, "keeps: {ok}, charged {} (128)", fx.budget.used);
+        if !ok || fx.budget.used.get() != 128 {
+            let _ = write!(w, "keeps: {ok}, charged {} (128)", fx.budget.used.get());
             return false;
         }
         match st.source_and_repair_mut(5, 200) {
@@ -283,8 +290,12 @@ extern "C" fn crem_kunit_store_repairs(msg: *mut c_char, len: usize) -> c_int {
         st.drop_repair(200);
         st.drop_source(5);
         let gone = st.repair(200).is_none() && SymbolStore::source(&st, 5).is_none();
-        if !gone || fx.budget.used != 0 {
-            let _ = write!(w, "after drops: gone {gone}, {} charged", fx.budget.used);
+        if !gone || fx.budget.used.get() != 0 {
+            let _ = write!(
+                w,
+                "after drops: gone {gone}, {} charged",
+                fx.budget.used.get()
+            );
             return false;
         }
         true

@@ -215,7 +215,8 @@ extern "C" fn crem_rs_engine_alloc(
     let Ok(stores) = Stores::new(owner, csf) else {
         return core::ptr::null_mut();
     };
-    // SAFETY: process context; null or zeroed memory aligned for any type.
+    // SAFETY: process context; null or zeroed memory aligned to 8 at least
+    // (enough for either engine: asserted below).
     let eng = unsafe { ffi::crem_h_kvzalloc_flow(engine_size(csf)) };
     if eng.is_null() {
         return core::ptr::null_mut();
@@ -881,5 +882,9 @@ extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_i
     0
 }
 
+/// kvzalloc's alignment (8 at least) is enough for the engine blobs.
+const _: () = assert!(
+    core::mem::align_of::<SenderEngine>() <= 8 && core::mem::align_of::<ReceiverEngine>() <= 8
+);
 /// The scratch REPAIR building needs fits the per-CPU message buffer.
 const _: () = assert!(csf::scratch_len(1104) <= MESSAGE);

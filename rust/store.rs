@@ -124,7 +124,8 @@ pub(crate) struct Stores {
 
 // SAFETY: the pointers in `Owner` and `Current` are only dereferenced under
 // the flow's lock (the module's only way to reach the stores), whichever
-// CPU holds it; the skbs are owned references usable from any CPU.
+// CPU holds it, or once the flow is unreachable (the drop in
+// `crem_rs_engine_free`); the skbs are owned references usable from any CPU.
 unsafe impl Send for Stores {}
 
 impl Stores {
@@ -152,8 +153,9 @@ impl Stores {
     }
 
     fn charge(&mut self, n: u32) -> bool {
-        // SAFETY: the flow is live (`Owner`) and locked; its budget charges
-        // and counts a refusal.
+        // SAFETY: the flow is live (`Owner`), and locked (our `&mut self`
+        // comes from an engine call) or unreachable (the stores' drop, which
+        // only uncharges); its budget charges and counts a refusal.
         unsafe { (self.owner.budget.charge)(self.owner.flow.as_ptr(), n) }
     }
 

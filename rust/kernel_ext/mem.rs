@@ -31,13 +31,16 @@ unsafe impl<T: Sync> Sync for FlowArray<T> {}
 impl<T> FlowArray<T> {
     /// `len` values, each `fill()` (process context: may sleep).
     pub(crate) fn new(len: usize, fill: impl Fn() -> T) -> Result<Self> {
+        // kvzalloc aligns to 8 at least, not to a type's larger alignment.
+        const { assert!(core::mem::align_of::<T>() <= 8) };
         let size = len.checked_mul(core::mem::size_of::<T>()).ok_or(ENOMEM)?;
         let ptr = if size == 0 {
             NonNull::dangling()
         } else {
             // SAFETY: process context (the caller's); returns null or
-            // `size` zeroed octets aligned for any type (kmalloc or
-            // vmalloc alignment, at least 8).
+            // `size` zeroed octets aligned to 8 at least (kmalloc's
+            // minimum; vmalloc's is a page), enough for `T` (asserted
+            // above).
             let p = unsafe { ffi::crem_h_kvzalloc_flow(size) };
             NonNull::new(p.cast::<T>()).ok_or(ENOMEM)?
         };
