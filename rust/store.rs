@@ -219,17 +219,10 @@ impl Stores {
                     }
                 }
             }
-            None => {
-                if !self.charge(len) {
-                    return false;
-                }
-                let Some(v) = Copied::new_atomic(payload) else {
-                    self.uncharge(len);
-                    bump(&mut self.counters().clone_fail);
-                    return false;
-                };
-                Kept::Copy(v)
-            }
+            None => match self.copy(payload) {
+                Some(v) => Kept::Copy(v),
+                None => return false,
+            },
         };
         if let Some(s) = self.slots.get_mut(i) {
             *s = Slot {
@@ -239,6 +232,21 @@ impl Stores {
             };
         }
         true
+    }
+
+    /// A private copy of `data`, charged its length (None, nothing
+    /// charged, if the budget or the allocator refuses: counted).
+    fn copy(&mut self, data: &[u8]) -> Option<Copied> {
+        let len = u32::try_from(data.len()).ok()?;
+        if !self.charge(len) {
+            return None;
+        }
+        let v = Copied::new_atomic(data);
+        if v.is_none() {
+            self.uncharge(len);
+            bump(&mut self.counters().clone_fail);
+        }
+        v
     }
 
     /// Keeps the source the CSF engine just accepted.
@@ -397,15 +405,7 @@ impl SymbolStore for Stores {
             return false;
         }
         self.drop_repair_slot(slot);
-        let Ok(len) = u32::try_from(symbol.len()) else {
-            return false;
-        };
-        if !self.charge(len) {
-            return false;
-        }
-        let Some(v) = Copied::new_atomic(symbol) else {
-            self.uncharge(len);
-            bump(&mut self.counters().clone_fail);
+        let Some(v) = self.copy(symbol) else {
             return false;
         };
         if let Some(r) = self.repairs.get_mut(slot) {
