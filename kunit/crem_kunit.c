@@ -76,12 +76,14 @@ CREM_RS_TEST(store_retains_and_releases)
 CREM_RS_TEST(store_clones_current)
 CREM_RS_TEST(store_budget_refuses)
 CREM_RS_TEST(store_repairs)
+CREM_RS_TEST(store_holds_and_dev_gone)
 
 static struct kunit_case crem_store_cases[] = {
 	KUNIT_CASE(store_retains_and_releases),
 	KUNIT_CASE(store_clones_current),
 	KUNIT_CASE(store_budget_refuses),
 	KUNIT_CASE(store_repairs),
+	KUNIT_CASE(store_holds_and_dev_gone),
 	{}
 };
 

@@ -11,15 +11,16 @@ use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Budget, Current, Owner, Stores};
-use core::cell::Cell;
+use core::cell::{Cell, UnsafeCell};
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
+use kernel::bindings;
 
 /// A test's budget, passed where the C flow would be. Cells: the stores
 /// change it through a shared pointer while the test reads it.
 #[derive(Default)]
 struct TestBudget {
-    limit: u64,
+    limit: Cell<u64>,
     used: Cell<u64>,
     refused: Cell<u64>,
 }
@@ -30,7 +31,7 @@ unsafe extern "C" fn test_charge(f: *mut ffi::crem_flow, n: u32) -> bool {
     // are ever made.
     let b = unsafe { &*f.cast::<TestBudget>() };
     let used = b.used.get().saturating_add(u64::from(n));
-    if used > b.limit {
+    if used > b.limit.get() {
         b.refused.set(b.refused.get().saturating_add(1));
         return false;
     }
@@ -48,20 +49,28 @@ unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
 /// unless a packet is injected, which these tests never do).
 struct Fixture {
     budget: TestBudget,
-    ctr: ffi::crem_flow_ctr,
+    /// Written by the stores through a pointer, read by the test.
+    ctr: UnsafeCell<ffi::crem_flow_ctr>,
     tpl: ffi::crem_template,
 }
 
 impl Fixture {
+    /// The stores' `held-dropped` count.
+    fn held_dropped(&self) -> u64 {
+        // SAFETY: the stores write it only inside their own calls, none of
+        // which runs now.
+        unsafe { (*self.ctr.get()).held_dropped }
+    }
+
     fn new(limit: u64) -> Self {
         Fixture {
             budget: TestBudget {
-                limit,
+                limit: Cell::new(limit),
                 ..Default::default()
             },
             // SAFETY: both are plain C structs of integers, for which all
             // zeros is valid.
-            ctr: unsafe { core::mem::zeroed() },
+            ctr: UnsafeCell::new(unsafe { core::mem::zeroed() }),
             // SAFETY: as above.
             tpl: unsafe { core::mem::zeroed() },
         }
@@ -69,11 +78,11 @@ impl Fixture {
 
     /// Stores of side `csf` charging `self.budget`; `self` must not move
     /// while they live.
-    fn stores(&mut self, csf: bool) -> Option<Stores> {
+    fn stores(&self, csf: bool) -> Option<Stores> {
         let owner = Owner {
             flow: NonNull::from(&self.budget).cast(),
-            ctr: NonNull::from(&mut self.ctr),
-            tpl: NonNull::from(&mut self.tpl),
+            ctr: NonNull::new(self.ctr.get())?,
+            tpl: NonNull::from(&self.tpl),
             // Read only to inject a packet, which these tests never do.
             net: NonNull::dangling(),
             budget: Budget {
@@ -99,7 +108,7 @@ fn payload(psn: u32, len: usize) -> [u8; 64] {
 #[no_mangle]
 extern "C" fn crem_kunit_store_retains_and_releases(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
-        let mut fx = Fixture::new(1 << 20);
+        let fx = Fixture::new(1 << 20);
         let Some(mut st) = fx.stores(true) else {
             let _ = write!(w, "no stores");
             return false;
@@ -160,7 +169,7 @@ fn fx_used(st: &Stores, psns: &[u32]) -> [bool; 5] {
 #[no_mangle]
 extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
-        let mut fx = Fixture::new(1 << 20);
+        let fx = Fixture::new(1 << 20);
         let Some(mut st) = fx.stores(true) else {
             let _ = write!(w, "no stores");
             return false;
@@ -224,7 +233,7 @@ extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c
 #[no_mangle]
 extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
-        let mut fx = Fixture::new(100);
+        let fx = Fixture::new(100);
         let Some(mut st) = fx.stores(true) else {
             let _ = write!(w, "no stores");
             return false;
@@ -253,7 +262,7 @@ extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c
 #[no_mangle]
 extern "C" fn crem_kunit_store_repairs(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
-        let mut fx = Fixture::new(1 << 20);
+        let fx = Fixture::new(1 << 20);
         let Some(mut st) = fx.stores(false) else {
             let _ = write!(w, "no stores");
             return false;
@@ -299,5 +308,60 @@ extern "C" fn crem_kunit_store_repairs(msg: *mut c_char, len: usize) -> c_int {
             return false;
         }
         true
+    })
+}
+
+/// Held packets are kept by PSN and charged their truesize; one over the
+/// budget is handed back, not freed; a device going away takes the held
+/// packets that came on it (dropped, counted, uncharged) and no others.
+/// (Fresh skbs have no device: the one "going away" here is the null one,
+/// which is only compared, never dereferenced.)
+#[no_mangle]
+extern "C" fn crem_kunit_store_holds_and_dev_gone(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(false) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let (Some(a), Some(b)) = (Skb::alloc_atomic(0, 200), Skb::alloc_atomic(0, 200)) else {
+            let _ = write!(w, "no skb");
+            return false;
+        };
+        let charged = u64::from(a.truesize()) + u64::from(b.truesize());
+        if st.hold(10, a).is_err() || st.hold(11, b).is_err() || fx.budget.used.get() != charged {
+            let _ = write!(w, "two held: charged {} of {charged}", fx.budget.used.get());
+            return false;
+        }
+        // Nothing matches another device.
+        let other = NonNull::<bindings::net_device>::dangling().as_ptr();
+        let none = st.dev_gone(other);
+        let both = st.dev_gone(core::ptr::null());
+        if (none, both, fx.held_dropped(), fx.budget.used.get()) != (0, 2, 2, 0) {
+            let _ = write!(
+                w,
+                "dev_gone: other {none} (0), theirs {both} (2), held-dropped {} (2), charged {} (0)",
+                fx.held_dropped(),
+                fx.budget.used.get()
+            );
+            return false;
+        }
+        fx.budget.limit.set(0);
+        let Some(c) = Skb::alloc_atomic(0, 200) else {
+            let _ = write!(w, "no skb");
+            return false;
+        };
+        let p = c.as_ptr();
+        match st.hold(12, c) {
+            Err(back) if back.as_ptr() == p => true,
+            Err(_) => {
+                let _ = write!(w, "over budget: another skb handed back");
+                false
+            }
+            Ok(()) => {
+                let _ = write!(w, "held over a budget of 0");
+                false
+            }
+        }
     })
 }
