@@ -286,10 +286,11 @@ part_amplify() {
   ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 /tmp/amp.rx 0 &
   ack=$!
   sleep 0.5
-  # (Three times SECONDS: under TCG each counter snapshot takes a second or
-  # two, and the sender must still run in window b; if it has stopped, the
-  # bound is the burst alone.)
-  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 1 $((secs * 3)) 1000 0 0 $k \
+  # (Up to ten times SECONDS, ended by SIGTERM once window b is read: under
+  # TCG each counter snapshot and Python's start take seconds, and the
+  # sender must still run in both windows; a window without sources fails
+  # the check. At stop 29 the debug kernel's ran past three times SECONDS.)
+  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 1 $((secs * 10)) 1000 0 0 $k \
     >/tmp/amp.sent &
   snd=$!
   keys="sources source-octets repair-octets source-copies coded-retx requests-received"
@@ -349,6 +350,7 @@ EOF
   read -r _ _ so2 ro2 sc2 cr2 rq2 fb2 li2 sy2 <<EOF
 $(flow_of /tmp/amp.2 csf 1 "$keys")
 EOF
+  kill -TERM $snd 2>/dev/null
   wait $snd
   sleep 1
   kill -TERM $ack; wait $ack
