@@ -188,6 +188,7 @@ extern "C" fn crem_kunit_store_clones_current(msg: *mut c_char, len: usize) -> c
         st.current = Some(Current {
             skb: NonNull::new(skb.as_ptr()).unwrap_or(NonNull::dangling()),
             off: 28,
+            payload: skb.head().as_ptr().wrapping_add(28),
         });
         let kept = match skb.head().get(28..92) {
             Some(p) => {

@@ -6,6 +6,8 @@
 //! structures Rust cannot describe are in `glue/crem_glue.c`.
 
 use kernel::prelude::*;
+use kernel_ext::global::Published;
+use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 
 #[allow(unused_attributes)] // crem-core's crate-level attributes, inert here
 #[path = "core/src/lib.rs"]
@@ -38,8 +40,8 @@ module! {
 /// order: the hooks and the socket go before the per-CPU data they use.
 struct Crem {
     _glue: Registration,
-    _workspaces: workspace::Workspaces,
-    _forward_marks: inject::ForwardMarks,
+    _workspaces: Published<PerCpuBox<workspace::Workspace>>,
+    _forward_marks: Published<PerCpuWord>,
 }
 
 /// The C-side registrations (per-netns state with its hooks, then genetlink).
@@ -63,8 +65,8 @@ impl Drop for Registration {
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         gf::init()?;
-        let forward_marks = inject::ForwardMarks::new()?;
-        let workspaces = workspace::Workspaces::new()?;
+        let forward_marks = inject::forward_marks()?;
+        let workspaces = workspace::workspaces()?;
         let glue = Registration::new()?;
         pr_info!(
             "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",

@@ -304,9 +304,17 @@ fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current, &'a [u
     // SAFETY: C passes a live packet whose payload it made linear; its data
     // stays put for the call (nothing else touches the packet meanwhile).
     let data = unsafe { ffi::crem_h_skb_data(skb.as_ptr()) };
+    let p = data.wrapping_add(off as usize);
     // SAFETY: as above: `off + len` octets of linear data.
-    let payload = unsafe { bytes(data.wrapping_add(off as usize), len) }?;
-    Some((Current { skb, off }, payload))
+    let payload = unsafe { bytes(p, len) }?;
+    Some((
+        Current {
+            skb,
+            off,
+            payload: p,
+        },
+        payload,
+    ))
 }
 
 /// A C buffer as a slice (`None` for NULL).
@@ -490,21 +498,15 @@ extern "C" fn crem_rs_crf_source(
         ffi::crem_h_skb_has_dst(skb)
     };
     // SAFETY: the hook owns the packet's reference and gives it to us if we
-    // keep it (it returns NF_STOLEN); if not, `into_raw` hands it back.
-    match (routed, unsafe { Skb::from_raw(skb) }) {
-        (true, Some(skb)) => match e.stores.hold(psn, skb) {
-            Ok(()) => return true,
-            Err(skb) => {
-                skb.into_raw();
-            }
-        },
-        (false, Some(skb)) => {
-            skb.into_raw();
-        }
-        (_, None) => {}
+    // keep it (it returns NF_STOLEN); a refusal hands it back (`into_raw`).
+    let taken = match routed.then(|| unsafe { Skb::from_raw(skb) }).flatten() {
+        Some(skb) => e.stores.hold(psn, skb).map_err(Skb::into_raw).is_ok(),
+        None => false,
+    };
+    if !taken {
+        e.stores.count_held_dropped();
     }
-    e.stores.count_held_dropped();
-    false
+    taken
 }
 
 fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>, ce: bool) {

@@ -28,12 +28,12 @@ use crate::crem_core::engine::crf::Restored;
 use crate::crem_core::roce;
 use crate::ffi::{self, crem_template};
 use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::global::{Global, Published};
 use crate::kernel_ext::netdev::NetDevice;
 use crate::kernel_ext::percpu::PerCpuWord;
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Skb};
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
@@ -132,42 +132,17 @@ pub(crate) fn restore(tpl: &crem_template, payload: &[u8]) -> Result<Skb, Restor
 /// disabled, so no other packet runs our hook on this CPU in between; a
 /// packet that a hook queues (NFQUEUE) comes back later without the mark,
 /// and the CRF sees a PSN it has delivered: a duplicate, let through.
-static FORWARDING: AtomicPtr<PerCpuWord> = AtomicPtr::new(core::ptr::null_mut());
+static FORWARDING: Global<PerCpuWord> = Global::new();
 
-/// Owns the per-CPU words of [`FORWARDING`]: made before the hooks are
-/// registered, dropped after they are gone (the module's field order). The
-/// words are boxed: [`FORWARDING`] points into the box, which stays put
-/// however the owner moves.
-pub(crate) struct ForwardMarks {
-    _words: KBox<PerCpuWord>,
-}
-
-impl ForwardMarks {
-    pub(crate) fn new() -> Result<Self> {
-        let words = KBox::new(PerCpuWord::new()?, GFP_KERNEL)?;
-        FORWARDING.store(core::ptr::from_ref(&*words).cast_mut(), Ordering::Release);
-        Ok(ForwardMarks { _words: words })
-    }
-}
-
-impl Drop for ForwardMarks {
-    fn drop(&mut self) {
-        // The hooks are unregistered (and their last callers have returned,
-        // `nf_unregister_net_hooks` waits for them): nothing reads it more.
-        FORWARDING.store(core::ptr::null_mut(), Ordering::Release);
-    }
-}
-
-/// The words of [`FORWARDING`] (None before module init has made them).
-fn forwarding() -> Option<&'static PerCpuWord> {
-    // SAFETY: a non-null value points into the `ForwardMarks` the module
-    // holds, which lives until after every hook that calls this is gone.
-    unsafe { FORWARDING.load(Ordering::Acquire).as_ref() }
+/// Publishes the per-CPU words of [`FORWARDING`] (held by the module: made
+/// before the hooks are registered, dropped after they are gone).
+pub(crate) fn forward_marks() -> Result<Published<PerCpuWord>> {
+    FORWARDING.publish(PerCpuWord::new()?)
 }
 
 /// Runs `f` with this CPU's mark on `skb` (our hook lets it by meanwhile).
 pub(crate) fn with_forward_mark<R>(bh: &Bh, skb: *const sk_buff, f: impl FnOnce() -> R) -> R {
-    let words = forwarding();
+    let words = FORWARDING.get();
     if let Some(w) = words {
         w.set(bh, skb as usize);
     }
@@ -182,7 +157,7 @@ pub(crate) fn with_forward_mark<R>(bh: &Bh, skb: *const sk_buff, f: impl FnOnce(
 pub(crate) extern "C" fn crem_rs_inject_own(skb: *const sk_buff) -> bool {
     // SAFETY: C calls this from its FORWARD hook, which runs with BH off.
     let bh = unsafe { Bh::assume() };
-    !skb.is_null() && forwarding().is_some_and(|w| w.get(&bh) == skb as usize)
+    !skb.is_null() && FORWARDING.get().is_some_and(|w| w.get(&bh) == skb as usize)
 }
 
 /// Host mode: `skb` (network header at data) enters the receive path as if

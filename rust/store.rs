@@ -110,6 +110,8 @@ pub(crate) struct Current {
     pub(crate) skb: NonNull<sk_buff>,
     /// Offset of its RoCEv2 UDP payload from its data.
     pub(crate) off: u32,
+    /// Where that payload is (its data + `off`), found once per packet.
+    pub(crate) payload: *const u8,
 }
 
 /// A flow's stores (CSF: `slots` by PSN; CRF: `slots` by window slot,
@@ -197,14 +199,11 @@ impl Stores {
         let Ok(len) = u32::try_from(payload.len()) else {
             return false;
         };
-        let kept = match self.current.filter(|c| {
-            // SAFETY: `current` is live while set (the caller's packet, for
-            // the duration of the engine call that set it).
-            let data = unsafe { ffi::crem_h_skb_data(c.skb.as_ptr()) };
-            core::ptr::eq(data.wrapping_add(c.off as usize), payload.as_ptr())
-        }) {
+        let current = self.current;
+        let kept = match current.filter(|c| core::ptr::eq(c.payload, payload.as_ptr())) {
             Some(c) => {
-                // SAFETY: as above.
+                // SAFETY: `current` is live while set (the caller's packet,
+                // for the duration of the engine call that set it).
                 let truesize = unsafe { (*c.skb.as_ptr()).truesize };
                 if !self.charge(truesize) {
                     return false;
@@ -377,10 +376,9 @@ impl SourceStore for Stores {
     }
 
     fn release(&mut self, range: PsnRange) {
-        for i in 0..range.count.min(CSF_SLOTS as u32) {
-            let psn = range.start.value().wrapping_add(i) & 0xff_ffff;
-            let slot = psn_slot(psn, CSF_SLOTS);
-            if self.slots.get(slot).is_some_and(|s| s.psn == psn) {
+        for psn in range.into_iter().take(CSF_SLOTS) {
+            let slot = psn_slot(psn.value(), CSF_SLOTS);
+            if self.slots.get(slot).is_some_and(|s| s.psn == psn.value()) {
                 self.clear(slot);
             }
         }

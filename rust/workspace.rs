@@ -7,8 +7,8 @@
 use crate::crem_core::engine::module_caps::{DECODE_OUT, MESSAGE};
 use crate::crem_core::fec::DecodeScratch;
 use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::global::{Global, Published};
 use crate::kernel_ext::percpu::PerCpuBox;
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::init::{zeroed, Zeroable};
 use kernel::prelude::*;
 
@@ -24,39 +24,19 @@ pub(crate) struct Workspace {
 // `DecodeScratch::new()` is all zeros), so all zeros is a valid value.
 unsafe impl Zeroable for Workspace {}
 
-/// The module's workspaces ([`Workspaces`] owns them).
-static WORKSPACES: AtomicPtr<PerCpuBox<Workspace>> = AtomicPtr::new(core::ptr::null_mut());
+/// Every CPU's [`Workspace`].
+static WORKSPACES: Global<PerCpuBox<Workspace>> = Global::new();
 
-/// Owns every CPU's [`Workspace`]: made before the hooks and the socket
-/// that call the engines are registered, dropped after they are gone (the
-/// module's field order). Boxed, so that [`WORKSPACES`] can point into it
-/// however the owner moves.
-pub(crate) struct Workspaces {
-    _cpus: KBox<PerCpuBox<Workspace>>,
-}
-
-impl Workspaces {
-    pub(crate) fn new() -> Result<Self> {
-        let cpus = KBox::new(PerCpuBox::new(zeroed)?, GFP_KERNEL)?;
-        WORKSPACES.store(core::ptr::from_ref(&*cpus).cast_mut(), Ordering::Release);
-        Ok(Workspaces { _cpus: cpus })
-    }
-}
-
-impl Drop for Workspaces {
-    fn drop(&mut self) {
-        // Everything that calls an engine is unregistered by now, and its
-        // last callers have returned (module field order).
-        WORKSPACES.store(core::ptr::null_mut(), Ordering::Release);
-    }
+/// Makes and publishes every CPU's [`Workspace`] (held by the module: made
+/// before the hooks and the socket that call the engines are registered,
+/// dropped after they are gone).
+pub(crate) fn workspaces() -> Result<Published<PerCpuBox<Workspace>>> {
+    WORKSPACES.publish(PerCpuBox::new(zeroed)?)
 }
 
 /// Runs `f` with this CPU's workspace: `None` if there is none (not made
 /// yet) or it is in use further up this CPU's stack, which the datapath
 /// never does (an engine call does not re-enter one).
 pub(crate) fn with<R>(bh: &Bh, f: impl FnOnce(&mut Workspace) -> R) -> Option<R> {
-    // SAFETY: a non-null value points into the `Workspaces` the module
-    // holds, which lives until every engine caller is gone.
-    let cpus = unsafe { WORKSPACES.load(Ordering::Acquire).as_ref() }?;
-    cpus.with(bh, f)
+    WORKSPACES.get()?.with(bh, f)
 }
