@@ -36,9 +36,9 @@ type BenchCsf = Csf<64, { 16 * 1104 }>;
 /// Block size of the CSF workloads.
 const K: u8 = 32;
 const RDMA_MTU: u32 = 1024;
-/// T for a 1024-octet RDMA MTU, as the module derives it (`rust/flow.rs`
-/// `symbol_len_for`: BTH + RETH + ImmDt + payload + ICRC + 2).
-const T: u16 = 12 + 16 + 4 + 1024 + 4 + 2;
+/// T for a 1024-octet RDMA MTU, as the module derives it (crem-core's
+/// `roce::symbol_len_for_mtu`: BTH + RETH + ImmDt + payload + ICRC + 2).
+const T: u16 = super::cc::roce::symbol_len_for_mtu(RDMA_MTU);
 const SCRATCH: usize = csf::scratch_len(T);
 /// Packets between clock reads (a clock read is ~20 ns natively).
 const PACKET_BATCH: u64 = 256;

@@ -20,7 +20,7 @@ use crate::crem_core::engine::module_caps::{
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce::{PsnRole, RocePacket};
+use crate::crem_core::roce::{self, PsnRole, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::gf::Coder;
@@ -45,7 +45,6 @@ type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 /// possibly in softirq).
 struct SenderEngine {
     flow: KSender,
-    rdma_mtu: u32,
     /// When a message from the peer last reached the flow (`None`: never).
     heard: Option<Nanos>,
     stores: Stores,
@@ -58,12 +57,21 @@ struct ReceiverEngine {
     stores: Stores,
 }
 
-/// Symbol length for an RDMA MTU: BTH + RETH + ImmDt + payload + ICRC, + 2.
-fn symbol_len_for(mtu: u32, configured: u16) -> u16 {
-    if configured != 0 {
-        return configured;
+/// The flow's first RDMA MTU estimate: the largest its link allows (the
+/// RDMA device's active MTU, which rdma_cm and perftest use unless told
+/// otherwise), the largest there is if the link is unknown (a flow the
+/// operator added, or a CRF, which takes the HELLO's). The sender learns
+/// the real one from its packets (crem-core's `FlowMtu`).
+fn mtu_estimate(p: &ffi::crem_engine_params) -> u32 {
+    match p.link_mtu {
+        0 => 4096,
+        l => roce::ib_mtu_for_link(l),
     }
-    (12 + 16 + 4 + mtu + 4 + 2).min(u32::from(u16::MAX)) as u16
+}
+
+/// The operator's T, or none (T follows the RDMA MTU).
+fn configured_t(p: &ffi::crem_engine_params) -> Option<u16> {
+    (p.symbol_len != 0).then_some(p.symbol_len)
 }
 
 fn v4(a: u32) -> [u8; 4] {
@@ -81,7 +89,8 @@ fn kind_of(k: u8) -> FlowKind {
 }
 
 fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
-    let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
+    let mtu = mtu_estimate(p);
+    let t = configured_t(p).unwrap_or(roce::symbol_len_for_mtu(mtu));
     let rtt = p.rtt_hint_ns.max(MS);
     let selective = p.recovery != RECOVERY_CODED;
     let policy = (p.adaptive != 0).then_some(PolicyConfig {
@@ -97,22 +106,24 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             retention_budget: p.retention_budget,
             initial_srtt: rtt,
             selective_repeat: selective,
-            tc_batch_time: TcThresholds::from_rate(10_000, rtt).t_thresh,
-            tc_ack_timeout: (4 * rtt).max(100 * MS),
             // No RDMA ACK ever releases responses: retain them as long as a
-            // coded retransmission can still help (a few RTTs).
+            // coded retransmission can still help (a few RTTs; with_rtt
+            // sets it, and the T/C timings, from each SRTT).
             give_up_after: match kind_of(p.kind) {
                 FlowKind::Requests => 0,
-                FlowKind::Responses => (8 * rtt).max(100 * MS),
+                FlowKind::Responses => 1,
             },
             fill_gaps: kind_of(p.kind) == FlowKind::Responses,
+            rtt_derived: true,
             ..CsfParams::DEFAULT
-        },
+        }
+        .with_rtt(rtt),
         policy,
         fixed_k: p.k.max(1),
         fixed_m: p.m.min(MAX_M),
         scheme: Scheme::CauchyRs,
         t,
+        t_follows_mtu: configured_t(p).is_none(),
         // Protect an RDMA connection's first burst too: HELLO and the
         // first PARAM_UPDATE take two RTTs.
         early: true,
@@ -123,7 +134,7 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             schemes: 0b111,
             max_k: 255,
             max_m: MAX_M,
-            max_t: t,
+            max_t: configured_t(p).unwrap_or(roce::MAX_SYMBOL_LEN),
             max_open_blocks: u16::MAX,
         },
         flow: FlowDescriptor {
@@ -132,7 +143,7 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
                 dst: v4(p.daddr),
             },
             dest_qp: p.dqp,
-            rdma_mtu: p.rdma_mtu.min(u32::from(u16::MAX)) as u16,
+            rdma_mtu: mtu as u16,
             kind: kind_of(p.kind),
         },
         initial_psn: Psn::ZERO,
@@ -140,7 +151,6 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
 }
 
 fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
-    let t = symbol_len_for(p.rdma_mtu, p.symbol_len);
     let rtt = p.rtt_hint_ns.max(MS);
     // The operator's H stays; else the draft's RECOMMENDED one (a block at
     // 10 000 packets/s, at most a quarter of the minimum RTT). Either way
@@ -157,10 +167,12 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
             hold_time,
             rtt_rule,
             srtt: rtt,
-            rdma_mtu: p.rdma_mtu,
             coded_retx: p.recovery != RECOVERY_SELECTIVE,
             fallback_source_copy: true,
+            // From a 10 000 packets/s hint until the first LOSS_REPORT
+            // interval measures the rate; they follow each SRTT too.
             tc: (p.recovery != RECOVERY_CODED).then(|| TcThresholds::from_rate(10_000, rtt)),
+            tc_follows: true,
             responses: kind_of(p.kind) == FlowKind::Responses,
             ..CrfConfig::new(0)
         },
@@ -168,7 +180,8 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
             schemes: 0b111,
             max_k: 255,
             max_m: MAX_M,
-            max_t: t,
+            // T comes with the CSF's configurations, sized to the MTU it sees.
+            max_t: configured_t(p).unwrap_or(roce::MAX_SYMBOL_LEN),
             max_open_blocks: CRF_BLOCKS as u16,
         },
         block_time: 2 * MS,
@@ -273,7 +286,6 @@ extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_p
         // else; init_at writes every field without a stack temporary.
         unsafe {
             KSender::init_at(core::ptr::addr_of_mut!((*e).flow), sender_params(p));
-            core::ptr::addr_of_mut!((*e).rdma_mtu).write(p.rdma_mtu);
             core::ptr::addr_of_mut!((*e).heard).write(None);
         }
     } else {
@@ -413,10 +425,9 @@ extern "C" fn crem_rs_csf_source(
         return;
     };
     with_sender!(eng, f, |e, h, io| {
-        let mtu = e.rdma_mtu;
         io.store.current = Some(cur);
         // The hook already parsed the BTH: its PSN comes along.
-        if e.flow.on_source(now, payload, mtu, io) == SourceVerdict::Retain {
+        if e.flow.on_source(now, payload, io) == SourceVerdict::Retain {
             io.store.csf_keep(Psn::new(psn), payload);
         }
         io.store.current = None;
@@ -749,6 +760,8 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.flow_id = f.flow_id().unwrap_or(0);
         fi.srtt_us = us(f.srtt());
         fi.min_rtt_us = us(f.min_rtt());
+        fi.rdma_mtu = f.mtu().mtu();
+        fi.rdma_mtu_exact = u8::from(f.mtu().exact());
         fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
         fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
         // The classification ages (its evidence is held for a while), so it
@@ -800,6 +813,7 @@ extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::cr
         fi.loss_ppm = f.loss_ppm();
         fi.srtt_us = us(f.srtt());
         fi.min_rtt_us = us(f.min_rtt());
+        fi.rdma_mtu = f.crf().config().rdma_mtu;
         put_config(fi, f.current_config());
         put_limits(fi, f.negotiation().effective_limits());
         let k = f.crf_counters();
@@ -889,4 +903,4 @@ const _: () = assert!(
     core::mem::align_of::<SenderEngine>() <= 8 && core::mem::align_of::<ReceiverEngine>() <= 8
 );
 /// The scratch REPAIR building needs fits the per-CPU message buffer.
-const _: () = assert!(csf::scratch_len(1104) <= MESSAGE);
+const _: () = assert!(csf::scratch_len(roce::MAX_SYMBOL_LEN) <= MESSAGE);

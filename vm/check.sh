@@ -203,6 +203,7 @@ if [ "$variant" != debug ]; then
   step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
+  step e2e-jumbo "$here/e2e.sh" jumbo normal
   # With CI's debug steps the same case runs on the debug kernel below (a
   # superset: KASAN and lockdep too), so not twice.
   [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && [ "$variant" = normal ] ||

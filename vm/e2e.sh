@@ -28,6 +28,15 @@
 #          m=2, 1% loss: transfers complete and verify, the hosts restore
 #          packets at LOCAL_IN, at most 10% of restorations fail the ICRC;
 #          host b unloads crem.ko during the last transfer (under traffic).
+#   jumbo: gateway mode, fixed k=16 m=2, 1% loss, with links of MTU 9000:
+#          first everywhere (rxe's RDMA MTU 4096), then on the gateways
+#          only (the hosts at 1500 use 1024). Every transfer completes and
+#          verifies, packets are restored, and every sender flow that coded
+#          sources shows the RDMA MTU its packets carry (4096, then 1024,
+#          seen in FIRST/MIDDLE packets) with T sized to it (4134, 1062);
+#          each receiver flow has the same MTU from its HELLO. Before stop
+#          30 every flow assumed 1024 (T 1062): a 4096-octet packet was
+#          oversize and passed unprotected.
 #   adversarial: 1% loss; every 3rd coded REPAIR corrupted in flight (module
 #          fault injection) and 20 forged REPAIRs sent to the gateway's CREM
 #          port from host a: the forged ones are dropped and counted, the
@@ -199,6 +208,41 @@ case $case_ in
       "[ $frames -gt 1000 ] && [ $badl2 = 0 ]"
     check "host mode: restored packets carry no ECN marking (a's sources are ECT(0))" \
       "[ $ect -gt 1000 ] && [ $notect -ge 1 ] && [ $notect -le $injected ]"
+    ;;
+  jumbo)
+    topo "$out/j" --crem fixed --loss 1 --mtu 9000 --tests write_bw:rping_bulk
+    topo "$out/g" --crem fixed --loss 1 --gw-mtu 9000 --tests write_bw:rping_bulk
+    # mtus DIR SIDE: "rdma-mtu/exact/symbol-len" of gwa's and gwb's flows of
+    # SIDE that saw traffic, one line each (sorted, counted).
+    mtus() { python3 - "$1" "$2" <<'PY'
+import collections, json, sys
+d, side = sys.argv[1:]
+seen = collections.Counter()
+for gw in ("gwa", "gwb"):
+    try:
+        flows = json.load(open(f"{d}/flows.{gw}.json")).get("flow", [])
+    except (OSError, ValueError):
+        continue
+    for f in flows:
+        busy = f.get("stats", {}).get("sources", 0) or f.get("stats", {}).get("received", 0)
+        if f.get("side") == side and busy:
+            seen[f"{f.get('rdma-mtu')}/{f.get('rdma-mtu-exact', '-')}/{f.get('symbol-len')}"] += 1
+print(" ".join(f"{k}x{n}" for k, n in sorted(seen.items())) or "none")
+PY
+    }
+    for c in j:4096:4134 g:1024:1062; do
+      d=$out/${c%%:*} m=$(echo $c | cut -d: -f2) t=${c##*:}
+      csf=$(mtus $d csf) crf=$(mtus $d crf)
+      say "jumbo ${c%%:*}: sender flows (rdma-mtu/exact/T x count) $csf; receiver flows $crf;" \
+        "restored=$(gw $d totals.restored) unprotected=$(gw $d totals.unprotected) icrc-failures=$(gw $d totals.icrc-failures)"
+      connections "jumbo ${c%%:*}" "$d"
+      check "MTU $m: every transfer completed and verified" "all_done $d && all_verified $d"
+      check "MTU $m: packets restored" "[ \"\$(gw $d totals.restored)\" -gt 0 ]"
+      check "MTU $m: every busy sender flow learned $m and codes with T $t" \
+        "echo '$csf' | grep -Eq '^($m/1/$t x[0-9]+ ?)+\$'"
+      check "MTU $m: every busy receiver flow has the HELLO's $m" \
+        "echo '$crf' | grep -Eq '^($m/-/$t x[0-9]+ ?)+\$'"
+    done
     ;;
   adversarial)
     [ -f "$tko" ] || die "no test build at $tko: make module-kunit"

@@ -33,6 +33,11 @@
 #                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
+#   --mtu N            MTU of every link (hosts and gateways; rxe's active
+#                      RDMA MTU follows the host's: 4096 from 4192 on) [1500]
+#   --gw-mtu N         MTU of the gateways' links only (hosts keep --mtu):
+#                      a gateway whose links allow more than its hosts use
+#                      [--mtu]
 #   --tap              host b runs a packet tap (tcpdump) on eth0 throughout,
 #                      to DIR/b.tap.pcap
 #   --variant V        kernel: normal or debug [normal]
@@ -45,7 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos=""
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -56,6 +61,7 @@ while [ $# -gt 0 ]; do
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
     --tos) tos=$2 ;;
+    --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -74,13 +80,13 @@ rm -f "$out"/stats.*.json "$out"/flows.*.json
 # Four UDP ports per link end, away from anything else on loopback.
 base=$(( 20000 + (RANDOM % 2000) * 10 ))
 common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) + 300 )))
-wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate")
+wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
-host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo")
+host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo" mtu="$mtu")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
@@ -88,7 +94,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$tos" ] && host_args+=(tos="$tos")
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
-say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit crem=$crem, results in $out"
+say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \

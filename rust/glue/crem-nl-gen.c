@@ -46,7 +46,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
 
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_LAST_MSG_MS + 1] = {
+const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_RDMA_MTU_EXACT + 1] = {
 	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
 	[CREM_A_FLOW_SRC] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 	[CREM_A_FLOW_DST] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
@@ -77,6 +77,8 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_LAST_MSG_MS + 1] = {
 	[CREM_A_FLOW_MAX_OPEN_BLOCKS] = { .type = NLA_U16, },
 	[CREM_A_FLOW_MIN_RTT_US] = { .type = NLA_U32, },
 	[CREM_A_FLOW_LAST_MSG_MS] = { .type = NLA_U64, },
+	[CREM_A_FLOW_RDMA_MTU] = { .type = NLA_U32, },
+	[CREM_A_FLOW_RDMA_MTU_EXACT] = { .type = NLA_U8, },
 };
 
 const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED + 1] = {

@@ -21,7 +21,9 @@ struct crem_flow;
 struct crem_engine_params {
 	u8 side, kind, recovery, adaptive, k, m, m_cong;
 	u16 symbol_len;
-	u32 rdma_mtu, hold_us, epsilon_ppb, dqp;
+	/* MTU of the link the flow's first packet came on, 0 if unknown: the
+	 * largest RDMA MTU it allows is the flow's first estimate. */
+	u32 link_mtu, hold_us, epsilon_ppb, dqp;
 	__be32 saddr, daddr;
 	u64 retention_budget, rtt_hint_ns;
 };
@@ -75,7 +77,8 @@ struct crem_flow_ctr {
 struct crem_flow_info {
 	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned;
 	u16 symbol_len;
-	u32 flow_id, srtt_us, min_rtt_us, loss_ppm;
+	u32 flow_id, srtt_us, min_rtt_us, loss_ppm, rdma_mtu;
+	u8 rdma_mtu_exact;
 	/* Negotiated limits, valid if has_limits. */
 	u8 has_limits, schemes, max_k, max_m;
 	u16 max_t, max_open_blocks;

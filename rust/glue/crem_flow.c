@@ -36,6 +36,7 @@ struct crem_create {
 	__be32 peer;
 	u8 tos, ttl;
 	__be16 sport;
+	u32 link_mtu; /* of the first packet's device, 0 if none */
 	bool fixed; /* flow-new with k and m: no adaptive policy */
 	u8 k, m;
 	u32 msg_len; /* CRF: the HELLO that asked for it */
@@ -321,7 +322,7 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	}
 	p.side = rq->key.side;
 	p.kind = rq->key.kind;
-	p.rdma_mtu = 1024;
+	p.link_mtu = rq->link_mtu;
 	p.dqp = rq->key.dqp;
 	p.saddr = rq->key.saddr;
 	p.daddr = rq->key.daddr;
@@ -428,7 +429,7 @@ static void crem_create_work(struct work_struct *w)
  */
 static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct crem_flow_key *k,
 					   __be32 peer, u8 tos, u8 ttl, __be16 sport,
-					   const u8 *msg, u32 msg_len)
+					   u32 link_mtu, const u8 *msg, u32 msg_len)
 {
 	struct crem_flows *t = &cn->flows;
 	struct crem_create req = {
@@ -437,6 +438,7 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 		.tos = tos,
 		.ttl = ttl,
 		.sport = sport,
+		.link_mtu = link_mtu,
 		.msg_len = msg_len,
 	};
 	struct crem_create *rq, *q;
@@ -624,7 +626,8 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 		return;
 	f = crem_lookup_key(&cn->flows, &k);
 	if (!f)
-		f = crem_request_flow(cn, &k, peer, iph->tos, iph->ttl, sport, NULL, 0);
+		f = crem_request_flow(cn, &k, peer, iph->tos, iph->ttl, sport,
+				      skb->dev ? READ_ONCE(skb->dev->mtu) : 0, NULL, 0);
 	if (!f)
 		return;
 	spin_lock(&f->lock);
@@ -929,7 +932,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 		if (f)
 			crem_feed(f, msg, len, ce);
 		else
-			crem_request_flow(cn, &k, from, tos, 64, 0, msg, len);
+			crem_request_flow(cn, &k, from, tos, 64, 0, 0, msg, len);
 		return;
 	}
 	if (mi.type == CREM_MSG_TYPE_HELLO_ACK) {

@@ -229,6 +229,9 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	    nla_put_u16(msg, CREM_A_FLOW_SYMBOL_LEN, fi->symbol_len) ||
 	    nla_put_u32(msg, CREM_A_FLOW_SRTT_US, fi->srtt_us) ||
 	    nla_put_u32(msg, CREM_A_FLOW_MIN_RTT_US, fi->min_rtt_us) ||
+	    nla_put_u32(msg, CREM_A_FLOW_RDMA_MTU, fi->rdma_mtu) ||
+	    (f->key.side == CREM_SIDE_CSF &&
+		 nla_put_u8(msg, CREM_A_FLOW_RDMA_MTU_EXACT, fi->rdma_mtu_exact)) ||
 	    nla_put_u32(msg, CREM_A_FLOW_LOSS_PPM, fi->loss_ppm) ||
 	    nla_put_u8(msg, CREM_A_FLOW_LOSS_CLASS, fi->loss_class) ||
 	    nla_put_u8(msg, CREM_A_FLOW_BREAKER, fi->breaker) ||
@@ -262,12 +265,12 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 static size_t crem_flow_msg_size(void)
 {
 	return nla_total_size(0) +		/* CREM_A_CMD_FLOW */
-	       5 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, min-rtt-us,
-						  * loss-ppm */
+	       6 * nla_total_size(sizeof(u32)) + /* id, dest-qp, srtt-us, min-rtt-us,
+						  * loss-ppm, rdma-mtu */
 	       3 * nla_total_size(4) +		/* src, dst, peer */
-	       14 * nla_total_size(sizeof(u8)) + /* side, kind, state, config-id, scheme,
+	       15 * nla_total_size(sizeof(u8)) + /* side, kind, state, config-id, scheme,
 						   * k, m, loss-class, breaker, event, pinned,
-						   * schemes, max-k, max-m */
+						   * schemes, max-k, max-m, rdma-mtu-exact */
 	       4 * nla_total_size(sizeof(u16)) + /* symbol-len, close-reason,
 						  * max-symbol-len, max-open-blocks */
 	       3 * nla_total_size_64bit(sizeof(u64)) + /* memory, age-ms, last-msg-ms */

@@ -2,6 +2,7 @@
 # An RDMA host VM (soft-RoCE rxe on eth0). role=b serves, role=a runs the
 # transfers and writes RESULT lines to the shared results directory.
 # Arguments: role=a|b size= iters= trials= tests=write_bw:rping:rping_bulk tmo_s= module=
+#   mtu=N: eth0's MTU (rxe's active RDMA MTU follows it) [1500]
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
@@ -16,6 +17,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 role=${arg_role:?role=a|b}
 if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
+ip link set eth0 mtu ${arg_mtu:-1500} || exit 1
 ip addr add $me/24 dev eth0 && ip link set eth0 up && ip route add default via $gw || exit 1
 load_crem || exit 1
 crem=${arg_crem:-off}
@@ -34,6 +36,7 @@ stats_out() {
   "$arg_ctl" stats; "$arg_ctl" flow
 }
 rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
+log "rxe0 on eth0 (MTU $(cat /sys/class/net/eth0/mtu)): $(ibv_devinfo -d rxe0 2>/dev/null | grep -o 'active_mtu:.*' | tr -s ' \t' ' ')"
 if [ -n "${arg_tos:-}" ]; then
   cfs=/sys/kernel/config
   mountpoint -q $cfs || mount -t configfs none $cfs || exit 1

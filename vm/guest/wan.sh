@@ -2,7 +2,7 @@
 # The middle VM: two gateway namespaces joined by the emulated WAN link.
 # eth0 (toward A) lives in netns gwa, eth1 (toward B) in netns gwb; the veth
 # pair wa/wb is the long lossy segment, with netem on both egresses.
-# Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= module= stop=FLAGFILE
+# Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= mtu= module= stop=FLAGFILE
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (gateway protection)
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
@@ -22,6 +22,10 @@ ip -n gwa addr add $GWA_WAN/30 dev wa && ip -n gwa link set wa up
 ip -n gwb addr add $GWB_WAN/30 dev wb && ip -n gwb link set wb up
 ip -n gwa route add 203.0.113.0/24 via $GWB_WAN
 ip -n gwb route add 192.0.2.0/24 via $GWA_WAN
+mtu=${arg_mtu:-1500}
+for pair in gwa:eth0 gwa:wa gwb:eth1 gwb:wb; do
+  ip -n ${pair%%:*} link set dev ${pair#*:} mtu $mtu || exit 1
+done
 netem="delay ${half}ms"
 if [ -n "${arg_burst:-}" ]; then
   netem="$netem loss gemodel $(echo "$arg_burst" | tr ':' ' ')"

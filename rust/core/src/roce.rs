@@ -690,6 +690,58 @@ pub const fn read_psn_span(psn: Psn, dma_len: u32, mtu: u32) -> Result<PsnRange>
     }
 }
 
+/// The RDMA MTUs (IBTA's path MTU values), octets of payload per packet.
+pub const IB_MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
+/// Octets a link MTU must leave to RoCEv2 headers for one RDMA MTU of
+/// payload: Linux's `iboe_get_mtu` (GRH 40, UDP 8, BTH 12, XRC 4,
+/// AtomicETH 28, ICRC 4), which rdma_cm and the RoCE drivers use.
+pub const ROCE_LINK_OVERHEAD: u32 = 96;
+
+/// The largest RDMA MTU an RDMA device on a link of `link_mtu` octets can
+/// use (the port's active MTU), at least 256.
+pub const fn ib_mtu_for_link(link_mtu: u32) -> u32 {
+    let room = link_mtu.saturating_sub(ROCE_LINK_OVERHEAD);
+    let mut i = IB_MTUS.len();
+    while i > 1 {
+        i -= 1;
+        if IB_MTUS[i] <= room {
+            return IB_MTUS[i];
+        }
+    }
+    IB_MTUS[0]
+}
+
+/// The smallest RDMA MTU a packet with `payload` octets of payload fits,
+/// `None` above 4096.
+pub const fn ib_mtu_covering(payload: u32) -> Option<u32> {
+    let mut i = 0;
+    while i < IB_MTUS.len() {
+        if payload <= IB_MTUS[i] {
+            return Some(IB_MTUS[i]);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The symbol length T that fits every source packet of a flow with RDMA
+/// MTU `mtu`: the draft's "largest UDP payload of the flow plus 2", the
+/// largest being a full packet with the most extension headers a source
+/// carries with payload (BTH 12, RETH 16 and ImmDt 4 of a WRITE only with
+/// immediate; pad is 0 at a full MTU, a multiple of 4) and the ICRC 4.
+pub const fn symbol_len_for_mtu(mtu: u32) -> u16 {
+    let t = mtu.saturating_add(BTH_LEN as u32 + 16 + 4 + ICRC_LEN as u32 + 2);
+    if t > u16::MAX as u32 {
+        u16::MAX
+    } else {
+        t as u16
+    }
+}
+
+/// The largest symbol length a RoCEv2 flow needs (RDMA MTU 4096).
+pub const MAX_SYMBOL_LEN: u16 = symbol_len_for_mtu(4096);
+
 /// NAK codes of an AETH.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NakCode {
@@ -903,6 +955,18 @@ impl<'a> RocePacket<'a> {
     /// The packet is a CREM source (carries a new PSN).
     pub const fn is_source(&self) -> bool {
         self.info.role.is_source()
+    }
+
+    /// The RDMA MTU this packet shows, exactly: a FIRST or MIDDLE packet of
+    /// a multi-packet message carries one MTU of payload (the IBTA fills
+    /// every packet but the last). `None` for any other packet, or a length
+    /// that is no RDMA MTU (not a well-formed first or middle packet).
+    pub fn path_mtu(&self) -> Option<u32> {
+        if !self.info.payload || self.info.last {
+            return None;
+        }
+        let n = u32::try_from(self.payload.len()).ok()?;
+        IB_MTUS.contains(&n).then_some(n)
     }
 
     /// For a READ request: the PSNs it consumes given the RDMA MTU.
@@ -1324,6 +1388,36 @@ pub fn fill_icrc_ip_packet(pkt: &mut [u8]) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rdma_mtu_from_link_payload_and_symbol_length() {
+        // Linux's iboe_get_mtu: 96 octets of headers.
+        let link = [
+            (0, 256),
+            (1119, 512),
+            (1120, 1024),
+            (1500, 1024),
+            (2100, 1024),
+        ];
+        for (l, m) in link
+            .into_iter()
+            .chain([(4191, 2048), (4200, 4096), (9000, 4096)])
+        {
+            assert_eq!(ib_mtu_for_link(l), m, "link {l}");
+        }
+        let cover = [
+            (0, Some(256)),
+            (256, Some(256)),
+            (1025, Some(2048)),
+            (4096, Some(4096)),
+        ];
+        for (n, m) in cover.into_iter().chain([(4097, None), (u32::MAX, None)]) {
+            assert_eq!(ib_mtu_covering(n), m, "payload {n}");
+        }
+        assert_eq!(symbol_len_for_mtu(1024), 1062);
+        assert_eq!(MAX_SYMBOL_LEN, 4134);
+        assert_eq!(symbol_len_for_mtu(u32::MAX), u16::MAX);
+    }
 
     #[test]
     fn ipv4_header_checksum() {

@@ -240,3 +240,64 @@ fn tc_thresholds_from_rate() {
     assert_eq!(t.t_thresh, 2 * MS);
     assert_eq!(t.c_thresh, 4000);
 }
+
+/// With `tc_follows`, the T/C AETH thresholds are derived from the SRTT and
+/// the rate the LOSS_REPORT intervals measure, not from the hint they start
+/// with: 2 000 packets/s at SRTT 10 ms gives T_thresh 2.5 ms and C_thresh 5;
+/// a 40 ms SRTT, T_thresh 5 ms (the cap) and C_thresh 10; a faster burst is
+/// taken at once, a slower interval pulls the rate down by an eighth.
+#[test]
+fn tc_thresholds_follow_the_measured_rate_and_srtt() {
+    let mut cfg = base_cfg();
+    cfg.tc = Some(TcThresholds::from_rate(10_000, 10 * MS));
+    cfg.tc_follows = true;
+    let mut r = Rig::new(cfg);
+    assert_eq!(r.crf.config().tc.map(|t| t.c_thresh), Some(25));
+    assert_eq!(r.crf.rate_pps(), 0);
+    // 2 000 packets/s for 50 ms: five report periods.
+    for p in 0..100u32 {
+        r.at(u64::from(p) * MS / 2);
+        r.source(p, &pkt(p), false);
+    }
+    r.advance(50 * MS);
+    assert!(!loss_reports(&r.sent()).is_empty());
+    assert_eq!(r.crf.rate_pps(), 2_000);
+    let tc = r.crf.config().tc.unwrap();
+    assert_eq!((tc.t_thresh, tc.c_thresh), (2_500_000, 5));
+    r.crf.set_rtt(40 * MS, 40 * MS);
+    let tc = r.crf.config().tc.unwrap();
+    assert_eq!((tc.t_thresh, tc.c_thresh), (5 * MS, 10));
+    // A burst at 20 000 packets/s for 50 ms: its first 40 ms interval is
+    // taken at once (C_thresh 100 at 5 ms), then the interval of its last
+    // 10 ms and 30 ms idle (5 000/s) pulls the rate an eighth of the way.
+    let t0 = r.now + 100 * MS;
+    for i in 0..1000u32 {
+        r.at(t0 + u64::from(i) * 50_000);
+        r.source(100 + i, &pkt(100 + i), false);
+        if i == 799 {
+            r.advance(t0 + 40 * MS);
+            assert_eq!(r.crf.rate_pps(), 20_000);
+            assert_eq!(r.crf.config().tc.map(|t| t.c_thresh), Some(100));
+        }
+    }
+    r.advance(t0 + 80 * MS);
+    assert_eq!(r.crf.rate_pps(), 20_000 - 15_000 / 8);
+    assert_eq!(r.crf.config().tc.map(|t| t.c_thresh), Some(90));
+}
+
+/// Without `tc_follows` the configured thresholds stay.
+#[test]
+fn tc_thresholds_stay_unless_they_follow() {
+    let mut cfg = base_cfg();
+    let th = TcThresholds::from_rate(10_000, 10 * MS);
+    cfg.tc = Some(th);
+    let mut r = Rig::new(cfg);
+    for p in 0..100u32 {
+        r.at(u64::from(p) * MS / 2);
+        r.source(p, &pkt(p), false);
+    }
+    r.advance(50 * MS);
+    r.crf.set_rtt(40 * MS, 40 * MS);
+    assert_eq!(r.crf.rate_pps(), 2_000);
+    assert_eq!(r.crf.config().tc, Some(th));
+}

@@ -289,3 +289,32 @@ fn report_ending_on_a_full_fragment_leaves_the_rest_unknown() {
     assert_eq!(h.csf.counters().tc_partial_fragments, 4);
     assert_eq!(h.csf.counters().tc_guarded_psns, 0);
 }
+
+/// With `rtt_derived`, the timings that depend on the path follow each
+/// SRTT: the CRF's batching time (SRTT/4, at most 5 ms), the T/C ACK
+/// timeout (4 SRTT) and a response flow's give-up age (8 SRTT), the last
+/// two at least 100 ms; without it they stay as set.
+#[test]
+fn tc_timings_follow_the_srtt() {
+    let derived = CsfParams {
+        rtt_derived: true,
+        give_up_after: 1,
+        ..params()
+    }
+    .with_rtt(10 * MS);
+    let mut h: H<16, 4096> = H::new(derived, None);
+    let p = *h.csf.params();
+    assert_eq!(
+        (p.tc_batch_time, p.tc_ack_timeout, p.give_up_after),
+        (2_500_000, 100 * MS, 100 * MS)
+    );
+    h.csf.set_srtt(40 * MS);
+    let p = *h.csf.params();
+    assert_eq!(
+        (p.tc_batch_time, p.tc_ack_timeout, p.give_up_after),
+        (5 * MS, 160 * MS, 320 * MS)
+    );
+    let mut fixed: H<16, 4096> = H::new(params(), None);
+    fixed.csf.set_srtt(40 * MS);
+    assert_eq!(*fixed.csf.params(), params());
+}

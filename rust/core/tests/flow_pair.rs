@@ -93,7 +93,7 @@ impl Pair {
             rcv,
             store: Store::default(),
             out: Out::default(),
-            scratch: vec![0; scratch_len(T)],
+            scratch: vec![0; scratch_len(roce::MAX_SYMBOL_LEN)],
             host: Host::default(),
             ws: Ws::new(64 * T as usize),
             now: 0,
@@ -659,10 +659,7 @@ fn responder_flow_protects_read_responses() {
         scratch: &mut p.scratch[..],
     };
     let send = send_packet(Psn::new(300), 100);
-    assert_eq!(
-        p.snd.on_source(p.now, &send, 1024, io),
-        SourceVerdict::NotSource
-    );
+    assert_eq!(p.snd.on_source(p.now, &send, io), SourceVerdict::NotSource);
     p.advance(p.now + 50 * MS);
     assert_eq!(p.snd.state(), FlowState::Established);
     assert_eq!(p.delivered(), sent);
@@ -1052,4 +1049,127 @@ fn first_round_trip_waits_for_its_repairs_with_selective_repeat() {
     assert_eq!(c.repairs_source_copy, 0, "{c:?}");
     assert_eq!(p.rcv.crf_counters().restored, 10);
     assert_eq!(p.delivered(), (0..120).collect::<Vec<_>>());
+}
+
+/// One packet of a SEND of several packets: `op` with `len` octets.
+fn send_part(op: u8, psn: u32, len: usize) -> Vec<u8> {
+    let mut b = crf_util::bth(op, Psn::new(psn)).to_vec();
+    b.extend((0..len).map(|i| (i as u32).wrapping_mul(7).wrapping_add(psn) as u8));
+    crf_util::finish(b)
+}
+
+/// A flow created with the link's MTU as its estimate (4096, T 4134)
+/// learns the RDMA MTU its connection uses (1024) from the first FIRST
+/// packet and proposes its configuration again with T 1062: REPAIRs carry
+/// T 1062 from then on, and losses on both sides of the change are
+/// restored.
+#[test]
+fn t_follows_the_rdma_mtu_the_packets_show() {
+    use roce::opcode::{RC_SEND_FIRST, RC_SEND_LAST, RC_SEND_MIDDLE};
+    let max_t = roce::MAX_SYMBOL_LEN;
+    let mut sp = early_params(16, 2);
+    sp.flow.rdma_mtu = 4096;
+    sp.t = max_t;
+    sp.t_follows_mtu = true;
+    sp.limits.max_t = max_t;
+    let mut rp = receiver_params();
+    rp.limits.max_t = max_t;
+    let mut p = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
+    p.start();
+    let mut sent = Vec::new();
+    // Small messages first: 1 ms of single-packet SENDs tell nothing.
+    for i in 0..40u32 {
+        p.now = 100 * US * u64::from(i + 1);
+        p.packet(i, send_part(roce::opcode::RC_SEND_ONLY, i, 200), i == 20);
+        sent.push(i);
+    }
+    assert_eq!((p.snd.mtu().mtu(), p.snd.mtu().exact()), (4096, false));
+    assert_eq!(p.snd.config().map(|c| c.t), Some(max_t));
+    // Then four-packet SENDs of 1024-octet packets.
+    for i in 40..400u32 {
+        p.now = 100 * US * u64::from(i + 1);
+        let op = match i % 4 {
+            0 => RC_SEND_FIRST,
+            3 => RC_SEND_LAST,
+            _ => RC_SEND_MIDDLE,
+        };
+        p.packet(i, send_part(op, i, 1024), i % 9 == 5);
+        sent.push(i);
+        if i % 32 == 31 {
+            p.rdma_ack(i - 16);
+        }
+    }
+    p.advance(p.now + 50 * MS);
+    assert_eq!((p.snd.mtu().mtu(), p.snd.mtu().exact()), (1024, true));
+    assert_eq!(p.snd.counters().t_changes, 1);
+    assert_eq!(p.snd.config().map(|c| c.t), Some(1062));
+    let ts: Vec<u16> = csf_messages(&p)
+        .iter()
+        .filter_map(|m| match m {
+            Message::Repair(r) if !r.info => Some(r.symbol.len() as u16),
+            _ => None,
+        })
+        .collect();
+    let first_small = ts
+        .iter()
+        .position(|&t| t == 1062)
+        .expect("a REPAIR of T 1062");
+    assert!(
+        first_small > 0 && ts[..first_small].iter().all(|&t| t == max_t),
+        "{ts:?}"
+    );
+    assert!(ts[first_small..].iter().all(|&t| t == 1062), "{ts:?}");
+    assert_eq!(p.delivered(), sent);
+    assert!(
+        p.rcv.crf_counters().restored >= 40,
+        "{:?}",
+        p.rcv.crf_counters()
+    );
+    // The HELLO carried the estimate; the CRF took the MTU from the FIRST
+    // and MIDDLE packets it received (its READ spans are counted with it).
+    assert_eq!(p.rcv.negotiation().rdma_mtu(), Some(4096));
+    assert_eq!(p.rcv.crf().config().rdma_mtu, 1024);
+}
+
+/// A flow that only sends READ requests never shows its MTU in its own
+/// direction: the READ responses the CSF sees coming back (FIRST, MIDDLE)
+/// carry it; a LAST one does not.
+#[test]
+fn a_read_only_flow_learns_its_mtu_from_the_responses() {
+    use roce::opcode::{RC_READ_RESPONSE_LAST, RC_READ_RESPONSE_MIDDLE};
+    let mut sp = sender_params(16, 2);
+    sp.flow.rdma_mtu = 4096;
+    sp.t_follows_mtu = true;
+    let mut snd = Snd::new(sp);
+    let mut store = Store::default();
+    let resp = |op: u8, psn: u32, len: usize| {
+        let mut b = crf_util::bth(op, Psn::new(psn)).to_vec();
+        b.extend(std::iter::repeat_n(7u8, len));
+        crf_util::finish(b)
+    };
+    snd.on_reverse(MS, &resp(RC_READ_RESPONSE_LAST, 3, 100), &mut store);
+    assert_eq!((snd.mtu().mtu(), snd.mtu().exact()), (4096, false));
+    snd.on_reverse(MS, &resp(RC_READ_RESPONSE_MIDDLE, 4, 2048), &mut store);
+    assert_eq!((snd.mtu().mtu(), snd.mtu().exact()), (2048, true));
+    assert_eq!(snd.mtu().t(), roce::symbol_len_for_mtu(2048));
+}
+
+/// The CRF announces Max Open Blocks 16 (its HELLO_ACK): the CSF, whose
+/// ring holds 64, retains no more than 16 blocks (older ones are given up
+/// as under ring pressure), where it kept 64 before.
+#[test]
+fn the_csf_retains_no_more_blocks_than_the_crf_holds_open() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    // 40 full blocks, no RDMA ACK.
+    for i in 0..640u32 {
+        p.now = 100 * US * u64::from(i + 1);
+        p.source(i, false);
+    }
+    assert_eq!(p.snd.limits().map(|l| l.max_open_blocks), Some(16));
+    assert_eq!(p.snd.csf().blocks_held(), 16);
+    assert_eq!(p.snd.csf_counters().given_up_ring, 40 - 16);
 }

@@ -630,6 +630,13 @@ pub struct Flow {
     /// (absent: none yet).
     #[serde(rename = "last-msg-ms", skip_serializing_if = "Option::is_none")]
     pub last_msg_ms: Option<u64>,
+    /// The connection's RDMA MTU (CSF: learned from its packets; CRF: the
+    /// HELLO's).
+    #[serde(rename = "rdma-mtu", skip_serializing_if = "Option::is_none")]
+    pub rdma_mtu: Option<u32>,
+    /// CSF: 1 once rdma-mtu was seen in a FIRST or MIDDLE packet.
+    #[serde(rename = "rdma-mtu-exact", skip_serializing_if = "Option::is_none")]
+    pub rdma_mtu_exact: Option<u8>,
 }
 
 impl Flow {
@@ -651,7 +658,7 @@ impl Flow {
     }
 
     /// The scalar attributes by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 26] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 28] {
         [
             (FLOW_ID, Field::U32(&mut self.id)),
             (FLOW_DEST_QP, Field::U32(&mut self.dest_qp)),
@@ -682,6 +689,8 @@ impl Flow {
             (FLOW_MAX_OPEN_BLOCKS, Field::U16(&mut self.max_open_blocks)),
             (FLOW_MIN_RTT_US, Field::U32(&mut self.min_rtt_us)),
             (FLOW_LAST_MSG_MS, Field::U64(&mut self.last_msg_ms)),
+            (FLOW_RDMA_MTU, Field::U32(&mut self.rdma_mtu)),
+            (FLOW_RDMA_MTU_EXACT, Field::U8(&mut self.rdma_mtu_exact)),
         ]
     }
 }

@@ -591,6 +591,18 @@ pub fn flow_detail(f: &Flow) -> String {
         ("m", opt(f.m)),
         ("symbol-len", opt(f.symbol_len)),
         (
+            "rdma-mtu",
+            match (f.rdma_mtu, f.rdma_mtu_exact) {
+                (Some(0), _) => "- (no HELLO yet)".into(),
+                (Some(m), Some(0)) => {
+                    format!("{m} (estimate: no FIRST or MIDDLE packet seen yet)")
+                }
+                (Some(m), Some(_)) => format!("{m} (seen in the flow's packets)"),
+                (Some(m), None) => format!("{m} (the HELLO's, or seen in the flow's packets)"),
+                (None, _) => "-".into(),
+            },
+        ),
+        (
             "srtt",
             or_dash(f.srtt_us.map(|u| format!("{} ({u} us)", format_srtt_us(u)))),
         ),

@@ -214,6 +214,8 @@ pub const FLOW_MAX_SYMBOL_LEN: u16 = 28;
 pub const FLOW_MAX_OPEN_BLOCKS: u16 = 29;
 pub const FLOW_MIN_RTT_US: u16 = 30;
 pub const FLOW_LAST_MSG_MS: u16 = 31;
+pub const FLOW_RDMA_MTU: u16 = 32;
+pub const FLOW_RDMA_MTU_EXACT: u16 = 33;
 
 // Attribute set "cmd" (CREM_A_CMD_*).
 pub const CMD_A_CONFIG: u16 = 1;
@@ -517,6 +519,8 @@ pub static FLOW_SET: AttrSet = AttrSet {
         a(FLOW_MAX_OPEN_BLOCKS, "max-open-blocks", U16),
         a(FLOW_MIN_RTT_US, "min-rtt-us", U32),
         a(FLOW_LAST_MSG_MS, "last-msg-ms", U64),
+        a(FLOW_RDMA_MTU, "rdma-mtu", U32),
+        a(FLOW_RDMA_MTU_EXACT, "rdma-mtu-exact", U8),
     ],
 };
 

@@ -390,6 +390,8 @@ impl<
             fallback_source_copy: true,
             loss_ppm: 0,
             tc: selective.then_some(th),
+            // The scenario's rate is known.
+            tc_follows: false,
             responses: false,
         };
         let flow = FlowDescriptor {
@@ -412,6 +414,8 @@ impl<
             fixed_m: cfg.m,
             scheme: Scheme::CauchyRs,
             t,
+            // The simulated traffic's MTU is known: T stays.
+            t_follows_mtu: false,
             // Code from the first packet, as the module does.
             early: true,
             rtt_hint: cfg.rtt,
@@ -700,9 +704,7 @@ impl<
             store: &mut self.csf_store,
             scratch: &mut self.scratch[..],
         };
-        let v = self
-            .snd
-            .on_source(self.now, bytes, self.cfg.traffic.mtu, io);
+        let v = self.snd.on_source(self.now, bytes, io);
         match v {
             SourceVerdict::Retain => {
                 if !self.csf_store.keep(psn, bytes) {

@@ -257,6 +257,9 @@ pub struct CrfConfig {
     pub loss_ppm: u32,
     /// Windowless T/C AETH reporting, with its thresholds; `None` = off.
     pub tc: Option<TcThresholds>,
+    /// The T/C thresholds follow the SRTT and the sender's packet rate the
+    /// LOSS_REPORT intervals measure ([`Crf::rate_pps`]); false: they stay.
+    pub tc_follows: bool,
     /// The flow protects a responder direction (Flow Kind 192): the PSNs
     /// between two runs of READ responses are guessed absent.
     pub responses: bool,
@@ -277,6 +280,7 @@ impl CrfConfig {
             fallback_source_copy: true,
             loss_ppm: 0,
             tc: None,
+            tc_follows: false,
             responses: false,
         }
     }
@@ -652,6 +656,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     pub fn set_rtt(&mut self, srtt: Nanos, min_rtt: Nanos) {
         self.cfg = self.cfg.with_rtt(srtt, min_rtt);
         self.report_rescheduled();
+        self.follow_tc();
     }
 
     /// The RTT the CSF's last answer measured, if not yet taken: a

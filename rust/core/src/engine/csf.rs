@@ -92,6 +92,7 @@ use super::super::fec::{BlockEncoder, Code, Scheme};
 use super::super::gf::MulAcc;
 use super::super::psn::{Psn, PsnRange};
 use super::super::roce::RocePacket;
+use super::crf::TcThresholds;
 use super::{FecConfig, Nanos, Sink, MS};
 pub use respond::{MAX_PATH_PSNS, MAX_RANGE_ENTRIES};
 
@@ -156,7 +157,8 @@ pub struct CsfParams {
     /// Retained source octets never exceed this.
     pub retention_budget: u64,
     /// Give a closed block up this long after it closed (0: only on ack,
-    /// ring or budget pressure).
+    /// ring or budget pressure). With `rtt_derived`, any nonzero value
+    /// means "by age", and the age follows the SRTT.
     pub give_up_after: Nanos,
     /// SRTT until [`Csf::set_srtt`].
     pub initial_srtt: Nanos,
@@ -182,6 +184,9 @@ pub struct CsfParams {
     /// it within k/2 positions (see `Csf::block_start_for`): for flows whose
     /// skipped PSNs the CRF cannot derive (responses).
     pub fill_gaps: bool,
+    /// `tc_batch_time`, `tc_ack_timeout` and a nonzero `give_up_after`
+    /// follow every SRTT ([`CsfParams::with_rtt`]); false: they stay.
+    pub rtt_derived: bool,
 }
 
 impl CsfParams {
@@ -203,7 +208,28 @@ impl CsfParams {
         retx_rate_percent: 25,
         retx_burst_blocks: 4,
         fill_gaps: false,
+        rtt_derived: false,
     };
+
+    /// Shortest T/C AETH ACK timeout and response give-up age.
+    pub const MIN_RTT_TIMEOUT: Nanos = 100 * MS;
+
+    /// These parameters with the timings that depend on the path set from
+    /// `srtt` (when `rtt_derived`; [`Csf::set_srtt`] applies it to every
+    /// new estimate): the CRF's T/C batching time as it derives it
+    /// ([`TcThresholds::from_rate`]: SRTT/4, clamped), an ACK timeout of
+    /// four SRTTs and, for a flow that gives blocks up by age, eight SRTTs
+    /// (both at least [`Self::MIN_RTT_TIMEOUT`]).
+    pub fn with_rtt(mut self, srtt: Nanos) -> CsfParams {
+        if self.rtt_derived {
+            self.tc_batch_time = TcThresholds::from_rate(0, srtt).t_thresh;
+            self.tc_ack_timeout = srtt.saturating_mul(4).max(Self::MIN_RTT_TIMEOUT);
+            if self.give_up_after != 0 {
+                self.give_up_after = srtt.saturating_mul(8).max(Self::MIN_RTT_TIMEOUT);
+            }
+        }
+        self
+    }
 }
 
 impl Default for CsfParams {
@@ -445,6 +471,9 @@ pub struct Csf<const BLOCKS: usize, const ACC: usize> {
     /// The configuration is provisional: blocks are coded, nothing is sent.
     muted: bool,
     srtt: Nanos,
+    /// Most blocks retained: BLOCKS, or fewer if the CRF holds fewer open
+    /// ([`Csf::set_max_open_blocks`]).
+    max_blocks: usize,
     ring: Ring<BLOCKS>,
     /// Encoder of the open block (None when it accumulates no repairs).
     enc: Option<BlockEncoder>,
@@ -475,6 +504,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             ordinary: true,
             muted: false,
             srtt: params.initial_srtt,
+            max_blocks: BLOCKS,
             ring: Ring::new(),
             enc: None,
             acc: [[0; ACC]; 2],
@@ -502,6 +532,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.ordinary = true;
         self.muted = false;
         self.srtt = params.initial_srtt;
+        self.max_blocks = BLOCKS;
         self.ring.clear();
         self.enc = None;
         self.cur_slot = 0;
@@ -632,11 +663,26 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// AETH in-flight guard.
     pub fn set_srtt(&mut self, srtt: Nanos) {
         self.srtt = srtt;
+        self.params = self.params.with_rtt(srtt);
+    }
+
+    /// The CRF holds at most `n` blocks open (its HELLO_ACK's Max Open
+    /// Blocks): a block it has let go of is never asked for again, so the
+    /// CSF retains no more than that (fewer than its ring, if so); older
+    /// blocks are given up as when the ring is full (`given_up_ring`).
+    pub fn set_max_open_blocks(&mut self, n: u16) {
+        self.max_blocks = usize::from(n).clamp(1, BLOCKS.max(1));
     }
 
     /// The SRTT in use (see [`Csf::set_srtt`]).
     pub fn srtt(&self) -> Nanos {
         self.srtt
+    }
+
+    /// The parameters in use (with `rtt_derived`, their timings follow the
+    /// SRTT).
+    pub fn params(&self) -> &CsfParams {
+        &self.params
     }
 
     /// Circuit breaker: `false` stops every CREM retransmission (coded,
@@ -1065,7 +1111,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         if BLOCKS == 0 {
             return false;
         }
-        if self.ring.is_full() {
+        if self.ring.is_full() || self.ring.len() >= self.max_blocks {
             self.give_up_oldest(GiveUp::Ring, store);
         }
         let t = (cfg.t as usize).max(2);

@@ -38,10 +38,12 @@
 
 mod config_book;
 mod init;
+mod mtu;
 mod receiver;
 mod repair_log;
 mod sender;
 
+pub use self::mtu::FlowMtu;
 pub use self::receiver::{ReceiverCounters, ReceiverEvent, ReceiverFlow, ReceiverParams};
 pub use self::sender::{PinError, SenderCounters, SenderEvent, SenderFlow, SenderParams};
 

@@ -7,6 +7,8 @@
 //! open. [`CRF_WINDOW`] and [`CRF_REPAIRS`] are also the sizes of the C
 //! stores the module gives its CRF (`rust/glue/crem_flow.h`).
 
+use super::super::roce::MAX_SYMBOL_LEN;
+
 /// CSF retention ring, blocks.
 pub const CSF_BLOCKS: usize = 64;
 /// CSF ordinary-repair accumulator, octets (m = 16 repairs of T = 1104).
@@ -25,5 +27,6 @@ pub const MAX_M: u8 = 16;
 /// of T <= 1104 at once (a block with more falls back, counted).
 pub const DECODE_OUT: usize = 64 * 1104;
 /// Message buffer of the per-CPU workspace, octets: one CREM message of
-/// any type.
-pub const MESSAGE: usize = 4096;
+/// any type (the largest is a REPAIR of the largest T a RoCEv2 flow needs,
+/// [`MAX_SYMBOL_LEN`] for RDMA MTU 4096).
+pub const MESSAGE: usize = super::csf::scratch_len(MAX_SYMBOL_LEN);

@@ -74,7 +74,7 @@ pub fn csf_source(
         store,
         scratch,
     };
-    if snd.on_source(now, bytes, 1024, io) == SourceVerdict::Retain {
+    if snd.on_source(now, bytes, io) == SourceVerdict::Retain {
         store.0.insert(psn, bytes.to_vec());
     }
 }
@@ -105,6 +105,7 @@ pub fn sender_params(k: u8, m: u8, hint: Nanos) -> SenderParams {
         fixed_m: m,
         scheme: Scheme::CauchyRs,
         t: T,
+        t_follows_mtu: false,
         early: false,
         rtt_hint: hint,
         block_time_hint: 0,

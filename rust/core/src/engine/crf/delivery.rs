@@ -397,9 +397,23 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         true
     }
 
+    /// A FIRST or MIDDLE packet carries exactly the connection's RDMA MTU:
+    /// the flow takes it (the HELLO's may be the CSF's estimate, made before
+    /// it saw such a packet, see `FlowMtu`). True if `pkt` is one.
+    fn learn_mtu(&mut self, pkt: &RocePacket<'_>) -> bool {
+        match pkt.path_mtu() {
+            Some(m) => {
+                self.cfg.rdma_mtu = m;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// If `payload` is an RDMA READ request, its response PSNs never appear
     /// in this direction: mark them absent (and remember the span for
-    /// positions beyond the window).
+    /// positions beyond the window). A FIRST or MIDDLE packet sets the
+    /// RDMA MTU the spans are counted with.
     pub(super) fn note_read<S: Sink + ?Sized>(
         &mut self,
         psn: Psn,
@@ -407,12 +421,15 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         now: Nanos,
         sink: &mut S,
     ) {
-        if self.cfg.rdma_mtu == 0 {
-            return;
-        }
         let Ok(pkt) = RocePacket::parse(payload) else {
             return;
         };
+        if self.learn_mtu(&pkt) {
+            return;
+        }
+        if self.cfg.rdma_mtu == 0 {
+            return;
+        }
         let Some(Ok(span)) = pkt.read_span(self.cfg.rdma_mtu) else {
             return;
         };
@@ -456,6 +473,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let Ok(pkt) = RocePacket::parse(payload) else {
             return;
         };
+        self.learn_mtu(&pkt);
         if pkt.info.first {
             if let Some(end) = self.resp_end {
                 let from = end.next();

@@ -1,7 +1,8 @@
 //! LOSS_REPORT bookkeeping: the per-interval counts and the report timer.
 
 use super::super::super::wire::LossReport;
-use super::super::{Nanos, Sink};
+use super::super::{Nanos, Sink, SEC};
+use super::TcThresholds;
 use super::{inc, Crf, NEVER};
 
 /// Shortest report period, whatever the SRTT (keeps a zero SRTT from
@@ -37,6 +38,9 @@ pub(super) struct ReportState {
     pub(super) next: Nanos,
     /// Counts of the last report sent (see [`Crf::last_loss_report`]).
     pub(super) last: Interval,
+    /// The sender's packet rate as the report intervals measured it,
+    /// peak-biased (0 before the first): see [`Crf::rate_pps`].
+    pub(super) rate_pps: u64,
 }
 
 impl ReportState {
@@ -53,6 +57,7 @@ impl ReportState {
             },
             start: NEVER,
             next: NEVER,
+            rate_pps: 0,
             last: Interval {
                 expected: 0,
                 received: 0,
@@ -131,9 +136,46 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             sink.send(buf.get(..n).unwrap_or(&[]));
             inc(&mut self.counters.loss_reports);
         }
+        self.measure_rate(iv.expected, now.saturating_sub(self.report.start));
         self.report.last = iv;
         self.report.iv = Interval::default();
         self.report.start = now;
         self.report.next = now.saturating_add(self.report_period());
+        self.follow_tc();
+    }
+
+    /// The sender's packet rate (PSNs expected per second) from the report
+    /// intervals: a faster interval is taken at once, a slower one pulls
+    /// the estimate down by an eighth of the difference, so that a burst's
+    /// rate (what the T/C count threshold must bound) outlives the idle
+    /// time between bursts. 0 before the first interval.
+    pub fn rate_pps(&self) -> u64 {
+        self.report.rate_pps
+    }
+
+    fn measure_rate(&mut self, expected: u32, ns: Nanos) {
+        let Some(sample) = u64::from(expected).saturating_mul(SEC).checked_div(ns) else {
+            return;
+        };
+        let r = &mut self.report.rate_pps;
+        *r = if sample >= *r {
+            sample
+        } else {
+            r.saturating_sub(r.saturating_sub(sample) / 8)
+        };
+    }
+
+    /// With `tc_follows`, the T/C AETH thresholds follow the SRTT and the
+    /// measured rate ([`TcThresholds::from_rate`]; the configured
+    /// thresholds' rate until one is measured).
+    pub(super) fn follow_tc(&mut self) {
+        let Some(cur) = self.cfg.tc.filter(|_| self.cfg.tc_follows) else {
+            return;
+        };
+        let rate = match self.report.rate_pps {
+            0 => cur.rate_pps(),
+            r => r,
+        };
+        self.set_tc(Some(TcThresholds::from_rate(rate, self.cfg.srtt)));
     }
 }

@@ -91,6 +91,15 @@ impl TcThresholds {
             c_thresh: c.clamp(1, Self::MAX_C as u64) as u32,
         }
     }
+
+    /// The packet rate these thresholds were derived for (the inverse of
+    /// [`Self::from_rate`], as far as its rounding allows).
+    pub fn rate_pps(&self) -> u64 {
+        u64::from(self.c_thresh)
+            .saturating_mul(SEC)
+            .checked_div(self.t_thresh)
+            .unwrap_or(0)
+    }
 }
 
 /// Ordered, merged list of received PSN ranges above a reference point, of

@@ -35,6 +35,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             addr_of_mut!((*slot).ordinary).write(true);
             addr_of_mut!((*slot).muted).write(false);
             addr_of_mut!((*slot).srtt).write(params.initial_srtt);
+            addr_of_mut!((*slot).max_blocks).write(BLOCKS);
             Ring::init_at(addr_of_mut!((*slot).ring));
             addr_of_mut!((*slot).enc).write(None);
             addr_of_mut!((*slot).acc)

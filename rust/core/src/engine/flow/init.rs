@@ -46,6 +46,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             addr_of_mut!((*slot).block_time).write(0);
             addr_of_mut!((*slot).last_open).write(None);
             addr_of_mut!((*slot).pinned).write(false);
+            addr_of_mut!((*slot).mtu).write(Self::flow_mtu(&params));
             addr_of_mut!((*slot).counters).write(SenderCounters::default());
         }
     }

@@ -14,6 +14,7 @@ use super::super::negotiation::{
 use super::super::policy::{BreakerEvent, BreakerState, Change, LossClass, Policy, PolicyConfig};
 use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos, Sink};
+use super::mtu::FlowMtu;
 use super::repair_log::RepairLog;
 use super::FlowState;
 
@@ -33,8 +34,11 @@ pub struct SenderParams {
     pub fixed_m: u8,
     /// FEC scheme with the policy off.
     pub scheme: Scheme,
-    /// Symbol length T.
+    /// Symbol length T (the first configuration's; see `t_follows_mtu`).
     pub t: u16,
+    /// T follows the RDMA MTU the flow's packets show, which starts as
+    /// `flow.rdma_mtu` (see [`FlowMtu`]); false: T stays (the operator's).
+    pub t_follows_mtu: bool,
     /// Code from the flow's first packet with the configuration it will
     /// propose (see [`Csf::set_provisional`]); off = sources pass
     /// unprotected until the first configuration is acknowledged.
@@ -116,6 +120,9 @@ pub struct SenderCounters {
     /// wanted another one, the CRF refused it, or HELLO went unanswered or
     /// was incompatible): the blocks coded with it are released unsent.
     pub early_dropped: u64,
+    /// Configurations proposed again for a new T (the flow's RDMA MTU
+    /// changed, see [`FlowMtu`]).
+    pub t_changes: u64,
 }
 
 /// The sender side of one protected flow, sans-I/O. `BLOCKS` and `ACC` are
@@ -141,6 +148,8 @@ pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
     /// An operator pinned (k, m): the policy stops choosing (see
     /// [`SenderFlow::pin`]).
     pub(super) pinned: bool,
+    /// The RDMA MTU (READ spans) and the T configurations use.
+    pub(super) mtu: FlowMtu,
     pub(super) counters: SenderCounters,
 }
 
@@ -171,8 +180,17 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             block_time: 0,
             last_open: None,
             pinned: false,
+            mtu: Self::flow_mtu(&params),
             counters: SenderCounters::default(),
         }
+    }
+
+    pub(super) fn flow_mtu(params: &SenderParams) -> FlowMtu {
+        FlowMtu::new(
+            u32::from(params.flow.rdma_mtu),
+            params.t,
+            params.t_follows_mtu,
+        )
     }
 
     pub(super) fn new_negotiation(params: &SenderParams) -> CsfNegotiation {
@@ -198,7 +216,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 scheme,
                 k,
                 m,
-                t: self.params.t,
+                t: self.mtu.t(),
             };
             if limits.allows(&cfg) {
                 let _ = self.csf.set_provisional(cfg);
@@ -236,11 +254,12 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// sources pass [`SourceVerdict::Unprotected`] until a configuration is
     /// acknowledged. Which packets are sources follows the flow's kind:
     /// requests, or READ responses and ATOMIC ACKNOWLEDGE (one PSN each).
+    /// The packets also teach the flow its RDMA MTU ([`FlowMtu`]): a new T
+    /// is proposed as soon as the negotiation allows.
     pub fn on_source<G, K, S>(
         &mut self,
         now: Nanos,
         udp_payload: &[u8],
-        rdma_mtu: u32,
         io: &mut CsfIo<'_, G, K, S>,
     ) -> SourceVerdict
     where
@@ -249,18 +268,19 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         S: SourceStore + ?Sized,
     {
         let opened = self.csf.counters().blocks_opened;
+        let mtu = self.mtu.mtu();
         let verdict = match RocePacket::parse(udp_payload) {
             Ok(pkt) => {
                 let v = match self.params.flow.kind {
-                    FlowKind::Requests => {
-                        self.csf
-                            .on_roce_packet(now, &pkt, udp_payload, rdma_mtu, io)
-                    }
+                    FlowKind::Requests => self.csf.on_roce_packet(now, &pkt, udp_payload, mtu, io),
                     FlowKind::Responses if pkt.info.role == PsnRole::Response => {
                         self.csf.on_source(now, pkt.bth.psn, 1, udp_payload, io)
                     }
                     FlowKind::Responses => SourceVerdict::NotSource,
                 };
+                if v != SourceVerdict::NotSource {
+                    self.mtu.observe(&pkt);
+                }
                 if self.csf.counters().blocks_opened != opened {
                     // The source opened a block (at its PSN or before it).
                     let start = self.csf.open_block().map_or(pkt.bth.psn, |b| b.0);
@@ -268,14 +288,34 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 }
                 v
             }
-            Err(_) => self.csf.on_roce(now, udp_payload, rdma_mtu, io),
+            Err(_) => self.csf.on_roce(now, udp_payload, mtu, io),
         };
+        self.follow_t(now, io.sink);
         self.log_repairs(now);
         verdict
     }
 
+    /// Proposes the configuration in use again with the T the flow's MTU
+    /// calls for, once it differs, the flow is established, the limits
+    /// allow it and no other proposal is on its way (else at a later
+    /// packet).
+    fn follow_t<K: Sink + ?Sized>(&mut self, now: Nanos, sink: &mut K) {
+        let t = self.mtu.t();
+        let Some(c) = self.csf.config() else {
+            return;
+        };
+        if c.t == t || !self.protected || self.neg.pending_config().is_some() {
+            return;
+        }
+        let allowed = self.limits.is_some_and(|l| l.allows(&FecConfig { t, ..c }));
+        if allowed && self.propose(now, c.k, c.m, c.scheme, sink).is_ok() {
+            self.counters.t_changes = self.counters.t_changes.saturating_add(1);
+        }
+    }
+
     /// A RoCEv2 packet of the reverse direction: RDMA acknowledgments
-    /// release retained blocks, and configurations no block uses any more.
+    /// release retained blocks, and configurations no block uses any more;
+    /// READ responses show the connection's RDMA MTU too.
     /// Nothing acknowledges responses: a response flow's blocks are given up
     /// by age ([`CsfParams::give_up_after`]).
     pub fn on_reverse<S: SourceStore + ?Sized>(
@@ -285,7 +325,16 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         store: &mut S,
     ) {
         if self.params.flow.kind == FlowKind::Requests {
-            self.csf.on_roce_reverse(now, udp_payload, store);
+            if let Ok(pkt) = RocePacket::parse(udp_payload) {
+                // READ responses are of the same connection: a FIRST or
+                // MIDDLE one shows its MTU (a READ-only flow has no other).
+                if pkt.info.role == PsnRole::Response {
+                    self.mtu.observe(&pkt);
+                }
+                if let Some(p) = pkt.acked_through() {
+                    self.csf.on_rdma_ack(now, p, store);
+                }
+            }
         }
         self.release_configs();
     }
@@ -441,6 +490,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         store: &mut S,
     ) {
         self.csf.set_flow_id(flow_id);
+        self.csf.set_max_open_blocks(limits.max_open_blocks);
         self.follow_rtt();
         self.limits = Some(limits);
         self.protected = true;
@@ -514,7 +564,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             scheme,
             k,
             m,
-            t: self.params.t,
+            t: self.mtu.t(),
         };
         let r = if self.neg.pending_config().is_some() {
             Err(ProposeError::Busy)
@@ -808,6 +858,11 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// The RTT estimator (samples, RTTVAR).
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
+    }
+
+    /// The flow's RDMA MTU (learned or estimated) and the T it calls for.
+    pub fn mtu(&self) -> &FlowMtu {
+        &self.mtu
     }
 
     /// Block time the policy's hysteresis uses (measured, else the hint).

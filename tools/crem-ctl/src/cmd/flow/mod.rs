@@ -63,6 +63,15 @@ JSON (-j):
       last-msg-ms      u64, milliseconds since a message from the peer
                        last reached the flow (absent: none yet, e.g. a
                        sender flow whose HELLO is unanswered)
+      rdma-mtu         u32, the RDMA connection's MTU in octets of payload:
+                       a sender flow learns it from its packets (a FIRST
+                       or MIDDLE packet carries exactly one MTU; until one
+                       is seen, the largest its link allows) and sizes T
+                       to it unless symbol-len is configured; a receiver
+                       flow has its HELLO's, then what its FIRST or MIDDLE
+                       packets show
+      rdma-mtu-exact   u8, sender flows: 1 once rdma-mtu was seen in a
+                       FIRST or MIDDLE packet, 0 while it is an estimate
     An attribute the module did not send is an absent key; an enum value
     this crem-ctl does not know is printed as its number.";
 
