@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """make demo: the same RDMA transfers over the emulated lossy long link without
-CREM, with CREM (fixed k/m) and with CREM adaptive, as one comparison table
+CREM (rxe's go-back-N), with CREM (fixed k/m; coded retransmission, selective
+repeat or both) and with CREM adaptive, as one comparison table
 plus results/demo-<UTC timestamp>.json and, beside it, its figure
 (demo-<UTC timestamp>.png and .svg, drawn by vm/plot.py).
 
 Cells, each one boot of the three-VM topology (vm/topo.sh), for each RTT:
   off      @ 0%      the loss-free reference (always run, once per RTT)
   off      @ LOSS    rxe's own go-back-N over the lossy link, no crem.ko
-  fixed    @ LOSS    crem.ko in the WAN VM, both gateways protect A<->B, k/m fixed
+  fixed    @ LOSS    crem.ko in the WAN VM, both gateways protect A<->B, k/m
+                     fixed; losses past the repairs: coded retransmission
   adaptive @ LOSS    the same with adaptive redundancy
+  sr       @ LOSS    fixed k/m; losses past the repairs: selective repeat (the
+                     CRF's T/C AETH reports, answered with Source Copy)
+  both     @ LOSS    fixed k/m; coded retransmission and selective repeat
 --loss and --rtt take comma-separated lists (--loss 0,0.1,0.5,1,2,5 --rtt
 10,50): every mode runs at every loss, for every RTT, in that order (RTT,
 then loss, then mode). Before each cell a progress line on stderr says which
@@ -30,6 +35,8 @@ Columns:
   restored       packets the CRFs rebuilt from repairs (gateway totals)
   overhead       repair octets / source octets at the CSFs
   coded retx     coded retransmission symbols sent on request
+  src copies     Source Copy symbols sent (answers to T/C AETH reports, i.e.
+                 selective repeat, and to FALLBACK requests)
   fallbacks      blocks handed back to rxe's go-back-N
 CREM's counters come from `crem-ctl -j stats` totals of both gateways, read
 once at the end of the boot: they cover both tests of a cell, so the write_bw
@@ -62,7 +69,15 @@ import plot  # noqa: E402  (vm/plot.py: the figure; matplotlib only when drawing
 
 TOP = os.path.dirname(HERE)
 TESTS = ("write_bw", "rping")
-MODES = ("off", "fixed", "adaptive")
+MODES = ("off", "fixed", "adaptive", "sr", "both")
+# What topo.sh configures the gateways with in each CREM mode: --crem (k/m
+# fixed or adaptive) and --recovery (what recovers losses past the repairs).
+CREM_MODES = {
+    "fixed": ("fixed", "coded"),
+    "adaptive": ("adaptive", "coded"),
+    "sr": ("fixed", "selective-repeat"),
+    "both": ("fixed", "both"),
+}
 
 
 def log(msg):
@@ -84,8 +99,10 @@ def run_cell(args, bins, cell, head):
            "--iters", str(args.iters), "--trials", str(args.trials),
            "--tmo", str(args.timeout), "--tests", ":".join(TESTS)]
     if mode != "off":
-        cmd += ["--gw-module", bins["module"], "--crem", mode, "--ctl", bins["ctl"],
-                "--k", str(args.k), "--m", str(args.m), "--hold", str(args.hold)]
+        crem, recovery = CREM_MODES[mode]
+        cmd += ["--gw-module", bins["module"], "--crem", crem, "--recovery", recovery,
+                "--ctl", bins["ctl"], "--k", str(args.k), "--m", str(args.m),
+                "--hold", str(args.hold)]
     log(f"{head}: {name}: {args.trials} x ({', '.join(TESTS)}), "
         f"timeout {args.timeout} s each; logs in {out}")
     t0 = time.monotonic()
@@ -143,7 +160,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "connect_retries": s["connect_retries"],
             "verified": s["verified"],
             "lost_packets": lost,
-            "restored": None, "coded_retx_symbols": None, "fallbacks": None,
+            "restored": None, "coded_retx_symbols": None, "source_copies": None, "fallbacks": None,
             "repair_overhead": None,
             "counters_scope": "cell",
             "wan_cpu_us_per_fwd_packet": results.fwd_cost(out),
@@ -159,6 +176,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
                 "restored": tot.get("restored", 0),
                 "restored_by_kind": by_kind,
                 "coded_retx_symbols": tot.get("coded-retx", 0),
+                "source_copies": tot.get("source-copies", 0),
                 "fallbacks": tot.get("fallbacks", 0),
                 "repair_overhead": results.repair_overhead(tot),
                 "crem_totals": tot,
@@ -188,7 +206,8 @@ def print_table(args, runs):
     for rtt in sorted({r["rtt_ms"] for r in runs}):
         print_rtt_table(args, rtt, [r for r in runs if r["rtt_ms"] == rtt])
     print("lost: netem drops per boot, both directions; restored/overhead/coded retx/"
-          "fallbacks: both gateways, per cell (shared by its two rows); '-': no CREM")
+          "src copies/fallbacks: both gateways, per cell (shared by its two rows); "
+          "'-': no CREM")
     for r in runs:
         if r["not_completed"] or r["connect_retries"]:
             print(f"{r['mode']} {r['test']} @ {r['loss_pct']:g}%, rtt {r['rtt_ms']} ms: "
@@ -208,7 +227,7 @@ def print_rtt_table(args, rtt, runs):
     cols = [("mode", 9, "<"), ("test", 9, "<"), ("loss%", 6, ">"), ("goodput Mb/s", 13, ">"),
             ("vs 0%", 7, ">"), ("time s", 8, ">"), ("done", 6, ">"), ("verified", 9, ">"),
             ("lost", 6, ">"), ("restored", 9, ">"), ("overhead", 9, ">"),
-            ("coded retx", 11, ">"), ("fallbacks", 10, ">")]
+            ("coded retx", 11, ">"), ("src copies", 11, ">"), ("fallbacks", 10, ">")]
     hdr = "".join(f"{n:{a}{w}}" for n, w, a in cols)
     print(hdr)
     print("-" * len(hdr))
@@ -220,7 +239,7 @@ def print_rtt_table(args, rtt, runs):
                     ("yes" if r["verified"] else "no") if r["test"] == "rping" else "n/a",
                     dash(r["lost_packets"]), dash(r["restored"]),
                     dash(r["repair_overhead"], "{:.3f}"), dash(r["coded_retx_symbols"]),
-                    dash(r["fallbacks"])]
+                    dash(r["source_copies"]), dash(r["fallbacks"])]
             print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
 
 
@@ -298,7 +317,8 @@ def make_parser():
     p.add_argument("--m", type=int, default=2, help="CREM repairs per block (default 2)")
     p.add_argument("--hold", type=int, default=30000, help="CRF hold time in us (default 30000)")
     p.add_argument("--modes", default=",".join(MODES),
-                   help="comma-separated modes for the lossy cells (default off,fixed,adaptive); "
+                   help="comma-separated modes for the lossy cells (default "
+                        "off,fixed,adaptive,sr,both); "
                         "the loss-free off reference always runs")
     p.add_argument("--module", default=os.path.join(TOP, "crem.ko"),
                    help="crem.ko for the gateways (default: the repo's, built by make module)")

@@ -14,7 +14,8 @@ import json
 import os
 import sys
 
-CELLS = {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)}
+CELLS = {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0), ("sr", 1.0),
+         ("both", 1.0)}
 # Each figure file by the signature its format starts with (an SVG after
 # matplotlib's XML declaration and DOCTYPE).
 FIGURE = ((".png", b"\x89PNG\r\n\x1a\n", "a PNG image"), (".svg", b"<svg", "an SVG image"))

@@ -18,12 +18,17 @@
 #          (its off cells; make check runs it as demo-short). At the end
 #          gwa's sender flows are deleted: gwb must notify flow-change
 #          close-received.
+#          A third boot runs selective repeat (recovery selective-repeat):
+#          transfers complete and verify, the CRFs send T/C AETH reports
+#          and no REPAIR_REQUEST, ordinary repairs still restore.
 #   burst: Gilbert-Elliott bursts longer than m = 2: coded retransmissions
 #          recover them (coded-retx > 0, restored > 0), and the coded
 #          symbols sent are fewer than the lost packets their requests named
 #          (coded-retx < coded-retx-lost: the repairs the CRF already held
 #          count, M = X - r + delta); each test completes at least once and
 #          every completed rping verifies (incomplete ones are reported).
+#          A second boot runs both recoveries (recovery both): T/C AETH
+#          reports are sent and answered with Source Copy.
 #   host:  host mode (crem.ko on the rxe hosts, no gateway CREM), fixed k=16
 #          m=2, 1% loss: transfers complete and verify, the hosts restore
 #          packets at LOCAL_IN, at most 10% of restorations fail the ICRC;
@@ -31,10 +36,10 @@
 #   jumbo: gateway mode, fixed k=16 m=2, 1% loss, with links of MTU 9000:
 #          first everywhere (rxe's RDMA MTU 4096), then on the gateways
 #          only (the hosts at 1500 use 1024). Every transfer completes and
-#          verifies, packets are restored, and every sender flow that coded
-#          sources shows the RDMA MTU its packets carry (4096, then 1024,
-#          seen in FIRST/MIDDLE packets) with T sized to it (4134, 1062);
-#          each receiver flow has the same MTU from its HELLO. Before stop
+#          verifies, packets are restored, and every flow of 200 packets
+#          or more shows the RDMA MTU its packets carry (4096, then 1024,
+#          seen in FIRST/MIDDLE packets) with T sized to it (4134, 1062),
+#          sender and receiver alike. Before stop
 #          30 every flow assumed 1024 (T 1062): a 4096-octet packet was
 #          oversize and passed unprotected.
 #   adversarial: 1% loss; every 3rd coded REPAIR corrupted in flight (module
@@ -156,6 +161,20 @@ case $case_ in
     # wan.sh deletes gwa's sender flows at the end: gwb's receivers report it.
     check "flow del at gwa: gwb notifies flow-change close-received, reason 0 (normal termination)" \
       "grep -q '\"event\":\"close-received\",\"close-reason\":0' $out/crem/events.gwb.log"
+    # Selective repeat instead of coded retransmission (issue 13 #6): the
+    # CRFs send T/C AETH reports, never a REPAIR_REQUEST, and the CSFs
+    # answer the PSNs a report shows lost with Source Copy.
+    topo "$out/sr" --crem fixed --loss 1 --recovery selective-repeat --tests $t $w
+    tc=$(gw "$out/sr" msgs-out-by-type.tc-aeth)
+    say "selective repeat, 1% loss: write_bw $(mbps "$out/sr" write_bw) Mb/s" \
+      "($(ratio "$(mbps "$out/sr" write_bw)" "$ref") of CREM loss-free), T/C AETH reports $tc," \
+      "Source Copies $(gw "$out/sr" totals.source-copies), restored $(gw "$out/sr" totals.restored)," \
+      "requests $(gw "$out/sr" totals.requests-sent), fallbacks $(gw "$out/sr" totals.fallbacks)"
+    connections "selective repeat" "$out/sr"
+    check "selective repeat: every transfer completed and verified" "all_done $out/sr && all_verified $out/sr"
+    check "selective repeat: T/C AETH reports sent, no REPAIR_REQUEST" \
+      "[ $tc -gt 0 ] && [ \$(gw $out/sr totals.requests-sent) = 0 ]"
+    check "selective repeat: packets restored by the ordinary repairs" "[ \$(gw $out/sr totals.restored) -gt 0 ]"
     ;;
   burst)
     # netem gemodel p r 1-h 1-k: bursts of ~4 packets (r = 25%), 0.5% entry.
@@ -173,6 +192,18 @@ case $case_ in
     check "bursts: coded retransmission used" "[ $retx -gt 0 ]"
     check "bursts: packets restored" "[ $restored -gt 0 ]"
     check "bursts: coded symbols < the lost packets they answered" "[ $retx -lt $named ]"
+    # Both recoveries (issue 13 #6): coded retransmission and selective
+    # repeat side by side on the same bursts.
+    topo "$out/both" --crem fixed --m 2 --burst 0.5:25:100:0 --recovery both --tests write_bw:rping_bulk \
+      --trials 2
+    tc=$(gw "$out/both" msgs-out-by-type.tc-aeth) sc=$(gw "$out/both" totals.source-copies)
+    say "bursts, both: T/C AETH reports $tc, Source Copies $sc, coded-retx $(gw "$out/both" totals.coded-retx)," \
+      "restored $(gw "$out/both" totals.restored), fallbacks $(gw "$out/both" totals.fallbacks)"
+    say "bursts, both: $(res count "$out/both" completed=0) of $(res count "$out/both") transfers did not complete"
+    connections "bursts, both" "$out/both"
+    check "bursts, both: transfers completed, every completed rping verified" \
+      "res has $out/both test=write_bw completed=1 && res has $out/both test=rping_bulk completed=1 && completed_verified $out/both"
+    check "bursts, both: T/C AETH reports answered with Source Copy" "[ $tc -gt 0 ] && [ $sc -gt 0 ]"
     ;;
   host)
     # Host b unloads crem.ko once the last transfer's data flows: teardown
@@ -212,11 +243,14 @@ case $case_ in
   jumbo)
     topo "$out/j" --crem fixed --loss 1 --mtu 9000 --tests write_bw:rping_bulk
     topo "$out/g" --crem fixed --loss 1 --gw-mtu 9000 --tests write_bw:rping_bulk
-    # mtus DIR SIDE: "rdma-mtu/exact/symbol-len" of gwa's and gwb's flows of
-    # SIDE that saw traffic, one line each (sorted, counted).
-    mtus() { python3 - "$1" "$2" <<'PY'
+    # mtus DIR SIDE MIN: "rdma-mtu/exact/symbol-len" of gwa's and gwb's
+    # flows of SIDE with at least MIN sources (CSF) or received (CRF)
+    # packets, with how many flows have each. A flow that only ever carried
+    # single-packet messages (rping's control SENDs) shows no MTU: it keeps
+    # its estimate; the bulk transfers' flows carry thousands of packets.
+    mtus() { python3 - "$1" "$2" "$3" <<'PY'
 import collections, json, sys
-d, side = sys.argv[1:]
+d, side, least = sys.argv[1], sys.argv[2], int(sys.argv[3])
 seen = collections.Counter()
 for gw in ("gwa", "gwb"):
     try:
@@ -225,23 +259,24 @@ for gw in ("gwa", "gwb"):
         continue
     for f in flows:
         busy = f.get("stats", {}).get("sources", 0) or f.get("stats", {}).get("received", 0)
-        if f.get("side") == side and busy:
+        if f.get("side") == side and busy >= least:
             seen[f"{f.get('rdma-mtu')}/{f.get('rdma-mtu-exact', '-')}/{f.get('symbol-len')}"] += 1
 print(" ".join(f"{k}x{n}" for k, n in sorted(seen.items())) or "none")
 PY
     }
     for c in j:4096:4134 g:1024:1062; do
       d=$out/${c%%:*} m=$(echo $c | cut -d: -f2) t=${c##*:}
-      csf=$(mtus $d csf) crf=$(mtus $d crf)
-      say "jumbo ${c%%:*}: sender flows (rdma-mtu/exact/T x count) $csf; receiver flows $crf;" \
+      csf=$(mtus $d csf 200) crf=$(mtus $d crf 200)
+      say "jumbo ${c%%:*}: flows with 200 packets or more: sender (rdma-mtu/exact/T x count) $csf;" \
+        "receiver $crf; all sender flows $(mtus $d csf 1);" \
         "restored=$(gw $d totals.restored) unprotected=$(gw $d totals.unprotected) icrc-failures=$(gw $d totals.icrc-failures)"
       connections "jumbo ${c%%:*}" "$d"
       check "MTU $m: every transfer completed and verified" "all_done $d && all_verified $d"
       check "MTU $m: packets restored" "[ \"\$(gw $d totals.restored)\" -gt 0 ]"
-      check "MTU $m: every busy sender flow learned $m and codes with T $t" \
-        "echo '$csf' | grep -Eq '^($m/1/$t x[0-9]+ ?)+\$'"
-      check "MTU $m: every busy receiver flow has the HELLO's $m" \
-        "echo '$crf' | grep -Eq '^($m/-/$t x[0-9]+ ?)+\$'"
+      check "MTU $m: every sender flow of 200 packets or more learned $m and codes with T $t" \
+        "echo '$csf' | grep -Eq '^($m/1/${t}x[0-9]+ ?)+\$'"
+      check "MTU $m: every receiver flow of 200 packets or more took $m from its packets, T $t" \
+        "echo '$crf' | grep -Eq '^($m/-/${t}x[0-9]+ ?)+\$'"
     done
     ;;
   adversarial)

@@ -42,6 +42,8 @@ MODE_STYLE = {
     "off": ("off (rxe go-back-N, no CREM)", "tab:gray"),
     "fixed": ("CREM fixed k/m", "tab:blue"),
     "adaptive": ("CREM adaptive", "tab:orange"),
+    "sr": ("CREM fixed k/m, selective repeat", "tab:green"),
+    "both": ("CREM fixed k/m, coded + selective repeat", "tab:purple"),
 }
 # A simulated document's (crem-sim --demo, "simulation": true): the same
 # colours, every label saying simulated.

@@ -3,7 +3,7 @@
 # eth0 (toward A) lives in netns gwa, eth1 (toward B) in netns gwb; the veth
 # pair wa/wb is the long lossy segment, with netem on both egresses.
 # Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= mtu= module= stop=FLAGFILE
-#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (gateway protection)
+#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery=  (gateway protection)
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
 . "$(dirname "$0")/common.sh"
@@ -43,7 +43,8 @@ crem=${arg_crem:-off}
 if [ "$crem" != off ]; then
   [ -n "${arg_module:-}" ] && [ -x "${arg_ctl:-}" ] || { log "crem=$crem needs module= and ctl="; exit 1; }
   adaptive=off; [ "$crem" = adaptive ] && adaptive=on
-  set -- port 7470 role gateway adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} hold ${arg_hold_us:-30000}
+  set -- port 7470 role gateway adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} hold ${arg_hold_us:-30000} \
+    recovery ${arg_recovery:-coded}
   # gwa's own LAN address stands for an on-path Path Reporter (see the
   # PATH_REPORTs at the end).
   ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $GWA_LAN || exit 1

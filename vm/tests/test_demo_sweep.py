@@ -32,7 +32,7 @@ class SweepArguments(unittest.TestCase):
         self.assertEqual((args.loss, args.rtt), ([1.0], [10]))
         self.assertEqual(demo.sweep(args.rtt, args.loss, demo.MODES),
                          [("off", 0.0, 10), ("off", 1.0, 10), ("fixed", 1.0, 10),
-                          ("adaptive", 1.0, 10)])
+                          ("adaptive", 1.0, 10), ("sr", 1.0, 10), ("both", 1.0, 10)])
 
     def test_lists(self):
         self.assertEqual(parse("--loss", "0,0.1,0.5,1,2,5").loss, [0.0, 0.1, 0.5, 1.0, 2.0, 5.0])
@@ -51,13 +51,14 @@ class SweepArguments(unittest.TestCase):
 
     def test_sweep_cells(self):
         cells = demo.sweep([10, 50], [0.0, 0.1, 0.5, 1.0, 2.0, 5.0], demo.MODES)
-        self.assertEqual(len(cells), 2 * (6 * 3))  # off @ 0 is the reference, once per RTT
+        self.assertEqual(len(cells), 2 * (6 * 5))  # off @ 0 is the reference, once per RTT
         self.assertEqual(len(set(cells)), len(cells))
         self.assertEqual([c for c in cells if c[:2] == ("off", 0.0)],
                          [("off", 0.0, 10), ("off", 0.0, 50)])
-        self.assertEqual(cells[:5], [("off", 0.0, 10), ("fixed", 0.0, 10), ("adaptive", 0.0, 10),
-                                     ("off", 0.1, 10), ("fixed", 0.1, 10)])
-        self.assertEqual(cells[18], ("off", 0.0, 50))
+        self.assertEqual(cells[:7], [("off", 0.0, 10), ("fixed", 0.0, 10), ("adaptive", 0.0, 10),
+                                     ("sr", 0.0, 10), ("both", 0.0, 10), ("off", 0.1, 10),
+                                     ("fixed", 0.1, 10)])
+        self.assertEqual(cells[30], ("off", 0.0, 50))
         # --modes fixed: the off reference still runs first.
         self.assertEqual(demo.sweep([10], [1.0, 2.0], ["fixed"]),
                          [("off", 0.0, 10), ("fixed", 1.0, 10), ("fixed", 2.0, 10)])
@@ -138,7 +139,10 @@ class ShortDemo(unittest.TestCase):
         def boot(args, bins, cell, head):
             heads.append(head)
             mode, loss, rtt = cell
-            d = next(d for m, x, d in CELLS if (m, x) == (mode, loss))
+            # The recording has no sr or both cell: the fixed one's files
+            # stand in (read_cell labels them with the cell's mode).
+            rec = {"sr": "fixed", "both": "fixed"}.get(mode, mode)
+            d = next(d for m, x, d in CELLS if (m, x) == (rec, loss))
             return demo.read_cell(args, mode, loss, rtt, d)
 
         argv = ["demo.py", "--trials", "1", "--iters", "20", "--timeout", "60",
@@ -153,20 +157,21 @@ class ShortDemo(unittest.TestCase):
 
     def test_main(self):
         out, err, tmp, heads = self.run_main(fake_figure)
-        self.assertEqual(len(heads), 4)
-        self.assertRegex(heads[0], r"^cell 1/4, \d+s elapsed, time left \?$")
-        self.assertRegex(heads[3], r"^cell 4/4, \d+s elapsed, about \d+s left$")
+        self.assertEqual(len(heads), 6)
+        self.assertRegex(heads[0], r"^cell 1/6, \d+s elapsed, time left \?$")
+        self.assertRegex(heads[5], r"^cell 6/6, \d+s elapsed, about \d+s left$")
         self.assertRegex(out, re.compile(r"^mode .*goodput Mb/s", re.M))
         [path] = glob.glob(os.path.join(tmp, "demo-*.json"))
         with open(path) as f:
             runs = json.load(f)["runs"]
         self.assertEqual({(r["mode"], r["loss_pct"]) for r in runs},
-                         {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0)})
-        self.assertEqual(len(runs), 8)
+                         {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0),
+                          ("sr", 1.0), ("both", 1.0)})
+        self.assertEqual(len(runs), 12)
         # vm/check.sh demo_short's check, as it makes it.
         base = path[:-len(".json")]
         self.assertEqual(demo_short_check.check(tmp),
-                         f"{path}: 8 rows; figure {base}.png and .svg")
+                         f"{path}: 12 rows; figure {base}.png and .svg")
 
     def test_no_figure_fails_demo_short(self):
         # The demo itself succeeds without its figure (one line on stderr);

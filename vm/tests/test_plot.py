@@ -55,14 +55,14 @@ def not_completed(run):
 
 def sweep_doc():
     """The recorded run as if swept: every lossy cell again at 2 % and 5 %,
-    off @ 2 % with no completed trial, a later mode "sr", and all of it
+    off @ 2 % with no completed trial, a later mode "fec2" (not in MODE_STYLE), and all of it
     again at 50 ms RTT."""
     doc = recorded()
     lossy = [r for r in doc["runs"] if r["loss_pct"] == 1.0]
     extra = [dict(copy.deepcopy(r), loss_pct=x) for x in (2.0, 5.0) for r in lossy]
     extra = [not_completed(r) if (r["mode"], r["loss_pct"]) == ("off", 2.0) else r
              for r in extra]
-    sr = [dict(copy.deepcopy(r), mode="sr") for r in lossy + extra if r["mode"] == "fixed"]
+    sr = [dict(copy.deepcopy(r), mode="fec2") for r in lossy + extra if r["mode"] == "fixed"]
     runs = doc["runs"] + extra + sr
     doc["runs"] = runs + [dict(copy.deepcopy(r), rtt_ms=50) for r in runs]
     return doc
@@ -148,11 +148,11 @@ class Prepare(unittest.TestCase):
         self.assertEqual((prep["rtts"], prep["losses"]), ([10, 50], [0.0, 1.0, 2.0, 5.0]))
         self.assertEqual(len(prep["panels"]), 4)  # (10, 50) x (write_bw, rping)
         modes = {m: (label, colour) for m, label, colour in prep["modes"]}
-        self.assertEqual(list(modes), ["off", "fixed", "adaptive", "sr"])  # known ones first
-        self.assertEqual(modes["sr"][0], "sr")
+        self.assertEqual(list(modes), ["off", "fixed", "adaptive", "fec2"])  # known ones first
+        self.assertEqual(modes["fec2"][0], "fec2")
         self.assertEqual(len({c for _, c in modes.values()}), 4)  # a colour each
         for rtt in (10, 50):
-            sr = line(panel(prep, "write_bw", rtt), "sr")
+            sr = line(panel(prep, "write_bw", rtt), "fec2")
             self.assertEqual([p["loss"] for p in sr["points"]], [1.0, 2.0, 5.0])
             self.assertEqual(panel(prep, "write_bw", rtt)["reference"]["goodput"], 2.054)
         self.assertIn("rtt 10, 50 ms", prep["title"])

@@ -371,10 +371,10 @@ class DemoTable(unittest.TestCase):
         self.assertTrue(lines[2].startswith("mode     test      loss% goodput Mb/s"))
         row = next(x for x in lines if x.startswith("fixed    write_bw"))
         self.assertEqual(row.split(), ["fixed", "write_bw", "1", "1.873", "0.91", "5.60", "1/1",
-                                       "n/a", "41", "14", "0.175", "0", "2"])
+                                       "n/a", "41", "14", "0.175", "0", "1", "2"])
         row = next(x for x in lines if x.startswith("off      rping         0"))
         self.assertEqual(row.split()[3:8], ["0.221", "1.00", "7.40", "1/1", "yes"])
-        self.assertEqual(row.split()[8:], ["0", "-", "-", "-", "-"])
+        self.assertEqual(row.split()[8:], ["0", "-", "-", "-", "-", "-"])
 
 
 if __name__ == "__main__":
