@@ -1173,3 +1173,40 @@ fn the_csf_retains_no_more_blocks_than_the_crf_holds_open() {
     assert_eq!(p.snd.csf().blocks_held(), 16);
     assert_eq!(p.snd.csf_counters().given_up_ring, 40 - 16);
 }
+
+/// A request flow takes RTT samples from the RDMA acknowledgments it sees:
+/// one PSN timed at a time, from its source to the ACK that covers it. The
+/// pair's messages cross in no time (HELLO and PARAM_UPDATE measure 10 µs,
+/// the floor), while its ACKs come 2 ms after their packets: the SRTT
+/// follows the ACKs. A PSN sent again while timed gives no sample.
+#[test]
+fn rdma_acks_time_the_srtt() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(flow_util::sender_params(16, 2, 10 * MS))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.start();
+    for i in 0..1000u32 {
+        p.now = 100 * US * u64::from(i + 1);
+        p.source(i, false);
+        if i >= 20 {
+            p.rdma_ack(i - 20);
+        }
+    }
+    let n = p.snd.counters().ack_rtt_samples;
+    assert!((40..=50).contains(&n), "{n} samples");
+    let srtt = p.snd.srtt();
+    assert!((1_900 * US..=2_100 * US).contains(&srtt), "srtt {srtt}");
+    // Go-back-N from PSN 990 while 995 is timed: its ACK is no sample.
+    let timed = p.snd.ack_probe_timed();
+    p.now += 100 * US;
+    let before = p.snd.counters().ack_rtt_samples;
+    if let Some((psn, _)) = timed {
+        p.source(psn.value().wrapping_sub(3), false);
+        p.now += 5 * MS;
+        p.rdma_ack(psn.value());
+        assert_eq!(p.snd.counters().ack_rtt_samples, before);
+    } else {
+        panic!("no PSN timed");
+    }
+}

@@ -36,6 +36,7 @@
 //! [`Policy`]: super::policy::Policy
 //! [`crf::MAX_CONFIGS`]: super::crf::MAX_CONFIGS
 
+mod ack_probe;
 mod config_book;
 mod init;
 mod mtu;
@@ -43,6 +44,7 @@ mod receiver;
 mod repair_log;
 mod sender;
 
+pub use self::ack_probe::AckProbe;
 pub use self::mtu::FlowMtu;
 pub use self::receiver::{ReceiverCounters, ReceiverEvent, ReceiverFlow, ReceiverParams};
 pub use self::sender::{PinError, SenderCounters, SenderEvent, SenderFlow, SenderParams};

@@ -9,6 +9,7 @@ use super::super::csf::Csf;
 use super::super::loss_window::LossWindow;
 use super::super::policy::Policy;
 use super::super::rtt::RttEstimator;
+use super::ack_probe::AckProbe;
 use super::config_book::ConfigBook;
 use super::receiver::{ReceiverCounters, ReceiverFlow, ReceiverParams};
 use super::repair_log::RepairLog;
@@ -47,6 +48,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             addr_of_mut!((*slot).last_open).write(None);
             addr_of_mut!((*slot).pinned).write(false);
             addr_of_mut!((*slot).mtu).write(Self::flow_mtu(&params));
+            addr_of_mut!((*slot).ack_probe).write(AckProbe::new());
             addr_of_mut!((*slot).counters).write(SenderCounters::default());
         }
     }

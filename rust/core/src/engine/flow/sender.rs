@@ -14,6 +14,7 @@ use super::super::negotiation::{
 use super::super::policy::{BreakerEvent, BreakerState, Change, LossClass, Policy, PolicyConfig};
 use super::super::rtt::RttEstimator;
 use super::super::{FecConfig, Limits, Nanos, Sink};
+use super::ack_probe::AckProbe;
 use super::mtu::FlowMtu;
 use super::repair_log::RepairLog;
 use super::FlowState;
@@ -123,6 +124,8 @@ pub struct SenderCounters {
     /// Configurations proposed again for a new T (the flow's RDMA MTU
     /// changed, see [`FlowMtu`]).
     pub t_changes: u64,
+    /// RTT samples taken from RDMA acknowledgments ([`AckProbe`]).
+    pub ack_rtt_samples: u64,
 }
 
 /// The sender side of one protected flow, sans-I/O. `BLOCKS` and `ACC` are
@@ -150,6 +153,8 @@ pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
     pub(super) pinned: bool,
     /// The RDMA MTU (READ spans) and the T configurations use.
     pub(super) mtu: FlowMtu,
+    /// A request PSN timed until the RDMA ACK covers it (RTT samples).
+    pub(super) ack_probe: AckProbe,
     pub(super) counters: SenderCounters,
 }
 
@@ -181,6 +186,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
             last_open: None,
             pinned: false,
             mtu: Self::flow_mtu(&params),
+            ack_probe: AckProbe::new(),
             counters: SenderCounters::default(),
         }
     }
@@ -272,7 +278,16 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         let verdict = match RocePacket::parse(udp_payload) {
             Ok(pkt) => {
                 let v = match self.params.flow.kind {
-                    FlowKind::Requests => self.csf.on_roce_packet(now, &pkt, udp_payload, mtu, io),
+                    FlowKind::Requests => {
+                        let fresh = self
+                            .csf
+                            .next_psn()
+                            .is_none_or(|np| !pkt.bth.psn.is_before(np));
+                        if pkt.is_source() {
+                            self.ack_probe.on_source(now, pkt.bth.psn, fresh);
+                        }
+                        self.csf.on_roce_packet(now, &pkt, udp_payload, mtu, io)
+                    }
                     FlowKind::Responses if pkt.info.role == PsnRole::Response => {
                         self.csf.on_source(now, pkt.bth.psn, 1, udp_payload, io)
                     }
@@ -333,6 +348,12 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                 }
                 if let Some(p) = pkt.acked_through() {
                     self.csf.on_rdma_ack(now, p, store);
+                    if let Some(rtt) = self.ack_probe.on_ack(now, p) {
+                        self.rtt.sample(rtt);
+                        let n = &mut self.counters.ack_rtt_samples;
+                        *n = n.saturating_add(1);
+                        self.follow_rtt();
+                    }
                 }
             }
         }
@@ -863,6 +884,11 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     /// The flow's RDMA MTU (learned or estimated) and the T it calls for.
     pub fn mtu(&self) -> &FlowMtu {
         &self.mtu
+    }
+
+    /// The request PSN timed for an RTT sample, and when it was sent.
+    pub fn ack_probe_timed(&self) -> Option<(Psn, Nanos)> {
+        self.ack_probe.timed()
     }
 
     /// Block time the policy's hysteresis uses (measured, else the hint).
