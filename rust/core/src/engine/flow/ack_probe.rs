@@ -6,13 +6,20 @@
 //! learn from; but the RDMA transport acknowledges its requests all the
 //! time, and those acknowledgments pass the CSF (they release retention).
 //! One PSN is timed at a time, as TCP timed one segment per round trip
-//! before timestamps: the first new PSN while none is timed, until an ACK,
-//! NAK or READ response covers it. Karn's rule: if the PSN (or one before
-//! it) is sent again meanwhile, the ACK may answer either copy and the
-//! probe is dropped. The sample includes the RDMA responder's acknowledgment
-//! delay and, for a packet CREM restored, the recovery time; the smoothing
-//! of [`super::super::rtt::RttEstimator`] takes it as TCP takes a delayed
-//! ACK. Response flows are acknowledged by nothing and take no samples.
+//! before timestamps: the first new PSN while none is timed. Only an
+//! acknowledgment that names that PSN itself (an ACK, NAK or READ response
+//! whose PSN it is) gives a sample: a responder acknowledges only some
+//! packets (rxe those that ask, or every few), and one acknowledgment
+//! covers every PSN before it, so an ACK of a later PSN would add the
+//! coalescing delay to the sample; such an ACK drops the probe instead, and
+//! the next new PSN is timed. It also keeps another QP's acknowledgments
+//! out: an ACK names the requester's QP, which a request does not carry, so
+//! every request flow of the address pair sees it, and only an exact PSN
+//! matches. Karn's rule: if the PSN (or one before it) is sent again
+//! meanwhile, the ACK may answer either copy and the probe is dropped. A
+//! sample of a packet CREM restored includes the recovery time; the
+//! smoothing of [`super::super::rtt::RttEstimator`] takes it. Response
+//! flows are acknowledged by nothing and take no samples.
 
 use super::super::super::psn::Psn;
 use super::super::Nanos;
@@ -40,14 +47,17 @@ impl AckProbe {
     }
 
     /// An acknowledgment of every PSN through `acked` arrived at `now`: the
-    /// RTT sample, if it covers the timed PSN (which is then no longer
-    /// timed).
+    /// RTT sample if it names the timed PSN; one that covers it without
+    /// naming it ends the probe without a sample.
     pub fn on_ack(&mut self, now: Nanos, acked: Psn) -> Option<Nanos> {
         let (p, sent) = self.timed?;
         if p.is_after(acked) {
             return None;
         }
         self.timed = None;
+        if p != acked {
+            return None;
+        }
         now.checked_sub(sent)
     }
 
@@ -69,10 +79,14 @@ mod tests {
         assert_eq!(a.timed(), Some((Psn::new(10), 100)));
         // An ACK before it is no sample.
         assert_eq!(a.on_ack(200, Psn::new(9)), None);
-        assert_eq!(a.on_ack(1_100, Psn::new(11)), Some(1_000));
+        assert_eq!(a.on_ack(1_100, Psn::new(10)), Some(1_000));
         assert_eq!(a.timed(), None);
         a.on_source(1_200, Psn::new(12), true);
         assert_eq!(a.timed(), Some((Psn::new(12), 1_200)));
+        // An ACK that covers it without naming it (coalesced, or another
+        // QP's) ends the probe without a sample.
+        assert_eq!(a.on_ack(5_000, Psn::new(14)), None);
+        assert_eq!(a.timed(), None);
     }
 
     #[test]
@@ -87,6 +101,7 @@ mod tests {
         assert_eq!(a.on_ack(500, Psn::new(12)), None);
         // Across the 24-bit wrap.
         a.on_source(600, Psn::new(0xff_fffe), true);
-        assert_eq!(a.on_ack(700, Psn::new(1)), Some(100));
+        assert_eq!(a.on_ack(650, Psn::new(0xff_fffd)), None);
+        assert_eq!(a.on_ack(700, Psn::new(0xff_fffe)), Some(100));
     }
 }
