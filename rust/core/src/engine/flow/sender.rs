@@ -13,7 +13,7 @@ use super::super::negotiation::{
 };
 use super::super::policy::{BreakerEvent, BreakerState, Change, LossClass, Policy, PolicyConfig};
 use super::super::rtt::RttEstimator;
-use super::super::{FecConfig, Limits, Nanos, Sink};
+use super::super::{FecConfig, Limits, Nanos, Sink, MS};
 use super::ack_probe::AckProbe;
 use super::mtu::FlowMtu;
 use super::repair_log::RepairLog;
@@ -284,7 +284,10 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
                             .next_psn()
                             .is_none_or(|np| !pkt.bth.psn.is_before(np));
                         if pkt.is_source() {
-                            self.ack_probe.on_source(now, pkt.bth.psn, fresh);
+                            // Unanswered for 4 SRTTs (at least 10 ms): lost.
+                            let expiry = self.srtt().saturating_mul(4).max(10 * MS);
+                            let (psn, ask) = (pkt.bth.psn, pkt.bth.ack_req);
+                            self.ack_probe.on_source(now, psn, fresh, ask, expiry);
                         }
                         self.csf.on_roce_packet(now, &pkt, udp_payload, mtu, io)
                     }
