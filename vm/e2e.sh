@@ -185,12 +185,18 @@ case $case_ in
     named=$(gw "$out/b" totals.coded-retx-lost)
     say "burst: coded-retx=$retx for $named lost packets requested, restored=$restored" \
       "requests=$(gw "$out/b" totals.requests-sent) fallbacks=$(gw "$out/b" totals.fallbacks)"
-    # The issue asks for recovery by coded retransmission here, not for every
-    # transfer to finish: rping's CM can still give up on a bad burst (rxe).
-    say "burst: $(res count "$out/b" completed=0) of $(res count "$out/b") transfers did not complete"
-    connections "burst" "$out/b"
-    check "bursts: transfers completed, every completed rping verified" \
-      "res has $out/b test=write_bw completed=1 && res has $out/b test=rping_bulk completed=1 && completed_verified $out/b"
+    # burst_done DIR LABEL: the transfers that did not complete are
+    # reported, not failed (the issue asks for recovery by coded
+    # retransmission here, not for every transfer to finish: rping's CM can
+    # still give up on a bad burst, rxe); each test completed once, and
+    # every completed rping verified.
+    burst_done() {
+      say "$2: $(res count "$1" completed=0) of $(res count "$1") transfers did not complete"
+      connections "$2" "$1"
+      check "$2: transfers completed, every completed rping verified" \
+        "res has $1 test=write_bw completed=1 && res has $1 test=rping_bulk completed=1 && completed_verified $1"
+    }
+    burst_done "$out/b" bursts
     check "bursts: coded retransmission used" "[ $retx -gt 0 ]"
     check "bursts: packets restored" "[ $restored -gt 0 ]"
     check "bursts: coded symbols < the lost packets they answered" "[ $retx -lt $named ]"
@@ -201,10 +207,7 @@ case $case_ in
     tc=$(gw "$out/both" msgs-out-by-type.tc-aeth) sc=$(gw "$out/both" totals.source-copies)
     say "bursts, both: T/C AETH reports $tc, Source Copies $sc, coded-retx $(gw "$out/both" totals.coded-retx)," \
       "restored $(gw "$out/both" totals.restored), fallbacks $(gw "$out/both" totals.fallbacks)"
-    say "bursts, both: $(res count "$out/both" completed=0) of $(res count "$out/both") transfers did not complete"
-    connections "bursts, both" "$out/both"
-    check "bursts, both: transfers completed, every completed rping verified" \
-      "res has $out/both test=write_bw completed=1 && res has $out/both test=rping_bulk completed=1 && completed_verified $out/both"
+    burst_done "$out/both" "bursts, both"
     check "bursts, both: T/C AETH reports answered with Source Copy" "[ $tc -gt 0 ] && [ $sc -gt 0 ]"
     ;;
   host)

@@ -1156,7 +1156,7 @@ fn a_read_only_flow_learns_its_mtu_from_the_responses() {
 
 /// The CRF announces Max Open Blocks 16 (its HELLO_ACK): the CSF, whose
 /// ring holds 64, retains no more than 16 blocks (older ones are given up
-/// as under ring pressure), where it kept 64 before.
+/// as under ring pressure), where before it kept all 40 sent.
 #[test]
 fn the_csf_retains_no_more_blocks_than_the_crf_holds_open() {
     let mut p = Pair::new(
