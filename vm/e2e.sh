@@ -27,6 +27,9 @@
 #          (coded-retx < coded-retx-lost: the repairs the CRF already held
 #          count, M = X - r + delta); each test completes at least once and
 #          every completed rping verifies (incomplete ones are reported).
+#          From captures at host a and after the WAN, gwa's coded symbols
+#          are also fewer than the a -> b source packets truly lost (not
+#          only than those its requests named: issue 13 #3).
 #          A second boot runs both recoveries (recovery both): T/C AETH
 #          reports are sent and answered with Source Copy.
 #   host:  host mode (crem.ko on the rxe hosts, no gateway CREM), fixed k=16
@@ -180,11 +183,16 @@ case $case_ in
     ;;
   burst)
     # netem gemodel p r 1-h 1-k: bursts of ~4 packets (r = 25%), 0.5% entry.
-    topo "$out/b" --crem fixed --m 2 --burst 0.5:25:100:0 --tests write_bw:rping_bulk --trials 2
+    # Captures at host a and after the WAN count a -> b's truly lost source
+    # packets apart from CREM's own counters (issue 13 #3).
+    topo "$out/b" --crem fixed --m 2 --burst 0.5:25:100:0 --tests write_bw:rping_bulk --trials 2 \
+      --capture 200000
     retx=$(gw "$out/b" totals.coded-retx) restored=$(gw "$out/b" totals.restored)
     named=$(gw "$out/b" totals.coded-retx-lost)
+    lost=$(res lost-sources "$out/b" 192.0.2.1 203.0.113.1) retx_a=$(res stats "$out/b" gwa totals.coded-retx)
     say "burst: coded-retx=$retx for $named lost packets requested, restored=$restored" \
-      "requests=$(gw "$out/b" totals.requests-sent) fallbacks=$(gw "$out/b" totals.fallbacks)"
+      "requests=$(gw "$out/b" totals.requests-sent) fallbacks=$(gw "$out/b" totals.fallbacks);" \
+      "a -> b: $lost source packets lost on the WAN (captures), gwa sent $retx_a coded symbols"
     # burst_done DIR LABEL: the transfers that did not complete are
     # reported, not failed (the issue asks for recovery by coded
     # retransmission here, not for every transfer to finish: rping's CM can
@@ -200,6 +208,8 @@ case $case_ in
     check "bursts: coded retransmission used" "[ $retx -gt 0 ]"
     check "bursts: packets restored" "[ $restored -gt 0 ]"
     check "bursts: coded symbols < the lost packets they answered" "[ $retx -lt $named ]"
+    check "bursts: a -> b, gwa's coded symbols < the source packets truly lost (captures)" \
+      "[ '$lost' != '?' ] && [ $retx_a -gt 0 ] && [ $retx_a -lt $lost ]"
     # Both recoveries (issue 13 #6): coded retransmission and selective
     # repeat side by side on the same bursts.
     topo "$out/both" --crem fixed --m 2 --burst 0.5:25:100:0 --recovery both --tests write_bw:rping_bulk \

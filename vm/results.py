@@ -17,6 +17,8 @@ Files read (all optional; a missing one reads as "unknown"):
   flows.NAME.json       `crem-ctl -j flow`: {"flow": [{..., "kind", "side",
                         "stats": {...}}]}
   cpu.wan               the WAN VM's busy jiffies before and after, and HZ
+  a.pcap, wan.pcap      topo.sh --capture: RoCEv2 at host a, and what
+                        crosses the WAN into gwb
   cm.N.log              host a's RDMA CM events (tracepoint
                         rdma_cma:cm_event_handler) of transfer N, each attempt
                         after a "# transfer N (TEST) attempt A, rc R" line
@@ -41,6 +43,9 @@ with a note on stderr; predicates answer by exit status):
   results.py completed-verified DIR  exit 0 iff every completed rping verified
   results.py restored-kind DIR KIND  restored by the gateways' CRF flows of KIND
                                    (requests, responses)
+  results.py lost-sources DIR SRC DST  RoCEv2 source transmissions SRC -> DST
+                                   in a.pcap and not in wan.pcap (topo.sh
+                                   --capture): what the WAN truly lost ("?")
   results.py fwd-cost DIR          us of WAN VM busy CPU per RoCEv2 packet the
                                    gateways forwarded ("?")
   results.py connections DIR       "N transfers never connected, M failed after
@@ -274,6 +279,92 @@ def counter(d, vm, key):
     return sum(kv.get(key, 0) for kv in netns_exit(d, vm))
 
 
+# ---- packet captures (topo.sh --capture) -----------------------------------
+
+ROCE_PORT = 4791
+# BTH opcodes that are no CREM source in either direction: ACKNOWLEDGE and CNP.
+NOT_SOURCES = (0x11, 0x81)
+
+
+def pcap_udp(path):
+    """(source, destination, UDP destination port, UDP payload) of every IPv4
+    UDP packet in the pcap file PATH (Ethernet, Linux cooked or raw IP link
+    type), or None if it cannot be read."""
+    import struct
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if len(data) < 24:
+        return None
+    magic = data[:4]
+    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
+        e = "<"
+    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        e = ">"
+    else:
+        return None
+    link = struct.unpack(e + "I", data[20:24])[0]
+    out, off = [], 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(e + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if link == 1:  # Ethernet, VLAN tags skipped
+            l3, et = 14, frame[12:14]
+            while et == b"\x81\x00" and len(frame) >= l3 + 4:
+                et, l3 = frame[l3 + 2:l3 + 4], l3 + 4
+            if et != b"\x08\x00":
+                continue
+        elif link == 113:  # Linux cooked
+            l3 = 16
+            if frame[14:16] != b"\x08\x00":
+                continue
+        elif link in (101, 228):  # raw IPv4
+            l3 = 0
+        else:
+            return None
+        ip = frame[l3:]
+        if len(ip) < 28 or ip[0] >> 4 != 4 or ip[9] != 17:
+            continue
+        ihl = (ip[0] & 15) * 4
+        udp = ip[ihl:]
+        if len(udp) < 8:
+            continue
+        out.append((".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])),
+                    struct.unpack(">H", udp[2:4])[0], udp[8:]))
+    return out
+
+
+def roce_sources(path, src, dst):
+    """The RoCEv2 source packets (anything but ACKs and CNPs) from SRC to DST
+    in a capture, as a multiset (collections.Counter) of (opcode, dest QP,
+    PSN): a packet sent twice counts twice. None if unreadable."""
+    import collections
+    pkts = pcap_udp(path)
+    if pkts is None:
+        return None
+    c = collections.Counter()
+    for s, d, port, bth in pkts:
+        if (s, d, port) == (src, dst, ROCE_PORT) and len(bth) >= 12 and bth[0] not in NOT_SOURCES:
+            c[(bth[0], int.from_bytes(bth[5:8], "big"), int.from_bytes(bth[9:12], "big"))] += 1
+    return c
+
+
+def lost_sources(d, src, dst):
+    """Source transmissions from SRC (host a) to DST that host a's capture
+    (a.pcap, as they left) has and the WAN capture (wan.pcap, into gwb after
+    netem's losses) has not: the source packets the WAN truly lost on the
+    way a -> b, counted apart from anything CREM says (the other direction
+    has no capture before its losses). None without both captures."""
+    sent = roce_sources(os.path.join(d, "a.pcap"), src, dst)
+    arrived = roce_sources(os.path.join(d, "wan.pcap"), src, dst)
+    if sent is None or arrived is None:
+        return None
+    return sum((sent - arrived).values())
+
+
 def fwd_cost(d):
     """Microseconds of the WAN VM's busy CPU per RoCEv2 packet forwarded by
     gwa and gwb (cpu.wan and the FORWARD hook's fwd= counts), or None."""
@@ -456,6 +547,8 @@ def main(argv):
         need(0); return 0 if completed_verified(rows(d)) else 1
     elif cmd == "restored-kind":
         need(1); print(restored_by_kind(d).get(rest[0], 0))
+    elif cmd == "lost-sources":
+        need(2); v = lost_sources(d, rest[0], rest[1]); print("?" if v is None else v)
     elif cmd == "fwd-cost":
         need(0); v = fwd_cost(d); print("?" if v is None else f"{v:.1f}")
     elif cmd == "connections":

@@ -330,6 +330,50 @@ class Predicates(unittest.TestCase):
         self.assertNotEqual(cli("bogus", FIXED)[0], 0)
 
 
+def pcap(path, frames, link=1):
+    """A little-endian pcap file of FRAMES (bytes) with link type LINK."""
+    import struct
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, link))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)) + fr)
+
+
+def roce_frame(src, dst, opcode, qp, psn, vlan=False, port=4791):
+    """An Ethernet frame of an IPv4 RoCEv2 packet (BTH and 8 octets more)."""
+    import struct
+    bth = bytes([opcode, 0, 0xff, 0xff, 0]) + qp.to_bytes(3, "big") + b"\0" + psn.to_bytes(3, "big")
+    udp = struct.pack(">HHHH", 49152, port, 8 + len(bth) + 8, 0) + bth + bytes(8)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes(map(int, src.split("."))), bytes(map(int, dst.split("."))))
+    eth = bytes(12) + (b"\x81\x00\x00\x05" if vlan else b"") + b"\x08\x00"
+    return eth + ip + udp
+
+
+class Captures(unittest.TestCase):
+    """results.lost_sources: the source transmissions host a sent that the
+    WAN capture never saw, independent of CREM's own counters."""
+
+    def test_lost_sources(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        a, b = "192.0.2.1", "203.0.113.1"
+        sent = [roce_frame(a, b, 0x06, 17, p) for p in range(1, 6)]
+        sent += [roce_frame(a, b, 0x06, 17, 3),  # PSN 3 again (go-back-N)
+                 roce_frame(a, b, 0x11, 17, 9),  # an ACK: no source
+                 roce_frame(b, a, 0x06, 17, 7),  # the other direction
+                 roce_frame(a, b, 0x06, 17, 8, port=7470)]  # not RoCEv2
+        pcap(os.path.join(d, "a.pcap"), sent)
+        self.assertIsNone(results.lost_sources(d, a, b))  # no WAN capture
+        # Across the WAN: PSN 2 never, PSN 3 once of twice (VLAN-tagged).
+        wan = [roce_frame(a, b, 0x06, 17, p, vlan=p == 3) for p in (1, 3, 4, 5)]
+        pcap(os.path.join(d, "wan.pcap"), wan)
+        self.assertEqual(results.lost_sources(d, a, b), 2)
+        # Raw IP link type reads the same (the tagged frame left out).
+        pcap(os.path.join(d, "wan.pcap"), [fr[14:] for fr in wan if fr[12:14] == b"\x08\x00"], 101)
+        self.assertEqual(results.lost_sources(d, a, b), 3)
+
+
 class DemoTable(unittest.TestCase):
     """The demo's rows and table from the recorded cells, against the JSON
     that run wrote."""
