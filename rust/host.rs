@@ -132,6 +132,7 @@ impl Delivery for CrfIo<'_> {
 
 /// A random u32 from the kernel's generator.
 pub(crate) fn random_u32() -> u32 {
-    // SAFETY: no preconditions.
-    unsafe { ffi::crem_glue_random() }
+    // SAFETY: `get_random_u32` has no preconditions and may be called in
+    // any context, softirq included (it takes no sleeping lock).
+    unsafe { kernel::bindings::get_random_u32() }
 }

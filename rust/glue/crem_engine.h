@@ -21,9 +21,7 @@ struct crem_flow;
 struct crem_engine_params {
 	u8 side, kind, recovery, adaptive, k, m, m_cong;
 	u16 symbol_len;
-	/* MTU of the link the flow's first packet came on, 0 if unknown: the
-	 * largest RDMA MTU it allows is the flow's first estimate. */
-	u32 link_mtu, hold_us, epsilon_ppb, dqp;
+	u32 link_mtu, hold_us, epsilon_ppb, dqp; /* link_mtu: of the first packet's device */
 	__be32 saddr, daddr;
 	u64 retention_budget, rtt_hint_ns;
 };
@@ -75,10 +73,9 @@ struct crem_flow_ctr {
 
 /* A flow's state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {
-	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned;
+	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned, rdma_mtu_exact;
 	u16 symbol_len;
 	u32 flow_id, srtt_us, min_rtt_us, loss_ppm, rdma_mtu;
-	u8 rdma_mtu_exact;
 	/* Negotiated limits, valid if has_limits. */
 	u8 has_limits, schemes, max_k, max_m;
 	u16 max_t, max_open_blocks;
@@ -172,6 +169,5 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
 /* A flow-change event (CREM_FLOW_EVENT_*; @reason for close-received). */
 void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason);
 bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
-u32 crem_glue_random(void);
 
 #endif

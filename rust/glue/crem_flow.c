@@ -269,11 +269,6 @@ bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id)
 	return id == 0 || crem_lookup_id(&f->cn->flows, f->peer, id, f->key.side);
 }
 
-u32 crem_glue_random(void)
-{
-	return get_random_u32();
-}
-
 /* ---- Creation. ---- */
 
 /*
