@@ -107,11 +107,11 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             initial_srtt: rtt,
             selective_repeat: selective,
             // No RDMA ACK ever releases responses: retain them as long as a
-            // coded retransmission can still help (a few RTTs; with_rtt
-            // sets it, and the T/C timings, from each SRTT).
+            // coded retransmission can still help (a few RTTs: with_rtt
+            // raises it, and sets the T/C timings, from each SRTT).
             give_up_after: match kind_of(p.kind) {
                 FlowKind::Requests => 0,
-                FlowKind::Responses => 1,
+                FlowKind::Responses => CsfParams::MIN_RTT_TIMEOUT,
             },
             fill_gaps: kind_of(p.kind) == FlowKind::Responses,
             rtt_derived: true,

@@ -69,7 +69,6 @@ import plot  # noqa: E402  (vm/plot.py: the figure; matplotlib only when drawing
 
 TOP = os.path.dirname(HERE)
 TESTS = ("write_bw", "rping")
-MODES = ("off", "fixed", "adaptive", "sr", "both")
 # What topo.sh configures the gateways with in each CREM mode: --crem (k/m
 # fixed or adaptive) and --recovery (what recovers losses past the repairs).
 CREM_MODES = {
@@ -78,6 +77,7 @@ CREM_MODES = {
     "sr": ("fixed", "selective-repeat"),
     "both": ("fixed", "both"),
 }
+MODES = ("off",) + tuple(CREM_MODES)
 
 
 def log(msg):

@@ -56,10 +56,12 @@ with a note on stderr; predicates answer by exit status):
   results.py rows DIR              the RESULT lines as JSON, one per line
 Python 3 standard library only.
 """
+import collections
 import json
 import os
 import re
 import statistics
+import struct
 import sys
 
 GATEWAYS = ("gwa", "gwb")
@@ -290,7 +292,6 @@ def pcap_udp(path):
     """(source, destination, UDP destination port, UDP payload) of every IPv4
     UDP packet in the pcap file PATH (Ethernet, Linux cooked or raw IP link
     type), or None if it cannot be read."""
-    import struct
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -341,7 +342,6 @@ def roce_sources(path, src, dst):
     """The RoCEv2 source packets (anything but ACKs and CNPs) from SRC to DST
     in a capture, as a multiset (collections.Counter) of (opcode, dest QP,
     PSN): a packet sent twice counts twice. None if unreadable."""
-    import collections
     pkts = pcap_udp(path)
     if pkts is None:
         return None

@@ -217,12 +217,12 @@ impl CsfParams {
     /// These parameters with the timings that depend on the path set from
     /// `srtt` (when `rtt_derived`; [`Csf::set_srtt`] applies it to every
     /// new estimate): the CRF's T/C batching time as it derives it
-    /// ([`TcThresholds::from_rate`]: SRTT/4, clamped), an ACK timeout of
+    /// ([`TcThresholds::t_thresh_for`]: SRTT/4, clamped), an ACK timeout of
     /// four SRTTs and, for a flow that gives blocks up by age, eight SRTTs
     /// (both at least [`Self::MIN_RTT_TIMEOUT`]).
     pub fn with_rtt(mut self, srtt: Nanos) -> CsfParams {
         if self.rtt_derived {
-            self.tc_batch_time = TcThresholds::from_rate(0, srtt).t_thresh;
+            self.tc_batch_time = TcThresholds::t_thresh_for(srtt);
             self.tc_ack_timeout = srtt.saturating_mul(4).max(Self::MIN_RTT_TIMEOUT);
             if self.give_up_after != 0 {
                 self.give_up_after = srtt.saturating_mul(8).max(Self::MIN_RTT_TIMEOUT);

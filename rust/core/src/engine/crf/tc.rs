@@ -72,6 +72,19 @@ impl TcThresholds {
     /// Largest C_thresh.
     pub const MAX_C: u32 = 4096;
 
+    /// T_thresh for `srtt` (see [`Self::from_rate`]): the CSF's in-flight
+    /// guard counts it too.
+    pub const fn t_thresh_for(srtt: Nanos) -> Nanos {
+        let t = srtt / 4;
+        if t < Self::MIN_T {
+            Self::MIN_T
+        } else if t > Self::MAX_T {
+            Self::MAX_T
+        } else {
+            t
+        }
+    }
+
     /// Derives the thresholds from the sender's packet rate (packets/s) and
     /// the SRTT.
     ///
@@ -84,7 +97,7 @@ impl TcThresholds {
     /// feedback delay). Both are thus proportional to the sender's rate,
     /// as the draft asks, with the proportionality set by the path's RTT.
     pub fn from_rate(rate_pps: u64, srtt: Nanos) -> TcThresholds {
-        let t = (srtt / 4).clamp(Self::MIN_T, Self::MAX_T);
+        let t = Self::t_thresh_for(srtt);
         let c = rate_pps.saturating_mul(t) / SEC;
         TcThresholds {
             t_thresh: t,

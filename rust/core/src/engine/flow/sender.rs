@@ -153,7 +153,7 @@ pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
     pub(super) pinned: bool,
     /// The RDMA MTU (READ spans) and the T configurations use.
     pub(super) mtu: FlowMtu,
-    /// A request PSN timed until the RDMA ACK covers it (RTT samples).
+    /// A request PSN timed until the RDMA ACK that names it (RTT samples).
     pub(super) ack_probe: AckProbe,
     pub(super) counters: SenderCounters,
 }
