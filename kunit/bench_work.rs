@@ -31,7 +31,7 @@ const ROUND_NS: u64 = 40_000_000;
 const SYMBOLS: usize = 64;
 const SYMBOL_LEN: usize = 1100;
 
-/// The module's CSF dimensions (`rust/flow.rs`: CSF_BLOCKS, CSF_ACC).
+/// The module's CSF dimensions (`rust/engine.rs`: CSF_BLOCKS, CSF_ACC).
 type BenchCsf = Csf<64, { 16 * 1104 }>;
 /// Block size of the CSF workloads.
 const K: u8 = 32;

@@ -14,7 +14,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 pub mod crem_core;
 
 mod ffi;
-mod flow;
+mod engine;
 mod gf;
 mod hook;
 mod host;
@@ -71,8 +71,8 @@ impl kernel::Module for Crem {
         pr_info!(
             "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",
             crem_core::wire::VERSION,
-            flow::engine_size(true),
-            flow::engine_size(false)
+            engine::engine_size(true),
+            engine::engine_size(false)
         );
         Ok(Crem {
             _glue: glue,

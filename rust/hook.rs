@@ -2,7 +2,7 @@
 //! The netfilter hook's Rust half: classifies and counts the RoCEv2 packets
 //! that the C filter passes up (roce-local-in/forward/local-out, sources,
 //! non-sources, malformed). It always accepts: the CSF/CRF datapath
-//! (`crem_flow_roce` in C, the engines in `flow.rs`) runs after it.
+//! (`crem_flow_roce` in C, the engines in `engine.rs`) runs after it.
 
 use crate::crem_core::roce::{Bth, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN};
 use crate::ffi;

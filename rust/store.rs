@@ -10,7 +10,7 @@
 //! (`max-memory`): a refusal is counted and the engine carries on without
 //! the packet.
 //!
-//! A flow's stores live in its engine blob ([`crate::flow`]) and are used
+//! A flow's stores live in its engine blob ([`crate::engine`]) and are used
 //! only under the flow's lock, with BH off.
 
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The interface between the C datapath (flow table, locks, timers, socket)
- * and the Rust engines and their stores (rust/flow.rs, which runs
+ * and the Rust engines and their stores (rust/engine.rs, which runs
  * crem-core's SenderFlow/ReceiverFlow; rust/store.rs). struct crem_flow is
  * opaque to Rust: it only passes the pointer back.
  *
@@ -55,7 +55,7 @@ struct crem_msg_info {
 #define CREM_FS_FLAT (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
 #define CREM_MSG_SLOTS 11 /* attributes of the msg-types set after its pad */
 /* Then the engine's counters appended after the msg-types nests
- * (CREM_A_FLOW_STATS_REPAIRS_CE onward: rust/flow.rs FS_TAIL). */
+ * (CREM_A_FLOW_STATS_REPAIRS_CE onward: rust/engine.rs FS_TAIL). */
 #define CREM_FS_TAIL (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
 #define CREM_FS_TAIL_N 6
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)

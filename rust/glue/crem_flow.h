@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Protected flows: the per-netns flow table, each flow's lock and timer.
- * The protocol engines (crem-core, via rust/flow.rs) own the state
+ * The protocol engines (crem-core, via rust/engine.rs) own the state
  * machines, and the packet stores are theirs (rust/store.rs); this half
  * owns the table, time and locking.
  *
@@ -68,7 +68,7 @@ struct crem_flow {
 	struct hrtimer timer;
 	u64 deadline; /* armed expiry, U64_MAX when idle */
 	u64 created_ns, last_ns;
-	void *eng; /* the Rust engine of this side and its stores (rust/flow.rs) */
+	void *eng; /* the Rust engine of this side and its stores (rust/engine.rs) */
 	struct crem_template tpl; /* of restored packets (crem_engine.h) */
 	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
 	u16 close_reason; /* of the pending close-received */

@@ -21,7 +21,7 @@ static unsigned int flow_idle_s = 30;
 module_param(flow_idle_s, uint, 0644);
 MODULE_PARM_DESC(flow_idle_s, "seconds a flow may stay idle before it is removed (0 = never)");
 
-/* Flow states of the netlink flow-state enum (rust/flow.rs state_code). */
+/* Flow states of the netlink flow-state enum (rust/engine.rs state_code). */
 #define CREM_STATE_UNPROTECTED 2
 #define CREM_STATE_CLOSED 3
 

@@ -3,7 +3,7 @@
  * The C half of crem.ko: the kernel registrations (pernet_operations,
  * nf_hook_ops, genl_family), the per-netns state, and the datapath glue
  * (flow table, stores, socket, injection: crem_flow.h), which the Rust
- * engines (rust/flow.rs, crem-core) drive through the crem_glue_* callbacks
+ * engines (rust/engine.rs, crem-core) drive through the crem_glue_* callbacks
  * and which calls them through the crem_rs_* functions (crem_engine.h). The
  * protocol lives in Rust; this half owns kernel objects.
  */

@@ -18,7 +18,7 @@
 /* RoCEv2's UDP port: never the CREM port. */
 #define CREM_ROCE_PORT 4791
 /*
- * What the engines can do (rust/flow.rs): m up to MAX_M = 16, and symbols of
+ * What the engines can do (rust/engine.rs): m up to MAX_M = 16, and symbols of
  * at most 1104 octets (the CSF's repair accumulator, CSF_ACC = 16 * 1104, and
  * the per-CPU decode output, DECODE_OUT in crem-core's engine/module_caps.rs,
  * are sized for them).

@@ -596,7 +596,7 @@ static int crem_km_parse(struct nlattr **tb, u8 *k, u8 *m, struct netlink_ext_ac
 				    "k + m must not exceed 255 (Repair Indices need i + k <= 255)");
 		return -EINVAL;
 	}
-	if (*m > 16) { /* rust/flow.rs MAX_M, as config-set's m (crem_nl.c) */
+	if (*m > 16) { /* rust/engine.rs MAX_M, as config-set's m (crem_nl.c) */
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_M],
 				    "m must not exceed 16 (the largest m of this module: its repair accumulator's)");
 		return -EINVAL;

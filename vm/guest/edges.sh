@@ -272,7 +272,7 @@ print(f[0].get('id', 0), *[f[0].get('stats', {}).get(k, 0) for k in '$4'.split()
 part_amplify() {
   line_up "delay 2ms loss random 2%"
   gateways adaptive off k 8 m 2 || return 1
-  # T for RDMA MTU 1024 (rust/flow.rs symbol_len_for): 12 + 16 + 4 + 1024
+  # T for RDMA MTU 1024 (rust/engine.rs symbol_len_for): 12 + 16 + 4 + 1024
   # + 4 + 2; an answer symbol is charged 84 + T octets, the burst is 4
   # blocks of k of them.
   k=8 t=1062

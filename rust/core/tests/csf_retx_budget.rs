@@ -21,7 +21,7 @@ const PAYLOAD: usize = 1000;
 /// One source every 10 µs: 100 000 source octets per millisecond.
 const GAP: Nanos = 10_000;
 const SRTT: Nanos = MS;
-/// The kernel's retention ring (rust/flow.rs `CSF_BLOCKS`).
+/// The kernel's retention ring (rust/engine.rs `CSF_BLOCKS`).
 const BLOCKS: usize = 64;
 /// The defaults the bound is derived from (`CsfParams::DEFAULT`).
 const RATE_PERCENT: u64 = 25;
