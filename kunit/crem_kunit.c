@@ -92,6 +92,23 @@ static struct kunit_suite crem_store_suite = {
 	.test_cases = crem_store_cases,
 };
 
+CREM_RS_TEST(timer_fires_once)
+CREM_RS_TEST(timer_cancel_and_drop)
+CREM_RS_TEST(timer_waits_for_bh_lock)
+
+/* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs). */
+static struct kunit_case crem_flow_cases[] = {
+	KUNIT_CASE(timer_fires_once),
+	KUNIT_CASE(timer_cancel_and_drop),
+	KUNIT_CASE(timer_waits_for_bh_lock),
+	{}
+};
+
+static struct kunit_suite crem_flow_suite = {
+	.name = "crem_flow",
+	.test_cases = crem_flow_cases,
+};
+
 CREM_RS_BENCH(gf_mul_acc_throughput)
 CREM_RS_BENCH(gf_mul_acc_throughput_chosen)
 CREM_RS_BENCH(roce_parse_per_packet)
@@ -115,4 +132,5 @@ static struct kunit_suite crem_bench_suite = {
 	.test_cases = crem_bench_cases,
 };
 
-kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_store_suite, &crem_bench_suite);
+kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_store_suite, &crem_flow_suite,
+		  &crem_bench_suite);

@@ -12,6 +12,7 @@ mod bench_work;
 mod gf;
 mod inject;
 mod store;
+mod timer;
 mod workspace;
 
 /// A `fmt::Write` into the C message buffer, always NUL-terminated, truncating.

@@ -11,7 +11,7 @@ use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Budget, Current, Owner, Stores};
-use core::cell::{Cell, UnsafeCell};
+use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
 use kernel::bindings;
@@ -45,34 +45,19 @@ unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
     b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
-/// What the stores point at besides their budget (nothing here is used
-/// unless a packet is injected, which these tests never do).
+/// The stores' budget (and the flow their packets would go on with: never
+/// used, these tests inject nothing).
 struct Fixture {
     budget: TestBudget,
-    /// Written by the stores through a pointer, read by the test.
-    ctr: UnsafeCell<ffi::crem_flow_ctr>,
-    tpl: ffi::crem_template,
 }
 
 impl Fixture {
-    /// The stores' `held-dropped` count.
-    fn held_dropped(&self) -> u64 {
-        // SAFETY: the stores write it only inside their own calls, none of
-        // which runs now.
-        unsafe { (*self.ctr.get()).held_dropped }
-    }
-
     fn new(limit: u64) -> Self {
         Fixture {
             budget: TestBudget {
                 limit: Cell::new(limit),
                 ..Default::default()
             },
-            // SAFETY: both are plain C structs of integers, for which all
-            // zeros is valid.
-            ctr: UnsafeCell::new(unsafe { core::mem::zeroed() }),
-            // SAFETY: as above.
-            tpl: unsafe { core::mem::zeroed() },
         }
     }
 
@@ -81,8 +66,6 @@ impl Fixture {
     fn stores(&self, csf: bool) -> Option<Stores> {
         let owner = Owner {
             flow: NonNull::from(&self.budget).cast(),
-            ctr: NonNull::new(self.ctr.get())?,
-            tpl: NonNull::from(&self.tpl),
             // Read only to inject a packet, which these tests never do.
             net: NonNull::dangling(),
             budget: Budget {
@@ -244,6 +227,8 @@ extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c
         let b = st.csf_keep(Psn::new(2), &p[..60]);
         let c = st.csf_keep(Psn::new(3), &p[..40]);
         let found = SourceStore::source(&st, Psn::new(2)).is_some();
+        // The stores count the refusal (store-full) and what they hold.
+        let (full, mem) = (st.counted().store_full, st.mem());
         drop(st);
         if (a, b, c, found) != (true, false, true, false) || fx.budget.refused.get() != 1 {
             let _ = write!(
@@ -251,6 +236,10 @@ extern "C" fn crem_kunit_store_budget_refuses(msg: *mut c_char, len: usize) -> c
                 "kept {a} {b} {c} (true false true), PSN 2 found {found}, {} refused",
                 fx.budget.refused.get()
             );
+            return false;
+        }
+        if (full, mem) != (1, 100) {
+            let _ = write!(w, "store-full {full} (1), {mem} octets kept (100)");
             return false;
         }
         fx.budget.used.get() == 0
@@ -338,11 +327,11 @@ extern "C" fn crem_kunit_store_holds_and_dev_gone(msg: *mut c_char, len: usize) 
         let other = NonNull::<bindings::net_device>::dangling().as_ptr();
         let none = st.dev_gone(other);
         let both = st.dev_gone(core::ptr::null());
-        if (none, both, fx.held_dropped(), fx.budget.used.get()) != (0, 2, 2, 0) {
+        let dropped = st.counted().held_dropped;
+        if (none, both, dropped, fx.budget.used.get()) != (0, 2, 2, 0) {
             let _ = write!(
                 w,
-                "dev_gone: other {none} (0), theirs {both} (2), held-dropped {} (2), charged {} (0)",
-                fx.held_dropped(),
+                "dev_gone: other {none} (0), theirs {both} (2), held-dropped {dropped} (2), charged {} (0)",
                 fx.budget.used.get()
             );
             return false;

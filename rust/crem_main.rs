@@ -13,8 +13,9 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 #[path = "core/src/lib.rs"]
 pub mod crem_core;
 
-mod ffi;
 mod engine;
+mod ffi;
+mod flow;
 mod gf;
 mod hook;
 mod host;

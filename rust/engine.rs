@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The engines of one flow, as the C datapath sees them (`glue/crem_engine.h`):
-//! crem-core's `SenderFlow` (CSF side) or `ReceiverFlow` (CRF side) living in
-//! memory C allocated (`crem_rs_engine_size`), written in place, driven under
-//! the flow's lock with the kernel's clock. Everything here only translates:
-//! the protocol is crem-core's.
+//! The engine of one flow: crem-core's `SenderFlow` (CSF side) or
+//! `ReceiverFlow` (CRF side) with the flow's packet stores, written in place
+//! in memory of its own, driven under the flow's lock (`crate::flow`) with
+//! the kernel's clock. Everything here only translates: the protocol is
+//! crem-core's.
 
 use crate::crem_core::engine::crf::{self, CrfConfig, TcThresholds, Workspace};
 use crate::crem_core::engine::csf::{self, CsfIo, CsfParams, SourceVerdict};
@@ -26,11 +26,12 @@ use crate::ffi;
 use crate::gf::Coder;
 use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
-use crate::kernel_ext::skb::{sk_buff, Skb};
-use crate::store::{Budget, Current, Owner, Stores};
-use core::ffi::{c_int, c_void};
+use crate::kernel_ext::skb::Skb;
+use crate::store::{Current, Owner, Stores};
+use core::ffi::c_void;
 use core::mem::size_of;
-use core::ptr::NonNull;
+use core::ptr::{addr_of_mut, drop_in_place, NonNull};
+use kernel::prelude::*;
 
 const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
 const RECOVERY_CODED: u8 = 0;
@@ -39,10 +40,8 @@ const RECOVERY_SELECTIVE: u8 = 1;
 type KSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
 type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 
-/// The engine blob of a flow: one of the two, chosen by its side. Its
-/// stores are made with it, in process context ([`crem_rs_engine_alloc`]);
-/// the rest is written when the flow is set up ([`crem_rs_engine_init`],
-/// possibly in softirq).
+/// The engine blob of a flow: one of the two, chosen by its side (see
+/// [`Engine`]).
 struct SenderEngine {
     flow: KSender,
     /// When a message from the peer last reached the flow (`None`: never).
@@ -198,183 +197,34 @@ pub(crate) fn engine_size(csf: bool) -> usize {
     }
 }
 
-/// A flow's engine blob with its stores, the engine itself not yet written
-/// (null if out of memory). Process context; the memory is charged to the
-/// memory cgroup the caller made active, and may fail there.
-#[no_mangle]
-extern "C" fn crem_rs_engine_alloc(
-    f: *mut ffi::crem_flow,
-    ctr: *mut ffi::crem_flow_ctr,
-    tpl: *mut ffi::crem_template,
-    net: *mut kernel::bindings::net,
-    side: u8,
-) -> *mut c_void {
-    let csf = side == SIDE_CSF;
-    let (Some(flow), Some(ctr), Some(tpl), Some(net)) = (
-        NonNull::new(f),
-        NonNull::new(ctr),
-        NonNull::new(tpl),
-        NonNull::new(net),
-    ) else {
-        return core::ptr::null_mut();
-    };
-    let owner = Owner {
-        flow,
-        ctr,
-        tpl,
-        net,
-        budget: Budget::NETNS,
-    };
-    let Ok(stores) = Stores::new(owner, csf) else {
-        return core::ptr::null_mut();
-    };
-    // SAFETY: process context; null or zeroed memory aligned to 8 at least
-    // (enough for either engine: asserted below).
-    let eng = unsafe { ffi::crem_h_kvzalloc_flow(engine_size(csf)) };
-    if eng.is_null() {
-        return core::ptr::null_mut();
-    }
-    // SAFETY: `eng` is fresh memory of the side's engine size, aligned;
-    // only the stores field is written here (the engine's own fields are
-    // written by `crem_rs_engine_init`, and nothing reads them before).
-    unsafe {
-        if csf {
-            core::ptr::addr_of_mut!((*eng.cast::<SenderEngine>()).stores).write(stores);
-        } else {
-            core::ptr::addr_of_mut!((*eng.cast::<ReceiverEngine>()).stores).write(stores);
-        }
-    }
-    eng
+/// A flow's engine and its packet stores: crem-core's sender or receiver
+/// flow by the flow's side, in memory of its own (a sender's engine is tens
+/// of KiB: kvzalloc, charged to the flow's memory cgroup). The engine
+/// proper is written when the flow is set up ([`Engine::init`], possibly in
+/// softirq, on a spare made earlier); until then only the stores exist and
+/// every engine call does nothing.
+///
+/// It lives under its flow's lock (`crate::flow`), so every method runs
+/// with BH off and never concurrently with another.
+pub(crate) struct Engine {
+    blob: NonNull<c_void>,
+    csf: bool,
+    /// The engine proper has been written (by `init`).
+    ready: bool,
 }
 
-/// Frees a blob of [`crem_rs_engine_alloc`] (after `crem_rs_engine_fini`
-/// if its engine was set up): whatever its stores still keep is freed.
-#[no_mangle]
-extern "C" fn crem_rs_engine_free(eng: *mut c_void, side: u8) {
-    if eng.is_null() {
-        return;
-    }
-    // SAFETY: C passes a blob of `crem_rs_engine_alloc` of this side, once,
-    // used by no one any more; its stores were written there, and the
-    // engine's own fields need no drop (crem-core's engines are plain
-    // data), so only the stores are dropped before the memory is freed.
-    unsafe {
-        if side == SIDE_CSF {
-            core::ptr::drop_in_place(core::ptr::addr_of_mut!(
-                (*eng.cast::<SenderEngine>()).stores
-            ));
-        } else {
-            core::ptr::drop_in_place(core::ptr::addr_of_mut!(
-                (*eng.cast::<ReceiverEngine>()).stores
-            ));
-        }
-        ffi::kvfree(eng);
-    }
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_engine_init(eng: *mut c_void, p: *const ffi::crem_engine_params) -> i32 {
-    if eng.is_null() || p.is_null() {
-        return -22;
-    }
-    // SAFETY: C passes its params, valid for the call.
-    let p = unsafe { &*p };
-    if p.side == SIDE_CSF {
-        let e = eng.cast::<SenderEngine>();
-        // SAFETY: `eng` is C memory of `crem_rs_engine_size(side)` octets,
-        // suitably aligned (kvzalloc), not yet initialised, used by no one
-        // else; init_at writes every field without a stack temporary.
-        unsafe {
-            KSender::init_at(core::ptr::addr_of_mut!((*e).flow), sender_params(p));
-            core::ptr::addr_of_mut!((*e).heard).write(None);
-        }
-    } else {
-        let e = eng.cast::<ReceiverEngine>();
-        // SAFETY: as above.
-        unsafe {
-            KReceiver::init_at(core::ptr::addr_of_mut!((*e).flow), receiver_params(p));
-            core::ptr::addr_of_mut!((*e).heard).write(None);
-        }
-    }
-    0
-}
+// SAFETY: the blob is owned (made by `new`, freed once by `drop`) and only
+// reached through `&self`/`&mut self`, i.e. under the flow's lock on
+// whichever CPU holds it.
+unsafe impl Send for Engine {}
 
 /// Runs `f` with this CPU's workspace (`None`: there is none to lend, and
 /// the call does nothing).
 fn with_workspace<R>(f: impl FnOnce(&mut crate::workspace::Workspace) -> R) -> Option<R> {
-    // SAFETY: every crem_rs_* entry point that gets here is called by C
-    // under the flow's lock, taken with BH disabled (crem_flow.c), and
-    // returns before C unlocks.
+    // SAFETY: engines are used only under their flow's lock, which is
+    // taken with BH off (`BhLock`), and not beyond it.
     let bh = unsafe { Bh::assume() };
     crate::workspace::with(&bh, f)
-}
-
-/// The packet an entry point is called for and its RoCEv2 UDP payload, the
-/// `len` octets at `off` of its data.
-fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current, &'a [u8])> {
-    let skb = NonNull::new(skb)?;
-    // SAFETY: C passes a live packet whose payload it made linear; its data
-    // stays put for the call (nothing else touches the packet meanwhile).
-    let data = unsafe { ffi::crem_h_skb_data(skb.as_ptr()) };
-    let p = data.wrapping_add(off as usize);
-    // SAFETY: as above: `off + len` octets of linear data.
-    let payload = unsafe { bytes(p, len) }?;
-    Some((
-        Current {
-            skb,
-            off,
-            payload: p,
-        },
-        payload,
-    ))
-}
-
-/// A C buffer as a slice (`None` for NULL).
-///
-/// # Safety
-/// `p` is NULL or valid for `len` octets for the lifetime `'a` (C passes
-/// packets and messages valid for the duration of the call).
-unsafe fn bytes<'a>(p: *const u8, len: u32) -> Option<&'a [u8]> {
-    // SAFETY: per the function contract.
-    (!p.is_null()).then(|| unsafe { core::slice::from_raw_parts(p, len as usize) })
-}
-
-/// # Safety
-/// `eng` was initialised as a sender by `crem_rs_engine_init`; C holds the
-/// flow lock.
-unsafe fn sender<'a>(eng: *mut c_void) -> &'a mut SenderEngine {
-    // SAFETY: per the function contract.
-    unsafe { &mut *eng.cast::<SenderEngine>() }
-}
-
-/// # Safety
-/// As [`sender`], for a receiver.
-unsafe fn receiver<'a>(eng: *mut c_void) -> &'a mut ReceiverEngine {
-    // SAFETY: per the function contract.
-    unsafe { &mut *eng.cast::<ReceiverEngine>() }
-}
-
-/// Runs `f` with the engine, its host and this CPU's workspace.
-macro_rules! with_sender {
-    ($eng:expr, $flow:expr, |$e:ident, $h:ident, $io:ident| $body:expr) => {{
-        // SAFETY: C calls the crem_rs_* entry points with a live engine of
-        // this side and its flow, under the flow lock with BH off.
-        let Some(mut $h) = (unsafe { Host::new($flow) }) else {
-            return Default::default();
-        };
-        // SAFETY: as above.
-        let $e = unsafe { sender($eng) };
-        let r = with_workspace(|ws| {
-            let $io = &mut CsfIo {
-                gf: &Coder::chosen(),
-                sink: &mut $h,
-                store: &mut $e.stores,
-                scratch: &mut ws.msg[..],
-            };
-            $body
-        });
-        r.unwrap_or_default()
-    }};
 }
 
 /// Index of the first counter appended after the datapath's (crem_engine.h).
@@ -389,7 +239,7 @@ const EV_BREAKER_TRIPPED: u32 = 0;
 const EV_BREAKER_CLEARED: u32 = 1;
 const EV_CLOSE_RECEIVED: u32 = 2;
 
-fn note_sender_event(h: &mut Host, ev: Option<SenderEvent>) {
+fn note_sender_event(h: &mut Host<'_>, ev: Option<SenderEvent>) {
     match ev {
         Some(SenderEvent::Established { flow_id }) => h.set_flow_id(flow_id),
         Some(SenderEvent::BreakerTripped) => h.flow_event(EV_BREAKER_TRIPPED, 0),
@@ -402,189 +252,261 @@ fn note_sender_event(h: &mut Host, ev: Option<SenderEvent>) {
     }
 }
 
-#[no_mangle]
-extern "C" fn crem_rs_csf_start(eng: *mut c_void, f: *mut ffi::crem_flow, now: u64, nonce: u64) {
-    // SAFETY: see `with_sender`.
-    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { sender(eng) }) else {
-        return;
-    };
-    e.flow.start(now, nonce, &mut h);
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_csf_source(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    now: u64,
-    psn: u32,
-    skb: *mut sk_buff,
-    off: u32,
-    len: u32,
-) {
-    let Some((cur, payload)) = current(skb, off, len) else {
-        return;
-    };
-    with_sender!(eng, f, |e, h, io| {
-        io.store.current = Some(cur);
-        // The hook already parsed the BTH: its PSN comes along.
-        if e.flow.on_source(now, payload, io) == SourceVerdict::Retain {
-            io.store.csf_keep(Psn::new(psn), payload);
-        }
-        io.store.current = None;
-    })
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_csf_pin(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    now: u64,
-    k: u8,
-    m: u8,
-    pin: bool,
-) -> i32 {
-    let rc = with_sender!(eng, f, |e, h, io| {
-        match e.flow.pin(now, pin.then_some((k, m)), io.sink) {
-            Ok(()) => ffi::CREM_PIN_OK,
-            Err(PinError::NoPolicy) => ffi::CREM_PIN_NO_POLICY,
-            Err(PinError::Propose(p)) => match p {
-                ProposeError::Busy => ffi::CREM_PIN_BUSY,
-                ProposeError::Unchanged => ffi::CREM_PIN_OK,
-                ProposeError::OutsideLimits => ffi::CREM_PIN_OUTSIDE_LIMITS,
-                ProposeError::NoConfigSlot => ffi::CREM_PIN_NO_SLOT,
-                ProposeError::NotEstablished => ffi::CREM_PIN_NOT_ESTABLISHED,
-            },
-        }
-    });
-    rc as i32
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_csf_reverse(eng: *mut c_void, now: u64, p: *const u8, len: u32) {
-    // SAFETY: as in `crem_rs_csf_source`.
-    let Some(payload) = (unsafe { bytes(p, len) }) else {
-        return;
-    };
-    // SAFETY: C calls with a live sender engine, under the flow's lock.
-    let e = unsafe { sender(eng) };
-    e.flow.on_reverse(now, payload, &mut e.stores);
-}
-
-/// A source packet reached the CRF: true if the flow now holds it for
-/// in-order release (the hook steals it: `NF_STOLEN`). A packet the engine
-/// would hold but that has no route to be released by, or that cannot be
-/// charged, goes on at once, counted as `held-dropped`.
-#[no_mangle]
-extern "C" fn crem_rs_crf_source(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    now: u64,
-    psn: u32,
-    skb: *mut sk_buff,
-    off: u32,
-    len: u32,
-    ce: bool,
-) -> bool {
-    let Some((cur, payload)) = current(skb, off, len) else {
-        return false;
-    };
-    // SAFETY: C calls with a live receiver engine and its flow, locked.
-    let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
-        return false;
-    };
-    e.stores.current = Some(cur);
-    let io = &mut CrfIo {
-        sink: &mut h,
-        stores: &mut e.stores,
-    };
-    let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
-    e.stores.current = None;
-    if verdict != crf::SourceVerdict::Hold {
-        return false;
+/// The outcome of `Engine::pin` for netlink (`CREM_PIN_*`).
+fn pin_code(r: core::result::Result<(), PinError>) -> u32 {
+    match r {
+        Ok(()) => ffi::CREM_PIN_OK,
+        Err(PinError::NoPolicy) => ffi::CREM_PIN_NO_POLICY,
+        Err(PinError::Propose(p)) => match p {
+            ProposeError::Busy => ffi::CREM_PIN_BUSY,
+            ProposeError::Unchanged => ffi::CREM_PIN_OK,
+            ProposeError::OutsideLimits => ffi::CREM_PIN_OUTSIDE_LIMITS,
+            ProposeError::NoConfigSlot => ffi::CREM_PIN_NO_SLOT,
+            ProposeError::NotEstablished => ffi::CREM_PIN_NOT_ESTABLISHED,
+        },
     }
-    // SAFETY: the hook's live packet; a held packet keeps its route, which
-    // must outlive the RCU section it was found in.
-    let routed = unsafe {
-        ffi::crem_h_skb_dst_force(skb);
-        ffi::crem_h_skb_has_dst(skb)
-    };
-    // SAFETY: the hook owns the packet's reference and gives it to us if we
-    // keep it (it returns NF_STOLEN); a refusal hands it back (`into_raw`).
-    let taken = match routed.then(|| unsafe { Skb::from_raw(skb) }).flatten() {
-        Some(skb) => e.stores.hold(psn, skb).map_err(Skb::into_raw).is_ok(),
-        None => false,
-    };
-    if !taken {
-        e.stores.count_held_dropped();
-    }
-    taken
 }
 
-fn receiver_msg(e: &mut ReceiverEngine, h: &mut Host, now: Nanos, msg: &Message<'_>, ce: bool) {
-    let ids = h.ids();
-    let new_id = || choose_flow_id(host::random_u32, |id| ids.in_use(id));
-    let ev = with_workspace(|ws| {
-        let mut w = Workspace {
-            gf: &Coder::chosen(),
-            scratch: &mut ws.scratch,
-            out: &mut ws.out,
+impl Engine {
+    /// A flow's engine memory with its (empty) stores, the engine proper
+    /// not yet written (None if out of memory). Process context; the memory
+    /// is charged to the memory cgroup the caller made active, and may fail
+    /// there.
+    pub(crate) fn new(owner: Owner, csf: bool) -> Option<Self> {
+        let stores = Stores::new(owner, csf).ok()?;
+        // SAFETY: process context; null or zeroed memory aligned to 8 at
+        // least (enough for either engine: asserted below).
+        let blob = NonNull::new(unsafe { ffi::crem_h_kvzalloc_flow(engine_size(csf)) })?;
+        // SAFETY: `blob` is fresh memory of the side's engine size,
+        // aligned; only the stores field is written here (the engine's own
+        // fields are written by `init`, and nothing reads them before).
+        unsafe {
+            if csf {
+                addr_of_mut!((*blob.as_ptr().cast::<SenderEngine>()).stores).write(stores);
+            } else {
+                addr_of_mut!((*blob.as_ptr().cast::<ReceiverEngine>()).stores).write(stores);
+            }
+        }
+        Some(Engine {
+            blob,
+            csf,
+            ready: false,
+        })
+    }
+
+    /// Writes the engine proper from `p` (once; any context).
+    pub(crate) fn init(&mut self, p: &ffi::crem_engine_params) -> Result {
+        if self.ready || (p.side == SIDE_CSF) != self.csf {
+            return Err(EINVAL);
+        }
+        if self.csf {
+            let e = self.blob.as_ptr().cast::<SenderEngine>();
+            // SAFETY: the blob holds a `SenderEngine` whose stores `new`
+            // wrote and whose other fields nothing has read or written;
+            // `init_at` writes every field of the flow in place (no stack
+            // temporary of its tens of KiB).
+            unsafe {
+                KSender::init_at(addr_of_mut!((*e).flow), sender_params(p));
+                addr_of_mut!((*e).heard).write(None);
+            }
+        } else {
+            let e = self.blob.as_ptr().cast::<ReceiverEngine>();
+            // SAFETY: as above, for a receiver.
+            unsafe {
+                KReceiver::init_at(addr_of_mut!((*e).flow), receiver_params(p));
+                addr_of_mut!((*e).heard).write(None);
+            }
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Whether this is a sender (CSF) flow's engine.
+    pub(crate) fn is_csf(&self) -> bool {
+        self.csf
+    }
+
+    /// The flow's stores (set up or not).
+    pub(crate) fn stores(&mut self) -> &mut Stores {
+        // SAFETY: `new` wrote the stores of the blob's side; `&mut self`
+        // is the only way to them.
+        unsafe {
+            if self.csf {
+                &mut (*self.blob.as_ptr().cast::<SenderEngine>()).stores
+            } else {
+                &mut (*self.blob.as_ptr().cast::<ReceiverEngine>()).stores
+            }
+        }
+    }
+
+    fn sender(&mut self) -> Option<&mut SenderEngine> {
+        // SAFETY: a set-up sender's blob holds a whole `SenderEngine`.
+        (self.ready && self.csf).then(|| unsafe { &mut *self.blob.as_ptr().cast::<SenderEngine>() })
+    }
+
+    fn receiver(&mut self) -> Option<&mut ReceiverEngine> {
+        // SAFETY: a set-up receiver's blob holds a whole `ReceiverEngine`.
+        (self.ready && !self.csf)
+            .then(|| unsafe { &mut *self.blob.as_ptr().cast::<ReceiverEngine>() })
+    }
+
+    /// Runs `f` with the sender, its I/O (messages to `h`, its stores) and
+    /// this CPU's workspace; None if this is no set-up sender or there is
+    /// no workspace to lend.
+    fn with_sender<'h, R>(
+        &mut self,
+        h: &mut Host<'h>,
+        f: impl FnOnce(&mut KSender, &mut CsfIo<'_, Coder, Host<'h>, Stores>) -> R,
+    ) -> Option<R> {
+        let e = self.sender()?;
+        with_workspace(|ws| {
+            let io = &mut CsfIo {
+                gf: &Coder::chosen(),
+                sink: h,
+                store: &mut e.stores,
+                scratch: &mut ws.msg[..],
+            };
+            f(&mut e.flow, io)
+        })
+    }
+
+    /// A sender flow starts: its HELLO (with `nonce`) leaves.
+    pub(crate) fn csf_start(&mut self, h: &mut Host<'_>, now: Nanos, nonce: u64) {
+        if let Some(e) = self.sender() {
+            e.flow.start(now, nonce, h);
+        }
+    }
+
+    /// A source packet of a sender flow: `payload`, its RoCEv2 UDP payload
+    /// in `cur`, the packet being processed, is coded and retained.
+    pub(crate) fn csf_source(
+        &mut self,
+        h: &mut Host<'_>,
+        now: Nanos,
+        psn: u32,
+        cur: Current,
+        payload: &[u8],
+    ) {
+        self.with_sender(h, |flow, io| {
+            io.store.current = Some(cur);
+            // The hook already parsed the BTH: its PSN comes along.
+            if flow.on_source(now, payload, io) == SourceVerdict::Retain {
+                io.store.csf_keep(Psn::new(psn), payload);
+            }
+            io.store.current = None;
+        });
+    }
+
+    /// flow-set: pins (k, m), or with `None` goes back to the adaptive
+    /// policy. A `CREM_PIN_*` code.
+    pub(crate) fn csf_pin(&mut self, h: &mut Host<'_>, now: Nanos, km: Option<(u8, u8)>) -> u32 {
+        self.with_sender(h, |flow, io| pin_code(flow.pin(now, km, io.sink)))
+            .unwrap_or(ffi::CREM_PIN_FAILED)
+    }
+
+    /// An RDMA packet of the reverse direction: its ACKs release retention.
+    pub(crate) fn csf_reverse(&mut self, now: Nanos, payload: &[u8]) {
+        if let Some(e) = self.sender() {
+            e.flow.on_reverse(now, payload, &mut e.stores);
+        }
+    }
+
+    /// A source packet reached the CRF: true if the flow now holds `skb`
+    /// (the hook's packet, whose payload `cur` points at) for in-order
+    /// release, and the hook steals it (`NF_STOLEN`). A packet the engine
+    /// would hold but that has no route to be released by, or that cannot
+    /// be charged, goes on at once, counted as `held-dropped`.
+    pub(crate) fn crf_source(
+        &mut self,
+        h: &mut Host<'_>,
+        now: Nanos,
+        psn: u32,
+        cur: Current,
+        payload: &[u8],
+        ce: bool,
+    ) -> bool {
+        let Some(e) = self.receiver() else {
+            return false;
         };
+        e.stores.current = Some(cur);
         let io = &mut CrfIo {
-            sink: &mut *h,
+            sink: h,
             stores: &mut e.stores,
         };
-        e.flow.on_message(now, msg, ce, new_id, io, &mut w)
-    });
-    match ev.flatten() {
-        Some(ReceiverEvent::Established { flow_id })
-        | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
-        Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
-        _ => {}
+        let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
+        e.stores.current = None;
+        if verdict != crf::SourceVerdict::Hold {
+            return false;
+        }
+        let skb = cur.skb.as_ptr();
+        // SAFETY: the hook's live packet; a held packet keeps its route,
+        // which must outlive the RCU section it was found in.
+        let routed = unsafe {
+            ffi::crem_h_skb_dst_force(skb);
+            ffi::crem_h_skb_has_dst(skb)
+        };
+        // SAFETY: the hook owns the packet's reference and gives it to us
+        // if we keep it (it returns NF_STOLEN); a refusal hands it back
+        // (`into_raw`).
+        let taken = match routed.then(|| unsafe { Skb::from_raw(skb) }).flatten() {
+            Some(skb) => e.stores.hold(psn, skb).map_err(Skb::into_raw).is_ok(),
+            None => false,
+        };
+        if !taken {
+            e.stores.count_held_dropped();
+        }
+        taken
     }
-}
 
-#[no_mangle]
-extern "C" fn crem_rs_engine_msg(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    now: u64,
-    m: *const u8,
-    len: u32,
-    ce: bool,
-    side: u8,
-) {
-    // SAFETY: C passes the datagram's payload, linear, valid for the call.
-    let Some(Ok(msg)) = (unsafe { bytes(m, len) }).map(wire::decode) else {
-        return;
-    };
-    // The peer's messages; a PATH_REPORT comes from a Path Reporter.
-    let heard = (!matches!(msg, Message::PathReport(_))).then_some(now);
-    if side == SIDE_CSF {
-        with_sender!(eng, f, |e, h, io| {
-            e.heard = heard.or(e.heard);
-            let ev = e.flow.on_message(now, &msg, io);
-            note_sender_event(io.sink, ev);
-        })
-    } else {
-        // SAFETY: C calls with a live receiver engine and its flow, locked.
-        let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
+    /// A CREM message for this flow (`ce`: its datagram arrived CE-marked).
+    pub(crate) fn msg(&mut self, h: &mut Host<'_>, now: Nanos, bytes: &[u8], ce: bool) {
+        let Ok(msg) = wire::decode(bytes) else {
+            return;
+        };
+        // The peer's messages; a PATH_REPORT comes from a Path Reporter.
+        let heard = (!matches!(msg, Message::PathReport(_))).then_some(now);
+        if self.csf {
+            if let Some(e) = self.sender() {
+                e.heard = heard.or(e.heard);
+            }
+            let ev = self.with_sender(h, |flow, io| flow.on_message(now, &msg, io));
+            note_sender_event(h, ev.flatten());
+            return;
+        }
+        let Some(e) = self.receiver() else {
             return;
         };
         e.heard = heard.or(e.heard);
-        receiver_msg(e, &mut h, now, &msg, ce);
+        let ids = h.ids();
+        let new_id = || choose_flow_id(host::random_u32, |id| ids.in_use(id));
+        let ev = with_workspace(|ws| {
+            let mut w = Workspace {
+                gf: &Coder::chosen(),
+                scratch: &mut ws.scratch,
+                out: &mut ws.out,
+            };
+            let io = &mut CrfIo {
+                sink: &mut *h,
+                stores: &mut e.stores,
+            };
+            e.flow.on_message(now, &msg, ce, new_id, io, &mut w)
+        });
+        match ev.flatten() {
+            Some(ReceiverEvent::Established { flow_id })
+            | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
+            Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
+            _ => {}
+        }
     }
-}
 
-#[no_mangle]
-extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now: u64, side: u8) {
-    if side == SIDE_CSF {
-        with_sender!(eng, f, |e, h, io| {
-            let ev = e.flow.on_timer(now, io);
-            note_sender_event(io.sink, ev);
-        })
-    } else {
-        // SAFETY: C calls with a live receiver engine and its flow, locked.
-        let (Some(mut h), e) = (unsafe { Host::new(f) }, unsafe { receiver(eng) }) else {
+    /// The engine's deadline has passed.
+    pub(crate) fn timer(&mut self, h: &mut Host<'_>, now: Nanos) {
+        if self.csf {
+            let ev = self.with_sender(h, |flow, io| flow.on_timer(now, io));
+            note_sender_event(h, ev.flatten());
+            return;
+        }
+        let Some(e) = self.receiver() else {
             return;
         };
         with_workspace(|ws| {
@@ -594,102 +516,72 @@ extern "C" fn crem_rs_engine_timer(eng: *mut c_void, f: *mut ffi::crem_flow, now
                 out: &mut ws.out,
             };
             let io = &mut CrfIo {
-                sink: &mut h,
+                sink: h,
                 stores: &mut e.stores,
             };
             e.flow.on_timer(now, io, &mut w);
         });
     }
-}
 
-#[no_mangle]
-extern "C" fn crem_rs_engine_deadline(eng: *const c_void, side: u8) -> u64 {
-    if eng.is_null() {
-        return u64::MAX;
-    }
-    let d = if side == SIDE_CSF {
-        // SAFETY: C passes a live engine of this side under its flow lock.
-        unsafe { &*eng.cast::<SenderEngine>() }.flow.next_deadline()
-    } else {
-        // SAFETY: as above.
-        unsafe { &*eng.cast::<ReceiverEngine>() }
-            .flow
-            .next_deadline()
-    };
-    d.unwrap_or(u64::MAX)
-}
-
-/// Ends a flow's engine (C: once per flow, under its lock, before freeing
-/// `eng`). `close` (flow-del): either side closes with reason Normal, which
-/// sends CLOSE if the flow is established, so the peer drops its half at
-/// once. Otherwise (netns or port teardown, the socket already gone) the CSF
-/// only releases its retention; the CRF always closes, since that releases
-/// its held packets in PSN order.
-#[no_mangle]
-extern "C" fn crem_rs_engine_fini(
-    eng: *mut c_void,
-    f: *mut ffi::crem_flow,
-    side: u8,
-    close_reason: c_int,
-) {
-    // CREM_CLOSE_NONE (negative): no CLOSE.
-    let reason = u16::try_from(close_reason)
-        .ok()
-        .map(wire::CloseReason::from_u16);
-    // SAFETY: C calls once per flow, under its lock, before freeing `eng`.
-    let Some(mut h) = (unsafe { Host::new(f) }) else {
-        return;
-    };
-    if eng.is_null() {
-        return;
-    }
-    if side == SIDE_CSF {
-        // SAFETY: as above.
-        let e = unsafe { sender(eng) };
-        if let Some(reason) = reason {
-            with_workspace(|ws| {
-                let io = &mut CsfIo {
-                    gf: &Coder::chosen(),
-                    sink: &mut h,
-                    store: &mut e.stores,
-                    scratch: &mut ws.msg[..],
-                };
-                e.flow.close(reason, io);
-            });
+    /// When the engine wants `timer` next (None: it waits for packets).
+    pub(crate) fn deadline(&mut self) -> Option<Nanos> {
+        if let Some(e) = self.sender() {
+            return e.flow.next_deadline();
         }
-        // Whatever close left (nothing, or all of it without a workspace).
-        e.flow.shutdown(&mut e.stores);
-    } else {
-        // SAFETY: as above. The CRF closes in any case: that releases its
-        // held packets.
-        let e = unsafe { receiver(eng) };
-        let io = &mut CrfIo {
-            sink: &mut h,
-            stores: &mut e.stores,
-        };
-        e.flow
-            .close(reason.unwrap_or(wire::CloseReason::Normal), io);
+        self.receiver()?.flow.next_deadline()
+    }
+
+    /// Ends the engine (once, when its flow is removed). `close`: either
+    /// side closes with that reason, which sends CLOSE if the flow is
+    /// established, so the peer drops its half at once. Without one (netns
+    /// or port teardown, the socket already gone) the CSF only releases
+    /// its retention; the CRF always closes, since that releases its held
+    /// packets in PSN order.
+    pub(crate) fn fini(&mut self, h: &mut Host<'_>, close: Option<wire::CloseReason>) {
+        if self.csf {
+            if let Some(reason) = close {
+                self.with_sender(h, |flow, io| flow.close(reason, io));
+            }
+            // Whatever close left (nothing, or all of it without a workspace).
+            if let Some(e) = self.sender() {
+                e.flow.shutdown(&mut e.stores);
+            }
+            return;
+        }
+        if let Some(e) = self.receiver() {
+            let io = &mut CrfIo {
+                sink: h,
+                stores: &mut e.stores,
+            };
+            e.flow.close(close.unwrap_or(wire::CloseReason::Normal), io);
+        }
+    }
+
+    /// `dev` is being unregistered: no stored packet keeps a pointer to it.
+    /// Returns how many held packets were dropped with it.
+    pub(crate) fn dev_gone(&mut self, dev: *const kernel::bindings::net_device) -> u32 {
+        self.stores().dev_gone(dev)
     }
 }
 
-/// `dev` is being unregistered (RTNL held; C holds the flow's lock, BH
-/// off): no stored packet keeps a pointer to it. Returns how many held
-/// packets were dropped with it.
-#[no_mangle]
-extern "C" fn crem_rs_engine_dev_gone(
-    eng: *mut c_void,
-    side: u8,
-    dev: *const kernel::bindings::net_device,
-) -> u32 {
-    if eng.is_null() {
-        return 0;
-    }
-    if side == SIDE_CSF {
-        // SAFETY: C passes a live engine of this side under its flow lock.
-        unsafe { sender(eng) }.stores.dev_gone(dev)
-    } else {
-        // SAFETY: as above.
-        unsafe { receiver(eng) }.stores.dev_gone(dev)
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // SAFETY: the blob is ours (`new`) and used by no one any more; its
+        // stores were written there, and the engine's own fields need no
+        // drop (crem-core's engines are plain data), so only the stores are
+        // dropped before the memory is freed.
+        unsafe {
+            if self.csf {
+                drop_in_place(addr_of_mut!(
+                    (*self.blob.as_ptr().cast::<SenderEngine>()).stores
+                ));
+            } else {
+                drop_in_place(addr_of_mut!(
+                    (*self.blob.as_ptr().cast::<ReceiverEngine>()).stores
+                ));
+            }
+            ffi::kvfree(self.blob.as_ptr());
+        }
     }
 }
 
@@ -737,104 +629,98 @@ fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
     }
 }
 
-#[no_mangle]
-extern "C" fn crem_rs_engine_info(eng: *const c_void, side: u8, fi: *mut ffi::crem_flow_info) {
-    if eng.is_null() || fi.is_null() {
-        return;
-    }
-    // SAFETY: C passes a zeroed info struct, valid for the call.
-    let fi = unsafe { &mut *fi };
-    // On the datapath's clock (crem_now: ktime_get_ns).
-    let now = u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0);
-    let put_heard = |fi: &mut ffi::crem_flow_info, heard: Option<Nanos>| {
-        if let Some(t) = heard {
-            fi.heard = 1;
-            fi.last_msg_ms = now.saturating_sub(t) / 1_000_000;
-        }
-    };
-    if side == SIDE_CSF {
-        // SAFETY: a live sender engine, under its flow lock.
-        let e = unsafe { &*eng.cast::<SenderEngine>() };
-        let f = &e.flow;
-        fi.state = state_code(f.state());
-        fi.flow_id = f.flow_id().unwrap_or(0);
-        fi.srtt_us = us(f.srtt());
-        fi.min_rtt_us = us(f.min_rtt());
-        fi.rdma_mtu = f.mtu().mtu();
-        fi.rdma_mtu_exact = u8::from(f.mtu().exact());
-        fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
-        fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
-        // The classification ages (its evidence is held for a while), so it
-        // is taken at the time of the dump.
-        fi.loss_class = loss_class_code(f.loss_class(now));
-        put_heard(fi, e.heard);
-        fi.pinned = u8::from(f.pinned());
-        put_config(fi, f.config());
-        put_limits(fi, f.limits());
-        let k = f.csf_counters();
-        let vals = [
-            k.sources,
-            k.source_octets,
-            k.unprotected_sources,
-            k.repairs_ordinary.saturating_add(k.repairs_proactive),
-            k.repairs_retx,
-            k.repairs_source_copy,
-            k.repair_octets,
-            k.requests_block.saturating_add(k.requests_ranges),
-            k.requests_fallback,
-            k.blocks_given_up,
-        ];
-        for (o, v) in fi.counters.iter_mut().zip(vals) {
-            *o = v;
-        }
-        // Appended after the datapath's counters (crem_engine.h).
-        if let Some(o) = fi.counters.get_mut(FS_LATE) {
-            *o = k.retx_lost;
-        }
-        let tail = [
-            f.policy_counters().repair_path_signals,
-            k.drops.retx_budget_limited,
-            k.drops.retx_budget_symbols,
-        ];
-        for (o, v) in fi.counters.iter_mut().skip(FS_TAIL + 1).zip(tail) {
-            *o = v;
-        }
-        // After the CRF's restore-no-header (FS_TAIL + 4).
-        if let Some(o) = fi.counters.get_mut(FS_TAIL + 5) {
-            *o = k.drops.repair_rate_limited;
-        }
-    } else {
-        // SAFETY: a live receiver engine, under its flow lock.
-        let e = unsafe { &*eng.cast::<ReceiverEngine>() };
-        let f = &e.flow;
-        put_heard(fi, e.heard);
-        fi.state = state_code(f.state());
-        fi.flow_id = f.flow_id().unwrap_or(0);
-        fi.loss_ppm = f.loss_ppm();
-        fi.srtt_us = us(f.srtt());
-        fi.min_rtt_us = us(f.min_rtt());
-        fi.rdma_mtu = f.crf().config().rdma_mtu;
-        put_config(fi, f.current_config());
-        put_limits(fi, f.negotiation().effective_limits());
-        let k = f.crf_counters();
-        let vals = [
-            k.sources,
-            k.repairs,
-            k.restored,
-            k.icrc_failures,
-            k.requests_block.saturating_add(k.requests_ranges),
-            k.requests_fallback.saturating_add(k.blocks_released),
-            k.psns_abandoned,
-            k.blocks_incomplete,
-        ];
-        for (o, v) in fi.counters.iter_mut().skip(10).zip(vals) {
-            *o = v;
-        }
-        if let Some(o) = fi.counters.get_mut(FS_TAIL) {
-            *o = k.repairs_ce;
-        }
-        if let Some(o) = fi.counters.get_mut(FS_TAIL + 4) {
-            *o = k.restore_no_header;
+impl Engine {
+    /// The engine's state and counters into `fi` (zeroed by the caller);
+    /// nothing for an engine not set up.
+    pub(crate) fn info(&mut self, fi: &mut ffi::crem_flow_info) {
+        // On the datapath's clock (crem_now: ktime_get_ns).
+        let now = u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0);
+        let put_heard = |fi: &mut ffi::crem_flow_info, heard: Option<Nanos>| {
+            if let Some(t) = heard {
+                fi.heard = 1;
+                fi.last_msg_ms = now.saturating_sub(t) / 1_000_000;
+            }
+        };
+        if let Some(e) = self.sender() {
+            let f = &e.flow;
+            fi.state = state_code(f.state());
+            fi.flow_id = f.flow_id().unwrap_or(0);
+            fi.srtt_us = us(f.srtt());
+            fi.min_rtt_us = us(f.min_rtt());
+            fi.rdma_mtu = f.mtu().mtu();
+            fi.rdma_mtu_exact = u8::from(f.mtu().exact());
+            fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
+            fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
+            // The classification ages (its evidence is held for a while), so it
+            // is taken at the time of the dump.
+            fi.loss_class = loss_class_code(f.loss_class(now));
+            put_heard(fi, e.heard);
+            fi.pinned = u8::from(f.pinned());
+            put_config(fi, f.config());
+            put_limits(fi, f.limits());
+            let k = f.csf_counters();
+            let vals = [
+                k.sources,
+                k.source_octets,
+                k.unprotected_sources,
+                k.repairs_ordinary.saturating_add(k.repairs_proactive),
+                k.repairs_retx,
+                k.repairs_source_copy,
+                k.repair_octets,
+                k.requests_block.saturating_add(k.requests_ranges),
+                k.requests_fallback,
+                k.blocks_given_up,
+            ];
+            for (o, v) in fi.counters.iter_mut().zip(vals) {
+                *o = v;
+            }
+            // Appended after the datapath's counters (crem_engine.h).
+            if let Some(o) = fi.counters.get_mut(FS_LATE) {
+                *o = k.retx_lost;
+            }
+            let tail = [
+                f.policy_counters().repair_path_signals,
+                k.drops.retx_budget_limited,
+                k.drops.retx_budget_symbols,
+            ];
+            for (o, v) in fi.counters.iter_mut().skip(FS_TAIL + 1).zip(tail) {
+                *o = v;
+            }
+            // After the CRF's restore-no-header (FS_TAIL + 4).
+            if let Some(o) = fi.counters.get_mut(FS_TAIL + 5) {
+                *o = k.drops.repair_rate_limited;
+            }
+        } else if let Some(e) = self.receiver() {
+            let f = &e.flow;
+            put_heard(fi, e.heard);
+            fi.state = state_code(f.state());
+            fi.flow_id = f.flow_id().unwrap_or(0);
+            fi.loss_ppm = f.loss_ppm();
+            fi.srtt_us = us(f.srtt());
+            fi.min_rtt_us = us(f.min_rtt());
+            fi.rdma_mtu = f.crf().config().rdma_mtu;
+            put_config(fi, f.current_config());
+            put_limits(fi, f.negotiation().effective_limits());
+            let k = f.crf_counters();
+            let vals = [
+                k.sources,
+                k.repairs,
+                k.restored,
+                k.icrc_failures,
+                k.requests_block.saturating_add(k.requests_ranges),
+                k.requests_fallback.saturating_add(k.blocks_released),
+                k.psns_abandoned,
+                k.blocks_incomplete,
+            ];
+            for (o, v) in fi.counters.iter_mut().skip(10).zip(vals) {
+                *o = v;
+            }
+            if let Some(o) = fi.counters.get_mut(FS_TAIL) {
+                *o = k.repairs_ce;
+            }
+            if let Some(o) = fi.counters.get_mut(FS_TAIL + 4) {
+                *o = k.restore_no_header;
+            }
         }
     }
 }

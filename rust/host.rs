@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! What an engine call reaches outside its engine: the C flow it works for
+//! What an engine call reaches outside its engine: the flow it works for
 //! ([`Host`]: the CREM socket its messages go to, its Flow ID in the table,
-//! its events) and, for the CRF, that and the flow's stores as crem-core's
-//! one `CrfHost` ([`CrfIo`]). Every call is made under the flow's lock, from
-//! inside a `crem_rs_*` entry point.
+//! its events and the counters of both) and, for the CRF, that and the
+//! flow's stores as crem-core's one `CrfHost` ([`CrfIo`]). Every call is
+//! made under the flow's lock (`crate::flow`).
 
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::Sink;
@@ -11,18 +11,80 @@ use crate::crem_core::psn::Psn;
 use crate::ffi;
 use crate::store::Stores;
 use core::ptr::NonNull;
+use kernel::bindings::sk_buff_head;
 
-/// The C flow an engine call works for.
-pub(crate) struct Host {
-    flow: NonNull<ffi::crem_flow>,
+/// Slots of the msgs-in/out-by-type counters: message types 1 to 9, 12
+/// (T/C AETH), then one for anything else.
+pub(crate) const MSG_SLOTS: usize = ffi::CREM_MSG_SLOTS as usize;
+
+/// The msgs-by-type slot of CREM message `msg`: types 1-9 in order, 12,
+/// then "other" (another version, an unknown type, no header). The codecs
+/// (crem-core `wire`) decide validity; this only counts.
+pub(crate) fn msg_slot(msg: &[u8]) -> usize {
+    let other = MSG_SLOTS - 1;
+    match msg.first() {
+        Some(&b) if b >> 4 == 1 => match b & 0x0f {
+            t @ 1..=9 => usize::from(t - 1),
+            12 => 9,
+            _ => other,
+        },
+        _ => other,
+    }
 }
 
-impl Host {
+/// What a flow's engine calls change outside its engine, kept with it
+/// under the flow's lock: its CREM message counters and the flow-change
+/// events not yet notified.
+#[derive(Default)]
+pub(crate) struct Outside {
+    pub(crate) msgs_in: u64,
+    pub(crate) msgs_out: u64,
+    pub(crate) send_fail: u64,
+    pub(crate) msg_in: [u64; MSG_SLOTS],
+    pub(crate) msg_out: [u64; MSG_SLOTS],
+    /// BIT(CREM_FLOW_EVENT_*) marked and not yet sent (`crem_events.c`).
+    pub(crate) ev_pending: u8,
+    /// The reason of the pending close-received.
+    pub(crate) close_reason: u16,
+}
+
+impl Outside {
+    /// Counts a message received.
+    pub(crate) fn count_in(&mut self, msg: &[u8]) {
+        self.msgs_in = self.msgs_in.wrapping_add(1);
+        if let Some(c) = self.msg_in.get_mut(msg_slot(msg)) {
+            *c = c.wrapping_add(1);
+        }
+    }
+}
+
+/// The flow an engine call works for.
+pub(crate) struct Host<'a> {
+    flow: NonNull<ffi::crem_flow>,
+    /// TOS of the messages it sends.
+    tos: u8,
+    /// Where they wait while a source is processed (null: sent at once).
+    defer: *mut sk_buff_head,
+    out: &'a mut Outside,
+}
+
+impl<'a> Host<'a> {
     /// # Safety
-    /// `flow` is a live flow whose lock the caller holds for the lifetime of
-    /// the returned value.
-    pub(crate) unsafe fn new(flow: *mut ffi::crem_flow) -> Option<Host> {
-        NonNull::new(flow).map(|flow| Host { flow })
+    /// `flow` is the live C half of the flow whose lock the caller holds
+    /// (`out` is its state under that lock) for the lifetime of the
+    /// returned value; `defer` is null or a queue that outlives it.
+    pub(crate) unsafe fn new(
+        flow: NonNull<ffi::crem_flow>,
+        tos: u8,
+        defer: *mut sk_buff_head,
+        out: &'a mut Outside,
+    ) -> Self {
+        Host {
+            flow,
+            tos,
+            defer,
+            out,
+        }
     }
 
     fn f(&self) -> *mut ffi::crem_flow {
@@ -31,15 +93,28 @@ impl Host {
 
     /// The CRF negotiation assigned (or the CSF learnt) the Flow ID.
     pub(crate) fn set_flow_id(&mut self, id: u32) {
-        // SAFETY: the flow is live and locked.
+        // SAFETY: the flow is live and locked (`new`).
         unsafe { ffi::crem_glue_flow_set_id(self.f(), id) };
     }
 
     /// Marks a flow-change event for the netlink listeners
-    /// (`CREM_FLOW_EVENT_*`; `reason` for close-received).
+    /// (`CREM_FLOW_EVENT_*`; `reason` for close-received); a work item of
+    /// the netns sends it.
     pub(crate) fn flow_event(&mut self, ev: u32, reason: u16) {
-        // SAFETY: the flow is live and locked.
-        unsafe { ffi::crem_glue_flow_event(self.f(), ev as u8, reason) };
+        if ev > ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+            return;
+        }
+        self.out.ev_pending |= 1 << ev;
+        if ev == ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+            self.out.close_reason = reason;
+        }
+        // SAFETY: the flow is live (`new`); C only schedules the work.
+        unsafe { ffi::crem_glue_flow_event(self.f()) };
+    }
+
+    /// Counts a message received for the flow.
+    pub(crate) fn count_in(&mut self, msg: &[u8]) {
+        self.out.count_in(msg);
     }
 
     /// Who can say which Flow IDs this flow's peer and side use.
@@ -66,27 +141,38 @@ impl FlowIds {
     }
 }
 
-impl Sink for Host {
+impl Sink for Host<'_> {
     fn send(&mut self, msg: &[u8]) {
-        // SAFETY: the flow is live and locked (Host::new); C copies `msg`.
-        unsafe { ffi::crem_glue_send(self.f(), msg.as_ptr(), msg.len() as u32) };
+        let len = u32::try_from(msg.len()).unwrap_or(u32::MAX);
+        // SAFETY: the flow is live and locked, `defer` null or live
+        // (`Host::new`); C copies `msg`.
+        let rc = unsafe { ffi::crem_glue_send(self.f(), self.tos, self.defer, msg.as_ptr(), len) };
+        let o = &mut *self.out;
+        if rc != 0 {
+            o.send_fail = o.send_fail.wrapping_add(1);
+            return;
+        }
+        o.msgs_out = o.msgs_out.wrapping_add(1);
+        if let Some(c) = o.msg_out.get_mut(msg_slot(msg)) {
+            *c = c.wrapping_add(1);
+        }
     }
 }
 
 /// A CRF's host for crem-core: messages to the flow's socket, symbols and
 /// deliveries to its stores.
-pub(crate) struct CrfIo<'a> {
-    pub(crate) sink: &'a mut Host,
+pub(crate) struct CrfIo<'a, 'h> {
+    pub(crate) sink: &'a mut Host<'h>,
     pub(crate) stores: &'a mut Stores,
 }
 
-impl Sink for CrfIo<'_> {
+impl Sink for CrfIo<'_, '_> {
     fn send(&mut self, msg: &[u8]) {
         self.sink.send(msg)
     }
 }
 
-impl SymbolStore for CrfIo<'_> {
+impl SymbolStore for CrfIo<'_, '_> {
     fn keep_source(&mut self, slot: usize, psn: Psn, payload: &[u8]) -> bool {
         self.stores.keep_source(slot, psn, payload)
     }
@@ -120,7 +206,7 @@ impl SymbolStore for CrfIo<'_> {
     }
 }
 
-impl Delivery for CrfIo<'_> {
+impl Delivery for CrfIo<'_, '_> {
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         self.stores.restored(psn, payload, hold)
     }

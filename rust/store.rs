@@ -75,19 +75,29 @@ impl Held {
     const EMPTY: Held = Held { skb: None, psn: 0 };
 }
 
-/// The flow these stores belong to: what they charge and count, and how
-/// their packets go on. Pointers into the C flow, which frees its engine
-/// (and so these stores) before itself.
+/// The flow these stores belong to: whose budget they charge and where
+/// their packets go on. The flow frees its engine (and so these stores)
+/// before itself.
 pub(crate) struct Owner {
     pub(crate) flow: NonNull<ffi::crem_flow>,
-    pub(crate) ctr: NonNull<ffi::crem_flow_ctr>,
-    pub(crate) tpl: NonNull<ffi::crem_template>,
     pub(crate) net: NonNull<bindings::net>,
     pub(crate) budget: Budget,
 }
 
+/// What the stores count (flow-stats attributes store-full to
+/// inject-failures: their places are `Counters::put`'s).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Counters {
+    pub(crate) store_full: u64,
+    pub(crate) clone_fail: u64,
+    pub(crate) held_dropped: u64,
+    pub(crate) injected: u64,
+    pub(crate) inject_fail: u64,
+}
+
 /// Charges and uncharges the octets a flow's stores keep, given the flow:
-/// the netns's `max-memory` ([`Budget::NETNS`]), or a test's.
+/// the netns's `max-memory` ([`Budget::NETNS`]), or a test's. A refused
+/// charge is counted by the stores (store-full) and by the budget.
 #[derive(Clone, Copy)]
 pub(crate) struct Budget {
     pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
@@ -96,7 +106,7 @@ pub(crate) struct Budget {
 
 impl Budget {
     /// The flow's netns's budget (C: `crem_glue_mem_charge`, which counts
-    /// a refusal as store-full and drop-memory).
+    /// a refusal as the netns's drop-memory).
     pub(crate) const NETNS: Budget = Budget {
         charge: ffi::crem_glue_mem_charge,
         uncharge: ffi::crem_glue_mem_uncharge,
@@ -119,6 +129,12 @@ pub(crate) struct Current {
 pub(crate) struct Stores {
     owner: Owner,
     pub(crate) current: Option<Current>,
+    /// How restored and held packets are rebuilt and where they enter
+    /// (written by the flow from its packets, `crate::flow`).
+    pub(crate) tpl: ffi::crem_template,
+    counters: Counters,
+    /// Octets charged for what the stores keep now.
+    mem: u64,
     slots: FlowArray<Slot>,
     repairs: FlowArray<Option<Copied>>,
     held: FlowArray<Held>,
@@ -126,8 +142,8 @@ pub(crate) struct Stores {
 
 // SAFETY: the pointers in `Owner` and `Current` are only dereferenced under
 // the flow's lock (the module's only way to reach the stores), whichever
-// CPU holds it, or once the flow is unreachable (the drop in
-// `crem_rs_engine_free`); the skbs are owned references usable from any CPU.
+// CPU holds it, or once the flow is unreachable (the stores' drop, when the
+// flow is freed); the skbs are owned references usable from any CPU.
 unsafe impl Send for Stores {}
 
 impl Stores {
@@ -142,28 +158,47 @@ impl Stores {
         Ok(Stores {
             owner,
             current: None,
+            // SAFETY: a C struct of integers, for which all zeros is valid
+            // (and means: no packet seen yet, nothing can be restored).
+            tpl: unsafe { core::mem::zeroed() },
+            counters: Counters::default(),
+            mem: 0,
             slots: FlowArray::new(slots, || Slot::EMPTY)?,
             repairs: FlowArray::new(repairs, || None)?,
             held: FlowArray::new(held, || Held::EMPTY)?,
         })
     }
 
-    fn counters(&mut self) -> &mut ffi::crem_flow_ctr {
-        // SAFETY: the flow outlives its stores (`Owner`), and its counters
-        // are written only under its lock, which our `&mut self` implies.
-        unsafe { self.owner.ctr.as_mut() }
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+
+    /// What the stores counted.
+    pub(crate) fn counted(&self) -> Counters {
+        self.counters
+    }
+
+    /// Octets charged for what the stores keep now.
+    pub(crate) fn mem(&self) -> u64 {
+        self.mem
     }
 
     fn charge(&mut self, n: u32) -> bool {
         // SAFETY: the flow is live (`Owner`), and locked (our `&mut self`
         // comes from an engine call) or unreachable (the stores' drop, which
         // only uncharges); its budget charges and counts a refusal.
-        unsafe { (self.owner.budget.charge)(self.owner.flow.as_ptr(), n) }
+        if !unsafe { (self.owner.budget.charge)(self.owner.flow.as_ptr(), n) } {
+            bump(&mut self.counters.store_full);
+            return false;
+        }
+        self.mem = self.mem.wrapping_add(u64::from(n));
+        true
     }
 
     fn uncharge(&mut self, n: u32) {
         // SAFETY: as in `charge`.
-        unsafe { (self.owner.budget.uncharge)(self.owner.flow.as_ptr(), n) }
+        unsafe { (self.owner.budget.uncharge)(self.owner.flow.as_ptr(), n) };
+        self.mem = self.mem.wrapping_sub(u64::from(n));
     }
 
     /// Octets slot `s`'s content is charged.
@@ -264,13 +299,10 @@ impl Stores {
 
     /// Sends `skb` on toward its RDMA receiver, counted.
     fn inject(&mut self, skb: Skb) {
-        // SAFETY: the flow is live (`Owner`) and its template is written
-        // only under its lock, which our `&mut self` implies.
-        let tpl = unsafe { self.owner.tpl.as_ref() };
         // SAFETY: the stores are used only under the flow's lock, taken
         // with BH disabled.
         let bh = unsafe { Bh::assume() };
-        let failed = inject::inject(self.owner.net.as_ptr(), tpl, skb, &bh) != 0;
+        let failed = inject::inject(self.owner.net.as_ptr(), &self.tpl, skb, &bh) != 0;
         let c = self.counters();
         bump(if failed {
             &mut c.inject_fail
@@ -437,9 +469,7 @@ impl SymbolStore for Stores {
 
 impl Delivery for Stores {
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
-        // SAFETY: as in `inject`.
-        let tpl = unsafe { self.owner.tpl.as_ref() };
-        let skb = match inject::restore(tpl, payload) {
+        let skb = match inject::restore(&self.tpl, payload) {
             Ok(skb) => skb,
             Err(Restored::Dropped) => {
                 bump(&mut self.counters().inject_fail);

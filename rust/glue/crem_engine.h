@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The interface between the C datapath (flow table, locks, timers, socket)
- * and the Rust engines and their stores (rust/engine.rs, which runs
- * crem-core's SenderFlow/ReceiverFlow; rust/store.rs). struct crem_flow is
- * opaque to Rust: it only passes the pointer back.
+ * The interface between the C datapath (flow table, socket, hooks) and a
+ * flow's Rust half (rust/flow.rs: its engine and stores, its lock and
+ * timer, what it counts; the engine is crem-core's SenderFlow or
+ * ReceiverFlow, rust/engine.rs). struct crem_flow is opaque to Rust: it
+ * only passes the pointer back; struct crem_rs_flow is opaque to C.
  *
- * crem_rs_* are implemented in Rust; crem_glue_* in C, called by Rust from
- * inside a crem_rs_* call, i.e. under flow->lock with BH disabled.
+ * crem_rs_* are implemented in Rust, each taking the flow's lock itself
+ * (with BH disabled); crem_glue_* in C, called by Rust from inside a
+ * crem_rs_* call, i.e. under the flow's lock with BH disabled.
  */
 #ifndef CREM_ENGINE_H
 #define CREM_ENGINE_H
@@ -45,8 +47,9 @@ struct crem_msg_info {
 /*
  * Per-flow counters, in the order of the flow-stats attributes
  * (CREM_A_FLOW_STATS_SOURCES onward, append-only): the engine fills the first
- * CREM_FS_ENGINE, the C datapath the next CREM_FS_DATAPATH (struct
- * crem_flow_ctr, same order), the engine the CREM_FS_LATE appended since.
+ * CREM_FS_ENGINE, the flow the next CREM_FS_DATAPATH (msgs-in, msgs-out,
+ * send-failures, store-full, clone-failures, held-dropped, injected,
+ * inject-failures: rust/flow.rs), the engine the CREM_FS_LATE appended since.
  */
 #define CREM_FS_ENGINE 18
 #define CREM_FS_DATAPATH 8
@@ -60,17 +63,6 @@ struct crem_msg_info {
 #define CREM_FS_TAIL_N 6
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
-/*
- * Datapath events the engine cannot see, per flow: the flow-stats attributes
- * after the engine's (CREM_A_FLOW_STATS_MSGS_IN onward), in this order. The
- * socket's (msgs_in, msgs_out, send_fail) and the budget's (store_full) are
- * counted in C, the stores' in Rust, all under the flow's lock.
- */
-struct crem_flow_ctr {
-	u64 msgs_in, msgs_out, send_fail, store_full, clone_fail, held_dropped,
-		injected, inject_fail;
-};
-
 /* A flow's state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {
 	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned, rdma_mtu_exact;
@@ -83,23 +75,18 @@ struct crem_flow_info {
 	 * valid if heard. */
 	u8 heard;
 	u64 last_msg_ms;
+	u64 mem; /* octets its stores keep, charged to max-memory */
+	u64 last_ns; /* ktime_get_ns() of its last packet or message */
 	u64 counters[CREM_FS_N];
 };
 
 struct crem_template;
 struct sk_buff;
+struct sk_buff_head;
 struct net;
 struct net_device;
-/*
- * A flow's engine and its packet stores, the engine not yet set up (NULL if
- * out of memory): process context, charged to the active memory cgroup.
- * The stores count into @ctr and send their packets on with @tpl into @net,
- * all of @f, which frees the engine (crem_rs_engine_free) before itself.
- */
-void *crem_rs_engine_alloc(struct crem_flow *f, struct crem_flow_ctr *ctr,
-			   struct crem_template *tpl, struct net *net, u8 side);
-void crem_rs_engine_free(void *eng, u8 side);
-int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
+struct crem_rs_flow;
+
 /*
  * CLOSE reasons (crem-draft, "CREM CLOSE Reasons") a removal sends;
  * CREM_CLOSE_NONE: none (the CSF ends silently; the CRF, which releases
@@ -109,14 +96,8 @@ int crem_rs_engine_init(void *eng, const struct crem_engine_params *p);
 #define CREM_CLOSE_NORMAL 0
 #define CREM_CLOSE_FLOW_ENDED 1
 #define CREM_CLOSE_SYNC_FAILED 2
-/* Ends the engine, with a CLOSE of @close_reason if established. */
-void crem_rs_engine_fini(void *eng, struct crem_flow *f, u8 side, int close_reason);
-void crem_rs_csf_start(void *eng, struct crem_flow *f, u64 now, u64 nonce);
-/* @skb's RoCEv2 UDP payload: @len linear octets at @off of its data. */
-void crem_rs_csf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, struct sk_buff *skb,
-			u32 off, u32 len);
-void crem_rs_csf_reverse(void *eng, u64 now, const u8 *p, u32 len);
-/* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
+
+/* flow-set's outcomes (crem_rs_flow_pin). */
 #define CREM_PIN_FAILED 0 /* the engine could not run */
 #define CREM_PIN_OK 1
 #define CREM_PIN_BUSY 2
@@ -124,18 +105,47 @@ void crem_rs_csf_reverse(void *eng, u64 now, const u8 *p, u32 len);
 #define CREM_PIN_NO_SLOT 4
 #define CREM_PIN_NOT_ESTABLISHED 5
 #define CREM_PIN_NO_POLICY 6
-int crem_rs_csf_pin(void *eng, struct crem_flow *f, u64 now, u8 k, u8 m, bool pin);
-/* As crem_rs_csf_source; true if the flow now holds @skb (NF_STOLEN). */
-bool crem_rs_crf_source(void *eng, struct crem_flow *f, u64 now, u32 psn, struct sk_buff *skb,
-			u32 off, u32 len, bool ce);
+
+/*
+ * The Rust half of @f, a flow of @side in @net, its engine not yet set up
+ * (NULL if out of memory): process context, charged to the active memory
+ * cgroup. @f frees it (crem_rs_flow_free) before itself.
+ */
+struct crem_rs_flow *crem_rs_flow_new(struct crem_flow *f, struct net *net, u8 side);
+void crem_rs_flow_free(struct crem_rs_flow *rf);
+/* Its engine from @p, its restored packets' template from @tpl (any context). */
+int crem_rs_flow_setup(struct crem_rs_flow *rf, const struct crem_engine_params *p,
+		       const struct crem_template *tpl);
+/* Listed: the CSF sends HELLO with @nonce; the CRF takes the HELLO @msg. */
+void crem_rs_flow_start(struct crem_rs_flow *rf, u64 nonce, const u8 *msg, u32 len);
+/*
+ * @skb's RoCEv2 UDP payload: @len linear octets at @off of its data; @seen:
+ * its template fields (ifindex 0 and a zero h_source: unknown). The CSF's
+ * messages wait on @defer until the packet has gone on.
+ */
+void crem_rs_flow_csf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
+			     struct sk_buff *skb, u32 off, u32 len, struct sk_buff_head *defer);
+void crem_rs_flow_csf_reverse(struct crem_rs_flow *rf, const u8 *p, u32 len);
+/* As crem_rs_flow_csf_source; true if the flow now holds @skb (NF_STOLEN). */
+bool crem_rs_flow_crf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
+			     struct sk_buff *skb, u32 off, u32 len, bool ce);
 /* @ce: the datagram carrying @msg arrived CE-marked. */
-void crem_rs_engine_msg(void *eng, struct crem_flow *f, u64 now, const u8 *msg, u32 len,
-			bool ce, u8 side);
-void crem_rs_engine_timer(void *eng, struct crem_flow *f, u64 now, u8 side);
-u64 crem_rs_engine_deadline(const void *eng, u8 side); /* U64_MAX: none */
-void crem_rs_engine_info(const void *eng, u8 side, struct crem_flow_info *out);
+void crem_rs_flow_msg(struct crem_rs_flow *rf, const u8 *msg, u32 len, bool ce);
+/* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
+int crem_rs_flow_pin(struct crem_rs_flow *rf, u8 k, u8 m, bool pin);
+void crem_rs_flow_info(struct crem_rs_flow *rf, struct crem_flow_info *fi);
+/* flow-reset: counters since the last reset into @fi, then zeroed; false if gone. */
+bool crem_rs_flow_reset(struct crem_rs_flow *rf, struct crem_flow_info *fi);
+/*
+ * Removal (process context, once the flow is unreachable): ends its engine
+ * with a CLOSE of @close_reason if established, its last counters into @fi
+ * (unless NULL), marks it dead and cancels its timer.
+ */
+void crem_rs_flow_kill(struct crem_rs_flow *rf, int close_reason, struct crem_flow_info *fi);
 /* @dev is going (RTNL): no stored packet keeps it; returns held ones dropped. */
-u32 crem_rs_engine_dev_gone(void *eng, u8 side, const struct net_device *dev);
+u32 crem_rs_flow_dev_gone(struct crem_rs_flow *rf, const struct net_device *dev);
+/* One pending flow-change event (CREM_FLOW_EVENT_*) and its @reason, or -1. */
+int crem_rs_flow_ev_take(struct crem_rs_flow *rf, u16 *reason);
 int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
 int crem_rs_msg_info(const u8 *msg, u32 len, struct crem_msg_info *out);
 
@@ -158,16 +168,18 @@ struct crem_template {
 /* @skb is the restored packet this CPU is forwarding (our hook lets it by). */
 bool crem_rs_inject_own(const struct sk_buff *skb);
 
-void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len);
+/* Sends (or queues on @defer, unless NULL) a message of @f with @tos: 0 or an errno. */
+int crem_glue_send(struct crem_flow *f, u8 tos, struct sk_buff_head *defer, const u8 *msg,
+		   u32 len);
 /*
  * The netns's memory budget (max-memory) for @n octets a flow's stores keep:
- * false (counted as store-full and drop-memory) if it would be exceeded.
+ * false (counted as the netns's drop-memory) if it would be exceeded.
  */
 bool crem_glue_mem_charge(struct crem_flow *f, u32 n);
 void crem_glue_mem_uncharge(struct crem_flow *f, u32 n);
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
-/* A flow-change event (CREM_FLOW_EVENT_*; @reason for close-received). */
-void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason);
+/* @f marked a flow-change event: the netns's event work sends it. */
+void crem_glue_flow_event(struct crem_flow *f);
 bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
 
 #endif

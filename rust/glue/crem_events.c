@@ -3,8 +3,8 @@
  * flow-change notifications: circuit breaker tripped or cleared, CLOSE
  * received. The engines report them under the flow's lock, in softirq; a
  * notification is built in process context (it allocates, and it reads the
- * flow under the same lock), so the event is marked on the flow and a work
- * item of the namespace sends what is marked. Two of a kind in a row before
+ * flow under the same lock), so the event is marked on the flow (rust/host.rs)
+ * and a work item of the namespace sends what is marked. Two of a kind in a row before
  * the work runs are sent once (the flow nest shows the state then).
  */
 #include <linux/workqueue.h>
@@ -12,32 +12,12 @@
 #include "crem_flow.h"
 #include "../../include/uapi/linux/crem.h"
 
-void crem_glue_flow_event(struct crem_flow *f, u8 ev, u16 reason)
+void crem_glue_flow_event(struct crem_flow *f)
 {
 	struct crem_flows *t = &f->cn->flows;
 
-	if (ev > CREM_FLOW_EVENT_CLOSE_RECEIVED)
-		return;
-	f->ev_pending |= BIT(ev);
-	if (ev == CREM_FLOW_EVENT_CLOSE_RECEIVED)
-		f->close_reason = reason;
 	if (!READ_ONCE(t->closing))
 		schedule_work(&t->ev_work);
-}
-
-/* Takes one pending event of @f: its number, or -1. */
-static int crem_ev_take(struct crem_flow *f, u16 *reason)
-{
-	int ev = -1;
-
-	spin_lock_bh(&f->lock);
-	if (f->ev_pending && !f->dead) {
-		ev = __ffs(f->ev_pending);
-		f->ev_pending &= ~BIT(ev);
-		*reason = f->close_reason;
-	}
-	spin_unlock_bh(&f->lock);
-	return ev;
 }
 
 void crem_ev_work(struct work_struct *w)
@@ -54,7 +34,7 @@ void crem_ev_work(struct work_struct *w)
 
 		rcu_read_lock();
 		list_for_each_entry_rcu(f, &cn->flows.list, all) {
-			ev = crem_ev_take(f, &reason);
+			ev = crem_rs_flow_ev_take(f->rs, &reason);
 			if (ev < 0)
 				continue;
 			crem_nl_flow_event_send(cn, msg, f, ev, reason);

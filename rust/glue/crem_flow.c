@@ -119,34 +119,7 @@ static inline u64 crem_now(void)
 	return ktime_get_ns();
 }
 
-void crem_flow_arm(struct crem_flow *f)
-{
-	u64 d = crem_rs_engine_deadline(f->eng, f->key.side);
-
-	if (f->dead || d == f->deadline)
-		return;
-	f->deadline = d;
-	if (d == U64_MAX)
-		hrtimer_try_to_cancel(&f->timer);
-	else
-		hrtimer_start(&f->timer, ns_to_ktime(d), HRTIMER_MODE_ABS_SOFT);
-}
-
-static enum hrtimer_restart crem_flow_timer(struct hrtimer *t)
-{
-	struct crem_flow *f = container_of(t, struct crem_flow, timer);
-
-	spin_lock(&f->lock);
-	if (!f->dead) {
-		f->deadline = U64_MAX;
-		crem_rs_engine_timer(f->eng, f, crem_now(), f->key.side);
-		crem_flow_arm(f);
-	}
-	spin_unlock(&f->lock);
-	return HRTIMER_NORESTART;
-}
-
-/* ---- Callbacks from the engines (under flow->lock). ---- */
+/* ---- Callbacks from the engines (under the flow's lock, BH off). ---- */
 
 #ifdef CREM_TEST_BUILD
 /*
@@ -184,28 +157,18 @@ static inline u8 *crem_fault_corrupt(const u8 *msg, u32 len)
 }
 #endif
 
-void crem_glue_send(struct crem_flow *f, const u8 *msg, u32 len)
+int crem_glue_send(struct crem_flow *f, u8 tos, struct sk_buff_head *defer, const u8 *msg,
+		   u32 len)
 {
-	/*
-	 * Every message carries the protected flow's DSCP (its REPAIRs, the
-	 * draft says; its requests and reports too, so they meet the flow's
-	 * treatment on the way back); the CSF's are ECN capable (ECT(0)), so
-	 * that CE on the REPAIR path shows in LOSS_REPORT.
-	 */
-	u8 dscp = f->tpl.tos & ~INET_ECN_MASK;
-	u8 tos = f->key.side == CREM_SIDE_CSF ? dscp | INET_ECN_ECT_0 : dscp;
 	u8 *bad = crem_fault_corrupt(msg, len);
+	int err;
 
 	if (unlikely(bad))
 		msg = bad;
-	if (f->defer ? crem_sock_queue(f->defer, f->peer, tos, msg, len) :
-		       crem_sock_send(f->cn, f->peer, tos, msg, len)) {
-		f->ctr.send_fail++;
-	} else {
-		f->ctr.msgs_out++;
-		f->msg_out[crem_msg_slot(msg, len)]++;
-	}
+	err = defer ? crem_sock_queue(defer, f->peer, tos, msg, len) :
+		      crem_sock_send(f->cn, f->peer, tos, msg, len);
 	kfree(bad);
+	return err;
 }
 
 /* The netns's budget for what a flow's stores keep (rust/store.rs). */
@@ -213,21 +176,17 @@ bool crem_glue_mem_charge(struct crem_flow *f, u32 n)
 {
 	struct crem_net *cn = f->cn;
 
-	lockdep_assert_held(&f->lock);
 	if (atomic64_add_return(n, &cn->flows.mem) > READ_ONCE(cn->cfg.max_memory)) {
 		atomic64_sub(n, &cn->flows.mem);
-		f->ctr.store_full++;
 		atomic64_inc(&cn->dp[CREM_DROP_MEMORY]);
 		return false;
 	}
-	f->mem += n;
 	return true;
 }
 
 void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
 {
 	atomic64_sub(n, &f->cn->flows.mem);
-	f->mem -= n;
 }
 
 void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
@@ -235,7 +194,6 @@ void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
 	struct crem_flows *t = &f->cn->flows;
 
 	spin_lock(&t->lock);
-	lockdep_assert_held(&f->lock);
 	WRITE_ONCE(f->flow_id, id);
 	/* Its HELLO is answered: no other HELLO_ACK looks for it. */
 	if (f->nonce_hashed) {
@@ -279,25 +237,23 @@ bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id)
 static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 			   const struct crem_create *rq)
 {
+	struct crem_template tpl = {
+		.saddr = rq->key.saddr,
+		.daddr = rq->key.daddr,
+		.tos = rq->tos,
+		.ttl = rq->ttl,
+		.sport = rq->sport,
+		.frag_off = htons(IP_DF),
+		.host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST,
+	};
 	struct crem_engine_params p = {};
 	struct crem_cfg *c = &cn->cfg;
 
 	f->cn = cn;
 	f->key = rq->key;
 	f->peer = rq->peer;
-	f->tpl.saddr = rq->key.saddr;
-	f->tpl.daddr = rq->key.daddr;
-	f->tpl.tos = rq->tos;
-	f->tpl.ttl = rq->ttl;
-	f->tpl.sport = rq->sport;
-	f->tpl.frag_off = htons(IP_DF);
-	f->tpl.host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST;
-	f->deadline = U64_MAX;
 	f->gc_close = CREM_GC_KEEP; /* a flow made between its two passes stays */
-	f->created_ns = f->last_ns = crem_now();
-	spin_lock_init(&f->lock);
-	hrtimer_init(&f->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	f->timer.function = crem_flow_timer;
+	f->created_ns = crem_now();
 
 	spin_lock_bh(&cn->cfg_lock);
 	p.recovery = c->recovery;
@@ -322,7 +278,7 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	p.saddr = rq->key.saddr;
 	p.daddr = rq->key.daddr;
 	p.rtt_hint_ns = 10 * NSEC_PER_MSEC;
-	return crem_rs_engine_init(f->eng, &p);
+	return crem_rs_flow_setup(f->rs, &p, &tpl);
 }
 
 /*
@@ -362,17 +318,8 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 	atomic64_inc(&cn->dp[CREM_EV_FLOW_UP]);
 	crem_gc_start(cn);
 
-	spin_lock_bh(&f->lock);
-	if (f->key.side == CREM_SIDE_CSF)
-		crem_rs_csf_start(f->eng, f, crem_now(), f->nonce);
-	else if (msg_len) {
-		/* The HELLO that asked for the flow is its first message in. */
-		f->ctr.msgs_in++;
-		f->msg_in[crem_msg_slot(msg, msg_len)]++;
-		crem_rs_engine_msg(f->eng, f, crem_now(), msg, msg_len, false, f->key.side);
-	}
-	crem_flow_arm(f);
-	spin_unlock_bh(&f->lock);
+	/* A CSF sends its HELLO; a CRF answers the HELLO that asked for it. */
+	crem_rs_flow_start(f->rs, f->nonce, msg, msg_len);
 	/* Sent before a flow-down of @f can be (that one waits for us). */
 	crem_nl_flow_ntf_send(cn, ntf, f, CREM_CMD_FLOW_UP);
 	rcu_read_unlock();
@@ -592,20 +539,20 @@ static int crem_src_kind(const struct crem_roce_info *ri)
 	return ri->is_response ? CREM_KIND_RESPONSES : -1;
 }
 
-static void crem_note(struct crem_flow *f, const struct sk_buff *skb, const struct iphdr *iph,
+/* What @skb shows of its flow's path: its restored packets' template fields. */
+static void crem_seen(struct crem_template *t, const struct sk_buff *skb, const struct iphdr *iph,
 		      __be16 sport)
 {
-	f->last_ns = crem_now();
+	memset(t, 0, sizeof(*t));
 	if (skb->dev)
-		f->tpl.ifindex = skb->dev->ifindex;
+		t->ifindex = skb->dev->ifindex;
 	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
-		ether_addr_copy(f->tpl.h_source, eth_hdr(skb)->h_source);
-	f->tpl.mark = skb->mark;
-	f->tpl.tos = iph->tos;
-	f->tpl.ttl = iph->ttl;
-	f->tpl.frag_off = iph->frag_off;
-	f->tpl.sport = sport;
-	f->tpl.noted = true;
+		ether_addr_copy(t->h_source, eth_hdr(skb)->h_source);
+	t->mark = skb->mark;
+	t->tos = iph->tos;
+	t->ttl = iph->ttl;
+	t->frag_off = iph->frag_off;
+	t->sport = sport;
 }
 
 /* The packet travels toward a peer: the CSF of its flow codes it. */
@@ -615,6 +562,7 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 {
 	int kind = crem_src_kind(ri);
 	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CSF, kind };
+	struct crem_template seen;
 	struct crem_flow *f;
 
 	if (kind < 0)
@@ -625,15 +573,8 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 				      skb->dev ? READ_ONCE(skb->dev->mtu) : 0, NULL, 0);
 	if (!f)
 		return;
-	spin_lock(&f->lock);
-	if (!f->dead) {
-		crem_note(f, skb, iph, sport);
-		f->defer = defer;
-		crem_rs_csf_source(f->eng, f, crem_now(), ri->psn, skb, off, len);
-		f->defer = NULL;
-		crem_flow_arm(f);
-	}
-	spin_unlock(&f->lock);
+	crem_seen(&seen, skb, iph, sport);
+	crem_rs_flow_csf_source(f->rs, &seen, ri->psn, skb, off, len, defer);
 }
 
 /* An RDMA packet of the reverse direction: its ACKs release retention. */
@@ -650,12 +591,7 @@ static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const
 		if (f->key.side != CREM_SIDE_CSF || f->key.kind != CREM_KIND_REQUESTS ||
 		    f->key.saddr != iph->daddr || f->key.daddr != iph->saddr)
 			continue;
-		spin_lock(&f->lock);
-		if (!f->dead) {
-			crem_rs_csf_reverse(f->eng, crem_now(), p, len);
-			crem_flow_arm(f);
-		}
-		spin_unlock(&f->lock);
+		crem_rs_flow_csf_reverse(f->rs, p, len);
 	}
 }
 
@@ -666,8 +602,8 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 {
 	int kind = crem_src_kind(ri);
 	struct crem_flow_key k = { iph->saddr, iph->daddr, ri->dqp, CREM_SIDE_CRF, kind };
-	unsigned int verdict = NF_ACCEPT;
 	bool ce = INET_ECN_is_ce(iph->tos);
+	struct crem_template seen;
 	struct crem_flow *f;
 
 	if (kind < 0)
@@ -675,15 +611,10 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 	f = crem_lookup_key(&cn->flows, &k);
 	if (!f)
 		return NF_ACCEPT;
-	spin_lock(&f->lock);
-	if (!f->dead) {
-		crem_note(f, skb, iph, sport);
-		if (crem_rs_crf_source(f->eng, f, crem_now(), ri->psn, skb, off, len, ce))
-			verdict = NF_STOLEN; /* held for in-order release */
-		crem_flow_arm(f);
-	}
-	spin_unlock(&f->lock);
-	return verdict;
+	crem_seen(&seen, skb, iph, sport);
+	/* Held for in-order release: stolen. */
+	return crem_rs_flow_crf_source(f->rs, &seen, ri->psn, skb, off, len, ce) ? NF_STOLEN :
+										   NF_ACCEPT;
 }
 
 /*
@@ -860,15 +791,7 @@ static bool crem_to_crf(u8 type)
 /* @ce: the datagram arrived CE-marked (REPAIRs leave ECT(0): crem_glue_send). */
 static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len, bool ce)
 {
-	spin_lock(&f->lock);
-	if (!f->dead) {
-		f->last_ns = crem_now();
-		f->ctr.msgs_in++;
-		f->msg_in[crem_msg_slot(msg, len)]++;
-		crem_rs_engine_msg(f->eng, f, crem_now(), msg, len, ce, f->key.side);
-		crem_flow_arm(f);
-	}
-	spin_unlock(&f->lock);
+	crem_rs_flow_msg(f->rs, msg, len, ce);
 }
 
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos)
@@ -991,13 +914,7 @@ static void crem_flow_kill(struct crem_flow *f)
 {
 	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
 
-	spin_lock_bh(&f->lock);
-	crem_rs_engine_fini(f->eng, f, f->key.side, f->close_with);
-	if (fi)
-		crem_flow_info_locked(f, fi); /* the engine stays readable once ended */
-	f->dead = true;
-	spin_unlock_bh(&f->lock);
-	hrtimer_cancel(&f->timer);
+	crem_rs_flow_kill(f->rs, f->close_with, fi);
 	if (fi)
 		crem_flows_retire(f->cn, fi->counters);
 	kfree(fi);
@@ -1053,13 +970,8 @@ void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
 
 	ASSERT_RTNL();
 	rcu_read_lock();
-	list_for_each_entry_rcu(f, &cn->flows.list, all) {
-		spin_lock_bh(&f->lock);
-		if (!f->dead)
-			atomic64_add(crem_rs_engine_dev_gone(f->eng, f->key.side, dev),
-				     &cn->dp[CREM_DROP_DEV_GONE]);
-		spin_unlock_bh(&f->lock);
-	}
+	list_for_each_entry_rcu(f, &cn->flows.list, all)
+		atomic64_add(crem_rs_flow_dev_gone(f->rs, dev), &cn->dp[CREM_DROP_DEV_GONE]);
 	rcu_read_unlock();
 }
 

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Protected flows: the per-netns flow table, each flow's lock and timer.
- * The protocol engines (crem-core, via rust/engine.rs) own the state
- * machines, and the packet stores are theirs (rust/store.rs); this half
- * owns the table, time and locking.
+ * Protected flows: the per-netns flow table. Each flow's Rust half
+ * (rust/flow.rs: engine, stores, lock, timer, counters) is reached only
+ * through the crem_rs_flow_* calls, which take its lock themselves; this
+ * half owns the table.
  *
  * Locking: the table is read under RCU (hooks, socket, timers run in softirq)
- * and changed under crem_flows.lock (BH-safe; taken inside flow->lock by
- * crem_glue_flow_set_id, never the other way round). Each flow's engine and
- * stores are touched only under flow->lock, taken with BH disabled.
- * Removal unlinks a flow under crem_flows.lock (linked = false, after which
- * nothing hashes it again), waits an RCU grace period for the readers that
- * found it before, then marks it dead under its lock (its timer does nothing
- * more), ends its engine and frees it.
+ * and changed under crem_flows.lock (BH-safe; taken inside a flow's lock by
+ * crem_glue_flow_set_id, never the other way round). Removal unlinks a
+ * flow under crem_flows.lock (linked = false, after which nothing hashes it
+ * again), waits an RCU grace period for the readers that found it before,
+ * then kills its Rust half (crem_rs_flow_kill: engine ended, marked dead,
+ * timer cancelled) and frees it.
  */
 #ifndef CREM_FLOW_H
 #define CREM_FLOW_H
@@ -58,28 +57,13 @@ struct crem_flow {
 	bool id_hashed; /* in by_id (under crem_flows.lock) */
 	bool nonce_hashed; /* CSF: in by_nonce until its Flow ID is known (same lock) */
 	u64 nonce; /* CSF: of its HELLO */
-	bool dead;
 	s8 gc_close; /* the collector's choice (crem_gc.c): CREM_GC_KEEP, or the
 		      * CLOSE reason its removal sends (only it writes this,
 		      * after crem_flow_setup) */
 	s8 close_with; /* the CLOSE reason its removal sends (CREM_CLOSE_*):
 			* set under flows.lock by whoever unlinks it */
-	spinlock_t lock;
-	struct hrtimer timer;
-	u64 deadline; /* armed expiry, U64_MAX when idle */
-	u64 created_ns, last_ns;
-	void *eng; /* the Rust engine of this side and its stores (rust/engine.rs) */
-	struct crem_template tpl; /* of restored packets (crem_engine.h) */
-	u8 ev_pending; /* BIT(CREM_FLOW_EVENT_*) not yet notified, under lock */
-	u16 close_reason; /* of the pending close-received */
-	/* While the CSF codes a source: its messages wait here (see
-	 * crem_flow_roce), so a block's repairs never overtake its last source. */
-	struct sk_buff_head *defer;
-	u64 mem; /* octets its stores keep (crem_glue_mem_charge) */
-	struct crem_flow_ctr ctr;
-	u64 msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS]; /* by crem_msg_slot() */
-	/* flow-reset: the counters at the last reset (reported as the difference). */
-	u64 base[CREM_FS_N];
+	u64 created_ns;
+	struct crem_rs_flow *rs; /* its Rust half (rust/flow.rs) */
 };
 
 /* Flow memory and the spare pool (crem_pool.c). */
@@ -101,7 +85,6 @@ void crem_flows_exit(struct crem_net *cn);
 void crem_flows_flush(struct crem_net *cn);
 void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
-void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flows_retire(struct crem_net *cn, const u64 *c);
 struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k);
 struct netlink_ext_ack;
@@ -136,8 +119,9 @@ void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct cr
 			     u8 ev, u16 reason);
 
 /*
- * flow-change events (crem_events.c): the datapath marks them on the flow
- * (crem_glue_flow_event, under flow->lock), a work item sends them.
+ * flow-change events (crem_events.c): the engines mark them on the flow
+ * (rust/host.rs, under its lock) and call crem_glue_flow_event; a work item
+ * sends them.
  */
 void crem_ev_work(struct work_struct *w);
 
@@ -148,9 +132,6 @@ unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
 			    u32 l4off, const struct nf_hook_state *state);
 /* @tos: of the datagram's IP header (its ECN: CE on the REPAIR path). */
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos);
-
-/* After an engine call under flow->lock: (re)arm the timer. */
-void crem_flow_arm(struct crem_flow *f);
 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);

@@ -48,7 +48,7 @@ static s8 crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 no
 	bool retry = crem_older(f->created_ns, now, CREM_RETRY_NS);
 
 	crem_flow_info(f, fi);
-	if (idle && crem_older(READ_ONCE(f->last_ns), now, idle))
+	if (idle && crem_older(fi->last_ns, now, idle))
 		return CREM_CLOSE_FLOW_ENDED;
 	if (retry && fi->state == CREM_STATE_UNPROTECTED)
 		return CREM_CLOSE_SYNC_FAILED;

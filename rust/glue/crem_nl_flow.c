@@ -17,28 +17,10 @@
 #include "crem_flow.h"
 #include "crem-nl-gen.h"
 
-/* The flow's state and counters since its last flow-reset; under its lock. */
-void crem_flow_info_locked(struct crem_flow *f, struct crem_flow_info *fi)
-{
-	int i;
-
-	memset(fi, 0, sizeof(*fi));
-	if (!f->dead)
-		crem_rs_engine_info(f->eng, f->key.side, fi);
-	BUILD_BUG_ON(sizeof(f->ctr) != CREM_FS_DATAPATH * sizeof(u64));
-	memcpy(&fi->counters[CREM_FS_ENGINE], &f->ctr, sizeof(f->ctr));
-	memcpy(&fi->counters[CREM_FS_FLAT], f->msg_in, sizeof(f->msg_in));
-	memcpy(&fi->counters[CREM_FS_FLAT + CREM_MSG_SLOTS], f->msg_out, sizeof(f->msg_out));
-	for (i = 0; i < CREM_FS_N; i++)
-		fi->counters[i] -= f->base[i];
-}
-
-/* The same; takes the flow's lock. */
+/* The flow's state and counters since its last flow-reset (rust/flow.rs). */
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
 {
-	spin_lock_bh(&f->lock);
-	crem_flow_info_locked(f, fi);
-	spin_unlock_bh(&f->lock);
+	crem_rs_flow_info(f->rs, fi);
 }
 
 /* Sum over all flows, past and present, since the last reset. */
@@ -235,7 +217,7 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	    nla_put_u32(msg, CREM_A_FLOW_LOSS_PPM, fi->loss_ppm) ||
 	    nla_put_u8(msg, CREM_A_FLOW_LOSS_CLASS, fi->loss_class) ||
 	    nla_put_u8(msg, CREM_A_FLOW_BREAKER, fi->breaker) ||
-	    nla_put_u64_64bit(msg, CREM_A_FLOW_MEMORY, READ_ONCE(f->mem), CREM_A_FLOW_PAD) ||
+	    nla_put_u64_64bit(msg, CREM_A_FLOW_MEMORY, fi->mem, CREM_A_FLOW_PAD) ||
 	    nla_put_u64_64bit(msg, CREM_A_FLOW_AGE_MS,
 			      div_u64(ktime_get_ns() - f->created_ns, NSEC_PER_MSEC),
 			      CREM_A_FLOW_PAD) ||
@@ -604,7 +586,7 @@ static int crem_km_parse(struct nlattr **tb, u8 *k, u8 *m, struct netlink_ext_ac
 	return 0;
 }
 
-/* flow-set's outcomes from the engine (crem_rs_csf_pin). */
+/* flow-set's outcomes from the engine (crem_rs_flow_pin). */
 static int crem_pin_error(int rc, struct netlink_ext_ack *extack)
 {
 	switch (rc) {
@@ -674,12 +656,7 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 		f = NULL;
 	}
 	if (f) {
-		spin_lock_bh(&f->lock);
-		if (!f->dead) {
-			rc = crem_rs_csf_pin(f->eng, f, ktime_get_ns(), k, m, pin);
-			crem_flow_arm(f);
-		}
-		spin_unlock_bh(&f->lock);
+		rc = crem_rs_flow_pin(f->rs, k, m, pin);
 		err = crem_pin_error(rc, extack);
 	}
 	rcu_read_unlock();
@@ -741,7 +718,7 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	struct crem_flow_sel sel;
 	struct crem_flow *f;
 	bool done = false;
-	int err, i;
+	int err;
 
 	err = crem_flow_sel_parse(info, tb, &sel);
 	if (err)
@@ -754,14 +731,7 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	if (f) {
 		/* What it counted since its last reset moves to the totals' share of
 		 * flows gone, in the section a removal reads its counters in. */
-		spin_lock_bh(&f->lock);
-		if (!f->dead) {
-			crem_flow_info_locked(f, fi);
-			for (i = 0; i < CREM_FS_N; i++)
-				f->base[i] += fi->counters[i];
-			done = true;
-		}
-		spin_unlock_bh(&f->lock);
+		done = crem_rs_flow_reset(f->rs, fi);
 	}
 	rcu_read_unlock();
 	if (done)

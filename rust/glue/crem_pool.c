@@ -20,12 +20,12 @@
 
 void crem_flow_free(struct crem_flow *f)
 {
-	crem_rs_engine_free(f->eng, f->key.side);
+	crem_rs_flow_free(f->rs);
 	kfree(f);
 }
 
 /*
- * A zeroed flow of @side with its engine and stores, the engine not set up,
+ * A zeroed flow of @side with its Rust half (engine and stores), not set up,
  * charged to @t's memory cgroup whoever asks (netlink, or a work item
  * whose own cgroup is the kworkers' root).
  */
@@ -37,9 +37,8 @@ struct crem_flow *crem_flow_alloc(struct crem_flows *t, u8 side)
 	if (!f)
 		goto out;
 	f->key.side = side;
-	f->eng = crem_rs_engine_alloc(f, &f->ctr, &f->tpl,
-				      container_of(t, struct crem_net, flows)->net, side);
-	if (!f->eng) {
+	f->rs = crem_rs_flow_new(f, container_of(t, struct crem_net, flows)->net, side);
+	if (!f->rs) {
 		kfree(f);
 		f = NULL;
 	}

@@ -9,6 +9,7 @@ pub(crate) mod bh;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod fpu;
 pub(crate) mod global;
+pub(crate) mod hrtimer;
 pub(crate) mod mem;
 pub(crate) mod netdev;
 pub(crate) mod percpu;

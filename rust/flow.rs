@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A protected flow's Rust half: its engine and packet stores, the lock
+//! that guards them, its timer, and what it counts outside the engine. The
+//! C half (`glue/crem_flow.h`: table links, key, peer, Flow ID, nonce) owns
+//! one [`Flow`] through a pointer, made by [`crem_rs_flow_new`] and freed by
+//! [`crem_rs_flow_free`]; everything else C does with the flow goes through
+//! the `crem_rs_flow_*` calls here, each of which takes the lock itself.
+//!
+//! Locking: the state is a [`BhLock`]; every entry point disables BH for
+//! its section (a no-op nesting in softirq, the one thing that makes
+//! process-context callers safe), so a softirq can never spin on a lock its
+//! own CPU holds. The timer expires in softirq and takes the same lock. A
+//! removed flow is marked dead under the lock ([`crem_rs_flow_kill`]), after
+//! which neither an entry point nor the timer touches its engine, and its
+//! timer is cancelled outside the lock (cancelling waits for a running
+//! callback, which takes the lock).
+
+use crate::crem_core::engine::Nanos;
+use crate::crem_core::wire;
+use crate::engine::Engine;
+use crate::ffi;
+use crate::host::{Host, Outside};
+use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
+use crate::kernel_ext::hrtimer::HrTimer;
+use crate::kernel_ext::skb::sk_buff;
+use crate::store::{Budget, Current, Owner};
+use core::ffi::c_int;
+use core::mem::offset_of;
+use core::ptr::NonNull;
+use kernel::bindings::{self, sk_buff_head};
+use kernel::prelude::*;
+
+/// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
+const FS_N: usize = ffi::CREM_FS_N as usize;
+/// Where the datapath's counters start, and the msg-types counters.
+const FS_DATAPATH: usize = ffi::CREM_FS_ENGINE as usize;
+const FS_FLAT: usize = ffi::CREM_FS_FLAT as usize;
+
+/// TOS bits of ECN, and ECT(0).
+const ECN_MASK: u8 = 3;
+const ECN_ECT0: u8 = 2;
+
+/// One protected flow's Rust half (see the module docs).
+#[pin_data]
+pub(crate) struct Flow {
+    /// The first field, so dropped first: cancelled (waiting for a running
+    /// callback) before the state its callback uses goes.
+    #[pin]
+    timer: HrTimer,
+    #[pin]
+    state: BhLock<Locked>,
+    /// The C half, for the glue callbacks (the socket, the table, events);
+    /// it frees this flow before itself.
+    c: NonNull<ffi::crem_flow>,
+}
+
+/// A flow's state under its lock.
+struct Locked {
+    engine: Engine,
+    out: Outside,
+    /// Removed: no engine call and no timer any more.
+    dead: bool,
+    /// The armed expiry on the monotonic clock, `u64::MAX` when idle.
+    deadline: u64,
+    /// When a packet or a message of the flow was last seen (the collector
+    /// removes flows idle for long).
+    last_ns: u64,
+    /// The counters at the last flow-reset (reported as the difference).
+    base: [u64; FS_N],
+}
+
+/// The datapath's clock (`ktime_get_ns`), which every engine deadline uses.
+fn now() -> Nanos {
+    // SAFETY: `ktime_get` only reads the timekeeper.
+    u64::try_from(unsafe { bindings::ktime_get() }).unwrap_or(0)
+}
+
+/// The expiry callback of every flow's timer.
+unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_restart {
+    // SAFETY: only `Flow::new` makes timers with this callback, so `t` is
+    // the `timer` field of a `Flow` (`HrTimer` is a transparent wrapper of
+    // the hrtimer), and the flow lives until its timer is cancelled (its
+    // first field's drop), which waits for this callback.
+    let f = unsafe { &*t.cast::<u8>().sub(offset_of!(Flow, timer)).cast::<Flow>() };
+    // SAFETY: soft hrtimers expire in softirq (HRTIMER_SOFTIRQ): BH is off
+    // for the whole callback.
+    let bh = unsafe { Bh::assume() };
+    f.expired(&bh);
+    bindings::hrtimer_restart_HRTIMER_NORESTART
+}
+
+impl Flow {
+    /// A flow of side `csf` for the C half `c` in `net`, its engine not yet
+    /// set up. Process context; charged to the active memory cgroup.
+    fn new(
+        c: NonNull<ffi::crem_flow>,
+        net: NonNull<bindings::net>,
+        csf: bool,
+    ) -> Option<Pin<KBox<Self>>> {
+        let owner = Owner {
+            flow: c,
+            net,
+            budget: Budget::NETNS,
+        };
+        let engine = Engine::new(owner, csf)?;
+        let state = Locked {
+            engine,
+            out: Outside::default(),
+            dead: false,
+            deadline: u64::MAX,
+            last_ns: 0,
+            base: [0; FS_N],
+        };
+        KBox::pin_init(
+            pin_init!(Flow {
+                timer <- HrTimer::new(flow_timer),
+                state <- new_bh_lock!(state, "crem_flow"),
+                c,
+            }),
+            GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
+        )
+        .ok()
+    }
+
+    /// (Re)arms the timer for the engine's next deadline, if it changed.
+    /// Under the lock: never waits for the callback (`try_cancel`).
+    fn arm(&self, l: &mut Locked) {
+        let d = l.engine.deadline().unwrap_or(u64::MAX);
+        if l.dead || d == l.deadline {
+            return;
+        }
+        l.deadline = d;
+        if d == u64::MAX {
+            self.timer.try_cancel();
+        } else {
+            self.timer.start_abs(d);
+        }
+    }
+
+    /// Runs `f` with the live flow's engine and host (its messages wait
+    /// on `defer` if not null), then rearms the timer; `touch`: a packet or
+    /// message of the flow, which keeps it from the collector. None if the
+    /// flow is dead.
+    fn with<R>(
+        &self,
+        bh: &Bh,
+        defer: *mut sk_buff_head,
+        touch: bool,
+        f: impl FnOnce(&mut Engine, &mut Host<'_>) -> R,
+    ) -> Option<R> {
+        let mut g = self.state.lock(bh);
+        let l = &mut *g;
+        if l.dead {
+            return None;
+        }
+        if touch {
+            l.last_ns = now();
+        }
+        let r = {
+            let tos = msg_tos(&mut l.engine);
+            // SAFETY: `c` is the live C half (it frees us before itself),
+            // locked here; `defer` is the caller's queue, live for the call.
+            let mut h = unsafe { Host::new(self.c, tos, defer, &mut l.out) };
+            f(&mut l.engine, &mut h)
+        };
+        self.arm(l);
+        Some(r)
+    }
+
+    fn expired(&self, bh: &Bh) {
+        let mut g = self.state.lock(bh);
+        let l = &mut *g;
+        if l.dead {
+            return;
+        }
+        l.deadline = u64::MAX;
+        let tos = msg_tos(&mut l.engine);
+        // SAFETY: as in `with`; the timer's messages are sent at once.
+        let mut h = unsafe { Host::new(self.c, tos, core::ptr::null_mut(), &mut l.out) };
+        l.engine.timer(&mut h, now());
+        self.arm(l);
+    }
+}
+
+/// The TOS of a flow's messages: the protected flow's DSCP (its REPAIRs,
+/// the draft says; its requests and reports too, so they meet the flow's
+/// treatment on the way back); the CSF's are ECN capable (ECT(0)), so that
+/// CE on the REPAIR path shows in LOSS_REPORT.
+fn msg_tos(e: &mut Engine) -> u8 {
+    let dscp = e.stores().tpl.tos & !ECN_MASK;
+    if e.is_csf() {
+        dscp | ECN_ECT0
+    } else {
+        dscp
+    }
+}
+
+/// The flow's state and counters since its last flow-reset, into `fi`.
+fn info_locked(l: &mut Locked, fi: &mut ffi::crem_flow_info) {
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    *fi = unsafe { core::mem::zeroed() };
+    if !l.dead {
+        l.engine.info(fi);
+    }
+    let s = l.engine.stores().counted();
+    let o = &l.out;
+    let datapath = [
+        o.msgs_in,
+        o.msgs_out,
+        o.send_fail,
+        s.store_full,
+        s.clone_fail,
+        s.held_dropped,
+        s.injected,
+        s.inject_fail,
+    ];
+    let c = &mut fi.counters;
+    for (d, v) in c.iter_mut().skip(FS_DATAPATH).zip(datapath) {
+        *d = v;
+    }
+    let msgs = Iterator::chain(o.msg_in.iter(), o.msg_out.iter());
+    for (d, v) in c.iter_mut().skip(FS_FLAT).zip(msgs) {
+        *d = *v;
+    }
+    for (d, b) in c.iter_mut().zip(l.base.iter()) {
+        *d = d.wrapping_sub(*b);
+    }
+    fi.mem = l.engine.stores().mem();
+    fi.last_ns = l.last_ns;
+}
+
+/// A C buffer as a slice (`None` for NULL).
+///
+/// # Safety
+/// `p` is NULL or valid for `len` octets for the lifetime `'a` (C passes
+/// packets and messages valid for the duration of the call).
+unsafe fn bytes<'a>(p: *const u8, len: u32) -> Option<&'a [u8]> {
+    // SAFETY: per the function contract.
+    (!p.is_null()).then(|| unsafe { core::slice::from_raw_parts(p, len as usize) })
+}
+
+/// The packet an entry point is called for and its RoCEv2 UDP payload, the
+/// `len` octets at `off` of its data.
+///
+/// # Safety
+/// `skb` is null or a live packet whose `off + len` first octets are
+/// linear and stay put for `'a` (C made them linear; nothing else touches
+/// the packet during the call).
+unsafe fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current, &'a [u8])> {
+    let skb = NonNull::new(skb)?;
+    // SAFETY: per the function contract.
+    let data = unsafe { ffi::crem_h_skb_data(skb.as_ptr()) };
+    let p = data.wrapping_add(off as usize);
+    // SAFETY: per the function contract.
+    let payload = unsafe { bytes(p, len) }?;
+    Some((
+        Current {
+            skb,
+            off,
+            payload: p,
+        },
+        payload,
+    ))
+}
+
+/// # Safety
+/// `rf` is null or a flow of [`crem_rs_flow_new`] not yet freed.
+unsafe fn flow<'a>(rf: *const Flow) -> Option<&'a Flow> {
+    // SAFETY: per the function contract.
+    unsafe { rf.as_ref() }
+}
+
+/// Notes what a packet of the flow shows of its path (its template for
+/// restored packets: `seen`, filled by the hook).
+fn note(e: &mut Engine, seen: &ffi::crem_template) {
+    let t = &mut e.stores().tpl;
+    if seen.ifindex != 0 {
+        t.ifindex = seen.ifindex;
+    }
+    if seen.h_source.iter().any(|&b| b != 0) {
+        t.h_source = seen.h_source;
+    }
+    t.mark = seen.mark;
+    t.tos = seen.tos;
+    t.ttl = seen.ttl;
+    t.frag_off = seen.frag_off;
+    t.sport = seen.sport;
+    t.noted = true;
+}
+
+/// A flow of `side` for the C half `f` in `net`, its engine not yet set up
+/// (null if out of memory). Process context: charged to the memory cgroup
+/// the caller made active, and may fail there.
+#[no_mangle]
+extern "C" fn crem_rs_flow_new(
+    f: *mut ffi::crem_flow,
+    net: *mut bindings::net,
+    side: u8,
+) -> *mut Flow {
+    let (Some(c), Some(net)) = (NonNull::new(f), NonNull::new(net)) else {
+        return core::ptr::null_mut();
+    };
+    let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
+    match Flow::new(c, net, csf) {
+        // SAFETY: C keeps the flow where it is (a pointer) until
+        // `crem_rs_flow_free` rebuilds the pinned box.
+        Some(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// Frees a flow of [`crem_rs_flow_new`] (killed first if it was started):
+/// its timer is cancelled, its stores release what they keep.
+#[no_mangle]
+extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
+    if rf.is_null() {
+        return;
+    }
+    // SAFETY: C passes a flow of `crem_rs_flow_new`, once, reachable by no
+    // one any more; it was pinned there and is dropped in place.
+    drop(unsafe { Pin::new_unchecked(KBox::from_raw(rf)) });
+}
+
+/// Sets up the flow's engine from `p` and its template from `tpl` (any
+/// context, before the flow is listed). 0, or -EINVAL.
+#[no_mangle]
+extern "C" fn crem_rs_flow_setup(
+    rf: *mut Flow,
+    p: *const ffi::crem_engine_params,
+    tpl: *const ffi::crem_template,
+) -> c_int {
+    // SAFETY: a live flow (C's contract); C's params and template are valid
+    // for the call.
+    let (Some(f), Some(p), Some(tpl)) = (unsafe { flow(rf) }, unsafe { p.as_ref() }, unsafe {
+        tpl.as_ref()
+    }) else {
+        return EINVAL.to_errno();
+    };
+    let bh = bh::disable();
+    let mut g = f.state.lock(&bh);
+    let l = &mut *g;
+    if l.engine.init(p).is_err() {
+        return EINVAL.to_errno();
+    }
+    l.engine.stores().tpl = *tpl;
+    l.last_ns = now();
+    0
+}
+
+/// The listed flow starts: a CSF sends its HELLO with `nonce`; a CRF takes
+/// the HELLO `msg` that asked for it (its first message in).
+#[no_mangle]
+extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len: u32) {
+    // SAFETY: a live flow; C's message is valid for the call.
+    let (Some(f), msg) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
+        return;
+    };
+    let bh = bh::disable();
+    f.with(&bh, core::ptr::null_mut(), false, |e, h| {
+        if e.is_csf() {
+            e.csf_start(h, now(), nonce);
+        } else if let Some(m) = msg.filter(|m| !m.is_empty()) {
+            h.count_in(m);
+            e.msg(h, now(), m, false);
+        }
+    });
+}
+
+/// A source packet of the CSF's flow: `skb`, whose RoCEv2 UDP payload is
+/// the `len` linear octets at `off`, PSN `psn`; `seen`: its template
+/// fields. Its messages wait on `defer` until the packet has gone on.
+#[no_mangle]
+extern "C" fn crem_rs_flow_csf_source(
+    rf: *mut Flow,
+    seen: *const ffi::crem_template,
+    psn: u32,
+    skb: *mut sk_buff,
+    off: u32,
+    len: u32,
+    defer: *mut sk_buff_head,
+) {
+    // SAFETY: a live flow; the hook's packet (linear payload) and template.
+    let (Some(f), Some(seen), Some((cur, payload))) =
+        (unsafe { flow(rf) }, unsafe { seen.as_ref() }, unsafe {
+            current(skb, off, len)
+        })
+    else {
+        return;
+    };
+    let bh = bh::disable();
+    f.with(&bh, defer, true, |e, h| {
+        note(e, seen);
+        e.csf_source(h, now(), psn, cur, payload);
+    });
+}
+
+/// An RDMA packet of the reverse direction (its payload `p`): its ACKs
+/// release the CSF's retention.
+#[no_mangle]
+extern "C" fn crem_rs_flow_csf_reverse(rf: *mut Flow, p: *const u8, len: u32) {
+    // SAFETY: a live flow; the hook's linear payload.
+    let (Some(f), Some(payload)) = (unsafe { flow(rf) }, unsafe { bytes(p, len) }) else {
+        return;
+    };
+    let bh = bh::disable();
+    f.with(&bh, core::ptr::null_mut(), false, |e, _| {
+        e.csf_reverse(now(), payload)
+    });
+}
+
+/// A source packet reached the CRF (as `crem_rs_flow_csf_source`; `ce`:
+/// it arrived CE-marked): true if the flow now holds it (`NF_STOLEN`).
+#[no_mangle]
+extern "C" fn crem_rs_flow_crf_source(
+    rf: *mut Flow,
+    seen: *const ffi::crem_template,
+    psn: u32,
+    skb: *mut sk_buff,
+    off: u32,
+    len: u32,
+    ce: bool,
+) -> bool {
+    // SAFETY: as in `crem_rs_flow_csf_source`.
+    let (Some(f), Some(seen), Some((cur, payload))) =
+        (unsafe { flow(rf) }, unsafe { seen.as_ref() }, unsafe {
+            current(skb, off, len)
+        })
+    else {
+        return false;
+    };
+    let bh = bh::disable();
+    f.with(&bh, core::ptr::null_mut(), true, |e, h| {
+        note(e, seen);
+        e.crf_source(h, now(), psn, cur, payload, ce)
+    })
+    .unwrap_or(false)
+}
+
+/// A CREM message `msg` for this flow (`ce`: its datagram arrived
+/// CE-marked).
+#[no_mangle]
+extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u32, ce: bool) {
+    // SAFETY: a live flow; the datagram's linear payload.
+    let (Some(f), Some(m)) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
+        return;
+    };
+    let bh = bh::disable();
+    f.with(&bh, core::ptr::null_mut(), true, |e, h| {
+        h.count_in(m);
+        e.msg(h, now(), m, ce);
+    });
+}
+
+/// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A
+/// `CREM_PIN_*` code (`CREM_PIN_FAILED` for a flow gone meanwhile).
+#[no_mangle]
+extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int {
+    // SAFETY: a live flow.
+    let Some(f) = (unsafe { flow(rf) }) else {
+        return ffi::CREM_PIN_FAILED as c_int;
+    };
+    let bh = bh::disable();
+    let rc = f.with(&bh, core::ptr::null_mut(), false, |e, h| {
+        e.csf_pin(h, now(), pin.then_some((k, m)))
+    });
+    rc.unwrap_or(ffi::CREM_PIN_FAILED) as c_int
+}
+
+/// The flow's state and counters since its last flow-reset.
+#[no_mangle]
+extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
+    // SAFETY: a live flow; C's struct, valid for the call.
+    let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
+        return;
+    };
+    let bh = bh::disable();
+    info_locked(&mut f.state.lock(&bh), fi);
+}
+
+/// flow-reset: the counters since the last reset into `fi` (which the
+/// caller adds to the netns's totals of flows gone), and a new base; in
+/// the section a removal reads its last counters in, so nothing is counted
+/// twice. False (nothing done) if the flow is gone.
+#[no_mangle]
+extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) -> bool {
+    // SAFETY: as in `crem_rs_flow_info`.
+    let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
+        return false;
+    };
+    let bh = bh::disable();
+    let mut g = f.state.lock(&bh);
+    let l = &mut *g;
+    if l.dead {
+        return false;
+    }
+    info_locked(l, fi);
+    for (b, c) in l.base.iter_mut().zip(fi.counters.iter()) {
+        *b = b.wrapping_add(*c);
+    }
+    true
+}
+
+/// Removes the flow (process context, once, after it is unreachable):
+/// its engine ends with a CLOSE of `close_reason` (`CREM_CLOSE_*`, none if
+/// negative; see `Engine::fini`), its last counters go to `fi` (if not
+/// null) in the same section, it is marked dead, and its timer is
+/// cancelled.
+#[no_mangle]
+extern "C" fn crem_rs_flow_kill(rf: *mut Flow, close_reason: c_int, fi: *mut ffi::crem_flow_info) {
+    // SAFETY: a live flow; `fi` null or C's struct, valid for the call.
+    let (Some(f), fi) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
+        return;
+    };
+    let close = u16::try_from(close_reason)
+        .ok()
+        .map(wire::CloseReason::from_u16);
+    {
+        let bh = bh::disable();
+        let mut g = f.state.lock(&bh);
+        let l = &mut *g;
+        if !l.dead {
+            let tos = msg_tos(&mut l.engine);
+            // SAFETY: as in `Flow::with`.
+            let mut h = unsafe { Host::new(f.c, tos, core::ptr::null_mut(), &mut l.out) };
+            l.engine.fini(&mut h, close);
+            // The engine stays readable once ended.
+            if let Some(fi) = fi {
+                info_locked(l, fi);
+            }
+            l.dead = true;
+        }
+    }
+    // Outside the lock, which a running callback may be waiting for.
+    f.timer.cancel();
+}
+
+/// `dev` is being unregistered (RTNL held): no stored packet keeps a
+/// pointer to it. Returns how many held packets were dropped with it.
+#[no_mangle]
+extern "C" fn crem_rs_flow_dev_gone(rf: *mut Flow, dev: *const bindings::net_device) -> u32 {
+    // SAFETY: a live flow.
+    let Some(f) = (unsafe { flow(rf) }) else {
+        return 0;
+    };
+    let bh = bh::disable();
+    let mut g = f.state.lock(&bh);
+    if g.dead {
+        return 0;
+    }
+    g.engine.dev_gone(dev)
+}
+
+/// Takes one pending flow-change event: its number (`CREM_FLOW_EVENT_*`)
+/// with the close-received reason in `reason`, or -1.
+#[no_mangle]
+extern "C" fn crem_rs_flow_ev_take(rf: *mut Flow, reason: *mut u16) -> c_int {
+    // SAFETY: a live flow; C's out-parameter, valid for the call.
+    let (Some(f), Some(reason)) = (unsafe { flow(rf) }, unsafe { reason.as_mut() }) else {
+        return -1;
+    };
+    let bh = bh::disable();
+    let mut g = f.state.lock(&bh);
+    let l = &mut *g;
+    if l.out.ev_pending == 0 || l.dead {
+        return -1;
+    }
+    let o = &mut l.out;
+    let ev = o.ev_pending.trailing_zeros();
+    o.ev_pending &= !(1 << ev);
+    *reason = o.close_reason;
+    ev as c_int
+}
