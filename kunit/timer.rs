@@ -64,7 +64,9 @@ impl Probe {
     fn new() -> Option<Pin<KBox<Self>>> {
         KBox::pin_init(
             pin_init!(Probe {
-                timer <- HrTimer::new(probe_timer),
+                // SAFETY: the `timer` field of a `Probe`, which
+                // `probe_timer` requires.
+                timer <- unsafe { HrTimer::new(probe_timer) },
                 lock <- new_bh_lock!(0, "crem_kunit_probe"),
                 fired: AtomicU32::new(0),
                 at: AtomicU64::new(0),

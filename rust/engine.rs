@@ -744,12 +744,26 @@ extern "C" fn crem_rs_roce_info(p: *const u8, len: u32, out: *mut ffi::crem_roce
 }
 
 #[no_mangle]
-extern "C" fn crem_rs_msg_info(m: *const u8, len: u32, out: *mut ffi::crem_msg_info) -> i32 {
-    if m.is_null() || out.is_null() {
+extern "C" fn crem_rs_msg_info(
+    m: *const u8,
+    len: u32,
+    decode: bool,
+    out: *mut ffi::crem_msg_info,
+) -> i32 {
+    // SAFETY: C passes its struct, valid for the call.
+    let Some(out) = (unsafe { out.as_mut() }) else {
         return -22;
+    };
+    let bytes: &[u8] = if m.is_null() {
+        &[]
+    } else {
+        // SAFETY: C passes the datagram payload, valid for the call.
+        unsafe { core::slice::from_raw_parts(m, len as usize) }
+    };
+    out.slot = host::msg_slot(bytes) as u8;
+    if !decode {
+        return 0;
     }
-    // SAFETY: C passes the datagram payload (valid for the call) and its struct.
-    let (bytes, out) = unsafe { (core::slice::from_raw_parts(m, len as usize), &mut *out) };
     let Ok(msg) = wire::decode(bytes) else {
         return -22;
     };

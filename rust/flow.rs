@@ -22,13 +22,19 @@ use crate::ffi;
 use crate::host::{Host, Outside};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
+use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::skb::sk_buff;
 use crate::store::{Budget, Current, Owner};
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
+use kernel::alloc::Box;
 use kernel::bindings::{self, sk_buff_head};
 use kernel::prelude::*;
+
+/// A flow's memory: charged to its memory cgroup, failing there rather than
+/// reclaiming hard or OOM-killing (`FlowAlloc`), as its engine's.
+type FlowBox = Pin<Box<Flow, FlowAlloc>>;
 
 /// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
 const FS_N: usize = ffi::CREM_FS_N as usize;
@@ -92,11 +98,7 @@ unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_
 impl Flow {
     /// A flow of side `csf` for the C half `c` in `net`, its engine not yet
     /// set up. Process context; charged to the active memory cgroup.
-    fn new(
-        c: NonNull<ffi::crem_flow>,
-        net: NonNull<bindings::net>,
-        csf: bool,
-    ) -> Option<Pin<KBox<Self>>> {
+    fn new(c: NonNull<ffi::crem_flow>, net: NonNull<bindings::net>, csf: bool) -> Option<FlowBox> {
         let owner = Owner {
             flow: c,
             net,
@@ -111,13 +113,16 @@ impl Flow {
             last_ns: 0,
             base: [0; FS_N],
         };
-        KBox::pin_init(
+        Box::pin_init(
             pin_init!(Flow {
-                timer <- HrTimer::new(flow_timer),
+                // SAFETY: this timer is the `timer` field of a `Flow`, which
+                // `flow_timer` requires.
+                timer <- unsafe { HrTimer::new(flow_timer) },
                 state <- new_bh_lock!(state, "crem_flow"),
                 c,
             }),
-            GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
+            // FlowAlloc's own flags apply (see there).
+            GFP_KERNEL,
         )
         .ok()
     }
@@ -138,13 +143,15 @@ impl Flow {
     }
 
     /// Runs `f` with the live flow's engine and host (its messages wait
-    /// on `defer` if not null), then rearms the timer; `touch`: a packet or
-    /// message of the flow, which keeps it from the collector. None if the
-    /// flow is dead.
+    /// on `defer` if not null), then rearms the timer; `seen`: the template
+    /// fields of the packet the call is for, noted first (the messages it
+    /// causes carry its DSCP); `touch`: a packet or message of the flow,
+    /// which keeps it from the collector. None if the flow is dead.
     fn with<R>(
         &self,
         bh: &Bh,
         defer: *mut sk_buff_head,
+        seen: Option<&ffi::crem_template>,
         touch: bool,
         f: impl FnOnce(&mut Engine, &mut Host<'_>) -> R,
     ) -> Option<R> {
@@ -155,6 +162,9 @@ impl Flow {
         }
         if touch {
             l.last_ns = now();
+        }
+        if let Some(seen) = seen {
+            note(&mut l.engine, seen);
         }
         let r = {
             let tos = msg_tos(&mut l.engine);
@@ -304,7 +314,7 @@ extern "C" fn crem_rs_flow_new(
     match Flow::new(c, net, csf) {
         // SAFETY: C keeps the flow where it is (a pointer) until
         // `crem_rs_flow_free` rebuilds the pinned box.
-        Some(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
+        Some(b) => Box::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
         None => core::ptr::null_mut(),
     }
 }
@@ -318,7 +328,7 @@ extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
     }
     // SAFETY: C passes a flow of `crem_rs_flow_new`, once, reachable by no
     // one any more; it was pinned there and is dropped in place.
-    drop(unsafe { Pin::new_unchecked(KBox::from_raw(rf)) });
+    drop(unsafe { Pin::new_unchecked(Box::<Flow, FlowAlloc>::from_raw(rf)) });
 }
 
 /// Sets up the flow's engine from `p` and its template from `tpl` (any
@@ -356,7 +366,7 @@ extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len:
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), false, |e, h| {
+    f.with(&bh, core::ptr::null_mut(), None, false, |e, h| {
         if e.is_csf() {
             e.csf_start(h, now(), nonce);
         } else if let Some(m) = msg.filter(|m| !m.is_empty()) {
@@ -388,8 +398,7 @@ extern "C" fn crem_rs_flow_csf_source(
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, defer, true, |e, h| {
-        note(e, seen);
+    f.with(&bh, defer, Some(seen), true, |e, h| {
         e.csf_source(h, now(), psn, cur, payload);
     });
 }
@@ -403,7 +412,7 @@ extern "C" fn crem_rs_flow_csf_reverse(rf: *mut Flow, p: *const u8, len: u32) {
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), false, |e, _| {
+    f.with(&bh, core::ptr::null_mut(), None, false, |e, _| {
         e.csf_reverse(now(), payload)
     });
 }
@@ -429,8 +438,7 @@ extern "C" fn crem_rs_flow_crf_source(
         return false;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), true, |e, h| {
-        note(e, seen);
+    f.with(&bh, core::ptr::null_mut(), Some(seen), true, |e, h| {
         e.crf_source(h, now(), psn, cur, payload, ce)
     })
     .unwrap_or(false)
@@ -445,7 +453,7 @@ extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u32, ce: bool
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), true, |e, h| {
+    f.with(&bh, core::ptr::null_mut(), None, true, |e, h| {
         h.count_in(m);
         e.msg(h, now(), m, ce);
     });
@@ -460,7 +468,7 @@ extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int 
         return ffi::CREM_PIN_FAILED as c_int;
     };
     let bh = bh::disable();
-    let rc = f.with(&bh, core::ptr::null_mut(), false, |e, h| {
+    let rc = f.with(&bh, core::ptr::null_mut(), None, false, |e, h| {
         e.csf_pin(h, now(), pin.then_some((k, m)))
     });
     rc.unwrap_or(ffi::CREM_PIN_FAILED) as c_int
@@ -507,8 +515,15 @@ extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) ->
 /// cancelled.
 #[no_mangle]
 extern "C" fn crem_rs_flow_kill(rf: *mut Flow, close_reason: c_int, fi: *mut ffi::crem_flow_info) {
-    // SAFETY: a live flow; `fi` null or C's struct, valid for the call.
-    let (Some(f), fi) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
+    // SAFETY: `fi` is null or C's struct, valid for the call.
+    let mut fi = unsafe { fi.as_mut() };
+    if let Some(fi) = fi.as_deref_mut() {
+        // SAFETY: a C struct of integers, for which all zeros is valid:
+        // what a flow that leaves nothing to report reports.
+        *fi = unsafe { core::mem::zeroed() };
+    }
+    // SAFETY: a live flow (C's contract).
+    let Some(f) = (unsafe { flow(rf) }) else {
         return;
     };
     let close = u16::try_from(close_reason)

@@ -144,16 +144,26 @@ impl FlowIds {
 impl Sink for Host<'_> {
     fn send(&mut self, msg: &[u8]) {
         let len = u32::try_from(msg.len()).unwrap_or(u32::MAX);
+        let slot = msg_slot(msg);
         // SAFETY: the flow is live and locked, `defer` null or live
         // (`Host::new`); C copies `msg`.
-        let rc = unsafe { ffi::crem_glue_send(self.f(), self.tos, self.defer, msg.as_ptr(), len) };
+        let rc = unsafe {
+            ffi::crem_glue_send(
+                self.f(),
+                self.tos,
+                slot as u8,
+                self.defer,
+                msg.as_ptr(),
+                len,
+            )
+        };
         let o = &mut *self.out;
         if rc != 0 {
             o.send_fail = o.send_fail.wrapping_add(1);
             return;
         }
         o.msgs_out = o.msgs_out.wrapping_add(1);
-        if let Some(c) = o.msg_out.get_mut(msg_slot(msg)) {
+        if let Some(c) = o.msg_out.get_mut(slot) {
             *c = c.wrapping_add(1);
         }
     }

@@ -37,6 +37,7 @@ struct crem_roce_info {
 
 /* Dispatch fields of a CREM message (HELLO: the flow it describes). */
 struct crem_msg_info {
+	u8 slot; /* msgs-by-type slot (< CREM_MSG_SLOTS), set even for an invalid one */
 	u8 type, family;
 	u8 kind; /* HELLO: CREM_KIND_*, 0xff for a kind we do not protect */
 	u32 flow_id, dqp;
@@ -147,7 +148,8 @@ u32 crem_rs_flow_dev_gone(struct crem_rs_flow *rf, const struct net_device *dev)
 /* One pending flow-change event (CREM_FLOW_EVENT_*) and its @reason, or -1. */
 int crem_rs_flow_ev_take(struct crem_rs_flow *rf, u16 *reason);
 int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
-int crem_rs_msg_info(const u8 *msg, u32 len, struct crem_msg_info *out);
+/* @out's slot always; with @decode the rest, or an error for an invalid message. */
+int crem_rs_msg_info(const u8 *msg, u32 len, bool decode, struct crem_msg_info *out);
 
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the
@@ -168,9 +170,12 @@ struct crem_template {
 /* @skb is the restored packet this CPU is forwarding (our hook lets it by). */
 bool crem_rs_inject_own(const struct sk_buff *skb);
 
-/* Sends (or queues on @defer, unless NULL) a message of @f with @tos: 0 or an errno. */
-int crem_glue_send(struct crem_flow *f, u8 tos, struct sk_buff_head *defer, const u8 *msg,
-		   u32 len);
+/*
+ * Sends (or queues on @defer, unless NULL) a message of @f with @tos, of
+ * msgs-by-type @slot: 0 or an errno.
+ */
+int crem_glue_send(struct crem_flow *f, u8 tos, u8 slot, struct sk_buff_head *defer,
+		   const u8 *msg, u32 len);
 /*
  * The netns's memory budget (max-memory) for @n octets a flow's stores keep:
  * false (counted as the netns's drop-memory) if it would be exceeded.

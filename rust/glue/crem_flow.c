@@ -157,16 +157,16 @@ static inline u8 *crem_fault_corrupt(const u8 *msg, u32 len)
 }
 #endif
 
-int crem_glue_send(struct crem_flow *f, u8 tos, struct sk_buff_head *defer, const u8 *msg,
-		   u32 len)
+int crem_glue_send(struct crem_flow *f, u8 tos, u8 slot, struct sk_buff_head *defer,
+		   const u8 *msg, u32 len)
 {
 	u8 *bad = crem_fault_corrupt(msg, len);
 	int err;
 
 	if (unlikely(bad))
 		msg = bad;
-	err = defer ? crem_sock_queue(defer, f->peer, tos, msg, len) :
-		      crem_sock_send(f->cn, f->peer, tos, msg, len);
+	err = defer ? crem_sock_queue(defer, f->peer, tos, slot, msg, len) :
+		      crem_sock_send(f->cn, f->peer, tos, slot, msg, len);
 	kfree(bad);
 	return err;
 }
@@ -802,14 +802,18 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 	struct crem_flow *f;
 	bool peer, reporter;
 
+	/* Every datagram is counted by type, valid or not, from anyone. */
+	crem_rs_msg_info(msg, len, false, &mi);
+	atomic64_inc(&cn->msg_in[mi.slot]);
 	/* Only the configured peers speak CREM to us, and the allow-listed
-	 * Path Reporters send PATH_REPORT (one look at the config for both). */
+	 * Path Reporters send PATH_REPORT (one look at the config for both):
+	 * nothing else is decoded. */
 	crem_who(cn, from, &peer, &reporter);
 	if (!peer && !reporter) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
 		return;
 	}
-	if (crem_rs_msg_info(msg, len, &mi)) {
+	if (crem_rs_msg_info(msg, len, true, &mi)) {
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
 		return;
 	}

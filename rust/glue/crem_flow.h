@@ -136,9 +136,10 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);
 void crem_sock_close(struct crem_net *cn);
-int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len);
+/* @slot: the message's msgs-by-type slot (crem_msg_info.slot), for the netns's counters. */
+int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
 /* The same in two steps: a message queued on @q, later sent (or freed). */
-int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u32 len);
+int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
 void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 #endif

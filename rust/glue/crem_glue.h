@@ -127,22 +127,6 @@ enum crem_dp {
 	CREM_NR_DP
 };
 
-/*
- * The msg-types slot of a CREM message: types 1-9 in order, 12 (T/C AETH),
- * then "other" (another version, an unknown type, no header). The codecs
- * (crem-core wire::MessageType) decide validity; this only counts.
- */
-static inline unsigned int crem_msg_slot(const u8 *msg, u32 len)
-{
-	u8 t = len ? msg[0] & 0x0f : 0;
-
-	if (!len || msg[0] >> 4 != 1)
-		return CREM_MSG_SLOTS - 1;
-	if (t >= 1 && t <= 9)
-		return t - 1;
-	return t == 12 ? 9 : CREM_MSG_SLOTS - 1;
-}
-
 struct crem_net {
 	struct net *net;
 	void *rs; /* Rust per-netns state (rust/netns.rs) */
@@ -153,7 +137,7 @@ struct crem_net {
 	struct socket __rcu *sock;
 	struct crem_flows flows;
 	atomic64_t dp[CREM_NR_DP];
-	/* CREM datagrams by crem_msg_slot(): received at the socket, sent. */
+	/* CREM datagrams by type (crem_msg_info.slot): received at the socket, sent. */
 	atomic64_t msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS];
 };
 

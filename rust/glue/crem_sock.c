@@ -42,7 +42,6 @@ static int crem_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	}
 	len = skb->len - sizeof(struct udphdr);
 	atomic64_inc(&cn->dp[CREM_EV_MSG_IN]);
-	atomic64_inc(&cn->msg_in[crem_msg_slot(skb->data + sizeof(struct udphdr), len)]);
 	crem_flow_msg(cn, ip_hdr(skb)->saddr, skb->data + sizeof(struct udphdr), len,
 		      ip_hdr(skb)->tos);
 	consume_skb(skb);
@@ -57,7 +56,7 @@ drop:
 /* Where a queued message goes, in its skb's control block. */
 struct crem_msg_cb {
 	__be32 to;
-	u8 tos;
+	u8 tos, slot;
 };
 
 static inline struct crem_msg_cb *crem_msg_cb(struct sk_buff *skb)
@@ -79,10 +78,9 @@ static struct sk_buff *crem_msg_skb(const u8 *msg, u32 len)
 }
 
 /* Sends @skb (consumed) from the namespace's CREM socket. */
-static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, struct sk_buff *skb)
+static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, u8 slot, struct sk_buff *skb)
 {
 	struct flowi4 fl4 = { .daddr = to, .flowi4_proto = IPPROTO_UDP };
-	unsigned int slot = crem_msg_slot(skb->data, skb->len);
 	struct socket *sock;
 	struct rtable *rt;
 	int err = -ENOTCONN;
@@ -102,7 +100,7 @@ static int crem_sock_xmit(struct crem_net *cn, __be32 to, u8 tos, struct sk_buff
 			    0, fl4.fl4_sport, fl4.fl4_dport, false, false);
 	skb = NULL;
 	atomic64_inc(&cn->dp[CREM_EV_MSG_OUT]);
-	atomic64_inc(&cn->msg_out[slot]);
+	atomic64_inc(&cn->msg_out[min_t(u8, slot, CREM_MSG_SLOTS - 1)]);
 	err = 0;
 out:
 	rcu_read_unlock_bh();
@@ -113,7 +111,7 @@ out:
 	return err;
 }
 
-int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 len)
+int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len)
 {
 	struct sk_buff *skb = crem_msg_skb(msg, len);
 
@@ -121,10 +119,10 @@ int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, const u8 *msg, u32 le
 		atomic64_inc(&cn->dp[CREM_DROP_SEND]);
 		return -ENOMEM;
 	}
-	return crem_sock_xmit(cn, to, tos, skb);
+	return crem_sock_xmit(cn, to, tos, slot, skb);
 }
 
-int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u32 len)
+int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len)
 {
 	struct sk_buff *skb = crem_msg_skb(msg, len);
 
@@ -132,6 +130,7 @@ int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, const u8 *msg, u3
 		return -ENOMEM;
 	crem_msg_cb(skb)->to = to;
 	crem_msg_cb(skb)->tos = tos;
+	crem_msg_cb(skb)->slot = slot;
 	__skb_queue_tail(q, skb);
 	return 0;
 }
@@ -143,7 +142,7 @@ void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q)
 	while ((skb = __skb_dequeue(q))) {
 		struct crem_msg_cb cb = *crem_msg_cb(skb);
 
-		crem_sock_xmit(cn, cb.to, cb.tos, skb);
+		crem_sock_xmit(cn, cb.to, cb.tos, cb.slot, skb);
 	}
 }
 

@@ -46,7 +46,9 @@ impl Bh {
 /// (netlink, the collector, teardown, the KUnit suites) make one with this.
 pub(crate) struct BhDisabled(Bh);
 
-/// Disables bottom halves on this CPU until the result is dropped.
+/// Disables bottom halves on this CPU until the result is dropped. For
+/// process and softirq context with interrupts enabled, where every caller
+/// runs (`local_bh_enable` wants them on: lockdep warns otherwise).
 pub(crate) fn disable() -> BhDisabled {
     // SAFETY: `local_bh_disable` may be called in any context but hard IRQ;
     // the `BhDisabled` pairs it with exactly one `local_bh_enable` on this

@@ -34,7 +34,12 @@ unsafe impl Send for HrTimer {}
 
 impl HrTimer {
     /// An idle timer that calls `f` when it expires.
-    pub(crate) fn new(f: Callback) -> impl PinInit<Self> {
+    ///
+    /// # Safety
+    ///
+    /// `f` may rely on what the timer is embedded in (it is given only the
+    /// timer's address): the caller puts the timer where `f` expects it.
+    pub(crate) unsafe fn new(f: Callback) -> impl PinInit<Self> {
         // SAFETY: `slot` is the timer's pinned, writable memory;
         // `hrtimer_init` initialises all of it, then the callback is set
         // before anyone can start it.

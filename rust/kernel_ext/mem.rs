@@ -1,14 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Memory of a flow: [`FlowArray`], a fixed-length array allocated with the
-//! flow's GFP flags. 6.12's `Flags` cannot say `__GFP_RETRY_MAYFAIL` (its
+//! flow's GFP flags, and [`FlowAlloc`], an allocator with those flags for
+//! the kernel's `Box`. 6.12's `Flags` cannot say `__GFP_RETRY_MAYFAIL` (its
 //! field is private and the kernel crate has no such constant), and a flow
 //! must be able to fail in its memory cgroup rather than reclaim hard or
 //! OOM-kill a task to make room (README: flows and memory cgroups); so the
 //! allocation is one helper (`crem_h_kvzalloc_flow`) with those flags.
 
 use crate::ffi;
+use core::alloc::Layout;
 use core::ptr::NonNull;
+use kernel::alloc::{AllocError, Allocator, Flags};
 use kernel::prelude::*;
+
+/// An [`Allocator`] for a flow's objects (`Box<_, FlowAlloc>`): kvzalloc
+/// with the flow's flags (`GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+/// __GFP_NOWARN`, process context), whatever `Flags` the caller passes
+/// (6.12's `Flags` cannot say them; pass `GFP_KERNEL`, which they refine).
+/// It allocates and frees; it does not resize (a `Box` never does): a
+/// resize fails and leaves the allocation as it was. Alignment up to 8.
+pub(crate) struct FlowAlloc;
+
+// SAFETY: memory from `crem_h_kvzalloc_flow` stays valid until `kvfree`,
+// which only `realloc` with a size of 0 calls, on a pointer this allocator
+// returned; alignment beyond kvzalloc's 8 is refused; a failed call leaves
+// the old allocation valid.
+unsafe impl Allocator for FlowAlloc {
+    unsafe fn realloc(
+        ptr: Option<NonNull<u8>>,
+        layout: Layout,
+        old_layout: Layout,
+        _flags: Flags,
+    ) -> core::result::Result<NonNull<[u8]>, AllocError> {
+        match (ptr, layout.size()) {
+            (Some(p), 0) => {
+                if old_layout.size() != 0 {
+                    // SAFETY: with a non-zero old layout, `p` is an
+                    // allocation of this allocator (the caller's
+                    // contract), from kvzalloc; freed once, here.
+                    unsafe { ffi::kvfree(p.as_ptr().cast()) };
+                }
+                Ok(NonNull::slice_from_raw_parts(NonNull::dangling(), 0))
+            }
+            (None, 0) => Ok(NonNull::slice_from_raw_parts(NonNull::dangling(), 0)),
+            (Some(_), _) => Err(AllocError),
+            (None, size) if layout.align() <= 8 => {
+                // SAFETY: process context (this allocator's contract);
+                // returns null or `size` zeroed octets aligned to 8.
+                let p = unsafe { ffi::crem_h_kvzalloc_flow(size) };
+                let p = NonNull::new(p.cast::<u8>()).ok_or(AllocError)?;
+                Ok(NonNull::slice_from_raw_parts(p, size))
+            }
+            (None, _) => Err(AllocError),
+        }
+    }
+}
 
 /// `len` values of `T` in one kvmalloc'd allocation, charged to the
 /// active memory cgroup, freed (each value dropped) on drop.
