@@ -26,11 +26,13 @@ use crate::ffi;
 use crate::gf::Coder;
 use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Current, Owner, Stores};
-use core::ffi::c_void;
-use core::mem::size_of;
-use core::ptr::{addr_of_mut, drop_in_place, NonNull};
+use core::convert::Infallible;
+use core::mem::{size_of, MaybeUninit};
+use kernel::alloc::Box;
+use kernel::init::{init_from_closure, InPlaceWrite, Init};
 use kernel::prelude::*;
 
 const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
@@ -40,20 +42,35 @@ const RECOVERY_SELECTIVE: u8 = 1;
 type KSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
 type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 
-/// The engine blob of a flow: one of the two, chosen by its side (see
-/// [`Engine`]).
-struct SenderEngine {
-    flow: KSender,
-    /// When a message from the peer last reached the flow (`None`: never).
-    heard: Option<Nanos>,
-    stores: Stores,
+/// A flow's crem-core engine, in memory of its own (a sender's is tens of
+/// KiB): reserved when the flow is made (process context, the flow's
+/// memory cgroup), written when it is set up (possibly in softirq, on a
+/// spare made earlier), by pin-init from crem-core's `init_at`.
+enum Proto {
+    SenderSpace(Box<MaybeUninit<KSender>, FlowAlloc>),
+    ReceiverSpace(Box<MaybeUninit<KReceiver>, FlowAlloc>),
+    Sender(Box<KSender, FlowAlloc>),
+    Receiver(Box<KReceiver, FlowAlloc>),
 }
 
-struct ReceiverEngine {
-    flow: KReceiver,
-    /// As the sender's.
-    heard: Option<Nanos>,
-    stores: Stores,
+/// A set-up engine's parts an engine call uses.
+struct Parts<'a, F> {
+    flow: &'a mut F,
+    stores: &'a mut Stores,
+    heard: &'a mut Option<Nanos>,
+}
+
+/// crem-core's `init_at` as an initialiser, for `Box::write_init`.
+fn in_place<T>(init_at: impl FnOnce(*mut T)) -> impl Init<T, Infallible> {
+    // SAFETY: `init_at` is a crem-core `init_at` (the two callers below),
+    // which writes a whole valid flow at a slot valid for writes and
+    // aligned for it, which `write_init` provides; it cannot fail.
+    unsafe {
+        init_from_closure(move |slot: *mut T| {
+            init_at(slot);
+            Ok(())
+        })
+    }
 }
 
 /// The flow's first RDMA MTU estimate: the largest its link allows (the
@@ -187,36 +204,29 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
     }
 }
 
-/// Octets of one flow's engine (`csf`: the sender side), its stores'
-/// arrays aside.
+/// Octets of one flow's engine (`csf`: the sender side), its stores aside.
 pub(crate) fn engine_size(csf: bool) -> usize {
     if csf {
-        size_of::<SenderEngine>()
+        size_of::<KSender>()
     } else {
-        size_of::<ReceiverEngine>()
+        size_of::<KReceiver>()
     }
 }
 
 /// A flow's engine and its packet stores: crem-core's sender or receiver
-/// flow by the flow's side, in memory of its own (a sender's engine is tens
-/// of KiB: kvzalloc, charged to the flow's memory cgroup). The engine
-/// proper is written when the flow is set up ([`Engine::init`], possibly in
-/// softirq, on a spare made earlier); until then only the stores exist and
-/// every engine call does nothing.
+/// flow by the flow's side ([`Proto`]). Until the flow is set up
+/// ([`Engine::init`]) only the stores exist and every engine call does
+/// nothing.
 ///
 /// It lives under its flow's lock (`crate::flow`), so every method runs
 /// with BH off and never concurrently with another.
 pub(crate) struct Engine {
-    blob: NonNull<c_void>,
-    csf: bool,
-    /// The engine proper has been written (by `init`).
-    ready: bool,
+    /// `None` only inside `init`.
+    proto: Option<Proto>,
+    stores: Stores,
+    /// When a message from the peer last reached the flow (`None`: never).
+    heard: Option<Nanos>,
 }
-
-// SAFETY: the blob is owned (made by `new`, freed once by `drop`) and only
-// reached through `&self`/`&mut self`, i.e. under the flow's lock on
-// whichever CPU holds it.
-unsafe impl Send for Engine {}
 
 /// Runs `f` with this CPU's workspace (`None`: there is none to lend, and
 /// the call does nothing).
@@ -274,80 +284,81 @@ impl Engine {
     /// there.
     pub(crate) fn new(owner: Owner, csf: bool) -> Option<Self> {
         let stores = Stores::new(owner, csf).ok()?;
-        // SAFETY: process context; null or zeroed memory aligned to 8 at
-        // least (enough for either engine: asserted below).
-        let blob = NonNull::new(unsafe { ffi::crem_h_kvzalloc_flow(engine_size(csf)) })?;
-        // SAFETY: `blob` is fresh memory of the side's engine size,
-        // aligned; only the stores field is written here (the engine's own
-        // fields are written by `init`, and nothing reads them before).
-        unsafe {
-            if csf {
-                addr_of_mut!((*blob.as_ptr().cast::<SenderEngine>()).stores).write(stores);
-            } else {
-                addr_of_mut!((*blob.as_ptr().cast::<ReceiverEngine>()).stores).write(stores);
-            }
-        }
+        let proto = if csf {
+            Proto::SenderSpace(Box::new_uninit(GFP_KERNEL).ok()?)
+        } else {
+            Proto::ReceiverSpace(Box::new_uninit(GFP_KERNEL).ok()?)
+        };
         Some(Engine {
-            blob,
-            csf,
-            ready: false,
+            proto: Some(proto),
+            stores,
+            heard: None,
         })
     }
 
-    /// Writes the engine proper from `p` (once; any context).
+    /// Writes the engine proper from `p` (once; any context: no allocation).
     pub(crate) fn init(&mut self, p: &ffi::crem_engine_params) -> Result {
-        if self.ready || (p.side == SIDE_CSF) != self.csf {
-            return Err(EINVAL);
-        }
-        if self.csf {
-            let e = self.blob.as_ptr().cast::<SenderEngine>();
-            // SAFETY: the blob holds a `SenderEngine` whose stores `new`
-            // wrote and whose other fields nothing has read or written;
-            // `init_at` writes every field of the flow in place (no stack
-            // temporary of its tens of KiB).
-            unsafe {
-                KSender::init_at(addr_of_mut!((*e).flow), sender_params(p));
-                addr_of_mut!((*e).heard).write(None);
+        let csf = p.side == SIDE_CSF;
+        let (proto, r) = match self.proto.take() {
+            Some(Proto::SenderSpace(b)) if csf => {
+                let init = in_place(|slot| {
+                    // SAFETY: `write_init` gives a slot valid for writes
+                    // and aligned for the flow.
+                    unsafe { KSender::init_at(slot, sender_params(p)) }
+                });
+                let Ok(b) = b.write_init(init);
+                (Proto::Sender(b), Ok(()))
             }
-        } else {
-            let e = self.blob.as_ptr().cast::<ReceiverEngine>();
-            // SAFETY: as above, for a receiver.
-            unsafe {
-                KReceiver::init_at(addr_of_mut!((*e).flow), receiver_params(p));
-                addr_of_mut!((*e).heard).write(None);
+            Some(Proto::ReceiverSpace(b)) if !csf => {
+                let init = in_place(|slot| {
+                    // SAFETY: as above.
+                    unsafe { KReceiver::init_at(slot, receiver_params(p)) }
+                });
+                let Ok(b) = b.write_init(init);
+                (Proto::Receiver(b), Ok(()))
             }
-        }
-        self.ready = true;
-        Ok(())
+            // Set up already, or of the other side: left as it was.
+            Some(other) => (other, Err(EINVAL)),
+            None => return Err(EINVAL),
+        };
+        self.proto = Some(proto);
+        self.heard = None;
+        r
     }
 
     /// Whether this is a sender (CSF) flow's engine.
     pub(crate) fn is_csf(&self) -> bool {
-        self.csf
+        matches!(
+            self.proto,
+            Some(Proto::Sender(_)) | Some(Proto::SenderSpace(_))
+        )
     }
 
     /// The flow's stores (set up or not).
     pub(crate) fn stores(&mut self) -> &mut Stores {
-        // SAFETY: `new` wrote the stores of the blob's side; `&mut self`
-        // is the only way to them.
-        unsafe {
-            if self.csf {
-                &mut (*self.blob.as_ptr().cast::<SenderEngine>()).stores
-            } else {
-                &mut (*self.blob.as_ptr().cast::<ReceiverEngine>()).stores
-            }
+        &mut self.stores
+    }
+
+    fn sender(&mut self) -> Option<Parts<'_, KSender>> {
+        match self.proto.as_mut()? {
+            Proto::Sender(flow) => Some(Parts {
+                flow,
+                stores: &mut self.stores,
+                heard: &mut self.heard,
+            }),
+            _ => None,
         }
     }
 
-    fn sender(&mut self) -> Option<&mut SenderEngine> {
-        // SAFETY: a set-up sender's blob holds a whole `SenderEngine`.
-        (self.ready && self.csf).then(|| unsafe { &mut *self.blob.as_ptr().cast::<SenderEngine>() })
-    }
-
-    fn receiver(&mut self) -> Option<&mut ReceiverEngine> {
-        // SAFETY: a set-up receiver's blob holds a whole `ReceiverEngine`.
-        (self.ready && !self.csf)
-            .then(|| unsafe { &mut *self.blob.as_ptr().cast::<ReceiverEngine>() })
+    fn receiver(&mut self) -> Option<Parts<'_, KReceiver>> {
+        match self.proto.as_mut()? {
+            Proto::Receiver(flow) => Some(Parts {
+                flow,
+                stores: &mut self.stores,
+                heard: &mut self.heard,
+            }),
+            _ => None,
+        }
     }
 
     /// Runs `f` with the sender, its I/O (messages to `h`, its stores) and
@@ -363,10 +374,10 @@ impl Engine {
             let io = &mut CsfIo {
                 gf: &Coder::chosen(),
                 sink: h,
-                store: &mut e.stores,
+                store: &mut *e.stores,
                 scratch: &mut ws.msg[..],
             };
-            f(&mut e.flow, io)
+            f(e.flow, io)
         })
     }
 
@@ -407,7 +418,7 @@ impl Engine {
     /// An RDMA packet of the reverse direction: its ACKs release retention.
     pub(crate) fn csf_reverse(&mut self, now: Nanos, payload: &[u8]) {
         if let Some(e) = self.sender() {
-            e.flow.on_reverse(now, payload, &mut e.stores);
+            e.flow.on_reverse(now, payload, e.stores);
         }
     }
 
@@ -431,7 +442,7 @@ impl Engine {
         e.stores.current = Some(cur);
         let io = &mut CrfIo {
             sink: h,
-            stores: &mut e.stores,
+            stores: &mut *e.stores,
         };
         let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
         e.stores.current = None;
@@ -465,9 +476,9 @@ impl Engine {
         };
         // The peer's messages; a PATH_REPORT comes from a Path Reporter.
         let heard = (!matches!(msg, Message::PathReport(_))).then_some(now);
-        if self.csf {
+        if self.is_csf() {
             if let Some(e) = self.sender() {
-                e.heard = heard.or(e.heard);
+                *e.heard = heard.or(*e.heard);
             }
             let ev = self.with_sender(h, |flow, io| flow.on_message(now, &msg, io));
             note_sender_event(h, ev.flatten());
@@ -476,7 +487,7 @@ impl Engine {
         let Some(e) = self.receiver() else {
             return;
         };
-        e.heard = heard.or(e.heard);
+        *e.heard = heard.or(*e.heard);
         let ids = h.ids();
         let new_id = || choose_flow_id(host::random_u32, |id| ids.in_use(id));
         let ev = with_workspace(|ws| {
@@ -487,7 +498,7 @@ impl Engine {
             };
             let io = &mut CrfIo {
                 sink: &mut *h,
-                stores: &mut e.stores,
+                stores: &mut *e.stores,
             };
             e.flow.on_message(now, &msg, ce, new_id, io, &mut w)
         });
@@ -501,7 +512,7 @@ impl Engine {
 
     /// The engine's deadline has passed.
     pub(crate) fn timer(&mut self, h: &mut Host<'_>, now: Nanos) {
-        if self.csf {
+        if self.is_csf() {
             let ev = self.with_sender(h, |flow, io| flow.on_timer(now, io));
             note_sender_event(h, ev.flatten());
             return;
@@ -517,7 +528,7 @@ impl Engine {
             };
             let io = &mut CrfIo {
                 sink: h,
-                stores: &mut e.stores,
+                stores: &mut *e.stores,
             };
             e.flow.on_timer(now, io, &mut w);
         });
@@ -538,20 +549,20 @@ impl Engine {
     /// its retention; the CRF always closes, since that releases its held
     /// packets in PSN order.
     pub(crate) fn fini(&mut self, h: &mut Host<'_>, close: Option<wire::CloseReason>) {
-        if self.csf {
+        if self.is_csf() {
             if let Some(reason) = close {
                 self.with_sender(h, |flow, io| flow.close(reason, io));
             }
             // Whatever close left (nothing, or all of it without a workspace).
             if let Some(e) = self.sender() {
-                e.flow.shutdown(&mut e.stores);
+                e.flow.shutdown(e.stores);
             }
             return;
         }
         if let Some(e) = self.receiver() {
             let io = &mut CrfIo {
                 sink: h,
-                stores: &mut e.stores,
+                stores: &mut *e.stores,
             };
             e.flow.close(close.unwrap_or(wire::CloseReason::Normal), io);
         }
@@ -561,27 +572,6 @@ impl Engine {
     /// Returns how many held packets were dropped with it.
     pub(crate) fn dev_gone(&mut self, dev: *const kernel::bindings::net_device) -> u32 {
         self.stores().dev_gone(dev)
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // SAFETY: the blob is ours (`new`) and used by no one any more; its
-        // stores were written there, and the engine's own fields need no
-        // drop (crem-core's engines are plain data), so only the stores are
-        // dropped before the memory is freed.
-        unsafe {
-            if self.csf {
-                drop_in_place(addr_of_mut!(
-                    (*self.blob.as_ptr().cast::<SenderEngine>()).stores
-                ));
-            } else {
-                drop_in_place(addr_of_mut!(
-                    (*self.blob.as_ptr().cast::<ReceiverEngine>()).stores
-                ));
-            }
-            ffi::kvfree(self.blob.as_ptr());
-        }
     }
 }
 
@@ -654,7 +644,7 @@ impl Engine {
             // The classification ages (its evidence is held for a while), so it
             // is taken at the time of the dump.
             fi.loss_class = loss_class_code(f.loss_class(now));
-            put_heard(fi, e.heard);
+            put_heard(fi, *e.heard);
             fi.pinned = u8::from(f.pinned());
             put_config(fi, f.config());
             put_limits(fi, f.limits());
@@ -692,7 +682,7 @@ impl Engine {
             }
         } else if let Some(e) = self.receiver() {
             let f = &e.flow;
-            put_heard(fi, e.heard);
+            put_heard(fi, *e.heard);
             fi.state = state_code(f.state());
             fi.flow_id = f.flow_id().unwrap_or(0);
             fi.loss_ppm = f.loss_ppm();
@@ -798,9 +788,8 @@ extern "C" fn crem_rs_msg_info(
     0
 }
 
-/// kvzalloc's alignment (8 at least) is enough for the engine blobs.
-const _: () = assert!(
-    core::mem::align_of::<SenderEngine>() <= 8 && core::mem::align_of::<ReceiverEngine>() <= 8
-);
+/// FlowAlloc's alignment (kvzalloc's 8 at least) is enough for the engines.
+const _: () =
+    assert!(core::mem::align_of::<KSender>() <= 8 && core::mem::align_of::<KReceiver>() <= 8);
 /// The scratch REPAIR building needs fits the per-CPU message buffer.
 const _: () = assert!(csf::scratch_len(roce::MAX_SYMBOL_LEN) <= MESSAGE);
