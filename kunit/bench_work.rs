@@ -46,8 +46,8 @@ const PACKET_BATCH: u64 = 256;
 /// UDP payload (BTH through ICRC) of a real RoCEv2 RDMA WRITE Middle packet
 /// captured from rxe: `rust/core/tests/fixtures/rxe-v4-op07.hex` from octet
 /// 28 on (12-octet BTH, 1024 payload octets, 4-octet ICRC).
-const PACKET_LEN: usize = 1040;
-static PACKET: [u8; PACKET_LEN] = unhex(concat!(
+pub(super) const PACKET_LEN: usize = 1040;
+pub(super) static PACKET: [u8; PACKET_LEN] = unhex(concat!(
     "0700ffff0000001100a504345a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475",
     "767778797a4142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f60616263",
     "6465666768696a6b6c6d6e6f707172737475767778797a4142434445464748494a4b4c4d4e4f5051",
@@ -214,7 +214,7 @@ pub(super) fn gf_mul_acc(
 }
 
 /// Writes `psn` into the packet's BTH.
-fn set_psn(pkt: &mut [u8; PACKET_LEN], psn: u32) {
+pub(super) fn set_psn(pkt: &mut [u8; PACKET_LEN], psn: u32) {
     if let Some(p) = pkt.get_mut(PSN_AT..PSN_AT + 3) {
         p.copy_from_slice(&Psn::new(psn).to_be_bytes());
     }

@@ -95,12 +95,25 @@ static struct kunit_suite crem_store_suite = {
 CREM_RS_TEST(timer_fires_once)
 CREM_RS_TEST(timer_cancel_and_drop)
 CREM_RS_TEST(timer_waits_for_bh_lock)
+CREM_RS_TEST(flow_timer_drives_hello)
+CREM_RS_TEST(flow_kill_stops_timer)
+CREM_RS_TEST(flow_reset_counters)
+CREM_RS_TEST(config_peer_for)
+CREM_RS_TEST(config_who)
+CREM_RS_TEST(config_commits)
 
-/* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs). */
+/* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
+ * the configuration it reads (rust/config.rs). */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
 	KUNIT_CASE(timer_waits_for_bh_lock),
+	KUNIT_CASE(flow_timer_drives_hello),
+	KUNIT_CASE(flow_kill_stops_timer),
+	KUNIT_CASE(flow_reset_counters),
+	KUNIT_CASE(config_peer_for),
+	KUNIT_CASE(config_who),
+	KUNIT_CASE(config_commits),
 	{}
 };
 
@@ -115,6 +128,8 @@ CREM_RS_BENCH(roce_parse_per_packet)
 CREM_RS_BENCH(csf_per_packet)
 CREM_RS_BENCH(csf_per_packet_m4)
 CREM_RS_BENCH(csf_per_packet_m4_chosen)
+CREM_RS_BENCH(flow_csf_per_packet)
+CREM_RS_BENCH(flow_csf_per_packet_m4)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
@@ -123,6 +138,8 @@ static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(csf_per_packet),
 	KUNIT_CASE(csf_per_packet_m4),
 	KUNIT_CASE(csf_per_packet_m4_chosen),
+	KUNIT_CASE(flow_csf_per_packet),
+	KUNIT_CASE(flow_csf_per_packet_m4),
 	{}
 };
 

@@ -9,6 +9,8 @@ use crate::crem_core as cc;
 
 mod bench;
 mod bench_work;
+mod config;
+mod flow;
 mod gf;
 mod inject;
 mod store;

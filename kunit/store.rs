@@ -9,8 +9,9 @@ use crate::crem_core::engine::crf::SymbolStore;
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
+use crate::host::Glue;
 use crate::kernel_ext::skb::Skb;
-use crate::store::{Budget, Current, Owner, Stores};
+use crate::store::{Current, Owner, Stores};
 use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
@@ -45,6 +46,32 @@ unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
     b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
+unsafe extern "C" fn no_send(
+    _: *mut ffi::crem_flow,
+    _: u8,
+    _: u8,
+    _: *mut bindings::sk_buff_head,
+    _: *const u8,
+    _: u32,
+) -> c_int {
+    -1
+}
+unsafe extern "C" fn no_id(_: *mut ffi::crem_flow, _: u32) {}
+unsafe extern "C" fn no_event(_: *mut ffi::crem_flow) {}
+unsafe extern "C" fn no_id_in_use(_: *mut ffi::crem_flow, _: u32) -> bool {
+    false
+}
+
+/// The stores' glue: a test budget, nothing else reached.
+static TEST_GLUE: Glue = Glue {
+    send: no_send,
+    charge: test_charge,
+    uncharge: test_uncharge,
+    set_id: no_id,
+    event: no_event,
+    id_in_use: no_id_in_use,
+};
+
 /// The stores' budget (and the flow their packets would go on with: never
 /// used, these tests inject nothing).
 struct Fixture {
@@ -68,10 +95,7 @@ impl Fixture {
             flow: NonNull::from(&self.budget).cast(),
             // Read only to inject a packet, which these tests never do.
             net: NonNull::dangling(),
-            budget: Budget {
-                charge: test_charge,
-                uncharge: test_uncharge,
-            },
+            glue: &TEST_GLUE,
         };
         Stores::new(owner, csf).ok()
     }

@@ -13,6 +13,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 #[path = "core/src/lib.rs"]
 pub mod crem_core;
 
+mod config;
 mod engine;
 mod ffi;
 mod flow;

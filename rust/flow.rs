@@ -19,12 +19,12 @@ use crate::crem_core::engine::Nanos;
 use crate::crem_core::wire;
 use crate::engine::Engine;
 use crate::ffi;
-use crate::host::{Host, Outside};
+use crate::host::{Glue, Host, Outside};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::skb::sk_buff;
-use crate::store::{Budget, Current, Owner};
+use crate::store::{Current, Owner};
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
@@ -34,7 +34,7 @@ use kernel::prelude::*;
 
 /// A flow's memory: charged to its memory cgroup, failing there rather than
 /// reclaiming hard or OOM-killing (`FlowAlloc`), as its engine's.
-type FlowBox = Pin<Box<Flow, FlowAlloc>>;
+pub(crate) type FlowBox = Pin<Box<Flow, FlowAlloc>>;
 
 /// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
 const FS_N: usize = ffi::CREM_FS_N as usize;
@@ -58,6 +58,7 @@ pub(crate) struct Flow {
     /// The C half, for the glue callbacks (the socket, the table, events);
     /// it frees this flow before itself.
     c: NonNull<ffi::crem_flow>,
+    glue: &'static Glue,
 }
 
 /// A flow's state under its lock.
@@ -66,7 +67,8 @@ struct Locked {
     out: Outside,
     /// Removed: no engine call and no timer any more.
     dead: bool,
-    /// The armed expiry on the monotonic clock, `u64::MAX` when idle.
+    /// When the timer is armed to expire on the monotonic clock (no earlier
+    /// than the engine's deadline then), `u64::MAX` when it is not.
     deadline: u64,
     /// When a packet or a message of the flow was last seen (the collector
     /// removes flows idle for long).
@@ -98,12 +100,13 @@ unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_
 impl Flow {
     /// A flow of side `csf` for the C half `c` in `net`, its engine not yet
     /// set up. Process context; charged to the active memory cgroup.
-    fn new(c: NonNull<ffi::crem_flow>, net: NonNull<bindings::net>, csf: bool) -> Option<FlowBox> {
-        let owner = Owner {
-            flow: c,
-            net,
-            budget: Budget::NETNS,
-        };
+    pub(crate) fn new(
+        c: NonNull<ffi::crem_flow>,
+        net: NonNull<bindings::net>,
+        csf: bool,
+        glue: &'static Glue,
+    ) -> Option<FlowBox> {
+        let owner = Owner { flow: c, net, glue };
         let engine = Engine::new(owner, csf)?;
         let state = Locked {
             engine,
@@ -120,6 +123,7 @@ impl Flow {
                 timer <- unsafe { HrTimer::new(flow_timer) },
                 state <- new_bh_lock!(state, "crem_flow"),
                 c,
+                glue,
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
@@ -127,19 +131,27 @@ impl Flow {
         .ok()
     }
 
-    /// (Re)arms the timer for the engine's next deadline, if it changed.
-    /// Under the lock: never waits for the callback (`try_cancel`).
+    /// Arms the timer for the engine's next deadline if that is earlier
+    /// than the one it is armed for. A later deadline (each packet pushes
+    /// the CSF's end-of-burst one on) is left to the armed timer: it fires
+    /// early, the engine finds nothing due (crem-core acts only on what is
+    /// due at `now`) and it is armed again for the deadline then. So a
+    /// stream costs about one timer start per end-of-burst interval instead
+    /// of one per packet (`hrtimer_start` reprograms the clock event device
+    /// when the timer is the earliest). Under the lock: never waits.
     fn arm(&self, l: &mut Locked) {
-        let d = l.engine.deadline().unwrap_or(u64::MAX);
-        if l.dead || d == l.deadline {
+        if l.dead {
+            return;
+        }
+        let Some(d) = l.engine.deadline() else {
+            // An armed timer fires, finds nothing, and stays off.
+            return;
+        };
+        if d >= l.deadline {
             return;
         }
         l.deadline = d;
-        if d == u64::MAX {
-            self.timer.try_cancel();
-        } else {
-            self.timer.start_abs(d);
-        }
+        self.timer.start_abs(d);
     }
 
     /// Runs `f` with the live flow's engine and host (its messages wait
@@ -170,7 +182,7 @@ impl Flow {
             let tos = msg_tos(&mut l.engine);
             // SAFETY: `c` is the live C half (it frees us before itself),
             // locked here; `defer` is the caller's queue, live for the call.
-            let mut h = unsafe { Host::new(self.c, tos, defer, &mut l.out) };
+            let mut h = unsafe { Host::new(self.c, self.glue, tos, defer, &mut l.out) };
             f(&mut l.engine, &mut h)
         };
         self.arm(l);
@@ -186,7 +198,7 @@ impl Flow {
         l.deadline = u64::MAX;
         let tos = msg_tos(&mut l.engine);
         // SAFETY: as in `with`; the timer's messages are sent at once.
-        let mut h = unsafe { Host::new(self.c, tos, core::ptr::null_mut(), &mut l.out) };
+        let mut h = unsafe { Host::new(self.c, self.glue, tos, core::ptr::null_mut(), &mut l.out) };
         l.engine.timer(&mut h, now());
         self.arm(l);
     }
@@ -311,7 +323,7 @@ extern "C" fn crem_rs_flow_new(
         return core::ptr::null_mut();
     };
     let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
-    match Flow::new(c, net, csf) {
+    match Flow::new(c, net, csf, &Glue::NETNS) {
         // SAFETY: C keeps the flow where it is (a pointer) until
         // `crem_rs_flow_free` rebuilds the pinned box.
         Some(b) => Box::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
@@ -322,7 +334,7 @@ extern "C" fn crem_rs_flow_new(
 /// Frees a flow of [`crem_rs_flow_new`] (killed first if it was started):
 /// its timer is cancelled, its stores release what they keep.
 #[no_mangle]
-extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
+pub(crate) extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
     if rf.is_null() {
         return;
     }
@@ -334,7 +346,7 @@ extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
 /// Sets up the flow's engine from `p` and its template from `tpl` (any
 /// context, before the flow is listed). 0, or -EINVAL.
 #[no_mangle]
-extern "C" fn crem_rs_flow_setup(
+pub(crate) extern "C" fn crem_rs_flow_setup(
     rf: *mut Flow,
     p: *const ffi::crem_engine_params,
     tpl: *const ffi::crem_template,
@@ -360,7 +372,7 @@ extern "C" fn crem_rs_flow_setup(
 /// The listed flow starts: a CSF sends its HELLO with `nonce`; a CRF takes
 /// the HELLO `msg` that asked for it (its first message in).
 #[no_mangle]
-extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len: u32) {
+pub(crate) extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len: u32) {
     // SAFETY: a live flow; C's message is valid for the call.
     let (Some(f), msg) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
         return;
@@ -380,7 +392,7 @@ extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len:
 /// the `len` linear octets at `off`, PSN `psn`; `seen`: its template
 /// fields. Its messages wait on `defer` until the packet has gone on.
 #[no_mangle]
-extern "C" fn crem_rs_flow_csf_source(
+pub(crate) extern "C" fn crem_rs_flow_csf_source(
     rf: *mut Flow,
     seen: *const ffi::crem_template,
     psn: u32,
@@ -447,7 +459,7 @@ extern "C" fn crem_rs_flow_crf_source(
 /// A CREM message `msg` for this flow (`ce`: its datagram arrived
 /// CE-marked).
 #[no_mangle]
-extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u32, ce: bool) {
+pub(crate) extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u32, ce: bool) {
     // SAFETY: a live flow; the datagram's linear payload.
     let (Some(f), Some(m)) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
         return;
@@ -476,7 +488,7 @@ extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int 
 
 /// The flow's state and counters since its last flow-reset.
 #[no_mangle]
-extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
+pub(crate) extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
     // SAFETY: a live flow; C's struct, valid for the call.
     let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
         return;
@@ -490,7 +502,7 @@ extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
 /// the section a removal reads its last counters in, so nothing is counted
 /// twice. False (nothing done) if the flow is gone.
 #[no_mangle]
-extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) -> bool {
+pub(crate) extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) -> bool {
     // SAFETY: as in `crem_rs_flow_info`.
     let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
         return false;
@@ -514,7 +526,11 @@ extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) ->
 /// null) in the same section, it is marked dead, and its timer is
 /// cancelled.
 #[no_mangle]
-extern "C" fn crem_rs_flow_kill(rf: *mut Flow, close_reason: c_int, fi: *mut ffi::crem_flow_info) {
+pub(crate) extern "C" fn crem_rs_flow_kill(
+    rf: *mut Flow,
+    close_reason: c_int,
+    fi: *mut ffi::crem_flow_info,
+) {
     // SAFETY: `fi` is null or C's struct, valid for the call.
     let mut fi = unsafe { fi.as_mut() };
     if let Some(fi) = fi.as_deref_mut() {
@@ -536,7 +552,7 @@ extern "C" fn crem_rs_flow_kill(rf: *mut Flow, close_reason: c_int, fi: *mut ffi
         if !l.dead {
             let tos = msg_tos(&mut l.engine);
             // SAFETY: as in `Flow::with`.
-            let mut h = unsafe { Host::new(f.c, tos, core::ptr::null_mut(), &mut l.out) };
+            let mut h = unsafe { Host::new(f.c, f.glue, tos, core::ptr::null_mut(), &mut l.out) };
             l.engine.fini(&mut h, close);
             // The engine stays readable once ended.
             if let Some(fi) = fi {

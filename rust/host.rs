@@ -32,6 +32,44 @@ pub(crate) fn msg_slot(msg: &[u8]) -> usize {
     }
 }
 
+/// What a flow's Rust half calls outside Rust, given its C half: the C
+/// table (Flow IDs), socket, event work and the netns's memory budget
+/// ([`Glue::NETNS`]), or a test's stand-ins.
+pub(crate) struct Glue {
+    /// Sends (or queues on the defer queue, if not null) a message with a
+    /// TOS, of a msgs-by-type slot: 0 or an errno.
+    pub(crate) send: unsafe extern "C" fn(
+        *mut ffi::crem_flow,
+        u8,
+        u8,
+        *mut sk_buff_head,
+        *const u8,
+        u32,
+    ) -> core::ffi::c_int,
+    /// Charges octets the flow's stores keep (false: refused, counted by
+    /// the budget's owner) and gives them back.
+    pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
+    pub(crate) uncharge: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
+    /// The flow's Flow ID is now known.
+    pub(crate) set_id: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
+    /// The flow marked a flow-change event.
+    pub(crate) event: unsafe extern "C" fn(*mut ffi::crem_flow),
+    /// Whether another flow of the peer and side uses a Flow ID.
+    pub(crate) id_in_use: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
+}
+
+impl Glue {
+    /// The C datapath's (`crem_flow.c`, `crem_events.c`).
+    pub(crate) const NETNS: Glue = Glue {
+        send: ffi::crem_glue_send,
+        charge: ffi::crem_glue_mem_charge,
+        uncharge: ffi::crem_glue_mem_uncharge,
+        set_id: ffi::crem_glue_flow_set_id,
+        event: ffi::crem_glue_flow_event,
+        id_in_use: ffi::crem_glue_flow_id_in_use,
+    };
+}
+
 /// What a flow's engine calls change outside its engine, kept with it
 /// under the flow's lock: its CREM message counters and the flow-change
 /// events not yet notified.
@@ -61,6 +99,7 @@ impl Outside {
 /// The flow an engine call works for.
 pub(crate) struct Host<'a> {
     flow: NonNull<ffi::crem_flow>,
+    glue: &'static Glue,
     /// TOS of the messages it sends.
     tos: u8,
     /// Where they wait while a source is processed (null: sent at once).
@@ -72,15 +111,18 @@ impl<'a> Host<'a> {
     /// # Safety
     /// `flow` is the live C half of the flow whose lock the caller holds
     /// (`out` is its state under that lock) for the lifetime of the
-    /// returned value; `defer` is null or a queue that outlives it.
+    /// returned value, and `glue` its glue; `defer` is null or a queue that
+    /// outlives it.
     pub(crate) unsafe fn new(
         flow: NonNull<ffi::crem_flow>,
+        glue: &'static Glue,
         tos: u8,
         defer: *mut sk_buff_head,
         out: &'a mut Outside,
     ) -> Self {
         Host {
             flow,
+            glue,
             tos,
             defer,
             out,
@@ -94,7 +136,7 @@ impl<'a> Host<'a> {
     /// The CRF negotiation assigned (or the CSF learnt) the Flow ID.
     pub(crate) fn set_flow_id(&mut self, id: u32) {
         // SAFETY: the flow is live and locked (`new`).
-        unsafe { ffi::crem_glue_flow_set_id(self.f(), id) };
+        unsafe { (self.glue.set_id)(self.f(), id) };
     }
 
     /// Marks a flow-change event for the netlink listeners
@@ -109,7 +151,7 @@ impl<'a> Host<'a> {
             self.out.close_reason = reason;
         }
         // SAFETY: the flow is live (`new`); C only schedules the work.
-        unsafe { ffi::crem_glue_flow_event(self.f()) };
+        unsafe { (self.glue.event)(self.f()) };
     }
 
     /// Counts a message received for the flow.
@@ -119,7 +161,10 @@ impl<'a> Host<'a> {
 
     /// Who can say which Flow IDs this flow's peer and side use.
     pub(crate) fn ids(&self) -> FlowIds {
-        FlowIds { flow: self.flow }
+        FlowIds {
+            flow: self.flow,
+            glue: self.glue,
+        }
     }
 }
 
@@ -129,6 +174,7 @@ impl<'a> Host<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct FlowIds {
     flow: NonNull<ffi::crem_flow>,
+    glue: &'static Glue,
 }
 
 impl FlowIds {
@@ -137,7 +183,7 @@ impl FlowIds {
         // SAFETY: made from a `Host`, so the flow is live and locked for as
         // long as it is used (within the same entry point); C reads the
         // table under RCU and the flow's immutable key.
-        unsafe { ffi::crem_glue_flow_id_in_use(self.flow.as_ptr(), id) }
+        unsafe { (self.glue.id_in_use)(self.flow.as_ptr(), id) }
     }
 }
 
@@ -148,7 +194,7 @@ impl Sink for Host<'_> {
         // SAFETY: the flow is live and locked, `defer` null or live
         // (`Host::new`); C copies `msg`.
         let rc = unsafe {
-            ffi::crem_glue_send(
+            (self.glue.send)(
                 self.f(),
                 self.tos,
                 slot as u8,

@@ -2,6 +2,7 @@
 //! Per-network-namespace state, created and destroyed by the pernet
 //! operations in `glue/crem_glue.c`.
 
+use crate::config;
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -30,6 +31,8 @@ const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
 pub(crate) struct NetState {
     counters: [AtomicU64; NR_COUNTERS],
+    /// The peers and reporters the datapath reads (`crate::config`).
+    pub(crate) peers: config::Current,
 }
 
 impl NetState {
@@ -53,10 +56,21 @@ pub(crate) unsafe fn state<'a>(state: *mut c_void) -> &'a NetState {
     unsafe { &*(state as *const NetState) }
 }
 
+/// As [`state`], for a pointer C may pass null.
+///
+/// # Safety
+///
+/// As for [`state`] when `state` is not null.
+pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
+    // SAFETY: per the function contract.
+    (!state.is_null()).then(|| unsafe { self::state(state) })
+}
+
 #[no_mangle]
 extern "C" fn crem_rs_net_init(_net: *mut c_void) -> *mut c_void {
     let st = NetState {
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
+        peers: config::current(),
     };
     match KBox::new(st, GFP_KERNEL) {
         Ok(b) => KBox::into_raw(b).cast(),

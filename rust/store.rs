@@ -18,6 +18,7 @@ use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::{CRF_REPAIRS, CRF_WINDOW};
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
+use crate::host::Glue;
 use crate::inject;
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{Copied, FlowArray};
@@ -75,13 +76,13 @@ impl Held {
     const EMPTY: Held = Held { skb: None, psn: 0 };
 }
 
-/// The flow these stores belong to: whose budget they charge and where
-/// their packets go on. The flow frees its engine (and so these stores)
-/// before itself.
+/// The flow these stores belong to: whose budget they charge (through its
+/// glue: the netns's `max-memory`, or a test's) and where their packets go
+/// on. The flow frees its engine (and so these stores) before itself.
 pub(crate) struct Owner {
     pub(crate) flow: NonNull<ffi::crem_flow>,
     pub(crate) net: NonNull<bindings::net>,
-    pub(crate) budget: Budget,
+    pub(crate) glue: &'static Glue,
 }
 
 /// What the stores count (flow-stats attributes store-full to
@@ -93,24 +94,6 @@ pub(crate) struct Counters {
     pub(crate) held_dropped: u64,
     pub(crate) injected: u64,
     pub(crate) inject_fail: u64,
-}
-
-/// Charges and uncharges the octets a flow's stores keep, given the flow:
-/// the netns's `max-memory` ([`Budget::NETNS`]), or a test's. A refused
-/// charge is counted by the stores (store-full) and by the budget.
-#[derive(Clone, Copy)]
-pub(crate) struct Budget {
-    pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
-    pub(crate) uncharge: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
-}
-
-impl Budget {
-    /// The flow's netns's budget (C: `crem_glue_mem_charge`, which counts
-    /// a refusal as the netns's drop-memory).
-    pub(crate) const NETNS: Budget = Budget {
-        charge: ffi::crem_glue_mem_charge,
-        uncharge: ffi::crem_glue_mem_uncharge,
-    };
 }
 
 /// The packet being processed, while an engine call for it runs: a source
@@ -187,7 +170,7 @@ impl Stores {
         // SAFETY: the flow is live (`Owner`), and locked (our `&mut self`
         // comes from an engine call) or unreachable (the stores' drop, which
         // only uncharges); its budget charges and counts a refusal.
-        if !unsafe { (self.owner.budget.charge)(self.owner.flow.as_ptr(), n) } {
+        if !unsafe { (self.owner.glue.charge)(self.owner.flow.as_ptr(), n) } {
             bump(&mut self.counters.store_full);
             return false;
         }
@@ -197,7 +180,7 @@ impl Stores {
 
     fn uncharge(&mut self, n: u32) {
         // SAFETY: as in `charge`.
-        unsafe { (self.owner.budget.uncharge)(self.owner.flow.as_ptr(), n) };
+        unsafe { (self.owner.glue.uncharge)(self.owner.flow.as_ptr(), n) };
         self.mem = self.mem.wrapping_sub(u64::from(n));
     }
 

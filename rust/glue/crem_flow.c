@@ -446,9 +446,7 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 		NL_SET_ERR_MSG(extack, "CREM is not running in this netns: set port and role first");
 		return -ENOTCONN;
 	}
-	local_bh_disable(); /* cfg_lock is also taken in softirq */
 	req.peer = crem_peer_for(cn, k->daddr);
-	local_bh_enable();
 	if (!req.peer) {
 		NL_SET_ERR_MSG_FMT(extack, "no peer is configured for the destination %pI4 (set peer PREFIX=ADDR)",
 				   &k->daddr);
@@ -485,50 +483,16 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 
 /* ---- The datapath. ---- */
 
-/* The peer protecting traffic to (or from) @a, or 0. */
+/* The peer protecting traffic to (or from) @a, or 0 (rust/config.rs: no lock). */
 static __be32 crem_peer_for(struct crem_net *cn, __be32 a)
 {
-	const struct crem_cfg *c = &cn->cfg;
-	__be32 peer = 0;
-	int i, best = -1;
-
-	spin_lock(&cn->cfg_lock);
-	for (i = 0; i < c->n_peers; i++) {
-		const struct crem_peer *p = &c->peers[i];
-		__be32 pfx, mask;
-
-		if (p->prefix.len != 4 || p->addr.len != 4 || p->prefix_len <= best)
-			continue;
-		memcpy(&pfx, p->prefix.a, 4);
-		mask = p->prefix_len ? htonl(~0U << (32 - p->prefix_len)) : 0;
-		if ((a & mask) == pfx) {
-			memcpy(&peer, p->addr.a, 4);
-			best = p->prefix_len;
-		}
-	}
-	spin_unlock(&cn->cfg_lock);
-	return peer;
-}
-
-/* Whether @a is the address of a configured peer CREM function. */
-static bool crem_addr_is(const struct crem_addr *x, __be32 a)
-{
-	return x->len == 4 && !memcmp(x->a, &a, 4);
+	return (__force __be32)crem_rs_peer_for(cn->rs, (__force u32)a);
 }
 
 /* Whether @a is a configured peer and whether an allow-listed reporter. */
 static void crem_who(struct crem_net *cn, __be32 a, bool *peer, bool *reporter)
 {
-	const struct crem_cfg *c = &cn->cfg;
-	int i;
-
-	*peer = *reporter = false;
-	spin_lock(&cn->cfg_lock);
-	for (i = 0; i < c->n_peers && !*peer; i++)
-		*peer = crem_addr_is(&c->peers[i].addr, a);
-	for (i = 0; i < c->n_reporters && !*reporter; i++)
-		*reporter = crem_addr_is(&c->reporters[i], a);
-	spin_unlock(&cn->cfg_lock);
+	crem_rs_who(cn->rs, (__force u32)a, peer, reporter);
 }
 
 /* The flow kind @ri's packet is a source of, or -1 if it is none. */
@@ -755,9 +719,7 @@ static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_
 
 	if (!crem_hook_dir(cn, hook, &out, &in) || skb->protocol != htons(ETH_P_IP))
 		return NF_ACCEPT;
-	local_bh_disable(); /* cfg_lock is also taken in softirq */
 	ours = (out && crem_peer_for(cn, iph->daddr)) || (in && crem_peer_for(cn, iph->saddr));
-	local_bh_enable();
 	if (!ours)
 		return NF_ACCEPT;
 	segs = skb_gso_segment(skb, 0);

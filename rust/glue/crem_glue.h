@@ -151,6 +151,11 @@ enum crem_hook {
 	CREM_HOOK_LOCAL_OUT = 2,
 };
 
+/* What the datapath asks of the configuration (rust/config.rs). */
+void crem_rs_config_commit(void *state, const struct crem_cfg *c);
+u32 crem_rs_peer_for(void *state, u32 a); /* __be32 in, __be32 out (0: none) */
+void crem_rs_who(void *state, u32 a, bool *peer, bool *reporter);
+
 /* Implemented in Rust (rust/netns.rs, rust/hook.rs). */
 void *crem_rs_net_init(struct net *net);
 void crem_rs_net_exit(void *state);

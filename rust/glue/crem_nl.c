@@ -558,6 +558,9 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		lower = c->max_flows < cn->cfg.max_flows || c->max_memory < cn->cfg.max_memory;
 		cn->cfg = *c;
 		spin_unlock_bh(&cn->cfg_lock);
+		/* The datapath's peers and reporters (read without a lock). */
+		if (changed)
+			crem_rs_config_commit(cn->rs, c);
 		if (lower && net_eq(net, &init_net))
 			crem_limits_lower(c->max_flows, c->max_memory);
 		mutex_unlock(&crem_limits_mutex);

@@ -84,14 +84,6 @@ impl HrTimer {
         };
     }
 
-    /// Stops the timer if it is queued, without waiting for a callback that
-    /// is already running (safe under a lock that callback takes).
-    pub(crate) fn try_cancel(&self) {
-        // SAFETY: as in `start_abs`; `hrtimer_try_to_cancel` never sleeps
-        // or waits.
-        unsafe { bindings::hrtimer_try_to_cancel(self.as_ptr()) };
-    }
-
     /// Stops the timer and waits until its callback is not running. Never
     /// under a lock the callback takes (it would wait for itself).
     pub(crate) fn cancel(&self) {

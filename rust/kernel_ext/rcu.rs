@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! RCU read-side critical sections (6.12's `kernel` crate has none; upstream
-//! later has `kernel::sync::rcu` with the same names).
+//! RCU read-side critical sections, and [`RcuDouble`], a value readers use
+//! without a lock (6.12's `kernel` crate has none; upstream later has
+//! `kernel::sync::rcu` with the same names).
 
+use super::bh::Bh;
 use crate::ffi;
+use core::cell::UnsafeCell;
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use kernel::bindings;
 
 /// An RCU read-side critical section, ended on drop. What is borrowed under
 /// it (a device found by index) lives at least as long as it does.
@@ -28,3 +33,60 @@ impl Drop for Guard {
         unsafe { ffi::crem_h_rcu_read_unlock() };
     }
 }
+
+/// A value that readers use under RCU, without a lock, and one writer at a
+/// time updates: two copies, the readers' and the writer's; an update
+/// writes the other copy, publishes it (`rcu_assign_pointer`) and waits a
+/// grace period (`synchronize_rcu`), after which no reader holds the old
+/// copy, the next update's to write. Nothing is allocated, so an update
+/// cannot fail. Readers prove they are in a read-side section with a
+/// [`Bh`]: a BH-off region is one (`rcupdate.h`).
+pub(crate) struct RcuDouble<T> {
+    copies: [UnsafeCell<T>; 2],
+    /// Which copy readers use.
+    current: AtomicUsize,
+}
+
+impl<T> RcuDouble<T> {
+    /// Both copies `a` and `b` (equal: readers start on `a`).
+    pub(crate) fn new(a: T, b: T) -> Self {
+        RcuDouble {
+            copies: [UnsafeCell::new(a), UnsafeCell::new(b)],
+            current: AtomicUsize::new(0),
+        }
+    }
+
+    /// The current value, for as long as the reader's section lasts.
+    pub(crate) fn get<'a>(&'a self, _reader: &'a Bh) -> &'a T {
+        // Acquire pairs with the Release of `update`: the copy is seen as
+        // written (rcu_dereference).
+        let i = self.current.load(Ordering::Acquire) & 1;
+        // SAFETY: the current copy is written only after it has stopped
+        // being current and a grace period has passed (`update`), which
+        // this reader's BH-off section (`_reader`) holds off.
+        unsafe { &*self.copies[i].get() }
+    }
+
+    /// Writes the other copy with `f`, makes it current, and waits until no
+    /// reader can hold the old one (may sleep: process context).
+    ///
+    /// # Safety
+    ///
+    /// Updates are serialised by the caller: one at a time.
+    pub(crate) unsafe fn update(&self, f: impl FnOnce(&mut T)) {
+        let next = (self.current.load(Ordering::Relaxed) & 1) ^ 1;
+        // SAFETY: `next` is not current, and the previous update waited a
+        // grace period after making it so: no reader holds it, and no
+        // other writer runs (the caller's contract).
+        f(unsafe { &mut *self.copies[next].get() });
+        self.current.store(next, Ordering::Release);
+        // SAFETY: process context (the caller's contract), no lock held.
+        unsafe { bindings::synchronize_rcu() };
+    }
+}
+
+// SAFETY: readers get `&T` from any CPU, the writer writes a copy no reader
+// holds: `T` must be `Sync` and `Send`.
+unsafe impl<T: Send + Sync> Sync for RcuDouble<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Send for RcuDouble<T> {}

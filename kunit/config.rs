@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+//! What the datapath asks of the configuration (`rust/config.rs`): the peer
+//! of an address by longest prefix, who is a peer or a Path Reporter, and
+//! that a commit reaches readers through the lock-free `RcuDouble`.
+
+use super::run;
+use crate::config::{self, Peers};
+use crate::ffi;
+use crate::kernel_ext::bh;
+use core::ffi::{c_char, c_int};
+
+fn ip(a: [u8; 4]) -> u32 {
+    u32::from_ne_bytes(a)
+}
+
+fn addr4(a: [u8; 4]) -> ffi::crem_addr {
+    let mut x = ffi::crem_addr { len: 4, a: [0; 16] };
+    x.a[..4].copy_from_slice(&a);
+    x
+}
+
+/// A configuration with these IPv4 peers (prefix, length, peer) and
+/// reporters, plus one IPv6 peer and one impossible prefix length, which
+/// the datapath ignores.
+fn cfg(peers: &[([u8; 4], u8, [u8; 4])], reporters: &[[u8; 4]]) -> ffi::crem_cfg {
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let mut c: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    let mut n = 0usize;
+    for &(p, l, a) in peers {
+        c.peers[n] = ffi::crem_peer {
+            prefix: addr4(p),
+            prefix_len: l,
+            addr: addr4(a),
+        };
+        n += 1;
+    }
+    // ::/0 to 2001:db8::1: not IPv4.
+    let mut v6 = ffi::crem_addr {
+        len: 16,
+        a: [0; 16],
+    };
+    v6.a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+    c.peers[n] = ffi::crem_peer {
+        prefix: ffi::crem_addr {
+            len: 16,
+            a: [0; 16],
+        },
+        prefix_len: 0,
+        addr: v6,
+    };
+    c.peers[n + 1] = ffi::crem_peer {
+        prefix: addr4([0, 0, 0, 0]),
+        prefix_len: 33,
+        addr: addr4([9, 9, 9, 9]),
+    };
+    c.n_peers = (n + 2) as u8;
+    for (i, &r) in reporters.iter().enumerate() {
+        c.reporters[i] = addr4(r);
+    }
+    c.n_reporters = reporters.len() as u8;
+    c
+}
+
+/// The longest prefix holding an address names its peer; without a match
+/// there is none; IPv6 entries and bad lengths never match.
+#[no_mangle]
+extern "C" fn crem_kunit_config_peer_for(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let (a, b) = ([192, 0, 2, 1], [192, 0, 2, 2]);
+        let p = Peers::from_cfg(&cfg(&[([10, 0, 0, 0], 8, a), ([10, 1, 0, 0], 16, b)], &[]));
+        let cases = [
+            ([10, 1, 2, 3], b),
+            ([10, 2, 0, 1], a),
+            ([10, 1, 255, 255], b),
+            ([11, 0, 0, 1], [0; 4]),
+            ([9, 9, 9, 9], [0; 4]),
+        ];
+        for (q, want) in cases {
+            let got = p.peer_for(ip(q));
+            if got != ip(want) {
+                let _ = write!(w, "peer for {q:?}: {:?} ({want:?})", got.to_ne_bytes());
+                return false;
+            }
+        }
+        // A default route catches the rest, the longer prefixes still win.
+        let c = [0, 0, 0, 9];
+        let d = Peers::from_cfg(&cfg(&[([0; 4], 0, c), ([10, 1, 0, 0], 16, b)], &[]));
+        if d.peer_for(ip([11, 0, 0, 1])) != ip(c) || d.peer_for(ip([10, 1, 0, 1])) != ip(b) {
+            let _ = write!(
+                w,
+                "default route: {:?}",
+                d.peer_for(ip([11, 0, 0, 1])).to_ne_bytes()
+            );
+            return false;
+        }
+        true
+    })
+}
+
+/// Peers are known by their own address, reporters by theirs; neither by
+/// an address they only protect.
+#[no_mangle]
+extern "C" fn crem_kunit_config_who(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let (a, r) = ([192, 0, 2, 1], [198, 51, 100, 7]);
+        let p = Peers::from_cfg(&cfg(&[([10, 0, 0, 0], 8, a)], &[r]));
+        let got = [
+            (p.is_peer(ip(a)), p.is_reporter(ip(a))),
+            (p.is_peer(ip(r)), p.is_reporter(ip(r))),
+            (
+                p.is_peer(ip([10, 0, 0, 1])),
+                p.is_reporter(ip([10, 0, 0, 1])),
+            ),
+        ];
+        if got != [(true, false), (false, true), (false, false)] {
+            let _ = write!(w, "(peer, reporter) of peer, reporter, protected: {got:?}");
+            return false;
+        }
+        true
+    })
+}
+
+/// Commits alternate the two copies; a reader sees each commit whole after
+/// it returns, and a new netns has no peer.
+#[no_mangle]
+extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let cur = config::current();
+        let q = ip([10, 1, 2, 3]);
+        let seen = |cur: &config::Current| cur.get(&bh::disable()).peer_for(q);
+        let mut got = [seen(&cur), 0, 0, 0];
+        for (i, peer) in [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
+            .iter()
+            .enumerate()
+        {
+            let c = cfg(&[([10, 0, 0, 0], 8, *peer)], &[]);
+            // SAFETY: this test is the only writer.
+            unsafe { cur.update(|p| *p = Peers::from_cfg(&c)) };
+            got[i + 1] = seen(&cur);
+        }
+        let want = [0, ip([1; 4]), ip([2; 4]), ip([3; 4])];
+        if got != want {
+            let _ = write!(w, "peer seen after each commit {got:x?} ({want:x?})");
+            return false;
+        }
+        true
+    })
+}

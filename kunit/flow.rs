@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A flow's Rust half (`rust/flow.rs`) driven through the entry points C
+//! calls, on a test glue instead of the C table and socket: its timer
+//! drives the engine (a CSF's unanswered HELLO is retransmitted by the
+//! timer alone and gives up on schedule), killing it stops the timer, and
+//! its counters and flow-reset report what it sent.
+
+use super::bench_work as work;
+use super::run;
+use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
+use crate::crem_core::wire::{
+    self, AddressFamily, HelloAck, Message, ParamAck, ParamStatus, FLOW_KIND_ROCEV2,
+};
+use crate::ffi;
+use crate::flow::{self, Flow};
+use crate::host::Glue;
+use crate::kernel_ext::bh;
+use crate::kernel_ext::skb::Skb;
+use core::cell::Cell;
+use core::ffi::{c_char, c_int};
+use core::fmt::Write;
+use core::ptr::NonNull;
+use kernel::bindings;
+use kernel::prelude::*;
+
+/// What the flow reached outside Rust, passed where its C half would be.
+/// Cells: the flow's callbacks (under its lock, maybe in softirq) and the
+/// test read it; the KUnit VM has one CPU and the callbacks are serialised
+/// by the flow's lock.
+#[derive(Default)]
+struct TestHost {
+    /// Messages sent, and those of type 2 (HELLO).
+    sent: Cell<u32>,
+    hellos: Cell<u32>,
+    events: Cell<u32>,
+    /// The Config ID of the last PARAM_UPDATE sent.
+    proposed: Cell<Option<u8>>,
+}
+
+fn host<'a>(f: *mut ffi::crem_flow) -> &'a TestHost {
+    // SAFETY: the flows under test were given a `TestHost` as their C half
+    // (`make`), which outlives them; only shared references are made.
+    unsafe { &*f.cast::<TestHost>() }
+}
+
+unsafe extern "C" fn t_send(
+    f: *mut ffi::crem_flow,
+    _tos: u8,
+    _slot: u8,
+    _defer: *mut bindings::sk_buff_head,
+    msg: *const u8,
+    len: u32,
+) -> c_int {
+    let h = host(f);
+    h.sent.set(h.sent.get() + 1);
+    // SAFETY: the flow passes its message, valid for the call.
+    let m = unsafe { core::slice::from_raw_parts(msg, len as usize) };
+    match wire::decode(m) {
+        Ok(Message::Hello(_)) => h.hellos.set(h.hellos.get() + 1),
+        Ok(Message::ParamUpdate(u)) => h.proposed.set(Some(u.config_id)),
+        _ => {}
+    }
+    0
+}
+unsafe extern "C" fn t_charge(_: *mut ffi::crem_flow, _: u32) -> bool {
+    true
+}
+unsafe extern "C" fn t_uncharge(_: *mut ffi::crem_flow, _: u32) {}
+unsafe extern "C" fn t_set_id(_: *mut ffi::crem_flow, _: u32) {}
+unsafe extern "C" fn t_event(f: *mut ffi::crem_flow) {
+    let h = host(f);
+    h.events.set(h.events.get() + 1);
+}
+unsafe extern "C" fn t_id_in_use(_: *mut ffi::crem_flow, _: u32) -> bool {
+    false
+}
+
+static TEST_GLUE: Glue = Glue {
+    send: t_send,
+    charge: t_charge,
+    uncharge: t_uncharge,
+    set_id: t_set_id,
+    event: t_event,
+    id_in_use: t_id_in_use,
+};
+
+/// `crem_flow_info.state` of an established and an unprotected flow
+/// (engine.rs `state_code`).
+const STATE_ESTABLISHED: u8 = 1;
+const STATE_UNPROTECTED: u8 = 2;
+/// Where msgs-out is among the flow-stats counters (crem_engine.h).
+const MSGS_OUT: usize = ffi::CREM_FS_ENGINE as usize + 1;
+
+fn sleep_ms(ms: u32) {
+    // SAFETY: KUnit cases run in process context, where sleeping is allowed.
+    unsafe { bindings::msleep(ms) };
+}
+
+/// A set-up sender flow (fixed k = 8, m = 2, coded recovery) whose C half
+/// is `h`; freed by `free`.
+fn make(h: &TestHost) -> Option<*mut Flow> {
+    make_km(h, 8, 2)
+}
+
+/// As [`make`], with a fixed (k, m) and T for an RDMA MTU of 1024.
+fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
+    let c = NonNull::from(h).cast::<ffi::crem_flow>();
+    // Its net is reached only to inject restored packets: a CSF never does.
+    let b = Flow::new(c, NonNull::dangling(), true, &TEST_GLUE)?;
+    // SAFETY: kept in place until `free` rebuilds the pinned box.
+    let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let mut p: ffi::crem_engine_params = unsafe { core::mem::zeroed() };
+    p.side = ffi::crem_side_CREM_SIDE_CSF as u8;
+    p.k = k;
+    p.m = m;
+    p.dqp = 0x11;
+    p.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
+    p.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
+    // Nothing releases what the benchmark's flow retains (no ACKs): the
+    // ring's overwrites bound it, not this.
+    p.retention_budget = 1 << 30;
+    p.rtt_hint_ns = 10_000_000;
+    // An Ethernet link: RDMA MTU 1024 (1500 - 96 rounded down), as the
+    // benchmark's packets (T 1062).
+    p.link_mtu = 1500;
+    // SAFETY: as above.
+    let tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
+    if flow::crem_rs_flow_setup(f, &p, &tpl) != 0 {
+        flow::crem_rs_flow_free(f);
+        return None;
+    }
+    Some(f)
+}
+
+fn info(f: *mut Flow) -> ffi::crem_flow_info {
+    // SAFETY: as above.
+    let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+    flow::crem_rs_flow_info(f, &mut fi);
+    fi
+}
+
+/// Its HELLO unanswered, a started sender flow sends it again from its
+/// timer alone, with doubling timeouts, MAX_ATTEMPTS times in all, then
+/// gives up (unprotected) and sends nothing more.
+#[no_mangle]
+extern "C" fn crem_kunit_flow_timer_drives_hello(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let h = TestHost::default();
+        let Some(f) = make(&h) else {
+            let _ = write!(w, "no flow");
+            return false;
+        };
+        let first = {
+            // The first RTO is 1 ms: read before the timer can run.
+            let _bh = bh::disable();
+            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            h.hellos.get()
+        };
+        // Every timeout, doubling from HELLO_RTO, and the give-up after the
+        // last: (2^MAX_ATTEMPTS - 1) RTOs; twice that, for TCG's timing.
+        let all = HELLO_RTO * ((1 << MAX_ATTEMPTS) - 1) / 1_000_000;
+        sleep_ms(2 * all as u32 + 50);
+        let fi = info(f);
+        let (hellos, sent) = (h.hellos.get(), h.sent.get());
+        sleep_ms(100);
+        let later = h.sent.get();
+        flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+        flow::crem_rs_flow_free(f);
+        let ok = first == 1
+            && hellos == u32::from(MAX_ATTEMPTS)
+            && sent == hellos
+            && later == sent
+            && fi.state == STATE_UNPROTECTED
+            && fi.counters.get(MSGS_OUT) == Some(&u64::from(sent));
+        if !ok {
+            let _ = write!(
+                w,
+                "HELLOs {first} at start (1), {hellos} in all ({MAX_ATTEMPTS}); sent {sent}, {later} later; state {} ({STATE_UNPROTECTED}); msgs-out {:?}",
+                fi.state,
+                fi.counters.get(MSGS_OUT)
+            );
+        }
+        ok
+    })
+}
+
+/// A flow killed with its timer armed sends nothing more: the kill marks
+/// it dead and cancels the timer before it is freed.
+#[no_mangle]
+extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let h = TestHost::default();
+        let Some(f) = make(&h) else {
+            let _ = write!(w, "no flow");
+            return false;
+        };
+        // SAFETY: as in `make`.
+        let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        {
+            // The timer (a softirq) cannot run here before the kill.
+            let _bh = bh::disable();
+            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            flow::crem_rs_flow_kill(f, -1, &mut fi);
+        }
+        let at_kill = h.sent.get();
+        // Without the kill, the timer would resend HELLO for 255 ms.
+        sleep_ms(400);
+        let after = h.sent.get();
+        flow::crem_rs_flow_free(f);
+        // The kill's last counters are what it had sent.
+        let reported = fi.counters.get(MSGS_OUT).copied();
+        if (at_kill, after, reported) != (1, 1, Some(1)) {
+            let _ = write!(
+                w,
+                "sent {at_kill} before the kill (1), {after} after (1); the kill reported {reported:?} (1)"
+            );
+            return false;
+        }
+        true
+    })
+}
+
+/// flow-reset hands back what was counted since the last one and counts
+/// again from zero; a killed flow cannot be reset.
+#[no_mangle]
+extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let h = TestHost::default();
+        let Some(f) = make(&h) else {
+            let _ = write!(w, "no flow");
+            return false;
+        };
+        // SAFETY: as in `make`.
+        let mut taken: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        let (done, after) = {
+            // No timer in between: one HELLO when reset.
+            let _bh = bh::disable();
+            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            let done = flow::crem_rs_flow_reset(f, &mut taken);
+            (done, info(f).counters.get(MSGS_OUT).copied())
+        };
+        let before = taken.counters.get(MSGS_OUT).copied();
+        // The timer resends HELLO from here on: counted after the reset.
+        sleep_ms(50);
+        let (later, sent) = {
+            let _bh = bh::disable();
+            (info(f).counters.get(MSGS_OUT).copied(), h.sent.get())
+        };
+        flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+        let gone = flow::crem_rs_flow_reset(f, &mut taken);
+        flow::crem_rs_flow_free(f);
+        let ok = done
+            && before == Some(1)
+            && after == Some(0)
+            && sent > 1
+            && later == Some(u64::from(sent) - 1)
+            && !gone;
+        if !ok {
+            let _ = write!(
+                w,
+                "reset {done} took msgs-out {before:?} (1), then {after:?} (0); later {later:?} of {sent} sent (sent - 1); reset after kill {gone} (false)"
+            );
+        }
+        ok
+    })
+}
+
+fn now() -> u64 {
+    // SAFETY: `ktime_get` only reads the timekeeper.
+    u64::try_from(unsafe { bindings::ktime_get() }).unwrap_or(0)
+}
+
+/// A new packet of the benchmark's RDMA WRITE (`bench_work`) with PSN
+/// `psn`, as the hook would see its UDP payload.
+fn packet(psn: u32) -> Option<Skb> {
+    let mut p = work::PACKET;
+    work::set_psn(&mut p, psn);
+    let mut skb = Skb::alloc_atomic(0, work::PACKET_LEN as u32)?;
+    skb.put_data(&p).then_some(skb)
+}
+
+/// The flow's peer answers: HELLO_ACK (Flow ID 7), then PARAM_ACK of the
+/// configuration the flow proposes. True once it protects with it.
+fn establish(f: *mut Flow, h: &TestHost, nonce: u64) -> bool {
+    let ack = HelloAck {
+        flow_id: 7,
+        flow_kind: FLOW_KIND_ROCEV2,
+        af: AddressFamily::V4,
+        supported_schemes: 0b111,
+        max_k: 255,
+        max_m: 16,
+        max_t: 4134,
+        rdma_mtu: 1024,
+        nonce,
+        max_open_blocks: 64,
+    };
+    let mut buf = [0u8; 64];
+    let Ok(n) = ack.encode(&mut buf) else {
+        return false;
+    };
+    flow::crem_rs_flow_msg(f, buf.as_ptr(), n as u32, false);
+    let Some(config_id) = h.proposed.get() else {
+        return false;
+    };
+    let pa = ParamAck {
+        flow_id: 7,
+        config_id,
+        status: ParamStatus::Accepted,
+    };
+    let Ok(n) = pa.encode(&mut buf) else {
+        return false;
+    };
+    flow::crem_rs_flow_msg(f, buf.as_ptr(), n as u32, false);
+    info(f).state == STATE_ESTABLISHED
+}
+
+/// Packets a benchmark run sends: under TCG about 0.1 s with BH off.
+const BENCH_PACKETS: u32 = 2048;
+
+/// The cost per source packet of a sender flow's entry point as the hook
+/// calls it (`crem_rs_flow_csf_source`: BH off, the flow's lock, its
+/// template, the engine on the backend chosen at load, a clone retained,
+/// the timer rearmed, its REPAIRs handed to the socket, here a counter),
+/// k = 32 and `m`, beside the same packets' own skb work (allocation,
+/// copy, free), which is subtracted. The flow is established first (the
+/// peer's answers fed to it). Compare with `csf_per_packet` (the engine
+/// alone) in the same run.
+fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
+    let h = TestHost::default();
+    let Some(f) = make_km(&h, 32, m) else {
+        let _ = write!(w, "no flow");
+        return false;
+    };
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let seen: ffi::crem_template = unsafe { core::mem::zeroed() };
+    let (mut skb_ns, mut flow_ns, mut made) = (0u64, 0u64, 0u32);
+    {
+        // No timer during the run (it would only add noise).
+        let _bh = bh::disable();
+        flow::crem_rs_flow_start(f, 1, core::ptr::null(), 0);
+        if !establish(f, &h, 1) {
+            let _ = write!(w, "flow not established: state {}", info(f).state);
+            flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+            flow::crem_rs_flow_free(f);
+            return false;
+        }
+        // Warm-up: a round through the flow first (slab caches grown, the
+        // retention ring filled: later packets replace retained ones).
+        let n = BENCH_PACKETS;
+        let send = |psn: u32, skb: &Skb| {
+            flow::crem_rs_flow_csf_source(
+                f,
+                &seen,
+                psn,
+                skb.as_ptr(),
+                0,
+                work::PACKET_LEN as u32,
+                core::ptr::null_mut(),
+            )
+        };
+        for psn in 0..n {
+            if let Some(skb) = packet(psn) {
+                send(psn, &skb);
+            }
+        }
+        let t0 = now();
+        for psn in n..2 * n {
+            made += u32::from(packet(psn).is_some());
+        }
+        skb_ns = skb_ns.wrapping_add(now().wrapping_sub(t0));
+        let t1 = now();
+        for psn in n..2 * n {
+            if let Some(skb) = packet(psn) {
+                send(psn, &skb);
+            }
+        }
+        flow_ns = flow_ns.wrapping_add(now().wrapping_sub(t1));
+    }
+    let fi = info(f);
+    flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+    flow::crem_rs_flow_free(f);
+    let n = u64::from(BENCH_PACKETS);
+    // flow-stats: sources (0), repairs (3), of the warm-up and the run.
+    let (sources, repairs) = (fi.counters[0] / 2, fi.counters[3] / 2);
+    let want_repairs = u64::from(m) * (n / 32);
+    if made != BENCH_PACKETS || sources != n || repairs != want_repairs {
+        let _ = write!(
+            w,
+            "flow: {made} packets made, {sources} coded ({n}), {repairs} repairs ({want_repairs})"
+        );
+        return false;
+    }
+    let per = flow_ns.saturating_sub(skb_ns) / n;
+    let _ = write!(
+        w,
+        "crem-bench: flow_csf_per_packet k=32 m={m} gf={} ns={per} skb_ns={} packets={n} msgs={}",
+        crate::gf::Coder::chosen().name(),
+        skb_ns / n,
+        h.sent.get()
+    );
+    true
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_flow_csf_per_packet(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| flow_per_packet(0, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_flow_csf_per_packet_m4(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| flow_per_packet(4, w))
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Who the datapath talks to: the netns's peers (which CREM function
+//! protects traffic to or from a prefix) and allow-listed Path Reporters,
+//! as an immutable snapshot of the configuration that the datapath reads
+//! under RCU, per packet, without a lock. config-set (C, `crem_nl.c`)
+//! publishes a new snapshot with each commit ([`crem_rs_config_commit`]);
+//! the hooks and the socket ask [`crem_rs_peer_for`] and [`crem_rs_who`].
+
+use crate::ffi;
+use crate::kernel_ext::bh;
+use crate::kernel_ext::rcu::RcuDouble;
+use crate::netns;
+use core::ffi::c_void;
+
+const MAX_PEERS: usize = ffi::CREM_MAX_PEERS as usize;
+const MAX_REPORTERS: usize = ffi::CREM_MAX_REPORTERS as usize;
+
+/// An IPv4 peer: traffic to or from `prefix/len` is protected with the
+/// CREM function at `addr` (addresses as `__be32`, in memory order).
+#[derive(Clone, Copy)]
+struct Peer4 {
+    prefix: u32,
+    mask: u32,
+    len: u8,
+    addr: u32,
+}
+
+/// The peers and reporters of one configuration (IPv4: the datapath's
+/// only family so far; IPv6 entries are kept by the configuration and not
+/// used here).
+pub(crate) struct Peers {
+    peers: [Peer4; MAX_PEERS],
+    n_peers: usize,
+    reporters: [u32; MAX_REPORTERS],
+    n_reporters: usize,
+}
+
+/// An IPv4 address of the configuration's (`crem_addr`), or None.
+fn v4(a: &ffi::crem_addr) -> Option<u32> {
+    let b: [u8; 4] = a.a.get(..4)?.try_into().ok()?;
+    (a.len == 4).then_some(u32::from_ne_bytes(b))
+}
+
+impl Peers {
+    /// No peer, no reporter (a new netns's configuration).
+    pub(crate) const NONE: Peers = Peers {
+        peers: [Peer4 {
+            prefix: 0,
+            mask: 0,
+            len: 0,
+            addr: 0,
+        }; MAX_PEERS],
+        n_peers: 0,
+        reporters: [0; MAX_REPORTERS],
+        n_reporters: 0,
+    };
+
+    /// The IPv4 peers and reporters of configuration `c`.
+    pub(crate) fn from_cfg(c: &ffi::crem_cfg) -> Self {
+        let mut p = Peers::NONE;
+        for e in c.peers.iter().take(usize::from(c.n_peers)) {
+            let (Some(prefix), Some(addr)) = (v4(&e.prefix), v4(&e.addr)) else {
+                continue;
+            };
+            if e.prefix_len > 32 {
+                continue;
+            }
+            let mask = match e.prefix_len {
+                0 => 0,
+                l => (u32::MAX << (32 - u32::from(l))).to_be(),
+            };
+            if let Some(slot) = p.peers.get_mut(p.n_peers) {
+                *slot = Peer4 {
+                    prefix,
+                    mask,
+                    len: e.prefix_len,
+                    addr,
+                };
+                p.n_peers = p.n_peers.saturating_add(1);
+            }
+        }
+        for r in c.reporters.iter().take(usize::from(c.n_reporters)) {
+            if let (Some(a), Some(slot)) = (v4(r), p.reporters.get_mut(p.n_reporters)) {
+                *slot = a;
+                p.n_reporters = p.n_reporters.saturating_add(1);
+            }
+        }
+        p
+    }
+
+    fn peers(&self) -> &[Peer4] {
+        self.peers.get(..self.n_peers).unwrap_or(&[])
+    }
+
+    /// The peer protecting traffic to or from `a` (the longest prefix
+    /// holding it; the first of equal ones), or 0.
+    pub(crate) fn peer_for(&self, a: u32) -> u32 {
+        let mut best: Option<&Peer4> = None;
+        for p in self.peers() {
+            if a & p.mask == p.prefix && best.is_none_or(|b| p.len > b.len) {
+                best = Some(p);
+            }
+        }
+        best.map_or(0, |p| p.addr)
+    }
+
+    /// Whether `a` is a configured peer CREM function.
+    pub(crate) fn is_peer(&self, a: u32) -> bool {
+        self.peers().iter().any(|p| p.addr == a)
+    }
+
+    /// Whether `a` is an allow-listed Path Reporter.
+    pub(crate) fn is_reporter(&self, a: u32) -> bool {
+        let r = self.reporters.get(..self.n_reporters).unwrap_or(&[]);
+        r.contains(&a)
+    }
+}
+
+/// The netns's peers and reporters, as the datapath reads them.
+pub(crate) type Current = RcuDouble<Peers>;
+
+/// A new netns's: none.
+pub(crate) fn current() -> Current {
+    RcuDouble::new(Peers::NONE, Peers::NONE)
+}
+
+/// config-set committed `c` (process context, under the netns's
+/// `sock_mutex`, which serialises commits): the datapath uses its peers
+/// and reporters from the return on (the old ones until then).
+#[no_mangle]
+extern "C" fn crem_rs_config_commit(state: *mut c_void, c: *const ffi::crem_cfg) {
+    // SAFETY: C passes its netns state and its configuration, valid for
+    // the call.
+    let (Some(st), Some(c)) = (unsafe { netns::state_opt(state) }, unsafe { c.as_ref() }) else {
+        return;
+    };
+    // SAFETY: commits are serialised by the caller (`sock_mutex`).
+    unsafe { st.peers.update(|p| *p = Peers::from_cfg(c)) };
+}
+
+/// The peer protecting traffic to or from `a` (`__be32`), or 0.
+#[no_mangle]
+extern "C" fn crem_rs_peer_for(state: *mut c_void, a: u32) -> u32 {
+    // SAFETY: C passes its netns state, live while its hooks and socket
+    // are (they call this).
+    let Some(st) = (unsafe { netns::state_opt(state) }) else {
+        return 0;
+    };
+    let bh = bh::disable();
+    st.peers.get(&bh).peer_for(a)
+}
+
+/// Whether `a` is a configured peer, and whether an allow-listed Path
+/// Reporter (one look at the configuration for both).
+#[no_mangle]
+extern "C" fn crem_rs_who(state: *mut c_void, a: u32, peer: *mut bool, reporter: *mut bool) {
+    // SAFETY: as in `crem_rs_peer_for`; C's out-parameters, valid for the
+    // call.
+    let (Some(st), Some(peer), Some(reporter)) = (
+        unsafe { netns::state_opt(state) },
+        unsafe { peer.as_mut() },
+        unsafe { reporter.as_mut() },
+    ) else {
+        return;
+    };
+    let bh = bh::disable();
+    let p = st.peers.get(&bh);
+    *peer = p.is_peer(a);
+    *reporter = p.is_reporter(a);
+}
