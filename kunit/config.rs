@@ -6,7 +6,7 @@
 use super::run;
 use crate::config::{self, Peers};
 use crate::ffi;
-use crate::kernel_ext::bh;
+use crate::kernel_ext::rcu;
 use core::ffi::{c_char, c_int};
 
 fn ip(a: [u8; 4]) -> u32 {
@@ -127,7 +127,7 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
         let cur = config::current();
         let q = ip([10, 1, 2, 3]);
-        let seen = |cur: &config::Current| cur.get(&bh::disable()).peer_for(q);
+        let seen = |cur: &config::Current| cur.get(&rcu::read_lock()).peer_for(q);
         let mut got = [seen(&cur), 0, 0, 0];
         for (i, peer) in [[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
             .iter()

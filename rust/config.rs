@@ -7,7 +7,7 @@
 //! the hooks and the socket ask [`crem_rs_peer_for`] and [`crem_rs_who`].
 
 use crate::ffi;
-use crate::kernel_ext::bh;
+use crate::kernel_ext::rcu;
 use crate::kernel_ext::rcu::RcuDouble;
 use crate::netns;
 use core::ffi::c_void;
@@ -146,8 +146,10 @@ extern "C" fn crem_rs_peer_for(state: *mut c_void, a: u32) -> u32 {
     let Some(st) = (unsafe { netns::state_opt(state) }) else {
         return 0;
     };
-    let bh = bh::disable();
-    st.peers.get(&bh).peer_for(a)
+    // An RCU reader, not a BH-off section: re-enabling BH could run
+    // pending softirqs in the middle of the caller's packet.
+    let r = rcu::read_lock();
+    st.peers.get(&r).peer_for(a)
 }
 
 /// Whether `a` is a configured peer, and whether an allow-listed Path
@@ -163,8 +165,8 @@ extern "C" fn crem_rs_who(state: *mut c_void, a: u32, peer: *mut bool, reporter:
     ) else {
         return;
     };
-    let bh = bh::disable();
-    let p = st.peers.get(&bh);
+    let r = rcu::read_lock();
+    let p = st.peers.get(&r);
     *peer = p.is_peer(a);
     *reporter = p.is_reporter(a);
 }

@@ -10,6 +10,12 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::bindings;
 
+/// A proof that the holder is in an RCU read-side critical section: a
+/// [`Guard`], or a [`Bh`] (a BH-off region is one, `rcupdate.h`).
+pub(crate) trait Reader {}
+impl Reader for Bh {}
+impl Reader for Guard {}
+
 /// An RCU read-side critical section, ended on drop. What is borrowed under
 /// it (a device found by index) lives at least as long as it does.
 pub(crate) struct Guard {
@@ -39,8 +45,7 @@ impl Drop for Guard {
 /// writes the other copy, publishes it (`rcu_assign_pointer`) and waits a
 /// grace period (`synchronize_rcu`), after which no reader holds the old
 /// copy, the next update's to write. Nothing is allocated, so an update
-/// cannot fail. Readers prove they are in a read-side section with a
-/// [`Bh`]: a BH-off region is one (`rcupdate.h`).
+/// cannot fail. Readers prove they are in a read-side section ([`Reader`]).
 pub(crate) struct RcuDouble<T> {
     copies: [UnsafeCell<T>; 2],
     /// Which copy readers use.
@@ -57,13 +62,13 @@ impl<T> RcuDouble<T> {
     }
 
     /// The current value, for as long as the reader's section lasts.
-    pub(crate) fn get<'a>(&'a self, _reader: &'a Bh) -> &'a T {
+    pub(crate) fn get<'a>(&'a self, _reader: &'a impl Reader) -> &'a T {
         // Acquire pairs with the Release of `update`: the copy is seen as
         // written (rcu_dereference).
         let i = self.current.load(Ordering::Acquire) & 1;
         // SAFETY: the current copy is written only after it has stopped
         // being current and a grace period has passed (`update`), which
-        // this reader's BH-off section (`_reader`) holds off.
+        // this reader's read-side section (`_reader`) holds off.
         unsafe { &*self.copies[i].get() }
     }
 
