@@ -384,10 +384,17 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     // flow-stats: sources (0), repairs (3), of the warm-up and the run.
     let (sources, repairs) = (fi.counters[0] / 2, fi.counters[3] / 2);
     let want_repairs = u64::from(m) * (n / 32);
-    if made != BENCH_PACKETS || sources != n || repairs != want_repairs {
+    // Every block coded; a slow kernel (KASAN) may also see a burst end
+    // between two packets and send its proactive repairs.
+    let coded = if m == 0 {
+        repairs == 0
+    } else {
+        repairs >= want_repairs
+    };
+    if made != BENCH_PACKETS || sources != n || !coded {
         let _ = write!(
             w,
-            "flow: {made} packets made, {sources} coded ({n}), {repairs} repairs ({want_repairs})"
+            "flow: {made} packets made, {sources} coded ({n}), {repairs} repairs (at least {want_repairs})"
         );
         return false;
     }
