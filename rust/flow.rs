@@ -165,15 +165,17 @@ impl Flow {
         defer: *mut sk_buff_head,
         seen: Option<&ffi::crem_template>,
         touch: bool,
-        f: impl FnOnce(&mut Engine, &mut Host<'_>) -> R,
+        f: impl FnOnce(&mut Engine, &mut Host<'_>, Nanos) -> R,
     ) -> Option<R> {
         let mut g = self.state.lock(bh);
         let l = &mut *g;
         if l.dead {
             return None;
         }
+        // One clock read per call, for the engine and the collector.
+        let t = now();
         if touch {
-            l.last_ns = now();
+            l.last_ns = t;
         }
         if let Some(seen) = seen {
             note(&mut l.engine, seen);
@@ -183,7 +185,7 @@ impl Flow {
             // SAFETY: `c` is the live C half (it frees us before itself),
             // locked here; `defer` is the caller's queue, live for the call.
             let mut h = unsafe { Host::new(self.c, self.glue, tos, defer, &mut l.out) };
-            f(&mut l.engine, &mut h)
+            f(&mut l.engine, &mut h, t)
         };
         self.arm(l);
         Some(r)
@@ -378,12 +380,12 @@ pub(crate) extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *con
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, false, |e, h| {
+    f.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
         if e.is_csf() {
-            e.csf_start(h, now(), nonce);
+            e.csf_start(h, t, nonce);
         } else if let Some(m) = msg.filter(|m| !m.is_empty()) {
             h.count_in(m);
-            e.msg(h, now(), m, false);
+            e.msg(h, t, m, false);
         }
     });
 }
@@ -410,8 +412,8 @@ pub(crate) extern "C" fn crem_rs_flow_csf_source(
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, defer, Some(seen), true, |e, h| {
-        e.csf_source(h, now(), psn, cur, payload);
+    f.with(&bh, defer, Some(seen), true, |e, h, t| {
+        e.csf_source(h, t, psn, cur, payload);
     });
 }
 
@@ -424,8 +426,8 @@ extern "C" fn crem_rs_flow_csf_reverse(rf: *mut Flow, p: *const u8, len: u32) {
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, false, |e, _| {
-        e.csf_reverse(now(), payload)
+    f.with(&bh, core::ptr::null_mut(), None, false, |e, _, t| {
+        e.csf_reverse(t, payload)
     });
 }
 
@@ -450,8 +452,8 @@ extern "C" fn crem_rs_flow_crf_source(
         return false;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), Some(seen), true, |e, h| {
-        e.crf_source(h, now(), psn, cur, payload, ce)
+    f.with(&bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
+        e.crf_source(h, t, psn, cur, payload, ce)
     })
     .unwrap_or(false)
 }
@@ -465,9 +467,9 @@ pub(crate) extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u3
         return;
     };
     let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, true, |e, h| {
+    f.with(&bh, core::ptr::null_mut(), None, true, |e, h, t| {
         h.count_in(m);
-        e.msg(h, now(), m, ce);
+        e.msg(h, t, m, ce);
     });
 }
 
@@ -480,8 +482,8 @@ extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int 
         return ffi::CREM_PIN_FAILED as c_int;
     };
     let bh = bh::disable();
-    let rc = f.with(&bh, core::ptr::null_mut(), None, false, |e, h| {
-        e.csf_pin(h, now(), pin.then_some((k, m)))
+    let rc = f.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
+        e.csf_pin(h, t, pin.then_some((k, m)))
     });
     rc.unwrap_or(ffi::CREM_PIN_FAILED) as c_int
 }
