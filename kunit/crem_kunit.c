@@ -6,6 +6,11 @@
  * suites are declared here with the C API.
  */
 #include <kunit/test.h>
+#include <linux/netfilter.h>
+#include <net/net_namespace.h>
+#include "../rust/glue/crem_glue.h"
+#include "../rust/glue/crem_flow.h"
+#include "../include/uapi/linux/crem.h"
 
 typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 
@@ -33,6 +38,128 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 		if (!r)                                                        \
 			kunit_info(test, "%s\n", msg);                         \
 	}
+
+/*
+ * The hook benchmark's fixture (kunit/bench_hook.rs): the initial netns as
+ * a gateway whose peer @peer protects @prefix/@plen, on CREM port @port, with
+ * symbol-len @t, set as config-set would (the configuration under cfg_lock,
+ * committed to the datapath's snapshot, the socket bound), and put back as
+ * it was after. A test shim, not datapath code: it goes when the control
+ * plane is Rust.
+ */
+static struct crem_cfg crem_kunit_saved;
+
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t);
+void crem_kunit_hook_teardown(void);
+void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, u64 *nonce);
+void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len);
+unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
+u64 crem_kunit_hook_dp(u32 i);
+
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t)
+{
+	struct crem_net *cn = crem_net(&init_net);
+	struct crem_cfg *c = &cn->cfg;
+	int err;
+
+	mutex_lock(&cn->sock_mutex);
+	err = crem_sock_reconfigure(&init_net, cn, port);
+	if (!err) {
+		spin_lock_bh(&cn->cfg_lock);
+		crem_kunit_saved = *c;
+		c->role = CREM_ROLE_GATEWAY;
+		c->port = port;
+		c->symbol_len = t;
+		c->n_peers = 1;
+		memset(&c->peers[0], 0, sizeof(c->peers[0]));
+		c->peers[0].prefix.len = 4;
+		memcpy(c->peers[0].prefix.a, &prefix, 4);
+		c->peers[0].prefix_len = plen;
+		c->peers[0].addr.len = 4;
+		memcpy(c->peers[0].addr.a, &peer, 4);
+		spin_unlock_bh(&cn->cfg_lock);
+		/* Only setters change cn->cfg, under sock_mutex (held). */
+		crem_rs_config_commit(cn->rs, c);
+	}
+	mutex_unlock(&cn->sock_mutex);
+	return err;
+}
+
+void crem_kunit_hook_teardown(void)
+{
+	struct crem_net *cn = crem_net(&init_net);
+
+	mutex_lock(&cn->sock_mutex);
+	crem_sock_reconfigure(&init_net, cn, 0); /* its flows go with the socket */
+	spin_lock_bh(&cn->cfg_lock);
+	cn->cfg = crem_kunit_saved;
+	spin_unlock_bh(&cn->cfg_lock);
+	crem_rs_config_commit(cn->rs, &crem_kunit_saved);
+	mutex_unlock(&cn->sock_mutex);
+}
+
+/* flow-new's sender flow (fixed @k, @m): its Rust half and HELLO nonce. */
+void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, u64 *nonce)
+{
+	struct crem_net *cn = crem_net(&init_net);
+	struct crem_flow_key key = { saddr, daddr, dqp, CREM_SIDE_CSF, CREM_KIND_REQUESTS };
+	struct crem_flow *f;
+	void *rs = NULL;
+
+	if (crem_flow_add(cn, &key, true, k, m, NULL))
+		return NULL;
+	/* Found under RCU, used in process context: nothing removes it before
+	 * the teardown (no traffic ends, the collector keeps it 30 s). */
+	rcu_read_lock();
+	f = crem_flow_lookup(cn, &key);
+	if (f) {
+		rs = f->rs;
+		*nonce = f->nonce;
+	}
+	rcu_read_unlock();
+	return rs;
+}
+
+/* A CREM datagram from @from, as the socket passes it on. */
+void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len)
+{
+	local_bh_disable();
+	rcu_read_lock();
+	crem_flow_msg(crem_net(&init_net), from, msg, len, 0);
+	rcu_read_unlock();
+	local_bh_enable();
+}
+
+static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)
+{
+	consume_skb(skb); /* on its way: forwarded */
+	return 0;
+}
+
+/* @skb (an IPv4 packet, network header at data) through the FORWARD hook. */
+unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
+{
+	struct nf_hook_state state = {
+		.hook = NF_INET_FORWARD,
+		.pf = NFPROTO_IPV4,
+		.net = &init_net,
+		.okfn = crem_kunit_okfn,
+	};
+	unsigned int verdict;
+
+	rcu_read_lock(); /* as nf_hook_slow's caller holds it */
+	verdict = crem_nf_hook((void *)(uintptr_t)CREM_HOOK_FORWARD, skb, &state);
+	rcu_read_unlock();
+	if (verdict == NF_ACCEPT)
+		crem_kunit_okfn(&init_net, NULL, skb);
+	return verdict;
+}
+
+/* The netns's datapath counter @i (enum crem_dp). */
+u64 crem_kunit_hook_dp(u32 i)
+{
+	return i < CREM_NR_DP ? atomic64_read(&crem_net(&init_net)->dp[i]) : 0;
+}
 
 CREM_RS_TEST(gf_tables_match_definition)
 CREM_RS_TEST(gf_tables_mul_acc)
@@ -130,6 +257,8 @@ CREM_RS_BENCH(csf_per_packet_m4)
 CREM_RS_BENCH(csf_per_packet_m4_chosen)
 CREM_RS_BENCH(flow_csf_per_packet)
 CREM_RS_BENCH(flow_csf_per_packet_m4)
+CREM_RS_BENCH(hook_csf_per_packet)
+CREM_RS_BENCH(hook_csf_per_packet_m4)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
@@ -140,6 +269,8 @@ static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(csf_per_packet_m4_chosen),
 	KUNIT_CASE(flow_csf_per_packet),
 	KUNIT_CASE(flow_csf_per_packet_m4),
+	KUNIT_CASE(hook_csf_per_packet),
+	KUNIT_CASE(hook_csf_per_packet_m4),
 	{}
 };
 

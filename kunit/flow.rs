@@ -5,6 +5,7 @@
 //! timer alone and gives up on schedule), killing it stops the timer, and
 //! its counters and flow-reset report what it sent.
 
+use super::bench::{per_packet_rounds, ROUNDS_PACKETS};
 use super::bench_work as work;
 use super::run;
 use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
@@ -266,11 +267,6 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
     })
 }
 
-fn now() -> u64 {
-    // SAFETY: `ktime_get` only reads the timekeeper.
-    u64::try_from(unsafe { bindings::ktime_get() }).unwrap_or(0)
-}
-
 /// A new packet of the benchmark's RDMA WRITE (`bench_work`) with PSN
 /// `psn`, as the hook would see its UDP payload.
 fn packet(psn: u32) -> Option<Skb> {
@@ -280,43 +276,51 @@ fn packet(psn: u32) -> Option<Skb> {
     skb.put_data(&p).then_some(skb)
 }
 
-/// The flow's peer answers: HELLO_ACK (Flow ID 7), then PARAM_ACK of the
-/// configuration the flow proposes. True once it protects with it.
-fn establish(f: *mut Flow, h: &TestHost, nonce: u64) -> bool {
+/// The Flow ID the benchmarks' "peer" gives a flow.
+pub(super) const PEER_FLOW_ID: u32 = 7;
+
+/// The peer CRF's HELLO_ACK (Flow ID [`PEER_FLOW_ID`]) to a sender flow's
+/// HELLO of `nonce` and RDMA MTU `rdma_mtu`, encoded into `buf`.
+pub(super) fn hello_ack(nonce: u64, rdma_mtu: u16, buf: &mut [u8]) -> Option<u32> {
     let ack = HelloAck {
-        flow_id: 7,
+        flow_id: PEER_FLOW_ID,
         flow_kind: FLOW_KIND_ROCEV2,
         af: AddressFamily::V4,
         supported_schemes: 0b111,
         max_k: 255,
         max_m: 16,
         max_t: 4134,
-        rdma_mtu: 1024,
+        rdma_mtu,
         nonce,
         max_open_blocks: 64,
     };
-    let mut buf = [0u8; 64];
-    let Ok(n) = ack.encode(&mut buf) else {
-        return false;
-    };
-    flow::crem_rs_flow_msg(f, buf.as_ptr(), n as u32, false);
-    let Some(config_id) = h.proposed.get() else {
-        return false;
-    };
+    ack.encode(buf).ok().and_then(|n| u32::try_from(n).ok())
+}
+
+/// The peer's PARAM_ACK accepting configuration `config_id`, into `buf`.
+pub(super) fn param_ack(config_id: u8, buf: &mut [u8]) -> Option<u32> {
     let pa = ParamAck {
-        flow_id: 7,
+        flow_id: PEER_FLOW_ID,
         config_id,
         status: ParamStatus::Accepted,
     };
-    let Ok(n) = pa.encode(&mut buf) else {
-        return false;
-    };
-    flow::crem_rs_flow_msg(f, buf.as_ptr(), n as u32, false);
-    info(f).state == STATE_ESTABLISHED
+    pa.encode(buf).ok().and_then(|n| u32::try_from(n).ok())
 }
 
-/// Packets a benchmark run sends: under TCG about 0.1 s with BH off.
-const BENCH_PACKETS: u32 = 2048;
+/// The flow's peer answers: HELLO_ACK, then PARAM_ACK of the configuration
+/// the flow proposes. True once it protects with it.
+fn establish(f: *mut Flow, h: &TestHost, nonce: u64) -> bool {
+    let mut buf = [0u8; 64];
+    let Some(n) = hello_ack(nonce, 1024, &mut buf) else {
+        return false;
+    };
+    flow::crem_rs_flow_msg(f, buf.as_ptr(), n, false);
+    let Some(n) = h.proposed.get().and_then(|id| param_ack(id, &mut buf)) else {
+        return false;
+    };
+    flow::crem_rs_flow_msg(f, buf.as_ptr(), n, false);
+    info(f).state == STATE_ESTABLISHED
+}
 
 /// The cost per source packet of a sender flow's entry point as the hook
 /// calls it (`crem_rs_flow_csf_source`: BH off, the flow's lock, its
@@ -334,8 +338,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     };
     // SAFETY: a C struct of integers, for which all zeros is valid.
     let seen: ffi::crem_template = unsafe { core::mem::zeroed() };
-    let (mut skb_ns, mut flow_ns, mut made) = (0u64, 0u64, 0u32);
-    {
+    let (flow_ns, skb_ns, made) = {
         // No timer during the run (it would only add noise).
         let _bh = bh::disable();
         flow::crem_rs_flow_start(f, 1, core::ptr::null(), 0);
@@ -347,8 +350,8 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         }
         // Warm-up: a round through the flow first (slab caches grown, the
         // retention ring filled: later packets replace retained ones).
-        let n = BENCH_PACKETS;
-        let send = |psn: u32, skb: &Skb| {
+        let n = ROUNDS_PACKETS;
+        let send = |psn: u32, skb: Skb| {
             flow::crem_rs_flow_csf_source(
                 f,
                 &seen,
@@ -357,30 +360,19 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
                 0,
                 work::PACKET_LEN as u32,
                 core::ptr::null_mut(),
-            )
+            );
         };
         for psn in 0..n {
             if let Some(skb) = packet(psn) {
-                send(psn, &skb);
+                send(psn, skb);
             }
         }
-        let t0 = now();
-        for psn in n..2 * n {
-            made += u32::from(packet(psn).is_some());
-        }
-        skb_ns = skb_ns.wrapping_add(now().wrapping_sub(t0));
-        let t1 = now();
-        for psn in n..2 * n {
-            if let Some(skb) = packet(psn) {
-                send(psn, &skb);
-            }
-        }
-        flow_ns = flow_ns.wrapping_add(now().wrapping_sub(t1));
-    }
+        per_packet_rounds(n, packet, send)
+    };
     let fi = info(f);
     flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
     flow::crem_rs_flow_free(f);
-    let n = u64::from(BENCH_PACKETS);
+    let n = u64::from(ROUNDS_PACKETS);
     // flow-stats: sources (0), repairs (3), of the warm-up and the run.
     let (sources, repairs) = (fi.counters[0] / 2, fi.counters[3] / 2);
     let want_repairs = u64::from(m) * (n / 32);
@@ -391,19 +383,18 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     } else {
         repairs >= want_repairs
     };
-    if made != BENCH_PACKETS || sources != n || !coded {
+    if made != ROUNDS_PACKETS || sources != n || !coded {
         let _ = write!(
             w,
             "flow: {made} packets made, {sources} coded ({n}), {repairs} repairs (at least {want_repairs})"
         );
         return false;
     }
-    let per = flow_ns.saturating_sub(skb_ns) / n;
     let _ = write!(
         w,
-        "crem-bench: flow_csf_per_packet k=32 m={m} gf={} ns={per} skb_ns={} packets={n} msgs={}",
+        "crem-bench: flow_csf_per_packet k=32 m={m} gf={} ns={} skb_ns={skb_ns} packets={n} msgs={}",
         crate::gf::Coder::chosen().name(),
-        skb_ns / n,
+        flow_ns.saturating_sub(skb_ns),
         h.sent.get()
     );
     true

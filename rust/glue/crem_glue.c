@@ -40,8 +40,7 @@ static inline void *crem_state(const struct net *net)
  * Cheap filter in C so that non-RoCEv2 traffic costs a few loads: only UDP to
  * port 4791 reaches Rust, with its leading bytes copied out of the skb.
  */
-static unsigned int crem_nf_hook(void *priv, struct sk_buff *skb,
-				 const struct nf_hook_state *state)
+unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state)
 {
 	u8 buf[CREM_HDR_PEEK];
 	const u8 *hdr;
