@@ -64,38 +64,66 @@ const DP_DROP_SEND: u32 = 10;
 const ETH_P_IP: u16 = bindings::ETH_P_IP as u16;
 const NF_STOLEN: u32 = 2;
 const PKT_LEN: usize = IPV4_HDR_LEN + UDP_HDR_LEN + work::PACKET_LEN;
+const ROCE_PORT: u16 = 4791;
+/// An address outside the peer's prefix: RoCE to it is not protected.
+const UNPROTECTED: u32 = be([10, 0, 2, 1]);
 
-/// The benchmark's RDMA WRITE packet with PSN `psn` inside IPv4/UDP from
-/// SADDR to DADDR, as FORWARD sees it (network header at data).
-fn packet(psn: u32) -> Option<Skb> {
+/// `payload` inside IPv4/UDP from `saddr` to `daddr` port `dport`, as
+/// FORWARD sees it (network header at data).
+fn ip_packet(saddr: u32, daddr: u32, dport: u16, payload: &[u8]) -> Option<Skb> {
     let mut p = [0u8; PKT_LEN];
-    let (ip, rest) = p.split_at_mut(IPV4_HDR_LEN);
-    let (udp, payload) = rest.split_at_mut(UDP_HDR_LEN);
-    let total = PKT_LEN as u16;
+    let len = IPV4_HDR_LEN + UDP_HDR_LEN + payload.len();
+    let (ip, rest) = p.get_mut(..len)?.split_at_mut(IPV4_HDR_LEN);
+    let (udp, data) = rest.split_at_mut(UDP_HDR_LEN);
     ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip[2..4].copy_from_slice(&(len as u16).to_be_bytes());
     ip[6] = 0x40; // DF
     ip[8] = 64;
     ip[9] = 17; // UDP
-    ip[12..16].copy_from_slice(&SADDR.to_ne_bytes());
-    ip[16..20].copy_from_slice(&DADDR.to_ne_bytes());
-    let udp_len = (UDP_HDR_LEN + work::PACKET_LEN) as u16;
+    ip[12..16].copy_from_slice(&saddr.to_ne_bytes());
+    ip[16..20].copy_from_slice(&daddr.to_ne_bytes());
+    let udp_len = (UDP_HDR_LEN + payload.len()) as u16;
     udp[0..2].copy_from_slice(&49_152u16.to_be_bytes());
-    udp[2..4].copy_from_slice(&4791u16.to_be_bytes());
+    udp[2..4].copy_from_slice(&dport.to_be_bytes());
     udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-    let mut pl = work::PACKET;
-    work::set_psn(&mut pl, psn);
-    payload.copy_from_slice(&pl);
-    if !roce::set_ipv4_header_checksum(&mut p) {
+    data.copy_from_slice(payload);
+    let p = p.get_mut(..len)?;
+    if !roce::set_ipv4_header_checksum(p) {
         return None;
     }
-    let mut skb = Skb::alloc_atomic(128, PKT_LEN as u32)?;
-    if !skb.put_data(&p) {
+    let mut skb = Skb::alloc_atomic(128, len as u32)?;
+    if !skb.put_data(p) {
         return None;
     }
     skb.reset_network_header();
     skb.set_protocol(ETH_P_IP);
     Some(skb)
+}
+
+/// The benchmark's RDMA WRITE packet (`bench_work`) with PSN `psn` from
+/// SADDR to DADDR, to UDP port `dport` (4791: RoCEv2).
+fn write_to(daddr: u32, dport: u16, psn: u32) -> Option<Skb> {
+    let mut pl = work::PACKET;
+    work::set_psn(&mut pl, psn);
+    ip_packet(SADDR, daddr, dport, &pl)
+}
+
+/// A source of the sender flow under test.
+fn packet(psn: u32) -> Option<Skb> {
+    write_to(DADDR, ROCE_PORT, psn)
+}
+
+/// The responder's RDMA ACK (BTH opcode 0x11, AETH "ACK", MSN 0) of PSN
+/// `psn`, from DADDR back to SADDR (the requester's QP 0x12).
+fn ack(psn: u32) -> Option<Skb> {
+    let mut pl = [0u8; 20];
+    pl[0] = 0x11;
+    pl[2..4].copy_from_slice(&0xffffu16.to_be_bytes());
+    pl[7] = 0x12;
+    pl[9..12].copy_from_slice(&(psn & 0xff_ffff).to_be_bytes()[1..]);
+    // AETH: syndrome 0 (ACK, credit count 0), MSN 0; then the ICRC, which
+    // the sender side does not check.
+    ip_packet(DADDR, SADDR, ROCE_PORT, &pl)
 }
 
 fn info(f: *mut Flow) -> ffi::crem_flow_info {
@@ -185,42 +213,145 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
     true
 }
 
-fn hook_per_packet(m: u8, w: &mut dyn Write) -> bool {
-    let dqp = match Bth::parse(&work::PACKET) {
-        Ok(b) => b.dest_qp,
-        Err(_) => return false,
-    };
+/// Runs `body` with the fixture set up (the initial netns a gateway for
+/// the peer's prefix), and puts it back after.
+fn with_fixture(w: &mut dyn Write, body: impl FnOnce(&mut dyn Write) -> bool) -> bool {
     // SAFETY: process context (a KUnit case); undone by the teardown below.
     let err = unsafe { crem_kunit_hook_setup(PORT, PREFIX, 24, PEER, SYMBOL_LEN) };
     if err != 0 {
         let _ = write!(w, "fixture: error {err}");
         return false;
     }
-    let mut nonce = 0u64;
-    // SAFETY: the fixture is set up; `nonce` is written before the return.
-    let f =
-        unsafe { crem_kunit_hook_flow_add(SADDR, DADDR, dqp, 32, m, &mut nonce) }.cast::<Flow>();
-    let ok = if f.is_null() {
-        let _ = write!(w, "flow-new failed");
-        false
-    } else if !establish(f, nonce) {
-        // SAFETY: reads atomic counters of the fixture's netns.
-        let dp = |i| unsafe { crem_kunit_hook_dp(i) };
-        let _ = write!(
-            w,
-            "flow not established: state {}; messages invalid {}, not from a peer {}, for no flow {}",
-            info(f).state,
-            dp(DP_DROP_MSG_INVALID),
-            dp(DP_DROP_MSG_PEER),
-            dp(DP_DROP_MSG_NO_FLOW)
-        );
-        false
-    } else {
-        measure(f, m, w)
-    };
-    // SAFETY: set up above; the flow goes with the socket.
+    let ok = body(w);
+    // SAFETY: set up above; its flows go with the socket.
     unsafe { crem_kunit_hook_teardown() };
     ok
+}
+
+/// Runs `body` on an established sender flow (k = 32, fixed `m`) for the
+/// benchmark's packets, in the fixture.
+fn with_flow(
+    m: u8,
+    w: &mut dyn Write,
+    body: impl FnOnce(*mut Flow, &mut dyn Write) -> bool,
+) -> bool {
+    let Ok(dqp) = Bth::parse(&work::PACKET).map(|b| b.dest_qp) else {
+        return false;
+    };
+    with_fixture(w, |w| {
+        let mut nonce = 0u64;
+        // SAFETY: the fixture is set up; `nonce` is written before the return.
+        let f = unsafe { crem_kunit_hook_flow_add(SADDR, DADDR, dqp, 32, m, &mut nonce) }
+            .cast::<Flow>();
+        if f.is_null() {
+            let _ = write!(w, "flow-new failed");
+            return false;
+        }
+        if !establish(f, nonce) {
+            // SAFETY: reads atomic counters of the fixture's netns.
+            let dp = |i| unsafe { crem_kunit_hook_dp(i) };
+            let _ = write!(
+                w,
+                "flow not established: state {}; messages invalid {}, not from a peer {}, for no flow {}",
+                info(f).state,
+                dp(DP_DROP_MSG_INVALID),
+                dp(DP_DROP_MSG_PEER),
+                dp(DP_DROP_MSG_NO_FLOW)
+            );
+            return false;
+        }
+        body(f, w)
+    })
+}
+
+/// Packets the hook lets pass untouched (`name`): their cost in the hook,
+/// each one accepted.
+fn passing(name: &str, make: impl Fn(u32) -> Option<Skb>, w: &mut dyn Write) -> bool {
+    with_fixture(w, |w| {
+        let mut other = 0u32;
+        let (ns, skb_ns, made) = per_packet_rounds(0, &make, |_, skb| {
+            // SAFETY: the hook entry takes the packet.
+            other +=
+                u32::from(unsafe { crem_kunit_hook_forward(skb.into_raw()) } != ffi::NF_ACCEPT);
+        });
+        if made != ROUNDS_PACKETS || other != 0 {
+            let _ = write!(w, "{name}: {made} packets made, {other} not accepted");
+            return false;
+        }
+        let _ = write!(
+            w,
+            "crem-bench: {name} ns={} skb_ns={skb_ns} packets={made}",
+            ns.saturating_sub(skb_ns)
+        );
+        true
+    })
+}
+
+/// RDMA ACKs of the reverse direction: each finds the sender flows of its
+/// address pair, whose engines release the retained sources it covers.
+fn reverse_acks(w: &mut dyn Write) -> bool {
+    with_flow(0, w, |f, w| {
+        let n = ROUNDS_PACKETS;
+        for psn in 0..n {
+            if let Some(skb) = packet(psn) {
+                // SAFETY: the hook entry takes the packet.
+                unsafe { crem_kunit_hook_forward(skb.into_raw()) };
+            }
+        }
+        let held = info(f).mem;
+        let mut other = 0u32;
+        let (ns, skb_ns, made) = per_packet_rounds(0, ack, |_, skb| {
+            // SAFETY: the hook entry takes the packet.
+            other +=
+                u32::from(unsafe { crem_kunit_hook_forward(skb.into_raw()) } != ffi::NF_ACCEPT);
+        });
+        let left = info(f).mem;
+        // Every source was acknowledged: its retention is released.
+        if made != n || other != 0 || held == 0 || left != 0 {
+            let _ = write!(
+                w,
+                "acks: {made} made, {other} not accepted; retained {held} octets before, {left} after"
+            );
+            return false;
+        }
+        let _ = write!(
+            w,
+            "crem-bench: hook_reverse_ack ns={} skb_ns={skb_ns} packets={made} released={held}",
+            ns.saturating_sub(skb_ns)
+        );
+        true
+    })
+}
+
+fn hook_per_packet(m: u8, w: &mut dyn Write) -> bool {
+    with_flow(m, w, |f, w| measure(f, m, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_not_roce(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        passing(
+            "hook_not_roce",
+            |psn| write_to(DADDR, ROCE_PORT - 1, psn),
+            w,
+        )
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_unprotected(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        passing(
+            "hook_unprotected",
+            |psn| write_to(UNPROTECTED, ROCE_PORT, psn),
+            w,
+        )
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_reverse_ack(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, reverse_acks)
 }
 
 #[no_mangle]

@@ -257,8 +257,11 @@ CREM_RS_BENCH(csf_per_packet_m4)
 CREM_RS_BENCH(csf_per_packet_m4_chosen)
 CREM_RS_BENCH(flow_csf_per_packet)
 CREM_RS_BENCH(flow_csf_per_packet_m4)
+CREM_RS_BENCH(hook_not_roce)
+CREM_RS_BENCH(hook_unprotected)
 CREM_RS_BENCH(hook_csf_per_packet)
 CREM_RS_BENCH(hook_csf_per_packet_m4)
+CREM_RS_BENCH(hook_reverse_ack)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
@@ -269,8 +272,11 @@ static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(csf_per_packet_m4_chosen),
 	KUNIT_CASE(flow_csf_per_packet),
 	KUNIT_CASE(flow_csf_per_packet_m4),
+	KUNIT_CASE(hook_not_roce),
+	KUNIT_CASE(hook_unprotected),
 	KUNIT_CASE(hook_csf_per_packet),
 	KUNIT_CASE(hook_csf_per_packet_m4),
+	KUNIT_CASE(hook_reverse_ack),
 	{}
 };
 
