@@ -32,13 +32,16 @@ pub(super) const ROUNDS_PACKETS: u32 = ROUNDS * ROUND_PACKETS;
 /// and freed, timed before each round): ns per packet of each (the first
 /// includes the making) and the packets made. The best rather than the
 /// mean: under TCG on a shared machine a round can stall for a while.
+/// `settle` runs before each round, untimed.
 pub(super) fn per_packet_rounds(
     psn0: u32,
     make: impl Fn(u32) -> Option<Skb>,
     mut push: impl FnMut(u32, Skb),
+    mut settle: impl FnMut(),
 ) -> (u64, u64, u32) {
     let (mut best_push, mut best_make, mut made) = (u64::MAX, u64::MAX, 0u32);
     for r in 0..ROUNDS {
+        settle();
         let first = psn0.wrapping_add(r * ROUND_PACKETS);
         let psns = || (0..ROUND_PACKETS).map(|i| first.wrapping_add(i) & 0xff_ffff);
         let t0 = now_ns();

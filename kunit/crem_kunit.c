@@ -8,6 +8,7 @@
 #include <kunit/test.h>
 #include <linux/netfilter.h>
 #include <net/net_namespace.h>
+#include <net/route.h>
 #include "../rust/glue/crem_glue.h"
 #include "../rust/glue/crem_flow.h"
 #include "../include/uapi/linux/crem.h"
@@ -42,21 +43,23 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 /*
  * The hook benchmark's fixture (kunit/bench_hook.rs): the initial netns as
  * a gateway whose peer @peer protects @prefix/@plen, on CREM port @port, with
- * symbol-len @t, set as config-set would (the configuration under cfg_lock,
+ * symbol-len @t and hold @hold_us, set as config-set would (the configuration under cfg_lock,
  * committed to the datapath's snapshot, the socket bound), and put back as
  * it was after. A test shim, not datapath code: it goes when the control
  * plane is Rust.
  */
 static struct crem_cfg crem_kunit_saved;
 
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t);
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us);
 void crem_kunit_hook_teardown(void);
 void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, u64 *nonce);
 void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len);
+void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
+bool crem_kunit_hook_route(struct sk_buff *skb);
 u64 crem_kunit_hook_dp(u32 i);
 
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t)
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us)
 {
 	struct crem_net *cn = crem_net(&init_net);
 	struct crem_cfg *c = &cn->cfg;
@@ -70,6 +73,7 @@ int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t)
 		c->role = CREM_ROLE_GATEWAY;
 		c->port = port;
 		c->symbol_len = t;
+		c->hold_us = hold_us;
 		c->n_peers = 1;
 		memset(&c->peers[0], 0, sizeof(c->peers[0]));
 		c->peers[0].prefix.len = 4;
@@ -120,6 +124,22 @@ void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, 
 	return rs;
 }
 
+/* The Rust half of the request flow of @side for the key, or NULL. */
+void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side)
+{
+	struct crem_flow_key key = { saddr, daddr, dqp, side, CREM_KIND_REQUESTS };
+	struct crem_flow *f;
+	void *rs = NULL;
+
+	/* As crem_kunit_hook_flow_add: nothing removes it before the teardown. */
+	rcu_read_lock();
+	f = crem_flow_lookup(crem_net(&init_net), &key);
+	if (f)
+		rs = f->rs;
+	rcu_read_unlock();
+	return rs;
+}
+
 /* A CREM datagram from @from, as the socket passes it on. */
 void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len)
 {
@@ -134,6 +154,22 @@ static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb
 {
 	consume_skb(skb); /* on its way: forwarded */
 	return 0;
+}
+
+/*
+ * Gives @skb a route, as a forwarded packet has one by FORWARD (a held
+ * packet keeps it): here the loopback's, so that what the datapath sends
+ * on (held packets released) goes nowhere.
+ */
+bool crem_kunit_hook_route(struct sk_buff *skb)
+{
+	struct rtable *rt = ip_route_output(&init_net, htonl(INADDR_LOOPBACK), 0, 0, 0,
+					    RT_SCOPE_UNIVERSE);
+
+	if (IS_ERR(rt))
+		return false;
+	skb_dst_set(skb, &rt->dst);
+	return true;
 }
 
 /* @skb (an IPv4 packet, network header at data) through the FORWARD hook. */
@@ -262,6 +298,8 @@ CREM_RS_BENCH(hook_unprotected)
 CREM_RS_BENCH(hook_csf_per_packet)
 CREM_RS_BENCH(hook_csf_per_packet_m4)
 CREM_RS_BENCH(hook_reverse_ack)
+CREM_RS_BENCH(hook_crf_in_order)
+CREM_RS_BENCH(hook_crf_held)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
@@ -277,6 +315,8 @@ static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(hook_csf_per_packet),
 	KUNIT_CASE(hook_csf_per_packet_m4),
 	KUNIT_CASE(hook_reverse_ack),
+	KUNIT_CASE(hook_crf_in_order),
+	KUNIT_CASE(hook_crf_held),
 	{}
 };
 

@@ -367,7 +367,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
                 send(psn, skb);
             }
         }
-        per_packet_rounds(n, packet, send)
+        per_packet_rounds(n, packet, send, || {})
     };
     let fi = info(f);
     flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
