@@ -183,9 +183,13 @@ unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
 	};
 	unsigned int verdict;
 
-	rcu_read_lock(); /* as nf_hook_slow's caller holds it */
+	/* FORWARD runs in softirq (BH off) under RCU, as nf_hook_slow's caller
+	 * holds it: the hook's own-packet check reads a per-CPU word. */
+	local_bh_disable();
+	rcu_read_lock();
 	verdict = crem_nf_hook((void *)(uintptr_t)CREM_HOOK_FORWARD, skb, &state);
 	rcu_read_unlock();
+	local_bh_enable();
 	if (verdict == NF_ACCEPT)
 		crem_kunit_okfn(&init_net, NULL, skb);
 	return verdict;
