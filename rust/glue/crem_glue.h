@@ -20,7 +20,7 @@
 #include "crem_engine.h"
 
 struct net;
-struct socket;
+struct socket; struct sk_buff; struct nf_hook_state;
 struct mem_cgroup;
 
 /* Per-netns flow table (crem_flow.h). */
@@ -166,14 +166,8 @@ unsigned int crem_rs_roce_packet(void *state, u32 hook, u8 family,
 u32 crem_rs_stats(void *state, u64 *out, u32 max);
 void crem_rs_stats_reset(void *state);
 
-/*
- * The netfilter hook of every CREM hook point (crem_glue.c); @priv is its
- * enum crem_hook. Not static so that KUnit's hook benchmark can call it.
- */
-struct nf_hook_state;
-struct sk_buff;
+/* Every hook point's netfilter hook (@priv: enum crem_hook); KUnit's bench calls it. */
 unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state);
-
 /* Implemented in C (crem_glue.c), called from Rust module init/exit. */
 int crem_glue_register(void);
 void crem_glue_unregister(void);
