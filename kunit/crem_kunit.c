@@ -58,6 +58,7 @@ void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
 bool crem_kunit_hook_route(struct sk_buff *skb);
 u64 crem_kunit_hook_dp(u32 i);
+void *crem_kunit_hook_state(void);
 
 int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us)
 {
@@ -93,8 +94,13 @@ void crem_kunit_hook_teardown(void)
 {
 	struct crem_net *cn = crem_net(&init_net);
 
+	/* A receiver flow's creation may still be queued: it ends first. */
+	flush_work(&cn->flows.create_work);
 	mutex_lock(&cn->sock_mutex);
-	crem_sock_reconfigure(&init_net, cn, 0); /* its flows go with the socket */
+	/* The fixture's flows go with its socket; the netns's own comes back. */
+	crem_sock_reconfigure(&init_net, cn, 0);
+	if (crem_kunit_saved.port)
+		crem_sock_reconfigure(&init_net, cn, crem_kunit_saved.port);
 	spin_lock_bh(&cn->cfg_lock);
 	cn->cfg = crem_kunit_saved;
 	spin_unlock_bh(&cn->cfg_lock);
@@ -157,9 +163,10 @@ static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb
 }
 
 /*
- * Gives @skb a route, as a forwarded packet has one by FORWARD (a held
- * packet keeps it): here the loopback's, so that what the datapath sends
- * on (held packets released) goes nowhere.
+ * Gives @skb a route, as a forwarded packet has one by FORWARD: the CRF
+ * holds only packets with a route (the one they are released on). Here it
+ * is the loopback's output route; where it takes a released packet is not
+ * part of what the cases measure.
  */
 bool crem_kunit_hook_route(struct sk_buff *skb)
 {
@@ -193,6 +200,12 @@ unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
 	if (verdict == NF_ACCEPT)
 		crem_kunit_okfn(&init_net, NULL, skb);
 	return verdict;
+}
+
+/* The initial netns's Rust state (rust/netns.rs), for its counters. */
+void *crem_kunit_hook_state(void)
+{
+	return crem_net(&init_net)->rs;
 }
 
 /* The netns's datapath counter @i (enum crem_dp). */

@@ -394,7 +394,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         w,
         "crem-bench: flow_csf_per_packet k=32 m={m} gf={} ns={} skb_ns={skb_ns} packets={n} msgs={}",
         crate::gf::Coder::chosen().name(),
-        flow_ns.saturating_sub(skb_ns),
+        flow_ns,
         h.sent.get()
     );
     true

@@ -42,7 +42,7 @@ impl NetState {
         }
     }
 
-    fn get(&self, c: Counter) -> u64 {
+    pub(crate) fn get(&self, c: Counter) -> u64 {
         self.counters
             .get(c as usize)
             .map_or(0, |v| v.load(Ordering::Relaxed))
