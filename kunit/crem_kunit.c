@@ -302,6 +302,23 @@ static struct kunit_suite crem_flow_suite = {
 	.test_cases = crem_flow_cases,
 };
 
+CREM_RS_TEST(hlist_add_remove)
+CREM_RS_TEST(hlist_moved_entry)
+CREM_RS_TEST(hlist_readers_race)
+
+/* The RCU hash chains of the flow table (kernel_ext/rcu_hlist.rs). */
+static struct kunit_case crem_table_cases[] = {
+	KUNIT_CASE(hlist_add_remove),
+	KUNIT_CASE(hlist_moved_entry),
+	KUNIT_CASE(hlist_readers_race),
+	{}
+};
+
+static struct kunit_suite crem_table_suite = {
+	.name = "crem_table",
+	.test_cases = crem_table_cases,
+};
+
 CREM_RS_BENCH(gf_mul_acc_throughput)
 CREM_RS_BENCH(gf_mul_acc_throughput_chosen)
 CREM_RS_BENCH(roce_parse_per_packet)
@@ -344,4 +361,4 @@ static struct kunit_suite crem_bench_suite = {
 };
 
 kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_store_suite, &crem_flow_suite,
-		  &crem_bench_suite);
+		  &crem_table_suite, &crem_bench_suite);
