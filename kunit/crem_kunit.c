@@ -305,12 +305,14 @@ static struct kunit_suite crem_flow_suite = {
 CREM_RS_TEST(hlist_add_remove)
 CREM_RS_TEST(hlist_moved_entry)
 CREM_RS_TEST(hlist_readers_race)
+CREM_RS_TEST(table_indexes)
 
-/* The RCU hash chains of the flow table (kernel_ext/rcu_hlist.rs). */
+/* The flow table (rust/table.rs) and its RCU hash chains (kernel_ext/rcu_hlist.rs). */
 static struct kunit_case crem_table_cases[] = {
 	KUNIT_CASE(hlist_add_remove),
 	KUNIT_CASE(hlist_moved_entry),
 	KUNIT_CASE(hlist_readers_race),
+	KUNIT_CASE(table_indexes),
 	{}
 };
 

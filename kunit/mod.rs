@@ -16,6 +16,7 @@ mod gf;
 mod inject;
 mod rcu_hlist;
 mod store;
+mod table;
 mod timer;
 mod workspace;
 

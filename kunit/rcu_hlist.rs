@@ -63,7 +63,7 @@ fn item(l: &Link) -> &Item {
 }
 
 /// The keys of chain `b`, in order, as a reader sees them.
-fn keys(c: &Chains, b: usize, out: &mut [u32]) -> usize {
+fn keys<const N: usize>(c: &Chains<N>, b: usize, out: &mut [u32]) -> usize {
     let g = rcu::read_lock();
     let mut n = 0;
     c.find(b, &g, |l| {
@@ -78,7 +78,7 @@ fn keys(c: &Chains, b: usize, out: &mut [u32]) -> usize {
 
 fn add_remove(w: &mut dyn Write) -> bool {
     let (a, b, x) = (Item::new(1), Item::new(2), Item::new(3));
-    let Ok(c) = Chains::new(4) else {
+    let Ok(c) = Chains::<4>::new() else {
         let _ = write!(w, "allocation failed");
         return false;
     };
@@ -128,7 +128,7 @@ extern "C" fn crem_kunit_hlist_add_remove(msg: *mut c_char, len: usize) -> c_int
 /// on `moving`, `during` changes the chains. Returns the keys seen in
 /// order and what the walk found (looking for `stays`).
 fn walk_while(
-    c: &Chains,
+    c: &Chains<4>,
     moving: &Item,
     stays: &Item,
     seen: &mut [u32; 8],
@@ -155,7 +155,7 @@ fn walk_while(
 
 fn moved_entry(w: &mut dyn Write) -> bool {
     let (m, s, x) = (Item::new(1), Item::new(2), Item::new(3));
-    let Ok(c) = Chains::new(4) else {
+    let Ok(c) = Chains::<4>::new() else {
         let _ = write!(w, "allocation failed");
         return false;
     };
@@ -220,7 +220,7 @@ struct Race {
     /// First: cancelled (and its callback waited for) before the rest goes.
     #[pin]
     timer: HrTimer,
-    chains: Chains,
+    chains: Chains<CHAINS>,
     /// Keys 0..STAYING, in chain key % CHAINS for the whole run.
     staying: KVec<Item>,
     /// Serialises the writers (the table's lock in `table.rs`).
@@ -265,7 +265,7 @@ unsafe extern "C" fn race_reader(t: *mut bindings::hrtimer) -> bindings::hrtimer
 
 impl Race {
     fn new() -> Result<Pin<KBox<Self>>> {
-        let chains = Chains::new(CHAINS)?;
+        let chains = Chains::<CHAINS>::new()?;
         let mut staying = KVec::with_capacity(STAYING, GFP_KERNEL)?;
         for k in 0..STAYING as u32 {
             staying.push(Item::new(k), GFP_KERNEL)?;

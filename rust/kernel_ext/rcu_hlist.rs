@@ -19,7 +19,9 @@
 //! that reaches an entry sees it as it was written before its insertion.
 
 use super::rcu::Reader;
+use core::convert::Infallible;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use kernel::init::init_array_from_fn;
 use kernel::prelude::*;
 
 /// The end marker of chain `bucket`.
@@ -60,24 +62,26 @@ impl Default for Link {
     }
 }
 
-/// A set of chains (a hash table's buckets), each nulls-terminated.
-pub(crate) struct Chains {
-    heads: KVec<AtomicUsize>,
+/// A set of `N` chains (a hash table's buckets), each nulls-terminated.
+/// `N` is a constant so that a bucket index (taken modulo `N`) is always
+/// in bounds: no run-time check, nothing that could panic.
+pub(crate) struct Chains<const N: usize> {
+    heads: KBox<[AtomicUsize; N]>,
 }
 
-impl Chains {
-    /// `n` empty chains (n ≥ 1), in kernel memory charged to the caller's
-    /// memory cgroup.
-    pub(crate) fn new(n: usize) -> Result<Self> {
-        let mut heads = KVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
-        for b in 0..n.max(1) {
-            heads.push(AtomicUsize::new(end_of(b)), GFP_KERNEL_ACCOUNT)?;
-        }
-        Ok(Chains { heads })
+impl<const N: usize> Chains<N> {
+    /// `N` empty chains, in kernel memory charged to the caller's memory
+    /// cgroup (process context).
+    pub(crate) fn new() -> Result<Self> {
+        const { assert!(N > 0) };
+        let heads = init_array_from_fn::<_, N, _, Infallible>(|b| AtomicUsize::new(end_of(b)));
+        Ok(Chains {
+            heads: KBox::init(heads, GFP_KERNEL_ACCOUNT)?,
+        })
     }
 
     fn head(&self, bucket: usize) -> &AtomicUsize {
-        &self.heads[bucket % self.heads.len()]
+        &self.heads[bucket % N]
     }
 
     /// Walks chain `bucket` (modulo the number of chains) under the reader's
@@ -92,7 +96,7 @@ impl Chains {
         _reader: &'a impl Reader,
         mut f: impl FnMut(&'a Link) -> Option<R>,
     ) -> Option<R> {
-        let bucket = bucket % self.heads.len();
+        let bucket = bucket % N;
         loop {
             let mut p = self.head(bucket).load(Ordering::Acquire);
             while p & 1 == 0 {

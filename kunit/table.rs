@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The flow table (`rust/table.rs`) on test entries: each index finds what
+//! it should and nothing else; insertion refuses a duplicate key, a full
+//! side and a closing table; a Flow ID learnt moves a flow from its nonce
+//! to its ID; an unlinked flow is found by nothing and cannot be hashed
+//! again; the generation moves with every change.
+
+use super::run;
+use crate::kernel_ext::bh;
+use crate::kernel_ext::rcu;
+use crate::table::{FlowKey, FlowTable, InTable, Links, Refused, SIDE_CRF, SIDE_CSF};
+use core::ffi::{c_char, c_int};
+use core::fmt::Write;
+use core::mem::offset_of;
+use kernel::prelude::*;
+
+/// A test flow: its links and a tag.
+struct Entry {
+    links: Links,
+    tag: u32,
+}
+
+// SAFETY: `links` returns the `links` field, `from_links` maps it back.
+unsafe impl InTable for Entry {
+    fn links(&self) -> &Links {
+        &self.links
+    }
+
+    unsafe fn from_links(l: &Links) -> &Self {
+        // SAFETY: `l` is the `links` field of a live `Entry` (the caller's
+        // contract).
+        unsafe {
+            &*core::ptr::from_ref(l)
+                .cast::<u8>()
+                .sub(offset_of!(Entry, links))
+                .cast::<Entry>()
+        }
+    }
+}
+
+const fn be(a: [u8; 4]) -> u32 {
+    u32::from_ne_bytes(a)
+}
+const A: u32 = be([10, 0, 0, 1]);
+const B: u32 = be([10, 0, 1, 1]);
+const PEER: u32 = be([192, 0, 2, 1]);
+
+fn key(saddr: u32, daddr: u32, dqp: u32, side: u8, kind: u8) -> FlowKey {
+    FlowKey {
+        saddr,
+        daddr,
+        dqp,
+        side,
+        kind,
+    }
+}
+
+fn entry(k: FlowKey, tag: u32) -> Entry {
+    Entry {
+        links: Links::new(k, PEER),
+        tag,
+    }
+}
+
+fn table_indexes(w: &mut dyn Write) -> bool {
+    let Ok(t) = FlowTable::<Entry>::new() else {
+        let _ = write!(w, "allocation failed");
+        return false;
+    };
+    // Declared after the table: dropped before it, after every use (this
+    // case is the only reader and writer, so no grace period is needed).
+    let csf = entry(key(A, B, 0x12, SIDE_CSF, 0), 1);
+    let csf_resp = entry(key(A, B, 0x12, SIDE_CSF, 1), 2);
+    let crf = entry(key(B, A, 0x34, SIDE_CRF, 0), 3);
+    let dup = entry(key(A, B, 0x12, SIDE_CSF, 0), 4);
+    let extra = entry(key(A, B, 0x99, SIDE_CSF, 0), 5);
+    let mut fails: KVec<&str> = KVec::new();
+    let mut check = |ok: bool, what: &'static str| {
+        if !ok {
+            let _ = fails.push(what, GFP_KERNEL);
+        }
+    };
+    let g0 = t.gen();
+    {
+        let bh = bh::disable();
+        // SAFETY: the entries outlive the table's use (declared in this
+        // case, dropped after its last lookup); none is in a table.
+        unsafe {
+            check(t.insert(&csf, 2, 0xaaaa, &bh).is_ok(), "insert csf");
+            check(
+                t.insert(&csf_resp, 2, 0xbbbb, &bh).is_ok(),
+                "insert csf kind 1",
+            );
+            check(t.insert(&crf, 2, 0xcccc, &bh).is_ok(), "insert crf");
+            check(
+                t.insert(&dup, 2, 0xdddd, &bh) == Err(Refused::Exists),
+                "duplicate key refused",
+            );
+            check(
+                t.insert(&extra, 2, 0xeeee, &bh) == Err(Refused::Limit),
+                "third csf refused",
+            );
+        }
+    }
+    check(
+        t.count(SIDE_CSF) == 2 && t.count(SIDE_CRF) == 1,
+        "counts by side",
+    );
+    check(t.gen().wrapping_sub(g0) == 3, "gen moved by each insertion");
+    let tag = |e: Option<&Entry>| e.map(|e| e.tag);
+    {
+        let g = rcu::read_lock();
+        let found = t.lookup(csf.links.key(), &g);
+        check(
+            found.map(|e| e.links.peer()) == Some(PEER) && tag(found) == Some(1),
+            "lookup csf",
+        );
+        check(
+            tag(t.lookup(csf_resp.links.key(), &g)) == Some(2),
+            "lookup by kind",
+        );
+        check(tag(t.lookup(crf.links.key(), &g)) == Some(3), "lookup crf");
+        check(
+            t.lookup(extra.links.key(), &g).is_none(),
+            "refused not found",
+        );
+        // Nonces: sender flows only, with the peer.
+        check(
+            tag(t.lookup_nonce(PEER, 0xaaaa, &g)) == Some(1),
+            "nonce csf",
+        );
+        check(
+            t.lookup_nonce(PEER, 0xcccc, &g).is_none(),
+            "no nonce for crf",
+        );
+        check(
+            t.lookup_nonce(A, 0xaaaa, &g).is_none(),
+            "nonce of another peer",
+        );
+        // Pairs: A to B holds both sender flows, B to A the receiver.
+        let mut ab = 0u32;
+        t.for_each_pair(A, B, &g, |e| ab |= 1 << e.tag);
+        let mut ba = 0u32;
+        t.for_each_pair(B, A, &g, |e| ba |= 1 << e.tag);
+        check(ab == 0b110 && ba == 0b1000, "pairs");
+        check(t.lookup_id(PEER, 0, SIDE_CSF, &g).is_none(), "no id yet");
+        check(t.id_in_use(PEER, 0, SIDE_CSF, &g), "id 0 always in use");
+    }
+    {
+        let bh = bh::disable();
+        t.set_id(&csf, 77, &bh);
+        t.set_id(&crf, 77, &bh);
+    }
+    {
+        let g = rcu::read_lock();
+        check(
+            tag(t.lookup_id(PEER, 77, SIDE_CSF, &g)) == Some(1),
+            "id csf",
+        );
+        check(
+            tag(t.lookup_id(PEER, 77, SIDE_CRF, &g)) == Some(3),
+            "id crf, same id",
+        );
+        check(
+            t.lookup_id(A, 77, SIDE_CSF, &g).is_none(),
+            "id of another peer",
+        );
+        check(
+            t.lookup_nonce(PEER, 0xaaaa, &g).is_none(),
+            "nonce gone with the id",
+        );
+        check(t.id_in_use(PEER, 77, SIDE_CSF, &g), "77 in use");
+        check(!t.id_in_use(PEER, 78, SIDE_CSF, &g), "78 free");
+    }
+    {
+        // A new session: the ID changes, the old one is free.
+        let bh = bh::disable();
+        t.set_id(&csf, 78, &bh);
+    }
+    {
+        let g = rcu::read_lock();
+        check(
+            tag(t.lookup_id(PEER, 78, SIDE_CSF, &g)) == Some(1),
+            "id moved",
+        );
+        check(t.lookup_id(PEER, 77, SIDE_CSF, &g).is_none(), "old id gone");
+    }
+    let g1 = t.gen();
+    {
+        let bh = bh::disable();
+        check(t.unlink(&csf, &bh), "unlink");
+        check(!t.unlink(&csf, &bh), "second unlink refused");
+        // An unlinked flow learning an ID stays out.
+        t.set_id(&csf, 79, &bh);
+    }
+    check(
+        t.gen().wrapping_sub(g1) == 1,
+        "gen moved by the removal only",
+    );
+    {
+        let g = rcu::read_lock();
+        check(t.lookup(csf.links.key(), &g).is_none(), "unlinked: no key");
+        check(
+            t.lookup_id(PEER, 78, SIDE_CSF, &g).is_none(),
+            "unlinked: no id",
+        );
+        check(
+            t.lookup_id(PEER, 79, SIDE_CSF, &g).is_none(),
+            "unlinked: not rehashed",
+        );
+        let mut all = 0u32;
+        let mut n = 0;
+        t.for_each(&g, |e| {
+            all |= 1 << e.tag;
+            n += 1;
+        });
+        check(all == 0b1100 && n == 2, "for_each: the two left");
+        let mut ab = 0u32;
+        t.for_each_pair(A, B, &g, |e| ab |= 1 << e.tag);
+        check(ab == 0b100, "pair without the unlinked");
+    }
+    check(t.count(SIDE_CSF) == 1, "count after unlink");
+    {
+        let bh = bh::disable();
+        // Room again on the sender side, until the table closes.
+        // SAFETY: as above (`extra` was refused, so it is in no table).
+        check(
+            unsafe { t.insert(&extra, 2, 1, &bh) }.is_ok(),
+            "room after unlink",
+        );
+        check(t.unlink(&extra, &bh), "unlink extra");
+        t.close(&bh);
+        // SAFETY: as above.
+        check(
+            unsafe { t.insert(&extra, 2, 1, &bh) } == Err(Refused::Closing),
+            "closing refuses",
+        );
+        t.unlink(&csf_resp, &bh);
+        t.unlink(&crf, &bh);
+    }
+    check(
+        t.count(SIDE_CSF) == 0 && t.count(SIDE_CRF) == 0,
+        "empty at the end",
+    );
+    if !fails.is_empty() {
+        let _ = write!(w, "failed:");
+        for f in fails.iter() {
+            let _ = write!(w, " {f};");
+        }
+        return false;
+    }
+    true
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_table_indexes(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, table_indexes)
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The per-netns flow table (step 4 of docs/rust-datapath.md): flows by
+//! key (the hooks), by peer and Flow ID (the socket's messages), by
+//! address pair (the reverse direction's RDMA ACKs) and, for sender flows
+//! whose HELLO is unanswered, by HELLO nonce. Readers (hooks, socket,
+//! timers: softirq) look up under RCU without a lock; writers (creation,
+//! removal, a Flow ID learnt) are serialised by the table's [`BhLock`].
+//!
+//! A flow is in the table through the [`Links`] it embeds ([`InTable`]).
+//! The owner's rule, which makes the lock-free reads sound: a flow
+//! unlinked from the table ([`FlowTable::unlink`]) is freed only after an
+//! RCU grace period; nothing links it again.
+//!
+//! Bucket hashes are keyed by a per-table random seed: a peer (or anyone
+//! who can make RDMA traffic cross us) must not be able to choose flows
+//! that all land in one chain.
+
+use crate::kernel_ext::bh::{new_bh_lock, Bh, BhLock};
+use crate::kernel_ext::rcu::Reader;
+use crate::kernel_ext::rcu_hlist::{Chains, Link};
+use core::marker::PhantomData;
+use core::mem::offset_of;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use kernel::bindings;
+use kernel::prelude::*;
+
+/// Chains per index.
+const BUCKETS: usize = 256;
+
+/// Which half of CREM a flow is: the sender (CSF) or the receiver (CRF).
+pub(crate) const SIDE_CSF: u8 = 0;
+pub(crate) const SIDE_CRF: u8 = 1;
+
+/// A flow is one direction of one RC QP (addresses in network order, the
+/// destination QP), on one side, of one kind (requests, or READ responses
+/// and ATOMIC ACKs: their PSN spaces differ).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct FlowKey {
+    pub(crate) saddr: u32,
+    pub(crate) daddr: u32,
+    pub(crate) dqp: u32,
+    pub(crate) side: u8,
+    pub(crate) kind: u8,
+}
+
+/// `jhash`'s final mix (`include/linux/jhash.h`).
+fn jhash_final(mut a: u32, mut b: u32, mut c: u32) -> u32 {
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(14));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(11));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(25));
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(16));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(4));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(14));
+    c ^= b;
+    c.wrapping_sub(b.rotate_left(24))
+}
+
+/// `jhash_3words` (and `jhash_2words` with `c` = 0 and `n` = 2).
+fn jhash_words(a: u32, b: u32, c: u32, n: u32, seed: u32) -> u32 {
+    let init = seed.wrapping_add(0xdead_beef).wrapping_add(n << 2);
+    jhash_final(
+        a.wrapping_add(init),
+        b.wrapping_add(init),
+        c.wrapping_add(init),
+    )
+}
+
+/// A flow's membership of the table: its identity (fixed before it is
+/// inserted), its Flow ID and HELLO nonce, and one link per index.
+pub(crate) struct Links {
+    key: FlowKey,
+    /// The peer CREM node (network order).
+    peer: u32,
+    /// 0 until known (a sender learns it from HELLO_ACK). Readers compare
+    /// it while the flow may move between ID chains (re-walked).
+    flow_id: AtomicU32,
+    /// Sender flows: of its HELLO, written before the flow is inserted.
+    nonce: AtomicU64,
+    by_key: Link,
+    by_pair: Link,
+    by_id: Link,
+    by_nonce: Link,
+}
+
+impl Links {
+    pub(crate) fn new(key: FlowKey, peer: u32) -> Self {
+        Links {
+            key,
+            peer,
+            flow_id: AtomicU32::new(0),
+            nonce: AtomicU64::new(0),
+            by_key: Link::new(),
+            by_pair: Link::new(),
+            by_id: Link::new(),
+            by_nonce: Link::new(),
+        }
+    }
+
+    pub(crate) fn key(&self) -> &FlowKey {
+        &self.key
+    }
+
+    pub(crate) fn peer(&self) -> u32 {
+        self.peer
+    }
+
+    pub(crate) fn flow_id(&self) -> u32 {
+        self.flow_id.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn nonce(&self) -> u64 {
+        self.nonce.load(Ordering::Relaxed)
+    }
+}
+
+/// The `Links` whose field `$field` is `$link`.
+macro_rules! links_of {
+    ($link:expr, $field:ident) => {
+        // SAFETY: every link of a table's chains is the `$field` of a
+        // `Links` (the table links only those), alive for the reader's
+        // section (the owner's rule).
+        unsafe {
+            &*core::ptr::from_ref($link)
+                .cast::<u8>()
+                .sub(offset_of!(Links, $field))
+                .cast::<Links>()
+        }
+    };
+}
+
+/// A type whose values are in a [`FlowTable`] through the [`Links`] they
+/// embed.
+///
+/// # Safety
+///
+/// `links` returns a field of `self`, the same one every time, and
+/// `from_links` maps that field back to its value.
+pub(crate) unsafe trait InTable {
+    fn links(&self) -> &Links;
+
+    /// # Safety
+    ///
+    /// `l` is the `Links` of a live `Self` ([`Self::links`]).
+    unsafe fn from_links(l: &Links) -> &Self;
+}
+
+/// Why an insertion was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The table is closing (its netns is going).
+    Closing,
+    /// A flow of the same key is in the table.
+    Exists,
+    /// The side has its `max-flows` flows already.
+    Limit,
+}
+
+/// What only writers change, under the table's lock.
+struct Writer {
+    closing: bool,
+}
+
+/// The flow table (see the module docs). Its lock is boxed (pinned there)
+/// so that the table itself need not be pinned.
+pub(crate) struct FlowTable<F: InTable> {
+    by_key: Chains<BUCKETS>,
+    by_pair: Chains<BUCKETS>,
+    by_id: Chains<BUCKETS>,
+    by_nonce: Chains<BUCKETS>,
+    seed: u32,
+    writer: Pin<KBox<BhLock<Writer>>>,
+    /// Flows by side; read without the lock for the datapath's early
+    /// limit check (the insertion checks again under it).
+    n_side: [AtomicU32; 2],
+    /// Bumped by every insertion, removal and Flow ID change: a dump that
+    /// sees it change has seen an inconsistent table.
+    gen: AtomicU32,
+    _entries: PhantomData<F>,
+}
+
+impl<F: InTable> FlowTable<F> {
+    /// An empty table with a fresh random seed (process context).
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `get_random_u32` may be called from any context.
+        let seed = unsafe { bindings::get_random_u32() };
+        Ok(FlowTable {
+            by_key: Chains::new()?,
+            by_pair: Chains::new()?,
+            by_id: Chains::new()?,
+            by_nonce: Chains::new()?,
+            seed,
+            writer: KBox::pin_init(
+                new_bh_lock!(Writer { closing: false }, "crem_flow_table"),
+                GFP_KERNEL_ACCOUNT,
+            )?,
+            n_side: [AtomicU32::new(0), AtomicU32::new(0)],
+            gen: AtomicU32::new(0),
+            _entries: PhantomData,
+        })
+    }
+
+    fn key_bucket(&self, k: &FlowKey) -> usize {
+        let c = k.dqp ^ (u32::from(k.side) << 24) ^ (u32::from(k.kind) << 25);
+        jhash_words(k.saddr, k.daddr, c, 3, self.seed) as usize
+    }
+
+    fn id_bucket(&self, peer: u32, id: u32, side: u8) -> usize {
+        jhash_words(peer, id ^ (u32::from(side) << 31), 0, 2, self.seed ^ 1) as usize
+    }
+
+    fn pair_bucket(&self, saddr: u32, daddr: u32) -> usize {
+        jhash_words(saddr, daddr, 0, 2, self.seed ^ 2) as usize
+    }
+
+    fn nonce_bucket(&self, peer: u32, nonce: u64) -> usize {
+        jhash_words(peer, nonce as u32, (nonce >> 32) as u32, 3, self.seed ^ 3) as usize
+    }
+
+    /// The flow of key `k`.
+    pub(crate) fn lookup<'a>(&'a self, k: &FlowKey, r: &'a impl Reader) -> Option<&'a F> {
+        self.by_key.find(self.key_bucket(k), r, |l| {
+            let links = links_of!(l, by_key);
+            // SAFETY: the links of a live `F` (the table's entries).
+            (links.key == *k).then(|| unsafe { F::from_links(links) })
+        })
+    }
+
+    /// The flow of `side` whose peer `peer` knows it by Flow ID `id`.
+    pub(crate) fn lookup_id<'a>(
+        &'a self,
+        peer: u32,
+        id: u32,
+        side: u8,
+        r: &'a impl Reader,
+    ) -> Option<&'a F> {
+        self.by_id.find(self.id_bucket(peer, id, side), r, |l| {
+            let links = links_of!(l, by_id);
+            let hit = links.flow_id() == id && links.peer == peer && links.key.side == side;
+            // SAFETY: as in `lookup`.
+            hit.then(|| unsafe { F::from_links(links) })
+        })
+    }
+
+    /// The sender flow whose HELLO to `peer` carried `nonce`, while its
+    /// Flow ID is not known.
+    pub(crate) fn lookup_nonce<'a>(
+        &'a self,
+        peer: u32,
+        nonce: u64,
+        r: &'a impl Reader,
+    ) -> Option<&'a F> {
+        self.by_nonce.find(self.nonce_bucket(peer, nonce), r, |l| {
+            let links = links_of!(l, by_nonce);
+            let hit = links.peer == peer && links.nonce() == nonce;
+            // SAFETY: as in `lookup`.
+            hit.then(|| unsafe { F::from_links(links) })
+        })
+    }
+
+    /// Calls `f` with every flow from `saddr` to `daddr` (either side and
+    /// kind; a flow that moved chains meanwhile may come twice, which
+    /// address pairs never do).
+    pub(crate) fn for_each_pair<'a>(
+        &'a self,
+        saddr: u32,
+        daddr: u32,
+        r: &'a impl Reader,
+        mut f: impl FnMut(&'a F),
+    ) {
+        self.by_pair.find(self.pair_bucket(saddr, daddr), r, |l| {
+            let links = links_of!(l, by_pair);
+            if links.key.saddr == saddr && links.key.daddr == daddr {
+                // SAFETY: as in `lookup`.
+                f(unsafe { F::from_links(links) });
+            }
+            None::<()>
+        });
+    }
+
+    /// Whether a flow of `peer` and `side` uses Flow ID `id` (0: always).
+    pub(crate) fn id_in_use(&self, peer: u32, id: u32, side: u8, r: &impl Reader) -> bool {
+        id == 0 || self.lookup_id(peer, id, side, r).is_some()
+    }
+
+    /// Flows of `side` in the table.
+    pub(crate) fn count(&self, side: u8) -> u32 {
+        self.n_side
+            .get(usize::from(side))
+            .map_or(0, |n| n.load(Ordering::Relaxed))
+    }
+
+    /// The generation (see the field).
+    pub(crate) fn gen(&self) -> u32 {
+        self.gen.load(Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.gen.fetch_add(1, Ordering::Release);
+    }
+
+    /// Puts `e` in the table, unless the table is closing, a flow of its
+    /// key is in it, or its side has `max` flows. A sender flow gets
+    /// `nonce` (its HELLO's), by which its HELLO_ACK finds it.
+    ///
+    /// # Safety
+    ///
+    /// `e` is not in a table and stays where it is, alive, until an RCU
+    /// grace period after [`Self::unlink`] returned true for it.
+    pub(crate) unsafe fn insert(
+        &self,
+        e: &F,
+        max: u32,
+        nonce: u64,
+        bh: &Bh,
+    ) -> Result<(), Refused> {
+        let l = e.links();
+        let side = usize::from(l.key.side);
+        let n = self.n_side.get(side).ok_or(Refused::Limit)?;
+        let w = self.writer.lock(bh);
+        if w.closing {
+            return Err(Refused::Closing);
+        }
+        if self.lookup(&l.key, bh).is_some() {
+            return Err(Refused::Exists);
+        }
+        if n.load(Ordering::Relaxed) >= max {
+            return Err(Refused::Limit);
+        }
+        // SAFETY: writers are serialised by `writer` (held); `e` stays
+        // alive as the caller promises, its links in this table only.
+        unsafe {
+            self.by_key.add(self.key_bucket(&l.key), &l.by_key);
+            self.by_pair
+                .add(self.pair_bucket(l.key.saddr, l.key.daddr), &l.by_pair);
+            if l.key.side == SIDE_CSF {
+                // Published with the link (Release).
+                l.nonce.store(nonce, Ordering::Relaxed);
+                self.by_nonce
+                    .add(self.nonce_bucket(l.peer, nonce), &l.by_nonce);
+            }
+        }
+        n.fetch_add(1, Ordering::Relaxed);
+        self.bump();
+        drop(w);
+        Ok(())
+    }
+
+    /// `e`'s Flow ID is now `id`: it is found by it (moved to its chain
+    /// without a grace period; readers on it walk theirs again), and no
+    /// longer by its HELLO nonce. Nothing if `e` is not in the table (it
+    /// was unlinked: it must not become reachable again).
+    pub(crate) fn set_id(&self, e: &F, id: u32, bh: &Bh) {
+        let l = e.links();
+        let _w = self.writer.lock(bh);
+        l.flow_id.store(id, Ordering::Relaxed);
+        if !l.by_key.is_linked() {
+            return;
+        }
+        // SAFETY: writers serialised (`_w`); `e` is in this table, whose
+        // links keep the owner's rule (`insert`).
+        unsafe {
+            self.by_nonce.del(&l.by_nonce);
+            self.by_id
+                .move_to(self.id_bucket(l.peer, id, l.key.side), &l.by_id);
+        }
+        self.bump();
+    }
+
+    /// Takes `e` out of the table: false if it was not in it (another
+    /// remover took it first). After true, the caller frees it a grace
+    /// period later at the earliest.
+    pub(crate) fn unlink(&self, e: &F, bh: &Bh) -> bool {
+        let l = e.links();
+        let _w = self.writer.lock(bh);
+        if !l.by_key.is_linked() {
+            return false;
+        }
+        // SAFETY: writers serialised (`_w`); `e` is in this table.
+        unsafe {
+            self.by_key.del(&l.by_key);
+            self.by_pair.del(&l.by_pair);
+            self.by_id.del(&l.by_id);
+            self.by_nonce.del(&l.by_nonce);
+        }
+        if let Some(n) = self.n_side.get(usize::from(l.key.side)) {
+            n.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.bump();
+        true
+    }
+
+    /// Refuses every insertion from now on (the netns is going).
+    pub(crate) fn close(&self, bh: &Bh) {
+        self.writer.lock(bh).closing = true;
+    }
+
+    /// Calls `f` with every flow in the table (a flow that moved ID chains
+    /// is still walked once: this walks the key chains, which never move).
+    pub(crate) fn for_each<'a>(&'a self, r: &'a impl Reader, mut f: impl FnMut(&'a F)) {
+        for b in 0..BUCKETS {
+            self.by_key.find(b, r, |l| {
+                let links = links_of!(l, by_key);
+                // SAFETY: as in `lookup`.
+                f(unsafe { F::from_links(links) });
+                None::<()>
+            });
+        }
+    }
+}
