@@ -24,8 +24,9 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
-/// Chains per index.
-const BUCKETS: usize = 256;
+/// Chains per index, unless a table says otherwise (the KUnit cases use
+/// one, so that every lookup compares keys).
+pub(crate) const BUCKETS: usize = 256;
 
 /// Which half of CREM a flow is: the sender (CSF) or the receiver (CRF).
 pub(crate) const SIDE_CSF: u8 = 0;
@@ -168,11 +169,11 @@ struct Writer {
 
 /// The flow table (see the module docs). Its lock is boxed (pinned there)
 /// so that the table itself need not be pinned.
-pub(crate) struct FlowTable<F: InTable> {
-    by_key: Chains<BUCKETS>,
-    by_pair: Chains<BUCKETS>,
-    by_id: Chains<BUCKETS>,
-    by_nonce: Chains<BUCKETS>,
+pub(crate) struct FlowTable<F: InTable, const B: usize = BUCKETS> {
+    by_key: Chains<B>,
+    by_pair: Chains<B>,
+    by_id: Chains<B>,
+    by_nonce: Chains<B>,
     seed: u32,
     writer: Pin<KBox<BhLock<Writer>>>,
     /// Flows by side; read without the lock for the datapath's early
@@ -184,7 +185,7 @@ pub(crate) struct FlowTable<F: InTable> {
     _entries: PhantomData<F>,
 }
 
-impl<F: InTable> FlowTable<F> {
+impl<F: InTable, const B: usize> FlowTable<F, B> {
     /// An empty table with a fresh random seed (process context).
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: `get_random_u32` may be called from any context.
@@ -308,6 +309,10 @@ impl<F: InTable> FlowTable<F> {
     /// key is in it, or its side has `max` flows. A sender flow gets
     /// `nonce` (its HELLO's), by which its HELLO_ACK finds it.
     ///
+    /// Once it is in, another writer may unlink it at once: a caller that
+    /// goes on using `e` (starting it) does so inside the same BH-off
+    /// section (`bh`), which holds off its freeing.
+    ///
     /// # Safety
     ///
     /// `e` is not in a table and stays where it is, alive, until an RCU
@@ -325,6 +330,10 @@ impl<F: InTable> FlowTable<F> {
         let w = self.writer.lock(bh);
         if w.closing {
             return Err(Refused::Closing);
+        }
+        // In a table already (a caller's bug): never linked twice.
+        if l.by_key.is_linked() {
+            return Err(Refused::Exists);
         }
         if self.lookup(&l.key, bh).is_some() {
             return Err(Refused::Exists);
@@ -355,15 +364,21 @@ impl<F: InTable> FlowTable<F> {
     /// without a grace period; readers on it walk theirs again), and no
     /// longer by its HELLO nonce. Nothing if `e` is not in the table (it
     /// was unlinked: it must not become reachable again).
-    pub(crate) fn set_id(&self, e: &F, id: u32, bh: &Bh) {
+    ///
+    /// # Safety
+    ///
+    /// `e` was inserted in this table (and in no other since), whether or
+    /// not it is still in it: its links are this table's or none.
+    pub(crate) unsafe fn set_id(&self, e: &F, id: u32, bh: &Bh) {
         let l = e.links();
         let _w = self.writer.lock(bh);
         l.flow_id.store(id, Ordering::Relaxed);
         if !l.by_key.is_linked() {
             return;
         }
-        // SAFETY: writers serialised (`_w`); `e` is in this table, whose
-        // links keep the owner's rule (`insert`).
+        // SAFETY: writers serialised (`_w`); `e` is linked, so in this
+        // table (the caller's contract), whose entries keep the owner's
+        // rule (`insert`).
         unsafe {
             self.by_nonce.del(&l.by_nonce);
             self.by_id
@@ -375,13 +390,18 @@ impl<F: InTable> FlowTable<F> {
     /// Takes `e` out of the table: false if it was not in it (another
     /// remover took it first). After true, the caller frees it a grace
     /// period later at the earliest.
-    pub(crate) fn unlink(&self, e: &F, bh: &Bh) -> bool {
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::set_id`].
+    pub(crate) unsafe fn unlink(&self, e: &F, bh: &Bh) -> bool {
         let l = e.links();
         let _w = self.writer.lock(bh);
         if !l.by_key.is_linked() {
             return false;
         }
-        // SAFETY: writers serialised (`_w`); `e` is in this table.
+        // SAFETY: writers serialised (`_w`); `e` is linked, so in this
+        // table (the caller's contract).
         unsafe {
             self.by_key.del(&l.by_key);
             self.by_pair.del(&l.by_pair);
@@ -403,13 +423,25 @@ impl<F: InTable> FlowTable<F> {
     /// Calls `f` with every flow in the table (a flow that moved ID chains
     /// is still walked once: this walks the key chains, which never move).
     pub(crate) fn for_each<'a>(&'a self, r: &'a impl Reader, mut f: impl FnMut(&'a F)) {
-        for b in 0..BUCKETS {
+        for b in 0..B {
             self.by_key.find(b, r, |l| {
                 let links = links_of!(l, by_key);
                 // SAFETY: as in `lookup`.
                 f(unsafe { F::from_links(links) });
                 None::<()>
             });
+        }
+    }
+}
+
+impl<F: InTable, const B: usize> Drop for FlowTable<F, B> {
+    fn drop(&mut self) {
+        // Its owner empties it first (every flow unlinked, then freed a
+        // grace period later): a flow still linked here would keep
+        // pointers into chains that are about to go.
+        let left = self.count(SIDE_CSF) + self.count(SIDE_CRF);
+        if left != 0 {
+            pr_warn!("flow table dropped with {} flows in it\n", left);
         }
     }
 }

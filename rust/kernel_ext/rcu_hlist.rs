@@ -14,9 +14,19 @@
 //! in its chain for the whole walk. Entries are freed only a grace period
 //! after they leave every chain (the owner's rule, stated on [`Chains::add`]).
 //!
-//! Orderings: a link is published with a Release store and followed with
-//! Acquire loads (`rcu_assign_pointer`/`rcu_dereference`), so a reader
-//! that reaches an entry sees it as it was written before its insertion.
+//! Orderings: every store of a link's address (a head, a `next`) is a
+//! Release and every load a reader follows an Acquire
+//! (`rcu_assign_pointer`/`rcu_dereference`; the kernel relies on address
+//! dependencies where Rust's model needs Acquire), so a reader that
+//! reaches an entry, from a head or from another entry, sees it as it was
+//! written before it was linked.
+//!
+//! Not modelled: the addresses published are those of the `Link` fields,
+//! and owners find their entry from them by offset (container_of), as the
+//! kernel's lists do; under Stacked Borrows a pointer made from a field
+//! reference does not cover the whole entry. Nothing here is checked by
+//! Miri (it is kernel code); an owner-derived pointer would need the
+//! entry's raw pointer at insertion, which `table.rs` does not keep.
 
 use super::rcu::Reader;
 use core::convert::Infallible;
@@ -128,7 +138,10 @@ impl<const N: usize> Chains<N> {
     pub(crate) unsafe fn add(&self, bucket: usize, link: &Link) {
         let head = self.head(bucket);
         let first = head.load(Ordering::Relaxed);
-        link.next.store(first, Ordering::Relaxed);
+        // Release, not only the head's: a reader standing on this link
+        // (moved here under it, `move_to`) reaches `first` through this
+        // store, and must see that entry as it was written.
+        link.next.store(first, Ordering::Release);
         if first & 1 == 0 {
             // SAFETY: a link in this chain (writers serialised: it stays).
             let f = unsafe { &*(first as *const Link) };
