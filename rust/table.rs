@@ -135,6 +135,22 @@ macro_rules! links_of {
     };
 }
 
+fn of_key(l: &Link) -> &Links {
+    links_of!(l, by_key)
+}
+
+fn of_id(l: &Link) -> &Links {
+    links_of!(l, by_id)
+}
+
+fn of_pair(l: &Link) -> &Links {
+    links_of!(l, by_pair)
+}
+
+fn of_nonce(l: &Link) -> &Links {
+    links_of!(l, by_nonce)
+}
+
 /// A type whose values are in a [`FlowTable`] through the [`Links`] they
 /// embed.
 ///
@@ -223,13 +239,25 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         jhash_words(peer, nonce as u32, (nonce >> 32) as u32, 3, self.seed ^ 3) as usize
     }
 
+    /// The first flow of chain `bucket` of `chains` (whose links are the
+    /// field that `of` maps back from) for which `hit` holds.
+    fn first<'a>(
+        chains: &'a Chains<B>,
+        bucket: usize,
+        r: &'a impl Reader,
+        of: fn(&Link) -> &Links,
+        hit: impl Fn(&Links) -> bool,
+    ) -> Option<&'a F> {
+        chains.find(bucket, r, |l| {
+            let links = of(l);
+            // SAFETY: the links of a live `F` (the table's entries).
+            hit(links).then(|| unsafe { F::from_links(links) })
+        })
+    }
+
     /// The flow of key `k`.
     pub(crate) fn lookup<'a>(&'a self, k: &FlowKey, r: &'a impl Reader) -> Option<&'a F> {
-        self.by_key.find(self.key_bucket(k), r, |l| {
-            let links = links_of!(l, by_key);
-            // SAFETY: the links of a live `F` (the table's entries).
-            (links.key == *k).then(|| unsafe { F::from_links(links) })
-        })
+        Self::first(&self.by_key, self.key_bucket(k), r, of_key, |l| l.key == *k)
     }
 
     /// The flow of `side` whose peer `peer` knows it by Flow ID `id`.
@@ -240,11 +268,8 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         side: u8,
         r: &'a impl Reader,
     ) -> Option<&'a F> {
-        self.by_id.find(self.id_bucket(peer, id, side), r, |l| {
-            let links = links_of!(l, by_id);
-            let hit = links.flow_id() == id && links.peer == peer && links.key.side == side;
-            // SAFETY: as in `lookup`.
-            hit.then(|| unsafe { F::from_links(links) })
+        Self::first(&self.by_id, self.id_bucket(peer, id, side), r, of_id, |l| {
+            l.flow_id() == id && l.peer == peer && l.key.side == side
         })
     }
 
@@ -256,11 +281,9 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         nonce: u64,
         r: &'a impl Reader,
     ) -> Option<&'a F> {
-        self.by_nonce.find(self.nonce_bucket(peer, nonce), r, |l| {
-            let links = links_of!(l, by_nonce);
-            let hit = links.peer == peer && links.nonce() == nonce;
-            // SAFETY: as in `lookup`.
-            hit.then(|| unsafe { F::from_links(links) })
+        let bucket = self.nonce_bucket(peer, nonce);
+        Self::first(&self.by_nonce, bucket, r, of_nonce, |l| {
+            l.peer == peer && l.nonce() == nonce
         })
     }
 
@@ -275,9 +298,9 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         mut f: impl FnMut(&'a F),
     ) {
         self.by_pair.find(self.pair_bucket(saddr, daddr), r, |l| {
-            let links = links_of!(l, by_pair);
+            let links = of_pair(l);
             if links.key.saddr == saddr && links.key.daddr == daddr {
-                // SAFETY: as in `lookup`.
+                // SAFETY: as in `first`.
                 f(unsafe { F::from_links(links) });
             }
             None::<()>
@@ -425,8 +448,8 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
     pub(crate) fn for_each<'a>(&'a self, r: &'a impl Reader, mut f: impl FnMut(&'a F)) {
         for b in 0..B {
             self.by_key.find(b, r, |l| {
-                let links = links_of!(l, by_key);
-                // SAFETY: as in `lookup`.
+                let links = of_key(l);
+                // SAFETY: as in `first`.
                 f(unsafe { F::from_links(links) });
                 None::<()>
             });
