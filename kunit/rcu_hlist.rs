@@ -15,7 +15,6 @@ use crate::kernel_ext::rcu;
 use crate::kernel_ext::rcu_hlist::{Chains, Link};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use core::mem::offset_of;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
@@ -54,12 +53,7 @@ impl Drop for Item {
 fn item(l: &Link) -> &Item {
     // SAFETY: every link these cases put in chains is the `link` field of
     // an `Item`, alive for as long as the link is reachable.
-    unsafe {
-        &*core::ptr::from_ref(l)
-            .cast::<u8>()
-            .sub(offset_of!(Item, link))
-            .cast::<Item>()
-    }
+    unsafe { &*kernel::container_of!(l, Item, link) }
 }
 
 /// The keys of chain `b`, in order, as a reader sees them.
@@ -240,7 +234,7 @@ fn now() -> u64 {
 unsafe extern "C" fn race_reader(t: *mut bindings::hrtimer) -> bindings::hrtimer_restart {
     // SAFETY: only `Race::new` makes timers with this callback: `t` is a
     // race's `timer`, cancelled before the race goes.
-    let r = unsafe { &*t.cast::<u8>().sub(offset_of!(Race, timer)).cast::<Race>() };
+    let r = unsafe { &*kernel::container_of!(t, Race, timer) };
     // SAFETY: soft hrtimers expire in softirq, BH off: an RCU reader.
     let bh = unsafe { Bh::assume() };
     for it in r.staying.iter() {

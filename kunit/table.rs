@@ -16,7 +16,6 @@ use crate::table::{FlowKey, FlowTable, InTable, Links, Refused, SIDE_CRF, SIDE_C
 type Table = FlowTable<Entry, 1>;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use core::mem::offset_of;
 use kernel::prelude::*;
 
 /// A test flow: its links and a tag.
@@ -34,12 +33,7 @@ unsafe impl InTable for Entry {
     unsafe fn from_links(l: &Links) -> &Self {
         // SAFETY: `l` is the `links` field of a live `Entry` (the caller's
         // contract).
-        unsafe {
-            &*core::ptr::from_ref(l)
-                .cast::<u8>()
-                .sub(offset_of!(Entry, links))
-                .cast::<Entry>()
-        }
+        unsafe { &*kernel::container_of!(l, Entry, links) }
     }
 }
 

@@ -19,7 +19,6 @@ use crate::kernel_ext::bh::{new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::rcu::Reader;
 use crate::kernel_ext::rcu_hlist::{Chains, Link};
 use core::marker::PhantomData;
-use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
@@ -120,18 +119,14 @@ impl Links {
     }
 }
 
-/// The `Links` whose field `$field` is `$link`.
+/// The `Links` whose field `$field` is `$link` (the kernel's
+/// `container_of!`).
 macro_rules! links_of {
     ($link:expr, $field:ident) => {
         // SAFETY: every link of a table's chains is the `$field` of a
         // `Links` (the table links only those), alive for the reader's
         // section (the owner's rule).
-        unsafe {
-            &*core::ptr::from_ref($link)
-                .cast::<u8>()
-                .sub(offset_of!(Links, $field))
-                .cast::<Links>()
-        }
+        unsafe { &*kernel::container_of!($link, Links, $field) }
     };
 }
 
