@@ -47,7 +47,9 @@ pub(super) fn per_packet_rounds(
     for r in 0..ROUNDS {
         settle();
         let first = psn0.wrapping_add(r * ROUND_PACKETS);
-        let Ok(mut round) = KVec::with_capacity(ROUND_PACKETS as usize, GFP_KERNEL) else {
+        // Atomic: callers may run the rounds with BH off (no flow timer
+        // meanwhile), where nothing may sleep. One small array a round.
+        let Ok(mut round) = KVec::with_capacity(ROUND_PACKETS as usize, GFP_ATOMIC) else {
             continue;
         };
         let t0 = now_ns();
@@ -55,7 +57,7 @@ pub(super) fn per_packet_rounds(
             let psn = first.wrapping_add(i) & 0xff_ffff;
             if let Some(skb) = make(psn) {
                 // Within the capacity: cannot fail.
-                let _ = round.push((psn, skb), GFP_KERNEL);
+                let _ = round.push((psn, skb), GFP_ATOMIC);
             }
         }
         let t1 = now_ns();

@@ -18,6 +18,13 @@ for suite in $(sed -n 's/.*\.name = "\(crem_[a-z_]*\)".*/\1/p' \
   grep -q "# Subtest: $suite\$" "$out/ktap.txt" || die "KUnit suite $suite did not run (log: $out)"
 done
 python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse "$out/ktap.txt"
+# A kernel report during the suites (a splat, lockdep, KASAN, kmemleak,
+# sleeping in atomic context: the debug kernel panics on only some) fails
+# the run, as in every other VM case.
+if kernel_reports "$out/dmesg.txt"; then
+  grep -E -A 20 "$KERNEL_REPORT_RE" "$out/dmesg.txt" | head -60 || true
+  die "kernel report during the KUnit suites (log: $out/dmesg.txt)"
+fi
 # The crem_bench suite's results (KUnit diagnostics, which kunit.py shows only
 # for failures); figures under TCG, see docs/perf.md.
 grep -o 'crem-bench: .*' "$out/ktap.txt" || true
