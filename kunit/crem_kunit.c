@@ -52,7 +52,7 @@ static struct crem_cfg crem_kunit_saved;
 
 int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us);
 void crem_kunit_hook_teardown(void);
-void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, u64 *nonce);
+void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m);
 void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len);
 void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
@@ -108,8 +108,8 @@ void crem_kunit_hook_teardown(void)
 	mutex_unlock(&cn->sock_mutex);
 }
 
-/* flow-new's sender flow (fixed @k, @m): its Rust half and HELLO nonce. */
-void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, u64 *nonce)
+/* flow-new's sender flow (fixed @k, @m): its Rust half (which has its HELLO nonce). */
+void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m)
 {
 	struct crem_net *cn = crem_net(&init_net);
 	struct crem_flow_key key = { saddr, daddr, dqp, CREM_SIDE_CSF, CREM_KIND_REQUESTS };
@@ -122,10 +122,8 @@ void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m, 
 	 * the teardown (no traffic ends, the collector keeps it 30 s). */
 	rcu_read_lock();
 	f = crem_flow_lookup(cn, &key);
-	if (f) {
+	if (f)
 		rs = f->rs;
-		*nonce = f->nonce;
-	}
 	rcu_read_unlock();
 	return rs;
 }
@@ -306,6 +304,7 @@ CREM_RS_TEST(hlist_add_remove)
 CREM_RS_TEST(hlist_moved_entry)
 CREM_RS_TEST(hlist_readers_race)
 CREM_RS_TEST(table_indexes)
+CREM_RS_TEST(table_walk)
 
 /* The flow table (rust/table.rs) and its RCU hash chains (kernel_ext/rcu_hlist.rs). */
 static struct kunit_case crem_table_cases[] = {
@@ -313,6 +312,7 @@ static struct kunit_case crem_table_cases[] = {
 	KUNIT_CASE(hlist_moved_entry),
 	KUNIT_CASE(hlist_readers_race),
 	KUNIT_CASE(table_indexes),
+	KUNIT_CASE(table_walk),
 	{}
 };
 

@@ -67,22 +67,16 @@ unsafe extern "C" fn t_charge(_: *mut ffi::crem_flow, _: u32) -> bool {
     true
 }
 unsafe extern "C" fn t_uncharge(_: *mut ffi::crem_flow, _: u32) {}
-unsafe extern "C" fn t_set_id(_: *mut ffi::crem_flow, _: u32) {}
 unsafe extern "C" fn t_event(f: *mut ffi::crem_flow) {
     let h = host(f);
     h.events.set(h.events.get() + 1);
-}
-unsafe extern "C" fn t_id_in_use(_: *mut ffi::crem_flow, _: u32) -> bool {
-    false
 }
 
 static TEST_GLUE: Glue = Glue {
     send: t_send,
     charge: t_charge,
     uncharge: t_uncharge,
-    set_id: t_set_id,
     event: t_event,
-    id_in_use: t_id_in_use,
 };
 
 /// `crem_flow_info.state` of an established and an unprotected flow
@@ -127,7 +121,8 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     p.link_mtu = 1500;
     // SAFETY: as above.
     let tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
-    if flow::crem_rs_flow_setup(f, &p, &tpl) != 0 {
+    // In no netns's table (null): its Flow ID is nobody's business.
+    if flow::crem_rs_flow_setup(f, core::ptr::null_mut(), &p, 0, &tpl) != 0 {
         flow::crem_rs_flow_free(f);
         return None;
     }
@@ -310,15 +305,21 @@ pub(super) fn param_ack(config_id: u8, buf: &mut [u8]) -> Option<u32> {
 /// The flow's peer answers: HELLO_ACK, then PARAM_ACK of the configuration
 /// the flow proposes. True once it protects with it.
 fn establish(f: *mut Flow, h: &TestHost, nonce: u64) -> bool {
+    // SAFETY: a flow of `make_km`, not freed yet (the caller's).
+    let Some(flow) = (unsafe { f.as_ref() }) else {
+        return false;
+    };
     let mut buf = [0u8; 64];
     let Some(n) = hello_ack(nonce, 1024, &mut buf) else {
         return false;
     };
-    flow::crem_rs_flow_msg(f, buf.as_ptr(), n, false);
+    let bh = bh::disable();
+    flow.msg(&bh, buf.get(..n as usize).unwrap_or(&[]), false);
     let Some(n) = h.proposed.get().and_then(|id| param_ack(id, &mut buf)) else {
         return false;
     };
-    flow::crem_rs_flow_msg(f, buf.as_ptr(), n, false);
+    flow.msg(&bh, buf.get(..n as usize).unwrap_or(&[]), false);
+    drop(bh);
     info(f).state == STATE_ESTABLISHED
 }
 

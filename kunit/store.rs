@@ -56,20 +56,14 @@ unsafe extern "C" fn no_send(
 ) -> c_int {
     -1
 }
-unsafe extern "C" fn no_id(_: *mut ffi::crem_flow, _: u32) {}
 unsafe extern "C" fn no_event(_: *mut ffi::crem_flow) {}
-unsafe extern "C" fn no_id_in_use(_: *mut ffi::crem_flow, _: u32) -> bool {
-    false
-}
 
 /// The stores' glue: a test budget, nothing else reached.
 static TEST_GLUE: Glue = Glue {
     send: no_send,
     charge: test_charge,
     uncharge: test_uncharge,
-    set_id: no_id,
     event: no_event,
-    id_in_use: no_id_in_use,
 };
 
 /// The stores' budget (and the flow their packets would go on with: never

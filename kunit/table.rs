@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The flow table (`rust/table.rs`) on test entries: each index finds what
-//! it should and nothing else; insertion refuses a duplicate key, a full
-//! side and a closing table; a Flow ID learnt moves a flow from its nonce
+//! it should and nothing else; insertion refuses a duplicate key and a
+//! full side; a Flow ID learnt moves a flow from its nonce
 //! to its ID; an unlinked flow is found by nothing and cannot be hashed
 //! again; the generation moves with every change.
 
 use super::run;
 use crate::kernel_ext::bh;
 use crate::kernel_ext::rcu;
-use crate::table::{FlowKey, FlowTable, InTable, Links, Refused, SIDE_CRF, SIDE_CSF};
+use crate::table::{Cursor, FlowKey, FlowTable, InTable, Links, Refused, SIDE_CRF, SIDE_CSF};
 
 /// One chain per index: every lookup walks past the other flows and
 /// compares their keys (with 256, a wrong comparison would hardly ever
@@ -76,7 +76,8 @@ fn table_indexes(w: &mut dyn Write) -> bool {
     let mut fails: KVec<&str> = KVec::new();
     let mut check = |ok: bool, what: &'static str| {
         if !ok {
-            let _ = fails.push(what, GFP_KERNEL);
+            // Atomic: some checks run with BH off.
+            let _ = fails.push(what, GFP_ATOMIC);
         }
     };
     let g0 = t.gen();
@@ -231,15 +232,12 @@ fn table_indexes(w: &mut dyn Write) -> bool {
     check(t.count(SIDE_CSF) == 1, "count after unlink");
     {
         let bh = bh::disable();
-        // Room again on the sender side, until the table closes.
+        // Room again on the sender side.
         // SAFETY: `extra` was refused, so it is in no table (unlinked, it
         // may go in again); the others were inserted here.
         unsafe {
             check(t.insert(&extra, 2, 1, &bh).is_ok(), "room after unlink");
             check(t.unlink(&extra, &bh), "unlink extra");
-            t.close(&bh);
-            let closing = t.insert(&extra, 2, 1, &bh) == Err(Refused::Closing);
-            check(closing, "closing refuses");
             t.unlink(&csf_resp, &bh);
             t.unlink(&crf, &bh);
         }
@@ -256,6 +254,126 @@ fn table_indexes(w: &mut dyn Write) -> bool {
         return false;
     }
     true
+}
+
+/// The tags a walk of `t` gives from `cur` on, each call of `next` in a
+/// section of its own (as a dump's parts are), at most `max`.
+fn walk(t: &Table, cur: &mut Cursor, max: usize) -> KVec<u32> {
+    let mut seen = KVec::new();
+    for _ in 0..max {
+        let tag = {
+            let g = rcu::read_lock();
+            t.next(cur, &g).map(|e| e.tag)
+        };
+        let Some(tag) = tag else {
+            break;
+        };
+        // Out of the section, in process context: may sleep.
+        let _ = seen.push(tag, GFP_KERNEL);
+    }
+    seen
+}
+
+/// A walk resumed between sections (a netlink dump's parts, the
+/// collector's removals): a flow inserted meanwhile is seen once, never
+/// twice (flows go to the end of their chain: with the head insertion the
+/// other indexes use, the resumed walk would give a flow again); a flow
+/// removed before the cursor makes it skip one, and every change moves the
+/// generation; removing the flow just given and walking on from where it
+/// was visits every flow.
+fn table_walk(w: &mut dyn Write) -> bool {
+    let Ok(t) = Table::new() else {
+        let _ = write!(w, "allocation failed");
+        return false;
+    };
+    let e: [Entry; 5] = core::array::from_fn(|i| entry(key(A, B, i as u32, SIDE_CSF, 0), i as u32));
+    let mut fails: KVec<&str> = KVec::new();
+    let mut check = |ok: bool, what: &'static str| {
+        if !ok {
+            let _ = fails.push(what, GFP_KERNEL);
+        }
+    };
+    let insert = |i: usize| {
+        let bh = bh::disable();
+        // SAFETY: the entries outlive the table's use (all unlinked before
+        // they go, and no reader is left: this case is the only one).
+        unsafe { t.insert(&e[i], 16, 0, &bh) }.is_ok()
+    };
+    let unlink = |i: usize| {
+        let bh = bh::disable();
+        // SAFETY: inserted in this table.
+        unsafe { t.unlink(&e[i], &bh) }
+    };
+    check(insert(0) && insert(1) && insert(2), "three in");
+    let mut cur = Cursor::default();
+    let first = walk(&t, &mut cur, 2);
+    let g0 = t.gen();
+    check(insert(3), "a fourth in, mid-walk");
+    check(t.gen() != g0, "the insertion moves the generation");
+    let rest = walk(&t, &mut cur, 10);
+    let mut all = first;
+    for &x in rest.iter() {
+        let _ = all.push(x, GFP_KERNEL);
+    }
+    let _ = write!(w, "walk around an insertion: {:?}; ", &all[..]);
+    check(
+        &all[..] == [0, 1, 2, 3],
+        "resumed walk: every flow once, in order",
+    );
+    // A removal before the cursor: the walk skips one, the generation says so.
+    let mut cur = Cursor::default();
+    let first = walk(&t, &mut cur, 2);
+    let g1 = t.gen();
+    check(unlink(0), "first out, mid-walk");
+    let rest = walk(&t, &mut cur, 10);
+    let _ = write!(
+        w,
+        "around a removal: {:?} then {:?}; ",
+        &first[..],
+        &rest[..]
+    );
+    check(
+        &first[..] == [0, 1] && &rest[..] == [3],
+        "the flow after the cursor skipped",
+    );
+    check(t.gen() != g1, "the removal moves the generation");
+    // Removing each flow given and walking on from where it was (the
+    // collector's and flush's loop, under the writers' lock): all of them.
+    check(insert(4), "a fifth in");
+    let mut cur = Cursor::default();
+    let mut seen: KVec<u32> = KVec::new();
+    loop {
+        let at = cur;
+        let tag = {
+            let g = rcu::read_lock();
+            t.next(&mut cur, &g).map(|e| e.tag)
+        };
+        let Some(tag) = tag else {
+            break;
+        };
+        if tag % 2 == 1 || tag == 4 {
+            check(unlink(tag as usize), "unlinked in the walk");
+            cur = at;
+        }
+        let _ = seen.push(tag, GFP_KERNEL);
+    }
+    let _ = write!(w, "removing walk: {:?}", &seen[..]);
+    check(&seen[..] == [1, 2, 3, 4], "removing walk: every flow once");
+    check(unlink(2), "the kept one out");
+    check(t.count(SIDE_CSF) == 0, "empty at the end");
+    if !fails.is_empty() {
+        let _ = write!(w, "; failed:");
+        for f in fails.iter() {
+            let _ = write!(w, " {f};");
+        }
+        return false;
+    }
+    true
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_table_walk(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, table_walk)
 }
 
 #[no_mangle]

@@ -4,7 +4,7 @@
 //! as an immutable snapshot of the configuration that the datapath reads
 //! under RCU, per packet, without a lock. config-set (C, `crem_nl.c`)
 //! publishes a new snapshot with each commit ([`crem_rs_config_commit`]);
-//! the hooks and the socket ask [`crem_rs_peer_for`] and [`crem_rs_who`].
+//! the hooks ask [`crem_rs_peer_for`]; the socket's dispatch (`crate::dispatch`) reads it itself.
 
 use crate::ffi;
 use crate::kernel_ext::rcu;
@@ -150,23 +150,4 @@ extern "C" fn crem_rs_peer_for(state: *mut c_void, a: u32) -> u32 {
     // pending softirqs in the middle of the caller's packet.
     let r = rcu::read_lock();
     st.peers.get(&r).peer_for(a)
-}
-
-/// Whether `a` is a configured peer, and whether an allow-listed Path
-/// Reporter (one look at the configuration for both).
-#[no_mangle]
-extern "C" fn crem_rs_who(state: *mut c_void, a: u32, peer: *mut bool, reporter: *mut bool) {
-    // SAFETY: as in `crem_rs_peer_for`; C's out-parameters, valid for the
-    // call.
-    let (Some(st), Some(peer), Some(reporter)) = (
-        unsafe { netns::state_opt(state) },
-        unsafe { peer.as_mut() },
-        unsafe { reporter.as_mut() },
-    ) else {
-        return;
-    };
-    let r = rcu::read_lock();
-    let p = st.peers.get(&r);
-    *peer = p.is_peer(a);
-    *reporter = p.is_reporter(a);
 }

@@ -14,9 +14,11 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 pub mod crem_core;
 
 mod config;
+mod dispatch;
 mod engine;
 mod ffi;
 mod flow;
+mod flows;
 mod gf;
 mod hook;
 mod host;
@@ -24,9 +26,6 @@ mod inject;
 mod kernel_ext;
 mod netns;
 mod store;
-// The flow table, landed ahead of the datapath that will use it (step 4
-// of docs/rust-datapath.md); until then only KUnit does.
-#[cfg_attr(not(crem_kunit), allow(dead_code))]
 mod table;
 mod workspace;
 

@@ -733,61 +733,6 @@ extern "C" fn crem_rs_roce_info(p: *const u8, len: u32, out: *mut ffi::crem_roce
     0
 }
 
-#[no_mangle]
-extern "C" fn crem_rs_msg_info(
-    m: *const u8,
-    len: u32,
-    decode: bool,
-    out: *mut ffi::crem_msg_info,
-) -> i32 {
-    // SAFETY: C passes its struct, valid for the call.
-    let Some(out) = (unsafe { out.as_mut() }) else {
-        return -22;
-    };
-    let bytes: &[u8] = if m.is_null() {
-        &[]
-    } else {
-        // SAFETY: C passes the datagram payload, valid for the call.
-        unsafe { core::slice::from_raw_parts(m, len as usize) }
-    };
-    out.slot = host::msg_slot(bytes) as u8;
-    if !decode {
-        return 0;
-    }
-    let Ok(msg) = wire::decode(bytes) else {
-        return -22;
-    };
-    out.type_ = msg.msg_type().to_u8();
-    out.flow_id = msg.flow_id();
-    // HELLO and PATH_REPORT name their flow by addresses and Flow Label.
-    let (addrs, label) = match msg {
-        Message::Hello(h) => {
-            out.kind = match FlowKind::from_u8(h.flow_kind) {
-                Some(FlowKind::Requests) => 0,
-                Some(FlowKind::Responses) => 1,
-                None => 0xff,
-            };
-            (h.addrs, h.flow_label)
-        }
-        Message::PathReport(r) => (r.addrs, r.flow_label),
-        // The CSF's flow is found by the nonce of its HELLO.
-        Message::HelloAck(a) => {
-            out.nonce = a.nonce;
-            return 0;
-        }
-        _ => return 0,
-    };
-    out.dqp = label & 0xff_ffff;
-    if let FlowAddrs::V4 { src, dst } = addrs {
-        out.family = 4;
-        out.saddr = u32::from_ne_bytes(src);
-        out.daddr = u32::from_ne_bytes(dst);
-    } else {
-        out.family = 6;
-    }
-    0
-}
-
 /// FlowAlloc's alignment (kvzalloc's 8 at least) is enough for the engines.
 const _: () =
     assert!(core::mem::align_of::<KSender>() <= 8 && core::mem::align_of::<KReceiver>() <= 8);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A protected flow's Rust half: its engine and packet stores, the lock
-//! that guards them, its timer, and what it counts outside the engine. The
-//! C half (`glue/crem_flow.h`: table links, key, peer, Flow ID, nonce) owns
-//! one [`Flow`] through a pointer, made by [`crem_rs_flow_new`] and freed by
-//! [`crem_rs_flow_free`]; everything else C does with the flow goes through
-//! the `crem_rs_flow_*` calls here, each of which takes the lock itself.
+//! A protected flow's Rust half: its identity and place in the netns's
+//! flow table ([`Links`]: key, peer, Flow ID, HELLO nonce), its engine and
+//! packet stores, the lock that guards them, its timer, and what it counts
+//! outside the engine. The C half (`glue/crem_flow.h`: the netns's list of
+//! flows, the collector's and remover's marks) owns one [`Flow`] through a
+//! pointer, made by [`crem_rs_flow_new`] and freed by [`crem_rs_flow_free`];
+//! everything else C does with the flow goes through the `crem_rs_flow_*`
+//! calls here and in `flows.rs`, each of which takes the lock it needs.
 //!
 //! Locking: the state is a [`BhLock`]; every entry point disables BH for
 //! its section (a no-op nesting in softirq, the one thing that makes
@@ -19,12 +21,13 @@ use crate::crem_core::engine::Nanos;
 use crate::crem_core::wire;
 use crate::engine::Engine;
 use crate::ffi;
-use crate::host::{Glue, Host, Outside};
+use crate::host::{FlowIds, Glue, Host, Outside};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::skb::sk_buff;
 use crate::store::{Current, Owner};
+use crate::table::{FlowKey, FlowTable, InTable, Links};
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
@@ -55,10 +58,30 @@ pub(crate) struct Flow {
     timer: HrTimer,
     #[pin]
     state: BhLock<Locked>,
-    /// The C half, for the glue callbacks (the socket, the table, events);
-    /// it frees this flow before itself.
+    /// The C half, for the glue callbacks (the socket, events); it frees
+    /// this flow before itself.
     c: NonNull<ffi::crem_flow>,
     glue: &'static Glue,
+    /// Its identity and links, set up with its engine, before it is
+    /// inserted (a spare has none until it is taken).
+    links: Links,
+    /// The table of its netns, set with `links` (none: a KUnit case's
+    /// flow, in no table); the netns outlives its flows.
+    table: Option<NonNull<FlowTable<Flow>>>,
+}
+
+// SAFETY: `links` returns the same field every time, and `from_links` maps
+// it back to the `Flow` it is a field of.
+unsafe impl InTable for Flow {
+    fn links(&self) -> &Links {
+        &self.links
+    }
+
+    unsafe fn from_links(l: &Links) -> &Self {
+        // SAFETY: `l` is the `links` field of a live `Flow` (the caller's
+        // contract).
+        unsafe { &*kernel::container_of!(l, Flow, links) }
+    }
 }
 
 /// A flow's state under its lock.
@@ -124,11 +147,32 @@ impl Flow {
                 state <- new_bh_lock!(state, "crem_flow"),
                 c,
                 glue,
+                links: Links::new(FlowKey::default(), 0),
+                table: None,
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
         )
         .ok()
+    }
+
+    /// The C half (what C's table walks and lookups return).
+    pub(crate) fn c(&self) -> *mut ffi::crem_flow {
+        self.c.as_ptr()
+    }
+
+    /// The table the flow is (or is to be) in, if any.
+    pub(crate) fn table(&self) -> Option<&FlowTable<Flow>> {
+        // SAFETY: set at setup to the table of the flow's netns, which
+        // outlives its flows (the netns frees them all before its table).
+        self.table.map(|t| unsafe { t.as_ref() })
+    }
+
+    /// The flow's place in its table, for an engine call under its lock.
+    fn ids<'a>(&'a self, bh: &'a Bh) -> FlowIds<'a> {
+        // SAFETY: `table` is the only table the flow is ever inserted in
+        // (`crate::flows` inserts it in `table()`, set once, at setup).
+        unsafe { FlowIds::new(self.table().map(|t| (t, self)), bh) }
     }
 
     /// Arms the timer for the engine's next deadline if that is earlier
@@ -184,11 +228,39 @@ impl Flow {
             let tos = msg_tos(&mut l.engine);
             // SAFETY: `c` is the live C half (it frees us before itself),
             // locked here; `defer` is the caller's queue, live for the call.
-            let mut h = unsafe { Host::new(self.c, self.glue, tos, defer, &mut l.out) };
+            let mut h =
+                unsafe { Host::new(self.c, self.glue, tos, defer, &mut l.out, self.ids(bh)) };
             f(&mut l.engine, &mut h, t)
         };
         self.arm(l);
         Some(r)
+    }
+
+    /// An RDMA packet of the reverse direction (its UDP payload): its ACKs
+    /// release the CSF's retention.
+    pub(crate) fn csf_reverse(&self, bh: &Bh, payload: &[u8]) {
+        self.with(bh, core::ptr::null_mut(), None, false, |e, _, t| {
+            e.csf_reverse(t, payload)
+        });
+    }
+
+    /// A CREM message for this flow (`ce`: its datagram arrived
+    /// CE-marked).
+    pub(crate) fn msg(&self, bh: &Bh, m: &[u8], ce: bool) {
+        self.with(bh, core::ptr::null_mut(), None, true, |e, h, t| {
+            h.count_in(m);
+            e.msg(h, t, m, ce);
+        });
+    }
+
+    /// `dev` is being unregistered (RTNL held): no stored packet keeps a
+    /// pointer to it. Returns how many held packets were dropped with it.
+    pub(crate) fn dev_gone(&self, bh: &Bh, dev: *const bindings::net_device) -> u32 {
+        let mut g = self.state.lock(bh);
+        if g.dead {
+            return 0;
+        }
+        g.engine.dev_gone(dev)
     }
 
     fn expired(&self, bh: &Bh) {
@@ -200,7 +272,17 @@ impl Flow {
         l.deadline = u64::MAX;
         let tos = msg_tos(&mut l.engine);
         // SAFETY: as in `with`; the timer's messages are sent at once.
-        let mut h = unsafe { Host::new(self.c, self.glue, tos, core::ptr::null_mut(), &mut l.out) };
+        let ids = self.ids(bh);
+        let mut h = unsafe {
+            Host::new(
+                self.c,
+                self.glue,
+                tos,
+                core::ptr::null_mut(),
+                &mut l.out,
+                ids,
+            )
+        };
         l.engine.timer(&mut h, now());
         self.arm(l);
     }
@@ -345,19 +427,43 @@ pub(crate) extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
     drop(unsafe { Pin::new_unchecked(Box::<Flow, FlowAlloc>::from_raw(rf)) });
 }
 
-/// Sets up the flow's engine from `p` and its template from `tpl` (any
-/// context, before the flow is listed). 0, or -EINVAL.
+/// Sets up the flow, of the netns whose state is `net`: its identity from
+/// `p` and `peer` (network order), its engine from `p` and its template
+/// from `tpl` (any context, once, before the flow is inserted: its maker
+/// holds the only pointer to it). 0, or -EINVAL.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_flow_setup(
     rf: *mut Flow,
+    net: *mut core::ffi::c_void,
     p: *const ffi::crem_engine_params,
+    peer: u32,
     tpl: *const ffi::crem_template,
 ) -> c_int {
-    // SAFETY: a live flow (C's contract); C's params and template are valid
-    // for the call.
-    let (Some(f), Some(p), Some(tpl)) = (unsafe { flow(rf) }, unsafe { p.as_ref() }, unsafe {
-        tpl.as_ref()
-    }) else {
+    // SAFETY: C's params and template are valid for the call.
+    let (Some(p), Some(tpl)) = (unsafe { p.as_ref() }, unsafe { tpl.as_ref() }) else {
+        return EINVAL.to_errno();
+    };
+    if rf.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: C passes its per-netns state, live while the netns is.
+    let table = unsafe { crate::netns::state_opt(net) }.map(|st| NonNull::from(&st.flows));
+    let key = FlowKey {
+        saddr: p.saddr,
+        daddr: p.daddr,
+        dqp: p.dqp,
+        side: p.side,
+        kind: p.kind,
+    };
+    // SAFETY: a live flow, not inserted yet (C's contract): this is the
+    // only reference to it, its timer is not armed, and these two fields
+    // are not pinned (its links are linked only once it is inserted).
+    unsafe {
+        (*rf).links.set_identity(key, peer);
+        (*rf).table = table;
+    }
+    // SAFETY: a live flow (C's contract).
+    let Some(f) = (unsafe { flow(rf) }) else {
         return EINVAL.to_errno();
     };
     let bh = bh::disable();
@@ -417,20 +523,6 @@ pub(crate) extern "C" fn crem_rs_flow_csf_source(
     });
 }
 
-/// An RDMA packet of the reverse direction (its payload `p`): its ACKs
-/// release the CSF's retention.
-#[no_mangle]
-extern "C" fn crem_rs_flow_csf_reverse(rf: *mut Flow, p: *const u8, len: u32) {
-    // SAFETY: a live flow; the hook's linear payload.
-    let (Some(f), Some(payload)) = (unsafe { flow(rf) }, unsafe { bytes(p, len) }) else {
-        return;
-    };
-    let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, false, |e, _, t| {
-        e.csf_reverse(t, payload)
-    });
-}
-
 /// A source packet reached the CRF (as `crem_rs_flow_csf_source`; `ce`:
 /// it arrived CE-marked): true if the flow now holds it (`NF_STOLEN`).
 #[no_mangle]
@@ -456,21 +548,6 @@ extern "C" fn crem_rs_flow_crf_source(
         e.crf_source(h, t, psn, cur, payload, ce)
     })
     .unwrap_or(false)
-}
-
-/// A CREM message `msg` for this flow (`ce`: its datagram arrived
-/// CE-marked).
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_msg(rf: *mut Flow, msg: *const u8, len: u32, ce: bool) {
-    // SAFETY: a live flow; the datagram's linear payload.
-    let (Some(f), Some(m)) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
-        return;
-    };
-    let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, true, |e, h, t| {
-        h.count_in(m);
-        e.msg(h, t, m, ce);
-    });
 }
 
 /// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A
@@ -554,7 +631,9 @@ pub(crate) extern "C" fn crem_rs_flow_kill(
         if !l.dead {
             let tos = msg_tos(&mut l.engine);
             // SAFETY: as in `Flow::with`.
-            let mut h = unsafe { Host::new(f.c, f.glue, tos, core::ptr::null_mut(), &mut l.out) };
+            let ids = f.ids(&bh);
+            let mut h =
+                unsafe { Host::new(f.c, f.glue, tos, core::ptr::null_mut(), &mut l.out, ids) };
             l.engine.fini(&mut h, close);
             // The engine stays readable once ended.
             if let Some(fi) = fi {
@@ -565,22 +644,6 @@ pub(crate) extern "C" fn crem_rs_flow_kill(
     }
     // Outside the lock, which a running callback may be waiting for.
     f.timer.cancel();
-}
-
-/// `dev` is being unregistered (RTNL held): no stored packet keeps a
-/// pointer to it. Returns how many held packets were dropped with it.
-#[no_mangle]
-extern "C" fn crem_rs_flow_dev_gone(rf: *mut Flow, dev: *const bindings::net_device) -> u32 {
-    // SAFETY: a live flow.
-    let Some(f) = (unsafe { flow(rf) }) else {
-        return 0;
-    };
-    let bh = bh::disable();
-    let mut g = f.state.lock(&bh);
-    if g.dead {
-        return 0;
-    }
-    g.engine.dev_gone(dev)
 }
 
 /// Takes one pending flow-change event: its number (`CREM_FLOW_EVENT_*`)

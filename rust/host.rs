@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What an engine call reaches outside its engine: the flow it works for
-//! ([`Host`]: the CREM socket its messages go to, its Flow ID in the table,
-//! its events and the counters of both) and, for the CRF, that and the
+//! ([`Host`]: the CREM socket its messages go to, its Flow ID in the
+//! netns's flow table, its events and the counters of both) and, for the CRF, that and the
 //! flow's stores as crem-core's one `CrfHost` ([`CrfIo`]). Every call is
 //! made under the flow's lock (`crate::flow`).
 
@@ -9,7 +9,10 @@ use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::Sink;
 use crate::crem_core::psn::Psn;
 use crate::ffi;
+use crate::flow::Flow;
+use crate::kernel_ext::bh::Bh;
 use crate::store::Stores;
+use crate::table::FlowTable;
 use core::ptr::NonNull;
 use kernel::bindings::sk_buff_head;
 
@@ -32,9 +35,9 @@ pub(crate) fn msg_slot(msg: &[u8]) -> usize {
     }
 }
 
-/// What a flow's Rust half calls outside Rust, given its C half: the C
-/// table (Flow IDs), socket, event work and the netns's memory budget
-/// ([`Glue::NETNS`]), or a test's stand-ins.
+/// What a flow's Rust half calls outside Rust, given its C half: the
+/// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
+/// test's stand-ins.
 pub(crate) struct Glue {
     /// Sends (or queues on the defer queue, if not null) a message with a
     /// TOS, of a msgs-by-type slot: 0 or an errno.
@@ -50,12 +53,8 @@ pub(crate) struct Glue {
     /// the budget's owner) and gives them back.
     pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
     pub(crate) uncharge: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
-    /// The flow's Flow ID is now known.
-    pub(crate) set_id: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
     /// The flow marked a flow-change event.
     pub(crate) event: unsafe extern "C" fn(*mut ffi::crem_flow),
-    /// Whether another flow of the peer and side uses a Flow ID.
-    pub(crate) id_in_use: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
 }
 
 impl Glue {
@@ -64,9 +63,7 @@ impl Glue {
         send: ffi::crem_glue_send,
         charge: ffi::crem_glue_mem_charge,
         uncharge: ffi::crem_glue_mem_uncharge,
-        set_id: ffi::crem_glue_flow_set_id,
         event: ffi::crem_glue_flow_event,
-        id_in_use: ffi::crem_glue_flow_id_in_use,
     };
 }
 
@@ -105,6 +102,7 @@ pub(crate) struct Host<'a> {
     /// Where they wait while a source is processed (null: sent at once).
     defer: *mut sk_buff_head,
     out: &'a mut Outside,
+    ids: FlowIds<'a>,
 }
 
 impl<'a> Host<'a> {
@@ -112,13 +110,14 @@ impl<'a> Host<'a> {
     /// `flow` is the live C half of the flow whose lock the caller holds
     /// (`out` is its state under that lock) for the lifetime of the
     /// returned value, and `glue` its glue; `defer` is null or a queue that
-    /// outlives it.
+    /// outlives it; `ids`: the flow's place in its table.
     pub(crate) unsafe fn new(
         flow: NonNull<ffi::crem_flow>,
         glue: &'static Glue,
         tos: u8,
         defer: *mut sk_buff_head,
         out: &'a mut Outside,
+        ids: FlowIds<'a>,
     ) -> Self {
         Host {
             flow,
@@ -126,6 +125,7 @@ impl<'a> Host<'a> {
             tos,
             defer,
             out,
+            ids,
         }
     }
 
@@ -133,10 +133,10 @@ impl<'a> Host<'a> {
         self.flow.as_ptr()
     }
 
-    /// The CRF negotiation assigned (or the CSF learnt) the Flow ID.
+    /// The CRF negotiation assigned (or the CSF learnt) the Flow ID: the
+    /// table finds the flow by it from now on.
     pub(crate) fn set_flow_id(&mut self, id: u32) {
-        // SAFETY: the flow is live and locked (`new`).
-        unsafe { (self.glue.set_id)(self.f(), id) };
+        self.ids.set(id);
     }
 
     /// Marks a flow-change event for the netlink listeners
@@ -160,30 +160,49 @@ impl<'a> Host<'a> {
     }
 
     /// Who can say which Flow IDs this flow's peer and side use.
-    pub(crate) fn ids(&self) -> FlowIds {
-        FlowIds {
-            flow: self.flow,
-            glue: self.glue,
-        }
+    pub(crate) fn ids(&self) -> FlowIds<'a> {
+        self.ids
     }
 }
 
-/// Reads which Flow IDs are in use for a flow's peer and side (the table,
-/// under RCU): nothing of the flow's own state, so it may sit beside a
-/// `&mut Host` (the CRF picks a new ID while its engine runs).
+/// A flow's place in its netns's table, for its Flow ID: which IDs its peer
+/// and side use (read without a lock: nothing of the flow's own state, so
+/// it may sit beside a `&mut Host`, as when the CRF picks a new ID while
+/// its engine runs), and its own, once known. A flow in no table (a KUnit
+/// case's) has no other flow's ID to avoid, and nothing finds it by its.
 #[derive(Clone, Copy)]
-pub(crate) struct FlowIds {
-    flow: NonNull<ffi::crem_flow>,
-    glue: &'static Glue,
+pub(crate) struct FlowIds<'a> {
+    table: Option<(&'a FlowTable<Flow>, &'a Flow)>,
+    /// BH is off for an engine call (the flow's lock): an RCU reader, and
+    /// the table's lock may be taken.
+    bh: &'a Bh,
 }
 
-impl FlowIds {
-    /// Whether another flow of this peer and side uses `id`.
+impl<'a> FlowIds<'a> {
+    /// # Safety
+    ///
+    /// `table` is the table `flow` is inserted in, if it is inserted at
+    /// all (in no other since: `FlowTable::set_id`'s contract).
+    pub(crate) unsafe fn new(table: Option<(&'a FlowTable<Flow>, &'a Flow)>, bh: &'a Bh) -> Self {
+        FlowIds { table, bh }
+    }
+
+    /// Whether another flow of this peer and side uses `id` (0: always).
     pub(crate) fn in_use(&self, id: u32) -> bool {
-        // SAFETY: made from a `Host`, so the flow is live and locked for as
-        // long as it is used (within the same entry point); C reads the
-        // table under RCU and the flow's immutable key.
-        unsafe { (self.glue.id_in_use)(self.flow.as_ptr(), id) }
+        match self.table {
+            Some((t, f)) => {
+                let l = crate::table::InTable::links(f);
+                t.id_in_use(l.peer(), id, l.key().side, self.bh)
+            }
+            None => id == 0,
+        }
+    }
+
+    fn set(&self, id: u32) {
+        if let Some((t, f)) = self.table {
+            // SAFETY: `t` is the table `f` was inserted in, if any (`new`).
+            unsafe { t.set_id(f, id, self.bh) };
+        }
     }
 }
 

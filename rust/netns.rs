@@ -3,6 +3,8 @@
 //! operations in `glue/crem_glue.c`.
 
 use crate::config;
+use crate::flow::Flow;
+use crate::table::FlowTable;
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
@@ -33,6 +35,9 @@ pub(crate) struct NetState {
     counters: [AtomicU64; NR_COUNTERS],
     /// The peers and reporters the datapath reads (`crate::config`).
     pub(crate) peers: config::Current,
+    /// The netns's protected flows (`crate::flows`); emptied by C
+    /// (`crem_flows_exit`) before this state is freed.
+    pub(crate) flows: FlowTable<Flow>,
 }
 
 impl NetState {
@@ -68,9 +73,13 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
 
 #[no_mangle]
 extern "C" fn crem_rs_net_init(_net: *mut c_void) -> *mut c_void {
+    let Ok(flows) = FlowTable::new() else {
+        return core::ptr::null_mut();
+    };
     let st = NetState {
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
         peers: config::current(),
+        flows,
     };
     match KBox::new(st, GFP_KERNEL) {
         Ok(b) => KBox::into_raw(b).cast(),

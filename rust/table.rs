@@ -34,7 +34,7 @@ pub(crate) const SIDE_CRF: u8 = 1;
 /// A flow is one direction of one RC QP (addresses in network order, the
 /// destination QP), on one side, of one kind (requests, or READ responses
 /// and ATOMIC ACKs: their PSN spaces differ).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub(crate) struct FlowKey {
     pub(crate) saddr: u32,
     pub(crate) daddr: u32,
@@ -102,6 +102,14 @@ impl Links {
         }
     }
 
+    /// Gives a flow made ahead of its traffic (a spare) its identity;
+    /// `&mut`: only before it is inserted, while its maker holds the only
+    /// reference.
+    pub(crate) fn set_identity(&mut self, key: FlowKey, peer: u32) {
+        self.key = key;
+        self.peer = peer;
+    }
+
     pub(crate) fn key(&self) -> &FlowKey {
         &self.key
     }
@@ -162,20 +170,36 @@ pub(crate) unsafe trait InTable {
     unsafe fn from_links(l: &Links) -> &Self;
 }
 
+/// Where a walk of the table ([`FlowTable::next`]) stands: a key chain
+/// and an index in it. Plain numbers, so that it survives between RCU
+/// sections (a netlink dump's parts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    bucket: u32,
+    index: u32,
+}
+
+impl Cursor {
+    /// As one word (a netlink dump's `cb->args`).
+    pub(crate) fn to_u64(self) -> u64 {
+        (u64::from(self.bucket) << 32) | u64::from(self.index)
+    }
+
+    pub(crate) fn from_u64(v: u64) -> Self {
+        Cursor {
+            bucket: (v >> 32) as u32,
+            index: v as u32,
+        }
+    }
+}
+
 /// Why an insertion was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
-    /// The table is closing (its netns is going).
-    Closing,
     /// A flow of the same key is in the table.
     Exists,
     /// The side has its `max-flows` flows already.
     Limit,
-}
-
-/// What only writers change, under the table's lock.
-struct Writer {
-    closing: bool,
 }
 
 /// The flow table (see the module docs). Its lock is boxed (pinned there)
@@ -186,7 +210,10 @@ pub(crate) struct FlowTable<F: InTable, const B: usize = BUCKETS> {
     by_id: Chains<B>,
     by_nonce: Chains<B>,
     seed: u32,
-    writer: Pin<KBox<BhLock<Writer>>>,
+    /// Serialises writers (what it guards is the chains' links). Closing
+    /// the table to insertions when the netns goes is its owner's: it
+    /// stops creating flows then, not only inserting them.
+    writer: Pin<KBox<BhLock<()>>>,
     /// Flows by side; read without the lock for the datapath's early
     /// limit check (the insertion checks again under it).
     n_side: [AtomicU32; 2],
@@ -207,10 +234,7 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
             by_id: Chains::new()?,
             by_nonce: Chains::new()?,
             seed,
-            writer: KBox::pin_init(
-                new_bh_lock!(Writer { closing: false }, "crem_flow_table"),
-                GFP_KERNEL_ACCOUNT,
-            )?,
+            writer: KBox::pin_init(new_bh_lock!((), "crem_flow_table"), GFP_KERNEL_ACCOUNT)?,
             n_side: [AtomicU32::new(0), AtomicU32::new(0)],
             gen: AtomicU32::new(0),
             _entries: PhantomData,
@@ -323,8 +347,8 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         self.gen.fetch_add(1, Ordering::Release);
     }
 
-    /// Puts `e` in the table, unless the table is closing, a flow of its
-    /// key is in it, or its side has `max` flows. A sender flow gets
+    /// Puts `e` in the table, unless a flow of its key is in it or its
+    /// side has `max` flows. A sender flow gets
     /// `nonce` (its HELLO's), by which its HELLO_ACK finds it.
     ///
     /// Once it is in, another writer may unlink it at once: a caller that
@@ -346,9 +370,6 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         let side = usize::from(l.key.side);
         let n = self.n_side.get(side).ok_or(Refused::Limit)?;
         let w = self.writer.lock(bh);
-        if w.closing {
-            return Err(Refused::Closing);
-        }
         // In a table already (a caller's bug): never linked twice.
         if l.by_key.is_linked() {
             return Err(Refused::Exists);
@@ -362,7 +383,9 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         // SAFETY: writers are serialised by `writer` (held); `e` stays
         // alive as the caller promises, its links in this table only.
         unsafe {
-            self.by_key.add(self.key_bucket(&l.key), &l.by_key);
+            // At the end of its key chain: a resumed walk (`next`) does not
+            // see it twice.
+            self.by_key.add_tail(self.key_bucket(&l.key), &l.by_key);
             self.by_pair
                 .add(self.pair_bucket(l.key.saddr, l.key.daddr), &l.by_pair);
             if l.key.side == SIDE_CSF {
@@ -433,9 +456,23 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         true
     }
 
-    /// Refuses every insertion from now on (the netns is going).
-    pub(crate) fn close(&self, bh: &Bh) {
-        self.writer.lock(bh).closing = true;
+    /// The flow at `cur`, with `cur` moved past it; `None` at the end. The
+    /// walk may be resumed in another section: flows are inserted at the
+    /// end of their key chain, so a flow inserted meanwhile is seen once
+    /// or not at all, never twice; a flow removed before the cursor makes
+    /// it skip one. Every such change moves the generation ([`Self::gen`]),
+    /// by which the walker can tell.
+    pub(crate) fn next<'a>(&'a self, cur: &mut Cursor, r: &'a impl Reader) -> Option<&'a F> {
+        while (cur.bucket as usize) < B {
+            if let Some(l) = self.by_key.nth(cur.bucket as usize, cur.index as usize, r) {
+                cur.index = cur.index.saturating_add(1);
+                // SAFETY: as in `first`.
+                return Some(unsafe { F::from_links(of_key(l)) });
+            }
+            cur.bucket = cur.bucket.saturating_add(1);
+            cur.index = 0;
+        }
+        None
     }
 
     /// Calls `f` with every flow in the table (a flow that moved ID chains
@@ -457,7 +494,7 @@ impl<F: InTable, const B: usize> Drop for FlowTable<F, B> {
         // Its owner empties it first (every flow unlinked, then freed a
         // grace period later): a flow still linked here would keep
         // pointers into chains that are about to go.
-        let left = self.count(SIDE_CSF) + self.count(SIDE_CRF);
+        let left = self.count(SIDE_CSF).saturating_add(self.count(SIDE_CRF));
         if left != 0 {
             pr_warn!("flow table dropped with {} flows in it\n", left);
         }

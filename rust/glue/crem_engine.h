@@ -35,14 +35,23 @@ struct crem_roce_info {
 	u8 is_response; /* a source of the responder direction's flow */
 };
 
-/* Dispatch fields of a CREM message (HELLO: the flow it describes). */
+/* What crem_rs_sock_msg says of a datagram (the caller's counters). */
 struct crem_msg_info {
 	u8 slot; /* msgs-by-type slot (< CREM_MSG_SLOTS), set even for an invalid one */
-	u8 type, family;
-	u8 kind; /* HELLO: CREM_KIND_*, 0xff for a kind we do not protect */
-	u32 flow_id, dqp;
+	/* CREM_MSG_NEW_FLOW: the receiver flow its HELLO asks for. */
+	u8 family, kind; /* CREM_KIND_* */
+	u32 dqp;
 	__be32 saddr, daddr;
-	u64 nonce; /* HELLO_ACK: echoed nonce */
+};
+
+/* What became of a datagram (rust/dispatch.rs). */
+enum crem_msg_verdict {
+	CREM_MSG_FED, /* handed to its flow */
+	CREM_MSG_REPORT_FED, /* a PATH_REPORT, handed to its sender flow */
+	CREM_MSG_NEW_FLOW, /* a HELLO of no receiver flow: make it (info's key) */
+	CREM_MSG_NOT_PEER, /* from an address that may not send it */
+	CREM_MSG_INVALID, /* invalid, or a HELLO of a flow we cannot protect */
+	CREM_MSG_NO_FLOW, /* for no flow here */
 };
 
 /*
@@ -114,9 +123,13 @@ struct crem_rs_flow;
  */
 struct crem_rs_flow *crem_rs_flow_new(struct crem_flow *f, struct net *net, u8 side);
 void crem_rs_flow_free(struct crem_rs_flow *rf);
-/* Its engine from @p, its restored packets' template from @tpl (any context). */
-int crem_rs_flow_setup(struct crem_rs_flow *rf, const struct crem_engine_params *p,
-		       const struct crem_template *tpl);
+/*
+ * Once, before it is inserted (any context): its identity (key from @p,
+ * @peer) and table (of @net, the netns's Rust state), its engine from @p,
+ * its restored packets' template from @tpl.
+ */
+int crem_rs_flow_setup(struct crem_rs_flow *rf, void *net, const struct crem_engine_params *p,
+		       __be32 peer, const struct crem_template *tpl);
 /* Listed: the CSF sends HELLO with @nonce; the CRF takes the HELLO @msg. */
 void crem_rs_flow_start(struct crem_rs_flow *rf, u64 nonce, const u8 *msg, u32 len);
 /*
@@ -126,12 +139,9 @@ void crem_rs_flow_start(struct crem_rs_flow *rf, u64 nonce, const u8 *msg, u32 l
  */
 void crem_rs_flow_csf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
 			     struct sk_buff *skb, u32 off, u32 len, struct sk_buff_head *defer);
-void crem_rs_flow_csf_reverse(struct crem_rs_flow *rf, const u8 *p, u32 len);
 /* As crem_rs_flow_csf_source; true if the flow now holds @skb (NF_STOLEN). */
 bool crem_rs_flow_crf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
 			     struct sk_buff *skb, u32 off, u32 len, bool ce);
-/* @ce: the datagram carrying @msg arrived CE-marked. */
-void crem_rs_flow_msg(struct crem_rs_flow *rf, const u8 *msg, u32 len, bool ce);
 /* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
 int crem_rs_flow_pin(struct crem_rs_flow *rf, u8 k, u8 m, bool pin);
 void crem_rs_flow_info(struct crem_rs_flow *rf, struct crem_flow_info *fi);
@@ -143,13 +153,47 @@ bool crem_rs_flow_reset(struct crem_rs_flow *rf, struct crem_flow_info *fi);
  * (unless NULL), marks it dead and cancels its timer.
  */
 void crem_rs_flow_kill(struct crem_rs_flow *rf, int close_reason, struct crem_flow_info *fi);
-/* @dev is going (RTNL): no stored packet keeps it; returns held ones dropped. */
-u32 crem_rs_flow_dev_gone(struct crem_rs_flow *rf, const struct net_device *dev);
 /* One pending flow-change event (CREM_FLOW_EVENT_*) and its @reason, or -1. */
 int crem_rs_flow_ev_take(struct crem_rs_flow *rf, u16 *reason);
+/*
+ * The netns's flow table (rust/flows.rs, rust/table.rs). Insertion and
+ * removal run under crem_flows.lock; a flow unlinked is freed a grace
+ * period later at the earliest. Lookups run under RCU and return the C
+ * half. @net: the netns's Rust state (rust/netns.rs); addresses in network
+ * order.
+ */
+/* 0, -EEXIST (its key is taken), -ENOSPC (@max of its side) or -EINVAL. */
+int crem_rs_flow_insert(struct crem_rs_flow *rf, u32 max, u64 nonce);
+bool crem_rs_flow_unlink(struct crem_rs_flow *rf);
+struct crem_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
+				       u8 kind);
+/* An RDMA ACK from @saddr to @daddr: the sender flows of the reverse pair. */
+void crem_rs_flows_reverse(void *net, __be32 saddr, __be32 daddr, const u8 *p, u32 len);
+/* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
+struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
+/*
+ * A walk that may be resumed in another RCU section (*@pos from 0; the
+ * flow at it, *@pos moved past it; NULL at the end): a flow inserted
+ * meanwhile comes once or not at all, a flow removed before *@pos makes it
+ * skip one; both move the generation. Under crem_flows.lock nothing moves:
+ * a caller that removes the flow it got goes on from the *@pos it passed.
+ */
+struct crem_flow *crem_rs_flows_next(void *net, u64 *pos);
+/* @fn(flow, @arg) for every flow, under RCU (no sleeping), until it returns true. */
+void crem_rs_flows_for_each(void *net, bool (*fn)(struct crem_flow *f, void *arg), void *arg);
+/* @dev is going (RTNL): no flow's held packet keeps it; returns those dropped. */
+u32 crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
+/* Flows of @side (both if < 0); the generation (dump consistency). */
+u32 crem_rs_flows_count(void *net, int side);
+u32 crem_rs_flows_gen(void *net);
 int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
-/* @out's slot always; with @decode the rest, or an error for an invalid message. */
-int crem_rs_msg_info(const u8 *msg, u32 len, bool decode, struct crem_msg_info *out);
+/*
+ * The CREM socket's datagram @msg from @from (softirq): checked, decoded,
+ * routed and handed to its flow; @ce: it arrived CE-marked. A
+ * crem_msg_verdict, with @out's slot (and the key of NEW_FLOW).
+ */
+int crem_rs_sock_msg(void *net, __be32 from, const u8 *msg, u32 len, bool ce,
+		     struct crem_msg_info *out);
 
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the
@@ -182,9 +226,7 @@ int crem_glue_send(struct crem_flow *f, u8 tos, u8 slot, struct sk_buff_head *de
  */
 bool crem_glue_mem_charge(struct crem_flow *f, u32 n);
 void crem_glue_mem_uncharge(struct crem_flow *f, u32 n);
-void crem_glue_flow_set_id(struct crem_flow *f, u32 id);
 /* @f marked a flow-change event: the netns's event work sends it. */
 void crem_glue_flow_event(struct crem_flow *f);
-bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id);
 
 #endif

@@ -20,29 +20,37 @@ void crem_glue_flow_event(struct crem_flow *f)
 		schedule_work(&t->ev_work);
 }
 
+/* One pass: the first flow with an event pending sends it (under RCU). */
+struct crem_ev_pass {
+	struct crem_net *cn;
+	struct sk_buff *msg;
+	bool sent;
+};
+
+static bool crem_ev_send_one(struct crem_flow *f, void *arg)
+{
+	struct crem_ev_pass *p = arg;
+	u16 reason = 0;
+	int ev = crem_rs_flow_ev_take(f->rs, &reason);
+
+	if (ev < 0)
+		return false;
+	crem_nl_flow_event_send(p->cn, p->msg, f, ev, reason);
+	p->sent = true;
+	return true;
+}
+
 void crem_ev_work(struct work_struct *w)
 {
 	struct crem_net *cn = container_of(w, struct crem_net, flows.ev_work);
-	struct crem_flow *f;
 
 	for (;;) {
 		/* Allocated ahead, outside RCU (NULL: no listener; counted). */
 		struct sk_buff *msg = crem_nl_flow_ntf_alloc(cn, GFP_KERNEL);
-		bool sent = false;
-		u16 reason = 0;
-		int ev = -1;
+		struct crem_ev_pass p = { .cn = cn, .msg = msg };
 
-		rcu_read_lock();
-		list_for_each_entry_rcu(f, &cn->flows.list, all) {
-			ev = crem_rs_flow_ev_take(f->rs, &reason);
-			if (ev < 0)
-				continue;
-			crem_nl_flow_event_send(cn, msg, f, ev, reason);
-			sent = true;
-			break;
-		}
-		rcu_read_unlock();
-		if (!sent) {
+		crem_rs_flows_for_each(cn->rs, crem_ev_send_one, &p);
+		if (!p.sent) {
 			consume_skb(msg); /* unused notification: not a drop */
 			return;
 		}

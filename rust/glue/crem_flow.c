@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-netns flow table: lookup from the hooks and the socket, creation
- * (deferred to process context: engines are too large for atomic
- * allocations), timers and teardown. See crem_flow.h for the locking rules.
+ * A netns's flows (the table that finds them is Rust's, rust/flows.rs):
+ * the hook's way to them, their creation (deferred to process context:
+ * engines are too large for atomic allocations) and teardown; the socket's
+ * datagrams (rust/dispatch.rs routes them). See crem_flow.h for the
+ * locking rules.
  */
 #include <linux/module.h>
-#include <linux/hash.h>
-#include <linux/jhash.h>
-#include <linux/rculist_nulls.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -26,9 +25,6 @@
 
 /* Most creation requests queued at once (each holds a small copy). */
 #define CREM_MAX_PENDING 64
-#define CREM_MSG_TYPE_HELLO 2
-#define CREM_MSG_TYPE_HELLO_ACK 3
-#define CREM_MSG_TYPE_PATH_REPORT 8
 
 struct crem_create {
 	struct list_head node;
@@ -43,75 +39,16 @@ struct crem_create {
 	u8 msg[];
 };
 
-/*
- * Bucket hashes are keyed by a per-netns random seed: a peer (or anyone
- * who can make RDMA traffic cross us) must not be able to choose flows
- * that all land in one chain.
- */
-static u32 crem_key_hash(const struct crem_flows *t, const struct crem_flow_key *k)
-{
-	return jhash_3words((__force u32)k->saddr, (__force u32)k->daddr,
-			    k->dqp ^ ((u32)k->side << 24) ^ ((u32)k->kind << 25), t->seed) >>
-	       (32 - CREM_FLOW_HBITS);
-}
-
-static u32 crem_id_hash(const struct crem_flows *t, __be32 peer, u32 id, u8 side)
-{
-	return jhash_2words((__force u32)peer, id ^ ((u32)side << 31), t->seed ^ 1) >>
-	       (32 - CREM_FLOW_HBITS);
-}
-
-static u32 crem_pair_hash(const struct crem_flows *t, __be32 saddr, __be32 daddr)
-{
-	return jhash_2words((__force u32)saddr, (__force u32)daddr, t->seed ^ 2) >>
-	       (32 - CREM_FLOW_HBITS);
-}
-
-static u32 crem_nonce_hash(const struct crem_flows *t, __be32 peer, u64 nonce)
-{
-	return jhash_3words((__force u32)peer, (u32)nonce, (u32)(nonce >> 32), t->seed ^ 3) >>
-	       (32 - CREM_FLOW_HBITS);
-}
-
 static bool crem_key_eq(const struct crem_flow_key *a, const struct crem_flow_key *b)
 {
 	return a->saddr == b->saddr && a->daddr == b->daddr && a->dqp == b->dqp &&
 	       a->side == b->side && a->kind == b->kind;
 }
 
-static struct crem_flow *crem_lookup_key(struct crem_flows *t, const struct crem_flow_key *k)
-{
-	struct crem_flow *f;
-
-	hlist_for_each_entry_rcu(f, &t->by_key[crem_key_hash(t, k)], key_node)
-		if (crem_key_eq(&f->key, k))
-			return f;
-	return NULL;
-}
-
+/* The flow of @k (under RCU): the Rust table's (rust/flows.rs). */
 struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k)
 {
-	return crem_lookup_key(&cn->flows, k);
-}
-
-static struct crem_flow *crem_lookup_id(struct crem_flows *t, __be32 peer, u32 id, u8 side)
-{
-	u32 slot = crem_id_hash(t, peer, id, side);
-	struct hlist_nulls_node *n;
-	struct crem_flow *f;
-
-again:
-	hlist_nulls_for_each_entry_rcu(f, n, &t->by_id[slot], id_node)
-		if (READ_ONCE(f->flow_id) == id && f->peer == peer && f->key.side == side)
-			return f;
-	/*
-	 * The walk ended on another chain's terminator: a flow it passed
-	 * moved there (its ID changed, crem_glue_flow_set_id) and the rest of
-	 * this chain was skipped. Walk it again.
-	 */
-	if (get_nulls_value(n) != slot)
-		goto again;
-	return NULL;
+	return crem_rs_flows_lookup(cn->rs, k->saddr, k->daddr, k->dqp, k->side, k->kind);
 }
 
 static inline u64 crem_now(void)
@@ -189,44 +126,6 @@ void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
 	atomic64_sub(n, &f->cn->flows.mem);
 }
 
-void crem_glue_flow_set_id(struct crem_flow *f, u32 id)
-{
-	struct crem_flows *t = &f->cn->flows;
-
-	spin_lock(&t->lock);
-	WRITE_ONCE(f->flow_id, id);
-	/* Its HELLO is answered: no other HELLO_ACK looks for it. */
-	if (f->nonce_hashed) {
-		hlist_del_rcu(&f->nonce_node);
-		f->nonce_hashed = false;
-	}
-	/*
-	 * A flow already unlinked (removal waits for the readers, one of which
-	 * is this HELLO/HELLO_ACK) must not be hashed again: it is freed after
-	 * the grace period and would stay reachable from by_id.
-	 *
-	 * A flow whose ID changes (a new session) moves to another chain
-	 * without a grace period: memory-safe (nodes are freed only after
-	 * one), and a lookup walking the old chain that follows the node into
-	 * the new one ends on the new chain's terminator and walks again
-	 * (crem_lookup_id), so it misses no flow.
-	 */
-	if (f->linked) {
-		if (f->id_hashed)
-			hlist_nulls_del_rcu(&f->id_node);
-		hlist_nulls_add_head_rcu(&f->id_node,
-					 &t->by_id[crem_id_hash(t, f->peer, id, f->key.side)]);
-		f->id_hashed = true;
-		t->gen++;
-	}
-	spin_unlock(&t->lock);
-}
-
-bool crem_glue_flow_id_in_use(struct crem_flow *f, u32 id)
-{
-	return id == 0 || crem_lookup_id(&f->cn->flows, f->peer, id, f->key.side);
-}
-
 /* ---- Creation. ---- */
 
 /*
@@ -278,7 +177,7 @@ static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
 	p.saddr = rq->key.saddr;
 	p.daddr = rq->key.daddr;
 	p.rtt_hint_ns = 10 * NSEC_PER_MSEC;
-	return crem_rs_flow_setup(f->rs, &p, &tpl);
+	return crem_rs_flow_setup(f->rs, cn->rs, &p, rq->peer, &tpl);
 }
 
 /*
@@ -290,36 +189,25 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 {
 	struct crem_flows *t = &cn->flows;
 	struct sk_buff *ntf = crem_nl_flow_ntf_alloc(cn, gfp);
+	/* A sender flow's HELLO_ACK finds it by its HELLO's nonce. */
+	u64 nonce = f->key.side == CREM_SIDE_CSF ? get_random_u64() : 0;
 
 	/* Once listed, a flow-del may take @f: it frees it after this section. */
 	rcu_read_lock();
 	spin_lock_bh(&t->lock);
-	if (t->closing || crem_lookup_key(t, &f->key) ||
-	    t->n_side[f->key.side] >= READ_ONCE(cn->cfg.max_flows)) {
+	if (t->closing || crem_rs_flow_insert(f->rs, READ_ONCE(cn->cfg.max_flows), nonce)) {
 		spin_unlock_bh(&t->lock);
 		rcu_read_unlock();
 		consume_skb(ntf); /* unused notification: not a drop */
 		crem_flow_free(f);
 		return NULL;
 	}
-	hlist_add_head_rcu(&f->key_node, &t->by_key[crem_key_hash(t, &f->key)]);
-	hlist_add_head_rcu(&f->pair_node, &t->by_pair[crem_pair_hash(t, f->key.saddr, f->key.daddr)]);
-	if (f->key.side == CREM_SIDE_CSF) {
-		f->nonce = get_random_u64();
-		hlist_add_head_rcu(&f->nonce_node, &t->by_nonce[crem_nonce_hash(t, f->peer, f->nonce)]);
-		f->nonce_hashed = true;
-	}
-	list_add_tail_rcu(&f->all, &t->list);
-	f->linked = true;
-	t->count++;
-	t->n_side[f->key.side]++;
-	t->gen++;
 	spin_unlock_bh(&t->lock);
 	atomic64_inc(&cn->dp[CREM_EV_FLOW_UP]);
 	crem_gc_start(cn);
 
 	/* A CSF sends its HELLO; a CRF answers the HELLO that asked for it. */
-	crem_rs_flow_start(f->rs, f->nonce, msg, msg_len);
+	crem_rs_flow_start(f->rs, nonce, msg, msg_len);
 	/* Sent before a flow-down of @f can be (that one waits for us). */
 	crem_nl_flow_ntf_send(cn, ntf, f, CREM_CMD_FLOW_UP);
 	rcu_read_unlock();
@@ -386,7 +274,7 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 	struct crem_create *rq, *q;
 	struct crem_flow *f;
 
-	if (READ_ONCE(t->n_side[k->side]) >= READ_ONCE(cn->cfg.max_flows)) {
+	if (crem_rs_flows_count(cn->rs, k->side) >= READ_ONCE(cn->cfg.max_flows)) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
 		return NULL;
 	}
@@ -453,13 +341,13 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 		return -EHOSTUNREACH;
 	}
 	rcu_read_lock();
-	taken = crem_lookup_key(t, k);
+	taken = crem_flow_lookup(cn, k);
 	rcu_read_unlock();
 	if (taken) {
 		NL_SET_ERR_MSG(extack, "a sender flow for these addresses, dest-qp and kind exists");
 		return -EEXIST;
 	}
-	if (READ_ONCE(t->n_side[CREM_SIDE_CSF]) >= READ_ONCE(cn->cfg.max_flows)) {
+	if (crem_rs_flows_count(cn->rs, CREM_SIDE_CSF) >= READ_ONCE(cn->cfg.max_flows)) {
 		NL_SET_ERR_MSG_FMT(extack, "max-flows (%u) sender flows are set up already",
 				   READ_ONCE(cn->cfg.max_flows));
 		return -ENOSPC;
@@ -487,12 +375,6 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 static __be32 crem_peer_for(struct crem_net *cn, __be32 a)
 {
 	return (__force __be32)crem_rs_peer_for(cn->rs, (__force u32)a);
-}
-
-/* Whether @a is a configured peer and whether an allow-listed reporter. */
-static void crem_who(struct crem_net *cn, __be32 a, bool *peer, bool *reporter)
-{
-	crem_rs_who(cn->rs, (__force u32)a, peer, reporter);
 }
 
 /* The flow kind @ri's packet is a source of, or -1 if it is none. */
@@ -531,7 +413,7 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 
 	if (kind < 0)
 		return;
-	f = crem_lookup_key(&cn->flows, &k);
+	f = crem_flow_lookup(cn, &k);
 	if (!f)
 		f = crem_request_flow(cn, &k, peer, iph->tos, iph->ttl, sport,
 				      skb->dev ? READ_ONCE(skb->dev->mtu) : 0, NULL, 0);
@@ -539,24 +421,6 @@ static void crem_csf_packet(struct crem_net *cn, struct sk_buff *skb, const stru
 		return;
 	crem_seen(&seen, skb, iph, sport);
 	crem_rs_flow_csf_source(f->rs, &seen, ri->psn, skb, off, len, defer);
-}
-
-/* An RDMA packet of the reverse direction: its ACKs release retention. */
-static void crem_csf_reverse(struct crem_net *cn, const struct iphdr *iph, const u8 *p, u32 len)
-{
-	struct crem_flows *t = &cn->flows;
-	struct crem_flow *f;
-
-	/* The BTH names only the destination QP: the ACK of A's flow to B
-	 * carries A's QP. Every CSF flow of the address pair checks the PSN
-	 * against what it holds (crem-core ignores acks outside it). */
-	hlist_for_each_entry_rcu(f, &t->by_pair[crem_pair_hash(t, iph->daddr, iph->saddr)],
-				 pair_node) {
-		if (f->key.side != CREM_SIDE_CSF || f->key.kind != CREM_KIND_REQUESTS ||
-		    f->key.saddr != iph->daddr || f->key.daddr != iph->saddr)
-			continue;
-		crem_rs_flow_csf_reverse(f->rs, p, len);
-	}
 }
 
 /* The packet arrives from a peer: the CRF of its flow may hold it. */
@@ -572,7 +436,7 @@ static unsigned int crem_crf_packet(struct crem_net *cn, struct sk_buff *skb,
 
 	if (kind < 0)
 		return NF_ACCEPT;
-	f = crem_lookup_key(&cn->flows, &k);
+	f = crem_flow_lookup(cn, &k);
 	if (!f)
 		return NF_ACCEPT;
 	crem_seen(&seen, skb, iph, sport);
@@ -662,7 +526,7 @@ static unsigned int __crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_bu
 		return NF_ACCEPT;
 	}
 	if (ri.is_ack)
-		crem_csf_reverse(cn, iph, p, len);
+		crem_rs_flows_reverse(cn->rs, iph->saddr, iph->daddr, p, len);
 	return crem_crf_packet(cn, skb, iph, uh->source, len, off, &ri);
 }
 
@@ -744,100 +608,39 @@ static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_
 	return NF_STOLEN;
 }
 
-/* Messages of these types travel from the CSF to the CRF. */
-static bool crem_to_crf(u8 type)
-{
-	return type == 1 /* REPAIR */ || type == 2 /* HELLO */ || type == 4 /* PARAM_UPDATE */;
-}
-
-/* @ce: the datagram arrived CE-marked (REPAIRs leave ECT(0): crem_glue_send). */
-static void crem_feed(struct crem_flow *f, const u8 *msg, u32 len, bool ce)
-{
-	crem_rs_flow_msg(f->rs, msg, len, ce);
-}
-
+/*
+ * A datagram of the CREM socket (rust/dispatch.rs routes it to its flow):
+ * counted by type and by what became of it; a HELLO for a receiver flow we
+ * have not got asks for one, which answers it.
+ */
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos)
 {
-	struct crem_flows *t = &cn->flows;
-	bool ce = INET_ECN_is_ce(tos);
 	struct crem_msg_info mi;
-	struct crem_flow *f;
-	bool peer, reporter;
+	int v = crem_rs_sock_msg(cn->rs, from, msg, len, INET_ECN_is_ce(tos), &mi);
 
 	/* Every datagram is counted by type, valid or not, from anyone. */
-	crem_rs_msg_info(msg, len, false, &mi);
 	atomic64_inc(&cn->msg_in[mi.slot]);
-	/* Only the configured peers speak CREM to us, and the allow-listed
-	 * Path Reporters send PATH_REPORT (one look at the config for both):
-	 * nothing else is decoded. */
-	crem_who(cn, from, &peer, &reporter);
-	if (!peer && !reporter) {
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
-		return;
-	}
-	if (crem_rs_msg_info(msg, len, true, &mi)) {
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
-		return;
-	}
-	if (mi.type == CREM_MSG_TYPE_PATH_REPORT) {
-		/* About the requests of a flow we send (its Flow Label: the QP). */
-		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CSF,
-					   CREM_KIND_REQUESTS };
-
-		if (!reporter) {
-			atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
-			return;
-		}
-		f = mi.family == 4 ? crem_lookup_key(t, &k) : NULL;
-		if (!f) {
-			atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
-			return;
-		}
+	switch (v) {
+	case CREM_MSG_FED:
+		break;
+	case CREM_MSG_REPORT_FED:
 		atomic64_inc(&cn->dp[CREM_EV_PATH_REPORT]);
-		crem_feed(f, msg, len, ce);
-		return;
-	}
-	if (!peer) { /* a reporter sends nothing else */
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
-		return;
-	}
-	if (mi.type == CREM_MSG_TYPE_HELLO) {
+		break;
+	case CREM_MSG_NEW_FLOW: {
 		struct crem_flow_key k = { mi.saddr, mi.daddr, mi.dqp, CREM_SIDE_CRF, mi.kind };
 
-		if (mi.family != 4 || mi.kind > CREM_KIND_RESPONSES) {
-			atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
-			return;
-		}
-		if (crem_peer_for(cn, mi.saddr) != from) {
-			atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
-			return;
-		}
-		f = crem_lookup_key(t, &k);
-		if (f)
-			crem_feed(f, msg, len, ce);
-		else
-			crem_request_flow(cn, &k, from, tos, 64, 0, 0, msg, len);
-		return;
+		crem_request_flow(cn, &k, from, tos, 64, 0, 0, msg, len);
+		break;
 	}
-	if (mi.type == CREM_MSG_TYPE_HELLO_ACK) {
-		/* The CSF learns its Flow ID here: by the echoed nonce. */
-		hlist_for_each_entry_rcu(f, &t->by_nonce[crem_nonce_hash(t, from, mi.nonce)],
-					 nonce_node)
-			if (f->peer == from && f->nonce == mi.nonce) {
-				crem_feed(f, msg, len, ce);
-				return;
-			}
+	case CREM_MSG_NOT_PEER:
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
+		break;
+	case CREM_MSG_NO_FLOW:
 		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
-		return;
+		break;
+	default:
+		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
 	}
-	f = crem_lookup_id(t, from, mi.flow_id, crem_to_crf(mi.type) ? CREM_SIDE_CRF : CREM_SIDE_CSF);
-	if (!f && mi.type == 9 /* CLOSE travels both ways */)
-		f = crem_lookup_id(t, from, mi.flow_id, CREM_SIDE_CRF);
-	if (!f) {
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
-		return;
-	}
-	crem_feed(f, msg, len, ce);
 }
 
 /* ---- Teardown. ---- */
@@ -845,19 +648,8 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 {
 	lockdep_assert_held(&t->lock);
-	hlist_del_rcu(&f->key_node);
-	hlist_del_rcu(&f->pair_node);
-	if (f->id_hashed)
-		hlist_nulls_del_rcu(&f->id_node);
-	if (f->nonce_hashed)
-		hlist_del_rcu(&f->nonce_node);
-	f->id_hashed = false;
-	f->nonce_hashed = false;
-	f->linked = false;
-	list_del_rcu(&f->all);
-	t->count--;
-	t->n_side[f->key.side]--;
-	t->gen++;
+	/* Every remover found @f in the table under t->lock: still there. */
+	WARN_ON_ONCE(!crem_rs_flow_unlink(f->rs));
 }
 
 /* Counters a flow's owner no longer reports go on counting in the netns totals. */
@@ -907,14 +699,17 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify)
 static void __crem_flows_flush(struct crem_net *cn, bool notify)
 {
 	struct crem_flows *t = &cn->flows;
-	struct crem_flow *f, *n;
+	struct crem_flow *f;
+	u64 pos = 0;
 	LIST_HEAD(gone);
 
 	spin_lock_bh(&t->lock);
-	list_for_each_entry_safe(f, n, &t->list, all) {
+	/* Each removal takes the first flow: the walk stays at the start. */
+	while ((f = crem_rs_flows_next(cn->rs, &pos))) {
 		crem_flow_unlink(t, f);
 		f->close_with = CREM_CLOSE_NONE;
 		list_add(&f->kill, &gone);
+		pos = 0;
 	}
 	spin_unlock_bh(&t->lock);
 	crem_flows_reap(cn, &gone, notify);
@@ -932,26 +727,15 @@ void crem_flows_flush(struct crem_net *cn)
  */
 void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
 {
-	struct crem_flow *f;
-
 	ASSERT_RTNL();
-	rcu_read_lock();
-	list_for_each_entry_rcu(f, &cn->flows.list, all)
-		atomic64_add(crem_rs_flow_dev_gone(f->rs, dev), &cn->dp[CREM_DROP_DEV_GONE]);
-	rcu_read_unlock();
+	atomic64_add(crem_rs_flows_dev_gone(cn->rs, dev), &cn->dp[CREM_DROP_DEV_GONE]);
 }
 
 void crem_flows_init(struct crem_flows *t)
 {
-	u32 i;
-
 	spin_lock_init(&t->lock);
-	for (i = 0; i < ARRAY_SIZE(t->by_id); i++)
-		INIT_HLIST_NULLS_HEAD(&t->by_id[i], i);
-	t->seed = get_random_u32();
 	/* pernet init runs in the task that makes the netns. */
 	t->memcg = get_mem_cgroup_from_mm(current->mm);
-	INIT_LIST_HEAD(&t->list);
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
 	INIT_DELAYED_WORK(&t->gc_work, crem_gc_work);

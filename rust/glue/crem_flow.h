@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Protected flows: the per-netns flow table. Each flow's Rust half
- * (rust/flow.rs: engine, stores, lock, timer, counters) is reached only
- * through the crem_rs_flow_* calls, which take its lock themselves; this
- * half owns the table.
+ * Protected flows. Each flow's Rust half (rust/flow.rs: identity and table
+ * links, engine, stores, lock, timer, counters) is reached only through the
+ * crem_rs_flow_* calls, which take the locks they need; the netns's table
+ * (by key, Flow ID, address pair, HELLO nonce) is Rust's (rust/flows.rs,
+ * rust/table.rs), which the dumps, the collector and teardown walk too.
+ * This half makes flows and removes them.
  *
- * Locking: the table is read under RCU (hooks, socket, timers run in softirq)
- * and changed under crem_flows.lock (BH-safe; taken inside a flow's lock by
- * crem_glue_flow_set_id, never the other way round). Removal unlinks a
- * flow under crem_flows.lock (linked = false, after which nothing hashes it
- * again), waits an RCU grace period for the readers that found it before,
- * then kills its Rust half (crem_rs_flow_kill: engine ended, marked dead,
- * timer cancelled) and frees it.
+ * Locking: the table is read under RCU (hooks, socket, timers run in softirq).
+ * Insertion and removal run under crem_flows.lock (BH-safe), so that a walk
+ * under it sees no change; the Rust table's own lock nests inside it and
+ * inside a flow's lock (a Flow ID learnt), never the other way round. Removal unlinks
+ * a flow under crem_flows.lock (crem_rs_flow_unlink, after which nothing
+ * hashes it again), waits an RCU grace period for the readers that found it
+ * before, then kills its Rust half (crem_rs_flow_kill: engine ended, marked
+ * dead, timer cancelled) and frees it.
  */
 #ifndef CREM_FLOW_H
 #define CREM_FLOW_H
@@ -44,19 +47,13 @@ struct crem_flow_key {
 };
 
 struct crem_flow {
-	struct hlist_node key_node, pair_node, nonce_node;
-	struct hlist_nulls_node id_node;
-	struct list_head all; /* crem_flows.list, for dumps and teardown */
+	struct list_head spare; /* a spare's place in its pool (crem_pool.c) */
 	struct list_head kill; /* private list of a teardown */
 	struct rcu_head rcu;
 	struct crem_net *cn;
+	/* Copies of its Rust half's identity, for the netlink messages. */
 	struct crem_flow_key key;
 	__be32 peer;
-	u32 flow_id; /* 0 until known (the CSF learns it from HELLO_ACK) */
-	bool linked; /* in the table (under crem_flows.lock) */
-	bool id_hashed; /* in by_id (under crem_flows.lock) */
-	bool nonce_hashed; /* CSF: in by_nonce until its Flow ID is known (same lock) */
-	u64 nonce; /* CSF: of its HELLO */
 	s8 gc_close; /* the collector's choice (crem_gc.c): CREM_GC_KEEP, or the
 		      * CLOSE reason its removal sends (only it writes this,
 		      * after crem_flow_setup) */

@@ -57,31 +57,43 @@ static s8 crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 no
 	return CREM_GC_KEEP;
 }
 
+/* The first pass: what goes (under RCU, no lock). */
+struct crem_gc_pass {
+	struct crem_flow_info *fi;
+	u64 now;
+	bool any;
+};
+
+static bool crem_gc_mark(struct crem_flow *f, void *arg)
+{
+	struct crem_gc_pass *p = arg;
+
+	p->any |= (f->gc_close = crem_flow_stale(f, p->fi, p->now)) != CREM_GC_KEEP;
+	return false;
+}
+
 void crem_gc_work(struct work_struct *w)
 {
 	struct crem_net *cn = container_of(to_delayed_work(w), struct crem_net, flows.gc_work);
 	struct crem_flows *t = &cn->flows;
-	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	struct crem_flow *f, *n;
-	u64 now = ktime_get_ns();
+	struct crem_gc_pass p = { .fi = kmalloc(sizeof(*p.fi), GFP_KERNEL), .now = ktime_get_ns() };
+	struct crem_flow *f;
+	u64 pos = 0, at;
 	LIST_HEAD(gone);
-	bool any = false;
 
-	if (fi) {
-		rcu_read_lock();
-		list_for_each_entry_rcu(f, &t->list, all)
-			any |= (f->gc_close = crem_flow_stale(f, fi, now)) != CREM_GC_KEEP;
-		rcu_read_unlock();
-		kfree(fi);
+	if (p.fi) {
+		crem_rs_flows_for_each(cn->rs, crem_gc_mark, &p);
+		kfree(p.fi);
 	}
-	if (any) {
+	if (p.any) {
 		spin_lock_bh(&t->lock);
-		list_for_each_entry_safe(f, n, &t->list, all) {
+		for (at = pos; (f = crem_rs_flows_next(cn->rs, &pos)); at = pos) {
 			if (f->gc_close == CREM_GC_KEEP)
 				continue;
 			crem_flow_unlink(t, f);
 			f->close_with = f->gc_close;
 			list_add(&f->kill, &gone);
+			pos = at; /* the next flow took its place */
 		}
 		spin_unlock_bh(&t->lock);
 		list_for_each_entry(f, &gone, kill)
@@ -89,6 +101,6 @@ void crem_gc_work(struct work_struct *w)
 		/* CLOSE to the peer, flow-down to listeners, then freed. */
 		crem_flows_reap(cn, &gone, true);
 	}
-	if (READ_ONCE(t->count) && !READ_ONCE(t->closing))
+	if (crem_rs_flows_count(cn->rs, -1) && !READ_ONCE(t->closing))
 		crem_gc_start(cn);
 }

@@ -23,8 +23,7 @@ struct net;
 struct socket; struct sk_buff; struct nf_hook_state;
 struct mem_cgroup;
 
-/* Per-netns flow table (crem_flow.h). */
-#define CREM_FLOW_HBITS 8
+/* Per-netns flows (crem_flow.h). */
 /* Spare flows for creation at the first packet (crem_pool.c), per side. */
 struct crem_pool {
 	spinlock_t lock;
@@ -35,23 +34,7 @@ struct crem_pool {
 };
 
 struct crem_flows {
-	spinlock_t lock;
-	struct hlist_head by_key[1 << CREM_FLOW_HBITS];
-	/* Nulls-terminated (each chain ends in its own index): a flow whose ID
-	 * changes moves between chains under RCU readers (crem_lookup_id). */
-	struct hlist_nulls_head by_id[1 << CREM_FLOW_HBITS];
-	/* Address pairs (the reverse direction's RDMA ACKs find their sender
-	 * flows here), and sender flows awaiting HELLO_ACK by HELLO nonce. */
-	struct hlist_head by_pair[1 << CREM_FLOW_HBITS];
-	struct hlist_head by_nonce[1 << CREM_FLOW_HBITS];
-	struct list_head list;
-	u32 count;
-	/* Flows by side (CREM_SIDE_*): each side has max-flows of its own, so
-	 * that HELLOs (receiver flows made for a peer) cannot use up the
-	 * sender flows of this host's own traffic. */
-	u32 n_side[2];
-	u32 seed; /* of the bucket hashes, random per netns */
-	u32 gen; /* bumped on every insert/remove: dump consistency */
+	spinlock_t lock; /* insertion, removal, creation requests: crem_flow.h */
 	atomic64_t mem;
 	/* Counters of flows gone since, and the baseline of the last reset. */
 	u64 retired[CREM_FS_N], base[CREM_FS_N];
@@ -154,7 +137,6 @@ enum crem_hook {
 /* What the datapath asks of the configuration (rust/config.rs). */
 void crem_rs_config_commit(void *state, const struct crem_cfg *c);
 u32 crem_rs_peer_for(void *state, u32 a); /* __be32 in, __be32 out (0: none) */
-void crem_rs_who(void *state, u32 a, bool *peer, bool *reporter);
 
 /* Implemented in Rust (rust/netns.rs, rust/hook.rs). */
 void *crem_rs_net_init(struct net *net);

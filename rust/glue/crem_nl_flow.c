@@ -23,24 +23,33 @@ void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
 	crem_rs_flow_info(f->rs, fi);
 }
 
+struct crem_totals_pass {
+	struct crem_flow_info *fi;
+	u64 *sum;
+};
+
+static bool crem_totals_add(struct crem_flow *f, void *arg)
+{
+	struct crem_totals_pass *p = arg;
+	int i;
+
+	crem_flow_info(f, p->fi);
+	for (i = 0; i < CREM_FS_N; i++)
+		p->sum[i] += p->fi->counters[i];
+	return false;
+}
+
 /* Sum over all flows, past and present, since the last reset. */
 static void crem_totals(struct crem_net *cn, u64 *sum)
 {
-	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
+	struct crem_totals_pass p = { .fi = kmalloc(sizeof(*p.fi), GFP_KERNEL), .sum = sum };
 	struct crem_flows *t = &cn->flows;
-	struct crem_flow *f;
 	int i;
 
 	memset(sum, 0, CREM_FS_N * sizeof(u64));
-	if (fi) {
-		rcu_read_lock();
-		list_for_each_entry_rcu(f, &t->list, all) {
-			crem_flow_info(f, fi);
-			for (i = 0; i < CREM_FS_N; i++)
-				sum[i] += fi->counters[i];
-		}
-		rcu_read_unlock();
-		kfree(fi);
+	if (p.fi) {
+		crem_rs_flows_for_each(cn->rs, crem_totals_add, &p);
+		kfree(p.fi);
 	}
 	spin_lock_bh(&t->lock);
 	for (i = 0; i < CREM_FS_N; i++)
@@ -139,7 +148,7 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_CREATED + i,
 				      atomic64_read(&cn->dp[i]), CREM_A_STATS_PAD))
 			goto nospace;
-	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_ACTIVE, READ_ONCE(cn->flows.count),
+	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_ACTIVE, crem_rs_flows_count(cn->rs, -1),
 			      CREM_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, CREM_A_STATS_MEMORY, atomic64_read(&cn->flows.mem),
 			      CREM_A_STATS_PAD) ||
@@ -269,10 +278,11 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct net *net = sock_net(skb->sk);
 	struct crem_net *cn = crem_net(net);
-	struct crem_flows *t = &cn->flows;
 	struct crem_flow_info *fi;
 	struct crem_flow *f;
-	long i = 0, skip = cb->args[0];
+	/* Where the last part stopped (the Rust table's walk, crem_engine.h). */
+	u64 pos = cb->args[0], at;
+	bool first = true;
 	int err = 0;
 	void *hdr;
 
@@ -285,28 +295,26 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	rcu_read_lock();
 	/* Any change since the dump's first part flags the next message (or
 	 * NLMSG_DONE) NLM_F_DUMP_INTR; +1: a seq of 0 would mean "unset". */
-	cb->seq = READ_ONCE(t->gen) + 1;
-	list_for_each_entry_rcu(f, &t->list, all) {
-		if (i++ < skip)
-			continue;
+	cb->seq = crem_rs_flows_gen(cn->rs) + 1;
+	for (at = pos; (f = crem_rs_flows_next(cn->rs, &pos)); at = pos, first = false) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &crem_nl_family, NLM_F_MULTI, CREM_CMD_FLOW_GET);
 		if (!hdr) {
-			i--;
+			pos = at; /* the next part starts with it */
 			break;
 		}
 		genl_dump_check_consistent(cb, hdr);
 		if (crem_put_flow(skb, f, fi, -1, 0, cb->args[1] == 2)) {
 			genlmsg_cancel(skb, hdr);
-			i--;
-			err = i == skip ? -EMSGSIZE : 0;
+			pos = at;
+			err = first ? -EMSGSIZE : 0;
 			break;
 		}
 		genlmsg_end(skb, hdr);
 	}
 	rcu_read_unlock();
 	kfree(fi);
-	cb->args[0] = i;
+	cb->args[0] = pos;
 	return err ?: skb->len;
 }
 
@@ -388,21 +396,13 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
  * The one flow @sel names, under RCU or the table lock; else NULL with the
  * reason in extack and *err set.
  */
-static struct crem_flow *crem_flow_find(struct crem_flows *t, const struct crem_flow_sel *sel,
+static struct crem_flow *crem_flow_find(struct crem_net *cn, const struct crem_flow_sel *sel,
 					struct nlattr **tb, struct netlink_ext_ack *extack,
 					int *err)
 {
-	struct crem_flow *f, *found = NULL;
-	int n = 0;
+	u32 n = 0;
+	struct crem_flow *found = crem_rs_flows_find_id(cn->rs, sel->id, sel->side, sel->peer, &n);
 
-	list_for_each_entry_rcu(f, &t->list, all, lockdep_is_held(&t->lock)) {
-		if (READ_ONCE(f->flow_id) != sel->id ||
-		    (sel->side >= 0 && f->key.side != sel->side) ||
-		    (sel->peer && f->peer != sel->peer))
-			continue;
-		found = f;
-		n++;
-	}
 	if (n == 1)
 		return found;
 	if (!n) {
@@ -415,7 +415,7 @@ static struct crem_flow *crem_flow_find(struct crem_flows *t, const struct crem_
 		NL_SET_BAD_ATTR(extack, tb[CREM_A_FLOW_ID]);
 		*err = -ENOENT;
 	} else {
-		NL_SET_ERR_MSG_FMT(extack, "%d flows have id %u: give side (and peer) too",
+		NL_SET_ERR_MSG_FMT(extack, "%u flows have id %u: give side (and peer) too",
 				   n, sel->id);
 		NL_SET_BAD_ATTR(extack, tb[CREM_A_FLOW_ID]);
 		*err = -ENOTUNIQ;
@@ -445,7 +445,7 @@ static int crem_flow_reply(struct genl_info *info, struct crem_net *cn,
 		goto out;
 	rcu_read_lock();
 	if (sel) {
-		f = crem_flow_find(&cn->flows, sel, tb, info->extack, &err);
+		f = crem_flow_find(cn, sel, tb, info->extack, &err);
 	} else {
 		f = crem_flow_lookup(cn, key);
 		err = -ENOENT;
@@ -497,7 +497,7 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 	spin_lock_bh(&t->lock);
-	f = crem_flow_find(t, &sel, tb, info->extack, &err);
+	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
 	if (f) {
 		crem_flow_unlink(t, f);
 		f->close_with = CREM_CLOSE_NORMAL;
@@ -649,7 +649,7 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 			return err;
 	}
 	rcu_read_lock();
-	f = crem_flow_find(&cn->flows, &sel, tb, extack, &err);
+	f = crem_flow_find(cn, &sel, tb, extack, &err);
 	if (f && f->key.side != CREM_SIDE_CSF) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_ID],
 				    "only a sender (csf) flow chooses its k and m");
@@ -728,7 +728,7 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!fi)
 		return -ENOMEM;
 	rcu_read_lock();
-	f = crem_flow_find(&cn->flows, &sel, tb, info->extack, &err);
+	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
 	if (f) {
 		/* What it counted since its last reset moves to the totals' share of
 		 * flows gone, in the section a removal reads its counters in. */

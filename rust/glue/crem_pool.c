@@ -72,7 +72,7 @@ static void crem_pool_refill(struct work_struct *w)
 				crem_flow_free(f);
 				return;
 			}
-			list_add(&f->all, &p->free[side]);
+			list_add(&f->spare, &p->free[side]);
 			p->n[side]++;
 			spin_unlock_bh(&p->lock);
 			cond_resched();
@@ -89,9 +89,9 @@ struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side)
 		return NULL;
 	spin_lock(&p->lock);
 	if (!p->closing) {
-		f = list_first_entry_or_null(&p->free[side], struct crem_flow, all);
+		f = list_first_entry_or_null(&p->free[side], struct crem_flow, spare);
 		if (f) {
-			list_del(&f->all);
+			list_del(&f->spare);
 			p->n[side]--;
 		}
 		schedule_work(&p->refill);
@@ -118,8 +118,8 @@ void crem_pool_exit(struct crem_pool *p)
 	spin_unlock_bh(&p->lock);
 	cancel_work_sync(&p->refill);
 	for (side = 0; side < 2; side++) {
-		list_for_each_entry_safe(f, n, &p->free[side], all) {
-			list_del(&f->all);
+		list_for_each_entry_safe(f, n, &p->free[side], spare) {
+			list_del(&f->spare);
 			crem_flow_free(f);
 		}
 		p->n[side] = 0;

@@ -14,8 +14,5 @@ pub(crate) mod mem;
 pub(crate) mod netdev;
 pub(crate) mod percpu;
 pub(crate) mod rcu;
-// The flow table's chains (step 4 of docs/rust-datapath.md); until the
-// table uses them, only the KUnit suite `crem_table` does.
-#[cfg_attr(not(crem_kunit), allow(dead_code))]
 pub(crate) mod rcu_hlist;
 pub(crate) mod skb;

@@ -156,6 +156,54 @@ impl<const N: usize> Chains<N> {
         head.store(core::ptr::from_ref(link) as usize, Ordering::Release);
     }
 
+    /// Puts `link` at the end of chain `bucket` (modulo the number of
+    /// chains): a chain filled this way keeps the order of insertion, so
+    /// a walk resumed at the n-th entry of a chain ([`Self::nth`]) never
+    /// sees an entry added since a second time (removals before it make
+    /// it skip one instead). The writer walks the chain to its end.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::add`].
+    pub(crate) unsafe fn add_tail(&self, bucket: usize, link: &Link) {
+        let bucket = bucket % N;
+        // The word to point at `link`: the head, or the last link's `next`.
+        let mut last: &AtomicUsize = self.head(bucket);
+        loop {
+            let p = last.load(Ordering::Relaxed);
+            if p & 1 != 0 {
+                break;
+            }
+            // SAFETY: a link in this chain (writers serialised: it stays).
+            last = unsafe { &(*(p as *const Link)).next };
+        }
+        // Release: as in `add`.
+        link.next.store(end_of(bucket), Ordering::Release);
+        link.pprev
+            .store(core::ptr::from_ref(last).cast_mut(), Ordering::Relaxed);
+        // Publishes the link with its `next` (rcu_assign_pointer).
+        last.store(core::ptr::from_ref(link) as usize, Ordering::Release);
+    }
+
+    /// The `n`-th link (from 0) of chain `bucket` (modulo the number of
+    /// chains) under the reader's section, if the chain has that many. For
+    /// a set whose entries never move between chains (no [`Self::move_to`]):
+    /// a walk that ends in another chain is walked again, and would count
+    /// on from where it was.
+    pub(crate) fn nth<'a>(
+        &'a self,
+        bucket: usize,
+        n: usize,
+        reader: &'a impl Reader,
+    ) -> Option<&'a Link> {
+        let mut i = 0usize;
+        self.find(bucket, reader, |l| {
+            let hit = i == n;
+            i = i.wrapping_add(1);
+            hit.then_some(l)
+        })
+    }
+
     /// Takes `link` out of its chain; readers standing on it go on from
     /// where it was (its `next` is kept). A no-op if it is not linked.
     ///

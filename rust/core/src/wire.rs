@@ -55,6 +55,7 @@ pub mod param;
 pub mod path;
 pub mod repair;
 pub mod request;
+pub mod route;
 pub mod tc_aeth;
 
 pub use self::bitmap::Bitmap256;
@@ -73,6 +74,7 @@ pub use self::repair::{cauchy_index_ok, repair_index_ok, FecScheme, Repair};
 pub use self::request::{
     BlockRequest, LostRanges, LostRangesIter, RangeRequest, RepairRequest, RequestKind,
 };
+pub use self::route::{accepted_from, route, Route, Side};
 pub use self::tc_aeth::{Segment, TcAeth, TcAethReport, TC_AETH_LEN};
 
 use super::psn::{Psn, PsnRange};

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A CREM datagram from the socket, to the flow it is for: checked against
+//! the configured peers and Path Reporters, decoded once, routed by
+//! crem-core (`wire::route`: which side, which key) and handed to the flow
+//! the netns's table finds. What C still does around it
+//! (`crem_flow_msg`): the counters of the verdict, and making the receiver
+//! flow a HELLO asks for.
+
+use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
+use crate::ffi;
+use crate::flow::Flow;
+use crate::host;
+use crate::kernel_ext::bh;
+use crate::netns;
+use crate::table::{FlowKey, FlowTable, SIDE_CRF, SIDE_CSF};
+use core::ffi::{c_int, c_void};
+
+/// What became of a datagram (`enum crem_msg_verdict`, crem_engine.h).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Handed to its flow.
+    Fed = 0,
+    /// A PATH_REPORT handed to its sender flow.
+    ReportFed = 1,
+    /// A HELLO for a receiver flow there is none of: the caller makes it
+    /// from the key in the info.
+    NewFlow = 2,
+    /// From an address that may not send it.
+    NotPeer = 3,
+    /// Not a valid message, or a HELLO of a flow this node cannot protect.
+    Invalid = 4,
+    /// For no flow here.
+    NoFlow = 5,
+}
+
+/// The flow kind code of the table's keys (`CREM_KIND_*`).
+fn kind_code(k: FlowKind) -> u8 {
+    match k {
+        FlowKind::Requests => 0,
+        FlowKind::Responses => 1,
+    }
+}
+
+fn side_code(s: Side) -> u8 {
+    match s {
+        Side::Sender => SIDE_CSF,
+        Side::Receiver => SIDE_CRF,
+    }
+}
+
+/// IPv4 addresses in network order (the table's), or `None` for IPv6,
+/// which this version does not protect.
+fn v4(a: FlowAddrs) -> Option<(u32, u32)> {
+    match a {
+        FlowAddrs::V4 { src, dst } => Some((u32::from_ne_bytes(src), u32::from_ne_bytes(dst))),
+        _ => None,
+    }
+}
+
+/// The datagram `msg` from `from` (network order) to the flow it is for,
+/// in the netns whose state is `st`; `ce`: it arrived CE-marked. `out`
+/// gets its msgs-by-type slot always, and for [`Verdict::NewFlow`] the key
+/// of the receiver flow to make.
+fn dispatch(
+    st: &netns::NetState,
+    from: u32,
+    msg: &[u8],
+    ce: bool,
+    out: &mut ffi::crem_msg_info,
+) -> Verdict {
+    out.slot = host::msg_slot(msg) as u8;
+    // BH is off for the whole dispatch (the flow's lock needs it, and it
+    // is an RCU read-side section for the configuration and the table).
+    let bh = bh::disable();
+    let cfg = st.peers.get(&*bh);
+    let (peer, reporter) = (cfg.is_peer(from), cfg.is_reporter(from));
+    // Nothing is decoded from anyone else.
+    if !peer && !reporter {
+        return Verdict::NotPeer;
+    }
+    let Ok(m) = wire::decode(msg) else {
+        return Verdict::Invalid;
+    };
+    let route = wire::route(&m);
+    if !wire::accepted_from(&route, peer, reporter) {
+        return Verdict::NotPeer;
+    }
+    let t: &FlowTable<Flow> = &st.flows;
+    let (flow, fed) = match route {
+        Route::PathReport { addrs, dest_qp } => {
+            // About the requests of a flow this node sends.
+            let key = v4(addrs).map(|(saddr, daddr)| FlowKey {
+                saddr,
+                daddr,
+                dqp: dest_qp,
+                side: SIDE_CSF,
+                kind: kind_code(FlowKind::Requests),
+            });
+            (key.and_then(|k| t.lookup(&k, &*bh)), Verdict::ReportFed)
+        }
+        Route::Hello {
+            addrs,
+            dest_qp,
+            kind,
+        } => {
+            let (Some((saddr, daddr)), Some(kind)) = (v4(addrs), kind) else {
+                return Verdict::Invalid;
+            };
+            // The peer that protects the flow's source prefix sends its
+            // HELLOs, no other.
+            if cfg.peer_for(saddr) != from {
+                return Verdict::NotPeer;
+            }
+            let k = FlowKey {
+                saddr,
+                daddr,
+                dqp: dest_qp,
+                side: SIDE_CRF,
+                kind: kind_code(kind),
+            };
+            let f = t.lookup(&k, &*bh);
+            if f.is_none() {
+                out.family = 4;
+                out.saddr = saddr;
+                out.daddr = daddr;
+                out.dqp = dest_qp;
+                out.kind = k.kind;
+                return Verdict::NewFlow;
+            }
+            (f, Verdict::Fed)
+        }
+        // The sender learns its Flow ID here, by its HELLO's nonce.
+        Route::Nonce(n) => (t.lookup_nonce(from, n, &*bh), Verdict::Fed),
+        Route::Id {
+            flow_id,
+            side,
+            or_receiver,
+        } => {
+            let f = t
+                .lookup_id(from, flow_id, side_code(side), &*bh)
+                .or_else(|| {
+                    or_receiver
+                        .then(|| t.lookup_id(from, flow_id, SIDE_CRF, &*bh))
+                        .flatten()
+                });
+            (f, Verdict::Fed)
+        }
+    };
+    match flow {
+        Some(f) => {
+            f.msg(&bh, msg, ce);
+            fed
+        }
+        None => Verdict::NoFlow,
+    }
+}
+
+/// The CREM socket's datagram `msg` (`len` octets) from `from` (network
+/// order), in the netns whose Rust state is `net` (softirq, under RCU):
+/// see [`dispatch`]. A `crem_msg_verdict`.
+#[no_mangle]
+extern "C" fn crem_rs_sock_msg(
+    net: *mut c_void,
+    from: u32,
+    msg: *const u8,
+    len: u32,
+    ce: bool,
+    out: *mut ffi::crem_msg_info,
+) -> c_int {
+    // SAFETY: C passes its per-netns state (live while its socket is) and
+    // its struct, valid for the call.
+    let (Some(st), Some(out)) = (unsafe { netns::state_opt(net) }, unsafe { out.as_mut() }) else {
+        return Verdict::Invalid as c_int;
+    };
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    *out = unsafe { core::mem::zeroed() };
+    let msg: &[u8] = if msg.is_null() {
+        &[]
+    } else {
+        // SAFETY: the datagram's linear payload, valid for the call.
+        unsafe { core::slice::from_raw_parts(msg, len as usize) }
+    };
+    dispatch(st, from, msg, ce, out) as c_int
+}

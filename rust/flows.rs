@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The netns's flow table ([`FlowTable`] of [`Flow`]s, in `netns::NetState`)
+//! as the C datapath, collector and netlink handlers reach it until they
+//! move to Rust (docs/rust-datapath.md, step 4): insertion and removal of
+//! a flow, and the lookups, each returning the flow's C half.
+//!
+//! Every lookup runs in the caller's RCU read-side section (the hooks and
+//! the socket in softirq, the netlink handlers under `rcu_read_lock`), in
+//! which the flow it returns stays alive; the caller removes flows under
+//! its own table lock (`crem_flows.lock`, which also guards its list of
+//! flows) and frees them an RCU grace period after they were unlinked.
+
+use crate::ffi;
+use crate::flow::Flow;
+use crate::kernel_ext::bh;
+use crate::kernel_ext::rcu;
+use crate::netns;
+use crate::table::{Cursor, FlowKey, FlowTable, Refused, SIDE_CSF};
+use core::ffi::{c_int, c_void};
+use kernel::bindings;
+use kernel::prelude::*;
+
+/// Flow kind of requester packets (`CREM_KIND_REQUESTS`, Flow Kind 1).
+const KIND_REQUESTS: u8 = 0;
+
+/// The table of the netns whose state is `net`.
+///
+/// # Safety
+///
+/// `net` is null or C's per-netns state (`crate::netns`), live for `'a`.
+unsafe fn table<'a>(net: *mut c_void) -> Option<&'a FlowTable<Flow>> {
+    // SAFETY: per the function contract.
+    unsafe { netns::state_opt(net) }.map(|st| &st.flows)
+}
+
+/// A flow's C half, or null.
+fn c_of(f: Option<&Flow>) -> *mut ffi::crem_flow {
+    f.map_or(core::ptr::null_mut(), Flow::c)
+}
+
+/// Inserts the set-up flow `rf` in its netns's table, unless a flow of its
+/// key is in it (-EEXIST), its side has `max` flows (-ENOSPC) or it is not
+/// set up for a table (-EINVAL). A sender flow is found by `nonce` (its
+/// HELLO's) until its Flow ID is known.
+///
+/// The caller holds its table lock (which orders insertions and removals
+/// with its list of flows) and, from here on, may have the flow removed by
+/// another: it frees the flow only an RCU grace period after
+/// [`crem_rs_flow_unlink`] returned true for it.
+#[no_mangle]
+extern "C" fn crem_rs_flow_insert(rf: *mut Flow, max: u32, nonce: u64) -> c_int {
+    // SAFETY: C passes a live flow.
+    let Some(f) = (unsafe { rf.as_ref() }) else {
+        return EINVAL.to_errno();
+    };
+    let Some(t) = f.table() else {
+        return EINVAL.to_errno();
+    };
+    let bh = bh::disable();
+    // SAFETY: the flow is boxed (it never moves) and freed by C only a
+    // grace period after its unlink (above); it is inserted in no table but
+    // its own (`Flow::table`).
+    match unsafe { t.insert(f, max, nonce, &bh) } {
+        Ok(()) => 0,
+        Err(Refused::Exists) => EEXIST.to_errno(),
+        Err(Refused::Limit) => ENOSPC.to_errno(),
+    }
+}
+
+/// Takes the flow `rf` out of its table: false if it was not in it.
+#[no_mangle]
+extern "C" fn crem_rs_flow_unlink(rf: *mut Flow) -> bool {
+    // SAFETY: C passes a live flow.
+    let Some(f) = (unsafe { rf.as_ref() }) else {
+        return false;
+    };
+    let Some(t) = f.table() else {
+        return false;
+    };
+    let bh = bh::disable();
+    // SAFETY: `t` is the only table the flow is ever inserted in.
+    unsafe { t.unlink(f, &bh) }
+}
+
+/// The flow of the key (addresses in network order), or null.
+#[no_mangle]
+extern "C" fn crem_rs_flows_lookup(
+    net: *mut c_void,
+    saddr: u32,
+    daddr: u32,
+    dqp: u32,
+    side: u8,
+    kind: u8,
+) -> *mut ffi::crem_flow {
+    // SAFETY: C passes its per-netns state.
+    let Some(t) = (unsafe { table(net) }) else {
+        return core::ptr::null_mut();
+    };
+    let k = FlowKey {
+        saddr,
+        daddr,
+        dqp,
+        side,
+        kind,
+    };
+    let g = rcu::read_lock();
+    c_of(t.lookup(&k, &g))
+}
+
+/// An RDMA packet from `saddr` to `daddr` (its UDP payload `p`) that
+/// acknowledges: the BTH names only the destination QP (the ACK of A's
+/// flow to B carries A's QP), so every request sender flow of the reverse
+/// address pair checks the PSN against what it keeps (crem-core ignores
+/// acknowledgements outside it).
+#[no_mangle]
+extern "C" fn crem_rs_flows_reverse(
+    net: *mut c_void,
+    saddr: u32,
+    daddr: u32,
+    p: *const u8,
+    len: u32,
+) {
+    // SAFETY: C passes its per-netns state.
+    let Some(t) = (unsafe { table(net) }) else {
+        return;
+    };
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: the hook's linear payload, valid for the call.
+    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
+    let bh = bh::disable();
+    t.for_each_pair(daddr, saddr, &*bh, |f| {
+        let k = crate::table::InTable::links(f).key();
+        if k.side == SIDE_CSF && k.kind == KIND_REQUESTS {
+            f.csf_reverse(&bh, payload);
+        }
+    });
+}
+
+/// The one flow with Flow ID `id` (and of `side` if it is not negative,
+/// of `peer` if it is not 0), for the netlink handlers that name a flow by
+/// ID; `*n`: how many flows match (the flow returned only if exactly one).
+#[no_mangle]
+extern "C" fn crem_rs_flows_find_id(
+    net: *mut c_void,
+    id: u32,
+    side: c_int,
+    peer: u32,
+    n: *mut u32,
+) -> *mut ffi::crem_flow {
+    // SAFETY: C passes its per-netns state and an out-parameter.
+    let (Some(t), Some(n)) = (unsafe { table(net) }, unsafe { n.as_mut() }) else {
+        return core::ptr::null_mut();
+    };
+    let g = rcu::read_lock();
+    let mut found = None;
+    *n = 0;
+    t.for_each(&g, |f| {
+        let l = crate::table::InTable::links(f);
+        if l.flow_id() == id
+            && (side < 0 || c_int::from(l.key().side) == side)
+            && (peer == 0 || l.peer() == peer)
+        {
+            found = Some(f);
+            *n = n.saturating_add(1);
+        }
+    });
+    if *n == 1 {
+        c_of(found)
+    } else {
+        core::ptr::null_mut()
+    }
+}
+
+/// The flow at `*pos` of a walk of the table (0: the start), `*pos` moved
+/// past it; null at the end. The walk may be resumed in another RCU
+/// section (a dump's next part): a flow inserted meanwhile is seen once or
+/// not at all, a flow removed before `*pos` makes it skip one, and both
+/// move the generation ([`crem_rs_flows_gen`]). Under the caller's table
+/// lock nothing changes: a caller that removes the flow it was given
+/// walks on from the position it asked for.
+#[no_mangle]
+extern "C" fn crem_rs_flows_next(net: *mut c_void, pos: *mut u64) -> *mut ffi::crem_flow {
+    // SAFETY: C passes its per-netns state and its cursor.
+    let (Some(t), Some(pos)) = (unsafe { table(net) }, unsafe { pos.as_mut() }) else {
+        return core::ptr::null_mut();
+    };
+    let mut cur = Cursor::from_u64(*pos);
+    let g = rcu::read_lock();
+    let f = t.next(&mut cur, &g);
+    *pos = cur.to_u64();
+    c_of(f)
+}
+
+/// `dev` is being unregistered (RTNL held): no packet any flow holds keeps
+/// a pointer to it. Every flow in the table for the whole walk is visited
+/// (a chain walk, not a cursor: removals do not make it skip one). Returns
+/// how many held packets were dropped with it.
+#[no_mangle]
+extern "C" fn crem_rs_flows_dev_gone(net: *mut c_void, dev: *const bindings::net_device) -> u32 {
+    // SAFETY: C passes its per-netns state.
+    let Some(t) = (unsafe { table(net) }) else {
+        return 0;
+    };
+    let bh = bh::disable();
+    let mut dropped = 0u32;
+    t.for_each(&*bh, |f| {
+        dropped = dropped.saturating_add(f.dev_gone(&bh, dev))
+    });
+    dropped
+}
+
+/// Calls `f(flow, arg)` with every flow in the table, in an RCU read-side
+/// section (no sleeping), until it returns true. Every flow in the table
+/// for the whole walk is visited (a chain walk: a removal elsewhere does
+/// not make it skip one).
+#[no_mangle]
+extern "C" fn crem_rs_flows_for_each(
+    net: *mut c_void,
+    f: Option<unsafe extern "C" fn(*mut ffi::crem_flow, *mut c_void) -> bool>,
+    arg: *mut c_void,
+) {
+    // SAFETY: C passes its per-netns state.
+    let (Some(t), Some(f)) = (unsafe { table(net) }, f) else {
+        return;
+    };
+    let g = rcu::read_lock();
+    let mut stop = false;
+    t.for_each(&g, |flow| {
+        if !stop {
+            // SAFETY: C's callback and its argument, for a flow that stays
+            // alive for the section (the owner's rule).
+            stop = unsafe { f(flow.c(), arg) };
+        }
+    });
+}
+
+/// Flows in the table: of `side`, or of both if it is negative.
+#[no_mangle]
+extern "C" fn crem_rs_flows_count(net: *mut c_void, side: c_int) -> u32 {
+    // SAFETY: C passes its per-netns state.
+    let Some(t) = (unsafe { table(net) }) else {
+        return 0;
+    };
+    match u8::try_from(side) {
+        Ok(s) => t.count(s),
+        Err(_) => t
+            .count(SIDE_CSF)
+            .saturating_add(t.count(crate::table::SIDE_CRF)),
+    }
+}
+
+/// The table's generation: moved by every insertion, removal and Flow ID
+/// change (a dump that sees it move flags NLM_F_DUMP_INTR).
+#[no_mangle]
+extern "C" fn crem_rs_flows_gen(net: *mut c_void) -> u32 {
+    // SAFETY: C passes its per-netns state.
+    unsafe { table(net) }.map_or(0, FlowTable::gen)
+}
