@@ -168,13 +168,17 @@ extern "C" fn crem_rs_sock_msg(
     ce: bool,
     out: *mut ffi::crem_msg_info,
 ) -> c_int {
-    // SAFETY: C passes its per-netns state (live while its socket is) and
-    // its struct, valid for the call.
-    let (Some(st), Some(out)) = (unsafe { netns::state_opt(net) }, unsafe { out.as_mut() }) else {
+    // SAFETY: C's struct, valid for the call.
+    let Some(out) = (unsafe { out.as_mut() }) else {
         return Verdict::Invalid as c_int;
     };
-    // SAFETY: a C struct of integers, for which all zeros is valid.
+    // SAFETY: a C struct of integers, for which all zeros is valid; its
+    // slot (an index of C's counters) is valid whatever happens next.
     *out = unsafe { core::mem::zeroed() };
+    // SAFETY: C passes its per-netns state, live while its socket is.
+    let Some(st) = (unsafe { netns::state_opt(net) }) else {
+        return Verdict::Invalid as c_int;
+    };
     let msg: &[u8] = if msg.is_null() {
         &[]
     } else {

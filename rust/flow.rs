@@ -2,8 +2,9 @@
 //! A protected flow's Rust half: its identity and place in the netns's
 //! flow table ([`Links`]: key, peer, Flow ID, HELLO nonce), its engine and
 //! packet stores, the lock that guards them, its timer, and what it counts
-//! outside the engine. The C half (`glue/crem_flow.h`: the netns's list of
-//! flows, the collector's and remover's marks) owns one [`Flow`] through a
+//! outside the engine. The C half (`glue/crem_flow.h`: its netns, copies of
+//! its key and peer for netlink, the collector's and remover's marks, its
+//! place in a spare pool or a removal) owns one [`Flow`] through a
 //! pointer, made by [`crem_rs_flow_new`] and freed by [`crem_rs_flow_free`];
 //! everything else C does with the flow goes through the `crem_rs_flow_*`
 //! calls here and in `flows.rs`, each of which takes the lock it needs.
@@ -477,7 +478,7 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
     0
 }
 
-/// The listed flow starts: a CSF sends its HELLO with `nonce`; a CRF takes
+/// The inserted flow starts: a CSF sends its HELLO with `nonce`; a CRF takes
 /// the HELLO `msg` that asked for it (its first message in).
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len: u32) {

@@ -7,8 +7,9 @@
 //! Every lookup runs in the caller's RCU read-side section (the hooks and
 //! the socket in softirq, the netlink handlers under `rcu_read_lock`), in
 //! which the flow it returns stays alive; the caller removes flows under
-//! its own table lock (`crem_flows.lock`, which also guards its list of
-//! flows) and frees them an RCU grace period after they were unlinked.
+//! its own lock (`crem_flows.lock`, which also orders them with its walks
+//! that remove) and frees them an RCU grace period after they were
+//! unlinked.
 
 use crate::ffi;
 use crate::flow::Flow;
@@ -43,9 +44,9 @@ fn c_of(f: Option<&Flow>) -> *mut ffi::crem_flow {
 /// set up for a table (-EINVAL). A sender flow is found by `nonce` (its
 /// HELLO's) until its Flow ID is known.
 ///
-/// The caller holds its table lock (which orders insertions and removals
-/// with its list of flows) and, from here on, may have the flow removed by
-/// another: it frees the flow only an RCU grace period after
+/// The caller holds `crem_flows.lock` (which orders insertions and
+/// removals with the walks that remove) and, from here on, may have the
+/// flow removed by another: it frees the flow only an RCU grace period after
 /// [`crem_rs_flow_unlink`] returned true for it.
 #[no_mangle]
 extern "C" fn crem_rs_flow_insert(rf: *mut Flow, max: u32, nonce: u64) -> c_int {
@@ -173,51 +174,18 @@ extern "C" fn crem_rs_flows_find_id(
     }
 }
 
-/// The flow at `*pos` of a walk of the table (0: the start), `*pos` moved
-/// past it; null at the end. The walk may be resumed in another RCU
-/// section (a dump's next part): a flow inserted meanwhile is seen once or
-/// not at all, a flow removed before `*pos` makes it skip one, and both
-/// move the generation ([`crem_rs_flows_gen`]). Under the caller's table
-/// lock nothing changes: a caller that removes the flow it was given
-/// walks on from the position it asked for.
+/// Calls `f(flow, arg)` with every flow from `*pos` on (a walk of the key
+/// chains, see `FlowTable::walk`; `pos` null: the whole table), in an RCU
+/// read-side section (no sleeping), until it returns true: `*pos` is then
+/// that flow's place, from which a later call goes on (a netlink dump's
+/// next part), else the end. Under the caller's `crem_flows.lock`, `f` may
+/// remove the flow it is given (the collector, flush): the walk goes on to
+/// the next. Without the lock, a removal elsewhere never makes one call
+/// skip a flow; across calls it may (and moves the generation).
 #[no_mangle]
-extern "C" fn crem_rs_flows_next(net: *mut c_void, pos: *mut u64) -> *mut ffi::crem_flow {
-    // SAFETY: C passes its per-netns state and its cursor.
-    let (Some(t), Some(pos)) = (unsafe { table(net) }, unsafe { pos.as_mut() }) else {
-        return core::ptr::null_mut();
-    };
-    let mut cur = Cursor::from_u64(*pos);
-    let g = rcu::read_lock();
-    let f = t.next(&mut cur, &g);
-    *pos = cur.to_u64();
-    c_of(f)
-}
-
-/// `dev` is being unregistered (RTNL held): no packet any flow holds keeps
-/// a pointer to it. Every flow in the table for the whole walk is visited
-/// (a chain walk, not a cursor: removals do not make it skip one). Returns
-/// how many held packets were dropped with it.
-#[no_mangle]
-extern "C" fn crem_rs_flows_dev_gone(net: *mut c_void, dev: *const bindings::net_device) -> u32 {
-    // SAFETY: C passes its per-netns state.
-    let Some(t) = (unsafe { table(net) }) else {
-        return 0;
-    };
-    let bh = bh::disable();
-    let mut dropped = 0u32;
-    t.for_each(&*bh, |f| {
-        dropped = dropped.saturating_add(f.dev_gone(&bh, dev))
-    });
-    dropped
-}
-
-/// Calls `f(flow, arg)` with every flow in the table, in an RCU read-side
-/// section (no sleeping), until it returns true. Every flow in the table
-/// for the whole walk is visited (a chain walk: a removal elsewhere does
-/// not make it skip one).
-#[no_mangle]
-extern "C" fn crem_rs_flows_for_each(
+extern "C" fn crem_rs_flows_walk(
     net: *mut c_void,
+    pos: *mut u64,
     f: Option<unsafe extern "C" fn(*mut ffi::crem_flow, *mut c_void) -> bool>,
     arg: *mut c_void,
 ) {
@@ -225,15 +193,37 @@ extern "C" fn crem_rs_flows_for_each(
     let (Some(t), Some(f)) = (unsafe { table(net) }, f) else {
         return;
     };
+    // SAFETY: C's cursor, if any, valid for the call.
+    let pos = unsafe { pos.as_mut() };
+    let mut cur = pos
+        .as_deref()
+        .map_or(Cursor::default(), |p| Cursor::from_u64(*p));
     let g = rcu::read_lock();
-    let mut stop = false;
-    t.for_each(&g, |flow| {
-        if !stop {
-            // SAFETY: C's callback and its argument, for a flow that stays
-            // alive for the section (the owner's rule).
-            stop = unsafe { f(flow.c(), arg) };
-        }
+    // SAFETY: C's callback and its argument, for a flow that stays alive
+    // for the section (the owner's rule).
+    t.walk(&mut cur, &g, |flow| unsafe { f(flow.c(), arg) });
+    if let Some(p) = pos {
+        *p = cur.to_u64();
+    }
+}
+
+/// `dev` is being unregistered (RTNL held): no packet any flow holds keeps
+/// a pointer to it. Every flow in the table for the whole walk is visited.
+/// Returns how many held packets were dropped with it.
+#[no_mangle]
+extern "C" fn crem_rs_flows_dev_gone(net: *mut c_void, dev: *const bindings::net_device) -> u32 {
+    // SAFETY: C passes its per-netns state.
+    let Some(t) = (unsafe { table(net) }) else {
+        return 0;
+    };
+    let g = rcu::read_lock();
+    let mut dropped = 0u32;
+    t.for_each(&g, |f| {
+        // BH off per flow (its lock), not for the whole walk.
+        let bh = bh::disable();
+        dropped = dropped.saturating_add(f.dev_gone(&bh, dev));
     });
+    dropped
 }
 
 /// Flows in the table: of `side`, or of both if it is negative.

@@ -456,36 +456,52 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         true
     }
 
-    /// The flow at `cur`, with `cur` moved past it; `None` at the end. The
-    /// walk may be resumed in another section: flows are inserted at the
-    /// end of their key chain, so a flow inserted meanwhile is seen once
-    /// or not at all, never twice; a flow removed before the cursor makes
-    /// it skip one. Every such change moves the generation ([`Self::gen`]),
-    /// by which the walker can tell.
-    pub(crate) fn next<'a>(&'a self, cur: &mut Cursor, r: &'a impl Reader) -> Option<&'a F> {
+    /// Calls `f` with every flow from `cur` on, in key-chain order, until
+    /// it returns true: `cur` is then that flow's position (the walk goes
+    /// on from it, in this section or a later one: a netlink dump's next
+    /// part), else the end. One walk of each chain, from its head to where
+    /// `cur` points and on (the index is counted, not stored).
+    ///
+    /// Resumed in another section, the walk sees a flow inserted meanwhile
+    /// once or not at all, never twice (flows go to the end of their key
+    /// chain); a flow removed before `cur` makes it skip one. Both move the
+    /// generation ([`Self::gen`]), by which the walker can tell. `f` may
+    /// unlink the flow it is given (under the writers' serialisation, as
+    /// [`Self::unlink`] requires): the walk goes on to the next one.
+    pub(crate) fn walk<'a>(
+        &'a self,
+        cur: &mut Cursor,
+        r: &'a impl Reader,
+        mut f: impl FnMut(&'a F) -> bool,
+    ) {
         while (cur.bucket as usize) < B {
-            if let Some(l) = self.by_key.nth(cur.bucket as usize, cur.index as usize, r) {
-                cur.index = cur.index.saturating_add(1);
+            let skip = cur.index;
+            let mut i = 0u32;
+            let stop = self.by_key.find(cur.bucket as usize, r, |l| {
+                let at = i;
+                i = i.saturating_add(1);
+                if at < skip {
+                    return None;
+                }
                 // SAFETY: as in `first`.
-                return Some(unsafe { F::from_links(of_key(l)) });
+                f(unsafe { F::from_links(of_key(l)) }).then_some(at)
+            });
+            if let Some(at) = stop {
+                cur.index = at;
+                return;
             }
             cur.bucket = cur.bucket.saturating_add(1);
             cur.index = 0;
         }
-        None
     }
 
     /// Calls `f` with every flow in the table (a flow that moved ID chains
     /// is still walked once: this walks the key chains, which never move).
     pub(crate) fn for_each<'a>(&'a self, r: &'a impl Reader, mut f: impl FnMut(&'a F)) {
-        for b in 0..B {
-            self.by_key.find(b, r, |l| {
-                let links = of_key(l);
-                // SAFETY: as in `first`.
-                f(unsafe { F::from_links(links) });
-                None::<()>
-            });
-        }
+        self.walk(&mut Cursor::default(), r, |e| {
+            f(e);
+            false
+        });
     }
 }
 

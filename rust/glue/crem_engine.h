@@ -172,15 +172,15 @@ void crem_rs_flows_reverse(void *net, __be32 saddr, __be32 daddr, const u8 *p, u
 /* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
 struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
 /*
- * A walk that may be resumed in another RCU section (*@pos from 0; the
- * flow at it, *@pos moved past it; NULL at the end): a flow inserted
- * meanwhile comes once or not at all, a flow removed before *@pos makes it
- * skip one; both move the generation. Under crem_flows.lock nothing moves:
- * a caller that removes the flow it got goes on from the *@pos it passed.
+ * @fn(flow, @arg) for every flow from *@pos on (NULL: the whole table),
+ * under RCU (no sleeping), until it returns true: *@pos is then that flow's
+ * place, from which a later walk goes on (a dump's next part: a flow
+ * inserted meanwhile comes once or not at all, a flow removed before *@pos
+ * makes it skip one; both move the generation), else the end. Under
+ * crem_flows.lock @fn may remove the flow it is given.
  */
-struct crem_flow *crem_rs_flows_next(void *net, u64 *pos);
-/* @fn(flow, @arg) for every flow, under RCU (no sleeping), until it returns true. */
-void crem_rs_flows_for_each(void *net, bool (*fn)(struct crem_flow *f, void *arg), void *arg);
+void crem_rs_flows_walk(void *net, u64 *pos, bool (*fn)(struct crem_flow *f, void *arg),
+			void *arg);
 /* @dev is going (RTNL): no flow's held packet keeps it; returns those dropped. */
 u32 crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
 /* Flows of @side (both if < 0); the generation (dump consistency). */

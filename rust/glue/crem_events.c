@@ -49,7 +49,7 @@ void crem_ev_work(struct work_struct *w)
 		struct sk_buff *msg = crem_nl_flow_ntf_alloc(cn, GFP_KERNEL);
 		struct crem_ev_pass p = { .cn = cn, .msg = msg };
 
-		crem_rs_flows_for_each(cn->rs, crem_ev_send_one, &p);
+		crem_rs_flows_walk(cn->rs, NULL, crem_ev_send_one, &p);
 		if (!p.sent) {
 			consume_skb(msg); /* unused notification: not a drop */
 			return;

@@ -615,7 +615,7 @@ static unsigned int crem_flow_roce_gso(struct crem_net *cn, u32 hook, struct sk_
  */
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos)
 {
-	struct crem_msg_info mi;
+	struct crem_msg_info mi = {};
 	int v = crem_rs_sock_msg(cn->rs, from, msg, len, INET_ECN_is_ce(tos), &mi);
 
 	/* Every datagram is counted by type, valid or not, from anyone. */
@@ -645,7 +645,7 @@ void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 
 
 /* ---- Teardown. ---- */
 
-void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
+static void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f)
 {
 	lockdep_assert_held(&t->lock);
 	/* Every remover found @f in the table under t->lock: still there. */
@@ -695,22 +695,36 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify)
 	}
 }
 
+void crem_flow_remove(struct crem_flows *t, struct crem_flow *f, struct list_head *gone, s8 close)
+{
+	crem_flow_unlink(t, f);
+	f->close_with = close;
+	list_add(&f->kill, gone);
+}
+
+/* A removal walk (under flows.lock): where the flows removed go. */
+struct crem_flush {
+	struct crem_flows *t;
+	struct list_head *gone;
+};
+
+static bool crem_flush_one(struct crem_flow *f, void *arg)
+{
+	struct crem_flush *r = arg;
+
+	crem_flow_remove(r->t, f, r->gone, CREM_CLOSE_NONE);
+	return false;
+}
+
 /* @notify: flow-down for each (not while the netns is dismantled). */
 static void __crem_flows_flush(struct crem_net *cn, bool notify)
 {
 	struct crem_flows *t = &cn->flows;
-	struct crem_flow *f;
-	u64 pos = 0;
 	LIST_HEAD(gone);
+	struct crem_flush r = { t, &gone };
 
 	spin_lock_bh(&t->lock);
-	/* Each removal takes the first flow: the walk stays at the start. */
-	while ((f = crem_rs_flows_next(cn->rs, &pos))) {
-		crem_flow_unlink(t, f);
-		f->close_with = CREM_CLOSE_NONE;
-		list_add(&f->kill, &gone);
-		pos = 0;
-	}
+	crem_rs_flows_walk(cn->rs, NULL, crem_flush_one, &r);
 	spin_unlock_bh(&t->lock);
 	crem_flows_reap(cn, &gone, notify);
 }

@@ -93,8 +93,9 @@ void crem_gc_start(struct crem_net *cn);
 void crem_gc_work(struct work_struct *w);
 
 /*
- * Removal, in process context: unlink under flows.lock onto a private list
- * (crem_flow.kill), then crem_flows_reap() waits for readers, notifies
+ * Removal, in process context: under flows.lock, crem_flow_remove() unlinks
+ * a flow onto a private list (crem_flow.kill) with the CLOSE reason its
+ * engine is to end with (close_with); then crem_flows_reap() waits for readers, notifies
  * flow-down (@notify), ends each engine and frees. Each engine ends with a
  * CLOSE of the reason its remover set in close_with (flow-del: normal
  * termination; the collector: flow ended, or parameter synchronization
@@ -102,7 +103,7 @@ void crem_gc_work(struct work_struct *w);
  * already closed, or teardown, when the socket is already gone). Held
  * packets are released either way.
  */
-void crem_flow_unlink(struct crem_flows *t, struct crem_flow *f);
+void crem_flow_remove(struct crem_flows *t, struct crem_flow *f, struct list_head *gone, s8 close);
 void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify);
 
 /*

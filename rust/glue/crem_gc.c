@@ -57,11 +57,13 @@ static s8 crem_flow_stale(struct crem_flow *f, struct crem_flow_info *fi, u64 no
 	return CREM_GC_KEEP;
 }
 
-/* The first pass: what goes (under RCU, no lock). */
+/* A collection: what goes is marked under RCU, then removed under the lock. */
 struct crem_gc_pass {
 	struct crem_flow_info *fi;
 	u64 now;
 	bool any;
+	struct crem_flows *t;
+	struct list_head *gone;
 };
 
 static bool crem_gc_mark(struct crem_flow *f, void *arg)
@@ -72,29 +74,33 @@ static bool crem_gc_mark(struct crem_flow *f, void *arg)
 	return false;
 }
 
+/* Under flows.lock: a flow made since the marks was made with CREM_GC_KEEP. */
+static bool crem_gc_remove(struct crem_flow *f, void *arg)
+{
+	struct crem_gc_pass *p = arg;
+
+	if (f->gc_close != CREM_GC_KEEP)
+		crem_flow_remove(p->t, f, p->gone, f->gc_close);
+	return false;
+}
+
 void crem_gc_work(struct work_struct *w)
 {
 	struct crem_net *cn = container_of(to_delayed_work(w), struct crem_net, flows.gc_work);
 	struct crem_flows *t = &cn->flows;
-	struct crem_gc_pass p = { .fi = kmalloc(sizeof(*p.fi), GFP_KERNEL), .now = ktime_get_ns() };
 	struct crem_flow *f;
-	u64 pos = 0, at;
 	LIST_HEAD(gone);
+	struct crem_gc_pass p = {
+		.fi = kmalloc(sizeof(*p.fi), GFP_KERNEL), .now = ktime_get_ns(), .t = t, .gone = &gone,
+	};
 
 	if (p.fi) {
-		crem_rs_flows_for_each(cn->rs, crem_gc_mark, &p);
+		crem_rs_flows_walk(cn->rs, NULL, crem_gc_mark, &p);
 		kfree(p.fi);
 	}
 	if (p.any) {
 		spin_lock_bh(&t->lock);
-		for (at = pos; (f = crem_rs_flows_next(cn->rs, &pos)); at = pos) {
-			if (f->gc_close == CREM_GC_KEEP)
-				continue;
-			crem_flow_unlink(t, f);
-			f->close_with = f->gc_close;
-			list_add(&f->kill, &gone);
-			pos = at; /* the next flow took its place */
-		}
+		crem_rs_flows_walk(cn->rs, NULL, crem_gc_remove, &p);
 		spin_unlock_bh(&t->lock);
 		list_for_each_entry(f, &gone, kill)
 			atomic64_inc(&cn->dp[CREM_EV_FLOW_EXPIRED]);

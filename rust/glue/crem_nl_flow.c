@@ -48,7 +48,7 @@ static void crem_totals(struct crem_net *cn, u64 *sum)
 
 	memset(sum, 0, CREM_FS_N * sizeof(u64));
 	if (p.fi) {
-		crem_rs_flows_for_each(cn->rs, crem_totals_add, &p);
+		crem_rs_flows_walk(cn->rs, NULL, crem_totals_add, &p);
 		kfree(p.fi);
 	}
 	spin_lock_bh(&t->lock);
@@ -269,8 +269,40 @@ static size_t crem_flow_msg_size(void)
 	       CREM_FS_N * nla_total_size_64bit(sizeof(u64));
 }
 
+/* One part of a flow-get dump: the flows that fit in @skb. */
+struct crem_dump_part {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+	struct crem_flow_info *fi;
+	bool first; /* nothing in @skb yet */
+	int err;
+};
+
+/* Puts @f in the part; true (stop: the next part starts with @f) when full. */
+static bool crem_dump_one(struct crem_flow *f, void *arg)
+{
+	struct crem_dump_part *d = arg;
+	struct netlink_callback *cb = d->cb;
+	void *hdr = genlmsg_put(d->skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				&crem_nl_family, NLM_F_MULTI, CREM_CMD_FLOW_GET);
+
+	if (!hdr)
+		return true;
+	genl_dump_check_consistent(cb, hdr);
+	if (crem_put_flow(d->skb, f, d->fi, -1, 0, cb->args[1] == 2)) {
+		genlmsg_cancel(d->skb, hdr);
+		/* A flow that does not fit an empty message never will. */
+		d->err = d->first ? -EMSGSIZE : 0;
+		return true;
+	}
+	genlmsg_end(d->skb, hdr);
+	d->first = false;
+	return false;
+}
+
 /*
- * cb->args[0]: flows already sent (by position in the table's list);
+ * cb->args[0]: where the walk of the table stopped (crem_rs_flows_walk's
+ * cursor: a key chain and an index in it);
  * cb->args[1]: 0 before the first part, then 1 + whether the ids are shown
  * (decided once, so every part of a dump agrees).
  */
@@ -278,44 +310,23 @@ int crem_nl_flow_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct net *net = sock_net(skb->sk);
 	struct crem_net *cn = crem_net(net);
-	struct crem_flow_info *fi;
-	struct crem_flow *f;
-	/* Where the last part stopped (the Rust table's walk, crem_engine.h). */
-	u64 pos = cb->args[0], at;
-	bool first = true;
-	int err = 0;
-	void *hdr;
+	struct crem_dump_part d = { .skb = skb, .cb = cb, .first = true };
+	u64 pos = cb->args[0];
 
+	BUILD_BUG_ON(sizeof(cb->args[0]) < sizeof(pos));
 	if (!cb->args[1])
 		cb->args[1] = 1 + netlink_ns_capable(cb->skb, net->user_ns, CAP_NET_ADMIN);
 
-	fi = kmalloc(sizeof(*fi), GFP_KERNEL);
-	if (!fi)
+	d.fi = kmalloc(sizeof(*d.fi), GFP_KERNEL);
+	if (!d.fi)
 		return -ENOMEM;
-	rcu_read_lock();
 	/* Any change since the dump's first part flags the next message (or
 	 * NLMSG_DONE) NLM_F_DUMP_INTR; +1: a seq of 0 would mean "unset". */
 	cb->seq = crem_rs_flows_gen(cn->rs) + 1;
-	for (at = pos; (f = crem_rs_flows_next(cn->rs, &pos)); at = pos, first = false) {
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-				  &crem_nl_family, NLM_F_MULTI, CREM_CMD_FLOW_GET);
-		if (!hdr) {
-			pos = at; /* the next part starts with it */
-			break;
-		}
-		genl_dump_check_consistent(cb, hdr);
-		if (crem_put_flow(skb, f, fi, -1, 0, cb->args[1] == 2)) {
-			genlmsg_cancel(skb, hdr);
-			pos = at;
-			err = first ? -EMSGSIZE : 0;
-			break;
-		}
-		genlmsg_end(skb, hdr);
-	}
-	rcu_read_unlock();
-	kfree(fi);
+	crem_rs_flows_walk(cn->rs, &pos, crem_dump_one, &d);
+	kfree(d.fi);
 	cb->args[0] = pos;
-	return err ?: skb->len;
+	return d.err ?: skb->len;
 }
 
 /* Which flow a flow-get/flow-del names: id, and side and peer if given. */
@@ -499,9 +510,7 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	spin_lock_bh(&t->lock);
 	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
 	if (f) {
-		crem_flow_unlink(t, f);
-		f->close_with = CREM_CLOSE_NORMAL;
-		list_add(&f->kill, &gone);
+		crem_flow_remove(t, f, &gone, CREM_CLOSE_NORMAL);
 	}
 	spin_unlock_bh(&t->lock);
 	if (!f)

@@ -157,10 +157,10 @@ impl<const N: usize> Chains<N> {
     }
 
     /// Puts `link` at the end of chain `bucket` (modulo the number of
-    /// chains): a chain filled this way keeps the order of insertion, so
-    /// a walk resumed at the n-th entry of a chain ([`Self::nth`]) never
-    /// sees an entry added since a second time (removals before it make
-    /// it skip one instead). The writer walks the chain to its end.
+    /// chains): a chain filled this way keeps the order of insertion, so a
+    /// walk resumed at the n-th entry of a chain (`FlowTable::walk`) never
+    /// sees an entry added since a second time (removals before it make it
+    /// skip one instead). The writer walks the chain to its end.
     ///
     /// # Safety
     ///
@@ -183,25 +183,6 @@ impl<const N: usize> Chains<N> {
             .store(core::ptr::from_ref(last).cast_mut(), Ordering::Relaxed);
         // Publishes the link with its `next` (rcu_assign_pointer).
         last.store(core::ptr::from_ref(link) as usize, Ordering::Release);
-    }
-
-    /// The `n`-th link (from 0) of chain `bucket` (modulo the number of
-    /// chains) under the reader's section, if the chain has that many. For
-    /// a set whose entries never move between chains (no [`Self::move_to`]):
-    /// a walk that ends in another chain is walked again, and would count
-    /// on from where it was.
-    pub(crate) fn nth<'a>(
-        &'a self,
-        bucket: usize,
-        n: usize,
-        reader: &'a impl Reader,
-    ) -> Option<&'a Link> {
-        let mut i = 0usize;
-        self.find(bucket, reader, |l| {
-            let hit = i == n;
-            i = i.wrapping_add(1);
-            hit.then_some(l)
-        })
     }
 
     /// Takes `link` out of its chain; readers standing on it go on from
