@@ -279,9 +279,10 @@ CREM_RS_TEST(flow_reset_counters)
 CREM_RS_TEST(config_peer_for)
 CREM_RS_TEST(config_who)
 CREM_RS_TEST(config_commits)
+CREM_RS_TEST(pool_fills_and_closes)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
- * the configuration it reads (rust/config.rs). */
+ * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs). */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -292,6 +293,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(config_peer_for),
 	KUNIT_CASE(config_who),
 	KUNIT_CASE(config_commits),
+	KUNIT_CASE(pool_fills_and_closes),
 	{}
 };
 

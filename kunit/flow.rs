@@ -122,11 +122,19 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     // SAFETY: as above.
     let tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
     // In no netns's table (null): its Flow ID is nobody's business.
-    if flow::crem_rs_flow_setup(f, core::ptr::null_mut(), &p, 0, &tpl) != 0 {
-        flow::crem_rs_flow_free(f);
+    // SAFETY: made above, not inserted, ours alone.
+    if unsafe { flow::setup(f, None, &p, 0, &tpl) } != 0 {
+        free(f);
         return None;
     }
     Some(f)
+}
+
+/// Frees a flow of [`make`] (its C half is the test's own).
+fn free(f: *mut Flow) {
+    // SAFETY: `make` took it out of its pinned box; each case frees it
+    // once, when nothing else can reach it.
+    unsafe { flow::drop_rust_half(f) };
 }
 
 fn info(f: *mut Flow) -> ffi::crem_flow_info {
@@ -162,7 +170,7 @@ extern "C" fn crem_kunit_flow_timer_drives_hello(msg: *mut c_char, len: usize) -
         sleep_ms(100);
         let later = h.sent.get();
         flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
-        flow::crem_rs_flow_free(f);
+        free(f);
         let ok = first == 1
             && hellos == u32::from(MAX_ATTEMPTS)
             && sent == hellos
@@ -203,7 +211,7 @@ extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> 
         // Without the kill, the timer would resend HELLO for 255 ms.
         sleep_ms(400);
         let after = h.sent.get();
-        flow::crem_rs_flow_free(f);
+        free(f);
         // The kill's last counters are what it had sent.
         let reported = fi.counters.get(MSGS_OUT).copied();
         if (at_kill, after, reported) != (1, 1, Some(1)) {
@@ -245,7 +253,7 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
         };
         flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
         let gone = flow::crem_rs_flow_reset(f, &mut taken);
-        flow::crem_rs_flow_free(f);
+        free(f);
         let ok = done
             && before == Some(1)
             && after == Some(0)
@@ -346,7 +354,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         if !establish(f, &h, 1) {
             let _ = write!(w, "flow not established: state {}", info(f).state);
             flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
-            flow::crem_rs_flow_free(f);
+            free(f);
             return false;
         }
         // Warm-up: a round through the flow first (slab caches grown, the
@@ -372,7 +380,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     };
     let fi = info(f);
     flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
-    flow::crem_rs_flow_free(f);
+    free(f);
     let n = u64::from(ROUNDS_PACKETS);
     // flow-stats: sources (0), repairs (3), of the warm-up and the run.
     let (sources, repairs) = (fi.counters[0] / 2, fi.counters[3] / 2);

@@ -14,6 +14,7 @@ mod config;
 mod flow;
 mod gf;
 mod inject;
+mod pool;
 mod rcu_hlist;
 mod store;
 mod table;

@@ -25,14 +25,32 @@ struct Peer4 {
     addr: u32,
 }
 
+/// What a new flow's engine starts with, of one configuration (flow-new's
+/// fixed k and m aside). The memory limit is not here: C keeps it (other
+/// netns's commits clamp it) and passes the retention budget it allows.
+#[derive(Clone, Copy)]
+pub(crate) struct Defaults {
+    pub(crate) recovery: u8,
+    pub(crate) adaptive: u8,
+    pub(crate) k: u8,
+    pub(crate) m: u8,
+    pub(crate) m_cong: u8,
+    pub(crate) symbol_len: u16,
+    pub(crate) hold_us: u32,
+    pub(crate) epsilon_ppb: u32,
+    /// Host mode: restored and held packets are delivered locally.
+    pub(crate) host: bool,
+}
+
 /// The peers and reporters of one configuration (IPv4: the datapath's
 /// only family so far; IPv6 entries are kept by the configuration and not
-/// used here).
+/// used here), and its flows' defaults.
 pub(crate) struct Peers {
     peers: [Peer4; MAX_PEERS],
     n_peers: usize,
     reporters: [u32; MAX_REPORTERS],
     n_reporters: usize,
+    pub(crate) defaults: Defaults,
 }
 
 /// An IPv4 address of the configuration's (`crem_addr`), or None.
@@ -53,11 +71,33 @@ impl Peers {
         n_peers: 0,
         reporters: [0; MAX_REPORTERS],
         n_reporters: 0,
+        defaults: Defaults {
+            recovery: 0,
+            adaptive: 0,
+            k: 0,
+            m: 0,
+            m_cong: 0,
+            symbol_len: 0,
+            hold_us: 0,
+            epsilon_ppb: 0,
+            host: false,
+        },
     };
 
     /// The IPv4 peers and reporters of configuration `c`.
     pub(crate) fn from_cfg(c: &ffi::crem_cfg) -> Self {
         let mut p = Peers::NONE;
+        p.defaults = Defaults {
+            recovery: c.recovery,
+            adaptive: c.adaptive,
+            k: c.k,
+            m: c.m,
+            m_cong: c.m_cong,
+            symbol_len: c.symbol_len,
+            hold_us: c.hold_us,
+            epsilon_ppb: c.epsilon_ppb,
+            host: u32::from(c.role) == ffi::crem_role_CREM_ROLE_HOST,
+        };
         for e in c.peers.iter().take(usize::from(c.n_peers)) {
             let (Some(prefix), Some(addr)) = (v4(&e.prefix), v4(&e.addr)) else {
                 continue;

@@ -25,6 +25,7 @@ mod host;
 mod inject;
 mod kernel_ext;
 mod netns;
+mod pool;
 mod store;
 mod table;
 mod workspace;

@@ -4,10 +4,11 @@
 //! packet stores, the lock that guards them, its timer, and what it counts
 //! outside the engine. The C half (`glue/crem_flow.h`: its netns, copies of
 //! its key and peer for netlink, the collector's and remover's marks, its
-//! place in a spare pool or a removal) owns one [`Flow`] through a
-//! pointer, made by [`crem_rs_flow_new`] and freed by [`crem_rs_flow_free`];
-//! everything else C does with the flow goes through the `crem_rs_flow_*`
-//! calls here and in `flows.rs`, each of which takes the lock it needs.
+//! place in a removal) points to its [`Flow`]; both are made together here
+//! ([`Spare`], for [`crem_rs_flow_alloc`] and the spare pool, `pool.rs`)
+//! and freed together by [`crem_rs_flow_free`]. Everything else C does with
+//! the flow goes through the `crem_rs_flow_*` calls here and in
+//! `flows.rs`, each of which takes the lock it needs.
 //!
 //! Locking: the state is a [`BhLock`]; every entry point disables BH for
 //! its section (a no-op nesting in softirq, the one thing that makes
@@ -26,6 +27,7 @@ use crate::host::{FlowIds, Glue, Host, Outside};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
+use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::sk_buff;
 use crate::store::{Current, Owner};
 use crate::table::{FlowKey, FlowTable, InTable, Links};
@@ -46,6 +48,9 @@ const FS_N: usize = ffi::CREM_FS_N as usize;
 const FS_DATAPATH: usize = ffi::CREM_FS_ENGINE as usize;
 const FS_FLAT: usize = ffi::CREM_FS_FLAT as usize;
 
+/// The IPv4 Don't Fragment flag, of the template's `frag_off`.
+const IP_DF: u16 = 0x4000;
+
 /// TOS bits of ECN, and ECT(0).
 const ECN_MASK: u8 = 3;
 const ECN_ECT0: u8 = 2;
@@ -59,8 +64,8 @@ pub(crate) struct Flow {
     timer: HrTimer,
     #[pin]
     state: BhLock<Locked>,
-    /// The C half, for the glue callbacks (the socket, events); it frees
-    /// this flow before itself.
+    /// The C half, for the glue callbacks (the socket, events): made and
+    /// freed with this flow ([`Spare`]; a KUnit case's is its own).
     c: NonNull<ffi::crem_flow>,
     glue: &'static Glue,
     /// Its identity and links, set up with its engine, before it is
@@ -371,7 +376,7 @@ unsafe fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current,
 }
 
 /// # Safety
-/// `rf` is null or a flow of [`crem_rs_flow_new`] not yet freed.
+/// `rf` is null or the Rust half of a flow of [`Spare::new`] not yet freed.
 unsafe fn flow<'a>(rf: *const Flow) -> Option<&'a Flow> {
     // SAFETY: per the function contract.
     unsafe { rf.as_ref() }
@@ -395,60 +400,141 @@ fn note(e: &mut Engine, seen: &ffi::crem_template) {
     t.noted = true;
 }
 
-/// A flow of `side` for the C half `f` in `net`, its engine not yet set up
-/// (null if out of memory). Process context: charged to the memory cgroup
-/// the caller made active, and may fail there.
+/// A flow, both halves, that this code owns until it hands it to C (the
+/// table or a removal then free it with [`crem_rs_flow_free`]).
+///
+/// # Invariants
+///
+/// `0` is a C half of [`Spare::new`] whose `rs` is its Rust half, owned
+/// by this value alone.
+pub(crate) struct Spare(NonNull<ffi::crem_flow>);
+
+// SAFETY: a flow is not tied to a CPU; this value owns it alone.
+unsafe impl Send for Spare {}
+
+/// The C half's allocation: zeroed, with the flow's flags (`FlowAlloc`).
+type CHalf = Box<ffi::crem_flow, FlowAlloc>;
+
+impl Spare {
+    /// A flow of `side` in `net`, its engine not yet set up (None if out
+    /// of memory). Process context: charged to the active memory cgroup,
+    /// and may fail there.
+    pub(crate) fn new(net: NonNull<bindings::net>, side: u8) -> Option<Self> {
+        // SAFETY: the C half is a struct of integers and raw pointers, for
+        // which all zeros is valid (what `kzalloc` gave it in C).
+        let c = CHalf::new(unsafe { core::mem::zeroed() }, GFP_KERNEL).ok()?;
+        let c = NonNull::new(Box::into_raw(c))?;
+        let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
+        let Some(rs) = Flow::new(c, net, csf, &Glue::NETNS) else {
+            // SAFETY: taken out of its box just above, reachable by no one
+            // else.
+            drop(unsafe { CHalf::from_raw(c.as_ptr()) });
+            return None;
+        };
+        // SAFETY: C keeps the Rust half where it is (a pointer) until
+        // `free` rebuilds the pinned box.
+        let rs = Box::into_raw(unsafe { Pin::into_inner_unchecked(rs) });
+        // SAFETY: ours alone until returned.
+        unsafe {
+            (*c.as_ptr()).key.side = side;
+            (*c.as_ptr()).rs = rs.cast();
+        }
+        // INVARIANT: both halves made here, linked.
+        Some(Spare(c))
+    }
+
+    /// Hands the flow to C, which frees it with [`crem_rs_flow_free`].
+    pub(crate) fn into_raw(self) -> *mut ffi::crem_flow {
+        let c = self.0.as_ptr();
+        core::mem::forget(self);
+        c
+    }
+
+    /// Frees a flow of [`Self::new`]: its Rust half first (its timer
+    /// cancelled, its stores releasing what they keep), then its C half.
+    ///
+    /// # Safety
+    ///
+    /// `c` is a flow of `Self::new` that no one else can reach any more.
+    unsafe fn free(c: NonNull<ffi::crem_flow>) {
+        // SAFETY: per the function contract, `rs` is the Rust half `new`
+        // pinned there, dropped in place once, here.
+        let rs = unsafe { (*c.as_ptr()).rs }.cast::<Flow>();
+        // SAFETY: as above.
+        unsafe { drop_rust_half(rs) };
+        // SAFETY: the C half `new` leaked, freed once, here.
+        drop(unsafe { CHalf::from_raw(c.as_ptr()) });
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        // SAFETY: ours alone (the invariant).
+        unsafe { Spare::free(self.0) };
+    }
+}
+
+/// Frees a Rust half (null: nothing) that `Box::into_raw` took out of its
+/// pinned box: its timer cancelled, its stores releasing what they keep.
+///
+/// # Safety
+///
+/// `rf` is null or such a flow, which no one can reach any more; it was
+/// pinned there and is dropped in place.
+pub(crate) unsafe fn drop_rust_half(rf: *mut Flow) {
+    if !rf.is_null() {
+        // SAFETY: per the function contract.
+        drop(unsafe { Pin::new_unchecked(Box::<Flow, FlowAlloc>::from_raw(rf)) });
+    }
+}
+
+/// A flow of `side` in the netns whose state is `net`, its engine not yet
+/// set up (null if out of memory). Process context: charged to the netns's
+/// memory cgroup whoever asks (netlink, or a work item whose own cgroup is
+/// the kworkers' root).
 #[no_mangle]
-extern "C" fn crem_rs_flow_new(
-    f: *mut ffi::crem_flow,
-    net: *mut bindings::net,
-    side: u8,
-) -> *mut Flow {
-    let (Some(c), Some(net)) = (NonNull::new(f), NonNull::new(net)) else {
+extern "C" fn crem_rs_flow_alloc(net: *mut core::ffi::c_void, side: u8) -> *mut ffi::crem_flow {
+    // SAFETY: C passes its per-netns state, live while the netns is.
+    let Some(st) = (unsafe { crate::netns::state_opt(net) }) else {
         return core::ptr::null_mut();
     };
-    let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
-    match Flow::new(c, net, csf, &Glue::NETNS) {
-        // SAFETY: C keeps the flow where it is (a pointer) until
-        // `crem_rs_flow_free` rebuilds the pinned box.
-        Some(b) => Box::into_raw(unsafe { Pin::into_inner_unchecked(b) }),
-        None => core::ptr::null_mut(),
+    st.alloc(side)
+        .map_or(core::ptr::null_mut(), Spare::into_raw)
+}
+
+/// Frees a flow of [`crem_rs_flow_alloc`] or the pool (killed first if it
+/// was started), once no one can reach it.
+#[no_mangle]
+pub(crate) extern "C" fn crem_rs_flow_free(f: *mut ffi::crem_flow) {
+    if let Some(c) = NonNull::new(f) {
+        // SAFETY: C passes a flow of ours, once, reachable by no one any
+        // more.
+        unsafe { Spare::free(c) };
     }
 }
 
-/// Frees a flow of [`crem_rs_flow_new`] (killed first if it was started):
-/// its timer is cancelled, its stores release what they keep.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_free(rf: *mut Flow) {
-    if rf.is_null() {
-        return;
-    }
-    // SAFETY: C passes a flow of `crem_rs_flow_new`, once, reachable by no
-    // one any more; it was pinned there and is dropped in place.
-    drop(unsafe { Pin::new_unchecked(Box::<Flow, FlowAlloc>::from_raw(rf)) });
-}
+/// The initial RTT estimate of a flow's engine, until its first sample.
+const RTT_HINT_NS: u64 = 10_000_000;
 
-/// Sets up the flow, of the netns whose state is `net`: its identity from
-/// `p` and `peer` (network order), its engine from `p` and its template
-/// from `tpl` (any context, once, before the flow is inserted: its maker
-/// holds the only pointer to it). 0, or -EINVAL.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_setup(
+/// Sets up the flow `rf` in `table` (none: a KUnit case's flow): its
+/// identity from `p` and `peer` (network order), its engine from `p` and
+/// its template from `tpl` (any context, once, before the flow is
+/// inserted: its maker holds the only pointer to it). 0, or -EINVAL.
+///
+/// # Safety
+///
+/// `rf` is null or a live flow not inserted yet, reachable by no one else;
+/// `table` is the table of its netns, if any, which outlives the flow.
+pub(crate) unsafe fn setup(
     rf: *mut Flow,
-    net: *mut core::ffi::c_void,
-    p: *const ffi::crem_engine_params,
+    table: Option<NonNull<FlowTable<Flow>>>,
+    p: &ffi::crem_engine_params,
     peer: u32,
-    tpl: *const ffi::crem_template,
+    tpl: &ffi::crem_template,
 ) -> c_int {
-    // SAFETY: C's params and template are valid for the call.
-    let (Some(p), Some(tpl)) = (unsafe { p.as_ref() }, unsafe { tpl.as_ref() }) else {
-        return EINVAL.to_errno();
-    };
     if rf.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: C passes its per-netns state, live while the netns is.
-    let table = unsafe { crate::netns::state_opt(net) }.map(|st| NonNull::from(&st.flows));
     let key = FlowKey {
         saddr: p.saddr,
         daddr: p.daddr,
@@ -456,14 +542,15 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
         side: p.side,
         kind: p.kind,
     };
-    // SAFETY: a live flow, not inserted yet (C's contract): this is the
-    // only reference to it, its timer is not armed, and these two fields
-    // are not pinned (its links are linked only once it is inserted).
+    // SAFETY: a live flow, not inserted yet (the caller's contract): this
+    // is the only reference to it, its timer is not armed, and these two
+    // fields are not pinned (its links are linked only once it is
+    // inserted).
     unsafe {
         (*rf).links.set_identity(key, peer);
         (*rf).table = table;
     }
-    // SAFETY: a live flow (C's contract).
+    // SAFETY: a live flow (the caller's contract).
     let Some(f) = (unsafe { flow(rf) }) else {
         return EINVAL.to_errno();
     };
@@ -476,6 +563,68 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
     l.engine.stores().tpl = *tpl;
     l.last_ns = now();
     0
+}
+
+/// Sets up the flow for request `rq` in the netns whose state is `net`:
+/// its engine from the configuration the netns last committed (flow-new's
+/// fixed k and m over it) and `retention_budget`, its template from what
+/// `rq` saw (any context, once, before the flow is inserted: its maker
+/// holds the only pointer to it). 0, or -EINVAL.
+#[no_mangle]
+extern "C" fn crem_rs_flow_setup(
+    rf: *mut Flow,
+    net: *mut core::ffi::c_void,
+    rq: *const ffi::crem_flow_request,
+    retention_budget: u64,
+) -> c_int {
+    // SAFETY: C passes its per-netns state, live while the netns is, and
+    // its request, valid for the call.
+    let (Some(st), Some(rq)) = (unsafe { crate::netns::state_opt(net) }, unsafe {
+        rq.as_ref()
+    }) else {
+        return EINVAL.to_errno();
+    };
+    let d = {
+        let r = rcu::read_lock();
+        st.peers.get(&r).defaults
+    };
+    let k = &rq.key;
+    let (adaptive, fk, fm) = if rq.fixed {
+        (0, rq.k, rq.m)
+    } else {
+        (d.adaptive, d.k, d.m)
+    };
+    let p = ffi::crem_engine_params {
+        side: k.side,
+        kind: k.kind,
+        recovery: d.recovery,
+        adaptive,
+        k: fk,
+        m: fm,
+        m_cong: d.m_cong,
+        symbol_len: d.symbol_len,
+        link_mtu: rq.link_mtu,
+        hold_us: d.hold_us,
+        epsilon_ppb: d.epsilon_ppb,
+        dqp: k.dqp,
+        saddr: k.saddr,
+        daddr: k.daddr,
+        retention_budget,
+        rtt_hint_ns: RTT_HINT_NS,
+    };
+    // SAFETY: a C struct of integers, for which all zeros is valid (the
+    // rest is noted from the flow's packets).
+    let mut tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
+    tpl.saddr = k.saddr;
+    tpl.daddr = k.daddr;
+    tpl.tos = rq.tos;
+    tpl.ttl = rq.ttl;
+    tpl.sport = rq.sport;
+    tpl.frag_off = IP_DF.to_be();
+    tpl.host = d.host;
+    // SAFETY: C passes a flow of ours not inserted yet, whose netns is
+    // `net` (its table outlives its flows).
+    unsafe { setup(rf, Some(NonNull::from(&st.flows)), &p, rq.peer, &tpl) }
 }
 
 /// The inserted flow starts: a CSF sends its HELLO with `nonce`; a CRF takes

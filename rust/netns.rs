@@ -3,10 +3,14 @@
 //! operations in `glue/crem_glue.c`.
 
 use crate::config;
-use crate::flow::Flow;
+use crate::flow::{Flow, Spare};
+use crate::kernel_ext::memcg::MemCg;
+use crate::pool::Pool;
 use crate::table::FlowTable;
 use core::ffi::c_void;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::bindings;
 use kernel::prelude::*;
 
 /// Per-netns counters, in the order of the `stats` attribute set of
@@ -31,16 +35,39 @@ pub(crate) enum Counter {
 
 const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
+#[pin_data]
 pub(crate) struct NetState {
+    /// Closed before the state is dropped (`crem_rs_net_exit`: its refill
+    /// reads the state), and the first field, so dropped first.
+    #[pin]
+    pub(crate) pool: Pool,
     counters: [AtomicU64; NR_COUNTERS],
     /// The peers and reporters the datapath reads (`crate::config`).
     pub(crate) peers: config::Current,
     /// The netns's protected flows (`crate::flows`); emptied by C
     /// (`crem_flows_exit`) before this state is freed.
     pub(crate) flows: FlowTable<Flow>,
+    /// The memory cgroup of the task that made the netns: every flow of
+    /// the netns is charged to it, those made by work items too, not to
+    /// the kworkers' root cgroup.
+    memcg: MemCg,
+    net: NonNull<bindings::net>,
 }
 
+// SAFETY: `net` is only passed on to the flows made here (the netns
+// outlives its state); the rest is `Send` and `Sync`.
+unsafe impl Send for NetState {}
+// SAFETY: as above.
+unsafe impl Sync for NetState {}
+
 impl NetState {
+    /// A flow of `side` of this netns, its engine not yet set up (None if
+    /// out of memory): charged to the netns's memory cgroup, whoever asks.
+    /// Process context.
+    pub(crate) fn alloc(&self, side: u8) -> Option<Spare> {
+        self.memcg.charge(|| Spare::new(self.net, side))
+    }
+
     pub(crate) fn count(&self, c: Counter) {
         if let Some(v) = self.counters.get(c as usize) {
             v.fetch_add(1, Ordering::Relaxed);
@@ -71,30 +98,41 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
     (!state.is_null()).then(|| unsafe { self::state(state) })
 }
 
+/// The state of netns `net` (pernet init, in the task that makes it), or
+/// null if out of memory.
 #[no_mangle]
-extern "C" fn crem_rs_net_init(_net: *mut c_void) -> *mut c_void {
-    let Ok(flows) = FlowTable::new() else {
+pub(crate) extern "C" fn crem_rs_net_init(net: *mut bindings::net) -> *mut c_void {
+    let (Some(net), Ok(flows)) = (NonNull::new(net), FlowTable::new()) else {
         return core::ptr::null_mut();
     };
-    let st = NetState {
+    let st = pin_init!(NetState {
+        // SAFETY: the pool is the `pool` field of a `NetState`.
+        pool <- unsafe { Pool::new() },
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
         peers: config::current(),
         flows,
-    };
-    match KBox::new(st, GFP_KERNEL) {
-        Ok(b) => KBox::into_raw(b).cast(),
+        memcg: MemCg::of_current(),
+        net,
+    });
+    match KBox::pin_init(st, GFP_KERNEL) {
+        // SAFETY: C keeps the state where it is (a pointer) until
+        // `crem_rs_net_exit` rebuilds the pinned box.
+        Ok(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }).cast(),
         Err(_) => core::ptr::null_mut(),
     }
 }
 
 #[no_mangle]
-extern "C" fn crem_rs_net_exit(state: *mut c_void) {
+pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
     if state.is_null() {
         return;
     }
-    // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`; the C
-    // side unregistered the hooks and waited for RCU readers before calling.
-    let st = unsafe { KBox::from_raw(state.cast::<NetState>()) };
+    // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`,
+    // pinned there and dropped in place; the C side unregistered the hooks
+    // and waited for RCU readers before calling.
+    let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
+    // Its refill quiet (it reads the state) before the state is dropped.
+    st.pool.close();
     pr_info!(
         "netns exit: roce in={} fwd={} out={} sources={} other={} malformed={}\n",
         st.get(Counter::RoceLocalIn),

@@ -8,4 +8,5 @@
 #include <linux/netfilter.h>
 #include "crem_glue.h"
 #include "crem_engine.h"
+#include "crem_flow.h"
 #include "helpers.h"

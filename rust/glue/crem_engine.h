@@ -117,19 +117,28 @@ struct crem_rs_flow;
 #define CREM_PIN_NO_POLICY 6
 
 /*
- * The Rust half of @f, a flow of @side in @net, its engine not yet set up
- * (NULL if out of memory): process context, charged to the active memory
- * cgroup. @f frees it (crem_rs_flow_free) before itself.
+ * A flow (both halves: rust/flow.rs makes them) of @side in the netns whose
+ * Rust state is @net, its engine not yet set up, or NULL if out of memory:
+ * process context, charged to the netns's memory cgroup, failing there
+ * rather than reclaiming hard (a flow that cannot be had passes
+ * unprotected, counted). crem_rs_pool_take: the same from softirq, a spare
+ * made ahead (rust/pool.rs), or NULL (then one is on its way).
+ * crem_rs_flow_free frees either, once no one can reach it.
  */
-struct crem_rs_flow *crem_rs_flow_new(struct crem_flow *f, struct net *net, u8 side);
-void crem_rs_flow_free(struct crem_rs_flow *rf);
+struct crem_flow *crem_rs_flow_alloc(void *net, u8 side);
+struct crem_flow *crem_rs_pool_take(void *net, u8 side);
+void crem_rs_flow_free(struct crem_flow *f);
 /*
- * Once, before it is inserted (any context): its identity (key from @p,
- * @peer) and table (of @net, the netns's Rust state), its engine from @p,
- * its restored packets' template from @tpl.
+ * Once, before it is inserted (any context): its identity (key and peer of
+ * @rq) and table (of @net, the netns's Rust state), its engine from @rq and
+ * the netns configuration last committed (crem_rs_config_commit) and
+ * @retention_budget (what the CSF may retain: of the netns's memory limit,
+ * which C keeps, and clamps from other netns's), its restored packets'
+ * template from @rq. 0, or -EINVAL.
  */
-int crem_rs_flow_setup(struct crem_rs_flow *rf, void *net, const struct crem_engine_params *p,
-		       __be32 peer, const struct crem_template *tpl);
+struct crem_flow_request;
+int crem_rs_flow_setup(struct crem_rs_flow *rf, void *net, const struct crem_flow_request *rq,
+		       u64 retention_budget);
 /* Listed: the CSF sends HELLO with @nonce; the CRF takes the HELLO @msg. */
 void crem_rs_flow_start(struct crem_rs_flow *rf, u64 nonce, const u8 *msg, u32 len);
 /*

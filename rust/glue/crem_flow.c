@@ -19,7 +19,6 @@
 #include <linux/netfilter_bridge.h>
 #include <linux/rtnetlink.h>
 #include <net/gso.h>
-#include <linux/memcontrol.h>
 #include "crem_flow.h"
 #include "crem_engine.h"
 
@@ -28,13 +27,7 @@
 
 struct crem_create {
 	struct list_head node;
-	struct crem_flow_key key;
-	__be32 peer;
-	u8 tos, ttl;
-	__be16 sport;
-	u32 link_mtu; /* of the first packet's device, 0 if none */
-	bool fixed; /* flow-new with k and m: no adaptive policy */
-	u8 k, m;
+	struct crem_flow_request rq;
 	u32 msg_len; /* CRF: the HELLO that asked for it */
 	u8 msg[];
 };
@@ -129,55 +122,19 @@ void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
 /* ---- Creation. ---- */
 
 /*
- * Sets up @f (from crem_flow_alloc) for @rq's flow: its engine is
- * initialised from the netns configuration. No sleeping: also at a flow's
- * first packet, with a spare from the pool.
+ * Sets up @f (from crem_rs_flow_alloc or the pool) for @rq's flow: its engine
+ * from @rq and the netns configuration (rust/flow.rs). No sleeping: also at
+ * a flow's first packet, with a spare from the pool.
  */
 static int crem_flow_setup(struct crem_net *cn, struct crem_flow *f,
-			   const struct crem_create *rq)
+			   const struct crem_flow_request *rq)
 {
-	struct crem_template tpl = {
-		.saddr = rq->key.saddr,
-		.daddr = rq->key.daddr,
-		.tos = rq->tos,
-		.ttl = rq->ttl,
-		.sport = rq->sport,
-		.frag_off = htons(IP_DF),
-		.host = READ_ONCE(cn->cfg.role) == CREM_ROLE_HOST,
-	};
-	struct crem_engine_params p = {};
-	struct crem_cfg *c = &cn->cfg;
-
 	f->cn = cn;
 	f->key = rq->key;
 	f->peer = rq->peer;
 	f->gc_close = CREM_GC_KEEP; /* a flow made between its two passes stays */
 	f->created_ns = crem_now();
-
-	spin_lock_bh(&cn->cfg_lock);
-	p.recovery = c->recovery;
-	p.adaptive = c->adaptive;
-	p.k = c->k;
-	p.m = c->m;
-	p.m_cong = c->m_cong;
-	p.symbol_len = c->symbol_len;
-	p.hold_us = c->hold_us;
-	p.epsilon_ppb = c->epsilon_ppb;
-	p.retention_budget = c->max_memory / 4;
-	spin_unlock_bh(&cn->cfg_lock);
-	if (rq->fixed) {
-		p.adaptive = 0;
-		p.k = rq->k;
-		p.m = rq->m;
-	}
-	p.side = rq->key.side;
-	p.kind = rq->key.kind;
-	p.link_mtu = rq->link_mtu;
-	p.dqp = rq->key.dqp;
-	p.saddr = rq->key.saddr;
-	p.daddr = rq->key.daddr;
-	p.rtt_hint_ns = 10 * NSEC_PER_MSEC;
-	return crem_rs_flow_setup(f->rs, cn->rs, &p, rq->peer, &tpl);
+	return crem_rs_flow_setup(f->rs, cn->rs, rq, READ_ONCE(cn->cfg.max_memory) / 4);
 }
 
 /*
@@ -199,7 +156,7 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 		spin_unlock_bh(&t->lock);
 		rcu_read_unlock();
 		consume_skb(ntf); /* unused notification: not a drop */
-		crem_flow_free(f);
+		crem_rs_flow_free(f);
 		return NULL;
 	}
 	spin_unlock_bh(&t->lock);
@@ -216,11 +173,11 @@ static struct crem_flow *crem_flow_insert(struct crem_net *cn, struct crem_flow 
 
 static void crem_create_one(struct crem_net *cn, struct crem_create *rq)
 {
-	struct crem_flow *f = crem_flow_alloc(&cn->flows, rq->key.side);
+	struct crem_flow *f = crem_rs_flow_alloc(cn->rs, rq->rq.key.side);
 
-	if (!f || crem_flow_setup(cn, f, rq)) {
+	if (!f || crem_flow_setup(cn, f, &rq->rq)) {
 		if (f)
-			crem_flow_free(f);
+			crem_rs_flow_free(f);
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return;
 	}
@@ -262,14 +219,13 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 					   u32 link_mtu, const u8 *msg, u32 msg_len)
 {
 	struct crem_flows *t = &cn->flows;
-	struct crem_create req = {
+	struct crem_flow_request req = {
 		.key = *k,
 		.peer = peer,
 		.tos = tos,
 		.ttl = ttl,
 		.sport = sport,
 		.link_mtu = link_mtu,
-		.msg_len = msg_len,
 	};
 	struct crem_create *rq, *q;
 	struct crem_flow *f;
@@ -278,11 +234,11 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_LIMIT]);
 		return NULL;
 	}
-	f = crem_pool_take(&t->pool, k->side);
+	f = crem_rs_pool_take(cn->rs, k->side);
 	if (f) {
 		if (!crem_flow_setup(cn, f, &req))
 			return crem_flow_insert(cn, f, msg, msg_len, GFP_ATOMIC);
-		crem_flow_free(f);
+		crem_rs_flow_free(f);
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return NULL;
 	}
@@ -292,12 +248,13 @@ static struct crem_flow *crem_request_flow(struct crem_net *cn, const struct cre
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return NULL;
 	}
-	memcpy(rq, &req, sizeof(req));
+	rq->rq = req;
+	rq->msg_len = msg_len;
 	if (msg_len)
 		memcpy(rq->msg, msg, msg_len);
 	spin_lock(&t->lock);
 	list_for_each_entry(q, &t->pending, node) {
-		if (crem_key_eq(&q->key, k))
+		if (crem_key_eq(&q->rq.key, k))
 			goto drop; /* already asked for */
 	}
 	if (t->closing || t->n_pending >= CREM_MAX_PENDING) {
@@ -325,8 +282,7 @@ static __be32 crem_peer_for(struct crem_net *cn, __be32 a);
 int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
 		  struct netlink_ext_ack *extack)
 {
-	struct crem_create req = { .key = *k, .ttl = 64, .fixed = fixed, .k = fk, .m = fm };
-	struct crem_flows *t = &cn->flows;
+	struct crem_flow_request req = { .key = *k, .ttl = 64, .fixed = fixed, .k = fk, .m = fm };
 	struct crem_flow *f;
 	bool taken;
 
@@ -352,13 +308,13 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 				   READ_ONCE(cn->cfg.max_flows));
 		return -ENOSPC;
 	}
-	f = crem_flow_alloc(t, CREM_SIDE_CSF);
+	f = crem_rs_flow_alloc(cn->rs, CREM_SIDE_CSF);
 	if (!f) {
 		atomic64_inc(&cn->dp[CREM_DROP_FLOW_ALLOC]);
 		return -ENOMEM;
 	}
 	if (crem_flow_setup(cn, f, &req)) {
-		crem_flow_free(f);
+		crem_rs_flow_free(f);
 		NL_SET_ERR_MSG(extack, "the engine refused the flow's parameters (k, m or the netns defaults)");
 		return -EINVAL;
 	}
@@ -690,7 +646,7 @@ void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify)
 			crem_nl_flow_ntf_send(cn, crem_nl_flow_ntf_alloc(cn, GFP_KERNEL), f,
 					      CREM_CMD_FLOW_DOWN);
 		crem_flow_kill(f);
-		crem_flow_free(f);
+		crem_rs_flow_free(f);
 		atomic64_inc(&cn->dp[CREM_EV_FLOW_DOWN]);
 	}
 }
@@ -748,13 +704,10 @@ void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev)
 void crem_flows_init(struct crem_flows *t)
 {
 	spin_lock_init(&t->lock);
-	/* pernet init runs in the task that makes the netns. */
-	t->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&t->pending);
 	INIT_WORK(&t->create_work, crem_create_work);
 	INIT_DELAYED_WORK(&t->gc_work, crem_gc_work);
 	INIT_WORK(&t->ev_work, crem_ev_work);
-	crem_pool_init(&t->pool);
 }
 
 void crem_flows_exit(struct crem_net *cn)
@@ -767,13 +720,13 @@ void crem_flows_exit(struct crem_net *cn)
 	spin_unlock_bh(&t->lock);
 	/*
 	 * Readers (hooks, socket, timers) that saw the table open may still be
-	 * queueing creation, collection or refill work: wait for them before
+	 * queueing creation or collection work: wait for them before
 	 * cancelling, or a work item queued after its cancel would outlive us.
-	 * From here on nothing inserts (closing), so nothing queues again.
+	 * From here on nothing inserts (closing), so nothing queues again. (The
+	 * spare pool closes with the Rust state, crem_rs_net_exit.)
 	 */
 	synchronize_net();
 	cancel_work_sync(&t->create_work);
-	crem_pool_exit(&t->pool);
 	cancel_delayed_work_sync(&t->gc_work);
 	list_for_each_entry_safe(rq, n, &t->pending, node)
 		kfree(rq);
@@ -782,6 +735,4 @@ void crem_flows_exit(struct crem_net *cn)
 	__crem_flows_flush(cn, false);
 	/* No flow is left to mark an event. */
 	cancel_work_sync(&t->ev_work);
-	mem_cgroup_put(t->memcg);
-	t->memcg = NULL;
 }

@@ -46,8 +46,22 @@ struct crem_flow_key {
 	u8 kind; /* both kinds may share addresses and QP: PSN spaces differ */
 };
 
+/*
+ * What a flow is made for: its key and peer, and what its first packet (or
+ * the HELLO that asked for it) shows of the path, the start of its
+ * template (rust/flow.rs sets it up from this and the netns configuration).
+ */
+struct crem_flow_request {
+	struct crem_flow_key key;
+	__be32 peer;
+	u8 tos, ttl;
+	__be16 sport;
+	u32 link_mtu; /* of the first packet's device, 0 if none */
+	bool fixed; /* flow-new with k and m: no adaptive policy */
+	u8 k, m;
+};
+
 struct crem_flow {
-	struct list_head spare; /* a spare's place in its pool (crem_pool.c) */
 	struct list_head kill; /* private list of a teardown */
 	struct rcu_head rcu;
 	struct crem_net *cn;
@@ -62,20 +76,6 @@ struct crem_flow {
 	u64 created_ns;
 	struct crem_rs_flow *rs; /* its Rust half (rust/flow.rs) */
 };
-
-/* Flow memory and the spare pool (crem_pool.c). */
-/*
- * A flow's own memory (engine, stores) is charged to the netns's memory
- * cgroup (crem_flows.memcg) and may fail there: a flow that cannot be had
- * passes unprotected, counted (drop-flow-alloc), rather than reclaim hard
- * or OOM-kill a task of the cgroup to make room for it.
- */
-#define CREM_GFP_FLOW (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
-struct crem_flow *crem_flow_alloc(struct crem_flows *t, u8 side);
-void crem_flow_free(struct crem_flow *f);
-struct crem_flow *crem_pool_take(struct crem_pool *p, u8 side);
-void crem_pool_init(struct crem_pool *p);
-void crem_pool_exit(struct crem_pool *p);
 
 void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);

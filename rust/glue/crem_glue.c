@@ -110,6 +110,7 @@ static int __net_init crem_net_init(struct net *net)
 	cn->rs = crem_rs_net_init(net);
 	if (!cn->rs)
 		return -ENOMEM;
+	crem_rs_config_commit(cn->rs, &cn->cfg); /* its defaults, for the flows */
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
 	if (err) {
 		crem_rs_net_exit(cn->rs);

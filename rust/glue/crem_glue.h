@@ -24,15 +24,6 @@ struct socket; struct sk_buff; struct nf_hook_state;
 struct mem_cgroup;
 
 /* Per-netns flows (crem_flow.h). */
-/* Spare flows for creation at the first packet (crem_pool.c), per side. */
-struct crem_pool {
-	spinlock_t lock;
-	struct list_head free[2];
-	u32 n[2];
-	struct work_struct refill;
-	bool closing;
-};
-
 struct crem_flows {
 	spinlock_t lock; /* insertion, removal, creation requests: crem_flow.h */
 	atomic64_t mem;
@@ -44,13 +35,6 @@ struct crem_flows {
 	struct work_struct create_work;
 	struct delayed_work gc_work;
 	struct work_struct ev_work; /* flow-change notifications */
-	struct crem_pool pool;
-	/*
-	 * The memory cgroup of the task that made the netns: every flow of the
-	 * netns is charged to it (crem_flow_alloc), those made by work items
-	 * too, not to the kworkers' root cgroup.
-	 */
-	struct mem_cgroup *memcg;
 	bool closing;
 };
 

@@ -4,6 +4,7 @@
  * wrapper is one call or one field access, nothing more.
  */
 #include <linux/bottom_half.h>
+#include <linux/sched/mm.h>
 #include <linux/netfilter.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -49,6 +50,26 @@ void *crem_h_kvzalloc_flow(size_t size)
 void *crem_h_kmemdup_atomic(const void *p, size_t len)
 {
 	return kmemdup(p, len, GFP_ATOMIC);
+}
+
+void crem_h_init_work(struct work_struct *w, work_func_t f)
+{
+	INIT_WORK(w, f);
+}
+
+void *crem_h_memcg_of_current(void)
+{
+	return get_mem_cgroup_from_mm(current->mm);
+}
+
+void crem_h_memcg_put(void *m)
+{
+	mem_cgroup_put(m);
+}
+
+void *crem_h_set_active_memcg(void *m)
+{
+	return set_active_memcg(m);
 }
 
 void __percpu *crem_h_alloc_percpu(size_t size, size_t align)

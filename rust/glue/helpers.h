@@ -14,6 +14,8 @@
 #include <linux/netdevice.h>
 #include <linux/etherdevice.h>
 #include <linux/percpu.h>
+#include <linux/workqueue.h>
+#include <linux/memcontrol.h>
 #include <net/ip.h>
 #include <net/route.h>
 #ifdef CONFIG_X86
@@ -44,6 +46,16 @@ void crem_h_rcu_read_unlock(void);
 void *crem_h_kvzalloc_flow(size_t size);
 /* string.h: a copy in atomic context (kmemdup, GFP_ATOMIC) */
 void *crem_h_kmemdup_atomic(const void *p, size_t len);
+
+/* workqueue.h: INIT_WORK (one lockdep class for the module's items) */
+void crem_h_init_work(struct work_struct *w, work_func_t f);
+
+/* memcontrol.h, sched/mm.h: the current task's memory cgroup (a counted
+ * reference, or NULL), its release, and the active cgroup's swap; as void *,
+ * the Rust side holds it opaque (struct mem_cgroup is not FFI-safe there) */
+void *crem_h_memcg_of_current(void);
+void crem_h_memcg_put(void *m);
+void *crem_h_set_active_memcg(void *m);
 
 /* percpu.h (zeroed; freed with free_percpu) */
 void __percpu *crem_h_alloc_percpu(size_t size, size_t align);

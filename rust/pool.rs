@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Spare flows, allocated in process context, so that the datapath can
+//! start protecting a flow at its first packet: engines and stores are too
+//! large for atomic allocations, and a flow created by a work item misses
+//! the packets sent meanwhile (under load, tens of milliseconds: an RDMA
+//! connection's whole first burst). The pool fills on first use and after
+//! every take; when it is empty, creation falls back to the work item
+//! (`glue/crem_flow.c`).
+
+use crate::ffi;
+use crate::flow::Spare;
+use crate::kernel_ext::bh::{self, new_bh_lock, BhLock};
+use crate::kernel_ext::work::Work;
+use crate::netns::NetState;
+use kernel::bindings;
+use kernel::prelude::*;
+
+/// Spares per side: a connection set-up opens one flow per side and kind.
+const SPARE: usize = 4;
+
+/// A netns's spare flows, per side (CSF, CRF).
+#[pin_data]
+pub(crate) struct Pool {
+    /// The first field, so dropped first: cancelled (waiting for a running
+    /// refill) before the spares go.
+    #[pin]
+    refill: Work,
+    #[pin]
+    spares: BhLock<Spares>,
+}
+
+struct Spares {
+    /// Each side's spares (no allocation under the lock).
+    side: [[Option<Spare>; SPARE]; 2],
+    /// The netns is going: no take, no refill.
+    closing: bool,
+}
+
+impl Pool {
+    /// An empty pool (it fills on first use).
+    ///
+    /// # Safety
+    ///
+    /// The pool is the `pool` field of a [`NetState`], which its refill
+    /// reaches from the pool's address.
+    pub(crate) unsafe fn new() -> impl PinInit<Self> {
+        let spares = Spares {
+            side: [const { [const { None }; SPARE] }; 2],
+            closing: false,
+        };
+        // SAFETY: the work item is the `refill` field of a `Pool` that is
+        // the `pool` field of a `NetState` (the caller's contract), which
+        // `refill` requires.
+        let refill = unsafe { Work::new(refill) };
+        let spares = new_bh_lock!(spares, "crem_pool");
+        // SAFETY: each field is initialised in place at `slot`, pinned
+        // there; neither initialiser can fail (`Infallible`), so none is
+        // left to undo. (Written out rather than with `pin_init!`, whose
+        // type-checking closure leaves a dead panic call in the object,
+        // which vm/panic-sites.py would count; see `HrTimer::new`.)
+        unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Self| {
+                refill.__pinned_init(core::ptr::addr_of_mut!((*slot).refill))?;
+                spares.__pinned_init(core::ptr::addr_of_mut!((*slot).spares))
+            })
+        }
+    }
+
+    /// A spare flow of `side`, or None (then one is on its way). Any
+    /// context (the datapath's, in softirq).
+    pub(crate) fn take(&self, side: u8) -> Option<Spare> {
+        let bh = bh::disable();
+        let mut g = self.spares.lock(&bh);
+        if g.closing {
+            return None;
+        }
+        let f = g
+            .side
+            .get_mut(usize::from(side))?
+            .iter_mut()
+            .find_map(Option::take);
+        // Refilled after every take (and on the first, empty, one).
+        self.refill.schedule();
+        f
+    }
+
+    /// The netns is going (process context): no take or refill from now on;
+    /// the spares are freed.
+    pub(crate) fn close(&self) {
+        {
+            let bh = bh::disable();
+            self.spares.lock(&bh).closing = true;
+        }
+        // Nothing queues it again once closing is seen.
+        self.refill.cancel_sync();
+        let gone = {
+            let bh = bh::disable();
+            let mut g = self.spares.lock(&bh);
+            core::mem::replace(&mut g.side, [const { [const { None }; SPARE] }; 2])
+        };
+        // Freed outside the lock (a flow's drop cancels its timer).
+        drop(gone);
+    }
+
+    /// How many spares side `side` holds.
+    #[cfg(crem_kunit)]
+    pub(crate) fn count(&self, side: usize) -> usize {
+        let bh = bh::disable();
+        let g = self.spares.lock(&bh);
+        g.side.get(side).map_or(0, |v| v.iter().flatten().count())
+    }
+
+    /// Whether side `side` wants one more spare (false once closing).
+    fn wants(&self, side: usize) -> bool {
+        let bh = bh::disable();
+        let g = self.spares.lock(&bh);
+        !g.closing
+            && g.side
+                .get(side)
+                .is_some_and(|v| v.iter().any(Option::is_none))
+    }
+
+    /// Fills both sides up to [`SPARE`] (process context), allocating
+    /// outside the lock; stops at the first failure (the next take tries
+    /// again) or when the netns is going.
+    fn fill(&self, st: &NetState) {
+        for side in 0..2usize {
+            while self.wants(side) {
+                let Some(f) = st.alloc(side as u8) else {
+                    return;
+                };
+                let bh = bh::disable();
+                let mut g = self.spares.lock(&bh);
+                if g.closing {
+                    // `f` is freed after the lock is released (declared
+                    // before the guard, dropped after it).
+                    return;
+                }
+                let Some(slot) = g
+                    .side
+                    .get_mut(side)
+                    .and_then(|v| v.iter_mut().find(|s| s.is_none()))
+                else {
+                    // Filled meanwhile (only this work fills).
+                    return;
+                };
+                *slot = Some(f);
+            }
+        }
+    }
+}
+
+/// The refill work of every pool.
+unsafe extern "C" fn refill(w: *mut bindings::work_struct) {
+    // SAFETY: only `Pool::new` makes work items with this callback, in the
+    // `refill` field of a pool that is the `pool` field of a `NetState`
+    // (its contract); the state lives until the work is cancelled (its
+    // pool's first field's drop), which waits for this callback.
+    let st = unsafe {
+        let pool = kernel::container_of!(w.cast::<Work>(), Pool, refill);
+        &*kernel::container_of!(pool, NetState, pool)
+    };
+    st.pool.fill(st);
+}
+
+/// From softirq: a spare flow of `side` of the netns whose state is `net`,
+/// not set up (C sets it up and inserts it, or frees it), or null (then one
+/// is on its way).
+#[no_mangle]
+extern "C" fn crem_rs_pool_take(net: *mut core::ffi::c_void, side: u8) -> *mut ffi::crem_flow {
+    // SAFETY: C passes its per-netns state, live while the netns is.
+    let Some(st) = (unsafe { crate::netns::state_opt(net) }) else {
+        return core::ptr::null_mut();
+    };
+    st.pool
+        .take(side)
+        .map_or(core::ptr::null_mut(), Spare::into_raw)
+}
