@@ -121,11 +121,31 @@ extern "C" fn crem_kunit_config_who(msg: *mut c_char, len: usize) -> c_int {
 }
 
 /// Commits alternate the two copies; a reader sees each commit whole after
-/// it returns, and a new netns has no peer.
+/// it returns, and a new netns has no peer; a snapshot's flow defaults are
+/// its configuration's, field by field.
 #[no_mangle]
 extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
-        let cur = config::current();
+        let mut c = cfg(&[], &[]);
+        (c.recovery, c.adaptive, c.k, c.m, c.m_cong) = (2, 1, 17, 3, 5);
+        (c.symbol_len, c.hold_us, c.epsilon_ppb) = (1062, 700, 90_000);
+        c.role = ffi::crem_role_CREM_ROLE_HOST as u8;
+        let d = Peers::from_cfg(&c).defaults;
+        let got = (
+            (d.recovery, d.adaptive, d.k, d.m, d.m_cong),
+            (d.symbol_len, d.hold_us, d.epsilon_ppb),
+            d.host,
+        );
+        if got != ((2, 1, 17, 3, 5), (1062, 700, 90_000), true) {
+            let _ = write!(w, "defaults {got:?}");
+            return false;
+        }
+        c.role = ffi::crem_role_CREM_ROLE_GATEWAY as u8;
+        if Peers::from_cfg(&c).defaults.host {
+            let _ = write!(w, "a gateway's defaults say host");
+            return false;
+        }
+        let cur = config::current(&cfg(&[], &[]));
         let q = ip([10, 1, 2, 3]);
         let seen = |cur: &config::Current| cur.get(&rcu::read_lock()).peer_for(q);
         let mut got = [seen(&cur), 0, 0, 0];

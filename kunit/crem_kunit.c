@@ -280,9 +280,11 @@ CREM_RS_TEST(config_peer_for)
 CREM_RS_TEST(config_who)
 CREM_RS_TEST(config_commits)
 CREM_RS_TEST(pool_fills_and_closes)
+CREM_RS_TEST(flow_setup_from_request)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
- * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs). */
+ * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs)
+ * and set-up from a request. */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -294,6 +296,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(config_who),
 	KUNIT_CASE(config_commits),
 	KUNIT_CASE(pool_fills_and_closes),
+	KUNIT_CASE(flow_setup_from_request),
 	{}
 };
 

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The spare pool (`rust/pool.rs`) of a netns state of its own: empty at
-//! first (the first take falls back and starts the refill), then full on
-//! both sides; every take gives a flow of the side asked for and is
-//! refilled; once closed, nothing is taken and the spares are freed
-//! (kmemleak on the debug kernel would report one that was not).
+//! Making flows, on a netns state of its own. The spare pool
+//! (`rust/pool.rs`): empty at first (the first take falls back and starts
+//! the refill), then full on both sides; every take gives a flow of the
+//! side asked for and is refilled; once closed, nothing is taken and
+//! nothing is left (what it freed, kmemleak checks on the debug kernel:
+//! `vm/guest/kunit.sh` scans after the module is unloaded). Set-up
+//! (`crem_rs_flow_setup`): the identity and template come from the
+//! request and the netns's configuration.
 
 use super::run;
+use crate::ffi;
 use crate::flow;
 use crate::netns::{self, NetState};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
+use kernel::error::code::EINVAL;
 use kernel::bindings;
 
 const CSF: u8 = 0;
@@ -44,7 +49,9 @@ fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
 fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
     // The initial netns (static): its address is all the flows keep.
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    let raw = netns::crem_rs_net_init(net);
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    let raw = netns::crem_rs_net_init(net, &cfg);
     // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
@@ -84,4 +91,89 @@ fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
 #[no_mangle]
 extern "C" fn crem_kunit_pool_fills_and_closes(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, pool_fills_and_closes)
+}
+
+/// A flow set up for a request: its key, peer and template are the
+/// request's and the configuration's (host mode here); a fixed (k, m)
+/// passes; a request of the other side is refused.
+fn flow_setup_from_request(w: &mut dyn Write) -> bool {
+    let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
+    // SAFETY: as in `pool_fills_and_closes`.
+    let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
+    cfg.epsilon_ppb = 100_000;
+    cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
+    let raw = netns::crem_rs_net_init(net, &cfg);
+    // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
+    let Some(st) = (unsafe { netns::state_opt(raw) }) else {
+        let _ = write!(w, "no netns state");
+        return false;
+    };
+    let a = u32::from_ne_bytes([10, 0, 0, 1]);
+    let b = u32::from_ne_bytes([10, 0, 1, 1]);
+    let peer = u32::from_ne_bytes([192, 0, 2, 7]);
+    // SAFETY: as above.
+    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+    rq.key.saddr = a;
+    rq.key.daddr = b;
+    rq.key.dqp = 0x42;
+    rq.peer = peer;
+    (rq.tos, rq.ttl, rq.sport, rq.link_mtu) = (0x88, 61, 0xc001u16.to_be(), 1500);
+    let setup = |rq: &ffi::crem_flow_request| {
+        let f = st.alloc(CSF)?.into_raw();
+        // SAFETY: a flow of ours, not inserted, freed by the caller.
+        let rs = unsafe { (*f).rs }.cast::<flow::Flow>();
+        let rc = flow::crem_rs_flow_setup(rs, raw, rq, 1 << 20);
+        Some((f, rs, rc))
+    };
+    let mut ok = true;
+    if let Some((f, rs, rc)) = setup(&rq) {
+        // SAFETY: set up above, freed below.
+        let fl = unsafe { &*rs };
+        let t = fl.template();
+        let k = crate::table::InTable::links(fl).key();
+        let got = (
+            rc,
+            (t.saddr, t.daddr, t.tos, t.ttl, t.sport, t.frag_off, t.host),
+            (k.saddr, k.daddr, k.dqp),
+            crate::table::InTable::links(fl).peer(),
+        );
+        let want = (
+            0,
+            (a, b, 0x88, 61, 0xc001u16.to_be(), 0x4000u16.to_be(), true),
+            (a, b, 0x42),
+            peer,
+        );
+        if got != want {
+            let _ = write!(w, "set up {got:x?}, not {want:x?}; ");
+            ok = false;
+        }
+        flow::crem_rs_flow_free(f);
+    } else {
+        let _ = write!(w, "no flow; ");
+        ok = false;
+    }
+    // flow-new's fixed (k, m); a receiver flow's request for a sender
+    // flow's engine.
+    for (side, want) in [(CSF, 0), (CRF, EINVAL.to_errno())] {
+        rq.fixed = true;
+        (rq.k, rq.m, rq.key.side) = (8, 1, side);
+        match setup(&rq) {
+            Some((f, _, rc)) => {
+                if rc != want {
+                    let _ = write!(w, "request of side {side}: {rc} ({want}); ");
+                    ok = false;
+                }
+                flow::crem_rs_flow_free(f);
+            }
+            None => ok = false,
+        }
+    }
+    netns::crem_rs_net_exit(raw);
+    ok
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_flow_setup_from_request(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, flow_setup_from_request)
 }

@@ -159,9 +159,10 @@ impl Peers {
 /// The netns's peers and reporters, as the datapath reads them.
 pub(crate) type Current = RcuDouble<Peers>;
 
-/// A new netns's: none.
-pub(crate) fn current() -> Current {
-    RcuDouble::new(Peers::NONE, Peers::NONE)
+/// A new netns's, of its initial configuration `c` (no peers yet, its
+/// defaults).
+pub(crate) fn current(c: &ffi::crem_cfg) -> Current {
+    RcuDouble::new(Peers::from_cfg(c), Peers::from_cfg(c))
 }
 
 /// config-set committed `c` (process context, under the netns's

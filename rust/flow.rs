@@ -162,6 +162,15 @@ impl Flow {
         .ok()
     }
 
+    /// Its restored packets' template (KUnit: what set-up made of it).
+    #[cfg(crem_kunit)]
+    pub(crate) fn template(&self) -> ffi::crem_template {
+        let bh = bh::disable();
+        let mut g = self.state.lock(&bh);
+        let t = g.engine.stores().tpl;
+        t
+    }
+
     /// The C half (what C's table walks and lookups return).
     pub(crate) fn c(&self) -> *mut ffi::crem_flow {
         self.c.as_ptr()
@@ -421,7 +430,7 @@ impl Spare {
     /// and may fail there.
     pub(crate) fn new(net: NonNull<bindings::net>, side: u8) -> Option<Self> {
         // SAFETY: the C half is a struct of integers and raw pointers, for
-        // which all zeros is valid (what `kzalloc` gave it in C).
+        // which all zeros is valid (what C's `kzalloc` gave it before).
         let c = CHalf::new(unsafe { core::mem::zeroed() }, GFP_KERNEL).ok()?;
         let c = NonNull::new(Box::into_raw(c))?;
         let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
@@ -571,7 +580,7 @@ pub(crate) unsafe fn setup(
 /// `rq` saw (any context, once, before the flow is inserted: its maker
 /// holds the only pointer to it). 0, or -EINVAL.
 #[no_mangle]
-extern "C" fn crem_rs_flow_setup(
+pub(crate) extern "C" fn crem_rs_flow_setup(
     rf: *mut Flow,
     net: *mut core::ffi::c_void,
     rq: *const ffi::crem_flow_request,

@@ -3,6 +3,7 @@
 //! operations in `glue/crem_glue.c`.
 
 use crate::config;
+use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::kernel_ext::memcg::MemCg;
 use crate::pool::Pool;
@@ -54,12 +55,6 @@ pub(crate) struct NetState {
     net: NonNull<bindings::net>,
 }
 
-// SAFETY: `net` is only passed on to the flows made here (the netns
-// outlives its state); the rest is `Send` and `Sync`.
-unsafe impl Send for NetState {}
-// SAFETY: as above.
-unsafe impl Sync for NetState {}
-
 impl NetState {
     /// A flow of `side` of this netns, its engine not yet set up (None if
     /// out of memory): charged to the netns's memory cgroup, whoever asks.
@@ -98,18 +93,24 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
     (!state.is_null()).then(|| unsafe { self::state(state) })
 }
 
-/// The state of netns `net` (pernet init, in the task that makes it), or
-/// null if out of memory.
+/// The state of netns `net` with its initial configuration `cfg` (pernet
+/// init, in the task that makes it), or null if out of memory.
 #[no_mangle]
-pub(crate) extern "C" fn crem_rs_net_init(net: *mut bindings::net) -> *mut c_void {
-    let (Some(net), Ok(flows)) = (NonNull::new(net), FlowTable::new()) else {
+pub(crate) extern "C" fn crem_rs_net_init(
+    net: *mut bindings::net,
+    cfg: *const ffi::crem_cfg,
+) -> *mut c_void {
+    // SAFETY: C's configuration, valid for the call.
+    let (Some(net), Some(cfg), Ok(flows)) =
+        (NonNull::new(net), unsafe { cfg.as_ref() }, FlowTable::new())
+    else {
         return core::ptr::null_mut();
     };
     let st = pin_init!(NetState {
         // SAFETY: the pool is the `pool` field of a `NetState`.
         pool <- unsafe { Pool::new() },
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
-        peers: config::current(),
+        peers: config::current(cfg),
         flows,
         memcg: MemCg::of_current(),
         net,

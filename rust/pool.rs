@@ -145,6 +145,12 @@ impl Pool {
                     return;
                 };
                 *slot = Some(f);
+                drop(g);
+                drop(bh);
+                // Each allocation may have been long (reclaim): let others
+                // run between them (as C's refill did).
+                // SAFETY: process context (a work item), no lock held.
+                unsafe { ffi::crem_h_cond_resched() };
             }
         }
     }

@@ -5,7 +5,9 @@
  * crem_rs_flow_* calls, which take the locks they need; the netns's table
  * (by key, Flow ID, address pair, HELLO nonce) is Rust's (rust/flows.rs,
  * rust/table.rs), which the dumps, the collector and teardown walk too.
- * This half makes flows and removes them.
+ * Rust allocates a flow's two halves and sets it up (rust/flow.rs, the
+ * spare pool in rust/pool.rs); this half asks for flows, inserts them and
+ * removes them.
  *
  * Locking: the table is read under RCU (hooks, socket, timers run in softirq).
  * Insertion and removal run under crem_flows.lock (BH-safe), so that a walk

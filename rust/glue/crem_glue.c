@@ -107,10 +107,9 @@ static int __net_init crem_net_init(struct net *net)
 	mutex_init(&cn->sock_mutex);
 	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net);
+	cn->rs = crem_rs_net_init(net, &cn->cfg);
 	if (!cn->rs)
 		return -ENOMEM;
-	crem_rs_config_commit(cn->rs, &cn->cfg); /* its defaults, for the flows */
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
 	if (err) {
 		crem_rs_net_exit(cn->rs);

@@ -21,7 +21,6 @@
 
 struct net;
 struct socket; struct sk_buff; struct nf_hook_state;
-struct mem_cgroup;
 
 /* Per-netns flows (crem_flow.h). */
 struct crem_flows {
@@ -123,7 +122,8 @@ void crem_rs_config_commit(void *state, const struct crem_cfg *c);
 u32 crem_rs_peer_for(void *state, u32 a); /* __be32 in, __be32 out (0: none) */
 
 /* Implemented in Rust (rust/netns.rs, rust/hook.rs). */
-void *crem_rs_net_init(struct net *net);
+/* @cfg: the netns's initial configuration (its flows' defaults). */
+void *crem_rs_net_init(struct net *net, const struct crem_cfg *cfg);
 void crem_rs_net_exit(void *state);
 /* Returns an NF_* verdict. @hdr holds the first @len bytes from the IP header. */
 unsigned int crem_rs_roce_packet(void *state, u32 hook, u8 family,

@@ -556,11 +556,18 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		spin_lock_bh(&cn->cfg_lock);
 		changed = memcmp(&cn->cfg, c, sizeof(*c)) != 0;
 		lower = c->max_flows < cn->cfg.max_flows || c->max_memory < cn->cfg.max_memory;
-		cn->cfg = *c;
 		spin_unlock_bh(&cn->cfg_lock);
-		/* The datapath's peers and reporters (read without a lock). */
+		/*
+		 * The datapath's peers, reporters and flow defaults (read without
+		 * a lock) first, so that a flow set up once the role below has
+		 * changed has the new defaults too (this netns's commits are
+		 * serialised by sock_mutex, other netns's clamps by limits_mutex).
+		 */
 		if (changed)
 			crem_rs_config_commit(cn->rs, c);
+		spin_lock_bh(&cn->cfg_lock);
+		cn->cfg = *c;
+		spin_unlock_bh(&cn->cfg_lock);
 		if (lower && net_eq(net, &init_net))
 			crem_limits_lower(c->max_flows, c->max_memory);
 		mutex_unlock(&crem_limits_mutex);

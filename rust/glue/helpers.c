@@ -52,6 +52,11 @@ void *crem_h_kmemdup_atomic(const void *p, size_t len)
 	return kmemdup(p, len, GFP_ATOMIC);
 }
 
+void crem_h_cond_resched(void)
+{
+	cond_resched();
+}
+
 void crem_h_init_work(struct work_struct *w, work_func_t f)
 {
 	INIT_WORK(w, f);

@@ -47,6 +47,9 @@ void *crem_h_kvzalloc_flow(size_t size);
 /* string.h: a copy in atomic context (kmemdup, GFP_ATOMIC) */
 void *crem_h_kmemdup_atomic(const void *p, size_t len);
 
+/* sched.h: a voluntary preemption point (process context) */
+void crem_h_cond_resched(void);
+
 /* workqueue.h: INIT_WORK (one lockdep class for the module's items) */
 void crem_h_init_work(struct work_struct *w, work_func_t f);
 

@@ -8,8 +8,8 @@ use crate::ffi;
 use core::ffi::c_void;
 use core::ptr::NonNull;
 
-/// A counted reference to a memory cgroup (none without CONFIG_MEMCG, or
-/// for a task in the root cgroup: then allocations go where they would).
+/// A counted reference to a memory cgroup (none without CONFIG_MEMCG or
+/// with memory cgroups disabled: then allocations go where they would).
 pub(crate) struct MemCg(Option<NonNull<c_void>>);
 
 // SAFETY: a counted reference may be used and dropped on any CPU.
