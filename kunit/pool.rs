@@ -14,8 +14,8 @@ use crate::flow;
 use crate::netns::{self, NetState};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use kernel::error::code::EINVAL;
 use kernel::bindings;
+use kernel::error::code::EINVAL;
 
 const CSF: u8 = 0;
 const CRF: u8 = 1;
