@@ -131,9 +131,10 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
         (c.symbol_len, c.hold_us, c.epsilon_ppb) = (1062, 700, 90_000);
         c.role = ffi::crem_role_CREM_ROLE_HOST as u8;
         let d = Peers::from_cfg(&c).defaults;
+        let e = &d.engine;
         let got = (
-            (d.recovery, d.adaptive, d.k, d.m, d.m_cong),
-            (d.symbol_len, d.hold_us, d.epsilon_ppb),
+            (e.recovery, e.adaptive, e.k, e.m, e.m_cong),
+            (e.symbol_len, e.hold_us, e.epsilon_ppb),
             d.host,
         );
         if got != ((2, 1, 17, 3, 5), (1062, 700, 90_000), true) {

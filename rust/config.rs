@@ -25,20 +25,16 @@ struct Peer4 {
     addr: u32,
 }
 
-/// What a new flow's engine starts with, of one configuration (flow-new's
-/// fixed k and m aside). The memory limit is not here: C keeps it (other
-/// netns's commits clamp it) and passes the retention budget it allows.
+/// What a new flow starts with, of one configuration: its engine's
+/// parameters with the configuration's fields set (recovery, adaptive, k,
+/// m, m_cong, symbol_len, hold_us, epsilon_ppb), the flow's own zero (set
+/// up fills them, and flow-new's fixed k and m); and whether restored and
+/// held packets are delivered locally (host mode). The memory limit is not
+/// here: C keeps it (other netns's commits clamp it) and passes the
+/// retention budget it allows.
 #[derive(Clone, Copy)]
 pub(crate) struct Defaults {
-    pub(crate) recovery: u8,
-    pub(crate) adaptive: u8,
-    pub(crate) k: u8,
-    pub(crate) m: u8,
-    pub(crate) m_cong: u8,
-    pub(crate) symbol_len: u16,
-    pub(crate) hold_us: u32,
-    pub(crate) epsilon_ppb: u32,
-    /// Host mode: restored and held packets are delivered locally.
+    pub(crate) engine: ffi::crem_engine_params,
     pub(crate) host: bool,
 }
 
@@ -72,14 +68,8 @@ impl Peers {
         reporters: [0; MAX_REPORTERS],
         n_reporters: 0,
         defaults: Defaults {
-            recovery: 0,
-            adaptive: 0,
-            k: 0,
-            m: 0,
-            m_cong: 0,
-            symbol_len: 0,
-            hold_us: 0,
-            epsilon_ppb: 0,
+            // SAFETY: a C struct of integers, for which all zeros is valid.
+            engine: unsafe { core::mem::zeroed() },
             host: false,
         },
     };
@@ -87,17 +77,10 @@ impl Peers {
     /// The IPv4 peers and reporters of configuration `c`.
     pub(crate) fn from_cfg(c: &ffi::crem_cfg) -> Self {
         let mut p = Peers::NONE;
-        p.defaults = Defaults {
-            recovery: c.recovery,
-            adaptive: c.adaptive,
-            k: c.k,
-            m: c.m,
-            m_cong: c.m_cong,
-            symbol_len: c.symbol_len,
-            hold_us: c.hold_us,
-            epsilon_ppb: c.epsilon_ppb,
-            host: u32::from(c.role) == ffi::crem_role_CREM_ROLE_HOST,
-        };
+        let e = &mut p.defaults.engine;
+        (e.recovery, e.adaptive, e.k, e.m, e.m_cong) = (c.recovery, c.adaptive, c.k, c.m, c.m_cong);
+        (e.symbol_len, e.hold_us, e.epsilon_ppb) = (c.symbol_len, c.hold_us, c.epsilon_ppb);
+        p.defaults.host = u32::from(c.role) == ffi::crem_role_CREM_ROLE_HOST;
         for e in c.peers.iter().take(usize::from(c.n_peers)) {
             let (Some(prefix), Some(addr)) = (v4(&e.prefix), v4(&e.addr)) else {
                 continue;

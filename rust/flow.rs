@@ -167,8 +167,7 @@ impl Flow {
     pub(crate) fn template(&self) -> ffi::crem_template {
         let bh = bh::disable();
         let mut g = self.state.lock(&bh);
-        let t = g.engine.stores().tpl;
-        t
+        g.engine.stores().tpl
     }
 
     /// The C half (what C's table walks and lookups return).
@@ -598,29 +597,12 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
         st.peers.get(&r).defaults
     };
     let k = &rq.key;
-    let (adaptive, fk, fm) = if rq.fixed {
-        (0, rq.k, rq.m)
-    } else {
-        (d.adaptive, d.k, d.m)
-    };
-    let p = ffi::crem_engine_params {
-        side: k.side,
-        kind: k.kind,
-        recovery: d.recovery,
-        adaptive,
-        k: fk,
-        m: fm,
-        m_cong: d.m_cong,
-        symbol_len: d.symbol_len,
-        link_mtu: rq.link_mtu,
-        hold_us: d.hold_us,
-        epsilon_ppb: d.epsilon_ppb,
-        dqp: k.dqp,
-        saddr: k.saddr,
-        daddr: k.daddr,
-        retention_budget,
-        rtt_hint_ns: RTT_HINT_NS,
-    };
+    let mut p = d.engine;
+    if rq.fixed {
+        (p.adaptive, p.k, p.m) = (0, rq.k, rq.m);
+    }
+    (p.side, p.kind, p.dqp, p.saddr, p.daddr) = (k.side, k.kind, k.dqp, k.saddr, k.daddr);
+    (p.link_mtu, p.retention_budget, p.rtt_hint_ns) = (rq.link_mtu, retention_budget, RTT_HINT_NS);
     // SAFETY: a C struct of integers, for which all zeros is valid (the
     // rest is noted from the flow's packets).
     let mut tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
