@@ -265,6 +265,11 @@ fn with_fixture(w: &mut dyn Write, body: impl FnOnce(&mut dyn Write) -> bool) ->
         return false;
     }
     let ok = body(w);
+    // A receiver flow's creation may still be queued: it ends first.
+    // SAFETY: the initial netns's state, live while the module is.
+    unsafe { netns::state(crem_kunit_hook_state()) }
+        .creation
+        .flush();
     // SAFETY: set up above; its flows go with the socket.
     unsafe { crem_kunit_hook_teardown() };
     ok

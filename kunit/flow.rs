@@ -16,7 +16,7 @@ use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::host::Glue;
 use crate::kernel_ext::bh;
-use crate::kernel_ext::skb::Skb;
+use crate::kernel_ext::skb::{Lent, Skb};
 use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
@@ -137,6 +137,17 @@ fn free(f: *mut Flow) {
     unsafe { flow::drop_rust_half(f) };
 }
 
+/// Starts the flow (a sender flow sends its HELLO with `nonce`).
+fn start(f: *mut Flow, nonce: u64) {
+    // SAFETY: a live flow of `make`, freed only by the case that made it,
+    // after this.
+    let Some(f) = (unsafe { f.as_ref() }) else {
+        return;
+    };
+    let bh = bh::disable();
+    f.start(&bh, nonce, &[]);
+}
+
 fn info(f: *mut Flow) -> ffi::crem_flow_info {
     // SAFETY: as above.
     let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
@@ -158,7 +169,7 @@ extern "C" fn crem_kunit_flow_timer_drives_hello(msg: *mut c_char, len: usize) -
         let first = {
             // The first RTO is 1 ms: read before the timer can run.
             let _bh = bh::disable();
-            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            start(f, 0x5eed);
             h.hellos.get()
         };
         // Every timeout, doubling from HELLO_RTO, and the give-up after the
@@ -204,7 +215,7 @@ extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> 
         {
             // The timer (a softirq) cannot run here before the kill.
             let _bh = bh::disable();
-            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            start(f, 0x5eed);
             flow::crem_rs_flow_kill(f, -1, &mut fi);
         }
         let at_kill = h.sent.get();
@@ -240,7 +251,7 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
         let (done, after) = {
             // No timer in between: one HELLO when reset.
             let _bh = bh::disable();
-            flow::crem_rs_flow_start(f, 0x5eed, core::ptr::null(), 0);
+            start(f, 0x5eed);
             let done = flow::crem_rs_flow_reset(f, &mut taken);
             (done, info(f).counters.get(MSGS_OUT).copied())
         };
@@ -332,7 +343,7 @@ fn establish(f: *mut Flow, h: &TestHost, nonce: u64) -> bool {
 }
 
 /// The cost per source packet of a sender flow's entry point as the hook
-/// calls it (`crem_rs_flow_csf_source`: BH off, the flow's lock, its
+/// calls it (`Flow::csf_source`: BH off, the flow's lock, its
 /// template, the engine on the backend chosen at load, a clone retained,
 /// the timer rearmed, its REPAIRs handed to the socket, here a counter),
 /// k = 32 and `m`, beside the same packets' own skb work (allocation,
@@ -350,7 +361,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     let (flow_ns, skb_ns, made) = {
         // No timer during the run (it would only add noise).
         let _bh = bh::disable();
-        flow::crem_rs_flow_start(f, 1, core::ptr::null(), 0);
+        start(f, 1);
         if !establish(f, &h, 1) {
             let _ = write!(w, "flow not established: state {}", info(f).state);
             flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
@@ -360,14 +371,18 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         // Warm-up: a round through the flow first (slab caches grown, the
         // retention ring filled: later packets replace retained ones).
         let n = ROUNDS_PACKETS;
-        let send = |psn: u32, skb: Skb| {
-            flow::crem_rs_flow_csf_source(
-                f,
-                &seen,
-                psn,
-                skb.as_ptr(),
+        // SAFETY: a live flow of `make_km`, freed below.
+        let fl = unsafe { &*f };
+        let send = |psn: u32, mut skb: Skb| {
+            // The flow's lock needs BH off (and it is, for the whole run).
+            let bh = bh::disable();
+            fl.csf_source(
+                &bh,
+                &Lent::of(&mut skb),
                 0,
                 work::PACKET_LEN as u32,
+                psn,
+                &seen,
                 core::ptr::null_mut(),
             );
         };

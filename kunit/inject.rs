@@ -115,10 +115,8 @@ extern "C" fn crem_kunit_inject_forward_mark(msg: *mut c_char, len: usize) -> c_
     run(msg, len, |w| {
         let (a, b) = (0x1000usize as *const _, 0x2000usize as *const _);
         let bh = bh::disable();
-        let seen = inject::with_forward_mark(&bh, a, || {
-            (inject::crem_rs_inject_own(a), inject::crem_rs_inject_own(b))
-        });
-        let after = inject::crem_rs_inject_own(a);
+        let seen = inject::with_forward_mark(&bh, a, || (inject::own(a, &bh), inject::own(b, &bh)));
+        let after = inject::own(a, &bh);
         drop(bh);
         if seen != (true, false) || after {
             let _ = write!(w, "marked: own {seen:?}; after: {after}");

@@ -11,6 +11,7 @@ mod bench;
 mod bench_hook;
 mod bench_work;
 mod config;
+mod create;
 mod flow;
 mod gf;
 mod inject;

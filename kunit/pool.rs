@@ -5,7 +5,7 @@
 //! side asked for and is refilled; once closed, nothing is taken and
 //! nothing is left (what it freed, kmemleak checks on the debug kernel:
 //! `vm/guest/kunit.sh` scans after the module is unloaded). Set-up
-//! (`crem_rs_flow_setup`): the identity and template come from the
+//! (`flow::setup_request`): the identity and template come from the
 //! request and the netns's configuration.
 
 use super::run;
@@ -51,7 +51,7 @@ fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
     // SAFETY: a C struct of integers, for which all zeros is valid.
     let cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    let raw = netns::crem_rs_net_init(net, &cfg);
+    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), &cfg, core::ptr::null_mut());
     // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
@@ -103,7 +103,7 @@ fn flow_setup_from_request(w: &mut dyn Write) -> bool {
     (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
     cfg.epsilon_ppb = 100_000;
     cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
-    let raw = netns::crem_rs_net_init(net, &cfg);
+    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), &cfg, core::ptr::null_mut());
     // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
@@ -120,10 +120,14 @@ fn flow_setup_from_request(w: &mut dyn Write) -> bool {
     rq.peer = peer;
     (rq.tos, rq.ttl, rq.sport, rq.link_mtu) = (0x88, 61, 0xc001u16.to_be(), 1500);
     let setup = |rq: &ffi::crem_flow_request| {
-        let f = st.alloc(CSF)?.into_raw();
+        let spare = st.alloc(CSF)?;
+        let rc = match flow::setup_request(&spare, st, rq) {
+            Ok(()) => 0,
+            Err(()) => EINVAL.to_errno(),
+        };
+        let f = spare.into_raw();
         // SAFETY: a flow of ours, not inserted, freed by the caller.
         let rs = unsafe { (*f).rs }.cast::<flow::Flow>();
-        let rc = flow::crem_rs_flow_setup(rs, raw, rq, 1 << 20);
         Some((f, rs, rc))
     };
     let mut ok = true;

@@ -4,10 +4,10 @@
 //! as an immutable snapshot of the configuration that the datapath reads
 //! under RCU, per packet, without a lock. config-set (C, `crem_nl.c`)
 //! publishes a new snapshot with each commit ([`crem_rs_config_commit`]);
-//! the hooks ask [`crem_rs_peer_for`]; the socket's dispatch (`crate::dispatch`) reads it itself.
+//! the hook (`crate::hook`), the socket's dispatch (`crate::dispatch`) and
+//! flow-new (`crate::create`) read it.
 
 use crate::ffi;
-use crate::kernel_ext::rcu;
 use crate::kernel_ext::rcu::RcuDouble;
 use crate::netns;
 use core::ffi::c_void;
@@ -160,18 +160,4 @@ extern "C" fn crem_rs_config_commit(state: *mut c_void, c: *const ffi::crem_cfg)
     };
     // SAFETY: commits are serialised by the caller (`sock_mutex`).
     unsafe { st.peers.update(|p| *p = Peers::from_cfg(c)) };
-}
-
-/// The peer protecting traffic to or from `a` (`__be32`), or 0.
-#[no_mangle]
-extern "C" fn crem_rs_peer_for(state: *mut c_void, a: u32) -> u32 {
-    // SAFETY: C passes its netns state, live while its hooks and socket
-    // are (they call this).
-    let Some(st) = (unsafe { netns::state_opt(state) }) else {
-        return 0;
-    };
-    // An RCU reader, not a BH-off section: re-enabling BH could run
-    // pending softirqs in the middle of the caller's packet.
-    let r = rcu::read_lock();
-    st.peers.get(&r).peer_for(a)
 }

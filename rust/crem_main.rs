@@ -14,6 +14,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 pub mod crem_core;
 
 mod config;
+mod create;
 mod dispatch;
 mod engine;
 mod ffi;

@@ -2,9 +2,9 @@
 //! A CREM datagram from the socket, to the flow it is for: checked against
 //! the configured peers and Path Reporters, decoded once, routed by
 //! crem-core (`wire::route`: which side, which key) and handed to the flow
-//! the netns's table finds. What C still does around it
-//! (`crem_flow_msg`): the counters of the verdict, and making the receiver
-//! flow a HELLO asks for.
+//! the netns's table finds; a HELLO for a receiver flow there is none of
+//! asks for one (`create.rs`), which answers it. What C still does around
+//! it (`crem_flow_msg`): the counters of the verdict.
 
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
 use crate::ffi;
@@ -23,8 +23,7 @@ enum Verdict {
     Fed = 0,
     /// A PATH_REPORT handed to its sender flow.
     ReportFed = 1,
-    /// A HELLO for a receiver flow there is none of: the caller makes it
-    /// from the key in the info.
+    /// A HELLO for a receiver flow there is none of: asked for.
     NewFlow = 2,
     /// From an address that may not send it.
     NotPeer = 3,
@@ -58,18 +57,19 @@ fn v4(a: FlowAddrs) -> Option<(u32, u32)> {
     }
 }
 
+/// The TTL of a receiver flow's restored packets until its first packet
+/// shows the path's.
+const HELLO_FLOW_TTL: u8 = 64;
+
+/// TOS bits of ECN, and CE.
+const ECN_MASK: u8 = 3;
+const ECN_CE: u8 = 3;
+
 /// The datagram `msg` from `from` (network order) to the flow it is for,
-/// in the netns whose state is `st`; `ce`: it arrived CE-marked. `out`
-/// gets its msgs-by-type slot always, and for [`Verdict::NewFlow`] the key
-/// of the receiver flow to make.
-fn dispatch(
-    st: &netns::NetState,
-    from: u32,
-    msg: &[u8],
-    ce: bool,
-    out: &mut ffi::crem_msg_info,
-) -> Verdict {
-    out.slot = host::msg_slot(msg) as u8;
+/// in the netns whose state is `st`; `tos`: of its IP header (CE-marked on
+/// the REPAIR path: congestion; the DSCP a HELLO's answer leaves with).
+fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
+    let ce = tos & ECN_MASK == ECN_CE;
     // BH is off for the whole dispatch (the flow's lock needs it, and it
     // is an RCU read-side section for the configuration and the table).
     let bh = bh::disable();
@@ -121,11 +121,20 @@ fn dispatch(
             };
             let f = t.lookup(&k, &*bh);
             if f.is_none() {
-                out.family = 4;
-                out.saddr = saddr;
-                out.daddr = daddr;
-                out.dqp = dest_qp;
-                out.kind = k.kind;
+                // SAFETY: a C struct of integers, for which all zeros is
+                // valid (no packet seen yet: no port, no link MTU).
+                let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+                rq.key = ffi::crem_flow_key {
+                    saddr,
+                    daddr,
+                    dqp: dest_qp,
+                    side: SIDE_CRF,
+                    kind: k.kind,
+                };
+                // Its answer leaves with the HELLO's DSCP (the protected
+                // flow's); TTL as a fresh packet's.
+                (rq.peer, rq.tos, rq.ttl) = (from, tos, HELLO_FLOW_TTL);
+                st.creation.request(st, &rq, msg, &bh);
                 return Verdict::NewFlow;
             }
             (f, Verdict::Fed)
@@ -157,24 +166,23 @@ fn dispatch(
 }
 
 /// The CREM socket's datagram `msg` (`len` octets) from `from` (network
-/// order), in the netns whose Rust state is `net` (softirq, under RCU):
-/// see [`dispatch`]. A `crem_msg_verdict`.
+/// order) with IP `tos`, in the netns whose Rust state is `net` (softirq,
+/// under RCU): see [`dispatch`]. A `crem_msg_verdict`; `*slot`: its
+/// msgs-by-type slot (< CREM_MSG_SLOTS), set whatever the verdict.
 #[no_mangle]
 extern "C" fn crem_rs_sock_msg(
     net: *mut c_void,
     from: u32,
     msg: *const u8,
     len: u32,
-    ce: bool,
-    out: *mut ffi::crem_msg_info,
+    tos: u8,
+    slot: *mut u8,
 ) -> c_int {
-    // SAFETY: C's struct, valid for the call.
-    let Some(out) = (unsafe { out.as_mut() }) else {
+    // SAFETY: C's out-parameter, valid for the call.
+    let Some(slot) = (unsafe { slot.as_mut() }) else {
         return Verdict::Invalid as c_int;
     };
-    // SAFETY: a C struct of integers, for which all zeros is valid; its
-    // slot (an index of C's counters) is valid whatever happens next.
-    *out = unsafe { core::mem::zeroed() };
+    *slot = 0;
     // SAFETY: C passes its per-netns state, live while its socket is.
     let Some(st) = (unsafe { netns::state_opt(net) }) else {
         return Verdict::Invalid as c_int;
@@ -185,5 +193,6 @@ extern "C" fn crem_rs_sock_msg(
         // SAFETY: the datagram's linear payload, valid for the call.
         unsafe { core::slice::from_raw_parts(msg, len as usize) }
     };
-    dispatch(st, from, msg, ce, out) as c_int
+    *slot = host::msg_slot(msg) as u8;
+    dispatch(st, from, msg, tos) as c_int
 }

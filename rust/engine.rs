@@ -20,7 +20,7 @@ use crate::crem_core::engine::module_caps::{
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce::{self, PsnRole, RocePacket};
+use crate::crem_core::roce;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::gf::Coder;
@@ -713,24 +713,6 @@ impl Engine {
             }
         }
     }
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_roce_info(p: *const u8, len: u32, out: *mut ffi::crem_roce_info) -> i32 {
-    if p.is_null() || out.is_null() {
-        return -22;
-    }
-    // SAFETY: C passes the UDP payload (valid for the call) and its struct.
-    let (payload, out) = unsafe { (core::slice::from_raw_parts(p, len as usize), &mut *out) };
-    let Ok(pkt) = RocePacket::parse(payload) else {
-        return -22;
-    };
-    out.psn = pkt.bth.psn.value();
-    out.dqp = pkt.bth.dest_qp;
-    out.is_source = u8::from(pkt.is_source());
-    out.is_response = u8::from(pkt.info.role == PsnRole::Response);
-    out.is_ack = u8::from(pkt.acked_through().is_some());
-    0
 }
 
 /// FlowAlloc's alignment (kvzalloc's 8 at least) is enough for the engines.

@@ -5,7 +5,7 @@
 //! outside the engine. The C half (`glue/crem_flow.h`: its netns, copies of
 //! its key and peer for netlink, the collector's and remover's marks, its
 //! place in a removal) points to its [`Flow`]; both are made together here
-//! ([`Spare`], for [`crem_rs_flow_alloc`] and the spare pool, `pool.rs`)
+//! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`)
 //! and freed together by [`crem_rs_flow_free`]. Everything else C does with
 //! the flow goes through the `crem_rs_flow_*` calls here and in
 //! `flows.rs`, each of which takes the lock it needs.
@@ -28,7 +28,7 @@ use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::rcu;
-use crate::kernel_ext::skb::sk_buff;
+use crate::kernel_ext::skb::Lent;
 use crate::store::{Current, Owner};
 use crate::table::{FlowKey, FlowTable, InTable, Links};
 use core::ffi::c_int;
@@ -160,6 +160,62 @@ impl Flow {
             GFP_KERNEL,
         )
         .ok()
+    }
+
+    /// The inserted flow starts: a CSF sends its HELLO with `nonce`; a CRF
+    /// takes the HELLO `hello` that asked for it (its first message in).
+    pub(crate) fn start(&self, bh: &Bh, nonce: u64, hello: &[u8]) {
+        self.with(bh, core::ptr::null_mut(), None, false, |e, h, t| {
+            if e.is_csf() {
+                e.csf_start(h, t, nonce);
+            } else if !hello.is_empty() {
+                h.count_in(hello);
+                e.msg(h, t, hello, false);
+            }
+        });
+    }
+
+    /// A source packet of the CSF's flow: `pkt`, linear, whose RoCEv2 UDP
+    /// payload is the `len` octets at `off`, PSN `psn`; `seen`: its
+    /// template fields. Its messages wait on `defer` until the packet has
+    /// gone on.
+    pub(crate) fn csf_source(
+        &self,
+        bh: &Bh,
+        pkt: &Lent<'_>,
+        off: u32,
+        len: u32,
+        psn: u32,
+        seen: &ffi::crem_template,
+        defer: *mut sk_buff_head,
+    ) {
+        let Some((cur, payload)) = current(pkt, off, len) else {
+            return;
+        };
+        self.with(bh, defer, Some(seen), true, |e, h, t| {
+            e.csf_source(h, t, psn, cur, payload);
+        });
+    }
+
+    /// A source packet reached the CRF (as [`Self::csf_source`]; `ce`: it
+    /// arrived CE-marked): true if the flow now holds it (`NF_STOLEN`).
+    pub(crate) fn crf_source(
+        &self,
+        bh: &Bh,
+        pkt: &Lent<'_>,
+        off: u32,
+        len: u32,
+        psn: u32,
+        seen: &ffi::crem_template,
+        ce: bool,
+    ) -> bool {
+        let Some((cur, payload)) = current(pkt, off, len) else {
+            return false;
+        };
+        self.with(bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
+            e.crf_source(h, t, psn, cur, payload, ce)
+        })
+        .unwrap_or(false)
     }
 
     /// Its restored packets' template (KUnit: what set-up made of it).
@@ -349,35 +405,17 @@ fn info_locked(l: &mut Locked, fi: &mut ffi::crem_flow_info) {
     fi.last_ns = l.last_ns;
 }
 
-/// A C buffer as a slice (`None` for NULL).
-///
-/// # Safety
-/// `p` is NULL or valid for `len` octets for the lifetime `'a` (C passes
-/// packets and messages valid for the duration of the call).
-unsafe fn bytes<'a>(p: *const u8, len: u32) -> Option<&'a [u8]> {
-    // SAFETY: per the function contract.
-    (!p.is_null()).then(|| unsafe { core::slice::from_raw_parts(p, len as usize) })
-}
-
-/// The packet an entry point is called for and its RoCEv2 UDP payload, the
-/// `len` octets at `off` of its data.
-///
-/// # Safety
-/// `skb` is null or a live packet whose `off + len` first octets are
-/// linear and stay put for `'a` (C made them linear; nothing else touches
-/// the packet during the call).
-unsafe fn current<'a>(skb: *mut sk_buff, off: u32, len: u32) -> Option<(Current, &'a [u8])> {
-    let skb = NonNull::new(skb)?;
-    // SAFETY: per the function contract.
-    let data = unsafe { ffi::crem_h_skb_data(skb.as_ptr()) };
-    let p = data.wrapping_add(off as usize);
-    // SAFETY: per the function contract.
-    let payload = unsafe { bytes(p, len) }?;
+/// The packet being processed: `pkt` (linear) and its `len` payload
+/// octets at `off` (None if they are not all in its data).
+fn current<'a>(pkt: &'a Lent<'_>, off: u32, len: u32) -> Option<(Current, &'a [u8])> {
+    let end = off.checked_add(len)?;
+    let payload = pkt.linear().get(off as usize..end as usize)?;
+    let skb = NonNull::new(pkt.as_ptr())?;
     Some((
         Current {
             skb,
             off,
-            payload: p,
+            payload: payload.as_ptr(),
         },
         payload,
     ))
@@ -451,6 +489,32 @@ impl Spare {
         Some(Spare(c))
     }
 
+    /// Its Rust half.
+    pub(crate) fn flow(&self) -> &Flow {
+        // SAFETY: the Rust half `new` linked (the invariant), owned by this
+        // value, which it outlives.
+        unsafe { &*self.rust_half() }
+    }
+
+    fn rust_half(&self) -> *mut Flow {
+        // SAFETY: the C half of `new`, ours alone (the invariant).
+        unsafe { (*self.0.as_ptr()).rs.cast::<Flow>() }
+    }
+
+    /// The C half's copies of the flow's identity for netlink, its netns
+    /// and its birth, before it is inserted.
+    fn set_c_identity(&self, st: &crate::netns::NetState, rq: &ffi::crem_flow_request) {
+        // SAFETY: the C half of `new`, ours alone (the invariant): no one
+        // else reads it before it is inserted.
+        let c = unsafe { &mut *self.0.as_ptr() };
+        c.cn = st.c_net().unwrap_or(core::ptr::null_mut());
+        c.key = rq.key;
+        c.peer = rq.peer;
+        // A flow made between the collector's two passes stays.
+        c.gc_close = ffi::CREM_GC_KEEP as _;
+        c.created_ns = now();
+    }
+
     /// Hands the flow to C, which frees it with [`crem_rs_flow_free`].
     pub(crate) fn into_raw(self) -> *mut ffi::crem_flow {
         let c = self.0.as_ptr();
@@ -496,22 +560,8 @@ pub(crate) unsafe fn drop_rust_half(rf: *mut Flow) {
     }
 }
 
-/// A flow of `side` in the netns whose state is `net`, its engine not yet
-/// set up (null if out of memory). Process context: charged to the netns's
-/// memory cgroup whoever asks (netlink, or a work item whose own cgroup is
-/// the kworkers' root).
-#[no_mangle]
-extern "C" fn crem_rs_flow_alloc(net: *mut core::ffi::c_void, side: u8) -> *mut ffi::crem_flow {
-    // SAFETY: C passes its per-netns state, live while the netns is.
-    let Some(st) = (unsafe { crate::netns::state_opt(net) }) else {
-        return core::ptr::null_mut();
-    };
-    st.alloc(side)
-        .map_or(core::ptr::null_mut(), Spare::into_raw)
-}
-
-/// Frees a flow of [`crem_rs_flow_alloc`] or the pool (killed first if it
-/// was started), once no one can reach it.
+/// Frees a flow that C removed from its table (killed first if it was
+/// started), once no one can reach it.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_flow_free(f: *mut ffi::crem_flow) {
     if let Some(c) = NonNull::new(f) {
@@ -573,25 +623,16 @@ pub(crate) unsafe fn setup(
     0
 }
 
-/// Sets up the flow for request `rq` in the netns whose state is `net`:
-/// its engine from the configuration the netns last committed (flow-new's
-/// fixed k and m over it) and `retention_budget`, its template from what
-/// `rq` saw (any context, once, before the flow is inserted: its maker
-/// holds the only pointer to it). 0, or -EINVAL.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_setup(
-    rf: *mut Flow,
-    net: *mut core::ffi::c_void,
-    rq: *const ffi::crem_flow_request,
-    retention_budget: u64,
-) -> c_int {
-    // SAFETY: C passes its per-netns state, live while the netns is, and
-    // its request, valid for the call.
-    let (Some(st), Some(rq)) = (unsafe { crate::netns::state_opt(net) }, unsafe {
-        rq.as_ref()
-    }) else {
-        return EINVAL.to_errno();
-    };
+/// Sets up the flow `spare` for request `rq` in the netns whose state is
+/// `st`: its identity from `rq`, its engine from the configuration the
+/// netns last committed (flow-new's fixed k and m over it) and its memory
+/// limit, its template from what `rq` saw (any context, before the flow is
+/// inserted). Err if the engine refuses the parameters.
+pub(crate) fn setup_request(
+    spare: &Spare,
+    st: &crate::netns::NetState,
+    rq: &ffi::crem_flow_request,
+) -> Result<(), ()> {
     let d = {
         let r = rcu::read_lock();
         st.peers.get(&r).defaults
@@ -602,7 +643,9 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
         (p.adaptive, p.k, p.m) = (0, rq.k, rq.m);
     }
     (p.side, p.kind, p.dqp, p.saddr, p.daddr) = (k.side, k.kind, k.dqp, k.saddr, k.daddr);
-    (p.link_mtu, p.retention_budget, p.rtt_hint_ns) = (rq.link_mtu, retention_budget, RTT_HINT_NS);
+    // A flow's stores may keep a quarter of the netns's memory.
+    (p.link_mtu, p.retention_budget, p.rtt_hint_ns) =
+        (rq.link_mtu, st.max_memory() / 4, RTT_HINT_NS);
     // SAFETY: a C struct of integers, for which all zeros is valid (the
     // rest is noted from the flow's packets).
     let mut tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
@@ -613,82 +656,21 @@ pub(crate) extern "C" fn crem_rs_flow_setup(
     tpl.sport = rq.sport;
     tpl.frag_off = IP_DF.to_be();
     tpl.host = d.host;
-    // SAFETY: C passes a flow of ours not inserted yet, whose netns is
-    // `net` (its table outlives its flows).
-    unsafe { setup(rf, Some(NonNull::from(&st.flows)), &p, rq.peer, &tpl) }
-}
-
-/// The inserted flow starts: a CSF sends its HELLO with `nonce`; a CRF takes
-/// the HELLO `msg` that asked for it (its first message in).
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_start(rf: *mut Flow, nonce: u64, msg: *const u8, len: u32) {
-    // SAFETY: a live flow; C's message is valid for the call.
-    let (Some(f), msg) = (unsafe { flow(rf) }, unsafe { bytes(msg, len) }) else {
-        return;
-    };
-    let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
-        if e.is_csf() {
-            e.csf_start(h, t, nonce);
-        } else if let Some(m) = msg.filter(|m| !m.is_empty()) {
-            h.count_in(m);
-            e.msg(h, t, m, false);
-        }
-    });
-}
-
-/// A source packet of the CSF's flow: `skb`, whose RoCEv2 UDP payload is
-/// the `len` linear octets at `off`, PSN `psn`; `seen`: its template
-/// fields. Its messages wait on `defer` until the packet has gone on.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_csf_source(
-    rf: *mut Flow,
-    seen: *const ffi::crem_template,
-    psn: u32,
-    skb: *mut sk_buff,
-    off: u32,
-    len: u32,
-    defer: *mut sk_buff_head,
-) {
-    // SAFETY: a live flow; the hook's packet (linear payload) and template.
-    let (Some(f), Some(seen), Some((cur, payload))) =
-        (unsafe { flow(rf) }, unsafe { seen.as_ref() }, unsafe {
-            current(skb, off, len)
-        })
-    else {
-        return;
-    };
-    let bh = bh::disable();
-    f.with(&bh, defer, Some(seen), true, |e, h, t| {
-        e.csf_source(h, t, psn, cur, payload);
-    });
-}
-
-/// A source packet reached the CRF (as `crem_rs_flow_csf_source`; `ce`:
-/// it arrived CE-marked): true if the flow now holds it (`NF_STOLEN`).
-#[no_mangle]
-extern "C" fn crem_rs_flow_crf_source(
-    rf: *mut Flow,
-    seen: *const ffi::crem_template,
-    psn: u32,
-    skb: *mut sk_buff,
-    off: u32,
-    len: u32,
-    ce: bool,
-) -> bool {
-    // SAFETY: as in `crem_rs_flow_csf_source`.
-    let (Some(f), Some(seen), Some((cur, payload))) =
-        (unsafe { flow(rf) }, unsafe { seen.as_ref() }, unsafe {
-            current(skb, off, len)
-        })
-    else {
-        return false;
-    };
-    let bh = bh::disable();
-    f.with(&bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
-        e.crf_source(h, t, psn, cur, payload, ce)
-    })
-    .unwrap_or(false)
+    spare.set_c_identity(st, rq);
+    // SAFETY: a flow of ours not inserted yet (a `Spare` owns it alone),
+    // whose netns is `st`, whose table outlives its flows.
+    match unsafe {
+        setup(
+            spare.rust_half(),
+            Some(NonNull::from(&st.flows)),
+            &p,
+            rq.peer,
+            &tpl,
+        )
+    } {
+        0 => Ok(()),
+        _ => Err(()),
+    }
 }
 
 /// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A

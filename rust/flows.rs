@@ -16,13 +16,9 @@ use crate::flow::Flow;
 use crate::kernel_ext::bh;
 use crate::kernel_ext::rcu;
 use crate::netns;
-use crate::table::{Cursor, FlowKey, FlowTable, Refused, SIDE_CSF};
+use crate::table::{Cursor, FlowKey, FlowTable, SIDE_CSF};
 use core::ffi::{c_int, c_void};
 use kernel::bindings;
-use kernel::prelude::*;
-
-/// Flow kind of requester packets (`CREM_KIND_REQUESTS`, Flow Kind 1).
-const KIND_REQUESTS: u8 = 0;
 
 /// The table of the netns whose state is `net`.
 ///
@@ -37,35 +33,6 @@ unsafe fn table<'a>(net: *mut c_void) -> Option<&'a FlowTable<Flow>> {
 /// A flow's C half, or null.
 fn c_of(f: Option<&Flow>) -> *mut ffi::crem_flow {
     f.map_or(core::ptr::null_mut(), Flow::c)
-}
-
-/// Inserts the set-up flow `rf` in its netns's table, unless a flow of its
-/// key is in it (-EEXIST), its side has `max` flows (-ENOSPC) or it is not
-/// set up for a table (-EINVAL). A sender flow is found by `nonce` (its
-/// HELLO's) until its Flow ID is known.
-///
-/// The caller holds `crem_flows.lock` (which orders insertions and
-/// removals with the walks that remove) and, from here on, may have the
-/// flow removed by another: it frees the flow only an RCU grace period after
-/// [`crem_rs_flow_unlink`] returned true for it.
-#[no_mangle]
-extern "C" fn crem_rs_flow_insert(rf: *mut Flow, max: u32, nonce: u64) -> c_int {
-    // SAFETY: C passes a live flow.
-    let Some(f) = (unsafe { rf.as_ref() }) else {
-        return EINVAL.to_errno();
-    };
-    let Some(t) = f.table() else {
-        return EINVAL.to_errno();
-    };
-    let bh = bh::disable();
-    // SAFETY: the flow is boxed (it never moves) and freed by C only a
-    // grace period after its unlink (above); it is inserted in no table but
-    // its own (`Flow::table`).
-    match unsafe { t.insert(f, max, nonce, &bh) } {
-        Ok(()) => 0,
-        Err(Refused::Exists) => EEXIST.to_errno(),
-        Err(Refused::Limit) => ENOSPC.to_errno(),
-    }
 }
 
 /// Takes the flow `rf` out of its table: false if it was not in it.
@@ -106,37 +73,6 @@ extern "C" fn crem_rs_flows_lookup(
     };
     let g = rcu::read_lock();
     c_of(t.lookup(&k, &g))
-}
-
-/// An RDMA packet from `saddr` to `daddr` (its UDP payload `p`) that
-/// acknowledges: the BTH names only the destination QP (the ACK of A's
-/// flow to B carries A's QP), so every request sender flow of the reverse
-/// address pair checks the PSN against what it keeps (crem-core ignores
-/// acknowledgements outside it).
-#[no_mangle]
-extern "C" fn crem_rs_flows_reverse(
-    net: *mut c_void,
-    saddr: u32,
-    daddr: u32,
-    p: *const u8,
-    len: u32,
-) {
-    // SAFETY: C passes its per-netns state.
-    let Some(t) = (unsafe { table(net) }) else {
-        return;
-    };
-    if p.is_null() {
-        return;
-    }
-    // SAFETY: the hook's linear payload, valid for the call.
-    let payload = unsafe { core::slice::from_raw_parts(p, len as usize) };
-    let bh = bh::disable();
-    t.for_each_pair(daddr, saddr, &*bh, |f| {
-        let k = crate::table::InTable::links(f).key();
-        if k.side == SIDE_CSF && k.kind == KIND_REQUESTS {
-            f.csf_reverse(&bh, payload);
-        }
-    });
 }
 
 /// The one flow with Flow ID `id` (and of `side` if it is not negative,

@@ -1,57 +1,498 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The netfilter hook's Rust half: classifies and counts the RoCEv2 packets
-//! that the C filter passes up (roce-local-in/forward/local-out, sources,
-//! non-sources, malformed). It always accepts: the CSF/CRF datapath
-//! (`crem_flow_roce` in C, the engines in `engine.rs`) runs after it.
+//! The netfilter hook (registered in `glue/crem_glue.c`, last in the IPv4
+//! and IPv6 chains at LOCAL_IN, FORWARD and LOCAL_OUT): every packet comes
+//! here. UDP to the RoCEv2 port is counted by hook and class; what the
+//! netns's role protects goes to its flow:
+//!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
+//!     sender flow of its key codes it (made at its first packet);
+//!   - from a peer's prefix (gateway: FORWARD; host: LOCAL_IN), the
+//!     receiver flow may hold it for in-order release (stolen), and an RDMA
+//!     ACK releases what the reverse direction's sender flows retain.
+//!
+//! Each packet's headers are read once here, its RoCEv2 header parsed
+//! once for the hook (the engine reads its own fields again), and every
+//! lock the path takes wants BH off, which [`hook`] guarantees.
 
-use crate::crem_core::roce::{Bth, IPV4_HDR_LEN, IPV6_HDR_LEN, UDP_HDR_LEN};
+use crate::crem_core::roce::{Bth, PsnRole, RocePacket, IPV6_HDR_LEN, UDP_HDR_LEN};
 use crate::ffi;
-use crate::netns::{self, Counter};
+use crate::flow::Flow;
+use crate::inject;
+use crate::kernel_ext::bh::{self, Bh};
+use crate::kernel_ext::rcu;
+use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
+use crate::netns::{self, Counter, NetState};
+use crate::table::{FlowKey, InTable, SIDE_CRF, SIDE_CSF};
 use core::ffi::c_void;
+use kernel::bindings;
 
-/// Offset of the BTH in a packet that starts at its IP header.
-fn bth_offset(family: u8, hdr: &[u8]) -> Option<usize> {
-    let ip_len = match family {
-        ffi::NFPROTO_IPV4 => usize::from(hdr.first()? & 0x0f) * 4,
-        ffi::NFPROTO_IPV6 => IPV6_HDR_LEN,
-        _ => return None,
-    };
-    (ip_len >= IPV4_HDR_LEN).then_some(ip_len + UDP_HDR_LEN)
+/// netfilter verdicts.
+const NF_ACCEPT: u32 = ffi::NF_ACCEPT;
+const NF_STOLEN: u32 = 2;
+
+const ROCEV2_PORT: u16 = 4791;
+const IPPROTO_UDP: u8 = 17;
+const ETH_P_IP: u16 = 0x0800;
+/// IPv4 fragment bits of `frag_off` (host order): more fragments, offset.
+const IP_MF_OFFSET: u16 = 0x3fff;
+const IPV4_MIN: usize = 20;
+/// What the counters read of a packet: IPv6 and UDP headers, the BTH and
+/// then some (the longest header before a BTH).
+const PEEK: usize = 40 + 8 + 12 + 16;
+
+/// Flow kinds (`CREM_KIND_*`): what a flow codes.
+const KIND_REQUESTS: u8 = 0;
+const KIND_RESPONSES: u8 = 1;
+
+/// ECN bits of the TOS, and CE.
+const ECN_MASK: u8 = 3;
+const ECN_CE: u8 = 3;
+
+/// The hook's state argument (`struct nf_hook_state`, which 6.12's
+/// bindings lack): where a packet goes on (its okfn).
+#[derive(Clone, Copy)]
+struct NfState(*const c_void);
+
+impl NfState {
+    fn pf(self) -> u8 {
+        // SAFETY: netfilter's state for this call, live for it.
+        unsafe { ffi::crem_h_nf_pf(self.0) }
+    }
+
+    /// Sends `skb` on its way (the rest of the hook's chain is empty: our
+    /// hooks are last), which takes the caller's reference.
+    ///
+    /// # Safety
+    ///
+    /// `skb` is the hook's packet, whose reference the caller gives up
+    /// (it then returns `NF_STOLEN` for it), or a packet of ours.
+    unsafe fn okfn(self, skb: *mut sk_buff) {
+        // SAFETY: per the function contract; the state is live for the call.
+        unsafe { ffi::crem_h_nf_okfn(self.0, skb) };
+    }
 }
 
-#[no_mangle]
-extern "C" fn crem_rs_roce_packet(
-    state: *mut c_void,
-    hook: u32,
-    family: u8,
-    hdr: *const u8,
-    hdr_len: u32,
-    _pkt_len: u32,
-) -> u32 {
-    if state.is_null() || hdr.is_null() {
-        return ffi::NF_ACCEPT;
+/// The IPv4 header fields the path reads (addresses in network order).
+struct Ipv4 {
+    saddr: u32,
+    daddr: u32,
+    tos: u8,
+    ttl: u8,
+    /// Raw (network order), as the template keeps it.
+    frag_off: u16,
+}
+
+impl Ipv4 {
+    fn parse(h: &[u8]) -> Option<Self> {
+        let b = |i: usize| h.get(i).copied();
+        let w = |i: usize| Some(u32::from_ne_bytes([b(i)?, b(i + 1)?, b(i + 2)?, b(i + 3)?]));
+        Some(Ipv4 {
+            tos: b(1)?,
+            frag_off: u16::from_ne_bytes([b(6)?, b(7)?]),
+            ttl: b(8)?,
+            saddr: w(12)?,
+            daddr: w(16)?,
+        })
     }
-    // SAFETY: the C hook passes its live per-netns state and `hdr_len` bytes
-    // copied from (or pointing into) the skb, valid for this call.
-    let (st, hdr) = unsafe {
-        (
-            netns::state(state),
-            core::slice::from_raw_parts(hdr, hdr_len as usize),
-        )
+}
+
+fn be16(h: &[u8], at: usize) -> Option<u16> {
+    ne16(h, at).map(u16::from_be)
+}
+
+/// Two octets as they are (network order kept).
+fn ne16(h: &[u8], at: usize) -> Option<u16> {
+    let p = h.get(at..at.checked_add(2)?)?;
+    Some(u16::from_ne_bytes([*p.first()?, *p.get(1)?]))
+}
+
+/// Where the UDP header of `pkt` is, if it is an unfragmented UDP packet
+/// to the RoCEv2 port (from its data).
+fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<i32> {
+    let noff = pkt.network_offset();
+    let mut ip = [0u8; IPV6_HDR_LEN];
+    let l4off = match pf {
+        ffi::NFPROTO_IPV4 => {
+            let h = pkt.header(noff, &mut ip[..IPV4_MIN])?;
+            let ihl = usize::from(h.first()? & 0x0f) * 4;
+            let frag = be16(h, 6)?;
+            if *h.get(9)? != IPPROTO_UDP || frag & IP_MF_OFFSET != 0 || ihl < IPV4_MIN {
+                return None;
+            }
+            noff.checked_add(ihl as i32)?
+        }
+        ffi::NFPROTO_IPV6 => {
+            let h = pkt.header(noff, &mut ip)?;
+            // RoCEv2 over IPv6 carries no extension headers in practice.
+            if *h.get(6)? != IPPROTO_UDP {
+                return None;
+            }
+            noff.checked_add(IPV6_HDR_LEN as i32)?
+        }
+        _ => return None,
     };
+    let mut u = [0u8; UDP_HDR_LEN];
+    let uh = pkt.header(l4off, &mut u)?;
+    (be16(uh, 2)? == ROCEV2_PORT).then_some(l4off)
+}
+
+/// Counts a RoCEv2 packet by hook and class (roce-* counters), from a peek
+/// at its headers (no linearising).
+fn count(st: &NetState, hook: u32, pkt: &Lent<'_>, l4off: i32) {
     st.count(match hook {
         ffi::HOOK_LOCAL_IN => Counter::RoceLocalIn,
         ffi::HOOK_FORWARD => Counter::RoceForward,
         ffi::HOOK_LOCAL_OUT => Counter::RoceLocalOut,
-        _ => return ffi::NF_ACCEPT,
+        _ => return,
     });
-    let bth = bth_offset(family, hdr)
-        .and_then(|off| hdr.get(off..))
+    let mut buf = [0u8; PEEK];
+    let bth_at = l4off.saturating_add(UDP_HDR_LEN as i32);
+    let avail = i64::from(pkt.len()) - i64::from(bth_at);
+    let n = usize::try_from(avail).unwrap_or(0).min(PEEK);
+    let bth = buf
+        .get_mut(..n)
+        .and_then(|b| pkt.header(bth_at, b))
         .and_then(|b| Bth::parse(b).ok());
     match bth {
         Some(b) if b.info().role.is_source() => st.count(Counter::RoceSources),
         Some(_) => st.count(Counter::RoceOther),
         None => st.count(Counter::RoceMalformed),
     }
-    ffi::NF_ACCEPT
+}
+
+/// Which sides of the datapath `hook` is in the netns's role: (toward a
+/// peer, from a peer).
+fn directions(role: u8, hook: u32) -> (bool, bool) {
+    match u32::from(role) {
+        ffi::crem_role_CREM_ROLE_GATEWAY => {
+            let fwd = hook == ffi::HOOK_FORWARD;
+            (fwd, fwd)
+        }
+        ffi::crem_role_CREM_ROLE_HOST => (hook == ffi::HOOK_LOCAL_OUT, hook == ffi::HOOK_LOCAL_IN),
+        _ => (false, false),
+    }
+}
+
+/// What the hook classified a RoCEv2 source packet as.
+struct Source<'p> {
+    pkt: &'p Lent<'p>,
+    ip: Ipv4,
+    /// Its UDP source port (network order).
+    sport: u16,
+    off: u32,
+    len: u32,
+    psn: u32,
+    dqp: u32,
+    kind: u8,
+}
+
+impl Source<'_> {
+    fn key(&self, side: u8) -> FlowKey {
+        FlowKey {
+            saddr: self.ip.saddr,
+            daddr: self.ip.daddr,
+            dqp: self.dqp,
+            side,
+            kind: self.kind,
+        }
+    }
+
+    /// What it shows of its flow's path: its restored packets' template
+    /// fields.
+    fn seen(&self) -> ffi::crem_template {
+        // SAFETY: a C struct of integers, for which all zeros is valid
+        // (ifindex 0 and a zero h_source: unknown).
+        let mut t: ffi::crem_template = unsafe { core::mem::zeroed() };
+        if let Some((ifindex, _)) = self.pkt.dev() {
+            t.ifindex = ifindex;
+        }
+        if let Some(src) = self.pkt.eth_source() {
+            t.h_source = src;
+        }
+        t.mark = self.pkt.mark();
+        (t.tos, t.ttl, t.frag_off, t.sport) =
+            (self.ip.tos, self.ip.ttl, self.ip.frag_off, self.sport);
+        t
+    }
+}
+
+/// The packet travels toward `peer`: the sender flow of its key codes it
+/// (made now if it has none).
+fn toward_peer(
+    st: &NetState,
+    s: &Source<'_>,
+    peer: u32,
+    defer: *mut bindings::sk_buff_head,
+    bh: &Bh,
+) {
+    let k = s.key(SIDE_CSF);
+    let f = st.flows.lookup(&k, bh).or_else(|| {
+        // SAFETY: a C struct of integers, for which all zeros is valid.
+        let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+        rq.key = ffi::crem_flow_key {
+            saddr: k.saddr,
+            daddr: k.daddr,
+            dqp: k.dqp,
+            side: k.side,
+            kind: k.kind,
+        };
+        (rq.peer, rq.tos, rq.ttl, rq.sport) = (peer, s.ip.tos, s.ip.ttl, s.sport);
+        rq.link_mtu = s.pkt.dev().map_or(0, |(_, mtu)| mtu);
+        st.creation.request(st, &rq, &[], bh)
+    });
+    if let Some(f) = f {
+        f.csf_source(bh, s.pkt, s.off, s.len, s.psn, &s.seen(), defer);
+    }
+}
+
+/// The packet arrives from a peer: its receiver flow may hold it (true:
+/// stolen).
+fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> bool {
+    let Some(f) = st.flows.lookup(&s.key(SIDE_CRF), bh) else {
+        return false;
+    };
+    let ce = s.ip.tos & ECN_MASK == ECN_CE;
+    f.crf_source(bh, s.pkt, s.off, s.len, s.psn, &s.seen(), ce)
+}
+
+/// An RDMA packet from `saddr` to `daddr` (UDP payload `payload`) that
+/// acknowledges: the BTH names only the destination QP (the ACK of A's
+/// flow to B carries A's QP), so every request sender flow of the reverse
+/// address pair checks the PSN against what it keeps (crem-core ignores
+/// acknowledgements outside it).
+fn acknowledges(st: &NetState, saddr: u32, daddr: u32, payload: &[u8], bh: &Bh) {
+    st.flows.for_each_pair(daddr, saddr, bh, |f: &Flow| {
+        let k = f.links().key();
+        if k.side == SIDE_CSF && k.kind == KIND_REQUESTS {
+            f.csf_reverse(bh, payload);
+        }
+    });
+}
+
+/// A single (not GSO) RoCEv2 packet of the netns, BH off: protected as its
+/// role says. Its sender flow's messages wait on `defer`.
+fn protect(
+    st: &NetState,
+    hook: u32,
+    pkt: &mut Lent<'_>,
+    l4off: i32,
+    defer: *mut bindings::sk_buff_head,
+    bh: &Bh,
+) -> u32 {
+    let (out, inward) = directions(st.role(), hook);
+    if !(out || inward) || pkt.protocol() != ETH_P_IP {
+        return NF_ACCEPT;
+    }
+    let mut iph = [0u8; IPV4_MIN];
+    let Some(ip) = pkt
+        .header(pkt.network_offset(), &mut iph)
+        .and_then(Ipv4::parse)
+    else {
+        return NF_ACCEPT;
+    };
+    // The peer first, so that traffic we do not protect is never
+    // linearised.
+    let cfg = st.peers.get(bh);
+    let peer = if out { cfg.peer_for(ip.daddr) } else { 0 };
+    if peer == 0 && !(inward && cfg.peer_for(ip.saddr) != 0) {
+        return NF_ACCEPT;
+    }
+    // br_netfilter hands bridged IPv4 to FORWARD with a fake rtable (no
+    // output function): a held packet could never be released, a restored
+    // one has no route. CREM protects routed traffic; bridged packets pass
+    // unprotected, counted.
+    if pkt.bridged() {
+        st.count_dp(ffi::crem_dp_CREM_SKIP_BRIDGED);
+        return NF_ACCEPT;
+    }
+    // The engines read the packet as one buffer.
+    if !pkt.linearize() {
+        st.count_dp(ffi::crem_dp_CREM_DROP_LINEARIZE);
+        return NF_ACCEPT;
+    }
+    let pkt: &Lent<'_> = pkt;
+    let data = pkt.linear();
+    let Ok(l4) = usize::try_from(l4off) else {
+        return NF_ACCEPT;
+    };
+    let (Some(sport), Some(ulen)) = (ne16(data, l4), be16(data, l4.saturating_add(4))) else {
+        return NF_ACCEPT;
+    };
+    let off = l4.saturating_add(UDP_HDR_LEN);
+    let Some(payload) = usize::from(ulen)
+        .checked_sub(UDP_HDR_LEN)
+        .and_then(|len| data.get(off..off.checked_add(len)?))
+    else {
+        return NF_ACCEPT;
+    };
+    let Ok(rp) = RocePacket::parse(payload) else {
+        return NF_ACCEPT;
+    };
+    let kind = if rp.is_source() {
+        KIND_REQUESTS
+    } else if rp.info.role == PsnRole::Response {
+        KIND_RESPONSES
+    } else {
+        u8::MAX
+    };
+    let s = Source {
+        pkt,
+        ip,
+        sport,
+        off: off as u32,
+        len: payload.len() as u32,
+        psn: rp.bth.psn.value(),
+        dqp: rp.bth.dest_qp,
+        kind,
+    };
+    if peer != 0 {
+        if kind != u8::MAX {
+            toward_peer(st, &s, peer, defer, bh);
+        }
+        return NF_ACCEPT;
+    }
+    if rp.acked_through().is_some() {
+        acknowledges(st, s.ip.saddr, s.ip.daddr, payload, bh);
+    }
+    if kind != u8::MAX && from_peer(st, &s, bh) {
+        NF_STOLEN
+    } else {
+        NF_ACCEPT
+    }
+}
+
+/// A RoCEv2 packet of the netns (any context: LOCAL_OUT runs in process
+/// context for what the host sends, the other hooks in softirq; the path
+/// runs with BH off everywhere, which its BH-safe locks need).
+///
+/// The source that closes a block must leave before the block's repairs:
+/// sent first, a repair would make the block decodable at the receiver one
+/// packet early, which restores the source spuriously and then delivers it
+/// twice. So the sender flow's messages wait until the packet has gone on
+/// its way (our hooks are the last of their chain, so okfn skips no other
+/// hook).
+fn roce(st: &NetState, hook: u32, pkt: &mut Lent<'_>, l4off: i32, nf: NfState, bound: bool) -> u32 {
+    if pkt.is_gso() {
+        return roce_gso(st, hook, pkt, l4off, nf, bound);
+    }
+    // No socket, no protection (nothing could be sent).
+    if !bound {
+        return NF_ACCEPT;
+    }
+    // SAFETY: a C struct of pointers and integers, initialised just below.
+    let mut defer: bindings::sk_buff_head = unsafe { core::mem::zeroed() };
+    let q = core::ptr::addr_of_mut!(defer);
+    // SAFETY: `q` is a queue head of ours, for the call.
+    unsafe { ffi::crem_h_skb_queue_head_init(q) };
+    let verdict = {
+        let bh = bh::disable();
+        protect(st, hook, pkt, l4off, q, &bh)
+    };
+    // SAFETY: as above.
+    if unsafe { ffi::crem_h_skb_queue_empty(q) } {
+        return verdict;
+    }
+    let verdict = if verdict == NF_ACCEPT {
+        // SAFETY: the hook's packet, whose reference goes on with it: we
+        // return NF_STOLEN and never touch it again.
+        unsafe { nf.okfn(pkt.as_ptr()) };
+        NF_STOLEN
+    } else {
+        verdict
+    };
+    // SAFETY: our queue of the flow's messages, which C sends (or frees).
+    unsafe { ffi::crem_glue_sock_flush(st.c_net().unwrap_or(core::ptr::null_mut()), q) };
+    verdict
+}
+
+/// A GSO packet (UDP GRO on a forwarding path: rx-udp-gro-forwarding, or a
+/// local sender's UDP GSO) carries several RoCEv2 packets behind one
+/// header: coded or held as one, its packets would be neither protected
+/// nor released one by one. It is split as nf_queue does, each segment
+/// takes the path of a single packet, and the aggregate is consumed.
+/// Aggregates of paths we do not protect go on untouched.
+fn roce_gso(
+    st: &NetState,
+    hook: u32,
+    pkt: &mut Lent<'_>,
+    l4off: i32,
+    nf: NfState,
+    bound: bool,
+) -> u32 {
+    let (out, inward) = directions(st.role(), hook);
+    if !(out || inward) || pkt.protocol() != ETH_P_IP {
+        return NF_ACCEPT;
+    }
+    let ours = {
+        let mut iph = [0u8; IPV4_MIN];
+        // An RCU reader, not a BH-off section: re-enabling BH here (at
+        // LOCAL_OUT, in process context) would run pending softirqs in the
+        // middle of the packet (C's hook did neither).
+        let r = rcu::read_lock();
+        let cfg = st.peers.get(&r);
+        pkt.header(pkt.network_offset(), &mut iph)
+            .and_then(Ipv4::parse)
+            .is_some_and(|ip| {
+                (out && cfg.peer_for(ip.daddr) != 0) || (inward && cfg.peer_for(ip.saddr) != 0)
+            })
+    };
+    if !ours {
+        return NF_ACCEPT;
+    }
+    let Some(segs) = Skb::gso_segments(pkt) else {
+        st.count_dp(ffi::crem_dp_CREM_DROP_GSO);
+        return NF_ACCEPT;
+    };
+    st.count_dp(ffi::crem_dp_CREM_EV_GSO_SEGMENTED);
+    for mut seg in segs {
+        match roce(st, hook, &mut Lent::of(&mut seg), l4off, nf, bound) {
+            NF_ACCEPT => {
+                // SAFETY: a packet of ours, handed on with its reference.
+                unsafe { nf.okfn(seg.into_raw()) };
+            }
+            // Sent on or held by its flow, which has its reference.
+            NF_STOLEN => {
+                let _ = seg.into_raw();
+            }
+            _ => seg.drop_reason(DropReason::NetfilterDrop),
+        }
+    }
+    // The aggregate, now carried by its segments: consumed (not a drop).
+    // SAFETY: the hook's packet, whose reference we give up (NF_STOLEN).
+    drop(unsafe { Skb::from_raw(pkt.as_ptr()) });
+    NF_STOLEN
+}
+
+/// Every packet at our hooks in the netns whose state is `state` (see the
+/// module docs): an NF_* verdict. `nf`: netfilter's `struct
+/// nf_hook_state`; `bound`: the netns's CREM socket is bound.
+#[no_mangle]
+extern "C" fn crem_rs_hook(
+    state: *mut c_void,
+    hook: u32,
+    skb: *mut sk_buff,
+    nf: *const c_void,
+    bound: bool,
+) -> u32 {
+    // SAFETY: C passes its per-netns state, live while its hooks are
+    // registered, and the hook's packet, ours for the call.
+    let (Some(st), Some(mut pkt)) = (unsafe { netns::state_opt(state) }, unsafe {
+        Lent::new(skb)
+    }) else {
+        return NF_ACCEPT;
+    };
+    let nf = NfState(nf);
+    let Some(l4off) = rocev2_udp(nf.pf(), &pkt) else {
+        return NF_ACCEPT;
+    };
+    // A gateway's restored packet on its way through (rust/inject.rs).
+    if hook == ffi::HOOK_FORWARD {
+        // SAFETY: FORWARD runs with BH off (in softirq, or under
+        // `local_bh_disable` when a restored packet is forwarded).
+        let bh = unsafe { Bh::assume() };
+        if inject::own(pkt.as_ptr(), &bh) {
+            return NF_ACCEPT;
+        }
+    }
+    count(st, hook, &pkt, l4off);
+    roce(st, hook, &mut pkt, l4off, nf, bound)
 }

@@ -126,7 +126,7 @@ pub(crate) fn restore(tpl: &crem_template, payload: &[u8]) -> Result<Skb, Restor
 }
 
 /// The restored packet each CPU is forwarding ([`forward_restored`]), which
-/// our own FORWARD hook lets through untouched ([`crem_rs_inject_own`]): the
+/// our own FORWARD hook lets through untouched ([`own`]): the
 /// CRF that restored it has delivered it already, and the flow's lock is
 /// held meanwhile. Set and cleared around one synchronous pass with BH
 /// disabled, so no other packet runs our hook on this CPU in between; a
@@ -153,11 +153,10 @@ pub(crate) fn with_forward_mark<R>(bh: &Bh, skb: *const sk_buff, f: impl FnOnce(
     r
 }
 
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_inject_own(skb: *const sk_buff) -> bool {
-    // SAFETY: C calls this from its FORWARD hook, which runs with BH off.
-    let bh = unsafe { Bh::assume() };
-    !skb.is_null() && FORWARDING.get().is_some_and(|w| w.get(&bh) == skb as usize)
+/// `skb` is the restored packet this CPU is forwarding (the FORWARD hook
+/// lets it by).
+pub(crate) fn own(skb: *const sk_buff, bh: &Bh) -> bool {
+    !skb.is_null() && FORWARDING.get().is_some_and(|w| w.get(bh) == skb as usize)
 }
 
 /// Host mode: `skb` (network header at data) enters the receive path as if

@@ -3,6 +3,7 @@
 //! operations in `glue/crem_glue.c`.
 
 use crate::config;
+use crate::create::Creation;
 use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::kernel_ext::memcg::MemCg;
@@ -10,7 +11,7 @@ use crate::pool::Pool;
 use crate::table::FlowTable;
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
@@ -38,8 +39,13 @@ const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
 #[pin_data]
 pub(crate) struct NetState {
-    /// Closed before the state is dropped (`crem_rs_net_exit`: its refill
-    /// reads the state), and the first field, so dropped first.
+    /// Closed before the netns's last flush (`crem_rs_flows_close`), and
+    /// the first field, so dropped (its work cancelled) first: its work
+    /// item reads the state.
+    #[pin]
+    pub(crate) creation: Creation,
+    /// Closed with creation and before the state is dropped (its refill
+    /// reads the state).
     #[pin]
     pub(crate) pool: Pool,
     counters: [AtomicU64; NR_COUNTERS],
@@ -53,6 +59,21 @@ pub(crate) struct NetState {
     /// the kworkers' root cgroup.
     memcg: MemCg,
     net: NonNull<bindings::net>,
+    /// What of C's per-netns state the flows' life reads and counts, until
+    /// that state is Rust's (issue 15).
+    c: CNet,
+}
+
+/// C's per-netns state (`struct crem_net`, which outlives this one): the
+/// state itself (null for a KUnit case's netns state: no notifications),
+/// its configuration for the limits, and its datapath counters.
+struct CNet {
+    cn: *mut ffi::crem_net,
+    /// `cn->cfg`, written whole under C's `cfg_lock` (config-set, or
+    /// another netns's lower limits): read as `READ_ONCE` does.
+    cfg: NonNull<ffi::crem_cfg>,
+    /// `cn->dp`, `CREM_NR_DP` atomics (null: not counted).
+    dp: *const AtomicI64,
 }
 
 impl NetState {
@@ -61,6 +82,48 @@ impl NetState {
     /// Process context.
     pub(crate) fn alloc(&self, side: u8) -> Option<Spare> {
         self.memcg.charge(|| Spare::new(self.net, side))
+    }
+
+    /// The netns's C state, if it has one (not a KUnit case's).
+    pub(crate) fn c_net(&self) -> Option<*mut ffi::crem_net> {
+        (!self.c.cn.is_null()).then_some(self.c.cn)
+    }
+
+    /// The `max-flows` limit, per side.
+    pub(crate) fn max_flows(&self) -> u32 {
+        // SAFETY: C's configuration outlives this state (`CNet`); an
+        // aligned u32 read once, as `READ_ONCE` reads it.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).max_flows)) }
+    }
+
+    /// The netns's role (`CREM_ROLE_*`).
+    pub(crate) fn role(&self) -> u8 {
+        // SAFETY: as in `max_flows`.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).role)) }
+    }
+
+    /// The `max-memory` limit, octets.
+    pub(crate) fn max_memory(&self) -> u64 {
+        // SAFETY: as in `max_flows`.
+        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).max_memory)) }
+    }
+
+    /// Counts one of C's datapath counters (`enum crem_dp`).
+    pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
+        if self.c.dp.is_null() || i >= ffi::crem_dp_CREM_NR_DP {
+            return;
+        }
+        // SAFETY: `dp` is C's array of `CREM_NR_DP` `atomic64_t` (an
+        // `s64` each, as `AtomicI64`, only ever changed atomically),
+        // which outlives this state; `i` is in it.
+        unsafe { (*self.c.dp.add(i as usize)).fetch_add(1, Ordering::Relaxed) };
+    }
+
+    /// The netns makes no flow any more (process context): queued
+    /// requests and spares are dropped.
+    pub(crate) fn close(&self) {
+        self.creation.close();
+        self.pool.close();
     }
 
     pub(crate) fn count(&self, c: Counter) {
@@ -93,27 +156,41 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
     (!state.is_null()).then(|| unsafe { self::state(state) })
 }
 
-/// The state of netns `net` with its initial configuration `cfg` (pernet
-/// init, in the task that makes it), or null if out of memory.
+/// The state of netns `net` (pernet init, in the task that makes it), or
+/// null if out of memory. `cn` is C's state of it (null: a KUnit case's),
+/// `cfg` its configuration and `dp` its datapath counters (null: not
+/// counted), each outliving the state; the first flows' defaults are
+/// `cfg` now.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_net_init(
     net: *mut bindings::net,
+    cn: *mut ffi::crem_net,
     cfg: *const ffi::crem_cfg,
+    dp: *mut bindings::atomic64_t,
 ) -> *mut c_void {
-    // SAFETY: C's configuration, valid for the call.
-    let (Some(net), Some(cfg), Ok(flows)) =
+    // SAFETY: C's configuration, valid for the call (and, per the
+    // function's contract, for the state's life).
+    let (Some(net), Some(cfg_now), Ok(flows)) =
         (NonNull::new(net), unsafe { cfg.as_ref() }, FlowTable::new())
     else {
         return core::ptr::null_mut();
     };
+    let c = CNet {
+        cn,
+        cfg: NonNull::from(cfg_now),
+        dp: dp.cast::<AtomicI64>(),
+    };
     let st = pin_init!(NetState {
+        // SAFETY: this is the `creation` field of a `NetState`.
+        creation <- unsafe { Creation::new() },
         // SAFETY: the pool is the `pool` field of a `NetState`.
         pool <- unsafe { Pool::new() },
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
-        peers: config::current(cfg),
+        peers: config::current(cfg_now),
         flows,
         memcg: MemCg::of_current(),
         net,
+        c,
     });
     match KBox::pin_init(st, GFP_KERNEL) {
         // SAFETY: C keeps the state where it is (a pointer) until
@@ -132,8 +209,10 @@ pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
     // pinned there and dropped in place; the C side unregistered the hooks
     // and waited for RCU readers before calling.
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
-    // Its refill quiet (it reads the state) before the state is dropped.
-    st.pool.close();
+    // Its work items quiet (they read the state) before the state is
+    // dropped (C closed it already, before its last flush; a KUnit case's
+    // state is closed here).
+    st.close();
     pr_info!(
         "netns exit: roce in={} fwd={} out={} sources={} other={} malformed={}\n",
         st.get(Counter::RoceLocalIn),

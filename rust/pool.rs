@@ -4,8 +4,8 @@
 //! large for atomic allocations, and a flow created by a work item misses
 //! the packets sent meanwhile (under load, tens of milliseconds: an RDMA
 //! connection's whole first burst). The pool fills on first use and after
-//! every take; when it is empty, creation falls back to the work item
-//! (`glue/crem_flow.c`).
+//! every take; when it is empty, creation falls back to its work item
+//! (`create.rs`).
 
 use crate::ffi;
 use crate::flow::Spare;
@@ -167,18 +167,4 @@ unsafe extern "C" fn refill(w: *mut bindings::work_struct) {
         &*kernel::container_of!(pool, NetState, pool)
     };
     st.pool.fill(st);
-}
-
-/// From softirq: a spare flow of `side` of the netns whose state is `net`,
-/// not set up (C sets it up and inserts it, or frees it), or null (then one
-/// is on its way).
-#[no_mangle]
-extern "C" fn crem_rs_pool_take(net: *mut core::ffi::c_void, side: u8) -> *mut ffi::crem_flow {
-    // SAFETY: C passes its per-netns state, live while the netns is.
-    let Some(st) = (unsafe { crate::netns::state_opt(net) }) else {
-        return core::ptr::null_mut();
-    };
-    st.pool
-        .take(side)
-        .map_or(core::ptr::null_mut(), Spare::into_raw)
 }

@@ -28,27 +28,11 @@ struct crem_engine_params {
 	u64 retention_budget, rtt_hint_ns;
 };
 
-/* A RoCEv2 UDP payload as the hook needs it. */
-struct crem_roce_info {
-	u32 psn, dqp;
-	u8 is_source, is_ack;
-	u8 is_response; /* a source of the responder direction's flow */
-};
-
-/* What crem_rs_sock_msg says of a datagram (the caller's counters). */
-struct crem_msg_info {
-	u8 slot; /* msgs-by-type slot (< CREM_MSG_SLOTS), set even for an invalid one */
-	/* CREM_MSG_NEW_FLOW: the receiver flow its HELLO asks for. */
-	u8 family, kind; /* CREM_KIND_* */
-	u32 dqp;
-	__be32 saddr, daddr;
-};
-
 /* What became of a datagram (rust/dispatch.rs). */
 enum crem_msg_verdict {
 	CREM_MSG_FED, /* handed to its flow */
 	CREM_MSG_REPORT_FED, /* a PATH_REPORT, handed to its sender flow */
-	CREM_MSG_NEW_FLOW, /* a HELLO of no receiver flow: make it (info's key) */
+	CREM_MSG_NEW_FLOW, /* a HELLO of no receiver flow: asked for (rust/create.rs) */
 	CREM_MSG_NOT_PEER, /* from an address that may not send it */
 	CREM_MSG_INVALID, /* invalid, or a HELLO of a flow we cannot protect */
 	CREM_MSG_NO_FLOW, /* for no flow here */
@@ -117,40 +101,20 @@ struct crem_rs_flow;
 #define CREM_PIN_NO_POLICY 6
 
 /*
- * A flow (both halves: rust/flow.rs makes them) of @side in the netns whose
- * Rust state is @net, its engine not yet set up, or NULL if out of memory:
- * process context, charged to the netns's memory cgroup, failing there
- * rather than reclaiming hard (a flow that cannot be had passes
- * unprotected, counted). crem_rs_pool_take: the same from softirq, a spare
- * made ahead (rust/pool.rs), or NULL (then one is on its way).
- * crem_rs_flow_free frees either, once no one can reach it.
- */
-struct crem_flow *crem_rs_flow_alloc(void *net, u8 side);
-struct crem_flow *crem_rs_pool_take(void *net, u8 side);
-void crem_rs_flow_free(struct crem_flow *f);
-/*
- * Once, before it is inserted (any context): its identity (key and peer of
- * @rq) and table (of @net, the netns's Rust state), its engine from @rq and
- * the netns configuration last committed (crem_rs_config_commit) and
- * @retention_budget (what the CSF may retain: of the netns's memory limit,
- * which C keeps, and clamps from other netns's), its restored packets'
- * template from @rq. 0, or -EINVAL.
+ * Making flows (rust/create.rs; @net: the netns's Rust state; the
+ * datapath's are Rust's own). flow-new (process context): crem_rs_flow_add
+ * makes the sender flow of @rq (its peer the one configured for its
+ * destination) now: 0, -EHOSTUNREACH (no peer), -EEXIST (its key is
+ * taken), -ENOSPC (max-flows), -ENOMEM, -EINVAL (the engine refused its
+ * parameters) or -ESHUTDOWN. crem_rs_flows_close: the netns makes
+ * no flow any more (process context, before its last flush).
+ * crem_rs_flow_free frees a flow removed from the table, once no one can
+ * reach it.
  */
 struct crem_flow_request;
-int crem_rs_flow_setup(struct crem_rs_flow *rf, void *net, const struct crem_flow_request *rq,
-		       u64 retention_budget);
-/* Listed: the CSF sends HELLO with @nonce; the CRF takes the HELLO @msg. */
-void crem_rs_flow_start(struct crem_rs_flow *rf, u64 nonce, const u8 *msg, u32 len);
-/*
- * @skb's RoCEv2 UDP payload: @len linear octets at @off of its data; @seen:
- * its template fields (ifindex 0 and a zero h_source: unknown). The CSF's
- * messages wait on @defer until the packet has gone on.
- */
-void crem_rs_flow_csf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
-			     struct sk_buff *skb, u32 off, u32 len, struct sk_buff_head *defer);
-/* As crem_rs_flow_csf_source; true if the flow now holds @skb (NF_STOLEN). */
-bool crem_rs_flow_crf_source(struct crem_rs_flow *rf, const struct crem_template *seen, u32 psn,
-			     struct sk_buff *skb, u32 off, u32 len, bool ce);
+int crem_rs_flow_add(void *net, const struct crem_flow_request *rq);
+void crem_rs_flows_close(void *net);
+void crem_rs_flow_free(struct crem_flow *f);
 /* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
 int crem_rs_flow_pin(struct crem_rs_flow *rf, u8 k, u8 m, bool pin);
 void crem_rs_flow_info(struct crem_rs_flow *rf, struct crem_flow_info *fi);
@@ -165,19 +129,14 @@ void crem_rs_flow_kill(struct crem_rs_flow *rf, int close_reason, struct crem_fl
 /* One pending flow-change event (CREM_FLOW_EVENT_*) and its @reason, or -1. */
 int crem_rs_flow_ev_take(struct crem_rs_flow *rf, u16 *reason);
 /*
- * The netns's flow table (rust/flows.rs, rust/table.rs). Insertion and
- * removal run under crem_flows.lock; a flow unlinked is freed a grace
- * period later at the earliest. Lookups run under RCU and return the C
- * half. @net: the netns's Rust state (rust/netns.rs); addresses in network
- * order.
+ * The netns's flow table (rust/flows.rs, rust/table.rs). Removal runs
+ * under crem_flows.lock; a flow unlinked is freed a grace period later at
+ * the earliest. Lookups run under RCU and return the C half. @net: the
+ * netns's Rust state (rust/netns.rs); addresses in network order.
  */
-/* 0, -EEXIST (its key is taken), -ENOSPC (@max of its side) or -EINVAL. */
-int crem_rs_flow_insert(struct crem_rs_flow *rf, u32 max, u64 nonce);
 bool crem_rs_flow_unlink(struct crem_rs_flow *rf);
 struct crem_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
 				       u8 kind);
-/* An RDMA ACK from @saddr to @daddr: the sender flows of the reverse pair. */
-void crem_rs_flows_reverse(void *net, __be32 saddr, __be32 daddr, const u8 *p, u32 len);
 /* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
 struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
 /*
@@ -195,14 +154,12 @@ u32 crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
 /* Flows of @side (both if < 0); the generation (dump consistency). */
 u32 crem_rs_flows_count(void *net, int side);
 u32 crem_rs_flows_gen(void *net);
-int crem_rs_roce_info(const u8 *p, u32 len, struct crem_roce_info *out);
 /*
- * The CREM socket's datagram @msg from @from (softirq): checked, decoded,
- * routed and handed to its flow; @ce: it arrived CE-marked. A
- * crem_msg_verdict, with @out's slot (and the key of NEW_FLOW).
+ * The CREM socket's datagram @msg from @from with IP @tos (softirq):
+ * checked, decoded, routed and handed to its flow (a HELLO of no receiver
+ * flow asks for one). A crem_msg_verdict; *@slot: its msgs-by-type slot.
  */
-int crem_rs_sock_msg(void *net, __be32 from, const u8 *msg, u32 len, bool ce,
-		     struct crem_msg_info *out);
+int crem_rs_sock_msg(void *net, __be32 from, const u8 *msg, u32 len, u8 tos, u8 *slot);
 
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the
@@ -220,8 +177,6 @@ struct crem_template {
 	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 };
-/* @skb is the restored packet this CPU is forwarding (our hook lets it by). */
-bool crem_rs_inject_own(const struct sk_buff *skb);
 
 /*
  * Sends (or queues on @defer, unless NULL) a message of @f with @tos, of
@@ -237,5 +192,15 @@ bool crem_glue_mem_charge(struct crem_flow *f, u32 n);
 void crem_glue_mem_uncharge(struct crem_flow *f, u32 n);
 /* @f marked a flow-change event: the netns's event work sends it. */
 void crem_glue_flow_event(struct crem_flow *f);
+/*
+ * A flow-up notification allocated ahead (NULL: no listener, or no memory:
+ * counted); crem_glue_flow_up(@f, @ntf): @f is listed and started (BH
+ * off): counted, its netns's collector runs, @ntf (if any) is sent.
+ */
+struct crem_net;
+struct sk_buff *crem_glue_ntf_alloc(struct crem_net *cn, bool may_sleep);
+void crem_glue_flow_up(struct crem_flow *f, struct sk_buff *ntf);
+/* Sends (or, without @cn, frees) the messages the datapath queued on @q. */
+void crem_glue_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 #endif

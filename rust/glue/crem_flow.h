@@ -5,13 +5,14 @@
  * crem_rs_flow_* calls, which take the locks they need; the netns's table
  * (by key, Flow ID, address pair, HELLO nonce) is Rust's (rust/flows.rs,
  * rust/table.rs), which the dumps, the collector and teardown walk too.
- * Rust allocates a flow's two halves and sets it up (rust/flow.rs, the
- * spare pool in rust/pool.rs); this half asks for flows, inserts them and
- * removes them.
+ * Rust makes a flow's two halves, sets it up and inserts it (rust/flow.rs,
+ * rust/create.rs, the spare pool in rust/pool.rs); this half removes them.
  *
  * Locking: the table is read under RCU (hooks, socket, timers run in softirq).
- * Insertion and removal run under crem_flows.lock (BH-safe), so that a walk
- * under it sees no change; the Rust table's own lock nests inside it and
+ * Removal runs under crem_flows.lock (BH-safe), so that removers are
+ * ordered with the walks that remove; insertion (rust/create.rs) under the
+ * creation lock, which orders it with the netns's closing. The Rust
+ * table's own lock nests inside both and
  * inside a flow's lock (a Flow ID learnt), never the other way round. Removal unlinks
  * a flow under crem_flows.lock (crem_rs_flow_unlink, after which nothing
  * hashes it again), waits an RCU grace period for the readers that found it
@@ -72,7 +73,7 @@ struct crem_flow {
 	__be32 peer;
 	s8 gc_close; /* the collector's choice (crem_gc.c): CREM_GC_KEEP, or the
 		      * CLOSE reason its removal sends (only it writes this,
-		      * after crem_flow_setup) */
+		      * after set-up, rust/create.rs) */
 	s8 close_with; /* the CLOSE reason its removal sends (CREM_CLOSE_*):
 			* set under flows.lock by whoever unlinks it */
 	u64 created_ns;
@@ -125,21 +126,16 @@ void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct cr
  */
 void crem_ev_work(struct work_struct *w);
 
-struct nf_hook_state;
-
-/* Datapath entry points (softirq, RCU read side held by the caller). */
-unsigned int crem_flow_roce(struct crem_net *cn, u32 hook, struct sk_buff *skb,
-			    u32 l4off, const struct nf_hook_state *state);
+/* The socket's datagrams (softirq, RCU read side held by the caller). */
 /* @tos: of the datagram's IP header (its ECN: CE on the REPAIR path). */
 void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos);
 
 /* The CREM socket (crem_sock.c). */
 int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);
 void crem_sock_close(struct crem_net *cn);
-/* @slot: the message's msgs-by-type slot (crem_msg_info.slot), for the netns's counters. */
+/* @slot: the message's msgs-by-type slot, for the netns's counters. */
 int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
 /* The same in two steps: a message queued on @q, later sent (or freed). */
 int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
-void crem_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 #endif

@@ -20,10 +20,6 @@
 #include "crem_flow.h"
 #include "crem-nl-gen.h"
 
-#define ROCEV2_UDP_PORT 4791
-/* IPv6 header + UDP + BTH + RETH: everything classification needs. */
-#define CREM_HDR_PEEK (40 + 8 + 12 + 16)
-
 static unsigned int crem_net_id __read_mostly;
 
 struct crem_net *crem_net(const struct net *net)
@@ -31,52 +27,12 @@ struct crem_net *crem_net(const struct net *net)
 	return net_generic(net, crem_net_id);
 }
 
-static inline void *crem_state(const struct net *net)
-{
-	return crem_net(net)->rs;
-}
-
-/*
- * Cheap filter in C so that non-RoCEv2 traffic costs a few loads: only UDP to
- * port 4791 reaches Rust, with its leading bytes copied out of the skb.
- */
+/* Every packet at our hooks: the datapath is Rust's (rust/hook.rs). */
 unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state)
 {
-	u8 buf[CREM_HDR_PEEK];
-	const u8 *hdr;
-	struct udphdr _uh;
-	const struct udphdr *uh;
-	unsigned int l4off, peek;
-	u32 hook = (uintptr_t)priv;
+	struct crem_net *cn = crem_net(state->net);
 
-	if (state->pf == NFPROTO_IPV4) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		if (iph->protocol != IPPROTO_UDP || ip_is_fragment(iph))
-			return NF_ACCEPT;
-		l4off = skb_network_offset(skb) + iph->ihl * 4;
-	} else {
-		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
-
-		/* RoCEv2 over IPv6 carries no extension headers in practice. */
-		if (ip6h->nexthdr != IPPROTO_UDP)
-			return NF_ACCEPT;
-		l4off = skb_network_offset(skb) + sizeof(*ip6h);
-	}
-	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
-	if (!uh || uh->dest != htons(ROCEV2_UDP_PORT))
-		return NF_ACCEPT;
-	/* A gateway's restored packet on its way through (rust/inject.rs). */
-	if (hook == CREM_HOOK_FORWARD && unlikely(crem_rs_inject_own(skb)))
-		return NF_ACCEPT;
-
-	peek = min_t(unsigned int, skb->len - skb_network_offset(skb), sizeof(buf));
-	hdr = skb_header_pointer(skb, skb_network_offset(skb), peek, buf);
-	if (!hdr)
-		return NF_ACCEPT;
-	crem_rs_roce_packet(crem_state(state->net), hook, state->pf, hdr, peek,
-			    skb->len - skb_network_offset(skb));
-	return crem_flow_roce(crem_net(state->net), hook, skb, l4off, state);
+	return crem_rs_hook(cn->rs, (uintptr_t)priv, skb, state, rcu_access_pointer(cn->sock));
 }
 
 #define CREM_HOOK(pf_, num_, which_, prio_)                                    \
@@ -86,7 +42,7 @@ unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_
 /*
  * Last in every chain: on the way in after filtering, on the way out after
  * filtering and NAT, so the CSF codes only packets that do leave (and may
- * pass them on itself, see crem_flow_roce).
+ * pass them on itself, see rust/hook.rs).
  */
 static const struct nf_hook_ops crem_nf_ops[] = {
 	CREM_HOOK(NFPROTO_IPV4, NF_INET_LOCAL_IN, CREM_HOOK_LOCAL_IN, NF_IP_PRI_LAST - 1),
@@ -107,7 +63,7 @@ static int __net_init crem_net_init(struct net *net)
 	mutex_init(&cn->sock_mutex);
 	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net, &cn->cfg);
+	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp);
 	if (!cn->rs)
 		return -ENOMEM;
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));

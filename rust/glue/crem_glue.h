@@ -24,14 +24,10 @@ struct socket; struct sk_buff; struct nf_hook_state;
 
 /* Per-netns flows (crem_flow.h). */
 struct crem_flows {
-	spinlock_t lock; /* insertion, removal, creation requests: crem_flow.h */
+	spinlock_t lock; /* removal, the totals: crem_flow.h */
 	atomic64_t mem;
 	/* Counters of flows gone since, and the baseline of the last reset. */
 	u64 retired[CREM_FS_N], base[CREM_FS_N];
-	/* Creation requests from softirq, served by a work item. */
-	struct list_head pending;
-	u32 n_pending;
-	struct work_struct create_work;
 	struct delayed_work gc_work;
 	struct work_struct ev_work; /* flow-change notifications */
 	bool closing;
@@ -103,7 +99,7 @@ struct crem_net {
 	struct socket __rcu *sock;
 	struct crem_flows flows;
 	atomic64_t dp[CREM_NR_DP];
-	/* CREM datagrams by type (crem_msg_info.slot): received at the socket, sent. */
+	/* CREM datagrams by type (by crem_rs_sock_msg's slot): received at the socket, sent. */
 	atomic64_t msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS];
 };
 
@@ -119,15 +115,23 @@ enum crem_hook {
 
 /* What the datapath asks of the configuration (rust/config.rs). */
 void crem_rs_config_commit(void *state, const struct crem_cfg *c);
-u32 crem_rs_peer_for(void *state, u32 a); /* __be32 in, __be32 out (0: none) */
 
 /* Implemented in Rust (rust/netns.rs, rust/hook.rs). */
-/* @cfg: the netns's initial configuration (its flows' defaults). */
-void *crem_rs_net_init(struct net *net, const struct crem_cfg *cfg);
+/*
+ * @cn: C's state of @net, whose configuration @cfg (now: its first flows'
+ * defaults; later: its limits) and datapath counters @dp (CREM_NR_DP)
+ * outlive the Rust state.
+ */
+void *crem_rs_net_init(struct net *net, struct crem_net *cn, const struct crem_cfg *cfg,
+		       atomic64_t *dp);
 void crem_rs_net_exit(void *state);
-/* Returns an NF_* verdict. @hdr holds the first @len bytes from the IP header. */
-unsigned int crem_rs_roce_packet(void *state, u32 hook, u8 family,
-				 const u8 *hdr, u32 hdr_len, u32 pkt_len);
+/*
+ * Every packet at our hooks (@hook: enum crem_hook) in the netns whose Rust
+ * state is @state; @bound: its CREM socket is. An NF_* verdict.
+ */
+struct nf_hook_state;
+unsigned int crem_rs_hook(void *state, u32 hook, struct sk_buff *skb,
+			  const struct nf_hook_state *nf, bool bound);
 /* Counters for CREM_CMD_STATS_GET: one u64 per index (attribute - 2). */
 u32 crem_rs_stats(void *state, u64 *out, u32 max);
 void crem_rs_stats_reset(void *state);

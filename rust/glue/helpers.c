@@ -8,6 +8,9 @@
 #include <linux/netfilter.h>
 #include <net/dst.h>
 #include <net/netfilter/nf_conntrack.h>
+#include <net/gso.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/etherdevice.h>
 #include "helpers.h"
 
 #ifdef CONFIG_X86
@@ -241,6 +244,80 @@ void crem_h_nf_reset_ct(struct sk_buff *skb)
 void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason)
 {
 	kfree_skb_reason(skb, reason);
+}
+
+const void *crem_h_skb_header_pointer(const struct sk_buff *skb, int off, int len, void *buf)
+{
+	return skb_header_pointer(skb, off, len, buf);
+}
+
+bool crem_h_skb_is_gso(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb);
+}
+
+int crem_h_skb_linearize(struct sk_buff *skb)
+{
+	return skb_linearize(skb);
+}
+
+bool crem_h_skb_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
+struct sk_buff *crem_h_skb_gso_segment(struct sk_buff *skb)
+{
+	struct sk_buff *segs = skb_gso_segment(skb, 0);
+
+	return IS_ERR(segs) ? NULL : segs;
+}
+
+struct sk_buff *crem_h_skb_list_next(struct sk_buff *skb)
+{
+	return skb->next;
+}
+
+void crem_h_skb_mark_not_on_list(struct sk_buff *skb)
+{
+	skb_mark_not_on_list(skb);
+}
+
+const unsigned char *crem_h_skb_eth_source(const struct sk_buff *skb)
+{
+	return skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN ?
+		       eth_hdr(skb)->h_source : NULL;
+}
+
+void crem_h_skb_queue_head_init(struct sk_buff_head *q)
+{
+	__skb_queue_head_init(q);
+}
+
+bool crem_h_skb_queue_empty(const struct sk_buff_head *q)
+{
+	return skb_queue_empty(q);
+}
+
+int crem_h_nf_okfn(const void *state, struct sk_buff *skb)
+{
+	const struct nf_hook_state *s = state;
+
+	return s->okfn(s->net, s->sk, skb);
+}
+
+u8 crem_h_nf_pf(const void *state)
+{
+	return ((const struct nf_hook_state *)state)->pf;
+}
+
+unsigned int crem_h_dev_mtu(const struct net_device *dev)
+{
+	return READ_ONCE(dev->mtu);
 }
 
 int crem_h_dev_ifindex(const struct net_device *dev)

@@ -100,7 +100,27 @@ void crem_h_skb_dst_drop(struct sk_buff *skb);
 void crem_h_nf_reset_ct(struct sk_buff *skb);
 void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
 
+/* The hook's packet (rust/hook.rs). */
+const void *crem_h_skb_header_pointer(const struct sk_buff *skb, int off, int len, void *buf);
+bool crem_h_skb_is_gso(const struct sk_buff *skb);
+int crem_h_skb_linearize(struct sk_buff *skb);
+/* br_netfilter's bridged packet (false without CONFIG_BRIDGE_NETFILTER). */
+bool crem_h_skb_bridged(const struct sk_buff *skb);
+/* skb_gso_segment(@skb, 0), NULL for an error too. */
+struct sk_buff *crem_h_skb_gso_segment(struct sk_buff *skb);
+/* A segment list's next (skb->next), and @skb taken off it. */
+struct sk_buff *crem_h_skb_list_next(struct sk_buff *skb);
+void crem_h_skb_mark_not_on_list(struct sk_buff *skb);
+/* eth_hdr(@skb)->h_source if the MAC header was set and is an Ethernet one. */
+const unsigned char *crem_h_skb_eth_source(const struct sk_buff *skb);
+void crem_h_skb_queue_head_init(struct sk_buff_head *q);
+bool crem_h_skb_queue_empty(const struct sk_buff_head *q);
+/* @state: a struct nf_hook_state (which the kernel crate has no type for). */
+int crem_h_nf_okfn(const void *state, struct sk_buff *skb);
+u8 crem_h_nf_pf(const void *state);
+
 /* netdevice.h */
+unsigned int crem_h_dev_mtu(const struct net_device *dev);
 int crem_h_dev_ifindex(const struct net_device *dev);
 unsigned short crem_h_dev_type(const struct net_device *dev);
 const unsigned char *crem_h_dev_addr(const struct net_device *dev);

@@ -9,6 +9,7 @@
 
 use super::netdev::NetDevice;
 use crate::ffi;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::bindings;
 
@@ -28,6 +29,8 @@ pub(crate) enum DropReason {
     IpRpFilter = bindings::skb_drop_reason_SKB_DROP_REASON_IP_RPFILTER,
     /// No input route forwards it.
     IpInNoRoutes = bindings::skb_drop_reason_SKB_DROP_REASON_IP_INNOROUTES,
+    /// A netfilter hook's verdict dropped it.
+    NetfilterDrop = bindings::skb_drop_reason_SKB_DROP_REASON_NETFILTER_DROP,
 }
 
 /// An owned reference to a socket buffer.
@@ -369,5 +372,175 @@ impl Drop for Skb {
         // SAFETY: by the invariant this is our one reference, given up here
         // (a normal end, not a drop).
         unsafe { bindings::consume_skb(self.0.as_ptr()) }
+    }
+}
+
+impl Skb {
+    /// The packets a GSO packet carries, each its own `Skb` (None: not
+    /// segmented, for want of memory or support; the packet is unchanged
+    /// either way, and still the caller's). Any context.
+    pub(crate) fn gso_segments(pkt: &Lent<'_>) -> Option<Segments> {
+        // SAFETY: a live packet; `skb_gso_segment` leaves it as it was and
+        // returns a list of new packets, each with one reference, ours.
+        let first = unsafe { ffi::crem_h_skb_gso_segment(pkt.as_ptr()) };
+        NonNull::new(first).map(|n| Segments(Some(n)))
+    }
+}
+
+/// The segments of a GSO packet not yet taken, freed (consumed) if the
+/// iteration stops early.
+///
+/// # Invariants
+///
+/// `0` is the head of a list of packets linked by `next`, on each of which
+/// this value holds the one reference.
+pub(crate) struct Segments(Option<NonNull<sk_buff>>);
+
+impl Iterator for Segments {
+    type Item = Skb;
+
+    fn next(&mut self) -> Option<Skb> {
+        let s = self.0?;
+        // SAFETY: the invariant: `s` is live and ours; taken off the list
+        // before it is handed out alone.
+        unsafe {
+            self.0 = NonNull::new(ffi::crem_h_skb_list_next(s.as_ptr()));
+            ffi::crem_h_skb_mark_not_on_list(s.as_ptr());
+        }
+        // INVARIANT: our reference on `s`, now the `Skb`'s.
+        Some(Skb(s))
+    }
+}
+
+impl Drop for Segments {
+    fn drop(&mut self) {
+        for _ in self.by_ref() {}
+    }
+}
+
+/// A packet a netfilter hook is given for one call: not owned (the hook
+/// returns a verdict for it; a held packet is taken over with
+/// [`Skb::clone_atomic`] or by the flow that steals it).
+///
+/// # Invariants
+///
+/// `skb` is live for `'a`, and only the code holding this value touches it
+/// meanwhile (netfilter's rule for a hook's packet).
+pub(crate) struct Lent<'a> {
+    skb: NonNull<sk_buff>,
+    _call: PhantomData<&'a mut sk_buff>,
+}
+
+impl Lent<'_> {
+    /// The hook's packet `skb` (None if null).
+    ///
+    /// # Safety
+    ///
+    /// `skb` is null or the live packet of a hook call, for as long as the
+    /// value lives, which no one else touches meanwhile.
+    pub(crate) unsafe fn new(skb: *mut sk_buff) -> Option<Self> {
+        NonNull::new(skb).map(|skb| Lent {
+            skb,
+            _call: PhantomData,
+        })
+    }
+
+    /// A packet of ours, lent to the hook path for a while.
+    pub(crate) fn of(skb: &mut Skb) -> Lent<'_> {
+        Lent {
+            skb: skb.0,
+            _call: PhantomData,
+        }
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut sk_buff {
+        self.skb.as_ptr()
+    }
+
+    /// Octets of data (linear or not).
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: the invariant makes `skb` a live skb.
+        unsafe { ffi::crem_h_skb_len(self.as_ptr()) }
+    }
+
+    /// Where its network header is, from its data.
+    pub(crate) fn network_offset(&self) -> i32 {
+        // SAFETY: as in `len`.
+        unsafe { ffi::crem_h_skb_network_offset(self.as_ptr()) }
+    }
+
+    /// Its protocol (an ETH_P_* value in host order).
+    pub(crate) fn protocol(&self) -> u16 {
+        // SAFETY: as in `len`.
+        u16::from_be(unsafe { ffi::crem_h_skb_protocol(self.as_ptr()) })
+    }
+
+    /// Its firewall mark.
+    pub(crate) fn mark(&self) -> u32 {
+        // SAFETY: as in `len`.
+        unsafe { ffi::crem_h_skb_mark(self.as_ptr()) }
+    }
+
+    /// `buf.len()` octets at `off` from its data: in place if they are
+    /// linear, else copied into `buf` (`skb_header_pointer`); None past the
+    /// end.
+    pub(crate) fn header<'b>(&'b self, off: i32, buf: &'b mut [u8]) -> Option<&'b [u8]> {
+        let n = i32::try_from(buf.len()).ok()?;
+        // SAFETY: a live packet (the invariant) and `n` writable octets at
+        // `buf`; the result is null, `buf`, or `n` octets of its linear
+        // data, which stay put while it is not changed (it cannot be while
+        // `self` is borrowed).
+        unsafe {
+            let p = ffi::crem_h_skb_header_pointer(self.as_ptr(), off, n, buf.as_mut_ptr().cast());
+            (!p.is_null()).then(|| core::slice::from_raw_parts(p.cast::<u8>(), buf.len()))
+        }
+    }
+
+    /// A GSO packet (several packets behind one header).
+    pub(crate) fn is_gso(&self) -> bool {
+        // SAFETY: as in `len`.
+        unsafe { ffi::crem_h_skb_is_gso(self.as_ptr()) }
+    }
+
+    /// br_netfilter's: a bridged packet.
+    pub(crate) fn bridged(&self) -> bool {
+        // SAFETY: as in `len`.
+        unsafe { ffi::crem_h_skb_bridged(self.as_ptr()) }
+    }
+
+    /// Makes all its data linear (false: out of memory, unchanged).
+    pub(crate) fn linearize(&mut self) -> bool {
+        // SAFETY: a live packet only we touch (the invariant); what
+        // pointed into its data is gone with the `&mut`.
+        unsafe { ffi::crem_h_skb_linearize(self.as_ptr()) == 0 }
+    }
+
+    /// Its linear data.
+    pub(crate) fn linear(&self) -> &[u8] {
+        // SAFETY: a live packet; its first `headlen` octets of data are
+        // linear and stay put while it is not changed.
+        unsafe {
+            let p = self.as_ptr();
+            let head = ffi::crem_h_skb_headlen(p) as usize;
+            core::slice::from_raw_parts(ffi::crem_h_skb_data(p), head)
+        }
+    }
+
+    /// The index and MTU of the device it arrived on or leaves by.
+    pub(crate) fn dev(&self) -> Option<(i32, u32)> {
+        // SAFETY: a live packet; its device is live while it is.
+        unsafe {
+            let d = ffi::crem_h_skb_dev(self.as_ptr());
+            (!d.is_null()).then(|| (ffi::crem_h_dev_ifindex(d), ffi::crem_h_dev_mtu(d)))
+        }
+    }
+
+    /// Its Ethernet source, if it has an Ethernet header.
+    pub(crate) fn eth_source(&self) -> Option<[u8; 6]> {
+        // SAFETY: a live packet; the address is 6 octets of its head.
+        unsafe {
+            let p = ffi::crem_h_skb_eth_source(self.as_ptr());
+            (!p.is_null()).then(|| *p.cast::<[u8; 6]>())
+        }
     }
 }

@@ -78,6 +78,13 @@ impl Work {
         // contract: it runs in process context).
         unsafe { bindings::cancel_work_sync(self.w.get()) };
     }
+
+    /// Waits until the item, if queued, has run (process context).
+    #[cfg(crem_kunit)]
+    pub(crate) fn flush(&self) {
+        // SAFETY: as in `cancel_sync`.
+        unsafe { bindings::flush_work(self.w.get()) };
+    }
 }
 
 impl Drop for Work {
