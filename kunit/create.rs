@@ -5,15 +5,17 @@
 //! `max-flows` refuses (counted); once closed nothing is queued or made.
 //! The request queue alone: bounded, first in first out.
 
-use super::run;
+use super::pool::{host_cfg, with_netns};
+use super::{run, Checks};
 use crate::create::Creation;
 use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::kernel_ext::{bh, rcu};
-use crate::netns::{self, NetState};
+use crate::netns::NetState;
 use crate::table::{FlowKey, InTable, SIDE_CRF};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
+use core::sync::atomic::{AtomicI64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
@@ -91,81 +93,70 @@ fn empty(st: &NetState) {
 }
 
 fn create_queue_and_spares(w: &mut dyn Write) -> bool {
-    let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
-    cfg.epsilon_ppb = 100_000;
-    cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
+    let mut cfg = host_cfg();
     (cfg.max_flows, cfg.max_memory) = (MAX_FLOWS, 64 << 20);
-    // SAFETY: as above (`atomic64_t` is an integer).
+    // SAFETY: C's counters, integers, for which all zeros is valid.
     let mut dp: [bindings::atomic64_t; NR_DP] = unsafe { core::mem::zeroed() };
-    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), &cfg, dp.as_mut_ptr());
-    // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
-    let Some(st) = (unsafe { netns::state_opt(raw) }) else {
-        let _ = write!(w, "no netns state");
-        return false;
-    };
-    let mut ok = true;
-    let mut check = |c: bool, what: &str, w: &mut dyn Write| {
-        if !c {
-            let _ = write!(w, "{what}; ");
-            ok = false;
-        }
-    };
+    let dp_ptr = dp.as_mut_ptr();
+    with_netns(&cfg, dp_ptr, w, |st, w| {
+        // SAFETY: `dp` outlives the state, which counts in it atomically
+        // (an `atomic64_t` is an `AtomicI64`); `LIMIT` is in it.
+        let limit = || unsafe { (*dp_ptr.add(LIMIT).cast::<AtomicI64>()).load(Ordering::Relaxed) };
+        queue_and_spares_in(st, limit, w)
+    })
+}
+
+fn queue_and_spares_in(st: &NetState, limit: impl Fn() -> i64, w: &mut dyn Write) -> bool {
+    let mut c = Checks::new(w);
     // No spare yet: queued (once, asked twice), made by the work item.
-    check(ask(st, 1).is_none(), "made without a spare", w);
-    check(ask(st, 1).is_none(), "made without a spare (again)", w);
-    check(st.creation.pending() <= 1, "queued twice", w);
+    c.check(ask(st, 1).is_none(), "made without a spare");
+    c.check(ask(st, 1).is_none(), "made without a spare (again)");
+    c.check(st.creation.pending() <= 1, "queued twice");
     st.creation.flush();
-    check(has(st, 1), "the queued request was not made", w);
-    check(st.creation.pending() == 0, "left queued", w);
+    c.check(has(st, 1), "the queued request was not made");
+    c.check(st.creation.pending() == 0, "left queued");
     // The C half's identity for netlink, and the collector's mark.
     {
         let bh = bh::disable();
         if let Some(f) = st.flows.lookup(&key(1), &*bh) {
             // SAFETY: in the table, alive for this BH-off section.
-            let c = unsafe { &*f.c() };
-            let got = (c.key.dqp, c.key.side, c.peer, c.gc_close, c.cn.is_null());
+            let half = unsafe { &*f.c() };
+            let got = (
+                half.key.dqp,
+                half.key.side,
+                half.peer,
+                half.gc_close,
+                half.cn.is_null(),
+            );
             let want = (1, SIDE_CRF, request(1).peer, ffi::CREM_GC_KEEP as i8, true);
-            check(got == want, "the C half's identity", w);
+            c.check(got == want, "the C half's identity");
         }
     }
     // With a spare: made at once.
-    check(spare_ready(st), "no spare after 2 s", w);
-    check(ask(st, 2) == Some(true), "not made from a spare", w);
+    c.check(spare_ready(st), "no spare after 2 s");
+    c.check(ask(st, 2) == Some(true), "not made from a spare");
     // max-flows (3 receiver flows): the fourth refused, counted, not queued.
-    check(spare_ready(st), "no spare after 2 s (2)", w);
+    c.check(spare_ready(st), "no spare after 2 s (2)");
     let third = ask(st, 3);
     st.creation.flush(); // if it was queued instead
-    check(third != Some(false) && has(st, 3), "the third flow", w);
-    let limit0 = dp[LIMIT].counter;
-    check(ask(st, 4).is_none(), "a flow over max-flows", w);
-    check(
-        dp[LIMIT].counter == limit0 + 1,
-        "max-flows refusal not counted",
-        w,
-    );
-    check(st.creation.pending() == 0, "a refused request queued", w);
-    check(
-        st.flows.count(SIDE_CRF) == MAX_FLOWS,
-        "flows in the table",
-        w,
-    );
+    c.check(third != Some(false) && has(st, 3), "the third flow");
+    let limit0 = limit();
+    c.check(ask(st, 4).is_none(), "a flow over max-flows");
+    c.check(limit() == limit0 + 1, "max-flows refusal not counted");
+    c.check(st.creation.pending() == 0, "a refused request queued");
+    c.check(st.flows.count(SIDE_CRF) == MAX_FLOWS, "flows in the table");
     // Closed: nothing queued or made, with room in the table.
     empty(st);
     st.close();
-    check(ask(st, 5).is_none(), "made after close", w);
+    c.check(ask(st, 5).is_none(), "made after close");
     st.creation.flush();
-    check(
+    c.check(
         !has(st, 5) && st.creation.pending() == 0,
         "queued or made after close",
-        w,
     );
-    check(st.flows.count(SIDE_CRF) == 0, "flows left", w);
+    c.check(st.flows.count(SIDE_CRF) == 0, "flows left");
     empty(st);
-    netns::crem_rs_net_exit(raw);
-    ok
+    c.ok
 }
 
 #[no_mangle]

@@ -46,6 +46,25 @@ impl Write for MsgBuf<'_> {
     }
 }
 
+/// A case's checks: each failed one is written out, and the case fails.
+struct Checks<'a> {
+    w: &'a mut dyn Write,
+    ok: bool,
+}
+
+impl<'a> Checks<'a> {
+    fn new(w: &'a mut dyn Write) -> Self {
+        Checks { w, ok: true }
+    }
+
+    fn check(&mut self, c: bool, what: &str) {
+        if !c {
+            let _ = write!(self.w, "{what}; ");
+            self.ok = false;
+        }
+    }
+}
+
 /// Runs a test body and reports its error text through the C buffer.
 fn run(msg: *mut c_char, len: usize, body: impl FnOnce(&mut dyn Write) -> bool) -> c_int {
     if msg.is_null() || len == 0 {

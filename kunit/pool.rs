@@ -8,7 +8,7 @@
 //! (`flow::setup_request`): the identity and template come from the
 //! request and the netns's configuration.
 
-use super::run;
+use super::{run, Checks};
 use crate::ffi;
 use crate::flow;
 use crate::netns::{self, NetState};
@@ -46,46 +46,51 @@ fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
     Some(got == side)
 }
 
-fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
-    // The initial netns (static): its address is all the flows keep.
+/// Runs `body` on a netns state of its own with configuration `cfg` and
+/// C's counters `dp` (null: none), for the initial netns's address (all
+/// its flows keep; a static), freed after; false if none could be made.
+pub(super) fn with_netns(
+    cfg: &ffi::crem_cfg,
+    dp: *mut bindings::atomic64_t,
+    w: &mut dyn Write,
+    body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
+) -> bool {
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), &cfg, core::ptr::null_mut());
-    // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
+    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), cfg, dp);
+    // SAFETY: a state of `crem_rs_net_init` (or null), freed below.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
         return false;
     };
-    let mut ok = true;
-    let mut check = |c: bool, what: &str, w: &mut dyn Write| {
-        if !c {
-            let _ = write!(w, "{what}; ");
-            ok = false;
-        }
-    };
-    check(
-        st.pool.take(CSF).is_none(),
-        "the first take found a spare",
-        w,
-    );
-    check(settle(st, SPARE), "not filled after the first take", w);
-    let mut all = true;
-    for _ in 0..SPARE {
-        all &= take(st, CSF, w) == Some(true);
-    }
-    all &= take(st, CRF, w) == Some(true);
-    check(all, "a take failed or gave the wrong side", w);
-    check(settle(st, SPARE), "not refilled after takes", w);
-    st.pool.close();
-    check(st.pool.take(CRF).is_none(), "a take after close", w);
-    check(
-        st.pool.count(CSF.into()) == 0 && st.pool.count(CRF.into()) == 0,
-        "spares left after close",
-        w,
-    );
+    let ok = body(st, w);
     netns::crem_rs_net_exit(raw);
     ok
+}
+
+fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    with_netns(&cfg, core::ptr::null_mut(), w, pool_fills_and_closes_in)
+}
+
+fn pool_fills_and_closes_in(st: &NetState, w: &mut dyn Write) -> bool {
+    let mut c = Checks::new(w);
+    c.check(st.pool.take(CSF).is_none(), "the first take found a spare");
+    c.check(settle(st, SPARE), "not filled after the first take");
+    let mut all = true;
+    for _ in 0..SPARE {
+        all &= take(st, CSF, c.w) == Some(true);
+    }
+    all &= take(st, CRF, c.w) == Some(true);
+    c.check(all, "a take failed or gave the wrong side");
+    c.check(settle(st, SPARE), "not refilled after takes");
+    st.pool.close();
+    c.check(st.pool.take(CRF).is_none(), "a take after close");
+    c.check(
+        st.pool.count(CSF.into()) == 0 && st.pool.count(CRF.into()) == 0,
+        "spares left after close",
+    );
+    c.ok
 }
 
 #[no_mangle]
@@ -97,22 +102,24 @@ extern "C" fn crem_kunit_pool_fills_and_closes(msg: *mut c_char, len: usize) -> 
 /// request's and the configuration's (host mode here); a fixed (k, m)
 /// passes; a request of the other side is refused.
 fn flow_setup_from_request(w: &mut dyn Write) -> bool {
-    let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    // SAFETY: as in `pool_fills_and_closes`.
+    with_netns(&host_cfg(), core::ptr::null_mut(), w, setup_from_request_in)
+}
+
+/// A host's configuration with the draft's defaults (k 32, m 2, adaptive).
+pub(super) fn host_cfg() -> ffi::crem_cfg {
+    // SAFETY: a C struct of integers, for which all zeros is valid.
     let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
     (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
     cfg.epsilon_ppb = 100_000;
     cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
-    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), &cfg, core::ptr::null_mut());
-    // SAFETY: a state of `crem_rs_net_init` (or null), freed at the end.
-    let Some(st) = (unsafe { netns::state_opt(raw) }) else {
-        let _ = write!(w, "no netns state");
-        return false;
-    };
+    cfg
+}
+
+fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
     let a = u32::from_ne_bytes([10, 0, 0, 1]);
     let b = u32::from_ne_bytes([10, 0, 1, 1]);
     let peer = u32::from_ne_bytes([192, 0, 2, 7]);
-    // SAFETY: as above.
+    // SAFETY: a C struct of integers, for which all zeros is valid.
     let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
     rq.key.saddr = a;
     rq.key.daddr = b;
@@ -173,7 +180,6 @@ fn flow_setup_from_request(w: &mut dyn Write) -> bool {
             None => ok = false,
         }
     }
-    netns::crem_rs_net_exit(raw);
     ok
 }
 
