@@ -9,6 +9,7 @@ use super::bench::{per_packet_rounds, ROUNDS_PACKETS};
 use super::bench_work as work;
 use super::run;
 use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
+use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire::{
     self, AddressFamily, HelloAck, Message, ParamAck, ParamStatus, FLOW_KIND_ROCEV2,
 };
@@ -373,18 +374,20 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         let n = ROUNDS_PACKETS;
         // SAFETY: a live flow of `make_km`, freed below.
         let fl = unsafe { &*f };
-        let send = |psn: u32, mut skb: Skb| {
+        let send = |_psn: u32, mut skb: Skb| {
             // The flow's lock needs BH off (and it is, for the whole run).
             let bh = bh::disable();
-            fl.csf_source(
-                &bh,
-                &Lent::of(&mut skb),
-                0,
-                work::PACKET_LEN as u32,
-                psn,
-                &seen,
-                core::ptr::null_mut(),
-            );
+            let pkt = Lent::of(&mut skb);
+            // Parsed here, as the hook parses it (once per packet).
+            let Some(rp) = pkt
+                .linear()
+                .get(..work::PACKET_LEN)
+                .and_then(|p| RocePacket::parse(p).ok())
+            else {
+                return;
+            };
+            let at = (0, work::PACKET_LEN as u32);
+            fl.csf_source(&bh, &pkt, at, &rp, &seen, core::ptr::null_mut());
         };
         for psn in 0..n {
             if let Some(skb) = packet(psn) {

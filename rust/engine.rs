@@ -20,7 +20,7 @@ use crate::crem_core::engine::module_caps::{
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
 use crate::crem_core::psn::Psn;
-use crate::crem_core::roce;
+use crate::crem_core::roce::{self, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
 use crate::gf::Coder;
@@ -394,15 +394,15 @@ impl Engine {
         &mut self,
         h: &mut Host<'_>,
         now: Nanos,
-        psn: u32,
+        pkt: &RocePacket<'_>,
         cur: Current,
         payload: &[u8],
     ) {
         self.with_sender(h, |flow, io| {
             io.store.current = Some(cur);
-            // The hook already parsed the BTH: its PSN comes along.
-            if flow.on_source(now, payload, io) == SourceVerdict::Retain {
-                io.store.csf_keep(Psn::new(psn), payload);
+            // The hook parsed the packet: the engine does not again.
+            if flow.on_parsed_source(now, pkt, payload, io) == SourceVerdict::Retain {
+                io.store.csf_keep(pkt.bth.psn, payload);
             }
             io.store.current = None;
         });
@@ -416,9 +416,9 @@ impl Engine {
     }
 
     /// An RDMA packet of the reverse direction: its ACKs release retention.
-    pub(crate) fn csf_reverse(&mut self, now: Nanos, payload: &[u8]) {
+    pub(crate) fn csf_reverse(&mut self, now: Nanos, pkt: &RocePacket<'_>) {
         if let Some(e) = self.sender() {
-            e.flow.on_reverse(now, payload, e.stores);
+            e.flow.on_parsed_reverse(now, pkt, e.stores);
         }
     }
 

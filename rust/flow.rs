@@ -20,6 +20,7 @@
 //! callback, which takes the lock).
 
 use crate::crem_core::engine::Nanos;
+use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire;
 use crate::engine::Engine;
 use crate::ffi;
@@ -176,16 +177,15 @@ impl Flow {
     }
 
     /// A source packet of the CSF's flow: `pkt`, linear, whose RoCEv2 UDP
-    /// payload is the `len` octets at `off`, PSN `psn`; `seen`: its
+    /// payload is the `len` octets at `off`, parsed as `rp`; `seen`: its
     /// template fields. Its messages wait on `defer` until the packet has
     /// gone on.
     pub(crate) fn csf_source(
         &self,
         bh: &Bh,
         pkt: &Lent<'_>,
-        off: u32,
-        len: u32,
-        psn: u32,
+        (off, len): (u32, u32),
+        rp: &RocePacket<'_>,
         seen: &ffi::crem_template,
         defer: *mut sk_buff_head,
     ) {
@@ -193,7 +193,7 @@ impl Flow {
             return;
         };
         self.with(bh, defer, Some(seen), true, |e, h, t| {
-            e.csf_source(h, t, psn, cur, payload);
+            e.csf_source(h, t, rp, cur, payload);
         });
     }
 
@@ -203,8 +203,7 @@ impl Flow {
         &self,
         bh: &Bh,
         pkt: &Lent<'_>,
-        off: u32,
-        len: u32,
+        (off, len): (u32, u32),
         psn: u32,
         seen: &ffi::crem_template,
         ce: bool,
@@ -306,11 +305,11 @@ impl Flow {
         Some(r)
     }
 
-    /// An RDMA packet of the reverse direction (its UDP payload): its ACKs
-    /// release the CSF's retention.
-    pub(crate) fn csf_reverse(&self, bh: &Bh, payload: &[u8]) {
+    /// An RDMA packet of the reverse direction (parsed): its ACKs release
+    /// the CSF's retention.
+    pub(crate) fn csf_reverse(&self, bh: &Bh, rp: &RocePacket<'_>) {
         self.with(bh, core::ptr::null_mut(), None, false, |e, _, t| {
-            e.csf_reverse(t, payload)
+            e.csf_reverse(t, rp)
         });
     }
 

@@ -9,9 +9,10 @@
 //!     receiver flow may hold it for in-order release (stolen), and an RDMA
 //!     ACK releases what the reverse direction's sender flows retain.
 //!
-//! Each packet's headers are read once here, its RoCEv2 header parsed
-//! once for the hook (the engine reads its own fields again), and every
-//! lock the path takes wants BH off, which [`hook`] guarantees.
+//! Each packet's headers are read once here and its RoCEv2 headers parsed
+//! once, for the hook and the flow's engine (crem-core's
+//! `on_parsed_source`, `on_parsed_reverse`); every lock the path takes
+//! wants BH off, which [`roce`] guarantees.
 
 use crate::crem_core::roce::{Bth, PsnRole, RocePacket, IPV6_HDR_LEN, UDP_HDR_LEN};
 use crate::ffi;
@@ -178,10 +179,10 @@ struct Source<'p> {
     ip: Ipv4,
     /// Its UDP source port (network order).
     sport: u16,
-    off: u32,
-    len: u32,
-    psn: u32,
-    dqp: u32,
+    /// Where its UDP payload is in its data, and how long it is.
+    at: (u32, u32),
+    /// That payload, parsed (once: the flow's engine takes it so).
+    rp: RocePacket<'p>,
     kind: u8,
 }
 
@@ -190,7 +191,7 @@ impl Source<'_> {
         FlowKey {
             saddr: self.ip.saddr,
             daddr: self.ip.daddr,
-            dqp: self.dqp,
+            dqp: self.rp.bth.dest_qp,
             side,
             kind: self.kind,
         }
@@ -240,7 +241,7 @@ fn toward_peer(
         st.creation.request(st, &rq, &[], bh)
     });
     if let Some(f) = f {
-        f.csf_source(bh, s.pkt, s.off, s.len, s.psn, &s.seen(), defer);
+        f.csf_source(bh, s.pkt, s.at, &s.rp, &s.seen(), defer);
     }
 }
 
@@ -251,19 +252,19 @@ fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> bool {
         return false;
     };
     let ce = s.ip.tos & ECN_MASK == ECN_CE;
-    f.crf_source(bh, s.pkt, s.off, s.len, s.psn, &s.seen(), ce)
+    f.crf_source(bh, s.pkt, s.at, s.rp.bth.psn.value(), &s.seen(), ce)
 }
 
-/// An RDMA packet from `saddr` to `daddr` (UDP payload `payload`) that
+/// An RDMA packet from `saddr` to `daddr` (parsed: `rp`) that
 /// acknowledges: the BTH names only the destination QP (the ACK of A's
 /// flow to B carries A's QP), so every request sender flow of the reverse
 /// address pair checks the PSN against what it keeps (crem-core ignores
 /// acknowledgements outside it).
-fn acknowledges(st: &NetState, saddr: u32, daddr: u32, payload: &[u8], bh: &Bh) {
+fn acknowledges(st: &NetState, saddr: u32, daddr: u32, rp: &RocePacket<'_>, bh: &Bh) {
     st.flows.for_each_pair(daddr, saddr, bh, |f: &Flow| {
         let k = f.links().key();
         if k.side == SIDE_CSF && k.kind == KIND_REQUESTS {
-            f.csf_reverse(bh, payload);
+            f.csf_reverse(bh, rp);
         }
     });
 }
@@ -334,14 +335,13 @@ fn protect(
     } else {
         u8::MAX
     };
+    let acks = rp.acked_through().is_some();
     let s = Source {
         pkt,
         ip,
         sport,
-        off: off as u32,
-        len: payload.len() as u32,
-        psn: rp.bth.psn.value(),
-        dqp: rp.bth.dest_qp,
+        at: (off as u32, payload.len() as u32),
+        rp,
         kind,
     };
     if peer != 0 {
@@ -350,8 +350,8 @@ fn protect(
         }
         return NF_ACCEPT;
     }
-    if rp.acked_through().is_some() {
-        acknowledges(st, s.ip.saddr, s.ip.daddr, payload, bh);
+    if acks {
+        acknowledges(st, s.ip.saddr, s.ip.daddr, &s.rp, bh);
     }
     if kind != u8::MAX && from_peer(st, &s, bh) {
         NF_STOLEN

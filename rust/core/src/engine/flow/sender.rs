@@ -273,44 +273,69 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
+        match RocePacket::parse(udp_payload) {
+            Ok(pkt) => self.on_parsed_source(now, &pkt, udp_payload, io),
+            Err(_) => {
+                let verdict = self.csf.on_roce(now, udp_payload, self.mtu.mtu(), io);
+                self.after_packet(now, io.sink);
+                verdict
+            }
+        }
+    }
+
+    /// [`SenderFlow::on_source`] for a packet its caller parsed already:
+    /// `pkt` is `RocePacket::parse(udp_payload)` (a datapath that reads the
+    /// BTH for its own routing parses each packet once).
+    pub fn on_parsed_source<G, K, S>(
+        &mut self,
+        now: Nanos,
+        pkt: &RocePacket<'_>,
+        udp_payload: &[u8],
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> SourceVerdict
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
         let opened = self.csf.counters().blocks_opened;
         let mtu = self.mtu.mtu();
-        let verdict = match RocePacket::parse(udp_payload) {
-            Ok(pkt) => {
-                let v = match self.params.flow.kind {
-                    FlowKind::Requests => {
-                        let fresh = self
-                            .csf
-                            .next_psn()
-                            .is_none_or(|np| !pkt.bth.psn.is_before(np));
-                        if pkt.is_source() {
-                            // Unanswered for 4 SRTTs (at least 10 ms): lost.
-                            let expiry = self.srtt().saturating_mul(4).max(10 * MS);
-                            let (psn, ask) = (pkt.bth.psn, pkt.bth.ack_req);
-                            self.ack_probe.on_source(now, psn, fresh, ask, expiry);
-                        }
-                        self.csf.on_roce_packet(now, &pkt, udp_payload, mtu, io)
-                    }
-                    FlowKind::Responses if pkt.info.role == PsnRole::Response => {
-                        self.csf.on_source(now, pkt.bth.psn, 1, udp_payload, io)
-                    }
-                    FlowKind::Responses => SourceVerdict::NotSource,
-                };
-                if v != SourceVerdict::NotSource {
-                    self.mtu.observe(&pkt);
+        let v = match self.params.flow.kind {
+            FlowKind::Requests => {
+                let fresh = self
+                    .csf
+                    .next_psn()
+                    .is_none_or(|np| !pkt.bth.psn.is_before(np));
+                if pkt.is_source() {
+                    // Unanswered for 4 SRTTs (at least 10 ms): lost.
+                    let expiry = self.srtt().saturating_mul(4).max(10 * MS);
+                    let (psn, ask) = (pkt.bth.psn, pkt.bth.ack_req);
+                    self.ack_probe.on_source(now, psn, fresh, ask, expiry);
                 }
-                if self.csf.counters().blocks_opened != opened {
-                    // The source opened a block (at its PSN or before it).
-                    let start = self.csf.open_block().map_or(pkt.bth.psn, |b| b.0);
-                    self.block_opened(now, start, io.sink);
-                }
-                v
+                self.csf.on_roce_packet(now, pkt, udp_payload, mtu, io)
             }
-            Err(_) => self.csf.on_roce(now, udp_payload, mtu, io),
+            FlowKind::Responses if pkt.info.role == PsnRole::Response => {
+                self.csf.on_source(now, pkt.bth.psn, 1, udp_payload, io)
+            }
+            FlowKind::Responses => SourceVerdict::NotSource,
         };
-        self.follow_t(now, io.sink);
+        if v != SourceVerdict::NotSource {
+            self.mtu.observe(pkt);
+        }
+        if self.csf.counters().blocks_opened != opened {
+            // The source opened a block (at its PSN or before it).
+            let start = self.csf.open_block().map_or(pkt.bth.psn, |b| b.0);
+            self.block_opened(now, start, io.sink);
+        }
+        self.after_packet(now, io.sink);
+        v
+    }
+
+    /// What follows every packet: a new T proposed if the MTU calls for
+    /// one, the repair log kept.
+    fn after_packet<K: Sink + ?Sized>(&mut self, now: Nanos, sink: &mut K) {
+        self.follow_t(now, sink);
         self.log_repairs(now);
-        verdict
     }
 
     /// Proposes the configuration in use again with the T the flow's MTU
@@ -342,21 +367,32 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
         udp_payload: &[u8],
         store: &mut S,
     ) {
+        match RocePacket::parse(udp_payload) {
+            Ok(pkt) => self.on_parsed_reverse(now, &pkt, store),
+            Err(_) => self.release_configs(),
+        }
+    }
+
+    /// [`SenderFlow::on_reverse`] for a packet its caller parsed already.
+    pub fn on_parsed_reverse<S: SourceStore + ?Sized>(
+        &mut self,
+        now: Nanos,
+        pkt: &RocePacket<'_>,
+        store: &mut S,
+    ) {
         if self.params.flow.kind == FlowKind::Requests {
-            if let Ok(pkt) = RocePacket::parse(udp_payload) {
-                // READ responses are of the same connection: a FIRST or
-                // MIDDLE one shows its MTU (a READ-only flow has no other).
-                if pkt.info.role == PsnRole::Response {
-                    self.mtu.observe(&pkt);
-                }
-                if let Some(p) = pkt.acked_through() {
-                    self.csf.on_rdma_ack(now, p, store);
-                    if let Some(rtt) = self.ack_probe.on_ack(now, p) {
-                        self.rtt.sample(rtt);
-                        let n = &mut self.counters.ack_rtt_samples;
-                        *n = n.saturating_add(1);
-                        self.follow_rtt();
-                    }
+            // READ responses are of the same connection: a FIRST or
+            // MIDDLE one shows its MTU (a READ-only flow has no other).
+            if pkt.info.role == PsnRole::Response {
+                self.mtu.observe(pkt);
+            }
+            if let Some(p) = pkt.acked_through() {
+                self.csf.on_rdma_ack(now, p, store);
+                if let Some(rtt) = self.ack_probe.on_ack(now, p) {
+                    self.rtt.sample(rtt);
+                    let n = &mut self.counters.ack_rtt_samples;
+                    *n = n.saturating_add(1);
+                    self.follow_rtt();
                 }
             }
         }
