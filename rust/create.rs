@@ -190,8 +190,8 @@ impl Creation {
             let ntf = Ntf::new(st, false);
             return match self.insert(st, spare, rq, hello, ntf, bh) {
                 Ok(f) => Some(f),
-                // In softirq, so freed at once (its engine's vfree is
-                // deferred there).
+                // Freed at once, BH off (in softirq, or at LOCAL_OUT in
+                // process context): its engine's vfree is deferred then.
                 Err((why, _spare)) => {
                     if why.counted_as_alloc() {
                         st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
@@ -205,13 +205,12 @@ impl Creation {
             hello_len: 0,
             hello: [0; MAX_HELLO],
         };
-        match r.hello.get_mut(..hello.len()) {
-            Some(h) => {
-                h.copy_from_slice(hello);
-                r.hello_len = hello.len() as u8;
-            }
-            // No HELLO is longer (it was decoded): nothing to answer.
-            None => return None,
+        // A HELLO is at most MAX_HELLO octets (it was decoded); what a
+        // datagram carries beyond its header's Length is not the message.
+        let n = hello.len().min(MAX_HELLO);
+        if let (Some(h), Some(src)) = (r.hello.get_mut(..n), hello.get(..n)) {
+            h.copy_from_slice(src);
+            r.hello_len = n as u8;
         }
         let mut q = self.requests.lock(bh);
         if q.has(&rq.key) {
@@ -227,8 +226,9 @@ impl Creation {
     }
 
     /// Makes the flow of `rq` in process context (flow-new, the work
-    /// item): allocated, set up, inserted and started. Drops for memory
-    /// and refused parameters are counted.
+    /// item): allocated, set up, inserted and started. A failed allocation
+    /// is counted (refused parameters are the caller's to count: an
+    /// operator's flow-new hears of them itself).
     pub(crate) fn make(
         &self,
         st: &NetState,
@@ -246,12 +246,7 @@ impl Creation {
             self.insert(st, spare, rq, hello, ntf, &bh).map(|_| ())
         };
         // A flow not made is freed here, with BH on again.
-        made.map_err(|(why, _spare)| {
-            if why.counted_as_alloc() {
-                st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
-            }
-            why
-        })
+        made.map_err(|(why, _spare)| why)
     }
 
     /// Sets up `spare` for `rq`, inserts it and starts it, and announces it
@@ -350,8 +345,11 @@ impl Creation {
             let Some(r) = r else {
                 return;
             };
-            // Counted in `make` when it is for want of memory.
-            let _ = self.make(st, &r.rq, r.hello());
+            // Memory is counted in `make`; refused parameters here (as a
+            // spare's set-up failure is in `request`).
+            if let Err(NotMade::Refused) = self.make(st, &r.rq, r.hello()) {
+                st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
+            }
             // SAFETY: process context (a work item), no lock held.
             unsafe { ffi::crem_h_cond_resched() };
         }

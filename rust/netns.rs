@@ -64,6 +64,14 @@ pub(crate) struct NetState {
     c: CNet,
 }
 
+// C's `atomic64_t` is counted as an `AtomicI64`: the same size and
+// alignment (not so on 32-bit machines with GENERIC_ATOMIC64, where this
+// fails to build rather than count wrongly).
+const _: () = assert!(
+    core::mem::size_of::<bindings::atomic64_t>() == core::mem::size_of::<AtomicI64>()
+        && core::mem::align_of::<bindings::atomic64_t>() == core::mem::align_of::<AtomicI64>()
+);
+
 /// C's per-netns state (`struct crem_net`, which outlives this one): the
 /// state itself (null for a KUnit case's netns state: no notifications),
 /// its configuration for the limits, and its datapath counters.

@@ -99,6 +99,20 @@ void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
 
 /* ---- Creation (rust/create.rs makes the flows). ---- */
 
+struct sk_buff *crem_glue_ntf_alloc(struct crem_net *cn, bool may_sleep)
+{
+	return crem_nl_flow_ntf_alloc(cn, may_sleep ? GFP_KERNEL : GFP_ATOMIC);
+}
+
+/* BH off (rust/create.rs inserts under it): nothing here sleeps. */
+void crem_glue_flow_up(struct crem_flow *f, struct sk_buff *ntf)
+{
+	atomic64_inc(&f->cn->dp[CREM_EV_FLOW_UP]);
+	crem_gc_start(f->cn);
+	/* Sent before a flow-down of @f can be (that one waits for our section). */
+	crem_nl_flow_ntf_send(f->cn, ntf, f, CREM_CMD_FLOW_UP);
+}
+
 /*
  * flow-new: the operator's sender flow for @k, set up ahead of its traffic
  * (process context). @fixed: it keeps @fk and @fm, no adaptive policy.

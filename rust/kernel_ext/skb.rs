@@ -425,7 +425,9 @@ impl Drop for Segments {
 /// # Invariants
 ///
 /// `skb` is live for `'a`, and only the code holding this value touches it
-/// meanwhile (netfilter's rule for a hook's packet).
+/// meanwhile (netfilter's rule for a hook's packet), until it hands the
+/// packet on (okfn, or a flow that holds it: the hook's `NF_STOLEN`), after
+/// which the value is not used again.
 pub(crate) struct Lent<'a> {
     skb: NonNull<sk_buff>,
     _call: PhantomData<&'a mut sk_buff>,
