@@ -7,7 +7,7 @@
 
 use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
-use crate::create::Creation;
+use crate::create::{self, Creation};
 use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::kernel_ext::{bh, rcu};
@@ -23,28 +23,20 @@ const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 const LIMIT: usize = ffi::crem_dp_CREM_DROP_FLOW_LIMIT as usize;
 const MAX_FLOWS: u32 = 3;
 
-/// A receiver flow's request from the HELLO of peer 192.0.2.7, for QP `qp`.
-fn request(qp: u32) -> ffi::crem_flow_request {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
-    rq.key.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
-    rq.key.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
-    rq.key.dqp = qp;
-    rq.key.side = SIDE_CRF;
-    rq.peer = u32::from_ne_bytes([192, 0, 2, 7]);
-    (rq.tos, rq.ttl) = (0x88, 64);
-    rq
+/// The receiver flow's key for QP `qp`.
+fn key(qp: u32) -> FlowKey {
+    FlowKey {
+        saddr: u32::from_ne_bytes([10, 0, 0, 1]),
+        daddr: u32::from_ne_bytes([10, 0, 1, 1]),
+        dqp: qp,
+        side: SIDE_CRF,
+        kind: 0,
+    }
 }
 
-fn key(qp: u32) -> FlowKey {
-    let k = request(qp).key;
-    FlowKey {
-        saddr: k.saddr,
-        daddr: k.daddr,
-        dqp: k.dqp,
-        side: k.side,
-        kind: k.kind,
-    }
+/// Its request from the HELLO of peer 192.0.2.7.
+fn request(qp: u32) -> ffi::crem_flow_request {
+    create::request_for(key(qp), u32::from_ne_bytes([192, 0, 2, 7]), 0x88, 64)
 }
 
 /// `request` from the datapath: whether a flow came back at once, and of

@@ -62,8 +62,20 @@ struct Requests {
 }
 
 impl Requests {
+    /// Nothing queued, open.
+    const EMPTY: Self = Requests {
+        ring: [const { None }; MAX_PENDING],
+        head: 0,
+        len: 0,
+        closing: false,
+    };
+
     fn has(&self, k: &ffi::crem_flow_key) -> bool {
-        self.ring.iter().flatten().any(|r| key_eq(&r.rq.key, k))
+        let k = FlowKey::from(*k);
+        self.ring
+            .iter()
+            .flatten()
+            .any(|r| FlowKey::from(r.rq.key) == k)
     }
 
     fn push(&mut self, r: Request) -> bool {
@@ -91,8 +103,15 @@ impl Requests {
     }
 }
 
-fn key_eq(a: &ffi::crem_flow_key, b: &ffi::crem_flow_key) -> bool {
-    (a.saddr, a.daddr, a.dqp, a.side, a.kind) == (b.saddr, b.daddr, b.dqp, b.side, b.kind)
+/// A request for the flow of `key` protected with `peer`, its template
+/// starting from `tos` and `ttl` (of its first packet, or for a receiver
+/// flow of the HELLO that asks for it); the rest is the caller's to fill.
+pub(crate) fn request_for(key: FlowKey, peer: u32, tos: u8, ttl: u8) -> ffi::crem_flow_request {
+    // SAFETY: a C struct of integers, for which all zeros is valid (no
+    // port, no link MTU, no fixed k and m unless the caller sets them).
+    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+    (rq.key, rq.peer, rq.tos, rq.ttl) = (key.into(), peer, tos, ttl);
+    rq
 }
 
 /// Why a flow was not made.
@@ -148,12 +167,7 @@ impl Creation {
     /// The value is the `creation` field of a [`NetState`], which its work
     /// item reaches from its address.
     pub(crate) unsafe fn new() -> impl PinInit<Self> {
-        let requests = Requests {
-            ring: [const { None }; MAX_PENDING],
-            head: 0,
-            len: 0,
-            closing: false,
-        };
+        let requests = Requests::EMPTY;
         // SAFETY: the work item is the `work` field of a `Creation` that is
         // the `creation` field of a `NetState` (the caller's contract),
         // which `serve` requires.
@@ -205,13 +219,13 @@ impl Creation {
             hello_len: 0,
             hello: [0; MAX_HELLO],
         };
-        // A HELLO is at most MAX_HELLO octets (it was decoded); what a
-        // datagram carries beyond its header's Length is not the message.
-        let n = hello.len().min(MAX_HELLO);
-        if let (Some(h), Some(src)) = (r.hello.get_mut(..n), hello.get(..n)) {
-            h.copy_from_slice(src);
-            r.hello_len = n as u8;
-        }
+        // A HELLO is at most MAX_HELLO octets: it was decoded, and
+        // dispatch passes the message alone (its header's Length).
+        let Some(h) = r.hello.get_mut(..hello.len()) else {
+            return None;
+        };
+        h.copy_from_slice(hello);
+        r.hello_len = hello.len() as u8;
         let mut q = self.requests.lock(bh);
         if q.has(&rq.key) {
             return None; // already asked for
@@ -412,18 +426,11 @@ extern "C" fn crem_rs_flow_add(
         return EINVAL.to_errno();
     };
     let mut rq = *rq;
-    let k = &rq.key;
-    let key = FlowKey {
-        saddr: k.saddr,
-        daddr: k.daddr,
-        dqp: k.dqp,
-        side: k.side,
-        kind: k.kind,
-    };
+    let key = FlowKey::from(rq.key);
     let (peer, taken) = {
         let g = rcu::read_lock();
         (
-            st.peers.get(&g).peer_for(k.daddr),
+            st.peers.get(&g).peer_for(key.daddr),
             st.flows.lookup(&key, &g).is_some(),
         )
     };
@@ -435,7 +442,7 @@ extern "C" fn crem_rs_flow_add(
     if taken {
         return NotMade::Exists.to_errno();
     }
-    if st.flows.count(k.side) >= st.max_flows() {
+    if st.flows.count(key.side) >= st.max_flows() {
         return NotMade::Limit.to_errno();
     }
     rq.peer = peer;
@@ -462,13 +469,7 @@ pub(crate) struct TestQueue(Requests);
 #[cfg(crem_kunit)]
 impl Creation {
     pub(crate) fn test_queue() -> Option<KBox<TestQueue>> {
-        let q = Requests {
-            ring: [const { None }; MAX_PENDING],
-            head: 0,
-            len: 0,
-            closing: false,
-        };
-        KBox::new(TestQueue(q), GFP_KERNEL).ok()
+        KBox::new(TestQueue(Requests::EMPTY), GFP_KERNEL).ok()
     }
 }
 

@@ -6,13 +6,13 @@
 //! asks for one (`create.rs`), which answers it. What C still does around
 //! it (`crem_flow_msg`): the counters of the verdict.
 
+use crate::create;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
-use crate::ffi;
-use crate::flow::Flow;
+use crate::flow::{self, Flow};
 use crate::host;
 use crate::kernel_ext::bh;
 use crate::netns;
-use crate::table::{FlowKey, FlowTable, SIDE_CRF, SIDE_CSF};
+use crate::table::{kind_code, FlowKey, FlowTable, SIDE_CRF, SIDE_CSF};
 use core::ffi::{c_int, c_void};
 
 /// What became of a datagram (`enum crem_msg_verdict`, crem_engine.h).
@@ -31,14 +31,6 @@ enum Verdict {
     Invalid = 4,
     /// For no flow here.
     NoFlow = 5,
-}
-
-/// The flow kind code of the table's keys (`CREM_KIND_*`).
-fn kind_code(k: FlowKind) -> u8 {
-    match k {
-        FlowKind::Requests => 0,
-        FlowKind::Responses => 1,
-    }
 }
 
 fn side_code(s: Side) -> u8 {
@@ -61,15 +53,11 @@ fn v4(a: FlowAddrs) -> Option<(u32, u32)> {
 /// shows the path's.
 const HELLO_FLOW_TTL: u8 = 64;
 
-/// TOS bits of ECN, and CE.
-const ECN_MASK: u8 = 3;
-const ECN_CE: u8 = 3;
-
 /// The datagram `msg` from `from` (network order) to the flow it is for,
 /// in the netns whose state is `st`; `tos`: of its IP header (CE-marked on
 /// the REPAIR path: congestion; the DSCP a HELLO's answer leaves with).
 fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
-    let ce = tos & ECN_MASK == ECN_CE;
+    let ce = flow::ce(tos);
     // BH is off for the whole dispatch (the flow's lock needs it, and it
     // is an RCU read-side section for the configuration and the table).
     let bh = bh::disable();
@@ -82,6 +70,10 @@ fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
     let Ok(m) = wire::decode(msg) else {
         return Verdict::Invalid;
     };
+    // The message alone, without what the datagram carries past its
+    // Length (which decoding ignores): what the flow and a queued
+    // creation request keep.
+    let msg = wire::Header::decode(msg).map_or(msg, |(_, m)| m);
     let route = wire::route(&m);
     if !wire::accepted_from(&route, peer, reporter) {
         return Verdict::NotPeer;
@@ -121,19 +113,9 @@ fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
             };
             let f = t.lookup(&k, &*bh);
             if f.is_none() {
-                // SAFETY: a C struct of integers, for which all zeros is
-                // valid (no packet seen yet: no port, no link MTU).
-                let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
-                rq.key = ffi::crem_flow_key {
-                    saddr,
-                    daddr,
-                    dqp: dest_qp,
-                    side: SIDE_CRF,
-                    kind: k.kind,
-                };
                 // Its answer leaves with the HELLO's DSCP (the protected
                 // flow's); TTL as a fresh packet's.
-                (rq.peer, rq.tos, rq.ttl) = (from, tos, HELLO_FLOW_TTL);
+                let rq = create::request_for(k, from, tos, HELLO_FLOW_TTL);
                 st.creation.request(st, &rq, msg, &bh);
                 return Verdict::NewFlow;
             }

@@ -29,6 +29,7 @@ use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Current, Owner, Stores};
+use crate::table::kind_of;
 use core::convert::Infallible;
 use core::mem::{size_of, MaybeUninit};
 use kernel::alloc::Box;
@@ -93,15 +94,6 @@ fn configured_t(p: &ffi::crem_engine_params) -> Option<u16> {
 fn v4(a: u32) -> [u8; 4] {
     // __be32 in memory order.
     a.to_ne_bytes()
-}
-
-/// The C flow kind (crem_flow.h `CREM_KIND_*`).
-fn kind_of(k: u8) -> FlowKind {
-    if k == 0 {
-        FlowKind::Requests
-    } else {
-        FlowKind::Responses
-    }
 }
 
 fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {

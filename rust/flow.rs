@@ -52,9 +52,15 @@ const FS_FLAT: usize = ffi::CREM_FS_FLAT as usize;
 /// The IPv4 Don't Fragment flag, of the template's `frag_off`.
 const IP_DF: u16 = 0x4000;
 
-/// TOS bits of ECN, and ECT(0).
+/// TOS bits of ECN, ECT(0) and CE.
 const ECN_MASK: u8 = 3;
 const ECN_ECT0: u8 = 2;
+const ECN_CE: u8 = 3;
+
+/// A packet or datagram with IP TOS `tos` arrived CE-marked.
+pub(crate) fn ce(tos: u8) -> bool {
+    tos & ECN_MASK == ECN_CE
+}
 
 /// One protected flow's Rust half (see the module docs).
 #[pin_data]

@@ -14,15 +14,20 @@
 //! `on_parsed_source`, `on_parsed_reverse`); every lock the path takes
 //! wants BH off, which [`roce`] guarantees.
 
-use crate::crem_core::roce::{Bth, PsnRole, RocePacket, IPV6_HDR_LEN, UDP_HDR_LEN};
+use crate::config::Peers;
+use crate::create;
+use crate::crem_core::roce::{
+    Bth, PsnRole, RocePacket, IPV6_HDR_LEN, ROCEV2_UDP_PORT, UDP_HDR_LEN,
+};
+use crate::crem_core::wire::FlowKind;
 use crate::ffi;
-use crate::flow::Flow;
+use crate::flow::{self, Flow};
 use crate::inject;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
 use crate::netns::{self, Counter, NetState};
-use crate::table::{FlowKey, InTable, SIDE_CRF, SIDE_CSF};
+use crate::table::{kind_code, FlowKey, InTable, KIND_REQUESTS, SIDE_CRF, SIDE_CSF};
 use core::ffi::c_void;
 use kernel::bindings;
 
@@ -30,7 +35,6 @@ use kernel::bindings;
 const NF_ACCEPT: u32 = ffi::NF_ACCEPT;
 const NF_STOLEN: u32 = 2;
 
-const ROCEV2_PORT: u16 = 4791;
 const IPPROTO_UDP: u8 = 17;
 const ETH_P_IP: u16 = 0x0800;
 /// IPv4 fragment bits of `frag_off` (host order): more fragments, offset.
@@ -39,14 +43,6 @@ const IPV4_MIN: usize = 20;
 /// What the counters read of a packet: IPv6 and UDP headers, the BTH and
 /// then some (the longest header before a BTH).
 const PEEK: usize = 40 + 8 + 12 + 16;
-
-/// Flow kinds (`CREM_KIND_*`): what a flow codes.
-const KIND_REQUESTS: u8 = 0;
-const KIND_RESPONSES: u8 = 1;
-
-/// ECN bits of the TOS, and CE.
-const ECN_MASK: u8 = 3;
-const ECN_CE: u8 = 3;
 
 /// The hook's state argument (`struct nf_hook_state`, which 6.12's
 /// bindings lack): where a packet goes on (its okfn).
@@ -72,7 +68,9 @@ impl NfState {
     }
 }
 
-/// The IPv4 header fields the path reads (addresses in network order).
+/// The IPv4 header fields the path reads (addresses in network order),
+/// read once by the filter.
+#[derive(Clone, Copy)]
 struct Ipv4 {
     saddr: u32,
     daddr: u32,
@@ -106,12 +104,12 @@ fn ne16(h: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_ne_bytes([*p.first()?, *p.get(1)?]))
 }
 
-/// Where the UDP header of `pkt` is, if it is an unfragmented UDP packet
-/// to the RoCEv2 port (from its data).
-fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<i32> {
+/// Where the UDP header of `pkt` is (from its data), and its IPv4 header
+/// (None: IPv6), if it is an unfragmented UDP packet to the RoCEv2 port.
+fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, Option<Ipv4>)> {
     let noff = pkt.network_offset();
     let mut ip = [0u8; IPV6_HDR_LEN];
-    let l4off = match pf {
+    let (l4off, v4) = match pf {
         ffi::NFPROTO_IPV4 => {
             let h = pkt.header(noff, &mut ip[..IPV4_MIN])?;
             let ihl = usize::from(h.first()? & 0x0f) * 4;
@@ -119,7 +117,7 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<i32> {
             if *h.get(9)? != IPPROTO_UDP || frag & IP_MF_OFFSET != 0 || ihl < IPV4_MIN {
                 return None;
             }
-            noff.checked_add(ihl as i32)?
+            (noff.checked_add(ihl as i32)?, Some(Ipv4::parse(h)?))
         }
         ffi::NFPROTO_IPV6 => {
             let h = pkt.header(noff, &mut ip)?;
@@ -127,13 +125,56 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<i32> {
             if *h.get(6)? != IPPROTO_UDP {
                 return None;
             }
-            noff.checked_add(IPV6_HDR_LEN as i32)?
+            (noff.checked_add(IPV6_HDR_LEN as i32)?, None)
         }
         _ => return None,
     };
     let mut u = [0u8; UDP_HDR_LEN];
     let uh = pkt.header(l4off, &mut u)?;
-    (be16(uh, 2)? == ROCEV2_PORT).then_some(l4off)
+    (be16(uh, 2)? == ROCEV2_UDP_PORT).then_some((l4off, v4))
+}
+
+/// One hook call: the netns, the hook, netfilter's state, whether the
+/// netns's socket is bound, and what the filter read of the packet (kept
+/// for the segments of a GSO packet, which share its headers).
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    st: &'a NetState,
+    hook: u32,
+    nf: NfState,
+    bound: bool,
+    l4off: i32,
+    ip: Option<Ipv4>,
+}
+
+/// How the netns's role protects a packet at this hook.
+enum Way {
+    /// Toward this peer: the sender flow codes it.
+    Toward(u32),
+    /// From a peer: the receiver flow may hold it; an RDMA ACK releases
+    /// the reverse flows' retention.
+    From,
+}
+
+impl Call<'_> {
+    /// How the packet is protected, if it is: an IPv4 packet (IPv6 is not
+    /// protected yet) toward or from a configured peer, in a direction the
+    /// role protects at this hook.
+    fn way(&self, pkt: &Lent<'_>, peers: &Peers) -> Option<Way> {
+        let (out, inward) = directions(self.st.role(), self.hook);
+        let ip = self.ip.as_ref()?;
+        if !(out || inward) || pkt.protocol() != ETH_P_IP {
+            return None;
+        }
+        let peer = if out { peers.peer_for(ip.daddr) } else { 0 };
+        if peer != 0 {
+            Some(Way::Toward(peer))
+        } else if inward && peers.peer_for(ip.saddr) != 0 {
+            Some(Way::From)
+        } else {
+            None
+        }
+    }
 }
 
 /// Counts a RoCEv2 packet by hook and class (roce-* counters), from a peek
@@ -183,7 +224,17 @@ struct Source<'p> {
     at: (u32, u32),
     /// That payload, parsed (once: the flow's engine takes it so).
     rp: RocePacket<'p>,
+    /// The flow kind it is a source of.
     kind: u8,
+}
+
+/// The flow kind `rp` is a source of, if any.
+fn source_kind(rp: &RocePacket<'_>) -> Option<FlowKind> {
+    if rp.is_source() {
+        Some(FlowKind::Requests)
+    } else {
+        (rp.info.role == PsnRole::Response).then_some(FlowKind::Responses)
+    }
 }
 
 impl Source<'_> {
@@ -227,16 +278,8 @@ fn toward_peer(
 ) {
     let k = s.key(SIDE_CSF);
     let f = st.flows.lookup(&k, bh).or_else(|| {
-        // SAFETY: a C struct of integers, for which all zeros is valid.
-        let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
-        rq.key = ffi::crem_flow_key {
-            saddr: k.saddr,
-            daddr: k.daddr,
-            dqp: k.dqp,
-            side: k.side,
-            kind: k.kind,
-        };
-        (rq.peer, rq.tos, rq.ttl, rq.sport) = (peer, s.ip.tos, s.ip.ttl, s.sport);
+        let mut rq = create::request_for(k, peer, s.ip.tos, s.ip.ttl);
+        rq.sport = s.sport;
         rq.link_mtu = s.pkt.dev().map_or(0, |(_, mtu)| mtu);
         st.creation.request(st, &rq, &[], bh)
     });
@@ -251,7 +294,7 @@ fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> bool {
     let Some(f) = st.flows.lookup(&s.key(SIDE_CRF), bh) else {
         return false;
     };
-    let ce = s.ip.tos & ECN_MASK == ECN_CE;
+    let ce = flow::ce(s.ip.tos);
     f.crf_source(bh, s.pkt, s.at, s.rp.bth.psn.value(), &s.seen(), ce)
 }
 
@@ -271,32 +314,13 @@ fn acknowledges(st: &NetState, saddr: u32, daddr: u32, rp: &RocePacket<'_>, bh: 
 
 /// A single (not GSO) RoCEv2 packet of the netns, BH off: protected as its
 /// role says. Its sender flow's messages wait on `defer`.
-fn protect(
-    st: &NetState,
-    hook: u32,
-    pkt: &mut Lent<'_>,
-    l4off: i32,
-    defer: *mut bindings::sk_buff_head,
-    bh: &Bh,
-) -> u32 {
-    let (out, inward) = directions(st.role(), hook);
-    if !(out || inward) || pkt.protocol() != ETH_P_IP {
-        return NF_ACCEPT;
-    }
-    let mut iph = [0u8; IPV4_MIN];
-    let Some(ip) = pkt
-        .header(pkt.network_offset(), &mut iph)
-        .and_then(Ipv4::parse)
-    else {
+fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head, bh: &Bh) -> u32 {
+    let st = c.st;
+    // The way first, so that traffic we do not protect is never
+    // linearised.
+    let (Some(way), Some(ip)) = (c.way(pkt, st.peers.get(bh)), c.ip) else {
         return NF_ACCEPT;
     };
-    // The peer first, so that traffic we do not protect is never
-    // linearised.
-    let cfg = st.peers.get(bh);
-    let peer = if out { cfg.peer_for(ip.daddr) } else { 0 };
-    if peer == 0 && !(inward && cfg.peer_for(ip.saddr) != 0) {
-        return NF_ACCEPT;
-    }
     // br_netfilter hands bridged IPv4 to FORWARD with a fake rtable (no
     // output function): a held packet could never be released, a restored
     // one has no route. CREM protects routed traffic; bridged packets pass
@@ -312,7 +336,7 @@ fn protect(
     }
     let pkt: &Lent<'_> = pkt;
     let data = pkt.linear();
-    let Ok(l4) = usize::try_from(l4off) else {
+    let Ok(l4) = usize::try_from(c.l4off) else {
         return NF_ACCEPT;
     };
     let (Some(sport), Some(ulen)) = (ne16(data, l4), be16(data, l4.saturating_add(4))) else {
@@ -328,13 +352,7 @@ fn protect(
     let Ok(rp) = RocePacket::parse(payload) else {
         return NF_ACCEPT;
     };
-    let kind = if rp.is_source() {
-        KIND_REQUESTS
-    } else if rp.info.role == PsnRole::Response {
-        KIND_RESPONSES
-    } else {
-        u8::MAX
-    };
+    let kind = source_kind(&rp);
     let acks = rp.acked_through().is_some();
     let s = Source {
         pkt,
@@ -342,21 +360,25 @@ fn protect(
         sport,
         at: (off as u32, payload.len() as u32),
         rp,
-        kind,
+        kind: kind.map_or(0, kind_code),
     };
-    if peer != 0 {
-        if kind != u8::MAX {
-            toward_peer(st, &s, peer, defer, bh);
+    match way {
+        Way::Toward(peer) => {
+            if kind.is_some() {
+                toward_peer(st, &s, peer, defer, bh);
+            }
+            NF_ACCEPT
         }
-        return NF_ACCEPT;
-    }
-    if acks {
-        acknowledges(st, s.ip.saddr, s.ip.daddr, &s.rp, bh);
-    }
-    if kind != u8::MAX && from_peer(st, &s, bh) {
-        NF_STOLEN
-    } else {
-        NF_ACCEPT
+        Way::From => {
+            if acks {
+                acknowledges(st, ip.saddr, ip.daddr, &s.rp, bh);
+            }
+            if kind.is_some() && from_peer(st, &s, bh) {
+                NF_STOLEN
+            } else {
+                NF_ACCEPT
+            }
+        }
     }
 }
 
@@ -370,12 +392,12 @@ fn protect(
 /// twice. So the sender flow's messages wait until the packet has gone on
 /// its way (our hooks are the last of their chain, so okfn skips no other
 /// hook).
-fn roce(st: &NetState, hook: u32, pkt: &mut Lent<'_>, l4off: i32, nf: NfState, bound: bool) -> u32 {
+fn roce(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
     if pkt.is_gso() {
-        return roce_gso(st, hook, pkt, l4off, nf, bound);
+        return roce_gso(c, pkt);
     }
     // No socket, no protection (nothing could be sent).
-    if !bound {
+    if !c.bound {
         return NF_ACCEPT;
     }
     // SAFETY: a C struct of pointers and integers, initialised just below.
@@ -385,7 +407,7 @@ fn roce(st: &NetState, hook: u32, pkt: &mut Lent<'_>, l4off: i32, nf: NfState, b
     unsafe { ffi::crem_h_skb_queue_head_init(q) };
     let verdict = {
         let bh = bh::disable();
-        protect(st, hook, pkt, l4off, q, &bh)
+        protect(c, pkt, q, &bh)
     };
     // SAFETY: as above.
     if unsafe { ffi::crem_h_skb_queue_empty(q) } {
@@ -394,13 +416,13 @@ fn roce(st: &NetState, hook: u32, pkt: &mut Lent<'_>, l4off: i32, nf: NfState, b
     let verdict = if verdict == NF_ACCEPT {
         // SAFETY: the hook's packet, whose reference goes on with it: we
         // return NF_STOLEN and never touch it again.
-        unsafe { nf.okfn(pkt.as_ptr()) };
+        unsafe { c.nf.okfn(pkt.as_ptr()) };
         NF_STOLEN
     } else {
         verdict
     };
     // SAFETY: our queue of the flow's messages, which C sends (or frees).
-    unsafe { ffi::crem_glue_sock_flush(st.c_net().unwrap_or(core::ptr::null_mut()), q) };
+    unsafe { ffi::crem_glue_sock_flush(c.st.c_net().unwrap_or(core::ptr::null_mut()), q) };
     verdict
 }
 
@@ -410,32 +432,12 @@ fn roce(st: &NetState, hook: u32, pkt: &mut Lent<'_>, l4off: i32, nf: NfState, b
 /// nor released one by one. It is split as nf_queue does, each segment
 /// takes the path of a single packet, and the aggregate is consumed.
 /// Aggregates of paths we do not protect go on untouched.
-fn roce_gso(
-    st: &NetState,
-    hook: u32,
-    pkt: &mut Lent<'_>,
-    l4off: i32,
-    nf: NfState,
-    bound: bool,
-) -> u32 {
-    let (out, inward) = directions(st.role(), hook);
-    if !(out || inward) || pkt.protocol() != ETH_P_IP {
-        return NF_ACCEPT;
-    }
-    let ours = {
-        let mut iph = [0u8; IPV4_MIN];
-        // An RCU reader, not a BH-off section: re-enabling BH here (at
-        // LOCAL_OUT, in process context) would run pending softirqs in the
-        // middle of the packet (C's hook did neither).
-        let r = rcu::read_lock();
-        let cfg = st.peers.get(&r);
-        pkt.header(pkt.network_offset(), &mut iph)
-            .and_then(Ipv4::parse)
-            .is_some_and(|ip| {
-                (out && cfg.peer_for(ip.daddr) != 0) || (inward && cfg.peer_for(ip.saddr) != 0)
-            })
-    };
-    if !ours {
+fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
+    let st = c.st;
+    // An RCU reader, not a BH-off section: re-enabling BH here (at
+    // LOCAL_OUT, in process context) would run pending softirqs in the
+    // middle of the packet (C's hook did neither).
+    if c.way(pkt, st.peers.get(&rcu::read_lock())).is_none() {
         return NF_ACCEPT;
     }
     let Some(segs) = Skb::gso_segments(pkt) else {
@@ -444,10 +446,10 @@ fn roce_gso(
     };
     st.count_dp(ffi::crem_dp_CREM_EV_GSO_SEGMENTED);
     for mut seg in segs {
-        match roce(st, hook, &mut Lent::of(&mut seg), l4off, nf, bound) {
+        match roce(c, &mut Lent::of(&mut seg)) {
             NF_ACCEPT => {
                 // SAFETY: a packet of ours, handed on with its reference.
-                unsafe { nf.okfn(seg.into_raw()) };
+                unsafe { c.nf.okfn(seg.into_raw()) };
             }
             // Sent on or held by its flow, which has its reference.
             NF_STOLEN => {
@@ -481,7 +483,7 @@ extern "C" fn crem_rs_hook(
         return NF_ACCEPT;
     };
     let nf = NfState(nf);
-    let Some(l4off) = rocev2_udp(nf.pf(), &pkt) else {
+    let Some((l4off, ip)) = rocev2_udp(nf.pf(), &pkt) else {
         return NF_ACCEPT;
     };
     // A gateway's restored packet on its way through (rust/inject.rs).
@@ -494,5 +496,13 @@ extern "C" fn crem_rs_hook(
         }
     }
     count(st, hook, &pkt, l4off);
-    roce(st, hook, &mut pkt, l4off, nf, bound)
+    let c = Call {
+        st,
+        hook,
+        nf,
+        bound,
+        l4off,
+        ip,
+    };
+    roce(&c, &mut pkt)
 }

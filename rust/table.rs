@@ -15,6 +15,8 @@
 //! who can make RDMA traffic cross us) must not be able to choose flows
 //! that all land in one chain.
 
+use crate::crem_core::wire::FlowKind;
+use crate::ffi;
 use crate::kernel_ext::bh::{new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::rcu::Reader;
 use crate::kernel_ext::rcu_hlist::{Chains, Link};
@@ -31,6 +33,27 @@ pub(crate) const BUCKETS: usize = 256;
 pub(crate) const SIDE_CSF: u8 = 0;
 pub(crate) const SIDE_CRF: u8 = 1;
 
+/// The flow kind codes of the keys (`CREM_KIND_*`, crem_flow.h).
+pub(crate) const KIND_REQUESTS: u8 = 0;
+pub(crate) const KIND_RESPONSES: u8 = 1;
+
+/// A flow kind's code in the keys.
+pub(crate) fn kind_code(k: FlowKind) -> u8 {
+    match k {
+        FlowKind::Requests => KIND_REQUESTS,
+        FlowKind::Responses => KIND_RESPONSES,
+    }
+}
+
+/// The flow kind of a key's code (any code but requests': responses).
+pub(crate) fn kind_of(code: u8) -> FlowKind {
+    if code == KIND_REQUESTS {
+        FlowKind::Requests
+    } else {
+        FlowKind::Responses
+    }
+}
+
 /// A flow is one direction of one RC QP (addresses in network order, the
 /// destination QP), on one side, of one kind (requests, or READ responses
 /// and ATOMIC ACKs: their PSN spaces differ).
@@ -41,6 +64,30 @@ pub(crate) struct FlowKey {
     pub(crate) dqp: u32,
     pub(crate) side: u8,
     pub(crate) kind: u8,
+}
+
+impl From<ffi::crem_flow_key> for FlowKey {
+    fn from(k: ffi::crem_flow_key) -> Self {
+        FlowKey {
+            saddr: k.saddr,
+            daddr: k.daddr,
+            dqp: k.dqp,
+            side: k.side,
+            kind: k.kind,
+        }
+    }
+}
+
+impl From<FlowKey> for ffi::crem_flow_key {
+    fn from(k: FlowKey) -> Self {
+        ffi::crem_flow_key {
+            saddr: k.saddr,
+            daddr: k.daddr,
+            dqp: k.dqp,
+            side: k.side,
+            kind: k.kind,
+        }
+    }
 }
 
 /// `jhash`'s final mix (`include/linux/jhash.h`).
