@@ -40,7 +40,6 @@ extern "C" {
     ) -> c_int;
     fn crem_kunit_hook_teardown();
     fn crem_kunit_hook_flow_add(saddr: u32, daddr: u32, dqp: u32, k: u8, m: u8) -> *mut c_void;
-    fn crem_kunit_hook_msg(from: u32, msg: *const u8, len: u32);
     fn crem_kunit_hook_flow_find(saddr: u32, daddr: u32, dqp: u32, side: u8) -> *mut c_void;
     fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff) -> u32;
     fn crem_kunit_hook_route(skb: *mut bindings::sk_buff) -> bool;
@@ -160,8 +159,18 @@ fn info(f: *mut Flow) -> ffi::crem_flow_info {
     fi
 }
 
+/// The first `n` octets of `buf`, a CREM datagram from the fixture's
+/// peer, as the socket hands it on (`dispatch::receive`).
+fn peer_msg(buf: &[u8], n: u32) {
+    // SAFETY: the initial netns's state, live while the module is.
+    let st = unsafe { netns::state_opt(crem_kunit_hook_state()) };
+    if let (Some(st), Some(m)) = (st, buf.get(..n as usize)) {
+        crate::dispatch::receive(st, PEER, m, 0);
+    }
+}
+
 /// Feeds the flow's HELLO_ACK and then the PARAM_ACK of the configuration
-/// it proposes through the socket's dispatch (`crem_flow_msg`): true once
+/// it proposes through the socket's dispatch: true once
 /// it protects.
 fn establish(f: *mut Flow, nonce: u64) -> bool {
     let mut buf = [0u8; 64];
@@ -171,15 +180,13 @@ fn establish(f: *mut Flow, nonce: u64) -> bool {
     let Some(n) = hello_ack(nonce, mtu, &mut buf) else {
         return false;
     };
-    // SAFETY: the fixture is set up; the message is valid for the call.
-    unsafe { crem_kunit_hook_msg(PEER, buf.as_ptr(), n) };
+    peer_msg(&buf, n);
     // The PARAM_UPDATE it sent (to an unreachable peer) proposes the
     // configuration its info shows.
     let Some(n) = param_ack(info(f).config_id, &mut buf) else {
         return false;
     };
-    // SAFETY: as above.
-    unsafe { crem_kunit_hook_msg(PEER, buf.as_ptr(), n) };
+    peer_msg(&buf, n);
     info(f).state == 1
 }
 
@@ -405,8 +412,7 @@ fn receiver(m: u8, w: &mut dyn Write) -> Option<*mut Flow> {
     };
     let mut buf = [0u8; 128];
     let n = u32::try_from(hello.encode(&mut buf).ok()?).ok()?;
-    // SAFETY: the fixture is set up; the message is valid for the call.
-    unsafe { crem_kunit_hook_msg(PEER, buf.as_ptr(), n) };
+    peer_msg(&buf, n);
     // Without a spare (the pool fills on first use) a work item makes it.
     let mut f = core::ptr::null_mut::<Flow>();
     for _ in 0..200 {
@@ -435,8 +441,7 @@ fn receiver(m: u8, w: &mut dyn Write) -> Option<*mut Flow> {
         effective_psn: Psn::new(0),
     };
     let n = u32::try_from(update.encode(&mut buf).ok()?).ok()?;
-    // SAFETY: as above.
-    unsafe { crem_kunit_hook_msg(PEER, buf.as_ptr(), n) };
+    peer_msg(&buf, n);
     let fi = info(f);
     if fi.state != 1 || fi.k != 32 {
         let _ = write!(

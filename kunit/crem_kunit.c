@@ -53,7 +53,6 @@ static struct crem_cfg crem_kunit_saved;
 int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us);
 void crem_kunit_hook_teardown(void);
 void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m);
-void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len);
 void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
 bool crem_kunit_hook_route(struct sk_buff *skb);
@@ -67,7 +66,7 @@ int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, 
 	int err;
 
 	mutex_lock(&cn->sock_mutex);
-	err = crem_sock_reconfigure(&init_net, cn, port);
+	err = crem_rs_sock_reconfigure(cn->rs, port);
 	if (!err) {
 		spin_lock_bh(&cn->cfg_lock);
 		crem_kunit_saved = *c;
@@ -97,9 +96,9 @@ void crem_kunit_hook_teardown(void)
 	/* (A queued receiver flow's creation ended first: kunit/bench_hook.rs.) */
 	mutex_lock(&cn->sock_mutex);
 	/* The fixture's flows go with its socket; the netns's own comes back. */
-	crem_sock_reconfigure(&init_net, cn, 0);
+	crem_rs_sock_reconfigure(cn->rs, 0);
 	if (crem_kunit_saved.port)
-		crem_sock_reconfigure(&init_net, cn, crem_kunit_saved.port);
+		crem_rs_sock_reconfigure(cn->rs, crem_kunit_saved.port);
 	spin_lock_bh(&cn->cfg_lock);
 	cn->cfg = crem_kunit_saved;
 	spin_unlock_bh(&cn->cfg_lock);
@@ -141,16 +140,6 @@ void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side)
 		rs = f->rs;
 	rcu_read_unlock();
 	return rs;
-}
-
-/* A CREM datagram from @from, as the socket passes it on. */
-void crem_kunit_hook_msg(__be32 from, const u8 *msg, u32 len)
-{
-	local_bh_disable();
-	rcu_read_lock();
-	crem_flow_msg(crem_net(&init_net), from, msg, len, 0);
-	rcu_read_unlock();
-	local_bh_enable();
 }
 
 static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)
@@ -282,10 +271,12 @@ CREM_RS_TEST(pool_fills_and_closes)
 CREM_RS_TEST(flow_setup_from_request)
 CREM_RS_TEST(create_queue_and_spares)
 CREM_RS_TEST(create_queue_bounded)
+CREM_RS_TEST(socket_binds_and_receives)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
  * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs),
- * set-up from a request and creation (rust/create.rs). */
+ * set-up from a request and creation (rust/create.rs), the CREM socket
+ * (rust/socket.rs). */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -300,6 +291,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(flow_setup_from_request),
 	KUNIT_CASE(create_queue_and_spares),
 	KUNIT_CASE(create_queue_bounded),
+	KUNIT_CASE(socket_binds_and_receives),
 	{}
 };
 

@@ -16,7 +16,7 @@ use crate::crem_core::wire::{
 use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::host::Glue;
-use crate::kernel_ext::bh;
+use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::skb::{Lent, Skb};
 use core::cell::Cell;
 use core::ffi::{c_char, c_int};
@@ -45,24 +45,21 @@ fn host<'a>(f: *mut ffi::crem_flow) -> &'a TestHost {
     unsafe { &*f.cast::<TestHost>() }
 }
 
-unsafe extern "C" fn t_send(
-    f: *mut ffi::crem_flow,
+unsafe fn t_send(
+    f: &Flow,
+    _bh: &Bh,
     _tos: u8,
-    _slot: u8,
     _defer: *mut bindings::sk_buff_head,
-    msg: *const u8,
-    len: u32,
-) -> c_int {
-    let h = host(f);
+    m: &[u8],
+) -> bool {
+    let h = host(f.c());
     h.sent.set(h.sent.get() + 1);
-    // SAFETY: the flow passes its message, valid for the call.
-    let m = unsafe { core::slice::from_raw_parts(msg, len as usize) };
     match wire::decode(m) {
         Ok(Message::Hello(_)) => h.hellos.set(h.hellos.get() + 1),
         Ok(Message::ParamUpdate(u)) => h.proposed.set(Some(u.config_id)),
         _ => {}
     }
-    0
+    true
 }
 unsafe extern "C" fn t_charge(_: *mut ffi::crem_flow, _: u32) -> bool {
     true

@@ -55,8 +55,22 @@ pub(super) fn with_netns(
     w: &mut dyn Write,
     body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
 ) -> bool {
+    let none = core::ptr::null_mut();
+    with_netns_counted(cfg, dp, none, none, w, body)
+}
+
+/// As [`with_netns`], with C's msgs-by-type counters too (`msg_in`,
+/// `msg_out`: `CREM_MSG_SLOTS` each, or null).
+pub(super) fn with_netns_counted(
+    cfg: &ffi::crem_cfg,
+    dp: *mut bindings::atomic64_t,
+    msg_in: *mut bindings::atomic64_t,
+    msg_out: *mut bindings::atomic64_t,
+    w: &mut dyn Write,
+    body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
+) -> bool {
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), cfg, dp);
+    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), cfg, dp, msg_in, msg_out);
     // SAFETY: a state of `crem_rs_net_init` (or null), freed below.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");

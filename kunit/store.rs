@@ -9,7 +9,9 @@ use crate::crem_core::engine::crf::SymbolStore;
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
+use crate::flow::Flow;
 use crate::host::Glue;
+use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Current, Owner, Stores};
 use core::cell::Cell;
@@ -46,15 +48,8 @@ unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
     b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
-unsafe extern "C" fn no_send(
-    _: *mut ffi::crem_flow,
-    _: u8,
-    _: u8,
-    _: *mut bindings::sk_buff_head,
-    _: *const u8,
-    _: u32,
-) -> c_int {
-    -1
+unsafe fn no_send(_: &Flow, _: &Bh, _: u8, _: *mut bindings::sk_buff_head, _: &[u8]) -> bool {
+    false
 }
 unsafe extern "C" fn no_event(_: *mut ffi::crem_flow) {}
 

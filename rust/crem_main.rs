@@ -27,6 +27,7 @@ mod inject;
 mod kernel_ext;
 mod netns;
 mod pool;
+mod socket;
 mod store;
 mod table;
 mod workspace;

@@ -3,34 +3,33 @@
 //! the configured peers and Path Reporters, decoded once, routed by
 //! crem-core (`wire::route`: which side, which key) and handed to the flow
 //! the netns's table finds; a HELLO for a receiver flow there is none of
-//! asks for one (`create.rs`), which answers it. What C still does around
-//! it (`crem_flow_msg`): the counters of the verdict.
+//! asks for one (`create.rs`), which answers it. The socket
+//! (`socket.rs`) hands each datagram to [`receive`].
 
 use crate::create;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
+use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::host;
 use crate::kernel_ext::bh;
 use crate::netns;
 use crate::table::{kind_code, FlowKey, FlowTable, SIDE_CRF, SIDE_CSF};
-use core::ffi::{c_int, c_void};
 
-/// What became of a datagram (`enum crem_msg_verdict`, crem_engine.h).
-#[repr(i32)]
+/// What became of a datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
     /// Handed to its flow.
-    Fed = 0,
+    Fed,
     /// A PATH_REPORT handed to its sender flow.
-    ReportFed = 1,
+    ReportFed,
     /// A HELLO for a receiver flow there is none of: asked for.
-    NewFlow = 2,
+    NewFlow,
     /// From an address that may not send it.
-    NotPeer = 3,
+    NotPeer,
     /// Not a valid message, or a HELLO of a flow this node cannot protect.
-    Invalid = 4,
+    Invalid,
     /// For no flow here.
-    NoFlow = 5,
+    NoFlow,
 }
 
 fn side_code(s: Side) -> u8 {
@@ -147,34 +146,20 @@ fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
     }
 }
 
-/// The CREM socket's datagram `msg` (`len` octets) from `from` (network
-/// order) with IP `tos`, in the netns whose Rust state is `net` (softirq,
-/// under RCU): see [`dispatch`]. A `crem_msg_verdict`; `*slot`: its
-/// msgs-by-type slot (< CREM_MSG_SLOTS), set whatever the verdict.
-#[no_mangle]
-extern "C" fn crem_rs_sock_msg(
-    net: *mut c_void,
-    from: u32,
-    msg: *const u8,
-    len: u32,
-    tos: u8,
-    slot: *mut u8,
-) -> c_int {
-    // SAFETY: C's out-parameter, valid for the call.
-    let Some(slot) = (unsafe { slot.as_mut() }) else {
-        return Verdict::Invalid as c_int;
+/// The CREM socket's datagram `msg` from `from` (network order) with IP
+/// `tos`, in the netns whose state is `st` (softirq): see [`dispatch`];
+/// counted by type, valid or not, from anyone, and by what became of it.
+pub(crate) fn receive(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) {
+    st.count_msg_in(host::msg_slot(msg));
+    let drop = match dispatch(st, from, msg, tos) {
+        Verdict::Fed | Verdict::NewFlow => return,
+        Verdict::ReportFed => {
+            st.count_dp(ffi::crem_dp_CREM_EV_PATH_REPORT);
+            return;
+        }
+        Verdict::NotPeer => ffi::crem_dp_CREM_DROP_MSG_PEER,
+        Verdict::NoFlow => ffi::crem_dp_CREM_DROP_MSG_NO_FLOW,
+        Verdict::Invalid => ffi::crem_dp_CREM_DROP_MSG_INVALID,
     };
-    *slot = 0;
-    // SAFETY: C passes its per-netns state, live while its socket is.
-    let Some(st) = (unsafe { netns::state_opt(net) }) else {
-        return Verdict::Invalid as c_int;
-    };
-    let msg: &[u8] = if msg.is_null() {
-        &[]
-    } else {
-        // SAFETY: the datagram's linear payload, valid for the call.
-        unsafe { core::slice::from_raw_parts(msg, len as usize) }
-    };
-    *slot = host::msg_slot(msg) as u8;
-    dispatch(st, from, msg, tos) as c_int
+    st.count_dp(drop);
 }

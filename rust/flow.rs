@@ -30,6 +30,7 @@ use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Lent;
+use crate::netns::NetState;
 use crate::store::{Current, Owner};
 use crate::table::{FlowKey, FlowTable, InTable, Links};
 use core::ffi::c_int;
@@ -78,9 +79,9 @@ pub(crate) struct Flow {
     /// Its identity and links, set up with its engine, before it is
     /// inserted (a spare has none until it is taken).
     links: Links,
-    /// The table of its netns, set with `links` (none: a KUnit case's
-    /// flow, in no table); the netns outlives its flows.
-    table: Option<NonNull<FlowTable<Flow>>>,
+    /// Its netns, set with `links` (none: a KUnit case's flow, in no
+    /// table, sending nowhere); the netns outlives its flows.
+    netns: Option<NonNull<NetState>>,
 }
 
 // SAFETY: `links` returns the same field every time, and `from_links` maps
@@ -161,7 +162,7 @@ impl Flow {
                 c,
                 glue,
                 links: Links::new(FlowKey::default(), 0),
-                table: None,
+                netns: None,
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
@@ -236,11 +237,21 @@ impl Flow {
         self.c.as_ptr()
     }
 
-    /// The table the flow is (or is to be) in, if any.
+    /// What the flow calls outside Rust (`host::Glue`).
+    pub(crate) fn glue(&self) -> &'static Glue {
+        self.glue
+    }
+
+    /// The flow's netns, if any.
+    pub(crate) fn netns(&self) -> Option<&NetState> {
+        // SAFETY: set at setup to the flow's netns, which outlives its
+        // flows (it frees them all before it goes).
+        self.netns.map(|t| unsafe { t.as_ref() })
+    }
+
+    /// The table the flow is (or is to be) in, if any: its netns's.
     pub(crate) fn table(&self) -> Option<&FlowTable<Flow>> {
-        // SAFETY: set at setup to the table of the flow's netns, which
-        // outlives its flows (the netns frees them all before its table).
-        self.table.map(|t| unsafe { t.as_ref() })
+        self.netns().map(|st| &st.flows)
     }
 
     /// The flow's place in its table, for an engine call under its lock.
@@ -303,8 +314,7 @@ impl Flow {
             let tos = msg_tos(&mut l.engine);
             // SAFETY: `c` is the live C half (it frees us before itself),
             // locked here; `defer` is the caller's queue, live for the call.
-            let mut h =
-                unsafe { Host::new(self.c, self.glue, tos, defer, &mut l.out, self.ids(bh)) };
+            let mut h = unsafe { Host::new(self, tos, defer, &mut l.out, self.ids(bh)) };
             f(&mut l.engine, &mut h, t)
         };
         self.arm(l);
@@ -348,16 +358,7 @@ impl Flow {
         let tos = msg_tos(&mut l.engine);
         // SAFETY: as in `with`; the timer's messages are sent at once.
         let ids = self.ids(bh);
-        let mut h = unsafe {
-            Host::new(
-                self.c,
-                self.glue,
-                tos,
-                core::ptr::null_mut(),
-                &mut l.out,
-                ids,
-            )
-        };
+        let mut h = unsafe { Host::new(self, tos, core::ptr::null_mut(), &mut l.out, ids) };
         l.engine.timer(&mut h, now());
         self.arm(l);
     }
@@ -579,7 +580,7 @@ pub(crate) extern "C" fn crem_rs_flow_free(f: *mut ffi::crem_flow) {
 /// The initial RTT estimate of a flow's engine, until its first sample.
 const RTT_HINT_NS: u64 = 10_000_000;
 
-/// Sets up the flow `rf` in `table` (none: a KUnit case's flow): its
+/// Sets up the flow `rf` of netns `st` (none: a KUnit case's flow): its
 /// identity from `p` and `peer` (network order), its engine from `p` and
 /// its template from `tpl` (any context, once, before the flow is
 /// inserted: its maker holds the only pointer to it). 0, or -EINVAL.
@@ -587,10 +588,10 @@ const RTT_HINT_NS: u64 = 10_000_000;
 /// # Safety
 ///
 /// `rf` is null or a live flow not inserted yet, reachable by no one else;
-/// `table` is the table of its netns, if any, which outlives the flow.
+/// `st` is its netns, if any, which outlives the flow.
 pub(crate) unsafe fn setup(
     rf: *mut Flow,
-    table: Option<NonNull<FlowTable<Flow>>>,
+    st: Option<NonNull<NetState>>,
     p: &ffi::crem_engine_params,
     peer: u32,
     tpl: &ffi::crem_template,
@@ -611,7 +612,7 @@ pub(crate) unsafe fn setup(
     // inserted).
     unsafe {
         (*rf).links.set_identity(key, peer);
-        (*rf).table = table;
+        (*rf).netns = st;
     }
     // SAFETY: a live flow (the caller's contract).
     let Some(f) = (unsafe { flow(rf) }) else {
@@ -635,7 +636,7 @@ pub(crate) unsafe fn setup(
 /// inserted). Err if the engine refuses the parameters.
 pub(crate) fn setup_request(
     spare: &Spare,
-    st: &crate::netns::NetState,
+    st: &NetState,
     rq: &ffi::crem_flow_request,
 ) -> Result<(), ()> {
     let d = {
@@ -667,7 +668,7 @@ pub(crate) fn setup_request(
     match unsafe {
         setup(
             spare.rust_half(),
-            Some(NonNull::from(&st.flows)),
+            Some(NonNull::from(st)),
             &p,
             rq.peer,
             &tpl,
@@ -760,8 +761,7 @@ pub(crate) extern "C" fn crem_rs_flow_kill(
             let tos = msg_tos(&mut l.engine);
             // SAFETY: as in `Flow::with`.
             let ids = f.ids(&bh);
-            let mut h =
-                unsafe { Host::new(f.c, f.glue, tos, core::ptr::null_mut(), &mut l.out, ids) };
+            let mut h = unsafe { Host::new(f, tos, core::ptr::null_mut(), &mut l.out, ids) };
             l.engine.fini(&mut h, close);
             // The engine stays readable once ended.
             if let Some(fi) = fi {

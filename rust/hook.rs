@@ -27,6 +27,7 @@ use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
 use crate::netns::{self, Counter, NetState};
+use crate::socket::Outbox;
 use crate::table::{kind_code, FlowKey, InTable, KIND_REQUESTS, SIDE_CRF, SIDE_CSF};
 use core::ffi::c_void;
 use kernel::bindings;
@@ -134,15 +135,14 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, Option<Ipv4>)> {
     (be16(uh, 2)? == ROCEV2_UDP_PORT).then_some((l4off, v4))
 }
 
-/// One hook call: the netns, the hook, netfilter's state, whether the
-/// netns's socket is bound, and what the filter read of the packet (kept
+/// One hook call: the netns, the hook, netfilter's state, and what the
+/// filter read of the packet (kept
 /// for the segments of a GSO packet, which share its headers).
 #[derive(Clone, Copy)]
 struct Call<'a> {
     st: &'a NetState,
     hook: u32,
     nf: NfState,
-    bound: bool,
     l4off: i32,
     ip: Option<Ipv4>,
 }
@@ -397,20 +397,17 @@ fn roce(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
         return roce_gso(c, pkt);
     }
     // No socket, no protection (nothing could be sent).
-    if !c.bound {
+    if !c.st.socket.bound() {
         return NF_ACCEPT;
     }
-    // SAFETY: a C struct of pointers and integers, initialised just below.
-    let mut defer: bindings::sk_buff_head = unsafe { core::mem::zeroed() };
-    let q = core::ptr::addr_of_mut!(defer);
-    // SAFETY: `q` is a queue head of ours, for the call.
-    unsafe { ffi::crem_h_skb_queue_head_init(q) };
+    // SAFETY: initialised at once, and not moved after (a local).
+    let mut out = unsafe { Outbox::uninit() };
+    out.init();
     let verdict = {
         let bh = bh::disable();
-        protect(c, pkt, q, &bh)
+        protect(c, pkt, out.as_ptr(), &bh)
     };
-    // SAFETY: as above.
-    if unsafe { ffi::crem_h_skb_queue_empty(q) } {
+    if out.is_empty() {
         return verdict;
     }
     let verdict = if verdict == NF_ACCEPT {
@@ -421,8 +418,8 @@ fn roce(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
     } else {
         verdict
     };
-    // SAFETY: our queue of the flow's messages, which C sends (or frees).
-    unsafe { ffi::crem_glue_sock_flush(c.st.c_net().unwrap_or(core::ptr::null_mut()), q) };
+    let bh = bh::disable();
+    c.st.socket.flush(c.st, &bh, &mut out);
     verdict
 }
 
@@ -466,14 +463,13 @@ fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
 
 /// Every packet at our hooks in the netns whose state is `state` (see the
 /// module docs): an NF_* verdict. `nf`: netfilter's `struct
-/// nf_hook_state`; `bound`: the netns's CREM socket is bound.
+/// nf_hook_state`.
 #[no_mangle]
 extern "C" fn crem_rs_hook(
     state: *mut c_void,
     hook: u32,
     skb: *mut sk_buff,
     nf: *const c_void,
-    bound: bool,
 ) -> u32 {
     // SAFETY: C passes its per-netns state, live while its hooks are
     // registered, and the hook's packet, ours for the call.
@@ -500,7 +496,6 @@ extern "C" fn crem_rs_hook(
         st,
         hook,
         nf,
-        bound,
         l4off,
         ip,
     };

@@ -13,7 +13,6 @@ use crate::flow::Flow;
 use crate::kernel_ext::bh::Bh;
 use crate::store::Stores;
 use crate::table::FlowTable;
-use core::ptr::NonNull;
 use kernel::bindings::sk_buff_head;
 
 /// Slots of the msgs-in/out-by-type counters: message types 1 to 9, 12
@@ -39,16 +38,10 @@ pub(crate) fn msg_slot(msg: &[u8]) -> usize {
 /// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
 /// test's stand-ins.
 pub(crate) struct Glue {
-    /// Sends (or queues on the defer queue, if not null) a message with a
-    /// TOS, of a msgs-by-type slot: 0 or an errno.
-    pub(crate) send: unsafe extern "C" fn(
-        *mut ffi::crem_flow,
-        u8,
-        u8,
-        *mut sk_buff_head,
-        *const u8,
-        u32,
-    ) -> core::ffi::c_int,
+    /// Sends a message of the flow with a TOS (or queues it on the defer
+    /// queue, if not null): false if it could not. Called under the flow's
+    /// lock; the queue is null or an initialised `socket::Outbox`'s.
+    pub(crate) send: unsafe fn(&Flow, &Bh, u8, *mut sk_buff_head, &[u8]) -> bool,
     /// Charges octets the flow's stores keep (false: refused, counted by
     /// the budget's owner) and gives them back.
     pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
@@ -58,9 +51,10 @@ pub(crate) struct Glue {
 }
 
 impl Glue {
-    /// The C datapath's (`crem_flow.c`, `crem_events.c`).
+    /// The netns's: its socket (`socket.rs`), C's budget and events
+    /// (`crem_flow.c`, `crem_events.c`).
     pub(crate) const NETNS: Glue = Glue {
-        send: ffi::crem_glue_send,
+        send: crate::socket::flow_send,
         charge: ffi::crem_glue_mem_charge,
         uncharge: ffi::crem_glue_mem_uncharge,
         event: ffi::crem_glue_flow_event,
@@ -95,8 +89,7 @@ impl Outside {
 
 /// The flow an engine call works for.
 pub(crate) struct Host<'a> {
-    flow: NonNull<ffi::crem_flow>,
-    glue: &'static Glue,
+    flow: &'a Flow,
     /// TOS of the messages it sends.
     tos: u8,
     /// Where they wait while a source is processed (null: sent at once).
@@ -107,13 +100,12 @@ pub(crate) struct Host<'a> {
 
 impl<'a> Host<'a> {
     /// # Safety
-    /// `flow` is the live C half of the flow whose lock the caller holds
-    /// (`out` is its state under that lock) for the lifetime of the
-    /// returned value, and `glue` its glue; `defer` is null or a queue that
-    /// outlives it; `ids`: the flow's place in its table.
+    /// The caller holds `flow`'s lock for the lifetime of the returned
+    /// value (`out` is its state under that lock); `defer` is null or an
+    /// initialised `socket::Outbox`'s queue that outlives it; `ids`: the
+    /// flow's place in its table.
     pub(crate) unsafe fn new(
-        flow: NonNull<ffi::crem_flow>,
-        glue: &'static Glue,
+        flow: &'a Flow,
         tos: u8,
         defer: *mut sk_buff_head,
         out: &'a mut Outside,
@@ -121,16 +113,11 @@ impl<'a> Host<'a> {
     ) -> Self {
         Host {
             flow,
-            glue,
             tos,
             defer,
             out,
             ids,
         }
-    }
-
-    fn f(&self) -> *mut ffi::crem_flow {
-        self.flow.as_ptr()
     }
 
     /// The CRF negotiation assigned (or the CSF learnt) the Flow ID: the
@@ -151,7 +138,7 @@ impl<'a> Host<'a> {
             self.out.close_reason = reason;
         }
         // SAFETY: the flow is live (`new`); C only schedules the work.
-        unsafe { (self.glue.event)(self.f()) };
+        unsafe { (self.flow.glue().event)(self.flow.c()) };
     }
 
     /// Counts a message received for the flow.
@@ -208,22 +195,13 @@ impl<'a> FlowIds<'a> {
 
 impl Sink for Host<'_> {
     fn send(&mut self, msg: &[u8]) {
-        let len = u32::try_from(msg.len()).unwrap_or(u32::MAX);
         let slot = msg_slot(msg);
-        // SAFETY: the flow is live and locked, `defer` null or live
-        // (`Host::new`); C copies `msg`.
-        let rc = unsafe {
-            (self.glue.send)(
-                self.f(),
-                self.tos,
-                slot as u8,
-                self.defer,
-                msg.as_ptr(),
-                len,
-            )
-        };
+        // SAFETY: the flow is locked, `defer` null or an `Outbox`'s
+        // (`Host::new`); `msg` is copied.
+        let sent =
+            unsafe { (self.flow.glue().send)(self.flow, self.ids.bh, self.tos, self.defer, msg) };
         let o = &mut *self.out;
-        if rc != 0 {
+        if !sent {
             o.send_fail = o.send_fail.wrapping_add(1);
             return;
         }

@@ -8,6 +8,7 @@ use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::kernel_ext::memcg::MemCg;
 use crate::pool::Pool;
+use crate::socket::Socket;
 use crate::table::FlowTable;
 use core::ffi::c_void;
 use core::ptr::NonNull;
@@ -39,9 +40,14 @@ const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
 #[pin_data]
 pub(crate) struct NetState {
+    /// The CREM socket; closed by C's netns exit before the flows go. The
+    /// first field, so that one still open when the state is dropped is
+    /// released (its receive callback reads the state) first.
+    #[pin]
+    pub(crate) socket: Socket,
     /// Closed before the netns's last flush (`crem_rs_flows_close`), and
-    /// the first field, so dropped (its work cancelled) first: its work
-    /// item reads the state.
+    /// dropped (its work cancelled) before the rest: its work item reads
+    /// the state (and finds the socket gone).
     #[pin]
     pub(crate) creation: Creation,
     /// Closed with creation and before the state is dropped (its refill
@@ -82,6 +88,10 @@ struct CNet {
     cfg: NonNull<ffi::crem_cfg>,
     /// `cn->dp`, `CREM_NR_DP` atomics (null: not counted).
     dp: *const AtomicI64,
+    /// `cn->msg_in` and `cn->msg_out`, `CREM_MSG_SLOTS` atomics each (null:
+    /// not counted).
+    msg_in: *const AtomicI64,
+    msg_out: *const AtomicI64,
 }
 
 impl NetState {
@@ -90,6 +100,11 @@ impl NetState {
     /// Process context.
     pub(crate) fn alloc(&self, side: u8) -> Option<Spare> {
         self.memcg.charge(|| Spare::new(self.net, side))
+    }
+
+    /// The netns.
+    pub(crate) fn net(&self) -> NonNull<bindings::net> {
+        self.net
     }
 
     /// The netns's C state, if it has one (not a KUnit case's).
@@ -118,13 +133,27 @@ impl NetState {
 
     /// Counts one of C's datapath counters (`enum crem_dp`).
     pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
-        if self.c.dp.is_null() || i >= ffi::crem_dp_CREM_NR_DP {
-            return;
+        count_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize);
+    }
+
+    /// Counts a CREM datagram of msgs-by-type `slot` received at the
+    /// socket, or sent.
+    pub(crate) fn count_msg_in(&self, slot: usize) {
+        count_at(self.c.msg_in, slot, crate::host::MSG_SLOTS);
+    }
+
+    pub(crate) fn count_msg_out(&self, slot: usize) {
+        count_at(self.c.msg_out, slot, crate::host::MSG_SLOTS);
+    }
+
+    /// Removes every flow (they go with the socket they send through):
+    /// C's flush, until removal is Rust's (issue 15). Process context.
+    pub(crate) fn flush_flows(&self) {
+        if let Some(cn) = self.c_net() {
+            // SAFETY: C's live state of this netns; process context, as
+            // the flush requires.
+            unsafe { ffi::crem_glue_flows_flush(cn) };
         }
-        // SAFETY: `dp` is C's array of `CREM_NR_DP` `atomic64_t` (an
-        // `s64` each, as `AtomicI64`, only ever changed atomically),
-        // which outlives this state; `i` is in it.
-        unsafe { (*self.c.dp.add(i as usize)).fetch_add(1, Ordering::Relaxed) };
     }
 
     /// The netns makes no flow any more (process context): queued
@@ -147,6 +176,17 @@ impl NetState {
     }
 }
 
+/// Counts `a[i]`, one of C's arrays of `n` counters (null: none).
+fn count_at(a: *const AtomicI64, i: usize, n: usize) {
+    if a.is_null() || i >= n {
+        return;
+    }
+    // SAFETY: `a` is one of C's arrays of `n` `atomic64_t` (an `s64` each,
+    // as `AtomicI64`, only ever changed atomically), which outlive the
+    // state that holds them (`CNet`); `i` is in it.
+    unsafe { (*a.add(i)).fetch_add(1, Ordering::Relaxed) };
+}
+
 /// # Safety
 /// `state` must come from [`crem_rs_net_init`] and not have been freed.
 pub(crate) unsafe fn state<'a>(state: *mut c_void) -> &'a NetState {
@@ -166,8 +206,9 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
 
 /// The state of netns `net` (pernet init, in the task that makes it), or
 /// null if out of memory. `cn` is C's state of it (null: a KUnit case's),
-/// `cfg` its configuration and `dp` its datapath counters (null: not
-/// counted), each outliving the state; the first flows' defaults are
+/// `cfg` its configuration, `dp` its datapath counters and `msg` its
+/// msgs-in-by-type then msgs-out-by-type counters (null: not counted),
+/// each outliving the state; the first flows' defaults are
 /// `cfg` now.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_net_init(
@@ -175,6 +216,8 @@ pub(crate) extern "C" fn crem_rs_net_init(
     cn: *mut ffi::crem_net,
     cfg: *const ffi::crem_cfg,
     dp: *mut bindings::atomic64_t,
+    msg_in: *mut bindings::atomic64_t,
+    msg_out: *mut bindings::atomic64_t,
 ) -> *mut c_void {
     // SAFETY: C's configuration, valid for the call (and, per the
     // function's contract, for the state's life).
@@ -187,8 +230,11 @@ pub(crate) extern "C" fn crem_rs_net_init(
         cn,
         cfg: NonNull::from(cfg_now),
         dp: dp.cast::<AtomicI64>(),
+        msg_in: msg_in.cast::<AtomicI64>(),
+        msg_out: msg_out.cast::<AtomicI64>(),
     };
     let st = pin_init!(NetState {
+        socket <- Socket::new(),
         // SAFETY: this is the `creation` field of a `NetState`.
         creation <- unsafe { Creation::new() },
         // SAFETY: the pool is the `pool` field of a `NetState`.

@@ -28,16 +28,6 @@ struct crem_engine_params {
 	u64 retention_budget, rtt_hint_ns;
 };
 
-/* What became of a datagram (rust/dispatch.rs). */
-enum crem_msg_verdict {
-	CREM_MSG_FED, /* handed to its flow */
-	CREM_MSG_REPORT_FED, /* a PATH_REPORT, handed to its sender flow */
-	CREM_MSG_NEW_FLOW, /* a HELLO of no receiver flow: asked for (rust/create.rs) */
-	CREM_MSG_NOT_PEER, /* from an address that may not send it */
-	CREM_MSG_INVALID, /* invalid, or a HELLO of a flow we cannot protect */
-	CREM_MSG_NO_FLOW, /* for no flow here */
-};
-
 /*
  * Per-flow counters, in the order of the flow-stats attributes
  * (CREM_A_FLOW_STATS_SOURCES onward, append-only): the engine fills the first
@@ -154,12 +144,6 @@ u32 crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
 /* Flows of @side (both if < 0); the generation (dump consistency). */
 u32 crem_rs_flows_count(void *net, int side);
 u32 crem_rs_flows_gen(void *net);
-/*
- * The CREM socket's datagram @msg from @from with IP @tos (softirq):
- * checked, decoded, routed and handed to its flow (a HELLO of no receiver
- * flow asks for one). A crem_msg_verdict; *@slot: its msgs-by-type slot.
- */
-int crem_rs_sock_msg(void *net, __be32 from, const u8 *msg, u32 len, u8 tos, u8 *slot);
 
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the
@@ -179,12 +163,6 @@ struct crem_template {
 };
 
 /*
- * Sends (or queues on @defer, unless NULL) a message of @f with @tos, of
- * msgs-by-type @slot: 0 or an errno.
- */
-int crem_glue_send(struct crem_flow *f, u8 tos, u8 slot, struct sk_buff_head *defer,
-		   const u8 *msg, u32 len);
-/*
  * The netns's memory budget (max-memory) for @n octets a flow's stores keep:
  * false (counted as the netns's drop-memory) if it would be exceeded.
  */
@@ -200,7 +178,5 @@ void crem_glue_flow_event(struct crem_flow *f);
 struct crem_net;
 struct sk_buff *crem_glue_ntf_alloc(struct crem_net *cn, bool may_sleep);
 void crem_glue_flow_up(struct crem_flow *f, struct sk_buff *ntf);
-/* Sends (or, without @cn, frees) the messages the datapath queued on @q. */
-void crem_glue_sock_flush(struct crem_net *cn, struct sk_buff_head *q);
 
 #endif

@@ -29,56 +29,6 @@ struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_k
 
 /* ---- Callbacks from the engines (under the flow's lock, BH off). ---- */
 
-#ifdef CREM_TEST_BUILD
-/*
- * Fault injection for the end-to-end tests, in the test build only (the
- * KUnit variant, CREM_KUNIT=1): corrupt one symbol octet of every Nth coded
- * (scheme 1) REPAIR this node sends, after encoding and before the UDP
- * checksum, as a corrupting middlebox would. 0: off.
- */
-static unsigned int fault_corrupt_repair;
-module_param(fault_corrupt_repair, uint, 0644);
-MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAIR sent (0 = never)");
-
-#define CREM_REPAIR_SYMBOL_MIN 24 /* header with one bitmap word */
-
-/* A corrupted copy of @msg, or NULL to send it as it is. */
-static u8 *crem_fault_corrupt(const u8 *msg, u32 len)
-{
-	static atomic_t n;
-	unsigned int every = READ_ONCE(fault_corrupt_repair);
-	u8 *copy;
-
-	if (!every || len <= CREM_REPAIR_SYMBOL_MIN + 64 || msg[0] != 0x11 || msg[9] != 1 ||
-	    atomic_inc_return(&n) % every)
-		return NULL;
-	/* The engine's buffer is borrowed (read-only to us): corrupt our own. */
-	copy = kmemdup(msg, len, GFP_ATOMIC);
-	if (copy)
-		copy[len - 40] ^= 0x5a;
-	return copy;
-}
-#else
-static inline u8 *crem_fault_corrupt(const u8 *msg, u32 len)
-{
-	return NULL;
-}
-#endif
-
-int crem_glue_send(struct crem_flow *f, u8 tos, u8 slot, struct sk_buff_head *defer,
-		   const u8 *msg, u32 len)
-{
-	u8 *bad = crem_fault_corrupt(msg, len);
-	int err;
-
-	if (unlikely(bad))
-		msg = bad;
-	err = defer ? crem_sock_queue(defer, f->peer, tos, slot, msg, len) :
-		      crem_sock_send(f->cn, f->peer, tos, slot, msg, len);
-	kfree(bad);
-	return err;
-}
-
 /* The netns's budget for what a flow's stores keep (rust/store.rs). */
 bool crem_glue_mem_charge(struct crem_flow *f, u32 n)
 {
@@ -123,12 +73,11 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 	struct crem_flow_request req = { .key = *k, .ttl = 64, .fixed = fixed, .k = fk, .m = fm };
 	int err;
 
-	if (READ_ONCE(cn->cfg.role) == CREM_ROLE_DISABLED || !rcu_access_pointer(cn->sock)) {
-		NL_SET_ERR_MSG(extack, "CREM is not running in this netns: set port and role first");
-		return -ENOTCONN;
-	}
 	err = crem_rs_flow_add(cn->rs, &req);
 	switch (err) {
+	case -ENOTCONN:
+		NL_SET_ERR_MSG(extack, "CREM is not running in this netns: set port and role first");
+		break;
 	case 0:
 	case -ENOMEM:
 		break;
@@ -150,38 +99,6 @@ int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed
 		NL_SET_ERR_MSG(extack, "CREM is stopping in this netns");
 	}
 	return err;
-}
-
-/* ---- The socket's datagrams. ---- */
-
-/*
- * A datagram of the CREM socket (rust/dispatch.rs routes it to its flow,
- * or asks for the receiver flow a HELLO wants): counted by type and by what
- * became of it.
- */
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos)
-{
-	u8 slot = 0;
-	int v = crem_rs_sock_msg(cn->rs, from, msg, len, tos, &slot);
-
-	/* Every datagram is counted by type, valid or not, from anyone. */
-	atomic64_inc(&cn->msg_in[slot]);
-	switch (v) {
-	case CREM_MSG_FED:
-	case CREM_MSG_NEW_FLOW:
-		break;
-	case CREM_MSG_REPORT_FED:
-		atomic64_inc(&cn->dp[CREM_EV_PATH_REPORT]);
-		break;
-	case CREM_MSG_NOT_PEER:
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_PEER]);
-		break;
-	case CREM_MSG_NO_FLOW:
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_NO_FLOW]);
-		break;
-	default:
-		atomic64_inc(&cn->dp[CREM_DROP_MSG_INVALID]);
-	}
 }
 
 /* ---- Teardown. ---- */
@@ -270,7 +187,8 @@ static void __crem_flows_flush(struct crem_net *cn, bool notify)
 	crem_flows_reap(cn, &gone, notify);
 }
 
-void crem_flows_flush(struct crem_net *cn)
+/* The socket's flows go with it (rust/socket.rs). */
+void crem_glue_flows_flush(struct crem_net *cn)
 {
 	__crem_flows_flush(cn, true);
 }

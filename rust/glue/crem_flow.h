@@ -82,7 +82,6 @@ struct crem_flow {
 
 void crem_flows_init(struct crem_flows *t);
 void crem_flows_exit(struct crem_net *cn);
-void crem_flows_flush(struct crem_net *cn);
 void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
 void crem_flows_retire(struct crem_net *cn, const u64 *c);
@@ -126,16 +125,5 @@ void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct cr
  */
 void crem_ev_work(struct work_struct *w);
 
-/* The socket's datagrams (softirq, RCU read side held by the caller). */
-/* @tos: of the datagram's IP header (its ECN: CE on the REPAIR path). */
-void crem_flow_msg(struct crem_net *cn, __be32 from, const u8 *msg, u32 len, u8 tos);
-
-/* The CREM socket (crem_sock.c). */
-int crem_sock_reconfigure(struct net *net, struct crem_net *cn, u16 port);
-void crem_sock_close(struct crem_net *cn);
-/* @slot: the message's msgs-by-type slot, for the netns's counters. */
-int crem_sock_send(struct crem_net *cn, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
-/* The same in two steps: a message queued on @q, later sent (or freed). */
-int crem_sock_queue(struct sk_buff_head *q, __be32 to, u8 tos, u8 slot, const u8 *msg, u32 len);
-
 #endif
+

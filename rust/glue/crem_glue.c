@@ -22,6 +22,13 @@
 
 static unsigned int crem_net_id __read_mostly;
 
+#ifdef CREM_TEST_BUILD
+/* The test build's fault injection (rust/socket.rs), a module parameter. */
+unsigned int crem_fault_corrupt_repair;
+module_param_named(fault_corrupt_repair, crem_fault_corrupt_repair, uint, 0644);
+MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAIR sent (0 = never)");
+#endif
+
 struct crem_net *crem_net(const struct net *net)
 {
 	return net_generic(net, crem_net_id);
@@ -32,7 +39,7 @@ unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_
 {
 	struct crem_net *cn = crem_net(state->net);
 
-	return crem_rs_hook(cn->rs, (uintptr_t)priv, skb, state, rcu_access_pointer(cn->sock));
+	return crem_rs_hook(cn->rs, (uintptr_t)priv, skb, state);
 }
 
 #define CREM_HOOK(pf_, num_, which_, prio_)                                    \
@@ -63,7 +70,7 @@ static int __net_init crem_net_init(struct net *net)
 	mutex_init(&cn->sock_mutex);
 	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp);
+	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out);
 	if (!cn->rs)
 		return -ENOMEM;
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
@@ -83,7 +90,7 @@ static void __net_exit crem_net_exit(struct net *net)
 	synchronize_net();
 	/* Quiesce the network side first: no datagram creates a flow after. */
 	mutex_lock(&cn->sock_mutex);
-	crem_sock_close(cn);
+	crem_rs_sock_reconfigure(cn->rs, 0);
 	mutex_unlock(&cn->sock_mutex);
 	crem_flows_exit(cn);
 	crem_rs_net_exit(cn->rs);

@@ -96,10 +96,9 @@ struct crem_net {
 	struct crem_cfg cfg;
 	/* config-set from its snapshot to its commit, socket (re)binding */
 	struct mutex sock_mutex;
-	struct socket __rcu *sock;
 	struct crem_flows flows;
 	atomic64_t dp[CREM_NR_DP];
-	/* CREM datagrams by type (by crem_rs_sock_msg's slot): received at the socket, sent. */
+	/* CREM datagrams by msgs-by-type slot (rust/socket.rs): received at the socket, sent. */
 	atomic64_t msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS];
 };
 
@@ -123,15 +122,28 @@ void crem_rs_config_commit(void *state, const struct crem_cfg *c);
  * outlive the Rust state.
  */
 void *crem_rs_net_init(struct net *net, struct crem_net *cn, const struct crem_cfg *cfg,
-		       atomic64_t *dp);
+		       atomic64_t *dp, atomic64_t *msg_in, atomic64_t *msg_out);
 void crem_rs_net_exit(void *state);
 /*
  * Every packet at our hooks (@hook: enum crem_hook) in the netns whose Rust
- * state is @state; @bound: its CREM socket is. An NF_* verdict.
+ * state is @state. An NF_* verdict.
  */
 struct nf_hook_state;
 unsigned int crem_rs_hook(void *state, u32 hook, struct sk_buff *skb,
-			  const struct nf_hook_state *nf, bool bound);
+			  const struct nf_hook_state *nf);
+/*
+ * Binds the netns's CREM socket (rust/socket.rs) to @port (0: none): 0 or
+ * an errno (-EADDRINUSE: another socket has it; the old one still serves).
+ * Its old socket's flows are flushed (crem_glue_flows_flush). Process
+ * context, under sock_mutex.
+ */
+int crem_rs_sock_reconfigure(void *state, u16 port);
+/* Removes every flow of @cn (they go with their socket). Process context. */
+void crem_glue_flows_flush(struct crem_net *cn);
+#ifdef CREM_TEST_BUILD
+/* Test build: corrupt every Nth coded REPAIR sent (rust/socket.rs; 0: never). */
+extern unsigned int crem_fault_corrupt_repair;
+#endif
 /* Counters for CREM_CMD_STATS_GET: one u64 per index (attribute - 2). */
 u32 crem_rs_stats(void *state, u64 *out, u32 max);
 void crem_rs_stats_reset(void *state);

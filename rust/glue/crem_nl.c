@@ -530,7 +530,7 @@ int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		err = crem_check_mtu(net, c, tb, nest, info->extack);
 	if (!err) {
 		/* The socket exists while a role is active; bound before the commit. */
-		err = crem_sock_reconfigure(net, cn, c->role != CREM_ROLE_DISABLED ? c->port : 0);
+		err = crem_rs_sock_reconfigure(cn->rs, c->role != CREM_ROLE_DISABLED ? c->port : 0);
 		if (err == -EADDRINUSE && old_port)
 			NL_SET_ERR_MSG_ATTR_FMT(info->extack, tb[CREM_A_CONFIG_PORT] ?: nest,
 						"port %u is in use by another socket; port %u still serves CREM",

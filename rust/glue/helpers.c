@@ -11,6 +11,7 @@
 #include <net/gso.h>
 #include <linux/netfilter_bridge.h>
 #include <linux/etherdevice.h>
+#include <net/udp_tunnel.h>
 #include "helpers.h"
 
 #ifdef CONFIG_X86
@@ -355,4 +356,67 @@ int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct 
 				   crem_h_okfn okfn)
 {
 	return NF_HOOK(NFPROTO_IPV4, NF_INET_PRE_ROUTING, net, NULL, skb, in, NULL, okfn);
+}
+
+int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp)
+{
+	struct udp_port_cfg cfg = { .family = AF_INET, .local_udp_port = port };
+
+	return udp_sock_create(net, &cfg, sockp);
+}
+
+void crem_h_setup_udp_tunnel_sock(struct net *net, struct socket *sock, void *user_data,
+				  crem_h_encap_rcv rcv)
+{
+	struct udp_tunnel_sock_cfg cfg = { .sk_user_data = user_data, .encap_type = 1,
+					   .encap_rcv = rcv };
+
+	setup_udp_tunnel_sock(net, sock, &cfg);
+}
+
+void *crem_h_sk_user_data(const struct sock *sk)
+{
+	return rcu_dereference_sk_user_data(sk);
+}
+
+__be16 crem_h_socket_sport(const struct socket *sock)
+{
+	return inet_sk(sock->sk)->inet_sport;
+}
+
+struct sock *crem_h_socket_sk(const struct socket *sock)
+{
+	return sock->sk;
+}
+
+struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 port,
+				       __be32 *saddr, int *err)
+{
+	struct flowi4 fl4 = { .daddr = daddr, .flowi4_proto = IPPROTO_UDP,
+			      .fl4_sport = port, .fl4_dport = port };
+	struct rtable *rt = ip_route_output_key(net, &fl4);
+
+	*err = PTR_ERR_OR_ZERO(rt);
+	*saddr = fl4.saddr;
+	return IS_ERR(rt) ? NULL : rt;
+}
+
+u8 crem_h_rt_hoplimit(struct rtable *rt)
+{
+	return ip4_dst_hoplimit(&rt->dst);
+}
+
+const u8 *crem_h_skb_network_header(const struct sk_buff *skb)
+{
+	return skb_network_header(skb);
+}
+
+void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb)
+{
+	__skb_queue_tail(q, skb);
+}
+
+struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q)
+{
+	return __skb_dequeue(q);
 }

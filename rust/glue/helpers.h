@@ -18,6 +18,7 @@
 #include <linux/memcontrol.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/udp_tunnel.h>
 #ifdef CONFIG_X86
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
@@ -131,5 +132,33 @@ int crem_h_dst_input(struct sk_buff *skb);
 int crem_h_dst_output(struct net *net, struct sk_buff *skb);
 int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
 				   crem_h_okfn okfn);
+
+/*
+ * udp_tunnel.h, sock.h, inet_sock.h, route.h: the CREM socket
+ * (rust/kernel_ext/udp_tunnel.rs). udp_sock_create() and
+ * setup_udp_tunnel_sock() take configuration structs of unions and
+ * bitfields, and ip_route_output_key() a flowi4 whose fields are macros:
+ * their wrappers fill them from scalars, deciding nothing.
+ */
+typedef int (*crem_h_encap_rcv)(struct sock *sk, struct sk_buff *skb);
+/* udp_sock_create() of an IPv4 socket bound to INADDR_ANY:@port. */
+int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp);
+/* setup_udp_tunnel_sock() with @user_data and @rcv (encap type 1), nothing else. */
+void crem_h_setup_udp_tunnel_sock(struct net *net, struct socket *sock, void *user_data,
+				  crem_h_encap_rcv rcv);
+void *crem_h_sk_user_data(const struct sock *sk);
+/* inet_sk(sock->sk)->inet_sport and the socket's sk. */
+__be16 crem_h_socket_sport(const struct socket *sock);
+struct sock *crem_h_socket_sk(const struct socket *sock);
+/*
+ * ip_route_output_key() of UDP from and to @port to @daddr: the route, or
+ * NULL with *@err set; *@saddr: the source address it chose.
+ */
+struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 port,
+				       __be32 *saddr, int *err);
+u8 crem_h_rt_hoplimit(struct rtable *rt);
+const u8 *crem_h_skb_network_header(const struct sk_buff *skb);
+void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
+struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q);
 
 #endif

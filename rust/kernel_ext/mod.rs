@@ -17,4 +17,5 @@ pub(crate) mod percpu;
 pub(crate) mod rcu;
 pub(crate) mod rcu_hlist;
 pub(crate) mod skb;
+pub(crate) mod udp_tunnel;
 pub(crate) mod work;

@@ -31,6 +31,14 @@ pub(crate) enum DropReason {
     IpInNoRoutes = bindings::skb_drop_reason_SKB_DROP_REASON_IP_INNOROUTES,
     /// A netfilter hook's verdict dropped it.
     NetfilterDrop = bindings::skb_drop_reason_SKB_DROP_REASON_NETFILTER_DROP,
+    /// Its socket is closing, or closed.
+    SocketClose = bindings::skb_drop_reason_SKB_DROP_REASON_SOCKET_CLOSE,
+    /// Not a protocol it was expected to be.
+    UnhandledProto = bindings::skb_drop_reason_SKB_DROP_REASON_UNHANDLED_PROTO,
+    /// Shorter than its headers.
+    PktTooSmall = bindings::skb_drop_reason_SKB_DROP_REASON_PKT_TOO_SMALL,
+    /// Out of memory.
+    Nomem = bindings::skb_drop_reason_SKB_DROP_REASON_NOMEM,
 }
 
 /// An owned reference to a socket buffer.
@@ -179,6 +187,29 @@ impl Skb {
         }
     }
 
+    /// The first `N` octets of its network header (None unless they are in
+    /// the linear part).
+    pub(crate) fn network_header<const N: usize>(&self) -> Option<[u8; N]> {
+        let p = self.0.as_ptr();
+        // SAFETY: the skb is live.
+        let (off, head) = unsafe {
+            (
+                ffi::crem_h_skb_network_offset(p),
+                ffi::crem_h_skb_headlen(p),
+            )
+        };
+        let end = i64::from(off).checked_add(N as i64)?;
+        if end > i64::from(head) {
+            return None;
+        }
+        // SAFETY: the network header lies in the skb's buffer (the kernel
+        // sets it there) and its `N` octets end within the linear data
+        // (checked above), which stays unchanged while we borrow `self`.
+        Some(unsafe {
+            core::ptr::read_unaligned(ffi::crem_h_skb_network_header(p).cast::<[u8; N]>())
+        })
+    }
+
     /// Whether its data may be shared with a clone (then never written).
     fn is_shared(&self) -> bool {
         // SAFETY: the invariant makes `self.0` a live skb.
@@ -216,7 +247,6 @@ impl Skb {
     }
 
     /// Its protocol (an ETH_P_* value in host order).
-    #[cfg(crem_kunit)] // read by the KUnit suites only
     pub(crate) fn protocol(&self) -> u16 {
         // SAFETY: the invariant makes `self.0` a live skb.
         u16::from_be(unsafe { ffi::crem_h_skb_protocol(self.0.as_ptr()) })

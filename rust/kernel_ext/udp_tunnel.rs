@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+//! An in-kernel UDP socket with a udp-tunnel receive hook ([`TunnelSock`]):
+//! bound to a port of a netns, its datagrams handed, in softirq, to an
+//! `encap_rcv` callback with the owner's pointer as the socket's user data;
+//! datagrams sent by [`TunnelSock::xmit`] (`udp_tunnel_xmit_skb`), which
+//! routes them itself. Released (`udp_tunnel_sock_release`: the user data
+//! cleared, an RCU grace period, shut down) when dropped.
+//!
+//! 6.12's `kernel` crate has no socket type; the configuration structs of
+//! `udp_sock_create` and `setup_udp_tunnel_sock` are filled by wrappers in
+//! `glue/helpers.c`.
+
+use super::skb::Skb;
+use crate::ffi;
+use core::ffi::{c_int, c_void};
+use core::ptr::NonNull;
+use kernel::bindings;
+
+/// The receive callback: the socket and a datagram (its `data` at the UDP
+/// header) whose reference it takes; returns 0 (consumed).
+pub(crate) type EncapRcv =
+    unsafe extern "C" fn(*mut bindings::sock, *mut bindings::sk_buff) -> c_int;
+
+/// An open, bound UDP tunnel socket of one netns.
+///
+/// # Invariants
+///
+/// `sock` is a socket made by `udp_sock_create4`, owned by this value and
+/// released exactly once, by its drop.
+pub(crate) struct TunnelSock {
+    sock: NonNull<ffi::socket>,
+}
+
+// SAFETY: the socket is a kernel object any thread may use and release;
+// this value is only its owner's handle.
+unsafe impl Send for TunnelSock {}
+// SAFETY: the methods taking `&self` (`port`, `xmit`) are kernel calls that
+// may run concurrently on one socket.
+unsafe impl Sync for TunnelSock {}
+
+impl TunnelSock {
+    /// A UDP socket of `net` bound to `port` (host order) on every IPv4
+    /// address, or the errno (`EADDRINUSE`: another socket has the port).
+    /// Process context. Datagrams are not handed to anyone until
+    /// [`TunnelSock::receive`].
+    pub(crate) fn bind(net: NonNull<bindings::net>, port: u16) -> Result<Self, c_int> {
+        let mut sock = core::ptr::null_mut();
+        // SAFETY: `net` is a live netns (the caller's); `udp_sock_create4`
+        // sleeps, which process context allows, and sets `sock` to a new
+        // socket only when it returns 0.
+        let err = unsafe { ffi::crem_h_udp_sock_create4(net.as_ptr(), port.to_be(), &mut sock) };
+        match NonNull::new(sock) {
+            Some(sock) if err == 0 => Ok(TunnelSock { sock }),
+            _ => Err(if err != 0 {
+                err
+            } else {
+                -(bindings::ENOMEM as c_int)
+            }),
+        }
+    }
+
+    /// Datagrams from now on go to `rcv` in softirq, with `user_data` as
+    /// the socket's user data ([`user_data`]).
+    ///
+    /// # Safety
+    ///
+    /// `user_data` stays valid for `rcv` until this socket is dropped
+    /// (which clears it and waits for the callbacks under way).
+    pub(crate) unsafe fn receive(
+        &self,
+        net: NonNull<bindings::net>,
+        user_data: *mut c_void,
+        rcv: EncapRcv,
+    ) {
+        // SAFETY: the socket is ours and open (the invariant), `net` its
+        // netns; `setup_udp_tunnel_sock` only sets its callbacks.
+        unsafe {
+            ffi::crem_h_setup_udp_tunnel_sock(
+                net.as_ptr(),
+                self.sock.as_ptr(),
+                user_data,
+                Some(rcv),
+            )
+        };
+    }
+
+    /// The port it is bound to (host order).
+    pub(crate) fn port(&self) -> u16 {
+        // SAFETY: the socket is ours and open (the invariant).
+        u16::from_be(unsafe { ffi::crem_h_socket_sport(self.sock.as_ptr()) })
+    }
+
+    /// Sends `skb` (its data: the UDP payload, with headroom for the UDP,
+    /// IP and link headers) from this socket's port to the same port of
+    /// `to` (network order) with IP `tos`, routed in `net`; consumed
+    /// either way. The errno if there is no route. Any context; the caller
+    /// keeps the socket open for the call.
+    pub(crate) fn xmit(
+        &self,
+        net: NonNull<bindings::net>,
+        skb: Skb,
+        to: u32,
+        tos: u8,
+    ) -> Result<(), c_int> {
+        // SAFETY: the socket is ours and open (the invariant).
+        let port = unsafe { ffi::crem_h_socket_sport(self.sock.as_ptr()) };
+        let (mut saddr, mut err) = (0u32, 0);
+        // SAFETY: `net` is live (the caller's); a route lookup may run in
+        // any context and returns a route we own a reference to, or null.
+        let rt =
+            unsafe { ffi::crem_h_route_output_udp(net.as_ptr(), to, port, &mut saddr, &mut err) };
+        if rt.is_null() {
+            return Err(if err != 0 {
+                err
+            } else {
+                -(bindings::EHOSTUNREACH as c_int)
+            });
+        }
+        // SAFETY: `rt` is the live route just found.
+        let ttl = unsafe { ffi::crem_h_rt_hoplimit(rt) };
+        // SAFETY: the socket is open; `udp_tunnel_xmit_skb` takes over our
+        // references to `rt` and to the skb (it frees both on any error).
+        unsafe {
+            ffi::udp_tunnel_xmit_skb(
+                rt,
+                ffi::crem_h_socket_sk(self.sock.as_ptr()),
+                skb.into_raw(),
+                saddr,
+                to,
+                tos,
+                ttl,
+                0,
+                port,
+                port,
+                false,
+                false,
+            )
+        };
+        Ok(())
+    }
+}
+
+impl Drop for TunnelSock {
+    fn drop(&mut self) {
+        // SAFETY: the socket is ours (the invariant) and released once,
+        // here; `udp_tunnel_sock_release` clears the user data and waits
+        // an RCU grace period for the receive callbacks under way.
+        unsafe { ffi::udp_tunnel_sock_release(self.sock.as_ptr()) };
+    }
+}
+
+/// The user data a [`TunnelSock::receive`] socket was given, for its
+/// receive callback (null once the socket is being released).
+///
+/// # Safety
+///
+/// `sk` is the socket a receive callback was called for, in that callback.
+pub(crate) unsafe fn user_data(sk: *mut bindings::sock) -> *mut c_void {
+    // SAFETY: the callback runs in an RCU read-side section (softirq) with
+    // `sk` live.
+    unsafe { ffi::crem_h_sk_user_data(sk) }
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A netns's CREM socket: an in-kernel UDP socket on the configured CREM
+//! port (none until a role and a port are configured). Its datagrams arrive
+//! through the udp-tunnel receive hook in softirq and go to
+//! `dispatch.rs`; flows send their messages from whatever context their
+//! engines run in, at once, or onto an [`Outbox`] the hook flushes once the
+//! packet that caused them has gone on.
+//!
+//! The socket is published for those readers as an RCU pointer
+//! ([`Socket::get`], under a [`Bh`]); the one writer at a time is
+//! [`Socket::reconfigure`] (config-set, netns exit), which binds the new
+//! socket before the old one goes, so that a port that cannot be bound
+//! leaves the old one serving.
+
+use crate::dispatch;
+use crate::ffi;
+use crate::flow::Flow;
+use crate::host::msg_slot;
+use crate::kernel_ext::bh::Bh;
+use crate::kernel_ext::skb::{DropReason, Lent, Skb};
+use crate::kernel_ext::udp_tunnel::{self, TunnelSock};
+use crate::netns::{self, NetState};
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::bindings::{self, sk_buff_head};
+use kernel::new_mutex;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+
+/// Room before a message for the UDP, IPv4 and link headers.
+const HEADROOM: u32 = ffi::LL_MAX_HEADER + 20 + 8;
+/// The UDP header a received datagram's data starts with.
+const UDP_HLEN: usize = 8;
+
+/// The netns's socket (see the module docs).
+#[pin_data(PinnedDrop)]
+pub(crate) struct Socket {
+    /// The open socket, changed by one writer at a time (process context).
+    #[pin]
+    owner: Mutex<Option<KBox<TunnelSock>>>,
+    /// `owner`'s socket as readers see it: set once it receives, cleared
+    /// (and a grace period waited for) before it is released.
+    cur: AtomicPtr<TunnelSock>,
+}
+
+impl Socket {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        let owner = new_mutex!(None, "crem_socket");
+        // SAFETY: each field is initialised in place at `slot`, pinned
+        // there; neither initialiser can fail (`Infallible`), so none is
+        // left to undo. (Written out rather than with `pin_init!`, whose
+        // type-checking closure leaves a dead panic call in the object,
+        // which vm/panic-sites.py would count; see `Pool::new`.)
+        unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Self| {
+                owner.__pinned_init(core::ptr::addr_of_mut!((*slot).owner))?;
+                core::ptr::addr_of_mut!((*slot).cur).write(AtomicPtr::new(core::ptr::null_mut()));
+                Ok(())
+            })
+        }
+    }
+
+    /// The socket, if one is bound (under RCU: BH off).
+    fn get<'a>(&'a self, _bh: &'a Bh) -> Option<&'a TunnelSock> {
+        // SAFETY: a published socket is released only after it is
+        // unpublished and a grace period has passed (`reconfigure`), which
+        // this BH-off section, an RCU reader, holds back.
+        unsafe { self.cur.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Whether a socket is bound now (a hint: it may change at once).
+    pub(crate) fn bound(&self) -> bool {
+        !self.cur.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Binds the socket of `st` to `port` (0: none), in process context,
+    /// one caller at a time (config-set serialises its own, with the
+    /// commit that follows). The new socket is bound before the old one
+    /// goes: if `port` cannot be bound (in use, say) the old one keeps
+    /// serving and the errno is returned. The old socket's flows go with
+    /// it: they send through it.
+    pub(crate) fn reconfigure(&self, st: &NetState, port: u16) -> Result<(), c_int> {
+        let mut g = self.owner.lock();
+        let same = match &*g {
+            Some(s) => s.port() == port,
+            None => port == 0,
+        };
+        if same {
+            return Ok(());
+        }
+        let new = match port {
+            0 => None,
+            _ => Some(
+                KBox::new(TunnelSock::bind(st.net(), port)?, GFP_KERNEL)
+                    .map_err(|_| -(bindings::ENOMEM as c_int))?,
+            ),
+        };
+        if let Some(old) = g.take() {
+            self.cur.store(core::ptr::null_mut(), Ordering::Release);
+            st.flush_flows();
+            // SAFETY: process context, no spinlock held.
+            unsafe { ffi::synchronize_net() };
+            drop(old);
+        }
+        if let Some(new) = new {
+            // SAFETY: `st` outlives its socket: C's netns exit closes it
+            // (`crem_rs_sock_reconfigure` with 0) before the state goes,
+            // and the state's drop would release it too (its `owner`).
+            unsafe { new.receive(st.net(), (st as *const NetState).cast_mut().cast(), receive) };
+            self.cur.store(
+                core::ptr::from_ref::<TunnelSock>(&new).cast_mut(),
+                Ordering::Release,
+            );
+            *g = Some(new);
+        }
+        Ok(())
+    }
+
+    /// Sends message `msg` to `to` (network order) with `tos`, at once;
+    /// counted in `st` as sent, or as a send drop.
+    pub(crate) fn send(&self, st: &NetState, bh: &Bh, to: u32, tos: u8, msg: &[u8]) -> bool {
+        match message(msg) {
+            Some(skb) => self.xmit(st, bh, to, tos, msg_slot(msg), skb),
+            None => {
+                st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+                false
+            }
+        }
+    }
+
+    /// Sends message `skb` of msgs-by-type `slot` to `to` (network order)
+    /// with `tos`; counted in `st` as sent, or as a send drop.
+    fn xmit(&self, st: &NetState, bh: &Bh, to: u32, tos: u8, slot: usize, skb: Skb) -> bool {
+        let sent = match self.get(bh) {
+            Some(s) => s.xmit(st.net(), skb, to, tos).is_ok(),
+            None => {
+                skb.drop_reason(DropReason::SocketClose);
+                false
+            }
+        };
+        if sent {
+            st.count_dp(ffi::crem_dp_CREM_EV_MSG_OUT);
+            st.count_msg_out(slot);
+        } else {
+            st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+        }
+        sent
+    }
+
+    /// Sends what the hook's sender flows queued on `q` while it processed
+    /// a packet, now that the packet has gone on.
+    pub(crate) fn flush(&self, st: &NetState, bh: &Bh, q: &mut Outbox) {
+        while let Some(skb) = q.pop() {
+            let (to, tos, slot) = Outbox::cb(&skb);
+            self.xmit(st, bh, to, tos, slot, skb);
+        }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Socket {
+    fn drop(self: Pin<&mut Self>) {
+        // Normally closed already (netns exit). If not, unpublished first,
+        // so that no sender finds it once it is released (`owner`'s drop,
+        // after this).
+        if !self
+            .cur
+            .swap(core::ptr::null_mut(), Ordering::AcqRel)
+            .is_null()
+        {
+            // SAFETY: the state's drop runs in process context.
+            unsafe { ffi::synchronize_net() };
+        }
+    }
+}
+
+/// A message in an skb of its own, with room for its headers (and, in
+/// the test build, the fault injection's damage).
+fn message(msg: &[u8]) -> Option<Skb> {
+    let mut skb = Skb::alloc_atomic(HEADROOM, u32::try_from(msg.len()).ok()?)?;
+    if !skb.put_data(msg) {
+        return None;
+    }
+    fault::corrupt(&mut skb);
+    Some(skb)
+}
+
+/// Messages a packet's processing caused, queued until the packet has gone
+/// on (`hook.rs`), each with where it goes in its control block.
+pub(crate) struct Outbox {
+    q: sk_buff_head,
+}
+
+/// Where a queued message goes (in its skb's control block).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Dest {
+    to: u32,
+    tos: u8,
+    slot: u8,
+}
+
+impl Outbox {
+    /// An empty queue, to be used where it is (its head points to itself).
+    ///
+    /// # Safety
+    ///
+    /// The returned value is initialised by [`Outbox::init`] before use and
+    /// does not move after that.
+    pub(crate) unsafe fn uninit() -> Self {
+        // SAFETY: a C list head, all zeros until `init`.
+        Outbox {
+            q: unsafe { core::mem::zeroed() },
+        }
+    }
+
+    /// Makes the queue empty where it is.
+    pub(crate) fn init(&mut self) {
+        // SAFETY: our queue head, not in use.
+        unsafe { ffi::crem_h_skb_queue_head_init(&mut self.q) };
+    }
+
+    /// The queue, for the flow calls that fill it.
+    pub(crate) fn as_ptr(&mut self) -> *mut sk_buff_head {
+        &mut self.q
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: our queue, initialised (`init`'s contract).
+        unsafe { ffi::crem_h_skb_queue_empty(&self.q) }
+    }
+
+    fn pop(&mut self) -> Option<Skb> {
+        // SAFETY: our queue, whose skbs it owns (`push`).
+        unsafe { Skb::from_raw(ffi::crem_h_skb_dequeue(&mut self.q)) }
+    }
+
+    /// Queues `skb` for `d`.
+    ///
+    /// # Safety
+    ///
+    /// `q` is an initialised [`Outbox`]'s queue, used by this CPU alone.
+    unsafe fn push(q: *mut sk_buff_head, d: Dest, skb: Skb) {
+        const { assert!(core::mem::size_of::<Dest>() <= 48) };
+        // SAFETY: the control block is the skb's own (48 octets, ours
+        // while we own it), `Dest` fits in it and is `Copy`.
+        unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Dest>(), d) };
+        // SAFETY: the caller's contract; the queue owns the skb from now on.
+        unsafe { ffi::crem_h_skb_queue_tail(q, skb.into_raw()) };
+    }
+
+    fn cb(skb: &Skb) -> (u32, u8, usize) {
+        // SAFETY: only `push` queues skbs, with a `Dest` in their control
+        // block.
+        let d = unsafe { core::ptr::read_unaligned((*skb.as_ptr()).cb.as_ptr().cast::<Dest>()) };
+        (d.to, d.tos, usize::from(d.slot))
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        while let Some(skb) = self.pop() {
+            skb.drop_reason(DropReason::QueuePurge);
+        }
+    }
+}
+
+/// A flow's message `msg`, with `tos`, to its peer: at once, or onto
+/// `defer` (if not null) for the hook to flush. False if it could not be
+/// (counted by the caller for the flow; a failed send also for the netns).
+/// The flow's `Glue::NETNS` send.
+///
+/// # Safety
+///
+/// Called under the flow's lock (`bh`); `defer` is null or an
+/// initialised [`Outbox`]'s queue of this CPU's caller.
+pub(crate) unsafe fn flow_send(
+    f: &Flow,
+    bh: &Bh,
+    tos: u8,
+    defer: *mut sk_buff_head,
+    msg: &[u8],
+) -> bool {
+    let Some(st) = f.netns() else {
+        return false;
+    };
+    let to = crate::table::InTable::links(f).peer();
+    if defer.is_null() {
+        return st.socket.send(st, bh, to, tos, msg);
+    }
+    let Some(skb) = message(msg) else {
+        st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+        return false;
+    };
+    let d = Dest {
+        to,
+        tos,
+        slot: msg_slot(msg) as u8,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { Outbox::push(defer, d, skb) };
+    true
+}
+
+/// A datagram of the socket whose user data is a netns state
+/// (`Socket::reconfigure`), in softirq: its UDP payload, whole and linear,
+/// with its source and IP TOS (its ECN too: a CE-marked REPAIR is the
+/// draft's congestion signal for the repair path), to `dispatch.rs`.
+unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> c_int {
+    // SAFETY: the socket hands us its reference to the datagram.
+    let Some(mut skb) = (unsafe { Skb::from_raw(skb) }) else {
+        return 0;
+    };
+    // SAFETY: a receive callback of `sk`; its user data, if not null, is
+    // the live netns state it was set to (`reconfigure`).
+    let Some(st) = (unsafe { netns::state_opt(udp_tunnel::user_data(sk)) }) else {
+        skb.drop_reason(DropReason::SocketClose);
+        return 0;
+    };
+    let why = if u32::from(skb.protocol()) != bindings::ETH_P_IP {
+        Some(DropReason::UnhandledProto)
+    } else if (skb.len() as usize) < UDP_HLEN {
+        Some(DropReason::PktTooSmall)
+    } else if !Lent::of(&mut skb).linearize() {
+        Some(DropReason::Nomem)
+    } else {
+        None
+    };
+    let ip = skb.network_header::<20>();
+    match (why, ip) {
+        (None, Some(ip)) => {
+            st.count_dp(ffi::crem_dp_CREM_EV_MSG_IN);
+            let from = u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]);
+            dispatch::receive(st, from, skb.head().get(UDP_HLEN..).unwrap_or(&[]), ip[1]);
+            // Consumed (dropped here: every message is copied where kept).
+        }
+        (why, _) => {
+            st.count_dp(ffi::crem_dp_CREM_DROP_MSG_INVALID);
+            skb.drop_reason(why.unwrap_or(DropReason::UnhandledProto));
+        }
+    }
+    0
+}
+
+/// Test-only fault injection for the end-to-end tests (the KUnit build
+/// only, never the production module): corrupts one symbol octet of every
+/// Nth coded (scheme 1) REPAIR this node sends, after encoding and before
+/// the UDP checksum, as a corrupting middlebox would. N is the module
+/// parameter `fault_corrupt_repair` (`crem_glue.c`; 0: off).
+mod fault {
+    use crate::kernel_ext::skb::Skb;
+
+    #[cfg(crem_kunit)]
+    pub(super) fn corrupt(skb: &mut Skb) {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        /// A REPAIR's header with one bitmap word: smaller ones are not
+        /// corrupted.
+        const REPAIR_SYMBOL_MIN: usize = 24;
+        static N: AtomicU32 = AtomicU32::new(0);
+        // SAFETY: a module parameter, an aligned u32 written by sysfs: read
+        // once, as READ_ONCE reads it.
+        let every = unsafe {
+            core::ptr::read_volatile(core::ptr::addr_of!(crate::ffi::crem_fault_corrupt_repair))
+        };
+        let Some(m) = skb.linear_mut() else {
+            return;
+        };
+        let len = m.len();
+        if every == 0 || len <= REPAIR_SYMBOL_MIN + 64 || m[0] != 0x11 || m[9] != 1 {
+            return;
+        }
+        if N.fetch_add(1, Ordering::Relaxed).wrapping_add(1) % every != 0 {
+            return;
+        }
+        if let Some(b) = m.get_mut(len - 40) {
+            *b ^= 0x5a;
+        }
+    }
+
+    #[cfg(not(crem_kunit))]
+    pub(super) fn corrupt(_: &mut Skb) {}
+}
+
+/// Binds the CREM socket of the netns whose Rust state is `net` to `port`
+/// (0: none): 0 or the errno (`-EADDRINUSE`: the port is another socket's;
+/// the old socket, if any, still serves). Process context, one caller at a
+/// time (config-set under its `sock_mutex`, netns exit).
+#[no_mangle]
+extern "C" fn crem_rs_sock_reconfigure(net: *mut core::ffi::c_void, port: u16) -> c_int {
+    // SAFETY: C passes its per-netns state, live while the netns is.
+    let Some(st) = (unsafe { netns::state_opt(net) }) else {
+        return -(bindings::EINVAL as c_int);
+    };
+    match st.socket.reconfigure(st, port) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
