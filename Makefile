@@ -7,7 +7,7 @@ BUILD ?= $(CURDIR)/build
 KMAKE = PATH=/usr/bin:/bin:/usr/sbin:/sbin:$$HOME/.cargo/bin $(MAKE) LLVM=1 \
 	RUSTC=/usr/bin/rustc BINDGEN=$$HOME/.cargo/bin/bindgen
 MODULE_SRCS = Kbuild include rust/crem_main.rs rust/config.rs rust/create.rs rust/dispatch.rs rust/ffi.rs rust/engine.rs rust/flow.rs rust/flows.rs rust/hook.rs \
-	rust/host.rs rust/inject.rs rust/netns.rs rust/pool.rs rust/socket.rs rust/gf.rs rust/store.rs rust/table.rs rust/workspace.rs \
+	rust/host.rs rust/inject.rs rust/netns.rs rust/pool.rs rust/socket.rs rust/gf.rs rust/store.rs rust/table.rs rust/trace.rs rust/workspace.rs \
 	rust/kernel_ext \
 	rust/glue rust/core/src kunit
 

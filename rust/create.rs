@@ -24,6 +24,7 @@ use crate::kernel_ext::skb::Skb;
 use crate::kernel_ext::work::Work;
 use crate::netns::{self, NetState};
 use crate::table::{FlowKey, Refused, SIDE_CSF};
+use crate::trace;
 use core::ffi::c_int;
 use kernel::bindings;
 use kernel::prelude::*;
@@ -312,6 +313,7 @@ impl Creation {
         f.start(bh, nonce, hello);
         // Announced before a flow-down can be (a removal waits for this
         // section to end before it notifies).
+        trace::flow_up(&FlowKey::from(rq.key), rq.peer);
         ntf.flow_up(st, c);
         Ok(f)
     }

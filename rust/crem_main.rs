@@ -30,6 +30,7 @@ mod pool;
 mod socket;
 mod store;
 mod table;
+mod trace;
 mod workspace;
 
 #[cfg(crem_kunit)]

@@ -244,6 +244,7 @@ const EV_CLOSE_RECEIVED: u32 = 2;
 fn note_sender_event(h: &mut Host<'_>, ev: Option<SenderEvent>) {
     match ev {
         Some(SenderEvent::Established { flow_id }) => h.set_flow_id(flow_id),
+        Some(SenderEvent::ConfigChanged(cfg)) => h.config_changed(&cfg),
         Some(SenderEvent::BreakerTripped) => h.flow_event(EV_BREAKER_TRIPPED, 0),
         Some(SenderEvent::BreakerCleared) => h.flow_event(EV_BREAKER_CLEARED, 0),
         Some(SenderEvent::Closed {
@@ -498,6 +499,7 @@ impl Engine {
             Some(ReceiverEvent::Established { flow_id })
             | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
             Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
+            Some(ReceiverEvent::ConfigAccepted(cfg)) => h.config_changed(&cfg),
             _ => {}
         }
     }

@@ -33,6 +33,7 @@ use crate::kernel_ext::skb::Lent;
 use crate::netns::NetState;
 use crate::store::{Current, Owner};
 use crate::table::{FlowKey, FlowTable, InTable, Links};
+use crate::trace;
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
@@ -758,6 +759,7 @@ pub(crate) extern "C" fn crem_rs_flow_kill(
         let mut g = f.state.lock(&bh);
         let l = &mut *g;
         if !l.dead {
+            trace::flow_down(f.links.key(), f.links.peer(), close_reason);
             let tos = msg_tos(&mut l.engine);
             // SAFETY: as in `Flow::with`.
             let ids = f.ids(&bh);

@@ -6,13 +6,15 @@
 //! made under the flow's lock (`crate::flow`).
 
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
+use crate::crem_core::engine::FecConfig;
 use crate::crem_core::engine::Sink;
 use crate::crem_core::psn::Psn;
 use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::bh::Bh;
 use crate::store::Stores;
-use crate::table::FlowTable;
+use crate::table::{FlowKey, FlowTable};
+use crate::trace;
 use kernel::bindings::sk_buff_head;
 
 /// Slots of the msgs-in/out-by-type counters: message types 1 to 9, 12
@@ -133,12 +135,23 @@ impl<'a> Host<'a> {
         if ev > ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
             return;
         }
+        trace::flow_change(self.key(), ev, reason);
         self.out.ev_pending |= 1 << ev;
         if ev == ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
             self.out.close_reason = reason;
         }
         // SAFETY: the flow is live (`new`); C only schedules the work.
         unsafe { (self.flow.glue().event)(self.flow.c()) };
+    }
+
+    /// The flow's key.
+    pub(crate) fn key(&self) -> &FlowKey {
+        crate::table::InTable::links(self.flow).key()
+    }
+
+    /// The flow's FEC configuration in force is now `cfg`.
+    pub(crate) fn config_changed(&self, cfg: &FecConfig) {
+        trace::config(self.key(), cfg);
     }
 
     /// Counts a message received for the flow.
@@ -196,6 +209,7 @@ impl<'a> FlowIds<'a> {
 impl Sink for Host<'_> {
     fn send(&mut self, msg: &[u8]) {
         let slot = msg_slot(msg);
+        trace::request(self.key(), msg);
         // SAFETY: the flow is locked, `defer` null or an `Outbox`'s
         // (`Host::new`); `msg` is copied.
         let sent =
@@ -261,7 +275,9 @@ impl SymbolStore for CrfIo<'_, '_> {
 
 impl Delivery for CrfIo<'_, '_> {
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
-        self.stores.restored(psn, payload, hold)
+        let r = self.stores.restored(psn, payload, hold);
+        trace::restore(self.sink.key(), psn, hold, r == Restored::Verified);
+        r
     }
 
     fn release(&mut self, psn: Psn) {

@@ -14,6 +14,9 @@
 #include <net/udp_tunnel.h>
 #include "helpers.h"
 
+#define CREATE_TRACE_POINTS
+#include "crem_trace.h"
+
 #ifdef CONFIG_X86
 void crem_h_kernel_fpu_begin(void)
 {
@@ -419,4 +422,40 @@ void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb)
 struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q)
 {
 	return __skb_dequeue(q);
+}
+
+void crem_h_trace_flow_up(const struct crem_flow_key *k, __be32 peer)
+{
+	trace_crem_flow_up(k, peer, -1);
+}
+
+void crem_h_trace_flow_down(const struct crem_flow_key *k, __be32 peer, int close)
+{
+	trace_crem_flow_down(k, peer, close);
+}
+
+void crem_h_trace_flow_change(const struct crem_flow_key *k, u32 event, u16 reason)
+{
+	trace_crem_flow_change(k, event, reason);
+}
+
+void crem_h_trace_config(const struct crem_flow_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t)
+{
+	trace_crem_config(k, id, scheme, fk, fm, t);
+}
+
+void crem_h_trace_restore(const struct crem_flow_key *k, u32 psn, bool held, bool ok)
+{
+	trace_crem_restore(k, psn, held, ok);
+}
+
+bool crem_h_trace_request_enabled(void)
+{
+	return trace_crem_request_enabled();
+}
+
+void crem_h_trace_request(const struct crem_flow_key *k, bool ranges, bool fallback, u32 first,
+			  u8 fk, u8 lost)
+{
+	trace_crem_request(k, ranges, fallback, first, fk, lost);
 }

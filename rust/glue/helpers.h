@@ -161,4 +161,18 @@ const u8 *crem_h_skb_network_header(const struct sk_buff *skb);
 void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q);
 
+/*
+ * The module's tracepoints (crem_trace.h, created in helpers.c): each
+ * wrapper fires one (a static key: nothing is done unless it is enabled).
+ */
+struct crem_flow_key;
+void crem_h_trace_flow_up(const struct crem_flow_key *k, __be32 peer);
+void crem_h_trace_flow_down(const struct crem_flow_key *k, __be32 peer, int close);
+void crem_h_trace_flow_change(const struct crem_flow_key *k, u32 event, u16 reason);
+void crem_h_trace_config(const struct crem_flow_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t);
+void crem_h_trace_restore(const struct crem_flow_key *k, u32 psn, bool held, bool ok);
+bool crem_h_trace_request_enabled(void);
+void crem_h_trace_request(const struct crem_flow_key *k, bool ranges, bool fallback, u32 first,
+			  u8 fk, u8 lost);
+
 #endif

@@ -52,3 +52,20 @@ droptrace_stop() {
   grep 'kfree_skb:' $TRACEFS/trace | grep '\[crem\]' >"$1"
   log "kfree_skb from crem.ko: $(wc -l <"$1") ($(grep -c 'kfree_skb:' $TRACEFS/trace) in all)"
 }
+# cremtrace_start / cremtrace_stop FILE: crem.ko's own tracepoints
+# (events/crem/: flow up and down, flow-change events, configurations,
+# restored packets, REPAIR_REQUESTs) while it ran, one per line in FILE,
+# and the events the trace buffer lost ("overrun N", 0 if none) on stdout.
+# Start after droptrace_start, which clears the buffer.
+cremtrace_start() {
+  [ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null || return 0
+  [ -d $TRACEFS/events/crem ] || { log "no crem tracepoints"; return 0; }
+  echo 1 >$TRACEFS/events/crem/enable
+}
+cremtrace_stop() {
+  : >"$1"
+  [ -e $TRACEFS/events/crem/enable ] || return 0
+  echo 0 >$TRACEFS/events/crem/enable
+  grep -E ' crem_[a-z_]+:' $TRACEFS/trace >"$1"
+  cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun/ { n += $2 } END { print "overrun " n + 0 }'
+}
