@@ -272,11 +272,12 @@ CREM_RS_TEST(flow_setup_from_request)
 CREM_RS_TEST(create_queue_and_spares)
 CREM_RS_TEST(create_queue_bounded)
 CREM_RS_TEST(socket_binds_and_receives)
+CREM_RS_TEST(netns_budget)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
  * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs),
  * set-up from a request and creation (rust/create.rs), the CREM socket
- * (rust/socket.rs). */
+ * (rust/socket.rs), the netns's memory budget (rust/netns.rs). */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -292,6 +293,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(create_queue_and_spares),
 	KUNIT_CASE(create_queue_bounded),
 	KUNIT_CASE(socket_binds_and_receives),
+	KUNIT_CASE(netns_budget),
 	{}
 };
 

@@ -18,6 +18,7 @@ use crate::flow::{self, Flow};
 use crate::host::Glue;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::skb::{Lent, Skb};
+use crate::store::Owner;
 use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
@@ -61,10 +62,10 @@ unsafe fn t_send(
     }
     true
 }
-unsafe extern "C" fn t_charge(_: *mut ffi::crem_flow, _: u32) -> bool {
+unsafe fn t_charge(_: &Owner, _: u32) -> bool {
     true
 }
-unsafe extern "C" fn t_uncharge(_: *mut ffi::crem_flow, _: u32) {}
+unsafe fn t_uncharge(_: &Owner, _: u32) {}
 unsafe extern "C" fn t_event(f: *mut ffi::crem_flow) {
     let h = host(f);
     h.events.set(h.events.get() + 1);
@@ -99,7 +100,7 @@ fn make(h: &TestHost) -> Option<*mut Flow> {
 fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     let c = NonNull::from(h).cast::<ffi::crem_flow>();
     // Its net is reached only to inject restored packets: a CSF never does.
-    let b = Flow::new(c, NonNull::dangling(), true, &TEST_GLUE)?;
+    let b = Flow::new(c, NonNull::dangling(), None, true, &TEST_GLUE)?;
     // SAFETY: kept in place until `free` rebuilds the pinned box.
     let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
     // SAFETY: a C struct of integers, for which all zeros is valid.
@@ -121,7 +122,7 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     let tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
     // In no netns's table (null): its Flow ID is nobody's business.
     // SAFETY: made above, not inserted, ours alone.
-    if unsafe { flow::setup(f, None, &p, 0, &tpl) } != 0 {
+    if unsafe { flow::setup(f, &p, 0, &tpl) } != 0 {
         free(f);
         return None;
     }

@@ -70,7 +70,8 @@ pub(super) fn with_netns_counted(
     body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
 ) -> bool {
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    let raw = netns::crem_rs_net_init(net, core::ptr::null_mut(), cfg, dp, msg_in, msg_out);
+    let (cn, mem) = (core::ptr::null_mut(), core::ptr::null_mut());
+    let raw = netns::crem_rs_net_init(net, cn, cfg, dp, msg_in, msg_out, mem);
     // SAFETY: a state of `crem_rs_net_init` (or null), freed below.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
@@ -200,4 +201,51 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
 #[no_mangle]
 extern "C" fn crem_kunit_flow_setup_from_request(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, flow_setup_from_request)
+}
+
+/// The netns's memory budget (`NetState::charge`, what every flow's stores
+/// charge): charges up to `max-memory` are taken, the one past it is
+/// refused whole and counted as drop-memory, and what is given back makes
+/// room again.
+fn netns_budget(w: &mut dyn Write) -> bool {
+    let mut cfg = host_cfg();
+    cfg.max_memory = 1000;
+    // SAFETY: C's counters, integers, for which all zeros is valid.
+    let mut dp: [bindings::atomic64_t; ffi::crem_dp_CREM_NR_DP as usize] =
+        unsafe { core::mem::zeroed() };
+    let dp_ptr = dp.as_mut_ptr();
+    with_netns(&cfg, dp_ptr, w, |st, w| {
+        // SAFETY: `dp` outlives the state, which counts in it atomically
+        // (an `atomic64_t` is an `AtomicI64`); the index is in it.
+        let refused = || unsafe {
+            (*dp_ptr
+                .add(ffi::crem_dp_CREM_DROP_MEMORY as usize)
+                .cast::<core::sync::atomic::AtomicI64>())
+            .load(core::sync::atomic::Ordering::Relaxed)
+        };
+        let mut c = Checks::new(w);
+        c.check(st.charge(600) && st.charge(400), "charges up to max-memory");
+        c.check(
+            st.memory() == 1000 && refused() == 0,
+            "1000 held, none refused",
+        );
+        c.check(!st.charge(1), "a charge past max-memory");
+        c.check(
+            st.memory() == 1000 && refused() == 1,
+            "refused whole and counted",
+        );
+        st.uncharge(600);
+        c.check(
+            st.charge(500) && st.memory() == 900,
+            "room again after giving back",
+        );
+        st.uncharge(900);
+        c.check(st.memory() == 0, "all given back");
+        c.ok
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_netns_budget(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, netns_budget)
 }

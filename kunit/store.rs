@@ -28,11 +28,11 @@ struct TestBudget {
     refused: Cell<u64>,
 }
 
-unsafe extern "C" fn test_charge(f: *mut ffi::crem_flow, n: u32) -> bool {
+unsafe fn test_charge(o: &Owner, n: u32) -> bool {
     // SAFETY: the stores under test were given a `TestBudget` as their
     // flow (`stores`), which outlives them; only shared references to it
     // are ever made.
-    let b = unsafe { &*f.cast::<TestBudget>() };
+    let b = unsafe { o.flow.cast::<TestBudget>().as_ref() };
     let used = b.used.get().saturating_add(u64::from(n));
     if used > b.limit.get() {
         b.refused.set(b.refused.get().saturating_add(1));
@@ -42,9 +42,9 @@ unsafe extern "C" fn test_charge(f: *mut ffi::crem_flow, n: u32) -> bool {
     true
 }
 
-unsafe extern "C" fn test_uncharge(f: *mut ffi::crem_flow, n: u32) {
+unsafe fn test_uncharge(o: &Owner, n: u32) {
     // SAFETY: as in `test_charge`.
-    let b = unsafe { &*f.cast::<TestBudget>() };
+    let b = unsafe { o.flow.cast::<TestBudget>().as_ref() };
     b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
@@ -84,6 +84,7 @@ impl Fixture {
             flow: NonNull::from(&self.budget).cast(),
             // Read only to inject a packet, which these tests never do.
             net: NonNull::dangling(),
+            netns: None,
             glue: &TEST_GLUE,
         };
         Stores::new(owner, csf).ok()

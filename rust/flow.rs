@@ -80,8 +80,8 @@ pub(crate) struct Flow {
     /// Its identity and links, set up with its engine, before it is
     /// inserted (a spare has none until it is taken).
     links: Links,
-    /// Its netns, set with `links` (none: a KUnit case's flow, in no
-    /// table, sending nowhere); the netns outlives its flows.
+    /// Its netns (none: a KUnit case's flow, in no table, sending
+    /// nowhere), which outlives its flows.
     netns: Option<NonNull<NetState>>,
 }
 
@@ -136,15 +136,23 @@ unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_
 }
 
 impl Flow {
-    /// A flow of side `csf` for the C half `c` in `net`, its engine not yet
-    /// set up. Process context; charged to the active memory cgroup.
+    /// A flow of side `csf` for the C half `c` in `net`, whose state is
+    /// `netns` (none: a KUnit case's flow, in no table, sending nowhere),
+    /// its engine not yet set up. Process context; charged to the active
+    /// memory cgroup.
     pub(crate) fn new(
         c: NonNull<ffi::crem_flow>,
         net: NonNull<bindings::net>,
+        netns: Option<NonNull<NetState>>,
         csf: bool,
         glue: &'static Glue,
     ) -> Option<FlowBox> {
-        let owner = Owner { flow: c, net, glue };
+        let owner = Owner {
+            flow: c,
+            net,
+            netns,
+            glue,
+        };
         let engine = Engine::new(owner, csf)?;
         let state = Locked {
             engine,
@@ -163,7 +171,7 @@ impl Flow {
                 c,
                 glue,
                 links: Links::new(FlowKey::default(), 0),
-                netns: None,
+                netns,
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
@@ -245,8 +253,8 @@ impl Flow {
 
     /// The flow's netns, if any.
     pub(crate) fn netns(&self) -> Option<&NetState> {
-        // SAFETY: set at setup to the flow's netns, which outlives its
-        // flows (it frees them all before it goes).
+        // SAFETY: the flow's netns, which outlives its flows (it frees
+        // them all before it goes).
         self.netns.map(|t| unsafe { t.as_ref() })
     }
 
@@ -472,13 +480,14 @@ impl Spare {
     /// A flow of `side` in `net`, its engine not yet set up (None if out
     /// of memory). Process context: charged to the active memory cgroup,
     /// and may fail there.
-    pub(crate) fn new(net: NonNull<bindings::net>, side: u8) -> Option<Self> {
+    pub(crate) fn new(st: &NetState, side: u8) -> Option<Self> {
         // SAFETY: the C half is a struct of integers and raw pointers, for
         // which all zeros is valid (what C's `kzalloc` gave it before).
         let c = CHalf::new(unsafe { core::mem::zeroed() }, GFP_KERNEL).ok()?;
         let c = NonNull::new(Box::into_raw(c))?;
         let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
-        let Some(rs) = Flow::new(c, net, csf, &Glue::NETNS) else {
+        let netns = Some(NonNull::from(st));
+        let Some(rs) = Flow::new(c, st.net(), netns, csf, &Glue::NETNS) else {
             // SAFETY: taken out of its box just above, reachable by no one
             // else.
             drop(unsafe { CHalf::from_raw(c.as_ptr()) });
@@ -581,7 +590,7 @@ pub(crate) extern "C" fn crem_rs_flow_free(f: *mut ffi::crem_flow) {
 /// The initial RTT estimate of a flow's engine, until its first sample.
 const RTT_HINT_NS: u64 = 10_000_000;
 
-/// Sets up the flow `rf` of netns `st` (none: a KUnit case's flow): its
+/// Sets up the flow `rf`: its
 /// identity from `p` and `peer` (network order), its engine from `p` and
 /// its template from `tpl` (any context, once, before the flow is
 /// inserted: its maker holds the only pointer to it). 0, or -EINVAL.
@@ -589,10 +598,8 @@ const RTT_HINT_NS: u64 = 10_000_000;
 /// # Safety
 ///
 /// `rf` is null or a live flow not inserted yet, reachable by no one else;
-/// `st` is its netns, if any, which outlives the flow.
 pub(crate) unsafe fn setup(
     rf: *mut Flow,
-    st: Option<NonNull<NetState>>,
     p: &ffi::crem_engine_params,
     peer: u32,
     tpl: &ffi::crem_template,
@@ -608,12 +615,11 @@ pub(crate) unsafe fn setup(
         kind: p.kind,
     };
     // SAFETY: a live flow, not inserted yet (the caller's contract): this
-    // is the only reference to it, its timer is not armed, and these two
-    // fields are not pinned (its links are linked only once it is
+    // is the only reference to it, its timer is not armed, and this
+    // field is not pinned (its links are linked only once it is
     // inserted).
     unsafe {
         (*rf).links.set_identity(key, peer);
-        (*rf).netns = st;
     }
     // SAFETY: a live flow (the caller's contract).
     let Some(f) = (unsafe { flow(rf) }) else {
@@ -666,15 +672,7 @@ pub(crate) fn setup_request(
     spare.set_c_identity(st, rq);
     // SAFETY: a flow of ours not inserted yet (a `Spare` owns it alone),
     // whose netns is `st`, whose table outlives its flows.
-    match unsafe {
-        setup(
-            spare.rust_half(),
-            Some(NonNull::from(st)),
-            &p,
-            rq.peer,
-            &tpl,
-        )
-    } {
+    match unsafe { setup(spare.rust_half(), &p, rq.peer, &tpl) } {
         0 => Ok(()),
         _ => Err(()),
     }

@@ -12,7 +12,7 @@ use crate::crem_core::psn::Psn;
 use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::bh::Bh;
-use crate::store::Stores;
+use crate::store::{Owner, Stores};
 use crate::table::{FlowKey, FlowTable};
 use crate::trace;
 use kernel::bindings::sk_buff_head;
@@ -46,21 +46,33 @@ pub(crate) struct Glue {
     pub(crate) send: unsafe fn(&Flow, &Bh, u8, *mut sk_buff_head, &[u8]) -> bool,
     /// Charges octets the flow's stores keep (false: refused, counted by
     /// the budget's owner) and gives them back.
-    pub(crate) charge: unsafe extern "C" fn(*mut ffi::crem_flow, u32) -> bool,
-    pub(crate) uncharge: unsafe extern "C" fn(*mut ffi::crem_flow, u32),
+    pub(crate) charge: unsafe fn(&Owner, u32) -> bool,
+    pub(crate) uncharge: unsafe fn(&Owner, u32),
     /// The flow marked a flow-change event.
     pub(crate) event: unsafe extern "C" fn(*mut ffi::crem_flow),
 }
 
 impl Glue {
-    /// The netns's: its socket (`socket.rs`), C's budget and events
-    /// (`crem_flow.c`, `crem_events.c`).
+    /// The netns's: its socket (`socket.rs`) and memory budget
+    /// (`netns.rs`), C's events (`crem_events.c`).
     pub(crate) const NETNS: Glue = Glue {
         send: crate::socket::flow_send,
-        charge: ffi::crem_glue_mem_charge,
-        uncharge: ffi::crem_glue_mem_uncharge,
+        charge: netns_charge,
+        uncharge: netns_uncharge,
         event: ffi::crem_glue_flow_event,
     };
+}
+
+/// The flow's netns's budget (`max-memory`); a flow of no netns (a KUnit
+/// case's of the netns glue) keeps nothing.
+unsafe fn netns_charge(o: &Owner, n: u32) -> bool {
+    o.netns().is_some_and(|st| st.charge(n))
+}
+
+unsafe fn netns_uncharge(o: &Owner, n: u32) {
+    if let Some(st) = o.netns() {
+        st.uncharge(n);
+    }
 }
 
 /// What a flow's engine calls change outside its engine, kept with it

@@ -68,6 +68,8 @@ pub(crate) struct NetState {
     /// What of C's per-netns state the flows' life reads and counts, until
     /// that state is Rust's (issue 15).
     c: CNet,
+    /// The memory count of a state without C's (KUnit).
+    mem_own: AtomicI64,
 }
 
 // C's `atomic64_t` is counted as an `AtomicI64`: the same size and
@@ -92,6 +94,9 @@ struct CNet {
     /// not counted).
     msg_in: *const AtomicI64,
     msg_out: *const AtomicI64,
+    /// `cn->flows.mem`: octets the flows' stores keep (null: a KUnit
+    /// state's own, `mem_own`).
+    mem: *const AtomicI64,
 }
 
 impl NetState {
@@ -99,7 +104,7 @@ impl NetState {
     /// out of memory): charged to the netns's memory cgroup, whoever asks.
     /// Process context.
     pub(crate) fn alloc(&self, side: u8) -> Option<Spare> {
-        self.memcg.charge(|| Spare::new(self.net, side))
+        self.memcg.charge(|| Spare::new(self, side))
     }
 
     /// The netns.
@@ -134,6 +139,38 @@ impl NetState {
     /// Counts one of C's datapath counters (`enum crem_dp`).
     pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
         count_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize);
+    }
+
+    /// The netns's memory budget (`max-memory`) for `n` octets a flow's
+    /// stores keep: false, counted as drop-memory, if it would be exceeded.
+    pub(crate) fn charge(&self, n: u32) -> bool {
+        let m = self.mem();
+        let n = i64::from(n);
+        let after = m.fetch_add(n, Ordering::Relaxed).saturating_add(n);
+        if u64::try_from(after).unwrap_or(u64::MAX) > self.max_memory() {
+            m.fetch_sub(n, Ordering::Relaxed);
+            self.count_dp(ffi::crem_dp_CREM_DROP_MEMORY);
+            return false;
+        }
+        true
+    }
+
+    /// Gives back `n` octets charged.
+    pub(crate) fn uncharge(&self, n: u32) {
+        self.mem().fetch_sub(i64::from(n), Ordering::Relaxed);
+    }
+
+    /// Octets the flows' stores keep now (C reads its own count for
+    /// stats-get).
+    #[cfg(crem_kunit)]
+    pub(crate) fn memory(&self) -> i64 {
+        self.mem().load(Ordering::Relaxed)
+    }
+
+    fn mem(&self) -> &AtomicI64 {
+        // SAFETY: `mem` is C's `atomic64_t` (an `AtomicI64`, only ever
+        // changed atomically), which outlives this state.
+        unsafe { self.c.mem.as_ref() }.unwrap_or(&self.mem_own)
     }
 
     /// Counts a CREM datagram of msgs-by-type `slot` received at the
@@ -207,8 +244,9 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
 /// The state of netns `net` (pernet init, in the task that makes it), or
 /// null if out of memory. `cn` is C's state of it (null: a KUnit case's),
 /// `cfg` its configuration, `dp` its datapath counters and `msg` its
-/// msgs-in-by-type then msgs-out-by-type counters (null: not counted),
-/// each outliving the state; the first flows' defaults are
+/// msgs-in-by-type then msgs-out-by-type counters (null: not counted) and
+/// `mem` the octets its flows keep (null: counted in the state), each
+/// outliving the state; the first flows' defaults are
 /// `cfg` now.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_net_init(
@@ -218,6 +256,7 @@ pub(crate) extern "C" fn crem_rs_net_init(
     dp: *mut bindings::atomic64_t,
     msg_in: *mut bindings::atomic64_t,
     msg_out: *mut bindings::atomic64_t,
+    mem: *mut bindings::atomic64_t,
 ) -> *mut c_void {
     // SAFETY: C's configuration, valid for the call (and, per the
     // function's contract, for the state's life).
@@ -232,6 +271,7 @@ pub(crate) extern "C" fn crem_rs_net_init(
         dp: dp.cast::<AtomicI64>(),
         msg_in: msg_in.cast::<AtomicI64>(),
         msg_out: msg_out.cast::<AtomicI64>(),
+        mem: mem.cast::<AtomicI64>(),
     };
     let st = pin_init!(NetState {
         socket <- Socket::new(),
@@ -245,6 +285,7 @@ pub(crate) extern "C" fn crem_rs_net_init(
         memcg: MemCg::of_current(),
         net,
         c,
+        mem_own: AtomicI64::new(0),
     });
     match KBox::pin_init(st, GFP_KERNEL) {
         // SAFETY: C keeps the state where it is (a pointer) until

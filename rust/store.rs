@@ -23,6 +23,7 @@ use crate::inject;
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{Copied, FlowArray};
 use crate::kernel_ext::skb::{sk_buff, DropReason, Skb};
+use crate::netns::NetState;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::prelude::*;
@@ -77,12 +78,26 @@ impl Held {
 }
 
 /// The flow these stores belong to: whose budget they charge (through its
-/// glue: the netns's `max-memory`, or a test's) and where their packets go
+/// glue: its netns's `max-memory`, or a test's) and where their packets go
 /// on. The flow frees its engine (and so these stores) before itself.
 pub(crate) struct Owner {
+    /// The flow's C half: how a test's glue finds its stand-in budget (the
+    /// netns's glue charges `netns`).
+    #[cfg_attr(not(crem_kunit), allow(dead_code))]
     pub(crate) flow: NonNull<ffi::crem_flow>,
     pub(crate) net: NonNull<bindings::net>,
+    /// The netns's state (none: a KUnit case's flow), which outlives its
+    /// flows.
+    pub(crate) netns: Option<NonNull<NetState>>,
     pub(crate) glue: &'static Glue,
+}
+
+impl Owner {
+    /// The flow's netns's state, if any.
+    pub(crate) fn netns(&self) -> Option<&NetState> {
+        // SAFETY: the netns outlives its flows (`netns`'s rule).
+        self.netns.map(|st| unsafe { st.as_ref() })
+    }
 }
 
 /// What the stores count (flow-stats attributes store-full to
@@ -170,7 +185,7 @@ impl Stores {
         // SAFETY: the flow is live (`Owner`), and locked (our `&mut self`
         // comes from an engine call) or unreachable (the stores' drop, which
         // only uncharges); its budget charges and counts a refusal.
-        if !unsafe { (self.owner.glue.charge)(self.owner.flow.as_ptr(), n) } {
+        if !unsafe { (self.owner.glue.charge)(&self.owner, n) } {
             bump(&mut self.counters.store_full);
             return false;
         }
@@ -180,7 +195,7 @@ impl Stores {
 
     fn uncharge(&mut self, n: u32) {
         // SAFETY: as in `charge`.
-        unsafe { (self.owner.glue.uncharge)(self.owner.flow.as_ptr(), n) };
+        unsafe { (self.owner.glue.uncharge)(&self.owner, n) };
         self.mem = self.mem.wrapping_sub(u64::from(n));
     }
 

@@ -162,12 +162,6 @@ struct crem_template {
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 };
 
-/*
- * The netns's memory budget (max-memory) for @n octets a flow's stores keep:
- * false (counted as the netns's drop-memory) if it would be exceeded.
- */
-bool crem_glue_mem_charge(struct crem_flow *f, u32 n);
-void crem_glue_mem_uncharge(struct crem_flow *f, u32 n);
 /* @f marked a flow-change event: the netns's event work sends it. */
 void crem_glue_flow_event(struct crem_flow *f);
 /*

@@ -29,24 +29,6 @@ struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_k
 
 /* ---- Callbacks from the engines (under the flow's lock, BH off). ---- */
 
-/* The netns's budget for what a flow's stores keep (rust/store.rs). */
-bool crem_glue_mem_charge(struct crem_flow *f, u32 n)
-{
-	struct crem_net *cn = f->cn;
-
-	if (atomic64_add_return(n, &cn->flows.mem) > READ_ONCE(cn->cfg.max_memory)) {
-		atomic64_sub(n, &cn->flows.mem);
-		atomic64_inc(&cn->dp[CREM_DROP_MEMORY]);
-		return false;
-	}
-	return true;
-}
-
-void crem_glue_mem_uncharge(struct crem_flow *f, u32 n)
-{
-	atomic64_sub(n, &f->cn->flows.mem);
-}
-
 /* ---- Creation (rust/create.rs makes the flows). ---- */
 
 struct sk_buff *crem_glue_ntf_alloc(struct crem_net *cn, bool may_sleep)

@@ -70,7 +70,8 @@ static int __net_init crem_net_init(struct net *net)
 	mutex_init(&cn->sock_mutex);
 	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out);
+	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out,
+				  &cn->flows.mem);
 	if (!cn->rs)
 		return -ENOMEM;
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));

@@ -25,7 +25,7 @@ struct socket; struct sk_buff; struct nf_hook_state;
 /* Per-netns flows (crem_flow.h). */
 struct crem_flows {
 	spinlock_t lock; /* removal, the totals: crem_flow.h */
-	atomic64_t mem;
+	atomic64_t mem; /* octets the flows' stores keep (rust/netns.rs charges) */
 	/* Counters of flows gone since, and the baseline of the last reset. */
 	u64 retired[CREM_FS_N], base[CREM_FS_N];
 	struct delayed_work gc_work;
@@ -122,7 +122,7 @@ void crem_rs_config_commit(void *state, const struct crem_cfg *c);
  * outlive the Rust state.
  */
 void *crem_rs_net_init(struct net *net, struct crem_net *cn, const struct crem_cfg *cfg,
-		       atomic64_t *dp, atomic64_t *msg_in, atomic64_t *msg_out);
+		       atomic64_t *dp, atomic64_t *msg_in, atomic64_t *msg_out, atomic64_t *mem);
 void crem_rs_net_exit(void *state);
 /*
  * Every packet at our hooks (@hook: enum crem_hook) in the netns whose Rust
