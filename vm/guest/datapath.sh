@@ -68,16 +68,16 @@ expect "skb drops traced from crem.ko are the ones it counts" \
 # crem.ko's tracepoints name every flow made, every restored packet and
 # every REPAIR_REQUEST the counters count in this run (a request is traced
 # as it is sent: one whose send failed is traced and counted in drop-send).
-tr() { grep -c " $1:" /tmp/crem_trace.txt; }
-trace_up=$(tr crem_flow_up) trace_req=$(tr crem_request)
+traced() { grep -c " $1:" /tmp/crem_trace.txt; }
+trace_up=$(traced crem_flow_up) trace_req=$(traced crem_request)
 trace_res=$(grep ' crem_restore:' /tmp/crem_trace.txt | grep -vc ' dropped$')
 up=$(( $(sum_of flows-created) - up0 )) req=$(( $(sum_of msgs-out-by-type.repair-request) - req0 ))
 res=$(( $(sum_of totals.restored) - res0 )) sf=$(( $(sum_of drop-send) - sf0 ))
-echo "tracepoints: flow_up $trace_up (flows-created $up), crem_restore $trace_res (restored $res), crem_request $trace_req (repair-request sent $req, drop-send $sf), crem_config $(tr crem_config); $overrun"
+echo "tracepoints: flow_up $trace_up (flows-created $up), crem_restore $trace_res (restored $res), crem_request $trace_req (repair-request sent $req, drop-send $sf), crem_config $(traced crem_config); $overrun"
 grep -m1 ' crem_restore:' /tmp/crem_trace.txt; grep -m1 ' crem_request:' /tmp/crem_trace.txt
 expect "tracepoints: each flow made, packet restored and REPAIR_REQUEST sent, as counted" \
-  "[ '$overrun' = 'overrun 0' ] && [ $up -ge 8 ] && [ $trace_up = $up ] && [ $res -ge 20 ] && [ $trace_res = $res ] && [ $req -ge 1 ] && [ $trace_req -ge $req ] && [ $trace_req -le $(( req + sf )) ] && [ $(tr crem_config) -ge $up ]" \
-  "flow_up $trace_up/$up restore $trace_res/$res request $trace_req/$req+$sf config $(tr crem_config); $overrun"
+  "[ '$overrun' = 'overrun 0' ] && [ $up -ge 8 ] && [ $trace_up = $up ] && [ $res -ge 20 ] && [ $trace_res = $res ] && [ $req -ge 1 ] && [ $trace_req -ge $req ] && [ $trace_req -le $(( req + sf )) ] && [ $(traced crem_config) -ge 16 ]" \
+  "flow_up $trace_up/$up restore $trace_res/$res request $trace_req/$req+$sf config $(traced crem_config); $overrun"
 
 # Each sender flow measures the path's loss from its LOSS_REPORTs, fixed
 # k/m or not, and classifies it (no congestion signal here: transmission).
