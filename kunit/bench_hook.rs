@@ -15,11 +15,11 @@
 
 use super::bench::{per_packet_rounds, ROUNDS_PACKETS, ROUND_PACKETS};
 use super::bench_work as work;
-use super::flow::{hello_ack, param_ack};
+use super::flow::{hello, hello_ack, param_ack};
 use super::run;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
-use crate::crem_core::wire::{FecScheme, FlowAddrs, Hello, ParamUpdate, FLOW_KIND_ROCEV2};
+use crate::crem_core::wire::{FecScheme, ParamUpdate};
 use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::kernel_ext::skb::Skb;
@@ -165,7 +165,12 @@ fn peer_msg(buf: &[u8], n: u32) {
     // SAFETY: the initial netns's state, live while the module is.
     let st = unsafe { netns::state_opt(crem_kunit_hook_state()) };
     if let (Some(st), Some(m)) = (st, buf.get(..n as usize)) {
-        crate::dispatch::receive(st, PEER, m, 0);
+        let src = crate::socket::Dest {
+            addr: PEER,
+            port: PORT.to_be(),
+            tos: 0,
+        };
+        crate::dispatch::receive(st, src, m);
     }
 }
 
@@ -396,20 +401,7 @@ fn reverse_acks(w: &mut dyn Write) -> bool {
 /// `m`, T = SYMBOL_LEN from PSN 0): the flow, protecting, or None.
 fn receiver(m: u8, w: &mut dyn Write) -> Option<*mut Flow> {
     let dqp = Bth::parse(&work::PACKET).ok()?.dest_qp;
-    let hello = Hello {
-        flow_kind: FLOW_KIND_ROCEV2,
-        supported_schemes: 0b111,
-        max_k: 255,
-        max_m: 16,
-        max_t: 4134,
-        rdma_mtu: 1024,
-        nonce: 99,
-        addrs: FlowAddrs::V4 {
-            src: DADDR.to_ne_bytes(),
-            dst: SADDR.to_ne_bytes(),
-        },
-        flow_label: dqp,
-    };
+    let hello = hello(DADDR.to_ne_bytes(), SADDR.to_ne_bytes(), dqp, 99);
     let mut buf = [0u8; 128];
     let n = u32::try_from(hello.encode(&mut buf).ok()?).ok()?;
     peer_msg(&buf, n);

@@ -65,7 +65,7 @@ fn spare_ready(st: &NetState) -> bool {
 }
 
 /// Empties the table: every flow unlinked, then freed a grace period later.
-fn empty(st: &NetState) {
+pub(super) fn empty(st: &NetState) {
     let mut gone: KVec<*mut ffi::crem_flow> = KVec::new();
     {
         let bh = bh::disable();

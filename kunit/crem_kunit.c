@@ -272,6 +272,7 @@ CREM_RS_TEST(flow_setup_from_request)
 CREM_RS_TEST(create_queue_and_spares)
 CREM_RS_TEST(create_queue_bounded)
 CREM_RS_TEST(socket_binds_and_receives)
+CREM_RS_TEST(socket_answers_hello_port)
 CREM_RS_TEST(netns_budget)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
@@ -293,6 +294,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(create_queue_and_spares),
 	KUNIT_CASE(create_queue_bounded),
 	KUNIT_CASE(socket_binds_and_receives),
+	KUNIT_CASE(socket_answers_hello_port),
 	KUNIT_CASE(netns_budget),
 	{}
 };

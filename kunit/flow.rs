@@ -11,7 +11,8 @@ use super::run;
 use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire::{
-    self, AddressFamily, HelloAck, Message, ParamAck, ParamStatus, FLOW_KIND_ROCEV2,
+    self, AddressFamily, FlowAddrs, Hello, HelloAck, Message, ParamAck, ParamStatus,
+    FLOW_KIND_ROCEV2,
 };
 use crate::ffi;
 use crate::flow::{self, Flow};
@@ -308,6 +309,22 @@ pub(super) fn hello_ack(nonce: u64, rdma_mtu: u16, buf: &mut [u8]) -> Option<u32
         max_open_blocks: 64,
     };
     ack.encode(buf).ok().and_then(|n| u32::try_from(n).ok())
+}
+
+/// A peer CSF's HELLO (RDMA MTU 1024, its limits the widest) for the
+/// IPv4 flow `src` > `dst`, destination QP `dqp`, with `nonce`.
+pub(super) fn hello(src: [u8; 4], dst: [u8; 4], dqp: u32, nonce: u64) -> Hello {
+    Hello {
+        flow_kind: FLOW_KIND_ROCEV2,
+        supported_schemes: 0b111,
+        max_k: 255,
+        max_m: 16,
+        max_t: 4134,
+        rdma_mtu: 1024,
+        nonce,
+        addrs: FlowAddrs::V4 { src, dst },
+        flow_label: dqp,
+    }
 }
 
 /// The peer's PARAM_ACK accepting configuration `config_id`, into `buf`.

@@ -4,16 +4,22 @@
 //! is refused (-EADDRINUSE) and the old socket keeps serving; datagrams
 //! sent through the loopback come back through the udp-tunnel receive
 //! hook to the dispatch, each counted once by type in and out and by what
-//! became of it; an unbound socket's send is a counted drop; a socket left
-//! bound is released with its state (kmemleak checks on the debug kernel).
+//! became of it, after the socket moved to another port; an unbound
+//! socket's send is a counted drop; flow-new is refused (-ENOTCONN) until a
+//! socket is bound; a socket left bound is released with its state
+//! (kmemleak checks on the debug kernel). And a receiver flow answers to the
+//! port its HELLO came from.
 
-use super::flow::param_ack;
+use super::flow::{hello, hello_ack, param_ack};
 use super::pool::{host_cfg, with_netns, with_netns_counted};
 use super::{run, Checks};
+use crate::create;
 use crate::ffi;
 use crate::host::{msg_slot, MSG_SLOTS};
 use crate::kernel_ext::bh;
 use crate::netns::NetState;
+use crate::socket::Dest;
+use crate::table::{FlowKey, SIDE_CSF};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicI64, Ordering};
@@ -24,6 +30,7 @@ const PORT: u16 = 47_021;
 const PORT2: u16 = 47_022;
 const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 const EADDRINUSE: c_int = -(bindings::EADDRINUSE as c_int);
+const ENOTCONN: c_int = -(bindings::ENOTCONN as c_int);
 
 /// C's counters of a netns, as `struct crem_net` has them.
 struct Counts {
@@ -42,15 +49,24 @@ fn read(a: *const bindings::atomic64_t, n: usize, i: usize) -> i64 {
     unsafe { (*a.add(i).cast::<AtomicI64>()).load(Ordering::Relaxed) }
 }
 
-fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
-    let lo = [127, 0, 0, 1];
-    // 127.0.0.1 is the peer of 10.9.0.0/24: what it sends is decoded.
+/// The loopback address.
+const LO: [u8; 4] = [127, 0, 0, 1];
+
+/// A host's configuration with room for flows, where 127.0.0.1 is the peer
+/// of 10.9.0.0/24 (what it sends is decoded).
+fn lo_peer_cfg() -> ffi::crem_cfg {
     let mut cfg = host_cfg();
+    (cfg.max_flows, cfg.max_memory) = (4, 64 << 20);
     cfg.n_peers = 1;
     let p = &mut cfg.peers[0];
     (p.prefix.len, p.prefix_len, p.addr.len) = (4, 24, 4);
     p.prefix.a[..4].copy_from_slice(&[10, 9, 0, 0]);
-    p.addr.a[..4].copy_from_slice(&lo);
+    p.addr.a[..4].copy_from_slice(&LO);
+    cfg
+}
+
+fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
+    let (lo, cfg) = (LO, lo_peer_cfg());
     // SAFETY: C's counters, integers, for which all zeros is valid.
     let mut counts: Counts = unsafe { core::mem::zeroed() };
     let k: *mut Counts = &mut counts;
@@ -82,6 +98,22 @@ fn socket_in(
     w: &mut dyn Write,
 ) -> bool {
     let s = &st.socket;
+    // flow-new before the socket is bound: refused, nothing could be sent
+    // (a peer is configured for the destination, 10.9.0.7).
+    let mut rq = create::request_for(
+        FlowKey {
+            saddr: u32::from_ne_bytes([10, 9, 1, 1]),
+            daddr: u32::from_ne_bytes([10, 9, 0, 7]),
+            dqp: 1,
+            side: SIDE_CSF,
+            kind: 0,
+        },
+        0,
+        0,
+        64,
+    );
+    rq.fixed = false;
+    let unbound = create::crem_rs_flow_add((st as *const NetState).cast_mut().cast(), &rq);
     // Another state: refused the port `st` has, it binds a free one, which
     // `st` cannot then take, keeping its own.
     let mut other = (false, false, false);
@@ -94,11 +126,19 @@ fn socket_in(
         other.2 = s.reconfigure(st, PORT2) == Err(EADDRINUSE) && s.bound();
         os.reconfigure(o, 0) == Ok(()) && !os.bound()
     });
+    // The port freed, `st` moves to it: the new socket bound, the old one
+    // closed (the loopback datagrams below go to the new one).
+    let moved = s.reconfigure(st, PORT2) == Ok(()) && s.bound();
     let mut c = Checks::new(w);
+    c.check(unbound == ENOTCONN, "flow-new without a socket");
+    if unbound != ENOTCONN {
+        let _ = write!(c.w, "flow-new gave {unbound}; ");
+    }
     c.check(
         first == (Ok(()), true, Ok(())),
         "binding a free port (twice)",
     );
+    c.check(moved, "moving to another port");
     c.check(other.0, "a second socket on a bound port");
     c.check(other.1, "the second state on a free port");
     c.check(
@@ -110,15 +150,24 @@ fn socket_in(
     let mut buf = [0u8; 64];
     let ack = param_ack(3, &mut buf).and_then(|n| buf.get(..n as usize));
     let junk = [0xffu8, 1, 2];
+    // (Without a bound socket nothing below could pass.)
     let (Some(ack), true) = (ack, c.ok) else {
-        c.check(false, "no PARAM_ACK");
+        c.check(
+            false,
+            "no PARAM_ACK, or the binding failed: no datagrams sent",
+        );
         return c.ok;
     };
     let (a, j) = (msg_slot(ack), msg_slot(&junk));
     c.check(a != j, "the two datagrams' slots");
+    let to = Dest {
+        addr: lo,
+        port: 0,
+        tos: 0,
+    };
     let sent = {
         let bh = bh::disable();
-        (s.send(st, &bh, lo, 0, ack), s.send(st, &bh, lo, 0, &junk))
+        (s.send(st, &bh, to, ack), s.send(st, &bh, to, &junk))
     };
     c.check(sent == (true, true), "not sent");
     // Received in softirq: up to 2 s (TCG).
@@ -153,7 +202,7 @@ fn socket_in(
     c.check(s.reconfigure(st, 0) == Ok(()) && !s.bound(), "unbinding");
     let sent = {
         let bh = bh::disable();
-        s.send(st, &bh, lo, 0, ack)
+        s.send(st, &bh, to, ack)
     };
     c.check(
         !sent && dp(ffi::crem_dp_CREM_DROP_SEND) == 1,
@@ -161,7 +210,90 @@ fn socket_in(
     );
     // Left bound: released with the state.
     c.check(s.reconfigure(st, PORT) == Ok(()), "binding again");
+    // With a socket, flow-new makes its flow (removed again: the state
+    // frees an empty table).
+    let made = create::crem_rs_flow_add((st as *const NetState).cast_mut().cast(), &rq);
+    c.check(made == 0, "flow-new with a socket");
+    if made != 0 {
+        let _ = write!(c.w, "flow-new gave {made}; ");
+    }
+    super::create::empty(st);
     c.ok
+}
+
+/// The draft: "the CRF sends to the address and port from which HELLO
+/// came". A HELLO from a socket on another port than ours (state `b` on
+/// PORT2, to `a` on PORT) makes `a` a receiver flow whose HELLO_ACK goes
+/// back to PORT2: `b` receives it, `a` does not (before, every message went
+/// to the sender's own port: `a` answered itself).
+fn socket_answers_hello_port(w: &mut dyn Write) -> bool {
+    let (lo, cfg) = (LO, lo_peer_cfg());
+    let hello = hello([10, 9, 0, 1], [10, 9, 1, 1], 0x33, 0x5eed_0001);
+    let (mut hb, mut ab) = ([0u8; 64], [0u8; 64]);
+    let (Ok(n), Some(_)) = (hello.encode(&mut hb), hello_ack(1, 1024, &mut ab)) else {
+        let _ = write!(w, "encoding");
+        return false;
+    };
+    // Where a HELLO_ACK is counted.
+    let ack_slot = msg_slot(&ab);
+    // SAFETY: C's counters, integers, for which all zeros is valid.
+    let (mut ca, mut cb): (Counts, Counts) = unsafe { core::mem::zeroed() };
+    let (ka, kb): (*mut Counts, *mut Counts) = (&mut ca, &mut cb);
+    // SAFETY: `ka` and `kb` point to counters that outlive both states;
+    // only pointers to their arrays are taken, never references.
+    let (a_in, b_in) = unsafe {
+        (
+            core::ptr::addr_of_mut!((*ka).msg_in).cast::<bindings::atomic64_t>(),
+            core::ptr::addr_of_mut!((*kb).msg_in).cast::<bindings::atomic64_t>(),
+        )
+    };
+    let none = core::ptr::null_mut();
+    let mut sink = NoWrite;
+    let mut got = None;
+    with_netns_counted(&cfg, none, a_in, none, w, |a, w| {
+        let mut c = Checks::new(w);
+        c.check(a.socket.reconfigure(a, PORT) == Ok(()), "binding a");
+        with_netns_counted(&host_cfg(), none, b_in, none, &mut sink, |b, _| {
+            let bound = b.socket.reconfigure(b, PORT2) == Ok(());
+            let to = Dest {
+                addr: u32::from_ne_bytes(lo),
+                port: PORT.to_be(),
+                tos: 0,
+            };
+            let sent = {
+                let bh = bh::disable();
+                b.socket.send(b, &bh, to, hb.get(..n).unwrap_or(&[]))
+            };
+            // The flow is made by a work item (no spare yet), then answers.
+            for _ in 0..200 {
+                if read(b_in, MSG_SLOTS, ack_slot) + read(a_in, MSG_SLOTS, ack_slot) > 0 {
+                    break;
+                }
+                // SAFETY: KUnit cases run in process context.
+                unsafe { bindings::msleep(10) };
+            }
+            got = Some((bound, sent));
+            let _ = b.socket.reconfigure(b, 0);
+            true
+        });
+        a.creation.flush();
+        let acks = (
+            read(b_in, MSG_SLOTS, ack_slot),
+            read(a_in, MSG_SLOTS, ack_slot),
+        );
+        c.check(got == Some((true, true)), "b bound and sent its HELLO");
+        c.check(acks == (1, 0), "the HELLO_ACK went to the HELLO's port");
+        if acks != (1, 0) {
+            let _ = write!(c.w, "HELLO_ACKs at b, at a: {acks:?}; ");
+        }
+        super::create::empty(a);
+        c.ok
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_socket_answers_hello_port(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, socket_answers_hello_port)
 }
 
 /// A `Write` that keeps nothing (the inner state's messages: its result

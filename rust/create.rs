@@ -414,11 +414,12 @@ impl Ntf {
 
 /// flow-new (process context): the operator's sender flow for `rq` (its
 /// peer: the one configured for its destination), made and started now.
-/// 0, -EHOSTUNREACH (no peer for its destination), -EEXIST (its key is
+/// 0, -ENOTCONN (no role or no CREM port: nothing could be sent),
+/// -EHOSTUNREACH (no peer for its destination), -EEXIST (its key is
 /// taken), -ENOSPC (`max-flows`), -ENOMEM, -EINVAL (the engine refused its
 /// parameters) or -ESHUTDOWN (the netns is going).
 #[no_mangle]
-extern "C" fn crem_rs_flow_add(
+pub(crate) extern "C" fn crem_rs_flow_add(
     net: *mut core::ffi::c_void,
     rq: *const ffi::crem_flow_request,
 ) -> c_int {
@@ -427,6 +428,10 @@ extern "C" fn crem_rs_flow_add(
     let (Some(st), Some(rq)) = (unsafe { netns::state_opt(net) }, unsafe { rq.as_ref() }) else {
         return EINVAL.to_errno();
     };
+    // Nothing could be sent: no role, or no port.
+    if st.role() == ffi::crem_role_CREM_ROLE_DISABLED as u8 || !st.socket.bound() {
+        return -(bindings::ENOTCONN as c_int);
+    }
     let mut rq = *rq;
     let key = FlowKey::from(rq.key);
     let (peer, taken) = {

@@ -13,6 +13,7 @@ use crate::flow::{self, Flow};
 use crate::host;
 use crate::kernel_ext::bh;
 use crate::netns;
+use crate::socket::Dest;
 use crate::table::{kind_code, FlowKey, FlowTable, SIDE_CRF, SIDE_CSF};
 
 /// What became of a datagram.
@@ -52,10 +53,13 @@ fn v4(a: FlowAddrs) -> Option<(u32, u32)> {
 /// shows the path's.
 const HELLO_FLOW_TTL: u8 = 64;
 
-/// The datagram `msg` from `from` (network order) to the flow it is for,
-/// in the netns whose state is `st`; `tos`: of its IP header (CE-marked on
-/// the REPAIR path: congestion; the DSCP a HELLO's answer leaves with).
-fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
+/// The datagram `msg` from `src` to the flow it is for, in the netns whose
+/// state is `st`. `src.tos`: of its IP header (CE-marked on the REPAIR
+/// path: congestion; the DSCP a HELLO's answer leaves with); `src.port`:
+/// where the flow that a HELLO or HELLO_ACK is for sends from now on (the
+/// draft: to the address and port it came from).
+fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
+    let (from, tos) = (src.addr, src.tos);
     let ce = flow::ce(tos);
     // BH is off for the whole dispatch (the flow's lock needs it, and it
     // is an RCU read-side section for the configuration and the table).
@@ -114,14 +118,21 @@ fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
             if f.is_none() {
                 // Its answer leaves with the HELLO's DSCP (the protected
                 // flow's); TTL as a fresh packet's.
-                let rq = create::request_for(k, from, tos, HELLO_FLOW_TTL);
+                let mut rq = create::request_for(k, from, tos, HELLO_FLOW_TTL);
+                rq.peer_port = src.port;
                 st.creation.request(st, &rq, msg, &bh);
                 return Verdict::NewFlow;
             }
+            f.inspect(|f| f.set_peer_port(src.port));
             (f, Verdict::Fed)
         }
-        // The sender learns its Flow ID here, by its HELLO's nonce.
-        Route::Nonce(n) => (t.lookup_nonce(from, n, &*bh), Verdict::Fed),
+        // The sender learns its Flow ID here, by its HELLO's nonce (which
+        // only its peer's answer can know), and where the peer answers.
+        Route::Nonce(n) => {
+            let f = t.lookup_nonce(from, n, &*bh);
+            f.inspect(|f| f.set_peer_port(src.port));
+            (f, Verdict::Fed)
+        }
         Route::Id {
             flow_id,
             side,
@@ -146,12 +157,13 @@ fn dispatch(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) -> Verdict {
     }
 }
 
-/// The CREM socket's datagram `msg` from `from` (network order) with IP
-/// `tos`, in the netns whose state is `st` (softirq): see [`dispatch`];
-/// counted by type, valid or not, from anyone, and by what became of it.
-pub(crate) fn receive(st: &netns::NetState, from: u32, msg: &[u8], tos: u8) {
+/// The CREM socket's datagram `msg` from `src` (its source address and
+/// port, network order, and IP TOS), in the netns whose state is `st`
+/// (softirq): see [`dispatch`]; counted by type, valid or not, from anyone,
+/// and by what became of it.
+pub(crate) fn receive(st: &netns::NetState, src: Dest, msg: &[u8]) {
     st.count_msg_in(host::msg_slot(msg));
-    let drop = match dispatch(st, from, msg, tos) {
+    let drop = match dispatch(st, src, msg) {
         Verdict::Fed | Verdict::NewFlow => return,
         Verdict::ReportFed => {
             st.count_dp(ffi::crem_dp_CREM_EV_PATH_REPORT);

@@ -37,6 +37,7 @@ use crate::trace;
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU16, Ordering};
 use kernel::alloc::Box;
 use kernel::bindings::{self, sk_buff_head};
 use kernel::prelude::*;
@@ -83,6 +84,10 @@ pub(crate) struct Flow {
     /// Its netns (none: a KUnit case's flow, in no table, sending
     /// nowhere), which outlives its flows.
     netns: Option<NonNull<NetState>>,
+    /// The UDP port (network order) its messages go to: the one its peer's
+    /// HELLO (receiver flow) or HELLO_ACK (sender flow) came from, as the
+    /// draft says; 0, ours, until then.
+    peer_port: AtomicU16,
 }
 
 // SAFETY: `links` returns the same field every time, and `from_links` maps
@@ -172,6 +177,7 @@ impl Flow {
                 glue,
                 links: Links::new(FlowKey::default(), 0),
                 netns,
+                peer_port: AtomicU16::new(0),
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
@@ -244,6 +250,17 @@ impl Flow {
     /// The C half (what C's table walks and lookups return).
     pub(crate) fn c(&self) -> *mut ffi::crem_flow {
         self.c.as_ptr()
+    }
+
+    /// The UDP port (network order) its messages go to (0: ours).
+    pub(crate) fn peer_port(&self) -> u16 {
+        self.peer_port.load(Ordering::Relaxed)
+    }
+
+    /// Its peer sent its HELLO (receiver flow) or HELLO_ACK (sender flow)
+    /// from UDP port `port` (network order): its messages go there.
+    pub(crate) fn set_peer_port(&self, port: u16) {
+        self.peer_port.store(port, Ordering::Relaxed);
     }
 
     /// What the flow calls outside Rust (`host::Glue`).
@@ -670,6 +687,7 @@ pub(crate) fn setup_request(
     tpl.frag_off = IP_DF.to_be();
     tpl.host = d.host;
     spare.set_c_identity(st, rq);
+    spare.flow().set_peer_port(rq.peer_port);
     // SAFETY: a flow of ours not inserted yet (a `Spare` owns it alone),
     // whose netns is `st`, whose table outlives its flows.
     match unsafe { setup(spare.rust_half(), &p, rq.peer, &tpl) } {

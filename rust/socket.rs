@@ -96,10 +96,13 @@ impl Socket {
             ),
         };
         if let Some(old) = g.take() {
+            // Unpublished, and deaf (a HELLO now would make a flow the
+            // flush below could miss), before its flows go.
             self.cur.store(core::ptr::null_mut(), Ordering::Release);
-            st.flush_flows();
+            old.stop_receiving();
             // SAFETY: process context, no spinlock held.
             unsafe { ffi::synchronize_net() };
+            st.flush_flows();
             drop(old);
         }
         if let Some(new) = new {
@@ -116,11 +119,12 @@ impl Socket {
         Ok(())
     }
 
-    /// Sends message `msg` to `to` (network order) with `tos`, at once;
-    /// counted in `st` as sent, or as a send drop.
-    pub(crate) fn send(&self, st: &NetState, bh: &Bh, to: u32, tos: u8, msg: &[u8]) -> bool {
+    /// Sends message `msg` to `to`, UDP port `port` (network order; 0:
+    /// ours) with `tos`, at once; counted in `st` as sent, or as a send
+    /// drop.
+    pub(crate) fn send(&self, st: &NetState, bh: &Bh, to: Dest, msg: &[u8]) -> bool {
         match message(msg) {
-            Some(skb) => self.xmit(st, bh, to, tos, msg_slot(msg), skb),
+            Some(skb) => self.xmit(st, bh, to, msg_slot(msg), skb),
             None => {
                 st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
                 false
@@ -128,11 +132,11 @@ impl Socket {
         }
     }
 
-    /// Sends message `skb` of msgs-by-type `slot` to `to` (network order)
-    /// with `tos`; counted in `st` as sent, or as a send drop.
-    fn xmit(&self, st: &NetState, bh: &Bh, to: u32, tos: u8, slot: usize, skb: Skb) -> bool {
+    /// Sends message `skb` of msgs-by-type `slot` to `to`; counted in `st`
+    /// as sent, or as a send drop.
+    fn xmit(&self, st: &NetState, bh: &Bh, to: Dest, slot: usize, skb: Skb) -> bool {
         let sent = match self.get(bh) {
-            Some(s) => s.xmit(st.net(), skb, to, tos).is_ok(),
+            Some(s) => s.xmit(st.net(), skb, to.addr, to.port, to.tos).is_ok(),
             None => {
                 skb.drop_reason(DropReason::SocketClose);
                 false
@@ -151,8 +155,8 @@ impl Socket {
     /// a packet, now that the packet has gone on.
     pub(crate) fn flush(&self, st: &NetState, bh: &Bh, q: &mut Outbox) {
         while let Some(skb) = q.pop() {
-            let (to, tos, slot) = Outbox::cb(&skb);
-            self.xmit(st, bh, to, tos, slot, skb);
+            let (to, slot) = Outbox::cb(&skb);
+            self.xmit(st, bh, to, slot, skb);
         }
     }
 }
@@ -191,12 +195,23 @@ pub(crate) struct Outbox {
     q: sk_buff_head,
 }
 
-/// Where a queued message goes (in its skb's control block).
+/// Where a message goes: an address and UDP port (network order; port 0:
+/// ours, the CREM port of both ends unless a peer answered from another),
+/// with an IP TOS.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dest {
+    pub(crate) addr: u32,
+    pub(crate) port: u16,
+    pub(crate) tos: u8,
+}
+
+/// A queued message's destination and msgs-by-type slot (in its skb's
+/// control block).
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Dest {
-    to: u32,
-    tos: u8,
+struct Queued {
+    to: Dest,
     slot: u8,
 }
 
@@ -240,20 +255,20 @@ impl Outbox {
     /// # Safety
     ///
     /// `q` is an initialised [`Outbox`]'s queue, used by this CPU alone.
-    unsafe fn push(q: *mut sk_buff_head, d: Dest, skb: Skb) {
-        const { assert!(core::mem::size_of::<Dest>() <= 48) };
+    unsafe fn push(q: *mut sk_buff_head, d: Queued, skb: Skb) {
+        const { assert!(core::mem::size_of::<Queued>() <= 48) };
         // SAFETY: the control block is the skb's own (48 octets, ours
-        // while we own it), `Dest` fits in it and is `Copy`.
-        unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Dest>(), d) };
+        // while we own it), `Queued` fits in it and is `Copy`.
+        unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Queued>(), d) };
         // SAFETY: the caller's contract; the queue owns the skb from now on.
         unsafe { ffi::crem_h_skb_queue_tail(q, skb.into_raw()) };
     }
 
-    fn cb(skb: &Skb) -> (u32, u8, usize) {
-        // SAFETY: only `push` queues skbs, with a `Dest` in their control
-        // block.
-        let d = unsafe { core::ptr::read_unaligned((*skb.as_ptr()).cb.as_ptr().cast::<Dest>()) };
-        (d.to, d.tos, usize::from(d.slot))
+    fn cb(skb: &Skb) -> (Dest, usize) {
+        // SAFETY: only `push` queues skbs, with a `Queued` in their
+        // control block.
+        let d = unsafe { core::ptr::read_unaligned((*skb.as_ptr()).cb.as_ptr().cast::<Queued>()) };
+        (d.to, usize::from(d.slot))
     }
 }
 
@@ -265,7 +280,8 @@ impl Drop for Outbox {
     }
 }
 
-/// A flow's message `msg`, with `tos`, to its peer: at once, or onto
+/// A flow's message `msg`, with `tos`, to its peer (the port it answered
+/// from): at once, or onto
 /// `defer` (if not null) for the hook to flush. False if it could not be
 /// (counted by the caller for the flow; a failed send also for the netns).
 /// The flow's `Glue::NETNS` send.
@@ -284,17 +300,20 @@ pub(crate) unsafe fn flow_send(
     let Some(st) = f.netns() else {
         return false;
     };
-    let to = crate::table::InTable::links(f).peer();
+    let to = Dest {
+        addr: crate::table::InTable::links(f).peer(),
+        port: f.peer_port(),
+        tos,
+    };
     if defer.is_null() {
-        return st.socket.send(st, bh, to, tos, msg);
+        return st.socket.send(st, bh, to, msg);
     }
     let Some(skb) = message(msg) else {
         st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
         return false;
     };
-    let d = Dest {
+    let d = Queued {
         to,
-        tos,
         slot: msg_slot(msg) as u8,
     };
     // SAFETY: the caller's contract.
@@ -304,8 +323,9 @@ pub(crate) unsafe fn flow_send(
 
 /// A datagram of the socket whose user data is a netns state
 /// (`Socket::reconfigure`), in softirq: its UDP payload, whole and linear,
-/// with its source and IP TOS (its ECN too: a CE-marked REPAIR is the
-/// draft's congestion signal for the repair path), to `dispatch.rs`.
+/// with its source address and port and IP TOS (its ECN too: a CE-marked
+/// REPAIR is the draft's congestion signal for the repair path), to
+/// `dispatch.rs`.
 unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buff) -> c_int {
     // SAFETY: the socket hands us its reference to the datagram.
     let Some(mut skb) = (unsafe { Skb::from_raw(skb) }) else {
@@ -331,12 +351,19 @@ unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buf
         (None, Some(ip)) => {
             st.count_dp(ffi::crem_dp_CREM_EV_MSG_IN);
             let from = u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]);
-            dispatch::receive(st, from, skb.head().get(UDP_HLEN..).unwrap_or(&[]), ip[1]);
+            let d = skb.head();
+            let sport = d.get(..2).map_or(0, |p| u16::from_ne_bytes([p[0], p[1]]));
+            let from = Dest {
+                addr: from,
+                port: sport,
+                tos: ip[1],
+            };
+            dispatch::receive(st, from, d.get(UDP_HLEN..).unwrap_or(&[]));
             // Consumed (dropped here: every message is copied where kept).
         }
         (why, _) => {
             st.count_dp(ffi::crem_dp_CREM_DROP_MSG_INVALID);
-            skb.drop_reason(why.unwrap_or(DropReason::UnhandledProto));
+            skb.drop_reason(why.unwrap_or(DropReason::PktTooSmall));
         }
     }
     0

@@ -57,6 +57,7 @@ struct crem_flow_key {
 struct crem_flow_request {
 	struct crem_flow_key key;
 	__be32 peer;
+	__be16 peer_port; /* the CREM port the peer sends from (its HELLO's), 0: ours */
 	u8 tos, ttl;
 	__be16 sport;
 	u32 link_mtu; /* of the first packet's device, 0 if none */

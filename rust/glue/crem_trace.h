@@ -16,6 +16,10 @@
 #include <linux/tracepoint.h>
 #include "crem_flow.h"
 
+/* The constants TP_printk compares with, for tools that read its format. */
+TRACE_DEFINE_ENUM(CREM_SIDE_CSF);
+TRACE_DEFINE_ENUM(CREM_KIND_REQUESTS);
+
 #define CREM_TP_KEY_ENTRY                                                                  \
 	__field(__be32, saddr) __field(__be32, daddr) __field(u32, dqp) __field(u8, side)  \
 	__field(u8, kind)

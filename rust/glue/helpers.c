@@ -382,6 +382,11 @@ void *crem_h_sk_user_data(const struct sock *sk)
 	return rcu_dereference_sk_user_data(sk);
 }
 
+void crem_h_sk_clear_user_data(struct sock *sk)
+{
+	rcu_assign_sk_user_data(sk, NULL);
+}
+
 __be16 crem_h_socket_sport(const struct socket *sock)
 {
 	return inet_sk(sock->sk)->inet_sport;
@@ -392,11 +397,11 @@ struct sock *crem_h_socket_sk(const struct socket *sock)
 	return sock->sk;
 }
 
-struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 port,
-				       __be32 *saddr, int *err)
+struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 sport,
+				       __be16 dport, __be32 *saddr, int *err)
 {
 	struct flowi4 fl4 = { .daddr = daddr, .flowi4_proto = IPPROTO_UDP,
-			      .fl4_sport = port, .fl4_dport = port };
+			      .fl4_sport = sport, .fl4_dport = dport };
 	struct rtable *rt = ip_route_output_key(net, &fl4);
 
 	*err = PTR_ERR_OR_ZERO(rt);

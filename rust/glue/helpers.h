@@ -147,15 +147,16 @@ int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp)
 void crem_h_setup_udp_tunnel_sock(struct net *net, struct socket *sock, void *user_data,
 				  crem_h_encap_rcv rcv);
 void *crem_h_sk_user_data(const struct sock *sk);
+void crem_h_sk_clear_user_data(struct sock *sk);
 /* inet_sk(sock->sk)->inet_sport and the socket's sk. */
 __be16 crem_h_socket_sport(const struct socket *sock);
 struct sock *crem_h_socket_sk(const struct socket *sock);
 /*
- * ip_route_output_key() of UDP from and to @port to @daddr: the route, or
+ * ip_route_output_key() of UDP from @sport to @daddr, @dport: the route, or
  * NULL with *@err set; *@saddr: the source address it chose.
  */
-struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 port,
-				       __be32 *saddr, int *err);
+struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 sport,
+				       __be16 dport, __be32 *saddr, int *err);
 u8 crem_h_rt_hoplimit(struct rtable *rt);
 const u8 *crem_h_skb_network_header(const struct sk_buff *skb);
 void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);

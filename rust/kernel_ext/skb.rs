@@ -39,6 +39,8 @@ pub(crate) enum DropReason {
     PktTooSmall = bindings::skb_drop_reason_SKB_DROP_REASON_PKT_TOO_SMALL,
     /// Out of memory.
     Nomem = bindings::skb_drop_reason_SKB_DROP_REASON_NOMEM,
+    /// No output route to its destination.
+    IpOutNoRoutes = bindings::skb_drop_reason_SKB_DROP_REASON_IP_OUTNOROUTES,
 }
 
 /// An owned reference to a socket buffer.

@@ -10,7 +10,7 @@
 //! `udp_sock_create` and `setup_udp_tunnel_sock` are filled by wrappers in
 //! `glue/helpers.c`.
 
-use super::skb::Skb;
+use super::skb::{DropReason, Skb};
 use crate::ffi;
 use core::ffi::{c_int, c_void};
 use core::ptr::NonNull;
@@ -84,6 +84,14 @@ impl TunnelSock {
         };
     }
 
+    /// Datagrams are no longer handed on (the receive callback, if one is
+    /// under way, may still run until an RCU grace period has passed).
+    pub(crate) fn stop_receiving(&self) {
+        // SAFETY: the socket is ours and open (the invariant); clearing its
+        // user data is what `udp_tunnel_sock_release` does first.
+        unsafe { ffi::crem_h_sk_clear_user_data(ffi::crem_h_socket_sk(self.sock.as_ptr())) };
+    }
+
     /// The port it is bound to (host order).
     pub(crate) fn port(&self) -> u16 {
         // SAFETY: the socket is ours and open (the invariant).
@@ -91,25 +99,29 @@ impl TunnelSock {
     }
 
     /// Sends `skb` (its data: the UDP payload, with headroom for the UDP,
-    /// IP and link headers) from this socket's port to the same port of
-    /// `to` (network order) with IP `tos`, routed in `net`; consumed
-    /// either way. The errno if there is no route. Any context; the caller
-    /// keeps the socket open for the call.
+    /// IP and link headers) from this socket's port to `to`, port `dport`
+    /// (network order; 0: this socket's port) with IP `tos`, routed in
+    /// `net`; consumed either way. The errno if there is no route. Any
+    /// context; the caller keeps the socket open for the call.
     pub(crate) fn xmit(
         &self,
         net: NonNull<bindings::net>,
         skb: Skb,
         to: u32,
+        dport: u16,
         tos: u8,
     ) -> Result<(), c_int> {
         // SAFETY: the socket is ours and open (the invariant).
         let port = unsafe { ffi::crem_h_socket_sport(self.sock.as_ptr()) };
+        let dport = if dport == 0 { port } else { dport };
         let (mut saddr, mut err) = (0u32, 0);
         // SAFETY: `net` is live (the caller's); a route lookup may run in
         // any context and returns a route we own a reference to, or null.
-        let rt =
-            unsafe { ffi::crem_h_route_output_udp(net.as_ptr(), to, port, &mut saddr, &mut err) };
+        let rt = unsafe {
+            ffi::crem_h_route_output_udp(net.as_ptr(), to, port, dport, &mut saddr, &mut err)
+        };
         if rt.is_null() {
+            skb.drop_reason(DropReason::IpOutNoRoutes);
             return Err(if err != 0 {
                 err
             } else {
@@ -131,7 +143,7 @@ impl TunnelSock {
                 ttl,
                 0,
                 port,
-                port,
+                dport,
                 false,
                 false,
             )

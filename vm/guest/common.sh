@@ -60,6 +60,8 @@ droptrace_stop() {
 cremtrace_start() {
   [ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS 2>/dev/null || return 0
   [ -d $TRACEFS/events/crem ] || { log "no crem tracepoints"; return 0; }
+  # Room for a run's restorations and requests beside the skb drops.
+  echo 16384 >$TRACEFS/buffer_size_kb
   echo 1 >$TRACEFS/events/crem/enable
 }
 cremtrace_stop() {
