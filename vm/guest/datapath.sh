@@ -47,6 +47,8 @@ cremtrace_start
 run plain
 overrun=$(cremtrace_stop /tmp/crem_trace.txt)
 droptrace_stop /tmp/kfree_skb.txt
+# Kept beside the console log (the run's timeline, flow by flow).
+cp /tmp/crem_trace.txt $OUT/crem_trace.txt 2>/dev/null
 res1=$(stat_of n1 totals.restored) icrc1=$(stat_of n1 totals.icrc-failures)
 nohdr1=$(stat_of n1 totals.restore-no-header) inj1=$(stat_of n1 totals.injected)
 echo "n1: restored $res1, icrc-failures $icrc1, restore-no-header $nohdr1, injected $inj1"
