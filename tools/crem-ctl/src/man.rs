@@ -433,8 +433,11 @@ mod tests {
             let path = e.unwrap().path();
             if path.extension().is_some_and(|x| x == "c") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                for part in text.split("module_param(").skip(1) {
-                    names.push(part.split(',').next().unwrap().trim().to_string());
+                // module_param(NAME, ...) and module_param_named(NAME, VAR, ...).
+                for mark in ["module_param(", "module_param_named("] {
+                    for part in text.split(mark).skip(1) {
+                        names.push(part.split(',').next().unwrap().trim().to_string());
+                    }
                 }
             }
         }
