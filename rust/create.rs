@@ -428,7 +428,8 @@ pub(crate) extern "C" fn crem_rs_flow_add(
     let (Some(st), Some(rq)) = (unsafe { netns::state_opt(net) }, unsafe { rq.as_ref() }) else {
         return EINVAL.to_errno();
     };
-    // Nothing could be sent: no role, or no port.
+    // Nothing could be sent: no role, or no port (config-set binds the
+    // socket before it commits a role, so both are asked).
     if st.role() == ffi::crem_role_CREM_ROLE_DISABLED as u8 || !st.socket.bound() {
         return -(bindings::ENOTCONN as c_int);
     }

@@ -136,8 +136,8 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, Option<Ipv4>)> {
 }
 
 /// One hook call: the netns, the hook, netfilter's state, and what the
-/// filter read of the packet (kept
-/// for the segments of a GSO packet, which share its headers).
+/// filter read of the packet (kept for the segments of a GSO packet, which
+/// share its headers).
 #[derive(Clone, Copy)]
 struct Call<'a> {
     st: &'a NetState,

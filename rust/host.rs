@@ -9,6 +9,7 @@ use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::FecConfig;
 use crate::crem_core::engine::Sink;
 use crate::crem_core::psn::Psn;
+use crate::crem_core::wire::MessageType;
 use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::bh::Bh;
@@ -35,6 +36,9 @@ pub(crate) fn msg_slot(msg: &[u8]) -> usize {
         _ => other,
     }
 }
+
+/// The slot of REPAIR_REQUESTs (`msg_slot`'s rule: type 6, slot 5).
+const REQUEST_SLOT: usize = MessageType::RepairRequest as usize - 1;
 
 /// What a flow's Rust half calls outside Rust, given its C half: the
 /// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
@@ -221,7 +225,9 @@ impl<'a> FlowIds<'a> {
 impl Sink for Host<'_> {
     fn send(&mut self, msg: &[u8]) {
         let slot = msg_slot(msg);
-        trace::request(self.key(), msg);
+        if slot == REQUEST_SLOT {
+            trace::request(self.key(), msg);
+        }
         // SAFETY: the flow is locked, `defer` null or an `Outbox`'s
         // (`Host::new`); `msg` is copied.
         let sent =

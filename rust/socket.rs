@@ -119,22 +119,16 @@ impl Socket {
         Ok(())
     }
 
-    /// Sends message `msg` to `to`, UDP port `port` (network order; 0:
-    /// ours) with `tos`, at once; counted in `st` as sent, or as a send
-    /// drop.
+    /// Sends message `msg` to `to` at once; counted in `st` as sent, or as
+    /// a send drop.
     pub(crate) fn send(&self, st: &NetState, bh: &Bh, to: Dest, msg: &[u8]) -> bool {
-        match message(msg) {
-            Some(skb) => self.xmit(st, bh, to, msg_slot(msg), skb),
-            None => {
-                st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
-                false
-            }
-        }
+        message(st, msg).is_some_and(|skb| self.xmit(st, bh, to, skb))
     }
 
-    /// Sends message `skb` of msgs-by-type `slot` to `to`; counted in `st`
-    /// as sent, or as a send drop.
-    fn xmit(&self, st: &NetState, bh: &Bh, to: Dest, slot: usize, skb: Skb) -> bool {
+    /// Sends message `skb` to `to`; counted in `st` (by its type) as sent,
+    /// or as a send drop.
+    fn xmit(&self, st: &NetState, bh: &Bh, to: Dest, skb: Skb) -> bool {
+        let slot = msg_slot(skb.head());
         let sent = match self.get(bh) {
             Some(s) => s.xmit(st.net(), skb, to.addr, to.port, to.tos).is_ok(),
             None => {
@@ -155,8 +149,8 @@ impl Socket {
     /// a packet, now that the packet has gone on.
     pub(crate) fn flush(&self, st: &NetState, bh: &Bh, q: &mut Outbox) {
         while let Some(skb) = q.pop() {
-            let (to, slot) = Outbox::cb(&skb);
-            self.xmit(st, bh, to, slot, skb);
+            let to = Outbox::dest(&skb);
+            self.xmit(st, bh, to, skb);
         }
     }
 }
@@ -179,18 +173,23 @@ impl PinnedDrop for Socket {
 }
 
 /// A message in an skb of its own, with room for its headers (and, in
-/// the test build, the fault injection's damage).
-fn message(msg: &[u8]) -> Option<Skb> {
-    let mut skb = Skb::alloc_atomic(HEADROOM, u32::try_from(msg.len()).ok()?)?;
-    if !skb.put_data(msg) {
+/// the test build, the fault injection's damage); None, counted in `st` as
+/// a send drop, if out of memory.
+fn message(st: &NetState, msg: &[u8]) -> Option<Skb> {
+    let skb = u32::try_from(msg.len())
+        .ok()
+        .and_then(|n| Skb::alloc_atomic(HEADROOM, n))
+        .and_then(|mut skb| skb.put_data(msg).then_some(skb));
+    let Some(mut skb) = skb else {
+        st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
         return None;
-    }
+    };
     fault::corrupt(&mut skb);
     Some(skb)
 }
 
 /// Messages a packet's processing caused, queued until the packet has gone
-/// on (`hook.rs`), each with where it goes in its control block.
+/// on (`hook.rs`), each with its [`Dest`] in its control block.
 pub(crate) struct Outbox {
     q: sk_buff_head,
 }
@@ -204,15 +203,6 @@ pub(crate) struct Dest {
     pub(crate) addr: u32,
     pub(crate) port: u16,
     pub(crate) tos: u8,
-}
-
-/// A queued message's destination and msgs-by-type slot (in its skb's
-/// control block).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Queued {
-    to: Dest,
-    slot: u8,
 }
 
 impl Outbox {
@@ -250,25 +240,25 @@ impl Outbox {
         unsafe { Skb::from_raw(ffi::crem_h_skb_dequeue(&mut self.q)) }
     }
 
-    /// Queues `skb` for `d`.
+    /// Queues `skb` for `to`.
     ///
     /// # Safety
     ///
     /// `q` is an initialised [`Outbox`]'s queue, used by this CPU alone.
-    unsafe fn push(q: *mut sk_buff_head, d: Queued, skb: Skb) {
-        const { assert!(core::mem::size_of::<Queued>() <= 48) };
+    unsafe fn push(q: *mut sk_buff_head, to: Dest, skb: Skb) {
+        const { assert!(core::mem::size_of::<Dest>() <= 48) };
         // SAFETY: the control block is the skb's own (48 octets, ours
-        // while we own it), `Queued` fits in it and is `Copy`.
-        unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Queued>(), d) };
+        // while we own it), `Dest` fits in it and is `Copy`.
+        unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Dest>(), to) };
         // SAFETY: the caller's contract; the queue owns the skb from now on.
         unsafe { ffi::crem_h_skb_queue_tail(q, skb.into_raw()) };
     }
 
-    fn cb(skb: &Skb) -> (Dest, usize) {
-        // SAFETY: only `push` queues skbs, with a `Queued` in their
-        // control block.
-        let d = unsafe { core::ptr::read_unaligned((*skb.as_ptr()).cb.as_ptr().cast::<Queued>()) };
-        (d.to, usize::from(d.slot))
+    /// Where a queued message goes.
+    fn dest(skb: &Skb) -> Dest {
+        // SAFETY: only `push` queues skbs, with a `Dest` in their control
+        // block.
+        unsafe { core::ptr::read_unaligned((*skb.as_ptr()).cb.as_ptr().cast::<Dest>()) }
     }
 }
 
@@ -281,8 +271,7 @@ impl Drop for Outbox {
 }
 
 /// A flow's message `msg`, with `tos`, to its peer (the port it answered
-/// from): at once, or onto
-/// `defer` (if not null) for the hook to flush. False if it could not be
+/// from): at once, or onto `defer` (if not null) for the hook to flush. False if it could not be
 /// (counted by the caller for the flow; a failed send also for the netns).
 /// The flow's `Glue::NETNS` send.
 ///
@@ -308,16 +297,11 @@ pub(crate) unsafe fn flow_send(
     if defer.is_null() {
         return st.socket.send(st, bh, to, msg);
     }
-    let Some(skb) = message(msg) else {
-        st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+    let Some(skb) = message(st, msg) else {
         return false;
     };
-    let d = Queued {
-        to,
-        slot: msg_slot(msg) as u8,
-    };
     // SAFETY: the caller's contract.
-    unsafe { Outbox::push(defer, d, skb) };
+    unsafe { Outbox::push(defer, to, skb) };
     true
 }
 
@@ -337,36 +321,39 @@ unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buf
         skb.drop_reason(DropReason::SocketClose);
         return 0;
     };
-    let why = if u32::from(skb.protocol()) != bindings::ETH_P_IP {
-        Some(DropReason::UnhandledProto)
-    } else if (skb.len() as usize) < UDP_HLEN {
-        Some(DropReason::PktTooSmall)
-    } else if !Lent::of(&mut skb).linearize() {
-        Some(DropReason::Nomem)
-    } else {
-        None
-    };
-    let ip = skb.network_header::<20>();
-    match (why, ip) {
-        (None, Some(ip)) => {
+    match source(&mut skb) {
+        Ok(src) => {
             st.count_dp(ffi::crem_dp_CREM_EV_MSG_IN);
-            let from = u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]);
-            let d = skb.head();
-            let sport = d.get(..2).map_or(0, |p| u16::from_ne_bytes([p[0], p[1]]));
-            let from = Dest {
-                addr: from,
-                port: sport,
-                tos: ip[1],
-            };
-            dispatch::receive(st, from, d.get(UDP_HLEN..).unwrap_or(&[]));
+            dispatch::receive(st, src, skb.head().get(UDP_HLEN..).unwrap_or(&[]));
             // Consumed (dropped here: every message is copied where kept).
         }
-        (why, _) => {
+        Err(why) => {
             st.count_dp(ffi::crem_dp_CREM_DROP_MSG_INVALID);
-            skb.drop_reason(why.unwrap_or(DropReason::PktTooSmall));
+            skb.drop_reason(why);
         }
     }
     0
+}
+
+/// A received datagram made whole and linear: where it came from (address
+/// and UDP port from its headers, its IP TOS), or why it cannot be read.
+fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
+    if u32::from(skb.protocol()) != bindings::ETH_P_IP {
+        return Err(DropReason::UnhandledProto);
+    }
+    if (skb.len() as usize) < UDP_HLEN {
+        return Err(DropReason::PktTooSmall);
+    }
+    if !Lent::of(skb).linearize() {
+        return Err(DropReason::Nomem);
+    }
+    let ip = skb.network_header::<20>().ok_or(DropReason::PktTooSmall)?;
+    let udp = skb.head();
+    Ok(Dest {
+        addr: u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]),
+        port: udp.get(..2).map_or(0, |p| u16::from_ne_bytes([p[0], p[1]])),
+        tos: ip[1],
+    })
 }
 
 /// Test-only fault injection for the end-to-end tests (the KUnit build

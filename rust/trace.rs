@@ -47,7 +47,7 @@ pub(crate) fn restore(k: &FlowKey, psn: Psn, held: bool, ok: bool) {
     unsafe { ffi::crem_h_trace_restore(&c(k), psn.value(), held, ok) };
 }
 
-/// Message `msg` is being sent: traced if it is a REPAIR_REQUEST.
+/// REPAIR_REQUEST `msg` is being sent (decoded only if the event is on).
 pub(crate) fn request(k: &FlowKey, msg: &[u8]) {
     // SAFETY: reads the tracepoint's static key.
     if !unsafe { ffi::crem_h_trace_request_enabled() } {
