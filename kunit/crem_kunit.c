@@ -243,6 +243,8 @@ CREM_RS_TEST(store_clones_current)
 CREM_RS_TEST(store_budget_refuses)
 CREM_RS_TEST(store_repairs)
 CREM_RS_TEST(store_holds_and_dev_gone)
+CREM_RS_TEST(store_counts_overwrites)
+CREM_RS_TEST(store_holds_a_window)
 
 static struct kunit_case crem_store_cases[] = {
 	KUNIT_CASE(store_retains_and_releases),
@@ -250,6 +252,8 @@ static struct kunit_case crem_store_cases[] = {
 	KUNIT_CASE(store_budget_refuses),
 	KUNIT_CASE(store_repairs),
 	KUNIT_CASE(store_holds_and_dev_gone),
+	KUNIT_CASE(store_counts_overwrites),
+	KUNIT_CASE(store_holds_a_window),
 	{}
 };
 

@@ -15,7 +15,8 @@ use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, Prop
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 // The capacities (crem-sim --engine module uses the same).
 use crate::crem_core::engine::module_caps::{
-    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, MAX_M, MESSAGE,
+    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, CSF_STORE_SLOTS, MAX_M,
+    MESSAGE,
 };
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
@@ -112,6 +113,8 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             // A burst ends after 2 ms without packets (TCG-era rates).
             idle_timeout: 2 * MS,
             retention_budget: p.retention_budget,
+            // The store keeps sources by PSN modulo its slots (`store.rs`).
+            retention_span: CSF_STORE_SLOTS as u32,
             initial_srtt: rtt,
             selective_repeat: selective,
             // No RDMA ACK ever releases responses: retain them as long as a

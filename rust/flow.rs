@@ -51,6 +51,9 @@ const FS_N: usize = ffi::CREM_FS_N as usize;
 /// Where the datapath's counters start, and the msg-types counters.
 const FS_DATAPATH: usize = ffi::CREM_FS_ENGINE as usize;
 const FS_FLAT: usize = ffi::CREM_FS_FLAT as usize;
+/// Where the stores' counters appended after the engine's tail start
+/// (store-overwritten, held-overwritten).
+const FS_STORE_LATE: usize = ffi::CREM_FS_TAIL as usize + 6;
 
 /// The IPv4 Don't Fragment flag, of the template's `frag_off`.
 const IP_DF: u16 = 0x4000;
@@ -424,6 +427,11 @@ fn info_locked(l: &mut Locked, fi: &mut ffi::crem_flow_info) {
     ];
     let c = &mut fi.counters;
     for (d, v) in c.iter_mut().skip(FS_DATAPATH).zip(datapath) {
+        *d = v;
+    }
+    // After the engine's tail (repairs-ce to repair-rate-limited).
+    let late = [s.overwritten, s.held_overwritten];
+    for (d, v) in c.iter_mut().skip(FS_STORE_LATE).zip(late) {
         *d = v;
     }
     let msgs = Iterator::chain(o.msg_in.iter(), o.msg_out.iter());

@@ -15,7 +15,7 @@
 
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
-use crate::crem_core::engine::module_caps::{CRF_REPAIRS, CRF_WINDOW};
+use crate::crem_core::engine::module_caps::{CRF_REPAIRS, CRF_WINDOW, CSF_STORE_SLOTS};
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::host::Glue;
@@ -29,9 +29,12 @@ use kernel::bindings;
 use kernel::prelude::*;
 
 /// Retained sources of a CSF, indexed by PSN modulo this (a power of two).
-pub(crate) const CSF_SLOTS: usize = 4096;
-/// Held packets of a CRF, indexed by PSN modulo this (a power of two).
-pub(crate) const CRF_HELD_SLOTS: usize = 512;
+pub(crate) const CSF_SLOTS: usize = CSF_STORE_SLOTS;
+/// Held packets of a CRF, indexed by PSN modulo this (a power of two): its
+/// window's size, so that no two PSNs the CRF may hold at once (both in its
+/// window) share a slot.
+pub(crate) const CRF_HELD_SLOTS: usize = CRF_WINDOW;
+const _: () = assert!(CRF_HELD_SLOTS.is_power_of_two() && CSF_SLOTS.is_power_of_two());
 
 /// What a slot keeps of a source.
 enum Kept {
@@ -101,7 +104,8 @@ impl Owner {
 }
 
 /// What the stores count (flow-stats attributes store-full to
-/// inject-failures: their places are `Counters::put`'s).
+/// inject-failures, store-overwritten and held-overwritten: their places
+/// are `crate::flow`'s `info_locked`'s).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Counters {
     pub(crate) store_full: u64,
@@ -109,6 +113,10 @@ pub(crate) struct Counters {
     pub(crate) held_dropped: u64,
     pub(crate) injected: u64,
     pub(crate) inject_fail: u64,
+    /// Kept sources lost to another PSN's keep in their slot.
+    pub(crate) overwritten: u64,
+    /// Held packets let go early for another PSN's hold in their slot.
+    pub(crate) held_overwritten: u64,
 }
 
 /// The packet being processed, while an engine call for it runs: a source
@@ -225,8 +233,14 @@ impl Stores {
     /// packet when `payload` lies in it at its payload offset, a copy
     /// otherwise.
     fn keep(&mut self, i: usize, psn: u32, payload: &[u8]) -> bool {
-        if i >= self.slots.len() {
+        let Some(s) = self.slots.get(i) else {
             return false;
+        };
+        if s.kept.is_some() && s.psn != psn {
+            // Another PSN's source, still kept: lost to this one (the CSF's
+            // ring is shorter than what it retains; the CRF's engine frees a
+            // window slot before it reuses it, so never there).
+            bump(&mut self.counters.overwritten);
         }
         self.clear(i);
         let Ok(len) = u32::try_from(payload.len()) else {
@@ -310,13 +324,15 @@ impl Stores {
     }
 
     /// Holds `skb` (PSN `psn`) for in-order release; gives it back if it
-    /// cannot be charged. A slot still busy with an older PSN lets that
-    /// one go first (counted: it was not released in order).
+    /// cannot be charged. A slot still busy with another PSN lets that
+    /// one go first (counted: it was not released in order; the slots span
+    /// the CRF's window, so only a PSN the CRF no longer tracks can be
+    /// there).
     pub(crate) fn hold(&mut self, psn: u32, skb: Skb) -> core::result::Result<(), Skb> {
         let i = psn_slot(psn, CRF_HELD_SLOTS);
         if let Some(old) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
             self.uncharge(old.truesize());
-            bump(&mut self.counters().held_dropped);
+            bump(&mut self.counters().held_overwritten);
             self.inject(old);
         }
         if i >= self.held.len() || !self.charge(skb.truesize()) {

@@ -81,7 +81,7 @@ const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_RDMA_MTU_EXACT + 1] = {
 	[CREM_A_FLOW_RDMA_MTU_EXACT] = { .type = NLA_U8, },
 };
 
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED + 1] = {
+const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_HELD_OVERWRITTEN + 1] = {
 	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_U64, },
@@ -117,6 +117,8 @@ const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_REPAIR_RATE_
 	[CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_RESTORE_NO_HEADER] = { .type = NLA_U64, },
 	[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_STORE_OVERWRITTEN] = { .type = NLA_U64, },
+	[CREM_A_FLOW_STATS_HELD_OVERWRITTEN] = { .type = NLA_U64, },
 };
 
 const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {

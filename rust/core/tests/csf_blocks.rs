@@ -508,3 +508,58 @@ fn filled_gap_respects_the_next_configuration() {
     assert!(h.store.pkts.is_empty());
     assert_eq!(h.csf.retention_octets(), 0);
 }
+
+/// A caller whose store keeps sources by PSN modulo its size (the module's
+/// ring) sets `retention_span` to that size: the CSF then never retains a
+/// PSN that far ahead of its oldest retained one (it gives the oldest
+/// blocks up first, counted as the ring being full), so no kept source is
+/// lost to another's slot. Across the 24-bit wrap, with responses' absent
+/// positions, and with a span shorter than a block (not retained then).
+#[test]
+fn retention_span_bounds_the_psns_retained() {
+    let span = 128u32;
+    let mut prm = p();
+    prm.retention_span = span;
+    let mut h: H<64, 8192> = H::new(prm, Some(cfg(1, 16, 0, 64)));
+    let start = 0xff_ff00u32;
+    let mut psn = start;
+    for i in 0..1000u32 {
+        // Every 7th source is a READ request answered by 3 positions.
+        let n = if i % 7 == 0 { 3 } else { 1 };
+        let v = h.src(i as u64 * 1000, psn, n, &payload(i, 40));
+        assert!(v.retain(), "{i}: {v:?}");
+        let oldest = h
+            .store
+            .pkts
+            .keys()
+            .map(|&q| Psn::new(q).forward_distance(Psn::new(psn)))
+            .max();
+        assert!(
+            oldest.unwrap_or(0) < span,
+            "{i}: PSN {psn:#x} retained {oldest:?} after the oldest"
+        );
+        // No two retained PSNs share a slot of a `span`-slot store.
+        let mut slots: Vec<u32> = h.store.pkts.keys().map(|&q| q % span).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(
+            slots.len(),
+            h.store.pkts.len(),
+            "{i}: two retained PSNs alias"
+        );
+        psn = Psn::new(psn).wrapping_add(n).value();
+    }
+    let c = *h.csf.counters();
+    // About 80 blocks of 16 positions, of which 8 fit the span.
+    assert!(c.given_up_ring > 60, "{c:?}");
+    assert_eq!(c.drops.not_retained, 0);
+    // A span shorter than a block: the sources past it are not retained.
+    let mut prm = p();
+    prm.retention_span = 10;
+    let mut h: H<64, 8192> = H::new(prm, Some(cfg(1, 16, 0, 64)));
+    let v: Vec<bool> = (0..16u32)
+        .map(|i| h.src(i as u64, i, 1, &payload(i, 40)).retain())
+        .collect();
+    assert_eq!(v.iter().filter(|&&r| r).count(), 10, "{v:?}");
+    assert_eq!(h.csf.counters().drops.not_retained, 6);
+}

@@ -59,7 +59,12 @@ pub const FLOW_STATS_KEYS: &str = "    \
                        the flow had arrived yet to take the IP/UDP header
                        from; not ICRC failures), repair-rate-limited
                        (CSF: ordinary repairs, proactive ones included,
-                       not sent: over m/k of the flow's source rate)
+                       not sent: over m/k of the flow's source rate),
+                       store-overwritten (kept packets or symbols that
+                       another's keep took the place of: the CSF retains
+                       more PSNs than its 4096-slot ring; 0 within
+                       capacities), held-overwritten (CRF: held packets
+                       let go out of order for another PSN's hold)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
     message type: repair, hello, hello-ack, param-update, param-ack,

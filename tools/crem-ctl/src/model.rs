@@ -978,10 +978,10 @@ pub(crate) mod tests {
         let t = j["totals"].as_object().unwrap();
         let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
-        assert_eq!(t.len(), 35);
+        assert_eq!(t.len(), 37);
         assert_eq!(
             t.keys().next_back().map(|k| k.as_str()),
-            Some("repair-rate-limited")
+            Some("held-overwritten")
         );
         for a in FLOW_STATS_SET.attrs[1..]
             .iter()

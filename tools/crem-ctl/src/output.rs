@@ -181,6 +181,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "abandoned",
             "blocks-incomplete",
             "held-dropped",
+            "held-overwritten",
             "injected",
             "inject-failures",
             "repairs-ce",
@@ -194,6 +195,7 @@ pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
             "send-failures",
             "store-full",
             "alloc-failures",
+            "store-overwritten",
         ],
     ),
 ];

@@ -181,6 +181,8 @@ pub const FLOW_STATS_RETX_BUDGET_LIMITED: u16 = 33;
 pub const FLOW_STATS_RETX_BUDGET_SYMBOLS: u16 = 34;
 pub const FLOW_STATS_RESTORE_NO_HEADER: u16 = 35;
 pub const FLOW_STATS_REPAIR_RATE_LIMITED: u16 = 36;
+pub const FLOW_STATS_STORE_OVERWRITTEN: u16 = 37;
+pub const FLOW_STATS_HELD_OVERWRITTEN: u16 = 38;
 
 // Attribute set "flow" (CREM_A_FLOW_*).
 pub const FLOW_PAD: u16 = 1;
@@ -482,6 +484,8 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
         a(FLOW_STATS_RETX_BUDGET_SYMBOLS, "retx-budget-symbols", U64),
         a(FLOW_STATS_RESTORE_NO_HEADER, "restore-no-header", U64),
         a(FLOW_STATS_REPAIR_RATE_LIMITED, "repair-rate-limited", U64),
+        a(FLOW_STATS_STORE_OVERWRITTEN, "store-overwritten", U64),
+        a(FLOW_STATS_HELD_OVERWRITTEN, "held-overwritten", U64),
     ],
 };
 

@@ -36,6 +36,14 @@ pub struct CsfStore {
     pub bad_release: u64,
     /// PSNs released.
     pub released: u64,
+    /// The module's ring size (`module_caps::CSF_STORE_SLOTS`) when the
+    /// module's engine is simulated, else 0 (no ring).
+    pub ring_slots: u32,
+    /// The PSN each ring slot last kept.
+    pub slot_psn: HashMap<u32, u32>,
+    /// Keeps that, in the module's ring, would have overwritten another
+    /// PSN still retained (that packet lost to coded retransmission).
+    pub ring_overwritten: u64,
 }
 
 impl CsfStore {
@@ -43,6 +51,14 @@ impl CsfStore {
     pub fn keep(&mut self, psn: Psn, bytes: &[u8]) -> bool {
         if self.pkts.contains_key(&psn.value()) {
             return false;
+        }
+        if self.ring_slots != 0 {
+            let slot = psn.value() & (self.ring_slots - 1);
+            if let Some(old) = self.slot_psn.insert(slot, psn.value()) {
+                if self.pkts.contains_key(&old) {
+                    self.ring_overwritten += 1;
+                }
+            }
         }
         self.octets += bytes.len() as u64;
         self.pkts.insert(psn.value(), bytes.to_vec());

@@ -368,6 +368,8 @@ impl<
         let csf_params = CsfParams {
             idle_timeout: (4 * interval).max(100_000),
             retention_budget: RETENTION_BUDGET,
+            // The module's store is a ring by PSN (its `retention_span`).
+            retention_span: module_ring(cfg.engine),
             initial_srtt: cfg.rtt,
             selective_repeat: selective,
             tc_batch_time: th.t_thresh,
@@ -481,7 +483,10 @@ impl<
             snd_progress: 0,
             emit_done_at: None,
             snd: Box::new(SenderFlow::new(snd)),
-            csf_store: CsfStore::default(),
+            csf_store: CsfStore {
+                ring_slots: module_ring(cfg.engine),
+                ..CsfStore::default()
+            },
             csf_out: Outbox::default(),
             scratch: vec![0; csf::scratch_len(t)],
             gf,
@@ -1040,6 +1045,12 @@ impl<
                 let n = self.csf_store.pkts.len();
                 self.violation(format!("CSF store holds {n} packets after shutdown"));
             }
+            if self.csf_store.ring_overwritten > 0 {
+                self.violation(format!(
+                    "CSF: {} retained PSNs would overwrite another in the module's {}-slot store",
+                    self.csf_store.ring_overwritten, self.csf_store.ring_slots
+                ));
+            }
             if self.csf_store.bad_release > 0 {
                 self.violation("CSF released an empty or over-long range".into());
             }
@@ -1051,6 +1062,15 @@ impl<
                 ));
             }
         }
+    }
+}
+
+/// The slots of the module's CSF store (a ring by PSN) when its engine is
+/// simulated; 0 (a map, no ring) otherwise.
+fn module_ring(e: Engine) -> u32 {
+    match e {
+        Engine::Module => crem_core::engine::module_caps::CSF_STORE_SLOTS as u32,
+        Engine::Sim => 0,
     }
 }
 

@@ -77,6 +77,8 @@ fuzz_target!(|data: &[u8]| {
         proactive_max_per_block: c & 7,
         tc_max_per_report: 1 + (b as u16) * 4,
         fill_gaps: a & 16 != 0,
+        // A store indexed by PSN modulo 16 to 2048 slots.
+        retention_span: if a & 32 != 0 { 16 << (c >> 5) } else { 0 },
         ..CsfParams::DEFAULT
     };
     let mut csf: Box<Csf<BLOCKS, ACC>> = Box::new(Csf::new(params));

@@ -156,6 +156,12 @@ pub struct CsfParams {
     pub repair_burst_blocks: u8,
     /// Retained source octets never exceed this.
     pub retention_budget: u64,
+    /// Retained PSNs never lie this far (or farther) ahead of the oldest
+    /// retained block's start; 0: no limit. A caller whose store keeps
+    /// sources by PSN modulo its size sets that size, so that no kept
+    /// source is lost to another's slot: older blocks are given up first
+    /// (counted as the ring being full).
+    pub retention_span: u32,
     /// Give a closed block up this long after it closed (0: only on ack,
     /// ring or budget pressure). With `rtt_derived`, any nonzero value
     /// means "by age", and the age follows the SRTT.
@@ -198,6 +204,7 @@ impl CsfParams {
         spread_deadline: MS,
         repair_burst_blocks: 2,
         retention_budget: 16 << 20,
+        retention_span: 0,
         give_up_after: 0,
         initial_srtt: MS,
         proactive_max_per_block: 4,
@@ -330,7 +337,8 @@ pub struct CsfCounters {
     pub blocks_acked: u64,
     /// Blocks given up (sum of the three reasons below).
     pub blocks_given_up: u64,
-    /// … because the ring was full.
+    /// … because the ring was full, or the source being retained lay
+    /// `retention_span` or more PSNs ahead of them.
     pub given_up_ring: u64,
     /// … because the retention budget was reached.
     pub given_up_budget: u64,
@@ -899,7 +907,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 .counters
                 .source_octets
                 .wrapping_add(payload.len() as u64);
-            self.retain(payload.len() as u64, io.store)
+            self.retain(psn, payload.len() as u64, io.store)
         };
         if verdict != SourceVerdict::Retain {
             // A provisional block computes its repairs from the store
@@ -1161,9 +1169,27 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         true
     }
 
-    /// Accounts `len` retained octets to the open block, giving older
-    /// blocks up as needed; `NotRetained` if it cannot fit at all.
-    fn retain<S: SourceStore + ?Sized>(&mut self, len: u64, store: &mut S) -> SourceVerdict {
+    /// Accounts `len` retained octets of source `psn` to the open block,
+    /// giving older blocks up as needed (for the budget, and for
+    /// `retention_span`); `NotRetained` if it cannot fit at all.
+    fn retain<S: SourceStore + ?Sized>(
+        &mut self,
+        psn: Psn,
+        len: u64,
+        store: &mut S,
+    ) -> SourceVerdict {
+        let span = self.params.retention_span;
+        if span != 0 {
+            let too_far = |b: &Block| b.start.forward_distance(psn) >= span;
+            while self.ring.oldest().is_some_and(|b| !b.open && too_far(b)) {
+                self.give_up_oldest(GiveUp::Ring, store);
+            }
+            // Only the open block is left, and it is wider than the span.
+            if self.ring.oldest().is_some_and(too_far) {
+                self.counters.drops.not_retained = self.counters.drops.not_retained.wrapping_add(1);
+                return SourceVerdict::NotRetained;
+            }
+        }
         let budget = self.params.retention_budget;
         while self.counters.retention_octets.saturating_add(len) > budget
             && self.ring.oldest().is_some_and(|b| !b.open)

@@ -4,11 +4,16 @@
 //! They bound what one flow can hold, whatever the path: a CSF retains
 //! [`CSF_BLOCKS`] blocks for coded retransmission (2048 packets at k = 32:
 //! about 1.8 ms of 10 Gbit/s at 1 KiB), a CRF holds [`CRF_BLOCKS`] blocks
-//! open. [`CRF_WINDOW`] and [`CRF_REPAIRS`] are also the sizes of the C
-//! stores the module gives its CRF (`rust/glue/crem_flow.h`).
+//! open. [`CRF_WINDOW`] and [`CRF_REPAIRS`] are also the sizes of the
+//! stores the module gives its CRF, and [`CSF_STORE_SLOTS`] that of its
+//! CSF's (`rust/store.rs`).
 
 use super::super::roce::MAX_SYMBOL_LEN;
 
+/// The module's CSF packet store: a ring of this many slots (a power of
+/// two) indexed by PSN, so a PSN retained while another one equal to it
+/// modulo this is still retained takes that one's place (counted).
+pub const CSF_STORE_SLOTS: usize = 4096;
 /// CSF retention ring, blocks.
 pub const CSF_BLOCKS: usize = 64;
 /// CSF ordinary-repair accumulator, octets (m = 16 repairs of T = 1104).
