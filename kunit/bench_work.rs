@@ -32,7 +32,7 @@ const SYMBOLS: usize = 64;
 const SYMBOL_LEN: usize = 1100;
 
 /// The module's CSF dimensions (`rust/engine.rs`: CSF_BLOCKS, CSF_ACC).
-type BenchCsf = Csf<64, { 16 * 1104 }>;
+type BenchCsf = Csf<csf::Inline<64, { 16 * 1104 }>>;
 /// Block size of the CSF workloads.
 const K: u8 = 32;
 const RDMA_MTU: u32 = 1024;

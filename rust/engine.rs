@@ -41,7 +41,7 @@ const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
 const RECOVERY_CODED: u8 = 0;
 const RECOVERY_SELECTIVE: u8 = 1;
 
-type KSender = SenderFlow<CSF_BLOCKS, CSF_ACC>;
+type KSender = SenderFlow<csf::Inline<CSF_BLOCKS, CSF_ACC>>;
 type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
 
 /// A flow's crem-core engine, in memory of its own (a sender's is tens of

@@ -14,6 +14,7 @@ pub mod module_caps;
 pub mod negotiation;
 pub mod policy;
 pub mod rtt;
+pub mod storage;
 
 use super::fec::Scheme;
 

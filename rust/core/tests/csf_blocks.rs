@@ -6,7 +6,7 @@
 mod csf_common;
 use csf_common::*;
 
-use crem_core::engine::csf::{scratch_len, CsfParams, SourceVerdict};
+use crem_core::engine::csf::{scratch_len, CsfParams, Inline, SourceVerdict};
 use crem_core::engine::{FecConfig, MS};
 use crem_core::fec::{Bitmap, Scheme};
 use crem_core::psn::{Psn, PsnRange};
@@ -440,10 +440,11 @@ fn flow_id_defaults_and_source_copy_config() {
 #[test]
 fn sizes() {
     use crem_core::engine::csf::Csf;
-    let per_block = (std::mem::size_of::<Csf<65, 0>>() - std::mem::size_of::<Csf<1, 0>>()) / 64;
+    let per_block =
+        (std::mem::size_of::<Csf<Inline<65, 0>>>() - std::mem::size_of::<Csf<Inline<1, 0>>>()) / 64;
     println!(
-        "block record {per_block} octets, Csf<256, 8192> {} octets",
-        std::mem::size_of::<Csf<256, 8192>>()
+        "block record {per_block} octets, Csf<Inline<256, 8192>> {} octets",
+        std::mem::size_of::<Csf<Inline<256, 8192>>>()
     );
     assert!(per_block <= 256);
 }

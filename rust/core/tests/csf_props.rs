@@ -9,7 +9,9 @@
 mod csf_common;
 use csf_common::*;
 
-use crem_core::engine::csf::{scratch_len, Csf, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use crem_core::engine::csf::{
+    scratch_len, Csf, CsfIo, CsfParams, Inline, SourceStore, SourceVerdict,
+};
 use crem_core::engine::{FecConfig, Nanos, MS};
 use crem_core::fec::{build_source_symbol, encode_over, Bitmap, Code, Scheme};
 use crem_core::gf::RowPerCall;
@@ -555,7 +557,7 @@ proptest! {
     fn garbage_never_panics(
         items in prop::collection::vec((any::<u8>(), any::<u32>(), any::<u32>(), prop::collection::vec(any::<u8>(), 0..80)), 1..120)
     ) {
-        let mut csf: Box<Csf<3, 300>> = Box::new(Csf::new(CsfParams { retention_budget: 500, selective_repeat: true, ..CsfParams::DEFAULT }));
+        let mut csf: Box<Csf<Inline<3, 300>>> = Box::new(Csf::new(CsfParams { retention_budget: 500, selective_repeat: true, ..CsfParams::DEFAULT }));
         let _ = csf.set_config(cfg(1, 5, 2, 100), Psn::ZERO);
         let mut store = Store::default();
         let mut out = Out::default();

@@ -316,7 +316,7 @@ pub(crate) struct World<
     snd_progress: Nanos,
     pub(crate) emit_done_at: Option<Nanos>,
     // CSF side.
-    pub(crate) snd: Box<SenderFlow<CB, CA>>,
+    pub(crate) snd: Box<SenderFlow<csf::Inline<CB, CA>>>,
     csf_store: CsfStore,
     csf_out: Outbox,
     scratch: Vec<u8>,

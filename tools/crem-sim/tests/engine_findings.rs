@@ -5,7 +5,7 @@
 //! (run them with `cargo test -p crem-sim --test engine_findings -- --ignored`).
 
 use crem_core::engine::crf::{Crf, CrfConfig, TcThresholds, Workspace};
-use crem_core::engine::csf::{Csf, CsfIo, CsfParams};
+use crem_core::engine::csf::{Csf, CsfIo, CsfParams, Inline};
 use crem_core::engine::{FecConfig, Nanos, MS};
 use crem_core::fec::{DecodeScratch, Scheme};
 use crem_core::gf::RowPerCall;
@@ -180,7 +180,7 @@ fn selective_repeat_resends_only_lost_psns() {
         idle_timeout: 10 * MS,
         ..CsfParams::DEFAULT
     };
-    let mut csf: Box<Csf<64, 4400>> = Box::new(Csf::new(params));
+    let mut csf: Box<Csf<Inline<64, 4400>>> = Box::new(Csf::new(params));
     csf.set_config(cauchy(16, 0), Psn::ZERO).unwrap();
     let mut store = CsfStore::default();
     let mut out = Outbox::default();

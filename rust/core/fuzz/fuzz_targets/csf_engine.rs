@@ -7,7 +7,7 @@
 //! exactly the octets the engine accounts for; shutdown releases all.
 #![no_main]
 
-use crem_core::engine::csf::{Csf, CsfIo, CsfParams, SourceStore};
+use crem_core::engine::csf::{Csf, CsfIo, CsfParams, Inline, SourceStore};
 use crem_core::engine::{FecConfig, Sink};
 use crem_core::fec::Scheme;
 use crem_core::gf::RowPerCall;
@@ -81,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
         retention_span: if a & 32 != 0 { 16 << (c >> 5) } else { 0 },
         ..CsfParams::DEFAULT
     };
-    let mut csf: Box<Csf<BLOCKS, ACC>> = Box::new(Csf::new(params));
+    let mut csf: Box<Csf<Inline<BLOCKS, ACC>>> = Box::new(Csf::new(params));
     let mut store = Store::default();
     let mut scratch = vec![0u8; 84 + 600];
     let mut now = 0u64;

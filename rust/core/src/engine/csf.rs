@@ -96,9 +96,11 @@ use super::crf::TcThresholds;
 use super::{FecConfig, Nanos, Sink, MS};
 pub use respond::{MAX_PATH_PSNS, MAX_RANGE_ENTRIES};
 
+use super::storage::Slots;
 use budget::RetxBudget;
 use pace::{Bucket, SendLog};
-use ring::{Block, Ring};
+pub use ring::Block;
+use ring::Ring;
 
 /// Largest REPAIR header: common header, fixed part and two 8-word bitmaps.
 pub const REPAIR_HEADER_MAX: usize = 8 + 12 + 32 + 32;
@@ -466,10 +468,30 @@ struct TcState {
     timed_out: bool,
 }
 
-/// The CSF of one protected flow. `BLOCKS` is the retention ring size;
-/// `ACC` the octets of each of the two ordinary-repair accumulators (≥ m·T).
+/// Where a [`Csf`]'s capacities come from: the storage of its retention
+/// ring (its length is the most blocks retained) and of its two
+/// ordinary-repair accumulators (each at least m·T octets, or m is capped).
+/// Fixed arrays ([`Inline`]) or the caller's allocations.
+pub trait CsfStorage {
+    /// The retention ring's slots.
+    type Ring: Slots<Block> + core::fmt::Debug;
+    /// One accumulator.
+    type Acc: Slots<u8> + core::fmt::Debug;
+}
+
+/// A [`Csf`] with fixed capacities: `BLOCKS` ring slots, `ACC` octets per
+/// accumulator, in the engine itself.
 #[derive(Debug)]
-pub struct Csf<const BLOCKS: usize, const ACC: usize> {
+pub struct Inline<const BLOCKS: usize, const ACC: usize>;
+
+impl<const BLOCKS: usize, const ACC: usize> CsfStorage for Inline<BLOCKS, ACC> {
+    type Ring = [Block; BLOCKS];
+    type Acc = [u8; ACC];
+}
+
+/// The CSF of one protected flow, its capacities from `St`.
+#[derive(Debug)]
+pub struct Csf<St: CsfStorage> {
     params: CsfParams,
     flow_id: u32,
     cfg: Option<FecConfig>,
@@ -482,10 +504,10 @@ pub struct Csf<const BLOCKS: usize, const ACC: usize> {
     /// Most blocks retained: BLOCKS, or fewer if the CRF holds fewer open
     /// ([`Csf::set_max_open_blocks`]).
     max_blocks: usize,
-    ring: Ring<BLOCKS>,
+    ring: Ring<St::Ring>,
     /// Encoder of the open block (None when it accumulates no repairs).
     enc: Option<BlockEncoder>,
-    acc: [[u8; ACC]; 2],
+    acc: [St::Acc; 2],
     /// Accumulator of the open block.
     cur_slot: usize,
     pending: Option<Pending>,
@@ -499,10 +521,20 @@ pub struct Csf<const BLOCKS: usize, const ACC: usize> {
     counters: CsfCounters,
 }
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<const BLOCKS: usize, const ACC: usize> Csf<Inline<BLOCKS, ACC>> {
     /// A CSF without configuration: sources pass unprotected until
     /// [`Csf::set_config`].
     pub fn new(params: CsfParams) -> Self {
+        Self::with_storage(params, [Block::EMPTY; BLOCKS], [[0; ACC]; 2])
+    }
+}
+
+impl<St: CsfStorage> Csf<St> {
+    /// A CSF without configuration in the storage given (whatever it
+    /// holds is never read before it is written): sources pass unprotected
+    /// until [`Csf::set_config`].
+    pub fn with_storage(params: CsfParams, ring: St::Ring, acc: [St::Acc; 2]) -> Self {
+        let ring = Ring::new(ring);
         Csf {
             params,
             flow_id: params.flow_id,
@@ -512,10 +544,10 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             ordinary: true,
             muted: false,
             srtt: params.initial_srtt,
-            max_blocks: BLOCKS,
-            ring: Ring::new(),
+            max_blocks: ring.capacity(),
+            ring,
             enc: None,
-            acc: [[0; ACC]; 2],
+            acc,
             cur_slot: 0,
             pending: None,
             next_psn: None,
@@ -540,7 +572,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         self.ordinary = true;
         self.muted = false;
         self.srtt = params.initial_srtt;
-        self.max_blocks = BLOCKS;
+        self.max_blocks = self.ring.capacity();
         self.ring.clear();
         self.enc = None;
         self.cur_slot = 0;
@@ -679,7 +711,18 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
     /// CSF retains no more than that (fewer than its ring, if so); older
     /// blocks are given up as when the ring is full (`given_up_ring`).
     pub fn set_max_open_blocks(&mut self, n: u16) {
-        self.max_blocks = usize::from(n).clamp(1, BLOCKS.max(1));
+        self.max_blocks = usize::from(n).clamp(1, self.ring.capacity().max(1));
+    }
+
+    /// Most blocks the ring can retain (its storage's length).
+    pub fn ring_capacity(&self) -> usize {
+        self.ring.capacity()
+    }
+
+    /// Octets of the smaller accumulator: m·T beyond it is capped.
+    fn acc_len(&self) -> usize {
+        let [a, b] = &self.acc;
+        a.as_ref().len().min(b.as_ref().len())
     }
 
     /// The SRTT in use (see [`Csf::set_srtt`]).
@@ -878,7 +921,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                 let ok = self
                     .acc
                     .get_mut(self.cur_slot)
-                    .and_then(|a| a.get_mut(..len))
+                    .and_then(|a| a.as_mut().get_mut(..len))
                     .is_some_and(|acc| enc.add_payload(io.gf, j, payload, acc).is_ok());
                 if !ok {
                     self.counters.drops.encode_error =
@@ -1116,7 +1159,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         let Some(cfg) = self.cfg else {
             return false;
         };
-        if BLOCKS == 0 {
+        if self.ring.capacity() == 0 {
             return false;
         }
         if self.ring.is_full() || self.ring.len() >= self.max_blocks {
@@ -1129,7 +1172,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
             Scheme::SourceCopy => 0,
         };
         let wanted = if self.ordinary { wanted } else { 0 };
-        let fit = ACC.checked_div(t).unwrap_or(0).min(255) as u8;
+        let fit = self.acc_len().checked_div(t).unwrap_or(0).min(255) as u8;
         if wanted > fit {
             self.counters.drops.m_capped = self.counters.drops.m_capped.wrapping_add(1);
         }
@@ -1143,7 +1186,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
                     if let Some(a) = self
                         .acc
                         .get_mut(self.cur_slot)
-                        .and_then(|a| a.get_mut(..len))
+                        .and_then(|a| a.as_mut().get_mut(..len))
                     {
                         a.fill(0);
                     }

@@ -3,7 +3,7 @@
 //! real FEC decoder.
 #![allow(dead_code)]
 
-use crem_core::engine::csf::{Csf, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use crem_core::engine::csf::{Csf, CsfIo, CsfParams, Inline, SourceStore, SourceVerdict};
 use crem_core::engine::{FecConfig, Nanos, Sink};
 use crem_core::fec::{
     self, build_source_symbol, Bitmap, Code, DecodeScratch, Scheme, SliceSymbols,
@@ -51,7 +51,7 @@ impl Sink for Out {
 }
 
 pub struct H<const B: usize, const A: usize> {
-    pub csf: Box<Csf<B, A>>,
+    pub csf: Box<Csf<Inline<B, A>>>,
     pub store: Store,
     pub out: Out,
     pub scratch: Vec<u8>,

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crem_core::engine::csf::{CsfIo, CsfParams, SourceStore, SourceVerdict};
+use crem_core::engine::csf::{CsfIo, CsfParams, Inline, SourceStore, SourceVerdict};
 use crem_core::engine::flow::SenderParams;
 use crem_core::engine::flow::{ReceiverFlow, SenderFlow};
 use crem_core::engine::negotiation::FlowDescriptor;
@@ -17,7 +17,7 @@ use crem_core::wire::{FlowAddrs, FlowKind};
 
 pub const T: u16 = 1100;
 pub const US: Nanos = 1_000;
-pub type Snd = SenderFlow<64, { 4 * 1100 }>;
+pub type Snd = SenderFlow<Inline<64, { 4 * 1100 }>>;
 pub type Rcv = ReceiverFlow<16, 1024, 256, 128>;
 
 /// Both sides' limits: every scheme, k up to 255, m up to 16, T.

@@ -27,7 +27,7 @@
 //! Integers only: tokens are counted in hundredths of an octet so that the
 //! percentage credit is exact.
 
-use super::{scratch_len, Csf};
+use super::{scratch_len, Csf, CsfStorage};
 
 /// Token units per octet (the credit is a percentage).
 const UNIT: u64 = 100;
@@ -85,7 +85,7 @@ impl RetxBudget {
     }
 }
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<St: CsfStorage> Csf<St> {
     /// Answer symbols of T octets the budget pays for now.
     pub(super) fn retx_affordable(&self, t: u16) -> u64 {
         self.retx_budget.affordable(scratch_len(t))

@@ -12,7 +12,7 @@ use super::super::super::psn::Psn;
 use super::super::super::wire::{Bitmap256, Error as WireError, FecScheme, Repair};
 use super::super::Sink;
 use super::ring::Block;
-use super::{Csf, CsfIo, SourceStore};
+use super::{Csf, CsfIo, CsfStorage, SourceStore};
 
 /// Outcome of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,7 +173,7 @@ fn all_held<S: Sources + ?Sized>(store: &S, blk: &Block, set: &Bitmap) -> bool {
         .all(|j| store.source(blk.start.wrapping_add(j as u32)).is_some())
 }
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<St: CsfStorage> Csf<St> {
     /// Counts one message and pays for coded and Source Copy ones from the
     /// retransmission budget; true if it was sent.
     pub(super) fn account(&mut self, e: Emitted, kind: Kind) -> bool {
@@ -257,7 +257,7 @@ impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
         let src = self
             .acc
             .get(p.slot)
-            .and_then(|a| a.get(lo..lo.saturating_add(t)));
+            .and_then(|a| a.as_ref().get(lo..lo.saturating_add(t)));
         let e = emit(io.sink, io.scratch, &hdr, t, |sym| match src {
             Some(s) if s.len() == sym.len() => {
                 // zip, not copy_from_slice: no length-mismatch panic path.

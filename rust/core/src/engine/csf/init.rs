@@ -1,15 +1,15 @@
-//! In-place initialisation of a [`Csf`] for hosts with a small stack (the
-//! kernel allocates the engine with `vzalloc` and must never build it by
-//! value: `Csf<1024, 65536>` is ~300 KiB).
+//! In-place initialisation of a [`Csf`] of fixed capacities for hosts with
+//! a small stack (the kernel allocates the engine with `vzalloc` and must
+//! never build it by value: `Csf<Inline<1024, 65536>>` is ~300 KiB).
 
 use core::ptr::addr_of_mut;
 
 use super::budget::RetxBudget;
 use super::pace::{Bucket, SendLog};
 use super::ring::Ring;
-use super::{Csf, CsfCounters, CsfParams, TcState};
+use super::{Csf, CsfCounters, CsfParams, Inline, TcState};
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<const BLOCKS: usize, const ACC: usize> Csf<Inline<BLOCKS, ACC>> {
     /// Writes a CSF equal to [`Csf::new`]`(params)` at `slot`, field by field
     /// and the large arrays element by element, so that no temporary larger
     /// than one block record is built on the stack.
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn init_at_equals_new_over_garbage() {
-        type C = Csf<8, 64>;
+        type C = Csf<Inline<8, 64>>;
         let params = CsfParams {
             flow_id: 9,
             initial_srtt: 7,

@@ -10,7 +10,7 @@ use super::super::super::wire::{
 use super::super::{Nanos, Sink};
 use super::emit::Coded;
 use super::ring::Block;
-use super::{CloseWhy, Csf, CsfIo, SourceStore};
+use super::{CloseWhy, Csf, CsfIo, CsfStorage, SourceStore};
 
 /// Range entries of one PSN-range request that are looked at (64 × 255
 /// PSNs); the rest are counted and ignored.
@@ -37,7 +37,7 @@ impl<I: Iterator> Iterator for Capped<I> {
     }
 }
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<St: CsfStorage> Csf<St> {
     /// A REPAIR_REQUEST from the CRF (either form, FALLBACK or not).
     pub fn on_repair_request<G, K, S>(
         &mut self,

@@ -1,4 +1,5 @@
-//! Retained block metadata and the fixed-capacity ring that holds it.
+//! Retained block metadata and the ring that holds it, in storage the
+//! caller sizes (a fixed array, or its own allocation: [`super::CsfStorage`]).
 //!
 //! Blocks enter the ring in PSN order (the newest may still be open) and
 //! leave it oldest first (RDMA acknowledgment, give-up). The ring never
@@ -10,10 +11,12 @@ use core::ptr::addr_of_mut;
 use super::super::super::fec::{Bitmap, Scheme};
 use super::super::super::psn::{Psn, PsnRange};
 use super::super::{FecConfig, Nanos};
+use super::Slots;
 
 /// Metadata of one source block (the source bytes stay with the caller).
+/// Public only as the element of a ring's storage: its fields are private.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Block {
+pub struct Block {
     /// PSN of position 0.
     pub(super) start: Psn,
     /// Configuration the block was opened with.
@@ -57,8 +60,8 @@ pub(super) struct Block {
 }
 
 impl Block {
-    /// An unused slot.
-    pub(super) const EMPTY: Block = Block {
+    /// An unused slot (what a caller fills a ring's storage with).
+    pub const EMPTY: Block = Block {
         start: Psn::ZERO,
         cfg: FecConfig {
             id: 0,
@@ -135,24 +138,16 @@ impl Block {
     }
 }
 
-/// Fixed-capacity FIFO of blocks, oldest first.
+/// FIFO of blocks, oldest first, in `R`'s slots (their number is the
+/// ring's capacity).
 #[derive(Debug)]
-pub(super) struct Ring<const N: usize> {
-    slots: [Block; N],
+pub(super) struct Ring<R> {
+    slots: R,
     head: usize,
     len: usize,
 }
 
-impl<const N: usize> Ring<N> {
-    /// An empty ring.
-    pub(super) const fn new() -> Self {
-        Ring {
-            slots: [Block::EMPTY; N],
-            head: 0,
-            len: 0,
-        }
-    }
-
+impl<const N: usize> Ring<[Block; N]> {
     /// Writes an empty ring at `slot`, slot by slot, so that no ring-sized
     /// temporary is built on the stack.
     ///
@@ -173,6 +168,22 @@ impl<const N: usize> Ring<N> {
             addr_of_mut!((*slot).len).write(0);
         }
     }
+}
+
+impl<R: Slots<Block>> Ring<R> {
+    /// An empty ring in `slots` (whatever they hold is never read).
+    pub(super) fn new(slots: R) -> Self {
+        Ring {
+            slots,
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// Most blocks held.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.as_ref().len()
+    }
 
     /// Forgets every block (no release: the caller does that first).
     pub(super) fn clear(&mut self) {
@@ -192,25 +203,25 @@ impl<const N: usize> Ring<N> {
 
     /// Whether a push would evict the oldest block.
     pub(super) fn is_full(&self) -> bool {
-        self.len >= N
+        self.len >= self.capacity()
     }
 
     fn slot(&self, n: usize) -> Option<usize> {
         if n >= self.len {
             return None;
         }
-        self.head.checked_add(n)?.checked_rem(N)
+        self.head.checked_add(n)?.checked_rem(self.capacity())
     }
 
     /// The n-th oldest block.
     pub(super) fn get(&self, n: usize) -> Option<&Block> {
-        self.slots.get(self.slot(n)?)
+        self.slots.as_ref().get(self.slot(n)?)
     }
 
     /// The n-th oldest block, mutably.
     pub(super) fn get_mut(&mut self, n: usize) -> Option<&mut Block> {
         let s = self.slot(n)?;
-        self.slots.get_mut(s)
+        self.slots.as_mut().get_mut(s)
     }
 
     /// The newest block.
@@ -228,20 +239,21 @@ impl<const N: usize> Ring<N> {
         self.get(0)
     }
 
-    /// Appends a block; `false` when full or `N == 0` (the caller evicts
-    /// first).
+    /// Appends a block; `false` when full or of capacity 0 (the caller
+    /// evicts first).
     pub(super) fn push(&mut self, b: Block) -> bool {
-        if self.len >= N {
+        let n = self.capacity();
+        if self.len >= n {
             return false;
         }
         let Some(s) = self
             .head
             .checked_add(self.len)
-            .and_then(|x| x.checked_rem(N))
+            .and_then(|x| x.checked_rem(n))
         else {
             return false;
         };
-        match self.slots.get_mut(s) {
+        match self.slots.as_mut().get_mut(s) {
             Some(slot) => {
                 *slot = b;
                 self.len = self.len.saturating_add(1);
@@ -254,10 +266,11 @@ impl<const N: usize> Ring<N> {
     /// Removes and returns the oldest block.
     pub(super) fn pop_oldest(&mut self) -> Option<Block> {
         let b = *self.get(0)?;
+        let n = self.capacity();
         self.head = self
             .head
             .checked_add(1)
-            .and_then(|x| x.checked_rem(N))
+            .and_then(|x| x.checked_rem(n))
             .unwrap_or(0);
         self.len = self.len.saturating_sub(1);
         Some(b)

@@ -43,7 +43,7 @@ use super::super::super::psn::PsnRange;
 use super::super::super::wire::tc_aeth::MAX_SEGMENTS;
 use super::super::super::wire::{TcAeth, TcAethReport};
 use super::super::{Nanos, Sink};
-use super::{CloseWhy, Csf, CsfIo, SourceStore};
+use super::{CloseWhy, Csf, CsfIo, CsfStorage, SourceStore};
 
 /// Whether `frag` is the last of its report (SegmentNum ≤ 3), so that the
 /// PSNs after its highest segment were not received when it was sent; a
@@ -52,7 +52,7 @@ fn is_final(frag: &TcAeth) -> bool {
     frag.segments().len() < MAX_SEGMENTS
 }
 
-impl<const BLOCKS: usize, const ACC: usize> Csf<BLOCKS, ACC> {
+impl<St: CsfStorage> Csf<St> {
     /// A T/C AETH report (the Private Use TC_AETH message) from the CRF.
     pub fn on_tc_aeth<G, K, S>(
         &mut self,

@@ -5,7 +5,7 @@
 use core::ptr::addr_of_mut;
 
 use super::super::crf::Crf;
-use super::super::csf::Csf;
+use super::super::csf::{Csf, Inline};
 use super::super::loss_window::LossWindow;
 use super::super::policy::Policy;
 use super::super::rtt::RttEstimator;
@@ -15,7 +15,7 @@ use super::receiver::{ReceiverCounters, ReceiverFlow, ReceiverParams};
 use super::repair_log::RepairLog;
 use super::sender::{SenderCounters, SenderFlow, SenderParams, CONFIG_IDS};
 
-impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
+impl<const BLOCKS: usize, const ACC: usize> SenderFlow<Inline<BLOCKS, ACC>> {
     /// Writes a flow equal to [`SenderFlow::new`]`(params)` at `slot`
     /// without any large temporary (the CSF through [`Csf::init_at`]).
     ///

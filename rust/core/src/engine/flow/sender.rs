@@ -6,7 +6,9 @@ use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
 use super::super::super::roce::{PsnRole, RocePacket};
 use super::super::super::wire::{CloseReason, FlowKind, LossReport, Message, PathReport};
-use super::super::csf::{Csf, CsfCounters, CsfIo, CsfParams, SourceStore, SourceVerdict};
+use super::super::csf::{
+    Csf, CsfCounters, CsfIo, CsfParams, CsfStorage, Inline, SourceStore, SourceVerdict,
+};
 use super::super::negotiation::{
     ConfigParams, CsfNegCounters, CsfNegotiation, CsfState, FlowDescriptor, HelloAckOutcome,
     NegEvent, ParamAckOutcome, ProposeError,
@@ -128,12 +130,12 @@ pub struct SenderCounters {
     pub ack_rtt_samples: u64,
 }
 
-/// The sender side of one protected flow, sans-I/O. `BLOCKS` and `ACC` are
-/// the [`Csf`]'s retention ring and accumulator sizes.
-pub struct SenderFlow<const BLOCKS: usize, const ACC: usize> {
+/// The sender side of one protected flow, sans-I/O. `St` is the storage
+/// of the [`Csf`]'s retention ring and accumulators ([`CsfStorage`]).
+pub struct SenderFlow<St: CsfStorage> {
     pub(super) params: SenderParams,
     pub(super) neg: CsfNegotiation,
-    pub(super) csf: Csf<BLOCKS, ACC>,
+    pub(super) csf: Csf<St>,
     pub(super) policy: Policy,
     pub(super) limits: Option<Limits>,
     pub(super) protected: bool,
@@ -167,14 +169,25 @@ pub enum PinError {
     NoPolicy,
 }
 
-impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
+impl<const BLOCKS: usize, const ACC: usize> SenderFlow<Inline<BLOCKS, ACC>> {
     /// A flow not yet started (builds the CSF by value: hosts with a large
     /// stack; the kernel uses [`SenderFlow::init_at`]).
     pub fn new(params: SenderParams) -> Self {
+        Self::with_csf(params, Csf::new(params.csf))
+    }
+}
+
+impl<St: CsfStorage> SenderFlow<St> {
+    /// A flow not yet started whose CSF works in the storage given.
+    pub fn with_storage(params: SenderParams, ring: St::Ring, acc: [St::Acc; 2]) -> Self {
+        Self::with_csf(params, Csf::with_storage(params.csf, ring, acc))
+    }
+
+    fn with_csf(params: SenderParams, csf: Csf<St>) -> Self {
         SenderFlow {
             params,
             neg: Self::new_negotiation(&params),
-            csf: Csf::new(params.csf),
+            csf,
             policy: Policy::new(Self::policy_config(&params)),
             limits: None,
             protected: false,
@@ -981,7 +994,7 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<BLOCKS, ACC> {
     }
 
     /// The CSF engine (read-only).
-    pub fn csf(&self) -> &Csf<BLOCKS, ACC> {
+    pub fn csf(&self) -> &Csf<St> {
         &self.csf
     }
 
