@@ -42,7 +42,7 @@ const RECOVERY_CODED: u8 = 0;
 const RECOVERY_SELECTIVE: u8 = 1;
 
 type KSender = SenderFlow<csf::Inline<CSF_BLOCKS, CSF_ACC>>;
-type KReceiver = ReceiverFlow<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>;
+type KReceiver = ReceiverFlow<crf::Inline<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>>;
 
 /// A flow's crem-core engine, in memory of its own (a sender's is tens of
 /// KiB): reserved when the flow is made (process context, the flow's

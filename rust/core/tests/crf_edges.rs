@@ -465,7 +465,7 @@ fn zeroed_memory_then_init_is_a_working_engine() {
 #[test]
 fn engine_sizes() {
     use crem_core::engine::crf::Crf;
-    let k = std::mem::size_of::<Crf<64, 4096, 1024, 512>>();
+    let k = std::mem::size_of::<Crf<crem_core::engine::crf::Inline<64, 4096, 1024, 512>>>();
     let t = std::mem::size_of::<TestCrf>();
     eprintln!("kernel-size CRF {k} octets, test CRF {t} octets");
     assert!(k < 96 * 1024);

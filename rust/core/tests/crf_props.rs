@@ -15,7 +15,7 @@ use crem_core::wire::{self, Bitmap256, FecScheme, Message, Repair};
 use crf_util::*;
 use proptest::prelude::*;
 
-type Small = Crf<4, 512, 16, 8>;
+type Small = Crf<crem_core::engine::crf::Inline<4, 512, 16, 8>>;
 
 #[derive(Clone, Debug)]
 enum Op {

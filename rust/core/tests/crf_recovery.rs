@@ -550,7 +550,8 @@ fn store_refusal_is_survived() {
 
 #[test]
 fn small_engine_in_place_init() {
-    let mut crf: Box<Crf<1, 512, 1, 1>> = Box::new(Crf::new(CrfConfig::new(3)));
+    let mut crf: Box<Crf<crem_core::engine::crf::Inline<1, 512, 1, 1>>> =
+        Box::new(Crf::new(CrfConfig::new(3)));
     crf.init(CrfConfig::new(4));
     assert_eq!(crf.config().flow_id, 4);
     assert_eq!(crf.next_deadline(), None);

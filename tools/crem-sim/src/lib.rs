@@ -8,6 +8,7 @@
 //! [`rx`] for the RDMA receiver and its fallback, and [`report`] for what is
 //! measured.
 
+pub(crate) mod caps;
 pub mod channel;
 pub mod demo;
 pub mod hosts;

@@ -100,6 +100,17 @@ enum Mode {
 enum EngineArg {
     Sim,
     Module,
+    ModuleRuntime,
+}
+
+impl EngineArg {
+    fn engine(self) -> crem_sim::model::Engine {
+        match self {
+            EngineArg::Sim => crem_sim::model::Engine::Sim,
+            EngineArg::Module => crem_sim::model::Engine::Module,
+            EngineArg::ModuleRuntime => crem_sim::model::Engine::ModuleRuntime,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -173,7 +184,8 @@ struct Args {
     /// Engine capacities: the simulation's own (a CSF retains 1024 blocks,
     /// a CRF holds 512 open: enough for the rates and RTTs it runs) or
     /// crem.ko's (crem_core::engine::module_caps: 64 and 32), to see what
-    /// the module's flows can hold at a rate and RTT.
+    /// the module's flows can hold at a rate and RTT; module-runtime: the
+    /// module's, in storage allocated at run time (the same results).
     #[arg(long, value_enum, default_value_t = EngineArg::Sim)]
     engine: EngineArg,
     /// Seed of every random stream.
@@ -263,10 +275,7 @@ fn sim_config(
     };
     c.traffic = TrafficModel::DEFAULT;
     c.spread = a.spread;
-    c.engine = match a.engine {
-        EngineArg::Sim => crem_sim::model::Engine::Sim,
-        EngineArg::Module => crem_sim::model::Engine::Module,
-    };
+    c.engine = a.engine.engine();
     c
 }
 
@@ -522,7 +531,7 @@ fn main() {
             if a.spread { ", repairs spread" } else { "" },
             match a.engine {
                 EngineArg::Sim => "",
-                EngineArg::Module => ", crem.ko's engine capacities",
+                EngineArg::Module | EngineArg::ModuleRuntime => ", crem.ko's engine capacities",
             }
         );
         let _ = writeln!(stdout, "{}", header());
@@ -677,7 +686,7 @@ fn demo_main(a: Args, matches: &ArgMatches) -> i32 {
         "timeout_s": null, "k": k, "m": m, "modes": demo::MODES, "burst": burst,
         "rdma": match rdma { Rdma::Slow => "slow", Rdma::Prompt => "prompt" },
         "packets": a.packets, "pps": a.pps, "seed": a.seed, "spread": a.spread,
-        "engine": match a.engine { EngineArg::Sim => "sim", EngineArg::Module => "module" },
+        "engine": a.engine.engine().name(),
         "reorder": a.reorder, "rev_loss_pct": a.rev_loss, "crem_loss_pct": a.crem_loss,
     });
     let doc = demo::document(&demo::utc_stamp(now), git_commit().as_deref(), params, runs);

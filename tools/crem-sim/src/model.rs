@@ -49,6 +49,7 @@ use crem_core::gf::MulTable;
 use crem_core::psn::Psn;
 use crem_core::wire::{self, CloseReason, FecScheme, FlowAddrs, Message};
 
+use crate::caps::{Caps, Fixed, ModuleInVecs};
 use crate::channel::{Class, Link, LossModel};
 use crate::hosts::{CrfHost, CsfStore, Delivered, Outbox, Via};
 use crate::report::{Report, Trace};
@@ -83,6 +84,11 @@ pub enum Engine {
     /// crem.ko's (`crem_core::engine::module_caps`): what the module can
     /// hold at a given rate and RTT.
     Module,
+    /// crem.ko's, in storage allocated at run time (the same engines in
+    /// vectors, as the module will size them per flow): reports identical
+    /// to `Module`'s.
+    #[serde(rename = "module-runtime")]
+    ModuleRuntime,
 }
 
 impl Engine {
@@ -90,6 +96,7 @@ impl Engine {
         match self {
             Engine::Sim => "sim",
             Engine::Module => "module",
+            Engine::ModuleRuntime => "module-runtime",
         }
     }
 }
@@ -283,17 +290,8 @@ impl Ord for Item {
 }
 
 /// Mutable simulation state.
-/// One run; the const parameters are the engines' capacities ([`Engine`]):
-/// CSF blocks and accumulator, CRF blocks, window, hold queue, repairs.
-pub(crate) struct World<
-    'c,
-    const CB: usize,
-    const CA: usize,
-    const RB: usize,
-    const RW: usize,
-    const RH: usize,
-    const RR: usize,
-> {
+/// One run; `K` gives the engines and their capacities ([`Engine`]).
+pub(crate) struct World<'c, K: Caps> {
     pub(crate) cfg: &'c SimConfig,
     pub(crate) now: Nanos,
     seq: u64,
@@ -316,13 +314,13 @@ pub(crate) struct World<
     snd_progress: Nanos,
     pub(crate) emit_done_at: Option<Nanos>,
     // CSF side.
-    pub(crate) snd: Box<SenderFlow<csf::Inline<CB, CA>>>,
+    pub(crate) snd: Box<SenderFlow<K::Csf>>,
     csf_store: CsfStore,
     csf_out: Outbox,
     scratch: Vec<u8>,
     gf: Box<MulTable>,
     // CRF side.
-    pub(crate) rcv: Box<ReceiverFlow<RB, RW, RH, RR>>,
+    pub(crate) rcv: Box<ReceiverFlow<K::Crf>>,
     pub(crate) host: CrfHost,
     ws_scratch: Box<DecodeScratch>,
     ws_out: Vec<u8>,
@@ -343,17 +341,9 @@ fn local_limits(t: u16, open_blocks: u16) -> Limits {
     }
 }
 
-impl<
-        'c,
-        const CB: usize,
-        const CA: usize,
-        const RB: usize,
-        const RW: usize,
-        const RH: usize,
-        const RR: usize,
-    > World<'c, CB, CA, RB, RW, RH, RR>
-{
-    fn new(cfg: &'c SimConfig) -> Self {
+impl<'c, K: Caps> World<'c, K> {
+    fn new(cfg: &'c SimConfig) -> Result<Self, String> {
+        let caps = K::crf_caps();
         let t = cfg.symbol_len();
         let first = Psn::new(cfg.start_psn);
         let interval = SEC / cfg.pps.max(1);
@@ -433,7 +423,7 @@ impl<
         };
         let rcv = ReceiverParams {
             crf: crf_cfg,
-            limits: local_limits(t, RB.min(u16::MAX as usize) as u16),
+            limits: local_limits(t, caps.blocks.min(u16::MAX as usize) as u16),
             block_time,
         };
         let mut gf: Box<MulTable> = Box::new(MulTable {
@@ -446,7 +436,8 @@ impl<
                 *d = true;
             }
         }
-        World {
+        let rcv = K::receiver(rcv).map_err(|e| format!("CRF storage refused: {e:?}"))?;
+        Ok(World {
             cfg,
             now: 0,
             seq: 0,
@@ -482,7 +473,7 @@ impl<
             snd_acked: 0,
             snd_progress: 0,
             emit_done_at: None,
-            snd: Box::new(SenderFlow::new(snd)),
+            snd: K::sender(snd),
             csf_store: CsfStore {
                 ring_slots: module_ring(cfg.engine),
                 ..CsfStore::default()
@@ -490,14 +481,14 @@ impl<
             csf_out: Outbox::default(),
             scratch: vec![0; csf::scratch_len(t)],
             gf,
-            rcv: Box::new(ReceiverFlow::new(rcv)),
-            host: CrfHost::new(RW, RR),
+            rcv,
+            host: CrfHost::new(caps.window, caps.repairs),
             ws_scratch: Box::new(DecodeScratch::new()),
             ws_out: vec![0; 255 * t as usize],
             held_checks: 0,
             rx: Receiver::new(),
             tr: Trace::default(),
-        }
+        })
     }
 
     fn push(&mut self, t: Nanos, ev: Ev) {
@@ -1069,7 +1060,9 @@ impl<
 /// simulated; 0 (a map, no ring) otherwise.
 fn module_ring(e: Engine) -> u32 {
     match e {
-        Engine::Module => crem_core::engine::module_caps::CSF_STORE_SLOTS as u32,
+        Engine::Module | Engine::ModuleRuntime => {
+            crem_core::engine::module_caps::CSF_STORE_SLOTS as u32
+        }
         Engine::Sim => 0,
     }
 }
@@ -1081,31 +1074,23 @@ pub fn run(cfg: &SimConfig) -> Result<Report, String> {
     let h = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || match c.engine {
-            Engine::Sim => {
-                let mut w = World::<
-                    CSF_BLOCKS,
-                    CSF_ACC,
-                    CRF_BLOCKS,
-                    CRF_WINDOW,
-                    CRF_HELD,
-                    CRF_REPAIRS,
-                >::new(&c);
-                w.run();
-                w.analyse()
-            }
+            Engine::Sim => simulate::<
+                Fixed<CSF_BLOCKS, CSF_ACC, CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>,
+            >(&c),
             Engine::Module => {
                 use crem_core::engine::module_caps as m;
-                let mut w = World::<
-                    { m::CSF_BLOCKS },
-                    { m::CSF_ACC },
-                    { m::CRF_BLOCKS },
-                    { m::CRF_WINDOW },
-                    { m::CRF_HELD },
-                    { m::CRF_REPAIRS },
-                >::new(&c);
-                w.run();
-                w.analyse()
+                simulate::<
+                    Fixed<
+                        { m::CSF_BLOCKS },
+                        { m::CSF_ACC },
+                        { m::CRF_BLOCKS },
+                        { m::CRF_WINDOW },
+                        { m::CRF_HELD },
+                        { m::CRF_REPAIRS },
+                    >,
+                >(&c)
             }
+            Engine::ModuleRuntime => simulate::<ModuleInVecs>(&c),
         })
         .map_err(|e| e.to_string())?;
     h.join().map_err(|e| {
@@ -1113,7 +1098,13 @@ pub fn run(cfg: &SimConfig) -> Result<Report, String> {
             .cloned()
             .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "panic".into())
-    })
+    })?
+}
+
+fn simulate<K: Caps>(c: &SimConfig) -> Result<Report, String> {
+    let mut w = World::<K>::new(c)?;
+    w.run();
+    Ok(w.analyse())
 }
 
 /// Per-block coded-retransmission bookkeeping (by Block Start PSN).

@@ -286,15 +286,7 @@ fn percentile(v: &mut [u64], q: f64) -> u64 {
 
 /// The report of a run, and the engine counters it copies (one impl: the
 /// run's type carries the engines' capacities).
-impl<
-        const CB: usize,
-        const CA: usize,
-        const RB: usize,
-        const RW: usize,
-        const RH: usize,
-        const RR: usize,
-    > World<'_, CB, CA, RB, RW, RH, RR>
-{
+impl<K: crate::caps::Caps> World<'_, K> {
     pub(crate) fn analyse(&self) -> Report {
         let w = self;
         let tr = &w.tr;

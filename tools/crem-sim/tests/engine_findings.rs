@@ -37,7 +37,7 @@ fn cauchy(k: u8, m: u8) -> FecConfig {
     }
 }
 
-type SmallCrf = Crf<16, 1024, 256, 128>;
+type SmallCrf = Crf<crem_core::engine::crf::Inline<16, 1024, 256, 128>>;
 
 struct CrfRig {
     crf: Box<SmallCrf>,

@@ -335,3 +335,40 @@ fn module_capacities_are_the_modules() {
         module.lost
     );
 }
+
+/// The module's capacities in storage allocated at run time (vectors, as
+/// the kernel will size each flow's) run exactly as in the engines' fixed
+/// arrays: the same report, counters included, for every cell, including
+/// ones that reach the capacities (blocks given up, the window slid past).
+#[test]
+fn runtime_storage_runs_as_fixed_arrays() {
+    use crem_sim::model::Engine;
+    let cells = [
+        (1, 10, 0.01, 1.0, Recovery::Coded, true),
+        (2, 50, 0.05, 8.0, Recovery::Both, true),
+        (3, 10, 0.03, 4.0, Recovery::Selective, false),
+        (4, 50, 0.01, 1.0, Recovery::Coded, false),
+    ];
+    let mut given_up = 0;
+    for (seed, rtt, loss, burst, recovery, policy) in cells {
+        let mut c = base(seed, rtt, 6000);
+        c.fwd = lossy(loss, burst);
+        c.recovery = recovery;
+        c.policy = policy;
+        c.pps = 300_000;
+        c.packets = 20_000;
+        c.engine = Engine::Module;
+        let fixed = run(&c).unwrap_or_else(|e| panic!("engine panic: {e}"));
+        c.engine = Engine::ModuleRuntime;
+        let runtime = run(&c).unwrap_or_else(|e| panic!("engine panic: {e}"));
+        let (a, b) = (
+            serde_json::to_value(&fixed).unwrap(),
+            serde_json::to_value(&runtime).unwrap(),
+        );
+        assert_eq!(a, b, "seed {seed}: reports differ");
+        assert!(fixed.lost > 0, "seed {seed}: no loss");
+        given_up += engine(&fixed, "csf.blocks_given_up");
+    }
+    // At 300 kpps x 50 ms the module's 32 open blocks are exceeded.
+    assert!(given_up > 0, "no cell reached a capacity");
+}

@@ -5,11 +5,15 @@
 //! Requirements: no panic; no capacity exceeded; the store and the held set
 //! always match the engine's accounting; releases only for held packets;
 //! every message sent is a valid REPAIR_REQUEST, LOSS_REPORT or TC_AETH;
-//! after a long quiet time nothing stays held.
+//! after a long quiet time nothing stays held. The engine's storage is
+//! sized by the first four input octets (as the kernel sizes each flow's
+//! at run time): 1 to 8 open blocks, a window of 512 to 1532 PSNs (not
+//! only powers of two), 1 to 32 held packets, 1 to 16 repairs.
 #![no_main]
 
 use crem_core::engine::crf::{
-    Crf, CrfConfig, Delivery, Restored, SourceVerdict, SymbolStore, TcThresholds, Workspace,
+    self, Crf, CrfCaps, CrfConfig, CrfStorage, Delivery, HoldEntry, RepairMeta, Restored,
+    SourceVerdict, SymbolStore, TcThresholds, Workspace,
 };
 use crem_core::engine::{FecConfig, Nanos, Sink};
 use crem_core::fec::{DecodeScratch, Scheme};
@@ -19,10 +23,23 @@ use crem_core::wire::{self, Bitmap256, FecScheme, Message, Repair};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet};
 
-type Engine = Crf<4, 512, 16, 8>;
+/// Storage of a length chosen at run time.
+#[derive(Debug)]
+struct Vecs;
+
+impl CrfStorage for Vecs {
+    type Blocks = Vec<crf::Block>;
+    type Flags = Vec<u16>;
+    type Due = Vec<u32>;
+    type Hold = Vec<HoldEntry>;
+    type Repairs = Vec<RepairMeta>;
+}
+
+type Engine = Crf<Vecs>;
 
 #[derive(Default)]
 struct Host {
+    caps: Option<CrfCaps>,
     sources: HashMap<usize, Vec<u8>>,
     repairs: HashMap<usize, Vec<u8>>,
     held: HashSet<u32>,
@@ -30,7 +47,7 @@ struct Host {
 
 impl SymbolStore for Host {
     fn keep_source(&mut self, slot: usize, _psn: Psn, payload: &[u8]) -> bool {
-        assert!(slot < 512);
+        assert!(slot < self.caps.map_or(0, |c| c.window));
         assert!(self.sources.insert(slot, payload.to_vec()).is_none());
         true
     }
@@ -41,7 +58,7 @@ impl SymbolStore for Host {
         assert!(self.sources.remove(&slot).is_some());
     }
     fn keep_repair(&mut self, slot: usize, symbol: &[u8]) -> bool {
-        assert!(slot < 8);
+        assert!(slot < self.caps.map_or(0, |c| c.repairs));
         assert!(self.repairs.insert(slot, symbol.to_vec()).is_none());
         true
     }
@@ -144,7 +161,26 @@ fuzz_target!(|data: &[u8]| {
     cfg.hold_time = 200_000;
     cfg.reorder_allowance = 100_000;
     cfg.srtt = 1_000_000;
-    let mut crf: Box<Engine> = Box::new(Engine::new(cfg));
+    let (Some(b), Some(w), Some(h), Some(r)) =
+        (input.byte(), input.byte(), input.byte(), input.byte())
+    else {
+        return;
+    };
+    let caps = CrfCaps {
+        blocks: 1 + usize::from(b % 8),
+        window: 512 + 4 * usize::from(w),
+        held: 1 + usize::from(h % 32),
+        repairs: 1 + usize::from(r % 16),
+    };
+    let storage = (
+        vec![crf::Block::EMPTY; caps.blocks],
+        vec![0; caps.window],
+        vec![0; caps.window],
+        vec![HoldEntry::EMPTY; caps.held],
+        vec![RepairMeta::EMPTY; caps.repairs],
+    );
+    let mut crf: Box<Engine> = Box::new(Engine::with_storage(cfg, storage).expect("valid caps"));
+    assert_eq!(crf.caps(), caps);
     crf.accept_config(FecConfig {
         id: 1,
         scheme: Scheme::CauchyRs,
@@ -152,7 +188,10 @@ fuzz_target!(|data: &[u8]| {
         m: 2,
         t: 48,
     });
-    let mut host = Host::default();
+    let mut host = Host {
+        caps: Some(caps),
+        ..Host::default()
+    };
     let gf = RowPerCall;
     let mut scratch = Box::new(DecodeScratch::new());
     let mut out = vec![0u8; 4 * 48];
@@ -291,12 +330,12 @@ fuzz_target!(|data: &[u8]| {
                 run_timers(&mut crf, &mut host, &mut ws, now);
             }
         }
-        assert!(host.sources.len() <= 512);
-        assert!(host.repairs.len() <= 8);
+        assert!(host.sources.len() <= caps.window);
+        assert!(host.repairs.len() <= caps.repairs);
         assert_eq!(crf.repairs_held(), host.repairs.len());
         assert_eq!(crf.held(), host.held.len());
-        assert!(crf.held() <= 16);
-        assert!(crf.open_blocks() <= 4);
+        assert!(crf.held() <= caps.held);
+        assert!(crf.open_blocks() <= caps.blocks);
     }
     run_timers(
         &mut crf,

@@ -97,7 +97,8 @@ mod window;
 pub use self::store::SliceStore;
 pub use self::tc::{SegmentList, TcThresholds, MAX_TC_FRAGMENTS, MAX_TC_SEGMENTS, TC_SEGMENTS};
 
-use self::blocks::{Block, RepairMeta};
+pub use self::blocks::{Block, RepairMeta};
+pub use self::hold::HoldEntry;
 use self::hold::HoldQueue;
 use self::probe::{Answer, Asked, Probes};
 use self::report::ReportState;
@@ -107,6 +108,7 @@ use super::super::fec::{Code, DecodeScratch};
 use super::super::gf::MulAcc;
 use super::super::psn::{Psn, PsnRange};
 use super::super::wire::{FecScheme, Repair};
+use super::storage::Slots;
 use super::{FecConfig, Nanos, Sink, MS};
 
 /// "No deadline".
@@ -507,10 +509,69 @@ enum Reject {
     Complete,
 }
 
-/// The CRF of one flow. `BLOCKS`: Max Open Blocks; `WINDOW`: PSNs tracked
-/// (≥ 2·[`AHEAD`]); `HELD`: packets held at once; `REPAIRS`: repair
-/// symbols held at once.
-pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, const REPAIRS: usize> {
+/// Where a [`Crf`]'s capacities come from: the storage of its open blocks
+/// (their number is its Max Open Blocks), of its window (flags and due
+/// times, one per PSN tracked: at least 2·[`AHEAD`]), of its hold queue
+/// (packets held at once) and of its repair descriptors (repair symbols
+/// held at once). Fixed arrays ([`Inline`]) or the caller's allocations,
+/// checked by [`Crf::with_storage`].
+pub trait CrfStorage {
+    /// Open blocks.
+    type Blocks: Slots<Block> + core::fmt::Debug;
+    /// The window's per-PSN flags.
+    type Flags: Slots<u16> + core::fmt::Debug;
+    /// The window's per-PSN due times (as many as flags).
+    type Due: Slots<u32> + core::fmt::Debug;
+    /// The hold queue.
+    type Hold: Slots<HoldEntry> + core::fmt::Debug;
+    /// Repair descriptors.
+    type Repairs: Slots<RepairMeta> + core::fmt::Debug;
+}
+
+/// A [`Crf`] with fixed capacities, in the engine itself: `BLOCKS` open
+/// blocks, a `WINDOW`-PSN window, `HELD` held packets, `REPAIRS` repairs.
+#[derive(Debug)]
+pub struct Inline<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, const REPAIRS: usize>;
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> CrfStorage
+    for Inline<B, W, HQ, R>
+{
+    type Blocks = [Block; B];
+    type Flags = [u16; W];
+    type Due = [u32; W];
+    type Hold = [HoldEntry; HQ];
+    type Repairs = [RepairMeta; R];
+}
+
+/// A [`Crf`]'s capacities ([`Crf::caps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrfCaps {
+    /// Open blocks at once (its Max Open Blocks).
+    pub blocks: usize,
+    /// PSNs tracked.
+    pub window: usize,
+    /// Packets held at once.
+    pub held: usize,
+    /// Repair symbols held at once.
+    pub repairs: usize,
+}
+
+/// Storage a [`Crf`] cannot work in ([`Crf::with_storage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapsError {
+    /// The window tracks fewer than 2·[`AHEAD`] PSNs or 2^22 or more, or its
+    /// flags and due times differ in length.
+    Window,
+    /// No open block, or more than 65535 (Max Open Blocks is 16 bits).
+    Blocks,
+    /// No hold queue entry.
+    Hold,
+    /// No repair descriptor, or more than 65535.
+    Repairs,
+}
+
+/// The CRF of one flow, its capacities from `St`.
+pub struct Crf<St: CrfStorage> {
     cfg: CrfConfig,
     configs: [Option<FecConfig>; MAX_CONFIGS],
     /// Accept order of `configs` (higher = newer).
@@ -519,14 +580,14 @@ pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, cons
     /// Largest k ever accepted: sources within k−1 of an unresolved PSN may
     /// still be needed by some block.
     kmax: u8,
-    win: Window<WINDOW>,
+    win: Window<St::Flags, St::Due>,
     read_spans: [PsnRange; READ_SPANS],
     read_span_next: usize,
     /// Responder flows: PSN of the last READ response run's end seen.
     resp_end: Option<Psn>,
-    hold: HoldQueue<HELD>,
-    blocks: [Block; BLOCKS],
-    repairs: [RepairMeta; REPAIRS],
+    hold: HoldQueue<St::Hold>,
+    blocks: St::Blocks,
+    repairs: St::Repairs,
     block_clock: u32,
     /// Blocks not yet triggered by a later packet.
     untriggered: usize,
@@ -546,37 +607,92 @@ pub struct Crf<const BLOCKS: usize, const WINDOW: usize, const HELD: usize, cons
     counters: Counters,
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+/// Whether storage of these lengths is one a [`Crf`] works in.
+pub const fn check_caps(
+    blocks: usize,
+    window: usize,
+    due: usize,
+    held: usize,
+    repairs: usize,
+) -> Result<(), CapsError> {
+    if window < 2 * AHEAD || window >= (1 << 22) || window != due {
+        Err(CapsError::Window)
+    } else if blocks == 0 || blocks > u16::MAX as usize {
+        Err(CapsError::Blocks)
+    } else if held == 0 {
+        Err(CapsError::Hold)
+    } else if repairs == 0 || repairs > u16::MAX as usize {
+        Err(CapsError::Repairs)
+    } else {
+        Ok(())
+    }
+}
+
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline<B, W, HQ, R>> {
     /// Compile-time check of the capacities.
-    const CAPACITIES_OK: () = assert!(
-        W >= 2 * AHEAD
-            && W <= (1 << 22)
-            && B >= 1
-            && B <= u16::MAX as usize
-            && HQ >= 1
-            && R >= 1
-            && R <= u16::MAX as usize,
+    pub(super) const CAPACITIES_OK: () = assert!(
+        check_caps(B, W, W, HQ, R).is_ok(),
         "CRF capacities: WINDOW >= 512 (and < 2^22), BLOCKS, HELD, REPAIRS >= 1"
     );
 
-    /// A fresh engine. Large: prefer [`Crf::init`] on caller memory in the
-    /// kernel.
+    /// A fresh engine. Large: prefer [`Crf::init_at`] on caller memory in
+    /// the kernel.
     pub fn new(cfg: CrfConfig) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::CAPACITIES_OK;
+        let storage = (
+            [Block::EMPTY; B],
+            [0; W],
+            [0; W],
+            [HoldEntry::EMPTY; HQ],
+            [RepairMeta::EMPTY; R],
+        );
+        // Checked at compile time (CAPACITIES_OK).
+        Self::build(cfg, storage)
+    }
+}
+
+/// A [`Crf`]'s storage, as [`Crf::with_storage`] takes it: blocks, window
+/// flags, window due times, hold queue, repair descriptors.
+pub type Storage<St> = (
+    <St as CrfStorage>::Blocks,
+    <St as CrfStorage>::Flags,
+    <St as CrfStorage>::Due,
+    <St as CrfStorage>::Hold,
+    <St as CrfStorage>::Repairs,
+);
+
+impl<St: CrfStorage> Crf<St> {
+    /// A fresh engine in the storage given (checked: [`check_caps`];
+    /// whatever it holds is overwritten or never read).
+    pub fn with_storage(cfg: CrfConfig, storage: Storage<St>) -> Result<Self, CapsError> {
+        let (blocks, flags, due, hold, repairs) = &storage;
+        check_caps(
+            blocks.as_ref().len(),
+            flags.as_ref().len(),
+            due.as_ref().len(),
+            hold.as_ref().len(),
+            repairs.as_ref().len(),
+        )?;
+        Ok(Self::build(cfg, storage))
+    }
+
+    /// [`Crf::with_storage`] of storage already checked.
+    fn build(cfg: CrfConfig, storage: Storage<St>) -> Self {
+        let (blocks, flags, due, hold, repairs) = storage;
         let mut c = Crf {
             cfg,
             configs: [None; MAX_CONFIGS],
             config_age: [0; MAX_CONFIGS],
             config_clock: 0,
             kmax: 1,
-            win: Window::new(),
+            win: Window::with(flags, due),
             read_spans: [PsnRange::new(Psn::ZERO, 0); READ_SPANS],
             read_span_next: 0,
             resp_end: None,
-            hold: HoldQueue::new(),
-            blocks: [Block::EMPTY; B],
-            repairs: [RepairMeta::EMPTY; R],
+            hold: HoldQueue::with(hold),
+            blocks,
+            repairs,
             block_clock: 0,
             untriggered: 0,
             request_id: 0,
@@ -599,8 +715,6 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// without building it on the stack. Nothing is released or dropped
     /// through a host: call [`Crf::close`] first if the flow had state.
     pub fn init(&mut self, cfg: CrfConfig) {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::CAPACITIES_OK;
         self.cfg = cfg;
         self.configs = [None; MAX_CONFIGS];
         self.config_age = [0; MAX_CONFIGS];
@@ -611,8 +725,8 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.read_span_next = 0;
         self.resp_end = None;
         self.hold.clear();
-        self.blocks.fill(Block::EMPTY);
-        self.repairs.fill(RepairMeta::EMPTY);
+        self.blocks.as_mut().fill(Block::EMPTY);
+        self.repairs.as_mut().fill(RepairMeta::EMPTY);
         self.block_clock = 0;
         self.untriggered = 0;
         self.request_id = 0;
@@ -779,13 +893,17 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
 
     /// Whether an open block uses configuration `id`.
     pub fn config_in_use(&self, id: u8) -> bool {
-        self.blocks.iter().any(|b| b.live && b.cfg_id == id)
+        self.blocks
+            .as_ref()
+            .iter()
+            .any(|b| b.live && b.cfg_id == id)
     }
 
     /// Open blocks using configuration `id` (to keep the negotiation's
     /// per-configuration block accounting in step).
     pub fn blocks_using(&self, id: u8) -> usize {
         self.blocks
+            .as_ref()
             .iter()
             .filter(|b| b.live && b.cfg_id == id)
             .count()
@@ -813,7 +931,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// Packets currently held by the caller on the engine's behalf.
     pub fn held(&self) -> usize {
         let mut n = 0usize;
-        for f in self.win.flags.iter() {
+        for f in self.win.flags.as_ref().iter() {
             if f & window::HELD != 0 {
                 n = n.wrapping_add(1);
             }
@@ -821,14 +939,24 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         n
     }
 
+    /// The capacities its storage gives it.
+    pub fn caps(&self) -> CrfCaps {
+        CrfCaps {
+            blocks: self.blocks.as_ref().len(),
+            window: self.win.cap(),
+            held: self.hold.cap(),
+            repairs: self.repairs.as_ref().len(),
+        }
+    }
+
     /// Blocks currently open.
     pub fn open_blocks(&self) -> usize {
-        self.blocks.iter().filter(|b| b.live).count()
+        self.blocks.as_ref().iter().filter(|b| b.live).count()
     }
 
     /// Repair symbols currently held.
     pub fn repairs_held(&self) -> usize {
-        self.repairs.iter().filter(|r| r.live).count()
+        self.repairs.as_ref().iter().filter(|r| r.live).count()
     }
 
     /// Diagnostic: the engine's internal state bits for `psn` (None outside
@@ -854,7 +982,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if let Some((_, t)) = self.hold.front() {
             d = d.min(t);
         }
-        for b in self.blocks.iter().filter(|b| b.live) {
+        for b in self.blocks.as_ref().iter().filter(|b| b.live) {
             d = d.min(b.deadline);
             if b.decode_pending {
                 d = d.min(self.last_now);
@@ -932,7 +1060,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             report::add32(&mut self.report.iv.received, 1);
             return SourceVerdict::Deliver;
         }
-        let limit = (W - AHEAD) as u32;
+        let limit = (self.win.cap().saturating_sub(AHEAD)) as u32;
         if self.win.base.forward_distance(psn) >= limit {
             self.slide_to(psn, now, host);
         }
@@ -1077,8 +1205,8 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         self.advance_delivery(true, host);
         self.expire_holds(now, host);
         self.decode_pending = false;
-        for b in 0..B {
-            let Some(blk) = self.blocks.get(b).copied() else {
+        for b in 0..self.blocks.as_ref().len() {
+            let Some(blk) = self.blocks.as_ref().get(b).copied() else {
                 continue;
             };
             if !blk.live {
@@ -1087,7 +1215,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             if blk.deadline <= now {
                 self.evaluate_block(b, now, host, ws);
             } else if blk.decode_pending {
-                if let Some(x) = self.blocks.get_mut(b) {
+                if let Some(x) = self.blocks.as_mut().get_mut(b) {
                     x.decode_pending = false;
                 }
                 self.check_block(b, now, host, ws);
@@ -1108,7 +1236,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     pub fn close<H: CrfHost + ?Sized>(&mut self, host: &mut H) {
         if self.win.started {
             let mut p = self.win.base;
-            for _ in 0..W {
+            for _ in 0..self.win.cap() {
                 if let Some(s) = self.win.slot(p) {
                     let f = self.win.at(s);
                     if f & window::HELD != 0 {
@@ -1122,13 +1250,13 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 p = p.next();
             }
         }
-        for (i, r) in self.repairs.iter_mut().enumerate() {
+        for (i, r) in self.repairs.as_mut().iter_mut().enumerate() {
             if r.live {
                 host.drop_repair(i);
             }
             *r = RepairMeta::EMPTY;
         }
-        self.blocks.fill(Block::EMPTY);
+        self.blocks.as_mut().fill(Block::EMPTY);
         self.win.reset();
         self.hold.clear();
         self.read_spans = [PsnRange::new(Psn::ZERO, 0); READ_SPANS];

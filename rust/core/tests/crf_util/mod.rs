@@ -15,7 +15,7 @@ use crem_core::roce::{self, Bth};
 use crem_core::wire::{self, Bitmap256, FecScheme, Message, Repair, RepairRequest, RequestKind};
 
 /// The engine size used by most tests.
-pub type TestCrf = Crf<16, 1024, 256, 128>;
+pub type TestCrf = Crf<crem_core::engine::crf::Inline<16, 1024, 256, 128>>;
 
 pub const FLOW: u32 = 0x0000_BEEF;
 

@@ -18,7 +18,7 @@ use crem_core::wire::{FlowAddrs, FlowKind};
 pub const T: u16 = 1100;
 pub const US: Nanos = 1_000;
 pub type Snd = SenderFlow<Inline<64, { 4 * 1100 }>>;
-pub type Rcv = ReceiverFlow<16, 1024, 256, 128>;
+pub type Rcv = ReceiverFlow<crem_core::engine::crf::Inline<16, 1024, 256, 128>>;
 
 /// Both sides' limits: every scheme, k up to 255, m up to 16, T.
 pub fn limits(open_blocks: u16) -> Limits {

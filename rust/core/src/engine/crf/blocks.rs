@@ -9,7 +9,7 @@ use super::super::super::wire::{
 use super::super::{FecConfig, Nanos, Sink};
 use super::window::{coarse_up, wake, ABANDONED, ABSENT, HAVE, IN_BLOCK, KEPT, RESOLVED};
 use super::{
-    inc, report, Asked, Crf, CrfHost, MulAcc, Reject, Restored, SymbolStore, Workspace,
+    inc, report, Asked, Crf, CrfHost, CrfStorage, MulAcc, Reject, Restored, SymbolStore, Workspace,
     CODED_ROUNDS, NEVER,
 };
 
@@ -25,9 +25,10 @@ pub(super) enum Stage {
     Fallback,
 }
 
-/// One open block.
+/// One open block. Public only as the element of the blocks' storage: its
+/// fields are private.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Block {
+pub struct Block {
     pub(super) live: bool,
     pub(super) cfg_id: u8,
     /// Scheme of the configuration (Source Copy symbols may come besides).
@@ -55,7 +56,8 @@ pub(super) struct Block {
 }
 
 impl Block {
-    pub(super) const EMPTY: Block = Block {
+    /// An unused slot (what a caller fills the storage with).
+    pub const EMPTY: Block = Block {
         live: false,
         cfg_id: 0,
         scheme: Scheme::CauchyRs,
@@ -86,9 +88,10 @@ impl Block {
     }
 }
 
-/// One held repair symbol (its octets are in the store, same slot).
+/// One held repair symbol (its octets are in the store, same slot). Public
+/// only as the element of the repairs' storage: its fields are private.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct RepairMeta {
+pub struct RepairMeta {
     pub(super) live: bool,
     pub(super) block: usize,
     pub(super) index: u8,
@@ -99,7 +102,8 @@ pub(super) struct RepairMeta {
 }
 
 impl RepairMeta {
-    pub(super) const EMPTY: RepairMeta = RepairMeta {
+    /// An unused slot (what a caller fills the storage with).
+    pub const EMPTY: RepairMeta = RepairMeta {
         live: false,
         block: 0,
         index: 0,
@@ -108,18 +112,22 @@ impl RepairMeta {
     };
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<St: CrfStorage> Crf<St> {
     fn block(&self, b: usize) -> Option<Block> {
-        self.blocks.get(b).copied().filter(|x| x.live)
+        self.blocks.as_ref().get(b).copied().filter(|x| x.live)
     }
 
     fn find_block(&self, start: Psn) -> Option<usize> {
-        self.blocks.iter().position(|x| x.live && x.start == start)
+        self.blocks
+            .as_ref()
+            .iter()
+            .position(|x| x.live && x.start == start)
     }
 
     /// The open block containing `p`.
     pub(super) fn block_at(&self, p: Psn) -> Option<usize> {
         self.blocks
+            .as_ref()
             .iter()
             .position(|x| x.live && x.position(p).is_some())
     }
@@ -128,7 +136,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// timer (never inside `on_source`, see the ordering contract).
     pub(super) fn mark_block_pending(&mut self, p: Psn) {
         if let Some(b) = self.block_at(p) {
-            if let Some(x) = self.blocks.get_mut(b) {
+            if let Some(x) = self.blocks.as_mut().get_mut(b) {
                 x.decode_pending = true;
                 self.decode_pending = true;
             }
@@ -162,7 +170,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// contains it).
     pub(super) fn usable(&self, b: usize, unknown: &Bitmap256) -> u32 {
         let mut n = 0u32;
-        for r in self.repairs.iter() {
+        for r in self.repairs.as_ref().iter() {
             if r.live && r.block == b && unknown.is_subset_of(&r.lost) {
                 n = n.saturating_add(1);
             }
@@ -211,7 +219,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 _ => Err(Reject::Inconsistent),
             };
         }
-        let overlaps = self.blocks.iter().any(|x| {
+        let overlaps = self.blocks.as_ref().iter().any(|x| {
             x.live && (x.position(start).is_some() || msg_position(start, k, x.start).is_some())
         });
         if overlaps {
@@ -240,7 +248,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if complete {
             return Err(Reject::Complete);
         }
-        let b = match self.blocks.iter().position(|x| !x.live) {
+        let b = match self.blocks.as_ref().iter().position(|x| !x.live) {
             Some(b) => b,
             None => {
                 let oldest = self.oldest_block();
@@ -302,7 +310,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             counted_incomplete: requested,
             undecodable: false,
         };
-        if let Some(slot) = self.blocks.get_mut(b) {
+        if let Some(slot) = self.blocks.as_mut().get_mut(b) {
             *slot = x;
         }
         if !triggered {
@@ -316,7 +324,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let clock = self.block_clock;
         let mut best = 0usize;
         let mut best_age = 0u32;
-        for (i, x) in self.blocks.iter().enumerate() {
+        for (i, x) in self.blocks.as_ref().iter().enumerate() {
             let age = clock.wrapping_sub(x.seq);
             if x.live && age >= best_age {
                 best = i;
@@ -361,7 +369,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let Some(x) = self.block(b) else {
             return;
         };
-        for (i, r) in self.repairs.iter_mut().enumerate() {
+        for (i, r) in self.repairs.as_mut().iter_mut().enumerate() {
             if r.live && r.block == b {
                 store.drop_repair(i);
                 *r = RepairMeta::EMPTY;
@@ -377,14 +385,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 self.win.clear(p, IN_BLOCK);
             }
         }
-        if let Some(slot) = self.blocks.get_mut(b) {
+        if let Some(slot) = self.blocks.as_mut().get_mut(b) {
             *slot = Block::EMPTY;
         }
     }
 
     /// Drops every repair of block `b`.
     pub(super) fn drop_repairs<S: SymbolStore + ?Sized>(&mut self, b: usize, store: &mut S) {
-        for (i, r) in self.repairs.iter_mut().enumerate() {
+        for (i, r) in self.repairs.as_mut().iter_mut().enumerate() {
             if r.live && r.block == b {
                 store.drop_repair(i);
                 *r = RepairMeta::EMPTY;
@@ -406,13 +414,14 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             .is_ok_and(|c| c.check_repair_index(msg.repair_index).is_ok());
         let dup = self
             .repairs
+            .as_ref()
             .iter()
             .any(|r| r.live && r.block == b && r.index == msg.repair_index);
         if !valid || dup {
             inc(&mut self.counters.drop_duplicate);
             return;
         }
-        let Some(slot) = self.repairs.iter().position(|r| !r.live) else {
+        let Some(slot) = self.repairs.as_ref().iter().position(|r| !r.live) else {
             inc(&mut self.counters.drop_repair_capacity);
             return;
         };
@@ -420,7 +429,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             inc(&mut self.counters.drop_store_full);
             return;
         }
-        if let Some(r) = self.repairs.get_mut(slot) {
+        if let Some(r) = self.repairs.as_mut().get_mut(slot) {
             *r = RepairMeta {
                 live: true,
                 block: b,
@@ -465,7 +474,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             } else {
                 inc(&mut self.counters.store_refused);
             }
-            if let Some(x) = self.blocks.get_mut(b) {
+            if let Some(x) = self.blocks.as_mut().get_mut(b) {
                 x.failed.clear(j);
             }
         }
@@ -478,7 +487,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             return;
         }
         let due = now.saturating_add(self.allowance());
-        let Some(x) = self.blocks.get_mut(b).filter(|x| x.live) else {
+        let Some(x) = self.blocks.as_mut().get_mut(b).filter(|x| x.live) else {
             return;
         };
         let answer = msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy;
@@ -506,7 +515,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let Some(x) = self.block(b) else {
             return true;
         };
-        if let Some(y) = self.blocks.get_mut(b) {
+        if let Some(y) = self.blocks.as_mut().get_mut(b) {
             y.decode_pending = false;
         }
         // Decode whenever the held symbols suffice, also for positions
@@ -566,7 +575,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         };
         let rt = now.saturating_add(self.round_timeout());
         if x.stage == Stage::Open && !x.triggered {
-            if let Some(y) = self.blocks.get_mut(b) {
+            if let Some(y) = self.blocks.as_mut().get_mut(b) {
                 y.deadline = NEVER;
             }
             return;
@@ -592,7 +601,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         };
         match next {
             Some((stage, rounds)) => {
-                if let Some(y) = self.blocks.get_mut(b) {
+                if let Some(y) = self.blocks.as_mut().get_mut(b) {
                     y.stage = stage;
                     y.rounds = rounds;
                     y.deadline = rt;
@@ -649,7 +658,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             xc.saturating_sub(r).saturating_add(delta).clamp(1, xc)
         };
         let id = self.next_request_id();
-        if let Some(y) = self.blocks.get_mut(b) {
+        if let Some(y) = self.blocks.as_mut().get_mut(b) {
             y.request_id = id;
         }
         let req = RepairRequest {

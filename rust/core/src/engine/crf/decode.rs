@@ -15,7 +15,7 @@ use super::super::super::wire::Bitmap256;
 use super::super::Nanos;
 use super::blocks::{RepairMeta, Stage};
 use super::window::{HAVE, KEPT};
-use super::{inc, Crf, CrfHost, MulAcc, Restored, SymbolStore, Workspace};
+use super::{inc, Crf, CrfHost, CrfStorage, MulAcc, Restored, SymbolStore, Workspace};
 
 /// The selected, reduced repairs of one block as the decoder sees them.
 struct View<'a, S: SymbolStore + ?Sized> {
@@ -46,7 +46,7 @@ impl<S: SymbolStore + ?Sized> BlockSymbols for View<'_, S> {
     }
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<St: CrfStorage> Crf<St> {
     /// Decodes block `b` for the positions `unknown` (the caller checked
     /// there are enough usable repairs) and delivers the restored packets.
     /// Verification failures are requested with FALLBACK.
@@ -58,7 +58,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         host: &mut H,
         ws: &mut Workspace<'_, G>,
     ) {
-        let Some(x) = self.blocks.get(b).copied().filter(|x| x.live) else {
+        let Some(x) = self.blocks.as_ref().get(b).copied().filter(|x| x.live) else {
             return;
         };
         let u = unknown.count() as usize;
@@ -79,7 +79,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         // Select the first u repairs whose L contains U.
         let mut chosen = 0usize;
-        for r in self.repairs.iter_mut() {
+        for r in self.repairs.as_mut().iter_mut() {
             r.sel = false;
             if chosen < u && r.live && r.block == b && unknown.is_subset_of(&r.lost) {
                 r.sel = true;
@@ -91,7 +91,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         // Every known source the reduction reads must be there and fit T.
         let mut needed = Bitmap256::EMPTY;
-        for r in self.repairs.iter().filter(|r| r.sel) {
+        for r in self.repairs.as_ref().iter().filter(|r| r.sel) {
             needed = needed.or(&r.lost.and_not(&unknown));
         }
         let mut missing = false;
@@ -116,15 +116,15 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         if missing {
             inc(&mut self.counters.decode_fail_source);
-            if let Some(y) = self.blocks.get_mut(b) {
+            if let Some(y) = self.blocks.as_mut().get_mut(b) {
                 y.decode_pending = true;
                 self.decode_pending = true;
             }
             return;
         }
         // Reduce: R_i -= Σ_{j ∈ L_i \ U} C(i, j)·S_j.
-        for ri in 0..R {
-            let Some(m) = self.repairs.get(ri).copied() else {
+        for ri in 0..self.repairs.as_ref().len() {
+            let Some(m) = self.repairs.as_ref().get(ri).copied() else {
                 continue;
             };
             if !m.sel {
@@ -144,7 +144,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                     }
                 }
             }
-            if let Some(r) = self.repairs.get_mut(ri) {
+            if let Some(r) = self.repairs.as_mut().get_mut(ri) {
                 r.lost = unknown;
             }
         }
@@ -152,7 +152,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let res = {
             let view = View {
                 store: &*host,
-                metas: &self.repairs,
+                metas: self.repairs.as_ref(),
                 block: b,
             };
             fec::decode(ws.gf, &code, &present, &view, ws.scratch, ws.out)
@@ -193,7 +193,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if failed.is_empty() {
             return;
         }
-        if let Some(y) = self.blocks.get_mut(b).filter(|y| y.live) {
+        if let Some(y) = self.blocks.as_mut().get_mut(b).filter(|y| y.live) {
             y.failed = y.failed.or(&failed);
         }
         if self.cfg.coded_retx && self.cfg.fallback_source_copy {
@@ -201,7 +201,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             inc(&mut self.counters.requests_fallback_icrc);
             inc(&mut self.counters.blocks_fell_back);
             let deadline = now.saturating_add(self.round_timeout());
-            if let Some(y) = self.blocks.get_mut(b).filter(|y| y.live) {
+            if let Some(y) = self.blocks.as_mut().get_mut(b).filter(|y| y.live) {
                 y.stage = Stage::Fallback;
                 y.deadline = deadline;
                 y.counted_incomplete = true;
@@ -212,7 +212,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     }
 
     fn set_undecodable(&mut self, b: usize) {
-        if let Some(y) = self.blocks.get_mut(b) {
+        if let Some(y) = self.blocks.as_mut().get_mut(b) {
             y.undecodable = true;
         }
     }

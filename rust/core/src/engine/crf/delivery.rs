@@ -9,7 +9,7 @@ use super::window::{
     self, coarse_up, ABANDONED, ABSENT, DELIVERED, DETECTED, HAVE, HELD, IN_BLOCK, KEPT, RESOLVED,
 };
 use super::Crf;
-use super::{inc, report, CrfHost, Delivery, Restored, SymbolStore, AHEAD, READ_SPANS};
+use super::{inc, report, CrfHost, CrfStorage, Delivery, Restored, SymbolStore, AHEAD, READ_SPANS};
 
 /// Where a newly had packet goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub(super) enum Place {
     Hold,
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<St: CrfStorage> Crf<St> {
     /// Decides how a packet that just became available is delivered.
     pub(super) fn decide(&mut self, p: Psn) -> Place {
         let dn = self.win.deliver_next;
@@ -87,7 +87,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if can_release {
             self.release_pending = false;
         }
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             let p = self.win.deliver_next;
             let Some(s) = self.win.slot(p) else {
                 return;
@@ -122,7 +122,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             }
             let n = self.win.deliver_next.forward_distance(p) as usize;
             let mut q = self.win.deliver_next;
-            for _ in 0..=n.min(W) {
+            for _ in 0..=n.min(self.win.cap()) {
                 if self.win.get(q) & HELD != 0 {
                     host.release(q);
                     self.win.clear(q, HELD);
@@ -156,7 +156,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             from = base;
         }
         let mut p = from;
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             if p.is_after(psn) {
                 break;
             }
@@ -171,7 +171,12 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         if self.untriggered > 0 {
             let allowance = self.allowance();
             let mut left = 0usize;
-            for b in self.blocks.iter_mut().filter(|b| b.live && !b.triggered) {
+            for b in self
+                .blocks
+                .as_mut()
+                .iter_mut()
+                .filter(|b| b.live && !b.triggered)
+            {
                 if psn.is_after_or_eq(b.start.wrapping_add(b.k as u32)) {
                     b.triggered = true;
                     if b.stage == super::blocks::Stage::Open {
@@ -194,7 +199,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let n = psn.forward_distance(origin);
         let mut absent = 0u32;
         let mut p = psn;
-        for _ in 0..(n as usize).min(W) {
+        for _ in 0..(n as usize).min(self.win.cap()) {
             if self.win.get(p) & ABSENT != 0 {
                 absent = absent.saturating_add(1);
             }
@@ -217,7 +222,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let d = self.detect_distance();
         let due = now.saturating_add(self.allowance());
         let mut any = false;
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             let p = self.win.detect_next;
             if p.wrapping_add(d).is_after(self.win.highest) {
                 break;
@@ -241,7 +246,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// leave are settled: held ones released (in order: all are below
     /// `psn`), kept ones dropped, unresolved ones counted lost.
     pub(super) fn slide_to<H: CrfHost + ?Sized>(&mut self, psn: Psn, now: Nanos, host: &mut H) {
-        let new_base = psn.wrapping_sub((W - AHEAD - 1) as u32);
+        let new_base = psn.wrapping_sub((self.win.cap().saturating_sub(AHEAD + 1)) as u32);
         let n = self.win.base.forward_distance(new_base) as usize;
         if n == 0 {
             return;
@@ -250,7 +255,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         let highest = self.win.highest;
         let unresolved_from = self.win.resolve_next;
         let mut p = self.win.base;
-        for _ in 0..n.min(W) {
+        for _ in 0..n.min(self.win.cap()) {
             if let Some(s) = self.win.slot(p) {
                 let f = self.win.at(s);
                 if f & HELD != 0 {
@@ -271,12 +276,19 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             p = p.next();
         }
         self.win.base = new_base;
-        self.win.base_slot = self.win.base_slot.wrapping_add(n % W) % W;
+        let w = self.win.cap();
+        self.win.base_slot = self
+            .win
+            .base_slot
+            .wrapping_add(n.checked_rem(w).unwrap_or(0))
+            .checked_rem(w)
+            .unwrap_or(0);
         self.win.clamp_frontiers();
         // Blocks that started before the new base can no longer be tracked.
-        for b in 0..B {
+        for b in 0..self.blocks.as_ref().len() {
             let gone = self
                 .blocks
+                .as_ref()
                 .get(b)
                 .is_some_and(|x| x.live && x.start.is_before(new_base));
             if gone {
@@ -286,7 +298,11 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         }
         // Newly covered positions: apply the READ spans recorded for them.
         let new_top = self.win.top();
-        let fresh_from = if n >= W { new_base } else { old_top };
+        let fresh_from = if n >= self.win.cap() {
+            new_base
+        } else {
+            old_top
+        };
         let fresh = PsnRange::new(fresh_from, fresh_from.forward_distance(new_top));
         for i in 0..READ_SPANS {
             let Some(span) = self.read_spans.get(i).copied() else {
@@ -301,7 +317,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     /// any more: every block containing PSN p lies within k−1 of p, so once
     /// all PSNs up to p + kmax − 1 are resolved, p is never decoded against.
     pub(super) fn advance_resolve<S: SymbolStore + ?Sized>(&mut self, store: &mut S) {
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             let p = self.win.resolve_next;
             if p.is_after(self.win.highest) {
                 break;
@@ -325,10 +341,10 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             .wrapping_sub(self.kmax.saturating_sub(1) as u32);
         // Open blocks keep their sources whatever the frontier says (a block
         // may begin before the first PSN observed).
-        for x in self.blocks.iter().filter(|x| x.live) {
+        for x in self.blocks.as_ref().iter().filter(|x| x.live) {
             bound = bound.serial_min(x.start);
         }
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             let p = self.win.drop_next;
             if !p.is_before(bound) {
                 break;
@@ -365,7 +381,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
     ) {
         let r = intersect(span, within);
         let mut p = r.start;
-        for _ in 0..(r.count as usize).min(W) {
+        for _ in 0..(r.count as usize).min(self.win.cap()) {
             self.mark_absent(p, now, sink, read);
             p = p.next();
         }
@@ -443,7 +459,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
             }
             self.read_span_next = self.read_span_next.wrapping_add(1) % READ_SPANS;
         }
-        let within = PsnRange::new(self.win.base, W as u32);
+        let within = PsnRange::new(self.win.base, self.win.cap() as u32);
         self.mark_span_absent(absent, within, now, sink, true);
         // T/C: the part beyond the window is absent too.
         let beyond = intersect(
@@ -479,7 +495,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
                 let from = end.next();
                 if psn.is_after(from) {
                     let gap = PsnRange::new(from, from.forward_distance(psn));
-                    let within = PsnRange::new(self.win.base, W as u32);
+                    let within = PsnRange::new(self.win.base, self.win.cap() as u32);
                     self.mark_span_absent(gap, within, now, sink, true);
                 }
             }

@@ -5,7 +5,7 @@ use super::super::super::psn::{Psn, PsnRange};
 use super::super::super::wire::{LostRanges, RangeRequest, RepairRequest, RequestKind};
 use super::super::{Nanos, Sink};
 use super::window::{coarse_up, due_nanos, reached, wake, ABANDONED, DETECTED, IN_BLOCK, RESOLVED};
-use super::{add, inc, Asked, Crf, CrfHost, CODED_ROUNDS, NEVER, RANGES_PER_REQUEST};
+use super::{add, inc, Asked, Crf, CrfHost, CrfStorage, CODED_ROUNDS, NEVER, RANGES_PER_REQUEST};
 
 /// Largest Count of one range entry on the wire.
 const MAX_COUNT: u32 = 255;
@@ -47,7 +47,7 @@ impl RangeBuf {
     }
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<St: CrfStorage> Crf<St> {
     /// Handles the detected gaps whose time has come: request them by PSN
     /// range (two coded rounds), then FALLBACK, then give up.
     ///
@@ -86,7 +86,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
         // PSNs before this one join a first request (see above).
         let mut batch_end: Option<Psn> = None;
         let mut p = self.win.resolve_next;
-        for _ in 0..W {
+        for _ in 0..self.win.cap() {
             if p.is_after(self.win.highest) {
                 break;
             }
@@ -167,11 +167,11 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, 
 }
 
 /// Sends one PSN-range REPAIR_REQUEST (nothing for an empty list).
-fn send_ranges<const B: usize, const W: usize, const HQ: usize, const R: usize, S>(
+fn send_ranges<St: CrfStorage, S>(
     flow_id: u32,
     ranges: &[PsnRange],
     fallback: bool,
-    crf: &mut Crf<B, W, HQ, R>,
+    crf: &mut Crf<St>,
     sink: &mut S,
 ) where
     S: Sink + ?Sized,

@@ -13,28 +13,40 @@ use core::ptr::addr_of_mut;
 
 use super::super::super::psn::Psn;
 use super::super::Nanos;
+use super::Slots;
 
+/// One held packet's PSN and release deadline. Public only as the element
+/// of a hold queue's storage: its fields are private.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+pub struct HoldEntry {
     psn: Psn,
     deadline: Nanos,
 }
 
-/// Fixed-capacity FIFO of (PSN, release deadline).
+impl HoldEntry {
+    /// An unused entry (what a caller fills a queue's storage with).
+    pub const EMPTY: HoldEntry = HoldEntry {
+        psn: Psn::ZERO,
+        deadline: 0,
+    };
+}
+
+type Entry = HoldEntry;
+
+/// FIFO of (PSN, release deadline) in `E`'s entries (their number is the
+/// queue's capacity).
 #[derive(Clone, Debug)]
-pub(super) struct HoldQueue<const N: usize> {
-    entries: [Entry; N],
+pub(super) struct HoldQueue<E> {
+    entries: E,
     head: usize,
     len: usize,
 }
 
-impl<const N: usize> HoldQueue<N> {
+impl<const N: usize> HoldQueue<[HoldEntry; N]> {
+    #[cfg(test)]
     pub(super) const fn new() -> Self {
         HoldQueue {
-            entries: [Entry {
-                psn: Psn::ZERO,
-                deadline: 0,
-            }; N],
+            entries: [HoldEntry::EMPTY; N],
             head: 0,
             len: 0,
         }
@@ -60,6 +72,21 @@ impl<const N: usize> HoldQueue<N> {
             addr_of_mut!((*slot).len).write(0);
         }
     }
+}
+
+impl<E: Slots<HoldEntry>> HoldQueue<E> {
+    /// An empty queue in `entries` (whatever they hold is never read).
+    pub(super) fn with(entries: E) -> Self {
+        HoldQueue {
+            entries,
+            head: 0,
+            len: 0,
+        }
+    }
+
+    pub(super) fn cap(&self) -> usize {
+        self.entries.as_ref().len()
+    }
 
     pub(super) fn clear(&mut self) {
         self.head = 0;
@@ -67,7 +94,7 @@ impl<const N: usize> HoldQueue<N> {
     }
 
     pub(super) fn is_full(&self) -> bool {
-        self.len >= N
+        self.len >= self.cap()
     }
 
     #[cfg(test)]
@@ -77,11 +104,14 @@ impl<const N: usize> HoldQueue<N> {
 
     /// Appends an entry; `false` if the queue is full.
     pub(super) fn push(&mut self, psn: Psn, deadline: Nanos) -> bool {
-        if self.len >= N {
+        let n = self.cap();
+        if self.len >= n {
             return false;
         }
-        let i = self.head.wrapping_add(self.len) % N;
-        let Some(e) = self.entries.get_mut(i) else {
+        let Some(i) = self.head.wrapping_add(self.len).checked_rem(n) else {
+            return false;
+        };
+        let Some(e) = self.entries.as_mut().get_mut(i) else {
             return false;
         };
         *e = Entry { psn, deadline };
@@ -94,13 +124,20 @@ impl<const N: usize> HoldQueue<N> {
         if self.len == 0 {
             return None;
         }
-        self.entries.get(self.head).map(|e| (e.psn, e.deadline))
+        self.entries
+            .as_ref()
+            .get(self.head)
+            .map(|e| (e.psn, e.deadline))
     }
 
     /// Removes the oldest entry.
     pub(super) fn pop(&mut self) {
         if self.len > 0 {
-            self.head = self.head.wrapping_add(1) % N;
+            self.head = self
+                .head
+                .wrapping_add(1)
+                .checked_rem(self.cap())
+                .unwrap_or(0);
             self.len = self.len.wrapping_sub(1);
         }
     }
@@ -112,7 +149,7 @@ mod tests {
 
     #[test]
     fn fifo() {
-        let mut q = HoldQueue::<2>::new();
+        let mut q = HoldQueue::<[HoldEntry; 2]>::new();
         assert!(q.front().is_none());
         assert!(q.push(Psn::new(1), 10));
         assert!(q.push(Psn::new(2), 20));

@@ -1,4 +1,5 @@
-//! In-place initialisation of a [`Crf`] for hosts with a small stack (the
+//! In-place initialisation of a [`Crf`] of fixed capacities for hosts with
+//! a small stack (the
 //! kernel allocates the engine with `vzalloc`; the CRF of a 16 Ki-PSN window
 //! is hundreds of KiB and must never be built by value on a 16 KiB stack).
 
@@ -11,9 +12,9 @@ use super::probe::Probes;
 use super::report::ReportState;
 use super::tc::TcState;
 use super::window::Window;
-use super::{Counters, Crf, CrfConfig, MAX_CONFIGS, NEVER, READ_SPANS};
+use super::{Counters, Crf, CrfConfig, Inline, MAX_CONFIGS, NEVER, READ_SPANS};
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline<B, W, HQ, R>> {
     /// Writes a CRF equal to [`Crf::new`]`(cfg)` at `slot`, field by field
     /// and the large arrays element by element, so that no temporary larger
     /// than one block record is built on the stack.

@@ -3,7 +3,7 @@
 use super::super::super::wire::LossReport;
 use super::super::{Nanos, Sink, SEC};
 use super::TcThresholds;
-use super::{inc, Crf, NEVER};
+use super::{inc, Crf, CrfStorage, NEVER};
 
 /// Shortest report period, whatever the SRTT (keeps a zero SRTT from
 /// spinning the timer).
@@ -76,7 +76,7 @@ pub(super) fn add32(x: &mut u32, n: u32) {
     *x = x.saturating_add(n);
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<B, W, HQ, R> {
+impl<St: CrfStorage> Crf<St> {
     /// Expected and received counts of the last LOSS_REPORT sent (zeros
     /// before the first, or after [`Crf::close`]): lets the caller follow
     /// the loss rate without decoding its own messages. A new report was

@@ -10,6 +10,7 @@
 use core::ptr::addr_of_mut;
 
 use super::super::super::psn::Psn;
+use super::Slots;
 
 /// A source packet arrived (the original, or an RDMA retransmission).
 pub(super) const RECEIVED: u16 = 1 << 0;
@@ -81,9 +82,11 @@ pub(super) fn due_nanos(due: u32, now: u64) -> u64 {
 
 /// Per-PSN state of the window.
 #[derive(Clone, Debug)]
-pub(super) struct Window<const W: usize> {
-    pub(super) flags: [u16; W],
-    pub(super) due: [u32; W],
+pub(super) struct Window<F, D> {
+    /// Per-slot flags and due times, in storage of one length (checked by
+    /// [`super::Crf::with_storage`]): the window's size.
+    pub(super) flags: F,
+    pub(super) due: D,
     /// Set by the first source or REPAIR.
     pub(super) started: bool,
     /// First PSN of the window.
@@ -104,7 +107,8 @@ pub(super) struct Window<const W: usize> {
     pub(super) origin: Psn,
 }
 
-impl<const W: usize> Window<W> {
+impl<const W: usize> Window<[u16; W], [u32; W]> {
+    #[cfg(test)]
     pub(super) const fn new() -> Self {
         Window {
             flags: [0; W],
@@ -144,10 +148,37 @@ impl<const W: usize> Window<W> {
             addr_of_mut!((*slot).origin).write(Psn::ZERO);
         }
     }
+}
+
+impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
+    /// An empty window in `flags` and `due` (of one length; zeroed here).
+    pub(super) fn with(flags: F, due: D) -> Self {
+        let mut w = Window {
+            flags,
+            due,
+            started: false,
+            base: Psn::ZERO,
+            base_slot: 0,
+            highest: Psn::ZERO,
+            deliver_next: Psn::ZERO,
+            resolve_next: Psn::ZERO,
+            drop_next: Psn::ZERO,
+            detect_next: Psn::ZERO,
+            origin: Psn::ZERO,
+        };
+        w.reset();
+        w
+    }
+
+    /// PSNs tracked.
+    #[inline]
+    pub(super) fn cap(&self) -> usize {
+        self.flags.as_ref().len().min(self.due.as_ref().len())
+    }
 
     pub(super) fn reset(&mut self) {
-        self.flags.fill(0);
-        self.due.fill(0);
+        self.flags.as_mut().fill(0);
+        self.due.as_mut().fill(0);
         self.started = false;
         self.base = Psn::ZERO;
         self.base_slot = 0;
@@ -177,7 +208,7 @@ impl<const W: usize> Window<W> {
 
     /// One past the last PSN of the window.
     pub(super) fn top(&self) -> Psn {
-        self.base.wrapping_add(W as u32)
+        self.base.wrapping_add(self.cap() as u32)
     }
 
     /// Slot of `p`, if `p` lies in the window.
@@ -186,32 +217,33 @@ impl<const W: usize> Window<W> {
         if !self.started {
             return None;
         }
+        let w = self.cap();
         let d = self.base.forward_distance(p) as usize;
-        if d >= W {
+        if d >= w {
             return None;
         }
         let s = self.base_slot.wrapping_add(d);
-        Some(if s >= W { s.wrapping_sub(W) } else { s })
+        Some(if s >= w { s.wrapping_sub(w) } else { s })
     }
 
     /// Flags of `p` (0 outside the window).
     #[inline]
     pub(super) fn get(&self, p: Psn) -> u16 {
         self.slot(p)
-            .and_then(|s| self.flags.get(s).copied())
+            .and_then(|s| self.flags.as_ref().get(s).copied())
             .unwrap_or(0)
     }
 
     /// Flags of slot `s`.
     #[inline]
     pub(super) fn at(&self, s: usize) -> u16 {
-        self.flags.get(s).copied().unwrap_or(0)
+        self.flags.as_ref().get(s).copied().unwrap_or(0)
     }
 
     /// Sets bits on `p`; `false` if `p` is outside the window.
     #[inline]
     pub(super) fn set(&mut self, p: Psn, bits: u16) -> bool {
-        match self.slot(p).and_then(|s| self.flags.get_mut(s)) {
+        match self.slot(p).and_then(|s| self.flags.as_mut().get_mut(s)) {
             Some(f) => {
                 *f |= bits;
                 true
@@ -223,7 +255,7 @@ impl<const W: usize> Window<W> {
     /// Clears bits on `p`.
     #[inline]
     pub(super) fn clear(&mut self, p: Psn, bits: u16) {
-        if let Some(f) = self.slot(p).and_then(|s| self.flags.get_mut(s)) {
+        if let Some(f) = self.slot(p).and_then(|s| self.flags.as_mut().get_mut(s)) {
             *f &= !bits;
         }
     }
@@ -235,26 +267,26 @@ impl<const W: usize> Window<W> {
 
     /// Sets the rounds and the due time of slot `s`, marking it detected.
     pub(super) fn set_gap(&mut self, s: usize, rounds: u8, due: u32) {
-        if let Some(f) = self.flags.get_mut(s) {
+        if let Some(f) = self.flags.as_mut().get_mut(s) {
             *f = (*f & !ROUND_MASK) | (((rounds.min(3) as u16) << ROUND_SHIFT) & ROUND_MASK);
             *f |= DETECTED;
         }
-        if let Some(d) = self.due.get_mut(s) {
+        if let Some(d) = self.due.as_mut().get_mut(s) {
             *d = due;
         }
     }
 
     /// Due time of slot `s`.
     pub(super) fn due_at(&self, s: usize) -> u32 {
-        self.due.get(s).copied().unwrap_or(0)
+        self.due.as_ref().get(s).copied().unwrap_or(0)
     }
 
     /// Clears slot `s` completely.
     pub(super) fn wipe(&mut self, s: usize) {
-        if let Some(f) = self.flags.get_mut(s) {
+        if let Some(f) = self.flags.as_mut().get_mut(s) {
             *f = 0;
         }
-        if let Some(d) = self.due.get_mut(s) {
+        if let Some(d) = self.due.as_mut().get_mut(s) {
             *d = 0;
         }
     }
@@ -282,7 +314,7 @@ mod tests {
 
     #[test]
     fn slots_wrap() {
-        let mut w = Window::<8>::new();
+        let mut w = Window::<[u16; 8], [u32; 8]>::new();
         assert_eq!(w.slot(Psn::ZERO), None);
         w.start(Psn::new(0xFF_FFFE).wrapping_add(BEHIND));
         w.base_slot = 6;

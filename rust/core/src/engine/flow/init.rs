@@ -4,7 +4,7 @@
 
 use core::ptr::addr_of_mut;
 
-use super::super::crf::Crf;
+use super::super::crf::{self, Crf};
 use super::super::csf::{Csf, Inline};
 use super::super::loss_window::LossWindow;
 use super::super::policy::Policy;
@@ -54,7 +54,9 @@ impl<const BLOCKS: usize, const ACC: usize> SenderFlow<Inline<BLOCKS, ACC>> {
     }
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFlow<B, W, HQ, R> {
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize>
+    ReceiverFlow<crf::Inline<B, W, HQ, R>>
+{
     /// Writes a flow equal to [`ReceiverFlow::new`]`(params)` at `slot`
     /// without any large temporary (the CRF through [`Crf::init_at`]).
     ///

@@ -5,7 +5,7 @@
 use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
 use super::super::super::wire::{CloseReason, Message, ParamStatus, ParamUpdate};
-use super::super::crf::{self, Crf, CrfConfig, CrfHost, SourceVerdict, Workspace};
+use super::super::crf::{self, Crf, CrfConfig, CrfHost, CrfStorage, SourceVerdict, Workspace};
 use super::super::loss_window::LossWindow;
 use super::super::negotiation::{
     CrfNegCounters, CrfNegotiation, CrfState, HelloOutcome, ParamOutcome,
@@ -82,17 +82,12 @@ pub struct ReceiverCounters {
     pub unexpected: u64,
 }
 
-/// The receiver side of one protected flow, sans-I/O. The const generics
-/// are the [`Crf`]'s capacities.
-pub struct ReceiverFlow<
-    const BLOCKS: usize,
-    const WINDOW: usize,
-    const HELD: usize,
-    const REPAIRS: usize,
-> {
+/// The receiver side of one protected flow, sans-I/O. `St` is the storage
+/// of the [`Crf`]'s capacities ([`CrfStorage`]).
+pub struct ReceiverFlow<St: CrfStorage> {
     pub(super) params: ReceiverParams,
     pub(super) neg: CrfNegotiation,
-    pub(super) crf: Crf<BLOCKS, WINDOW, HELD, REPAIRS>,
+    pub(super) crf: Crf<St>,
     pub(super) book: ConfigBook,
     pub(super) loss: LossWindow,
     /// `crf.counters().loss_reports` already followed.
@@ -101,14 +96,34 @@ pub struct ReceiverFlow<
     pub(super) counters: ReceiverCounters,
 }
 
-impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFlow<B, W, HQ, R> {
+impl<const B: usize, const W: usize, const HQ: usize, const R: usize>
+    ReceiverFlow<crf::Inline<B, W, HQ, R>>
+{
     /// A flow waiting for its HELLO (builds the CRF by value: hosts with a
     /// large stack; the kernel uses [`ReceiverFlow::init_at`]).
     pub fn new(params: ReceiverParams) -> Self {
+        Self::with_crf(params, Crf::new(params.crf))
+    }
+}
+
+impl<St: CrfStorage> ReceiverFlow<St> {
+    /// A flow waiting for its HELLO whose CRF works in the storage given
+    /// (refused as [`Crf::with_storage`] refuses it).
+    pub fn with_storage(
+        params: ReceiverParams,
+        storage: crf::Storage<St>,
+    ) -> Result<Self, crf::CapsError> {
+        Ok(Self::with_crf(
+            params,
+            Crf::with_storage(params.crf, storage)?,
+        ))
+    }
+
+    fn with_crf(params: ReceiverParams, crf: Crf<St>) -> Self {
         let mut f = ReceiverFlow {
             params,
             neg: Self::new_negotiation(&params),
-            crf: Crf::new(params.crf),
+            crf,
             book: ConfigBook::new(),
             loss: LossWindow::new(),
             reports_seen: 0,
@@ -414,7 +429,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> ReceiverFl
     }
 
     /// The CRF engine (read-only).
-    pub fn crf(&self) -> &Crf<B, W, HQ, R> {
+    pub fn crf(&self) -> &Crf<St> {
         &self.crf
     }
 
