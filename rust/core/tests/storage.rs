@@ -88,3 +88,51 @@ fn csf_storage_sizes_its_ring() {
         assert_eq!(c.ring_capacity(), n);
     }
 }
+
+mod sizing {
+    use crem_core::engine::crf::check_caps;
+    use crem_core::engine::module_caps::{
+        caps_for, CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS,
+        CSF_STORE_SLOTS, MAX_BDP_DEFAULT, MAX_BDP_MAX,
+    };
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_default_is_the_fixed_capacities() {
+        let c = caps_for(MAX_BDP_DEFAULT, 32);
+        assert_eq!(
+            (c.csf_blocks, c.csf_acc, c.csf_store),
+            (CSF_BLOCKS, CSF_ACC, CSF_STORE_SLOTS)
+        );
+        assert_eq!(
+            (c.crf.blocks, c.crf.window, c.crf.held, c.crf.repairs),
+            (CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS)
+        );
+        // 10 Gbit/s x 20 ms at 4 KiB: 6104 packets in flight.
+        let c = caps_for(6104, 32);
+        assert_eq!(
+            (c.crf.window, c.crf.blocks, c.csf_blocks, c.csf_store),
+            (16_384, 512, 1024, 32_768)
+        );
+    }
+
+    proptest! {
+        /// Any input gives capacities a CRF accepts, a window of at least
+        /// twice the packets in flight (up to the largest), powers of two
+        /// where the engines index by PSN, a CSF store that spans what the
+        /// CSF retains, and more of everything for more packets.
+        #[test]
+        fn caps_for_is_sound_and_monotone(p in any::<u32>(), q in any::<u32>(), k in any::<u8>()) {
+            let c = caps_for(p, k);
+            prop_assert_eq!(check_caps(c.crf.blocks, c.crf.window, c.crf.window, c.crf.held, c.crf.repairs), Ok(()));
+            prop_assert!(c.crf.window.is_power_of_two() && c.csf_store.is_power_of_two());
+            prop_assert!(c.crf.window as u64 >= 2 * u64::from(p.min(MAX_BDP_MAX)));
+            prop_assert!(c.csf_store >= c.csf_blocks * usize::from(k.max(1)));
+            prop_assert!(c.csf_blocks >= c.crf.blocks);
+            let (lo, hi) = (caps_for(p.min(q), k), caps_for(p.max(q), k));
+            prop_assert!(lo.crf.window <= hi.crf.window && lo.crf.blocks <= hi.crf.blocks);
+            prop_assert!(lo.crf.held <= hi.crf.held && lo.crf.repairs <= hi.crf.repairs);
+            prop_assert!(lo.csf_blocks <= hi.csf_blocks && lo.csf_store <= hi.csf_store);
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! CSF's (`rust/store.rs`).
 
 use super::super::roce::MAX_SYMBOL_LEN;
+use super::crf::CrfCaps;
 
 /// The module's CSF packet store: a ring of this many slots (a power of
 /// two) indexed by PSN, so a PSN retained while another one equal to it
@@ -35,3 +36,96 @@ pub const DECODE_OUT: usize = 64 * 1104;
 /// any type (the largest is a REPAIR of the largest T a RoCEv2 flow needs,
 /// [`MAX_SYMBOL_LEN`] for RDMA MTU 4096).
 pub const MESSAGE: usize = super::csf::scratch_len(MAX_SYMBOL_LEN);
+
+/// Packets in flight a flow is sized for when nothing else is configured
+/// (the module's per-netns `max-bdp`): the capacities above, those of
+/// [`caps_for`]`(MAX_BDP_DEFAULT, 32)`.
+pub const MAX_BDP_DEFAULT: u32 = 512;
+/// Smallest and largest `max-bdp` (packets): below, the capacities are
+/// those of the smallest; above, a CRF window would reach 2^22 PSNs.
+pub const MAX_BDP_MIN: u32 = 64;
+pub const MAX_BDP_MAX: u32 = 1 << 20;
+
+/// The capacities of one flow, both sides ([`caps_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowCaps {
+    /// CSF retention ring, blocks.
+    pub csf_blocks: usize,
+    /// CSF ordinary-repair accumulator, octets.
+    pub csf_acc: usize,
+    /// CSF packet store, slots by PSN (a power of two; the CSF's
+    /// `retention_span`).
+    pub csf_store: usize,
+    /// The CRF's (its open blocks are its Max Open Blocks).
+    pub crf: CrfCaps,
+}
+
+/// The capacities a flow needs to protect `max_bdp` packets in flight
+/// (clamped to [`MAX_BDP_MIN`]..=[`MAX_BDP_MAX`]) in blocks of `k`
+/// sources: the one sizing rule of the module and of `crem-sim`.
+///
+/// * The CRF's window spans twice the packets in flight (a lost PSN stays
+///   tracked for a round trip after later ones arrived), a power of two of
+///   at least 1024 PSNs.
+/// * Its open blocks cover that window in blocks of k (at least 32; at most
+///   65535, Max Open Blocks being 16 bits); the CSF retains twice as many
+///   (it keeps blocks until the RDMA ACK, a round trip after the CRF let
+///   them go).
+/// * Eight repair symbols per open block, a quarter of the window held.
+/// * The CSF's store spans what it retains (its blocks of k: two windows,
+///   more for a large k), a power of two of 4096 slots at least.
+///
+/// `caps_for(MAX_BDP_DEFAULT, 32)` is the constants above.
+pub const fn caps_for(max_bdp: u32, k: u8) -> FlowCaps {
+    let p = if max_bdp < MAX_BDP_MIN {
+        MAX_BDP_MIN
+    } else if max_bdp > MAX_BDP_MAX {
+        MAX_BDP_MAX
+    } else {
+        max_bdp
+    } as usize;
+    // 2p <= 2^21: a power of two of at most 2^21.
+    let mut window = 1024usize;
+    while window < 2 * p {
+        window *= 2;
+    }
+    let k = if k == 0 { 1 } else { k as usize };
+    let mut blocks = window / k;
+    if blocks < CRF_BLOCKS {
+        blocks = CRF_BLOCKS;
+    }
+    if blocks > u16::MAX as usize / 8 {
+        blocks = u16::MAX as usize / 8;
+    }
+    // What the CSF retains: its blocks of k (two windows, or more when
+    // the blocks were raised to 32).
+    let span = 2 * blocks * k;
+    let mut store = CSF_STORE_SLOTS;
+    while store < span || store < 2 * window {
+        store *= 2;
+    }
+    FlowCaps {
+        csf_blocks: 2 * blocks,
+        csf_acc: CSF_ACC,
+        csf_store: store,
+        crf: CrfCaps {
+            blocks,
+            window,
+            held: window / 4,
+            repairs: 8 * blocks,
+        },
+    }
+}
+
+const _: () = {
+    let c = caps_for(MAX_BDP_DEFAULT, 32);
+    assert!(
+        c.csf_blocks == CSF_BLOCKS
+            && c.csf_acc == CSF_ACC
+            && c.csf_store == CSF_STORE_SLOTS
+            && c.crf.blocks == CRF_BLOCKS
+            && c.crf.window == CRF_WINDOW
+            && c.crf.held == CRF_HELD
+            && c.crf.repairs == CRF_REPAIRS
+    );
+};

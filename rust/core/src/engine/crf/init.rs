@@ -12,7 +12,90 @@ use super::probe::Probes;
 use super::report::ReportState;
 use super::tc::TcState;
 use super::window::Window;
-use super::{Counters, Crf, CrfConfig, Inline, MAX_CONFIGS, NEVER, READ_SPANS};
+use super::{
+    check_caps, CapsError, Counters, Crf, CrfConfig, CrfStorage, Inline, Storage, MAX_CONFIGS,
+    NEVER, READ_SPANS,
+};
+
+impl<St: CrfStorage> Crf<St> {
+    /// Writes a CRF equal to [`Crf::with_storage`]`(cfg, storage)` at
+    /// `slot`, field by field, so that the engine itself is never built on
+    /// the stack (its storage is the caller's, moved in). Storage
+    /// [`check_caps`] refuses is handed back with the reason, and `slot` is
+    /// then left unwritten.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Crf::init_at`].
+    pub unsafe fn init_at_with(
+        slot: *mut Self,
+        cfg: CrfConfig,
+        storage: Storage<St>,
+    ) -> Result<(), (CapsError, Storage<St>)> {
+        let (blocks, flags, due, hold, repairs) = &storage;
+        if let Err(e) = check_caps(
+            blocks.as_ref().len(),
+            flags.as_ref().len(),
+            due.as_ref().len(),
+            hold.as_ref().len(),
+            repairs.as_ref().len(),
+        ) {
+            return Err((e, storage));
+        }
+        let (mut blocks, flags, due, hold, mut repairs) = storage;
+        blocks.as_mut().fill(Block::EMPTY);
+        repairs.as_mut().fill(RepairMeta::EMPTY);
+        // SAFETY: `slot` is valid and aligned (caller); the storage fields
+        // are written once each through their raw field pointers, the rest
+        // by `init_fields`.
+        unsafe {
+            addr_of_mut!((*slot).win).write(Window::with(flags, due));
+            addr_of_mut!((*slot).hold).write(HoldQueue::with(hold));
+            addr_of_mut!((*slot).blocks).write(blocks);
+            addr_of_mut!((*slot).repairs).write(repairs);
+            Self::init_fields(slot, cfg);
+        }
+        Ok(())
+    }
+
+    /// Writes every field but the storage (window, hold queue, blocks,
+    /// repairs), as `with_storage` sets them.
+    ///
+    /// # Safety
+    ///
+    /// `slot` valid for writes and aligned for `Self`.
+    unsafe fn init_fields(slot: *mut Self, cfg: CrfConfig) {
+        // SAFETY: `slot` is valid and aligned (caller); every field written
+        // here is written once through a raw field pointer; no reference to
+        // uninitialised memory is created. `tc` is initialised before
+        // `reset` borrows it.
+        unsafe {
+            addr_of_mut!((*slot).cfg).write(cfg);
+            addr_of_mut!((*slot).configs).write([None; MAX_CONFIGS]);
+            addr_of_mut!((*slot).config_age).write([0; MAX_CONFIGS]);
+            addr_of_mut!((*slot).config_clock).write(0);
+            addr_of_mut!((*slot).kmax).write(1);
+            addr_of_mut!((*slot).read_spans).write([PsnRange::new(Psn::ZERO, 0); READ_SPANS]);
+            addr_of_mut!((*slot).read_span_next).write(0);
+            addr_of_mut!((*slot).resp_end).write(None);
+            addr_of_mut!((*slot).block_clock).write(0);
+            addr_of_mut!((*slot).untriggered).write(0);
+            addr_of_mut!((*slot).request_id).write(0);
+            addr_of_mut!((*slot).gap_due_min).write(NEVER);
+            addr_of_mut!((*slot).requests_from).write(None);
+            addr_of_mut!((*slot).release_pending).write(false);
+            addr_of_mut!((*slot).decode_pending).write(false);
+            addr_of_mut!((*slot).last_now).write(0);
+            addr_of_mut!((*slot).report).write(ReportState::new());
+            let tc = addr_of_mut!((*slot).tc);
+            tc.write(TcState::new());
+            (*tc).reset(cfg.tc);
+            addr_of_mut!((*slot).probes).write(Probes::new());
+            addr_of_mut!((*slot).rtt_sample).write(None);
+            addr_of_mut!((*slot).counters).write(Counters::default());
+        }
+    }
+}
 
 impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline<B, W, HQ, R>> {
     /// Writes a CRF equal to [`Crf::new`]`(cfg)` at `slot`, field by field
@@ -29,20 +112,12 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline
     pub unsafe fn init_at(slot: *mut Self, cfg: CrfConfig) {
         #[allow(clippy::let_unit_value)]
         let () = Self::CAPACITIES_OK;
-        // SAFETY: `slot` is valid and aligned (caller); every field is
-        // written exactly once through a raw field pointer, array elements
-        // within their arrays (i < B, i < R); no reference to uninitialised
-        // memory is created. `tc` is initialised before `reset` borrows it.
+        // SAFETY: `slot` is valid and aligned (caller); the storage arrays
+        // are written element by element within their arrays (i < B,
+        // i < R), the rest by `init_fields`; no reference to uninitialised
+        // memory is created.
         unsafe {
-            addr_of_mut!((*slot).cfg).write(cfg);
-            addr_of_mut!((*slot).configs).write([None; MAX_CONFIGS]);
-            addr_of_mut!((*slot).config_age).write([0; MAX_CONFIGS]);
-            addr_of_mut!((*slot).config_clock).write(0);
-            addr_of_mut!((*slot).kmax).write(1);
             Window::init_at(addr_of_mut!((*slot).win));
-            addr_of_mut!((*slot).read_spans).write([PsnRange::new(Psn::ZERO, 0); READ_SPANS]);
-            addr_of_mut!((*slot).read_span_next).write(0);
-            addr_of_mut!((*slot).resp_end).write(None);
             HoldQueue::init_at(addr_of_mut!((*slot).hold));
             let blocks = addr_of_mut!((*slot).blocks).cast::<Block>();
             for i in 0..B {
@@ -52,21 +127,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline
             for i in 0..R {
                 repairs.add(i).write(RepairMeta::EMPTY);
             }
-            addr_of_mut!((*slot).block_clock).write(0);
-            addr_of_mut!((*slot).untriggered).write(0);
-            addr_of_mut!((*slot).request_id).write(0);
-            addr_of_mut!((*slot).gap_due_min).write(NEVER);
-            addr_of_mut!((*slot).requests_from).write(None);
-            addr_of_mut!((*slot).release_pending).write(false);
-            addr_of_mut!((*slot).decode_pending).write(false);
-            addr_of_mut!((*slot).last_now).write(0);
-            addr_of_mut!((*slot).report).write(ReportState::new());
-            let tc = addr_of_mut!((*slot).tc);
-            tc.write(TcState::new());
-            (*tc).reset(cfg.tc);
-            addr_of_mut!((*slot).probes).write(Probes::new());
-            addr_of_mut!((*slot).rtt_sample).write(None);
-            addr_of_mut!((*slot).counters).write(Counters::default());
+            Self::init_fields(slot, cfg);
         }
     }
 }
