@@ -8,6 +8,7 @@
 use super::bench::{per_packet_rounds, ROUNDS_PACKETS};
 use super::bench_work as work;
 use super::run;
+use crate::crem_core::engine::module_caps::{caps_for, MAX_BDP_DEFAULT};
 use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire::{
@@ -101,7 +102,8 @@ fn make(h: &TestHost) -> Option<*mut Flow> {
 fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     let c = NonNull::from(h).cast::<ffi::crem_flow>();
     // Its net is reached only to inject restored packets: a CSF never does.
-    let b = Flow::new(c, NonNull::dangling(), None, true, &TEST_GLUE)?;
+    let caps = caps_for(MAX_BDP_DEFAULT, 32);
+    let b = Flow::new(c, NonNull::dangling(), None, true, &caps, &TEST_GLUE)?;
     // SAFETY: kept in place until `free` rebuilds the pinned box.
     let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
     // SAFETY: a C struct of integers, for which all zeros is valid.

@@ -9,6 +9,7 @@
 //! request and the netns's configuration.
 
 use super::{run, Checks};
+use crate::crem_core::engine::module_caps::MAX_BDP_DEFAULT;
 use crate::ffi;
 use crate::flow;
 use crate::netns::{self, NetState};
@@ -36,7 +37,7 @@ fn settle(st: &NetState, n: usize) -> bool {
 /// A spare of `side` from the pool, checked and freed: whether there was
 /// one and it had that side.
 fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
-    let f = st.pool.take(side)?.into_raw();
+    let f = st.pool.take(side, &st.flow_caps())?.into_raw();
     // SAFETY: a flow of the pool's, ours alone until freed below.
     let got = unsafe { (*f).key.side };
     flow::crem_rs_flow_free(f);
@@ -82,15 +83,30 @@ pub(super) fn with_netns_counted(
     ok
 }
 
-fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
+/// A configuration of zeros but C's default limits: flows sized for 512
+/// packets in flight (`max-bdp`), whose structures fit 64 MiB.
+fn limits_cfg() -> ffi::crem_cfg {
     // SAFETY: a C struct of integers, for which all zeros is valid.
-    let cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    with_netns(&cfg, core::ptr::null_mut(), w, pool_fills_and_closes_in)
+    let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    (cfg.max_bdp, cfg.max_memory) = (MAX_BDP_DEFAULT, 64 << 20);
+    cfg
+}
+
+fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
+    with_netns(
+        &limits_cfg(),
+        core::ptr::null_mut(),
+        w,
+        pool_fills_and_closes_in,
+    )
 }
 
 fn pool_fills_and_closes_in(st: &NetState, w: &mut dyn Write) -> bool {
     let mut c = Checks::new(w);
-    c.check(st.pool.take(CSF).is_none(), "the first take found a spare");
+    c.check(
+        st.pool.take(CSF, &st.flow_caps()).is_none(),
+        "the first take found a spare",
+    );
     c.check(settle(st, SPARE), "not filled after the first take");
     let mut all = true;
     for _ in 0..SPARE {
@@ -100,7 +116,10 @@ fn pool_fills_and_closes_in(st: &NetState, w: &mut dyn Write) -> bool {
     c.check(all, "a take failed or gave the wrong side");
     c.check(settle(st, SPARE), "not refilled after takes");
     st.pool.close();
-    c.check(st.pool.take(CRF).is_none(), "a take after close");
+    c.check(
+        st.pool.take(CRF, &st.flow_caps()).is_none(),
+        "a take after close",
+    );
     c.check(
         st.pool.count(CSF.into()) == 0 && st.pool.count(CRF.into()) == 0,
         "spares left after close",
@@ -120,10 +139,10 @@ fn flow_setup_from_request(w: &mut dyn Write) -> bool {
     with_netns(&host_cfg(), core::ptr::null_mut(), w, setup_from_request_in)
 }
 
-/// A host's configuration with the draft's defaults (k 32, m 2, adaptive).
+/// A host's configuration with the draft's defaults (k 32, m 2, adaptive)
+/// and C's limits (flows sized for 512 packets in flight, 64 MiB).
 pub(super) fn host_cfg() -> ffi::crem_cfg {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
+    let mut cfg = limits_cfg();
     (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
     cfg.epsilon_ppb = 100_000;
     cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
@@ -142,7 +161,7 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
     rq.peer = peer;
     (rq.tos, rq.ttl, rq.sport, rq.link_mtu) = (0x88, 61, 0xc001u16.to_be(), 1500);
     let setup = |rq: &ffi::crem_flow_request| {
-        let spare = st.alloc(CSF)?;
+        let spare = st.alloc(CSF, &st.flow_caps())?;
         let rc = match flow::setup_request(&spare, st, rq) {
             Ok(()) => 0,
             Err(()) => EINVAL.to_errno(),

@@ -7,14 +7,14 @@
 use super::run;
 use crate::crem_core::engine::crf::SymbolStore;
 use crate::crem_core::engine::csf::SourceStore;
-use crate::crem_core::engine::module_caps::CRF_WINDOW;
+use crate::crem_core::engine::module_caps::{caps_for, FlowCaps, MAX_BDP_DEFAULT};
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::flow::Flow;
 use crate::host::Glue;
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::skb::Skb;
-use crate::store::{Current, Owner, Stores, CSF_SLOTS};
+use crate::store::{Current, Owner, Stores};
 use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::ptr::NonNull;
@@ -66,15 +66,22 @@ static TEST_GLUE: Glue = Glue {
 /// used, these tests inject nothing).
 struct Fixture {
     budget: TestBudget,
+    caps: FlowCaps,
 }
 
 impl Fixture {
+    /// A flow of the default `max-bdp`'s capacities.
     fn new(limit: u64) -> Self {
+        Self::sized(limit, caps_for(MAX_BDP_DEFAULT, 32))
+    }
+
+    fn sized(limit: u64, caps: FlowCaps) -> Self {
         Fixture {
             budget: TestBudget {
                 limit: Cell::new(limit),
                 ..Default::default()
             },
+            caps,
         }
     }
 
@@ -90,7 +97,7 @@ impl Fixture {
             netns: None,
             glue: &TEST_GLUE,
         };
-        Stores::new(owner, csf).ok()
+        Stores::new(owner, csf, &self.caps, 0).ok()
     }
 }
 
@@ -385,7 +392,7 @@ extern "C" fn crem_kunit_store_counts_overwrites(msg: *mut c_char, len: usize) -
             let _ = write!(w, "no stores");
             return false;
         };
-        let (a, b) = (7u32, 7 + CSF_SLOTS as u32);
+        let (a, b) = (7u32, 7 + fx.caps.csf_store as u32);
         let (pa, pb) = (payload(a, 40), payload(b, 40));
         let kept = st.csf_keep(Psn::new(a), &pa[..40])
             && st.csf_keep(Psn::new(b), &pb[..40])
@@ -415,7 +422,8 @@ extern "C" fn crem_kunit_store_holds_a_window(msg: *mut c_char, len: usize) -> c
             let _ = write!(w, "no stores");
             return false;
         };
-        let psns = [3u32, 3 + CRF_WINDOW as u32 / 2, 3 + CRF_WINDOW as u32 - 1];
+        let win = fx.caps.crf.window as u32;
+        let psns = [3u32, 3 + win / 2, 3 + win - 1];
         for &psn in &psns {
             let Some(skb) = Skb::alloc_atomic(0, 200) else {
                 let _ = write!(w, "no skb");
@@ -436,6 +444,76 @@ extern "C" fn crem_kunit_store_holds_a_window(msg: *mut c_char, len: usize) -> c
             );
             return false;
         }
+        true
+    })
+}
+
+/// Stores sized for more packets in flight (`max-bdp` 6104: 10 Gbit/s x
+/// 20 ms at 4 KiB) span more PSNs: the CSF's ring keeps PSNs 4096 apart
+/// (which shared a slot at the default size) and loses one only 65536
+/// apart; the CRF holds PSNs across its 32768-PSN window.
+#[no_mangle]
+extern "C" fn crem_kunit_store_sized_by_bdp(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let fx = Fixture::sized(1 << 20, caps_for(6104, 32));
+        let (Some(mut csf), Some(mut crf)) = (fx.stores(true), fx.stores(false)) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let n = fx.caps.csf_store as u32;
+        let kept = [5u32, 5 + 4096, 5 + n]
+            .iter()
+            .all(|&psn| csf.csf_keep(Psn::new(psn), &payload(psn, 16)[..16]));
+        let there = |p: u32| SourceStore::source(&csf, Psn::new(p)).is_some();
+        let (a, b, c) = (there(5), there(5 + 4096), there(5 + n));
+        let over = csf.counted().overwritten;
+        if (n, kept, a, b, c, over) != (65536, true, false, true, true, 1) {
+            let _ = write!(
+                w,
+                "ring {n} (65536), kept {kept}, 5 {a} (false), 4101 {b} (true), {} {c} (true), overwritten {over} (1)",
+                5 + n
+            );
+            return false;
+        }
+        let win = fx.caps.crf.window as u32;
+        for psn in [9u32, 9 + 512, 9 + win - 1] {
+            let Some(skb) = Skb::alloc_atomic(0, 64) else {
+                let _ = write!(w, "no skb");
+                return false;
+            };
+            if crf.hold(psn, skb).is_err() {
+                let _ = write!(w, "PSN {psn} not held");
+                return false;
+            }
+        }
+        let held = crf.dev_gone(core::ptr::null());
+        let c = crf.counted();
+        // What a flow's structures cost (stores and engine), per side.
+        let octets = |st: &Stores, csf: bool, caps: &FlowCaps| {
+            st.fixed() + crate::engine::engine_octets(csf, caps) as u64
+        };
+        let dflt = Fixture::new(1 << 20);
+        let (Some(a), Some(b)) = (dflt.stores(true), dflt.stores(false)) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        if (win, held, c.held_overwritten) != (32768, 3, 0) {
+            let _ = write!(
+                w,
+                "window {win} (32768), held {held} (3), held-overwritten {} (0)",
+                c.held_overwritten
+            );
+            return false;
+        }
+        let _ = write!(
+            w,
+            "crem-bench: flow structures, octets per side: max-bdp {} CSF {} CRF {}; max-bdp 6104 CSF {} CRF {}",
+            MAX_BDP_DEFAULT,
+            octets(&a, true, &dflt.caps),
+            octets(&b, false, &dflt.caps),
+            octets(&csf, true, &fx.caps),
+            octets(&crf, false, &fx.caps)
+        );
         true
     })
 }

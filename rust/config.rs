@@ -160,4 +160,6 @@ extern "C" fn crem_rs_config_commit(state: *mut c_void, c: *const ffi::crem_cfg)
     };
     // SAFETY: commits are serialised by the caller (`sock_mutex`).
     unsafe { st.peers.update(|p| *p = Peers::from_cfg(c)) };
+    // Spares of another max-bdp or k are replaced.
+    st.pool.renew();
 }

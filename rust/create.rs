@@ -201,7 +201,7 @@ impl Creation {
             st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_LIMIT);
             return None;
         }
-        if let Some(spare) = st.pool.take(rq.key.side) {
+        if let Some(spare) = st.pool.take(rq.key.side, &st.flow_caps()) {
             let ntf = Ntf::new(st, false);
             return match self.insert(st, spare, rq, hello, ntf, bh) {
                 Ok(f) => Some(f),
@@ -250,7 +250,7 @@ impl Creation {
         rq: &ffi::crem_flow_request,
         hello: &[u8],
     ) -> Result<(), NotMade> {
-        let Some(spare) = st.alloc(rq.key.side) else {
+        let Some(spare) = st.alloc(rq.key.side, &st.flow_caps()) else {
             st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
             return Err(NotMade::NoMemory);
         };

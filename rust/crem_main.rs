@@ -77,11 +77,15 @@ impl kernel::Module for Crem {
         let forward_marks = inject::forward_marks()?;
         let workspaces = workspace::workspaces()?;
         let glue = Registration::new()?;
+        let caps = crem_core::engine::module_caps::caps_for(
+            crem_core::engine::module_caps::MAX_BDP_DEFAULT,
+            32,
+        );
         pr_info!(
-            "loaded (crem-core wire version {}; engine octets per flow: CSF {}, CRF {})\n",
+            "loaded (crem-core wire version {}; engine octets per flow at the default max-bdp: CSF {}, CRF {})\n",
             crem_core::wire::VERSION,
-            engine::engine_size(true),
-            engine::engine_size(false)
+            engine::engine_octets(true, &caps),
+            engine::engine_octets(false, &caps)
         );
         Ok(Crem {
             _glue: glue,

@@ -13,11 +13,8 @@ use crate::crem_core::engine::flow::{
 };
 use crate::crem_core::engine::negotiation::{choose_flow_id, FlowDescriptor, ProposeError};
 use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
-// The capacities (crem-sim --engine module uses the same).
-use crate::crem_core::engine::module_caps::{
-    CRF_BLOCKS, CRF_HELD, CRF_REPAIRS, CRF_WINDOW, CSF_ACC, CSF_BLOCKS, CSF_STORE_SLOTS, MAX_M,
-    MESSAGE,
-};
+// The capacities: one sizing rule (crem-sim uses the same).
+use crate::crem_core::engine::module_caps::{FlowCaps, MAX_M, MESSAGE};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
 use crate::crem_core::psn::Psn;
@@ -27,7 +24,7 @@ use crate::ffi;
 use crate::gf::Coder;
 use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
-use crate::kernel_ext::mem::FlowAlloc;
+use crate::kernel_ext::mem::{FlowAlloc, FlowArray};
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Current, Owner, Stores};
 use crate::table::kind_of;
@@ -41,16 +38,84 @@ const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
 const RECOVERY_CODED: u8 = 0;
 const RECOVERY_SELECTIVE: u8 = 1;
 
-type KSender = SenderFlow<csf::Inline<CSF_BLOCKS, CSF_ACC>>;
-type KReceiver = ReceiverFlow<crf::Inline<CRF_BLOCKS, CRF_WINDOW, CRF_HELD, CRF_REPAIRS>>;
+/// The engines' storage: arrays of the flow's own, sized when it is made
+/// ([`FlowCaps`], from the netns's `max-bdp`).
+#[derive(Debug)]
+pub(crate) struct KStorage;
 
-/// A flow's crem-core engine, in memory of its own (a sender's is tens of
-/// KiB): reserved when the flow is made (process context, the flow's
-/// memory cgroup), written when it is set up (possibly in softirq, on a
-/// spare made earlier), by pin-init from crem-core's `init_at`.
+impl csf::CsfStorage for KStorage {
+    type Ring = FlowArray<csf::Block>;
+    type Acc = FlowArray<u8>;
+}
+
+impl crf::CrfStorage for KStorage {
+    type Blocks = FlowArray<crf::Block>;
+    type Flags = FlowArray<u16>;
+    type Due = FlowArray<u32>;
+    type Hold = FlowArray<crf::HoldEntry>;
+    type Repairs = FlowArray<crf::RepairMeta>;
+}
+
+type KSender = SenderFlow<KStorage>;
+type KReceiver = ReceiverFlow<KStorage>;
+
+/// A sender's storage, until its engine is written.
+struct CsfArrays {
+    ring: FlowArray<csf::Block>,
+    acc: [FlowArray<u8>; 2],
+}
+
+impl CsfArrays {
+    fn new(c: &FlowCaps) -> Result<Self> {
+        Ok(CsfArrays {
+            ring: FlowArray::new(c.csf_blocks, || csf::Block::EMPTY)?,
+            acc: [
+                FlowArray::new(c.csf_acc, || 0)?,
+                FlowArray::new(c.csf_acc, || 0)?,
+            ],
+        })
+    }
+}
+
+fn crf_arrays(c: &FlowCaps) -> Result<crf::Storage<KStorage>> {
+    let r = &c.crf;
+    Ok((
+        FlowArray::new(r.blocks, || crf::Block::EMPTY)?,
+        FlowArray::new(r.window, || 0)?,
+        FlowArray::new(r.window, || 0)?,
+        FlowArray::new(r.held, || crf::HoldEntry::EMPTY)?,
+        FlowArray::new(r.repairs, || crf::RepairMeta::EMPTY)?,
+    ))
+}
+
+/// Octets of one flow's engine with these capacities (`csf`: the sender
+/// side), its arrays included, its stores aside.
+pub(crate) fn engine_octets(csf: bool, c: &FlowCaps) -> usize {
+    if csf {
+        size_of::<KSender>()
+            .saturating_add(c.csf_blocks.saturating_mul(size_of::<csf::Block>()))
+            .saturating_add(c.csf_acc.saturating_mul(2))
+    } else {
+        let r = &c.crf;
+        size_of::<KReceiver>()
+            .saturating_add(r.blocks.saturating_mul(size_of::<crf::Block>()))
+            .saturating_add(r.window.saturating_mul(size_of::<u16>() + size_of::<u32>()))
+            .saturating_add(r.held.saturating_mul(size_of::<crf::HoldEntry>()))
+            .saturating_add(r.repairs.saturating_mul(size_of::<crf::RepairMeta>()))
+    }
+}
+
+/// A flow's crem-core engine, in memory of its own, its arrays sized by
+/// its [`FlowCaps`]: reserved when the flow is made (process context, the
+/// flow's memory cgroup), written when it is set up (possibly in softirq,
+/// on a spare made earlier), by pin-init from crem-core's `init_at_with`,
+/// which moves the arrays in.
 enum Proto {
-    SenderSpace(Box<MaybeUninit<KSender>, FlowAlloc>),
-    ReceiverSpace(Box<MaybeUninit<KReceiver>, FlowAlloc>),
+    SenderSpace(Box<MaybeUninit<KSender>, FlowAlloc>, CsfArrays),
+    ReceiverSpace(
+        Box<MaybeUninit<KReceiver>, FlowAlloc>,
+        crf::Storage<KStorage>,
+    ),
     Sender(Box<KSender, FlowAlloc>),
     Receiver(Box<KReceiver, FlowAlloc>),
 }
@@ -63,16 +128,12 @@ struct Parts<'a, F> {
 }
 
 /// crem-core's `init_at` as an initialiser, for `Box::write_init`.
-fn in_place<T>(init_at: impl FnOnce(*mut T)) -> impl Init<T, Infallible> {
-    // SAFETY: `init_at` is a crem-core `init_at` (the two callers below),
-    // which writes a whole valid flow at a slot valid for writes and
-    // aligned for it, which `write_init` provides; it cannot fail.
-    unsafe {
-        init_from_closure(move |slot: *mut T| {
-            init_at(slot);
-            Ok(())
-        })
-    }
+fn in_place<T, E>(init_at: impl FnOnce(*mut T) -> core::result::Result<(), E>) -> impl Init<T, E> {
+    // SAFETY: `init_at` is a crem-core `init_at_with` (the two callers
+    // below), which writes a whole valid flow at a slot valid for writes
+    // and aligned for it, which `write_init` provides, or (the receiver's,
+    // for storage it refuses) returns an error having written nothing.
+    unsafe { init_from_closure(init_at) }
 }
 
 /// The flow's first RDMA MTU estimate: the largest its link allows (the
@@ -97,7 +158,7 @@ fn v4(a: u32) -> [u8; 4] {
     a.to_ne_bytes()
 }
 
-fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
+fn sender_params(p: &ffi::crem_engine_params, caps: &FlowCaps) -> SenderParams {
     let mtu = mtu_estimate(p);
     let t = configured_t(p).unwrap_or(roce::symbol_len_for_mtu(mtu));
     let rtt = p.rtt_hint_ns.max(MS);
@@ -114,7 +175,7 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
             idle_timeout: 2 * MS,
             retention_budget: p.retention_budget,
             // The store keeps sources by PSN modulo its slots (`store.rs`).
-            retention_span: CSF_STORE_SLOTS as u32,
+            retention_span: u32::try_from(caps.csf_store).unwrap_or(u32::MAX),
             initial_srtt: rtt,
             selective_repeat: selective,
             // No RDMA ACK ever releases responses: retain them as long as a
@@ -161,7 +222,7 @@ fn sender_params(p: &ffi::crem_engine_params) -> SenderParams {
     }
 }
 
-fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
+fn receiver_params(p: &ffi::crem_engine_params, caps: &FlowCaps) -> ReceiverParams {
     let rtt = p.rtt_hint_ns.max(MS);
     // The operator's H stays; else the draft's RECOMMENDED one (a block at
     // 10 000 packets/s, at most a quarter of the minimum RTT). Either way
@@ -193,18 +254,9 @@ fn receiver_params(p: &ffi::crem_engine_params) -> ReceiverParams {
             max_m: MAX_M,
             // T comes with the CSF's configurations, sized to the MTU it sees.
             max_t: configured_t(p).unwrap_or(roce::MAX_SYMBOL_LEN),
-            max_open_blocks: CRF_BLOCKS as u16,
+            max_open_blocks: u16::try_from(caps.crf.blocks).unwrap_or(u16::MAX),
         },
         block_time: 2 * MS,
-    }
-}
-
-/// Octets of one flow's engine (`csf`: the sender side), its stores aside.
-pub(crate) fn engine_size(csf: bool) -> usize {
-    if csf {
-        size_of::<KSender>()
-    } else {
-        size_of::<KReceiver>()
     }
 }
 
@@ -278,12 +330,14 @@ impl Engine {
     /// not yet written (None if out of memory). Process context; the memory
     /// is charged to the memory cgroup the caller made active, and may fail
     /// there.
-    pub(crate) fn new(owner: Owner, csf: bool) -> Option<Self> {
-        let stores = Stores::new(owner, csf).ok()?;
+    pub(crate) fn new(owner: Owner, csf: bool, caps: &FlowCaps) -> Option<Self> {
+        let stores = Stores::new(owner, csf, caps, engine_octets(csf, caps)).ok()?;
         let proto = if csf {
-            Proto::SenderSpace(Box::new_uninit(GFP_KERNEL).ok()?)
+            let arrays = CsfArrays::new(caps).ok()?;
+            Proto::SenderSpace(Box::new_uninit(GFP_KERNEL).ok()?, arrays)
         } else {
-            Proto::ReceiverSpace(Box::new_uninit(GFP_KERNEL).ok()?)
+            let arrays = crf_arrays(caps).ok()?;
+            Proto::ReceiverSpace(Box::new_uninit(GFP_KERNEL).ok()?, arrays)
         };
         Some(Engine {
             proto: Some(proto),
@@ -296,22 +350,30 @@ impl Engine {
     pub(crate) fn init(&mut self, p: &ffi::crem_engine_params) -> Result {
         let csf = p.side == SIDE_CSF;
         let (proto, r) = match self.proto.take() {
-            Some(Proto::SenderSpace(b)) if csf => {
+            Some(Proto::SenderSpace(b, a)) if csf => {
+                let params = sender_params(p, self.stores.caps());
                 let init = in_place(|slot| {
                     // SAFETY: `write_init` gives a slot valid for writes
                     // and aligned for the flow.
-                    unsafe { KSender::init_at(slot, sender_params(p)) }
+                    unsafe { KSender::init_at_with(slot, params, a.ring, a.acc) };
+                    Ok::<(), Infallible>(())
                 });
                 let Ok(b) = b.write_init(init);
                 (Proto::Sender(b), Ok(()))
             }
-            Some(Proto::ReceiverSpace(b)) if !csf => {
+            Some(Proto::ReceiverSpace(b, a)) if !csf => {
+                let params = receiver_params(p, self.stores.caps());
                 let init = in_place(|slot| {
                     // SAFETY: as above.
-                    unsafe { KReceiver::init_at(slot, receiver_params(p)) }
+                    unsafe { KReceiver::init_at_with(slot, params, a) }.map_err(|(e, _)| e)
                 });
-                let Ok(b) = b.write_init(init);
-                (Proto::Receiver(b), Ok(()))
+                match b.write_init(init) {
+                    Ok(b) => (Proto::Receiver(b), Ok(())),
+                    // Never: the arrays are sized by `caps_for`, whose
+                    // sizes the engine accepts (crem-core's proptest). The
+                    // flow then stays without an engine.
+                    Err(_) => return Err(EINVAL),
+                }
             }
             // Set up already, or of the other side: left as it was.
             Some(other) => (other, Err(EINVAL)),
@@ -326,7 +388,7 @@ impl Engine {
     pub(crate) fn is_csf(&self) -> bool {
         matches!(
             self.proto,
-            Some(Proto::Sender(_)) | Some(Proto::SenderSpace(_))
+            Some(Proto::Sender(_)) | Some(Proto::SenderSpace(..))
         )
     }
 

@@ -19,6 +19,7 @@
 //! timer is cancelled outside the lock (cancelling waits for a running
 //! callback, which takes the lock).
 
+use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::engine::Nanos;
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire;
@@ -146,13 +147,15 @@ unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_
 impl Flow {
     /// A flow of side `csf` for the C half `c` in `net`, whose state is
     /// `netns` (none: a KUnit case's flow, in no table, sending nowhere),
-    /// its engine not yet set up. Process context; charged to the active
-    /// memory cgroup.
+    /// with capacities `caps`, its engine not yet set up. Process context;
+    /// charged to the active memory cgroup, its structures to the netns's
+    /// budget.
     pub(crate) fn new(
         c: NonNull<ffi::crem_flow>,
         net: NonNull<bindings::net>,
         netns: Option<NonNull<NetState>>,
         csf: bool,
+        caps: &FlowCaps,
         glue: &'static Glue,
     ) -> Option<FlowBox> {
         let owner = Owner {
@@ -161,7 +164,7 @@ impl Flow {
             netns,
             glue,
         };
-        let engine = Engine::new(owner, csf)?;
+        let engine = Engine::new(owner, csf, caps)?;
         let state = Locked {
             engine,
             out: Outside::default(),
@@ -502,17 +505,18 @@ unsafe impl Send for Spare {}
 type CHalf = Box<ffi::crem_flow, FlowAlloc>;
 
 impl Spare {
-    /// A flow of `side` in `net`, its engine not yet set up (None if out
-    /// of memory). Process context: charged to the active memory cgroup,
-    /// and may fail there.
-    pub(crate) fn new(st: &NetState, side: u8) -> Option<Self> {
+    /// A flow of `side` in `st`'s netns with capacities `caps`, its engine
+    /// not yet set up (None if out of memory). Process context: charged to
+    /// the active memory cgroup, and may fail there, its structures to the
+    /// netns's budget.
+    pub(crate) fn new(st: &NetState, side: u8, caps: &FlowCaps) -> Option<Self> {
         // SAFETY: the C half is a struct of integers and raw pointers, for
         // which all zeros is valid (what C's `kzalloc` gave it before).
         let c = CHalf::new(unsafe { core::mem::zeroed() }, GFP_KERNEL).ok()?;
         let c = NonNull::new(Box::into_raw(c))?;
         let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
         let netns = Some(NonNull::from(st));
-        let Some(rs) = Flow::new(c, st.net(), netns, csf, &Glue::NETNS) else {
+        let Some(rs) = Flow::new(c, st.net(), netns, csf, caps, &Glue::NETNS) else {
             // SAFETY: taken out of its box just above, reachable by no one
             // else.
             drop(unsafe { CHalf::from_raw(c.as_ptr()) });

@@ -4,6 +4,7 @@
 
 use crate::config;
 use crate::create::Creation;
+use crate::crem_core::engine::module_caps::{caps_for, FlowCaps};
 use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::kernel_ext::memcg::MemCg;
@@ -100,11 +101,12 @@ struct CNet {
 }
 
 impl NetState {
-    /// A flow of `side` of this netns, its engine not yet set up (None if
-    /// out of memory): charged to the netns's memory cgroup, whoever asks.
+    /// A flow of `side` of this netns with capacities `caps`, its engine
+    /// not yet set up (None if out of memory): charged to the netns's
+    /// memory cgroup, whoever asks, and its structures to its budget.
     /// Process context.
-    pub(crate) fn alloc(&self, side: u8) -> Option<Spare> {
-        self.memcg.charge(|| Spare::new(self, side))
+    pub(crate) fn alloc(&self, side: u8, caps: &FlowCaps) -> Option<Spare> {
+        self.memcg.charge(|| Spare::new(self, side, caps))
     }
 
     /// The netns.
@@ -130,6 +132,20 @@ impl NetState {
         unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).role)) }
     }
 
+    /// What a flow made now is sized for: `max-bdp` packets in flight in
+    /// blocks of the configured k.
+    pub(crate) fn flow_caps(&self) -> FlowCaps {
+        // SAFETY: as in `max_flows`.
+        let (bdp, k) = unsafe {
+            let c = self.c.cfg.as_ptr();
+            (
+                core::ptr::read_volatile(core::ptr::addr_of!((*c).max_bdp)),
+                core::ptr::read_volatile(core::ptr::addr_of!((*c).k)),
+            )
+        };
+        caps_for(bdp, k)
+    }
+
     /// The `max-memory` limit, octets.
     pub(crate) fn max_memory(&self) -> u64 {
         // SAFETY: as in `max_flows`.
@@ -144,20 +160,36 @@ impl NetState {
     /// The netns's memory budget (`max-memory`) for `n` octets a flow's
     /// stores keep: false, counted as drop-memory, if it would be exceeded.
     pub(crate) fn charge(&self, n: u32) -> bool {
-        let m = self.mem();
-        let n = i64::from(n);
-        let after = m.fetch_add(n, Ordering::Relaxed).saturating_add(n);
-        if u64::try_from(after).unwrap_or(u64::MAX) > self.max_memory() {
-            m.fetch_sub(n, Ordering::Relaxed);
+        if !self.reserve(u64::from(n)) {
             self.count_dp(ffi::crem_dp_CREM_DROP_MEMORY);
             return false;
         }
         true
     }
 
+    /// Reserves `n` octets of a flow's structures (its engine's and its
+    /// stores' arrays) from the budget: false, not counted (the caller
+    /// counts the flow it could not make), if it would be exceeded.
+    pub(crate) fn reserve(&self, n: u64) -> bool {
+        let m = self.mem();
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        let after = m.fetch_add(n, Ordering::Relaxed).saturating_add(n);
+        if u64::try_from(after).unwrap_or(u64::MAX) > self.max_memory() {
+            m.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Gives back `n` octets reserved.
+    pub(crate) fn release(&self, n: u64) {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        self.mem().fetch_sub(n, Ordering::Relaxed);
+    }
+
     /// Gives back `n` octets charged.
     pub(crate) fn uncharge(&self, n: u32) {
-        self.mem().fetch_sub(i64::from(n), Ordering::Relaxed);
+        self.release(u64::from(n));
     }
 
     /// Octets the flows' stores keep now (C reads its own count for

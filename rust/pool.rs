@@ -7,6 +7,7 @@
 //! every take; when it is empty, creation falls back to its work item
 //! (`create.rs`).
 
+use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::ffi;
 use crate::flow::Spare;
 use crate::kernel_ext::bh::{self, new_bh_lock, BhLock};
@@ -32,6 +33,8 @@ pub(crate) struct Pool {
 struct Spares {
     /// Each side's spares (no allocation under the lock).
     side: [[Option<Spare>; SPARE]; 2],
+    /// Their capacities (the netns's when they were made).
+    caps: Option<FlowCaps>,
     /// The netns is going: no take, no refill.
     closing: bool,
 }
@@ -46,6 +49,7 @@ impl Pool {
     pub(crate) unsafe fn new() -> impl PinInit<Self> {
         let spares = Spares {
             side: [const { [const { None }; SPARE] }; 2],
+            caps: None,
             closing: false,
         };
         // SAFETY: the work item is the `refill` field of a `Pool` that is
@@ -66,12 +70,18 @@ impl Pool {
         }
     }
 
-    /// A spare flow of `side`, or None (then one is on its way). Any
-    /// context (the datapath's, in softirq).
-    pub(crate) fn take(&self, side: u8) -> Option<Spare> {
+    /// A spare flow of `side` with capacities `caps` (the netns's now), or
+    /// None (then one is on its way; spares of other capacities, made
+    /// before a configuration change, are never handed out). Any context
+    /// (the datapath's, in softirq).
+    pub(crate) fn take(&self, side: u8, caps: &FlowCaps) -> Option<Spare> {
         let bh = bh::disable();
         let mut g = self.spares.lock(&bh);
         if g.closing {
+            return None;
+        }
+        if g.caps != Some(*caps) {
+            self.refill.schedule();
             return None;
         }
         let f = g
@@ -120,13 +130,31 @@ impl Pool {
                 .is_some_and(|v| v.iter().any(Option::is_none))
     }
 
+    /// The netns's configuration changed (process context): spares of
+    /// capacities it no longer gives are replaced.
+    pub(crate) fn renew(&self) {
+        self.refill.schedule();
+    }
+
     /// Fills both sides up to [`SPARE`] (process context), allocating
-    /// outside the lock; stops at the first failure (the next take tries
-    /// again) or when the netns is going.
+    /// outside the lock, after dropping the spares made for other
+    /// capacities than the netns's now; stops at the first failure (the
+    /// next take tries again) or when the netns is going.
     fn fill(&self, st: &NetState) {
+        let caps = st.flow_caps();
+        let stale = {
+            let bh = bh::disable();
+            let mut g = self.spares.lock(&bh);
+            let stale = (g.caps != Some(caps))
+                .then(|| core::mem::replace(&mut g.side, [const { [const { None }; SPARE] }; 2]));
+            g.caps = Some(caps);
+            stale
+        };
+        // Freed outside the lock (a flow's drop cancels its timer).
+        drop(stale);
         for side in 0..2usize {
             while self.wants(side) {
-                let Some(f) = st.alloc(side as u8) else {
+                let Some(f) = st.alloc(side as u8, &caps) else {
                     return;
                 };
                 let bh = bh::disable();

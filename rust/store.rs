@@ -15,7 +15,7 @@
 
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
-use crate::crem_core::engine::module_caps::{CRF_REPAIRS, CRF_WINDOW, CSF_STORE_SLOTS};
+use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::host::Glue;
@@ -24,17 +24,10 @@ use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{Copied, FlowArray};
 use crate::kernel_ext::skb::{sk_buff, DropReason, Skb};
 use crate::netns::NetState;
+use core::mem::size_of;
 use core::ptr::NonNull;
 use kernel::bindings;
 use kernel::prelude::*;
-
-/// Retained sources of a CSF, indexed by PSN modulo this (a power of two).
-pub(crate) const CSF_SLOTS: usize = CSF_STORE_SLOTS;
-/// Held packets of a CRF, indexed by PSN modulo this (a power of two): its
-/// window's size, so that no two PSNs the CRF may hold at once (both in its
-/// window) share a slot.
-pub(crate) const CRF_HELD_SLOTS: usize = CRF_WINDOW;
-const _: () = assert!(CRF_HELD_SLOTS.is_power_of_two() && CSF_SLOTS.is_power_of_two());
 
 /// What a slot keeps of a source.
 enum Kept {
@@ -130,10 +123,16 @@ pub(crate) struct Current {
     pub(crate) payload: *const u8,
 }
 
-/// A flow's stores (CSF: `slots` by PSN; CRF: `slots` by window slot,
-/// `repairs` and `held`).
+/// A flow's stores (CSF: `slots` by PSN, `caps.csf_store` of them; CRF:
+/// `slots` by window slot, `repairs` and `held`, the latter by PSN modulo
+/// the window's size, so that no two PSNs the CRF may hold at once, both in
+/// its window, share a slot). Rings by PSN are powers of two.
 pub(crate) struct Stores {
     owner: Owner,
+    caps: FlowCaps,
+    /// Octets of the flow's structures (these stores' arrays and its
+    /// engine's), reserved from the netns's budget while they exist.
+    fixed: u64,
     pub(crate) current: Option<Current>,
     /// How restored and held packets are rebuilt and where they enter
     /// (written by the flow from its packets, `crate::flow`).
@@ -153,26 +152,74 @@ pub(crate) struct Stores {
 unsafe impl Send for Stores {}
 
 impl Stores {
-    /// Empty stores of a flow of side `csf` (process context: allocates
-    /// with the flow's GFP flags, in the memory cgroup its caller chose).
-    pub(crate) fn new(owner: Owner, csf: bool) -> Result<Self> {
+    /// Empty stores of a flow of side `csf` with capacities `caps`
+    /// (process context: allocates with the flow's GFP flags, in the memory
+    /// cgroup its caller chose), reserving their octets and the engine's
+    /// `engine` from the netns's budget (`max-memory`): refused (ENOMEM,
+    /// not counted here) when they do not fit.
+    pub(crate) fn new(owner: Owner, csf: bool, caps: &FlowCaps, engine: usize) -> Result<Self> {
         let (slots, repairs, held) = if csf {
-            (CSF_SLOTS, 0, 0)
+            (caps.csf_store, 0, 0)
         } else {
-            (CRF_WINDOW, CRF_REPAIRS, CRF_HELD_SLOTS)
+            (caps.crf.window, caps.crf.repairs, caps.crf.window)
+        };
+        if !slots.is_power_of_two() || (held != 0 && !held.is_power_of_two()) {
+            return Err(EINVAL);
+        }
+        let fixed = [
+            slots.saturating_mul(size_of::<Slot>()),
+            repairs.saturating_mul(size_of::<Option<Copied>>()),
+            held.saturating_mul(size_of::<Held>()),
+            engine,
+        ]
+        .iter()
+        .fold(0u64, |a, &n| a.saturating_add(n as u64));
+        if let Some(st) = owner.netns() {
+            if !st.reserve(fixed) {
+                return Err(ENOMEM);
+            }
+        }
+        let arrays = (|| {
+            Ok::<_, Error>((
+                FlowArray::new(slots, || Slot::EMPTY)?,
+                FlowArray::new(repairs, || None)?,
+                FlowArray::new(held, || Held::EMPTY)?,
+            ))
+        })();
+        let (slots, repairs, held) = match arrays {
+            Ok(a) => a,
+            Err(e) => {
+                if let Some(st) = owner.netns() {
+                    st.release(fixed);
+                }
+                return Err(e);
+            }
         };
         Ok(Stores {
             owner,
+            caps: *caps,
+            fixed,
             current: None,
             // SAFETY: a C struct of integers, for which all zeros is valid
             // (and means: no packet seen yet, nothing can be restored).
             tpl: unsafe { core::mem::zeroed() },
             counters: Counters::default(),
             mem: 0,
-            slots: FlowArray::new(slots, || Slot::EMPTY)?,
-            repairs: FlowArray::new(repairs, || None)?,
-            held: FlowArray::new(held, || Held::EMPTY)?,
+            slots,
+            repairs,
+            held,
         })
+    }
+
+    /// The flow's capacities.
+    pub(crate) fn caps(&self) -> &FlowCaps {
+        &self.caps
+    }
+
+    /// Octets of the flow's structures these stores reserved.
+    #[cfg(crem_kunit)]
+    pub(crate) fn fixed(&self) -> u64 {
+        self.fixed
     }
 
     fn counters(&mut self) -> &mut Counters {
@@ -297,7 +344,11 @@ impl Stores {
 
     /// Keeps the source the CSF engine just accepted.
     pub(crate) fn csf_keep(&mut self, psn: Psn, payload: &[u8]) -> bool {
-        self.keep(psn_slot(psn.value(), CSF_SLOTS), psn.value(), payload)
+        self.keep(
+            psn_slot(psn.value(), self.slots.len()),
+            psn.value(),
+            payload,
+        )
     }
 
     fn drop_repair_slot(&mut self, slot: usize) {
@@ -329,7 +380,7 @@ impl Stores {
     /// the CRF's window, so only a PSN the CRF no longer tracks can be
     /// there).
     pub(crate) fn hold(&mut self, psn: u32, skb: Skb) -> core::result::Result<(), Skb> {
-        let i = psn_slot(psn, CRF_HELD_SLOTS);
+        let i = psn_slot(psn, self.held.len());
         if let Some(old) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
             self.uncharge(old.truesize());
             bump(&mut self.counters().held_overwritten);
@@ -387,6 +438,9 @@ impl Stores {
 
 impl Drop for Stores {
     fn drop(&mut self) {
+        if let Some(st) = self.owner.netns() {
+            st.release(self.fixed);
+        }
         // Kept sources and repairs are copies: a normal free. Held packets
         // were released before (the CRF's close); one left here never
         // reaches its receiver: a real drop.
@@ -417,13 +471,14 @@ fn bump(c: &mut u64) {
 
 impl SourceStore for Stores {
     fn source(&self, psn: Psn) -> Option<&[u8]> {
-        let s = self.slots.get(psn_slot(psn.value(), CSF_SLOTS))?;
+        let s = self.slots.get(psn_slot(psn.value(), self.slots.len()))?;
         (s.psn == psn.value()).then(|| s.data()).flatten()
     }
 
     fn release(&mut self, range: PsnRange) {
-        for psn in range.into_iter().take(CSF_SLOTS) {
-            let slot = psn_slot(psn.value(), CSF_SLOTS);
+        let n = self.slots.len();
+        for psn in range.into_iter().take(n) {
+            let slot = psn_slot(psn.value(), n);
             if self.slots.get(slot).is_some_and(|s| s.psn == psn.value()) {
                 self.clear(slot);
             }
@@ -503,7 +558,7 @@ impl Delivery for Stores {
     }
 
     fn release(&mut self, psn: Psn) {
-        let i = psn_slot(psn.value(), CRF_HELD_SLOTS);
+        let i = psn_slot(psn.value(), self.held.len());
         let Some(h) = self.held.get_mut(i) else {
             return;
         };

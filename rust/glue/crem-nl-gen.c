@@ -28,8 +28,13 @@ static const struct netlink_range_validation crem_a_config_max_memory_range = {
 	.max	= 68719476736ULL,
 };
 
+static const struct netlink_range_validation crem_a_config_max_bdp_range = {
+	.min	= 64ULL,
+	.max	= 524288ULL,
+};
+
 /* Common nested types */
-const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
+const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_MAX_BDP + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
 	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),
@@ -44,6 +49,7 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_PAD + 1] = {
 	[CREM_A_CONFIG_MAX_MEMORY] = NLA_POLICY_FULL_RANGE(NLA_U64, &crem_a_config_max_memory_range),
 	[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
+	[CREM_A_CONFIG_MAX_BDP] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_bdp_range),
 };
 
 const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_RDMA_MTU_EXACT + 1] = {

@@ -54,6 +54,7 @@ struct crem_cfg {
 	u8 role, recovery, adaptive, k, m, m_cong;
 	u16 symbol_len; /* 0: derived from the RDMA MTU */
 	u32 epsilon_ppb, hold_us, max_flows;
+	u32 max_bdp; /* packets in flight a new flow is sized for */
 	u64 max_memory;
 	u8 n_reporters, n_peers;
 	struct crem_addr reporters[CREM_MAX_REPORTERS];

@@ -86,6 +86,7 @@ void crem_cfg_defaults(struct crem_cfg *cfg)
 	cfg->epsilon_ppb = 100000; /* 1e-4 */
 	cfg->m_cong = 1;
 	cfg->max_flows = 1024;
+	cfg->max_bdp = 256; /* crem-core's MAX_BDP_DEFAULT */
 	cfg->max_memory = 64ULL << 20;
 }
 
@@ -114,7 +115,8 @@ static int crem_put_cfg(struct sk_buff *msg, const struct crem_cfg *c)
 	    nla_put_u32(msg, CREM_A_CONFIG_HOLD_US, c->hold_us) ||
 	    nla_put_u32(msg, CREM_A_CONFIG_MAX_FLOWS, c->max_flows) ||
 	    nla_put_u64_64bit(msg, CREM_A_CONFIG_MAX_MEMORY, c->max_memory,
-			      CREM_A_CONFIG_PAD))
+			      CREM_A_CONFIG_PAD) ||
+	    nla_put_u32(msg, CREM_A_CONFIG_MAX_BDP, c->max_bdp))
 		return -EMSGSIZE;
 	for (i = 0; i < c->n_reporters; i++)
 		if (crem_put_addr(msg, CREM_A_CONFIG_REPORTER, &c->reporters[i]))
@@ -316,6 +318,8 @@ static int crem_apply_cfg(struct crem_cfg *c, struct nlattr **tb, const struct n
 		c->m_cong = nla_get_u8(tb[CREM_A_CONFIG_M_CONG]);
 	if (tb[CREM_A_CONFIG_HOLD_US])
 		c->hold_us = nla_get_u32(tb[CREM_A_CONFIG_HOLD_US]);
+	if (tb[CREM_A_CONFIG_MAX_BDP])
+		c->max_bdp = nla_get_u32(tb[CREM_A_CONFIG_MAX_BDP]);
 	if (tb[CREM_A_CONFIG_MAX_FLOWS])
 		c->max_flows = nla_get_u32(tb[CREM_A_CONFIG_MAX_FLOWS]);
 	if (tb[CREM_A_CONFIG_MAX_MEMORY])

@@ -126,6 +126,25 @@ impl<T> FlowArray<T> {
     }
 }
 
+impl<T> AsRef<[T]> for FlowArray<T> {
+    fn as_ref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T> AsMut<[T]> for FlowArray<T> {
+    fn as_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+/// Its length only (an engine's `Debug` prints its storage this way).
+impl<T> core::fmt::Debug for FlowArray<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "FlowArray[{}]", self.len)
+    }
+}
+
 impl<T> Drop for FlowArray<T> {
     fn drop(&mut self) {
         // SAFETY: the values are initialised (invariant) and dropped once,

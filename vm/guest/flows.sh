@@ -174,6 +174,11 @@ check "n2: gateway on port 7470, peer 10.0.0.1 for 203.0.113.0/24" 0 "^$" \
   $N2 "$CTL" set port 7470 role gateway peer 203.0.113.0/24=10.0.0.1
 check "nobody cannot add a flow (EPERM)" 4 "CAP_NET_ADMIN" \
   $N2 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77
+# n1 sizes the flows it makes from now on for 6104 packets in flight (10
+# Gbit/s x 20 ms at 4 KiB): its receiver flow for 0x77 announces 1024 open
+# blocks (caps_for: a 32768-PSN window in blocks of 32), where the flows
+# made before keep 32.
+check "n1: max-bdp 6104" 0 "^$" $N1 "$CTL" set max-bdp 6104
 # Two added flows: 0x77 pinned (k 8 m 2, text output kept as the README's
 # example), 0x78 adaptive (-j).
 $N2 "$CTL" flow add 192.0.2.7 203.0.113.9 qp 0x77 k 8 m 2 >"$EX/flow-add.txt" 2>&1
@@ -208,6 +213,10 @@ check "the added flow is protected with k 8 m 2, scheme cauchy (by name) and an 
   py "[[f['k'], f['m'], f['scheme'], f['id'] > 0] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 check "...with its negotiated limits (cauchy, k, m and T within hello.py's and n1's)" 0 "^\[True\]$" \
   py "[f['schemes'] & 2 == 2 and 8 <= f['max-k'] and 2 <= f['max-m'] and 1062 <= f['max-symbol-len'] and f['max-open-blocks'] > 0 for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
+check "...and n1's crf flow sized for max-bdp 6104: 1024 open blocks announced" 0 "^\[1024\]$" \
+  py "[f['max-open-blocks'] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
+check "n1's crf flows made before the change keep 32 open blocks" 0 "^\[32\]$" \
+  sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; print(sorted({f[\"max-open-blocks\"] for f in json.load(sys.stdin)[\"flow\"] if f[\"dest-qp\"] < 0x77}))'"
 aid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x77)" </tmp/n2-flows.json)
 bid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x78)" </tmp/n2-flows.json)
 check "n1 set up its crf flow for it (same id)" 0 "^\[$aid\]$" \

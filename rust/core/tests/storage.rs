@@ -112,7 +112,7 @@ mod sizing {
         let c = caps_for(6104, 32);
         assert_eq!(
             (c.crf.window, c.crf.blocks, c.csf_blocks, c.csf_store),
-            (16_384, 512, 1024, 32_768)
+            (32_768, 1024, 2048, 65_536)
         );
     }
 
@@ -126,7 +126,7 @@ mod sizing {
             let c = caps_for(p, k);
             prop_assert_eq!(check_caps(c.crf.blocks, c.crf.window, c.crf.window, c.crf.held, c.crf.repairs), Ok(()));
             prop_assert!(c.crf.window.is_power_of_two() && c.csf_store.is_power_of_two());
-            prop_assert!(c.crf.window as u64 >= 2 * u64::from(p.min(MAX_BDP_MAX)));
+            prop_assert!(c.crf.window as u64 >= 4 * u64::from(p.min(MAX_BDP_MAX)));
             prop_assert!(c.csf_store >= c.csf_blocks * usize::from(k.max(1)));
             prop_assert!(c.csf_blocks >= c.crf.blocks);
             let (lo, hi) = (caps_for(p.min(q), k), caps_for(p.max(q), k));

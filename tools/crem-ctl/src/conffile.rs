@@ -175,6 +175,7 @@ pub fn format(c: &Config) -> String {
     kv("hold", c.hold_us.map(format_duration_us));
     kv("max-flows", c.max_flows.map(|v| v.to_string()));
     kv("max-memory", c.max_memory.map(format_size));
+    kv("max-bdp", c.max_bdp.map(|v| v.to_string()));
     // An empty list is written as none, so that applying the file empties
     // it too: a file without the key would keep whatever is there then.
     kv(

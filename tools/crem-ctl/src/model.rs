@@ -133,6 +133,8 @@ pub struct Config {
     pub max_flows: Option<u32>,
     #[serde(rename = "max-memory", skip_serializing_if = "Option::is_none")]
     pub max_memory: Option<u64>,
+    #[serde(rename = "max-bdp", skip_serializing_if = "Option::is_none")]
+    pub max_bdp: Option<u32>,
     /// `None`: not given (set) / the kernel sent none (get: empty list).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reporter: Option<Vec<Addr>>,
@@ -147,7 +149,7 @@ impl Config {
     }
 
     /// The scalar attributes, in attribute order, by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 12] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 13] {
         [
             (CONFIG_PORT, Field::U16(&mut self.port)),
             (CONFIG_ROLE, Field::Enum(&mut self.role, ROLE)),
@@ -161,6 +163,7 @@ impl Config {
             (CONFIG_HOLD_US, Field::U32(&mut self.hold_us)),
             (CONFIG_MAX_FLOWS, Field::U32(&mut self.max_flows)),
             (CONFIG_MAX_MEMORY, Field::U64(&mut self.max_memory)),
+            (CONFIG_MAX_BDP, Field::U32(&mut self.max_bdp)),
         ]
     }
 

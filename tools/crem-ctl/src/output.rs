@@ -57,6 +57,7 @@ pub fn config(c: &Config) -> String {
             .unwrap_or_else(|| "-".into()),
     ));
     rows.push(("max-flows", opt(c.max_flows)));
+    rows.push(("max-bdp", opt(c.max_bdp)));
     rows.push((
         "max-memory",
         c.max_memory
@@ -721,6 +722,7 @@ pub fn config_line(c: &Config) -> String {
     p("hold", c.hold_us.map(format_duration_us));
     p("max-flows", c.max_flows.map(|v| v.to_string()));
     p("max-memory", c.max_memory.map(format_size));
+    p("max-bdp", c.max_bdp.map(|v| v.to_string()));
     let r: Vec<String> = c.reporter.iter().flatten().map(|a| a.to_string()).collect();
     if !r.is_empty() {
         p("reporter", Some(r.join(",")));

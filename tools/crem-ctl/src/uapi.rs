@@ -96,6 +96,7 @@ pub const CONFIG_MAX_MEMORY: u16 = 12;
 pub const CONFIG_REPORTER: u16 = 13;
 pub const CONFIG_PEER: u16 = 14;
 pub const CONFIG_PAD: u16 = 15;
+pub const CONFIG_MAX_BDP: u16 = 16;
 
 // Attribute set "stats" (CREM_A_STATS_*).
 pub const STATS_PAD: u16 = 1;
@@ -367,6 +368,7 @@ pub static CONFIG_SET: AttrSet = AttrSet {
         multi(a(CONFIG_REPORTER, "reporter", Binary)),
         multi(a(CONFIG_PEER, "peer", Nest(&PEER_SET))),
         a(CONFIG_PAD, "pad", Pad),
+        range(a(CONFIG_MAX_BDP, "max-bdp", U32), Some(64), Some(1 << 19)),
     ],
 };
 

@@ -5,16 +5,21 @@
 use crem_core::engine::crf::{self, CapsError, CrfCaps, CrfStorage, HoldEntry, RepairMeta};
 use crem_core::engine::csf::{self, CsfStorage};
 use crem_core::engine::flow::{ReceiverFlow, ReceiverParams, SenderFlow, SenderParams};
-use crem_core::engine::module_caps as m;
+use crem_core::engine::module_caps::{self as m, FlowCaps};
+
+use crate::model::SimConfig;
 
 /// A flow's engines and their capacities.
 pub(crate) trait Caps {
     type Csf: CsfStorage;
     type Crf: CrfStorage;
     /// The CRF's capacities (its open blocks are announced in HELLO_ACK).
-    fn crf_caps() -> CrfCaps;
-    fn sender(p: SenderParams) -> Box<SenderFlow<Self::Csf>>;
-    fn receiver(p: ReceiverParams) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError>;
+    fn crf_caps(c: &SimConfig) -> CrfCaps;
+    fn sender(c: &SimConfig, p: SenderParams) -> Box<SenderFlow<Self::Csf>>;
+    fn receiver(
+        c: &SimConfig,
+        p: ReceiverParams,
+    ) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError>;
 }
 
 /// Fixed arrays in the engines: CSF blocks and accumulator octets, CRF
@@ -39,7 +44,7 @@ impl<
 {
     type Csf = csf::Inline<CB, CA>;
     type Crf = crf::Inline<RB, RW, RH, RR>;
-    fn crf_caps() -> CrfCaps {
+    fn crf_caps(_: &SimConfig) -> CrfCaps {
         CrfCaps {
             blocks: RB,
             window: RW,
@@ -47,10 +52,13 @@ impl<
             repairs: RR,
         }
     }
-    fn sender(p: SenderParams) -> Box<SenderFlow<Self::Csf>> {
+    fn sender(_: &SimConfig, p: SenderParams) -> Box<SenderFlow<Self::Csf>> {
         Box::new(SenderFlow::new(p))
     }
-    fn receiver(p: ReceiverParams) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError> {
+    fn receiver(
+        _: &SimConfig,
+        p: ReceiverParams,
+    ) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError> {
         Ok(Box::new(ReceiverFlow::new(p)))
     }
 }
@@ -72,29 +80,29 @@ impl CrfStorage for Vecs {
     type Repairs = Vec<RepairMeta>;
 }
 
-/// crem.ko's capacities (`module_caps`) in vectors allocated at run time:
-/// the same engines as [`Fixed`] with the module's sizes, in the storage
-/// the module will size per flow.
+/// crem.ko's capacities for the run's `max_bdp` and k
+/// (`module_caps::caps_for`, the module's one sizing rule) in vectors
+/// allocated at run time, as the module allocates each flow's.
 pub(crate) struct ModuleInVecs;
+
+fn flow_caps(c: &SimConfig) -> FlowCaps {
+    m::caps_for(c.max_bdp, c.k)
+}
 
 impl Caps for ModuleInVecs {
     type Csf = Vecs;
     type Crf = Vecs;
-    fn crf_caps() -> CrfCaps {
-        CrfCaps {
-            blocks: m::CRF_BLOCKS,
-            window: m::CRF_WINDOW,
-            held: m::CRF_HELD,
-            repairs: m::CRF_REPAIRS,
-        }
+    fn crf_caps(c: &SimConfig) -> CrfCaps {
+        flow_caps(c).crf
     }
-    fn sender(p: SenderParams) -> Box<SenderFlow<Vecs>> {
-        let ring = vec![csf::Block::EMPTY; m::CSF_BLOCKS];
-        let acc = [vec![0; m::CSF_ACC], vec![0; m::CSF_ACC]];
+    fn sender(c: &SimConfig, p: SenderParams) -> Box<SenderFlow<Vecs>> {
+        let f = flow_caps(c);
+        let ring = vec![csf::Block::EMPTY; f.csf_blocks];
+        let acc = [vec![0; f.csf_acc], vec![0; f.csf_acc]];
         Box::new(SenderFlow::with_storage(p, ring, acc))
     }
-    fn receiver(p: ReceiverParams) -> Result<Box<ReceiverFlow<Vecs>>, CapsError> {
-        let c = Self::crf_caps();
+    fn receiver(c: &SimConfig, p: ReceiverParams) -> Result<Box<ReceiverFlow<Vecs>>, CapsError> {
+        let c = Self::crf_caps(c);
         let storage = (
             vec![crf::Block::EMPTY; c.blocks],
             vec![0; c.window],

@@ -185,9 +185,16 @@ struct Args {
     /// a CRF holds 512 open: enough for the rates and RTTs it runs) or
     /// crem.ko's (crem_core::engine::module_caps: 64 and 32), to see what
     /// the module's flows can hold at a rate and RTT; module-runtime: the
-    /// module's, in storage allocated at run time (the same results).
+    /// module's sized for --max-bdp packets in flight, as crem.ko sizes
+    /// each flow from its netns's max-bdp (at the default, the same
+    /// results as module).
     #[arg(long, value_enum, default_value_t = EngineArg::Sim)]
     engine: EngineArg,
+    /// With --engine module-runtime: packets in flight the flow is sized
+    /// for (crem.ko's max-bdp, 64 to 1048576): e.g. 6104 for 10 Gbit/s x
+    /// 20 ms at RDMA MTU 4096.
+    #[arg(long, default_value_t = crem_core::engine::module_caps::MAX_BDP_DEFAULT)]
+    max_bdp: u32,
     /// Seed of every random stream.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -276,6 +283,7 @@ fn sim_config(
     c.traffic = TrafficModel::DEFAULT;
     c.spread = a.spread;
     c.engine = a.engine.engine();
+    c.max_bdp = a.max_bdp;
     c
 }
 

@@ -84,9 +84,10 @@ pub enum Engine {
     /// crem.ko's (`crem_core::engine::module_caps`): what the module can
     /// hold at a given rate and RTT.
     Module,
-    /// crem.ko's, in storage allocated at run time (the same engines in
-    /// vectors, as the module will size them per flow): reports identical
-    /// to `Module`'s.
+    /// crem.ko's for `max_bdp` packets in flight (`module_caps::caps_for`),
+    /// in vectors allocated at run time as the module allocates each
+    /// flow's; at the default `max_bdp` and k 32, reports identical to
+    /// `Module`'s.
     #[serde(rename = "module-runtime")]
     ModuleRuntime,
 }
@@ -197,6 +198,9 @@ pub struct SimConfig {
     pub spread: bool,
     /// Engine capacities: the simulation's or the module's.
     pub engine: Engine,
+    /// Packets in flight the module's flows are sized for (its netns's
+    /// `max-bdp`), with [`Engine::ModuleRuntime`].
+    pub max_bdp: u32,
 }
 
 impl SimConfig {
@@ -223,6 +227,7 @@ impl SimConfig {
             start_at: 2 * rtt + 5 * MS,
             spread: false,
             engine: Engine::Sim,
+            max_bdp: crem_core::engine::module_caps::MAX_BDP_DEFAULT,
         }
     }
 
@@ -343,7 +348,7 @@ fn local_limits(t: u16, open_blocks: u16) -> Limits {
 
 impl<'c, K: Caps> World<'c, K> {
     fn new(cfg: &'c SimConfig) -> Result<Self, String> {
-        let caps = K::crf_caps();
+        let caps = K::crf_caps(cfg);
         let t = cfg.symbol_len();
         let first = Psn::new(cfg.start_psn);
         let interval = SEC / cfg.pps.max(1);
@@ -359,7 +364,7 @@ impl<'c, K: Caps> World<'c, K> {
             idle_timeout: (4 * interval).max(100_000),
             retention_budget: RETENTION_BUDGET,
             // The module's store is a ring by PSN (its `retention_span`).
-            retention_span: module_ring(cfg.engine),
+            retention_span: module_ring(cfg),
             initial_srtt: cfg.rtt,
             selective_repeat: selective,
             tc_batch_time: th.t_thresh,
@@ -436,7 +441,7 @@ impl<'c, K: Caps> World<'c, K> {
                 *d = true;
             }
         }
-        let rcv = K::receiver(rcv).map_err(|e| format!("CRF storage refused: {e:?}"))?;
+        let rcv = K::receiver(cfg, rcv).map_err(|e| format!("CRF storage refused: {e:?}"))?;
         Ok(World {
             cfg,
             now: 0,
@@ -473,9 +478,9 @@ impl<'c, K: Caps> World<'c, K> {
             snd_acked: 0,
             snd_progress: 0,
             emit_done_at: None,
-            snd: K::sender(snd),
+            snd: K::sender(cfg, snd),
             csf_store: CsfStore {
-                ring_slots: module_ring(cfg.engine),
+                ring_slots: module_ring(cfg),
                 ..CsfStore::default()
             },
             csf_out: Outbox::default(),
@@ -1058,11 +1063,11 @@ impl<'c, K: Caps> World<'c, K> {
 
 /// The slots of the module's CSF store (a ring by PSN) when its engine is
 /// simulated; 0 (a map, no ring) otherwise.
-fn module_ring(e: Engine) -> u32 {
-    match e {
-        Engine::Module | Engine::ModuleRuntime => {
-            crem_core::engine::module_caps::CSF_STORE_SLOTS as u32
-        }
+fn module_ring(c: &SimConfig) -> u32 {
+    use crem_core::engine::module_caps::{caps_for, CSF_STORE_SLOTS};
+    match c.engine {
+        Engine::Module => CSF_STORE_SLOTS as u32,
+        Engine::ModuleRuntime => caps_for(c.max_bdp, c.k).csf_store as u32,
         Engine::Sim => 0,
     }
 }

@@ -372,3 +372,33 @@ fn runtime_storage_runs_as_fixed_arrays() {
     // At 300 kpps x 50 ms the module's 32 open blocks are exceeded.
     assert!(given_up > 0, "no cell reached a capacity");
 }
+
+/// A flow with more packets in flight than the module's default sizing
+/// holds (300 kpps x 20 ms: 6000) loses protection at the default max-bdp
+/// (blocks given up, losses left to RDMA) and keeps it when sized for
+/// its bandwidth-delay product (max-bdp 6104, as an operator sets it):
+/// every loss restored by CREM, no capacity reached.
+#[test]
+fn a_flow_sized_for_its_bdp_is_protected() {
+    use crem_sim::model::Engine;
+    let mut c = base(5, 20, 20_000);
+    c.fwd = lossy(0.01, 1.0);
+    c.pps = 300_000;
+    c.link_bps = 10_000_000_000;
+    (c.k, c.policy, c.recovery) = (32, true, Recovery::Coded);
+    c.engine = Engine::ModuleRuntime;
+    let small = run(&c).unwrap_or_else(|e| panic!("engine panic: {e}"));
+    assert!(
+        engine(&small, "csf.blocks_given_up") > 0,
+        "default sizing held it"
+    );
+    assert!(
+        small.rec_rdma > 0,
+        "no loss left to RDMA at the default sizing"
+    );
+    c.max_bdp = 6104;
+    let sized = check(&c);
+    assert!(sized.lost > 100, "{} lost", sized.lost);
+    assert_eq!(engine(&sized, "csf.blocks_given_up"), 0);
+    assert_eq!(sized.rec_rdma, 0, "a loss left to RDMA");
+}

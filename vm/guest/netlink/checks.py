@@ -10,7 +10,7 @@ Cases:
   race N        two config-set callers at once lose no update (N port flips)
   refusals      values the module cannot serve are refused, not clamped
   mtu           symbol-len against the MTU of the route to a peer (netns mtu)
-  caps          the policy's caps on max-flows and max-memory
+  caps          the policy's caps on max-flows, max-memory and max-bdp
   userns        in a netns of another user namespace: the initial netns's
                 limits bound max-flows and max-memory, flow-new stops there
   set-limits F M        config-set max-flows F, max-memory M
@@ -157,6 +157,13 @@ def caps():
     ynl.do('config-set', {'config': {'max-flows': 65536, 'max-memory': 64 << 30}})
     c = config()
     report((c['max-flows'], c['max-memory']) == (65536, 64 << 30), '...the caps themselves are taken', c)
+    report(c.get('max-bdp') == 256, 'max-bdp: flows are sized for 256 packets in flight by default', c)
+    for bad in (63, (1 << 19) + 1):
+        refused(f'policy cap: max-bdp {bad} (outside 64..524288) is refused', 'config-set',
+                {'config': {'max-bdp': bad}}, 'out of range')
+    ynl.do('config-set', {'config': {'max-bdp': 6104}})
+    report(config().get('max-bdp') == 6104, '...6104 (10 Gbit/s x 20 ms at 4 KiB) is taken', config())
+    ynl.do('config-set', {'config': {'max-bdp': 256}})
 
 
 def userns():

@@ -50,6 +50,12 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
     ),
     ("max-flows", "max-flows", "MaxFlows", "count, up to 65536"),
     (
+        "max-bdp",
+        "max-bdp",
+        "MaxBdp",
+        "packets in flight a new flow is sized for, 64..524288 (default 256)",
+    ),
+    (
         "max-memory",
         "max-memory",
         "MaxMemory",
@@ -150,6 +156,7 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
             Ok(us as u32)
         }),
         "max-flows" => once(&mut c.max_flows, k, || Ok(int()? as u32)),
+        "max-bdp" => once(&mut c.max_bdp, k, || Ok(int()? as u32)),
         "max-memory" => once(&mut c.max_memory, k, || {
             check_range(k, "max-memory", parse_size(k, value)?)
         }),
