@@ -217,6 +217,8 @@ check "...and n1's crf flow sized for max-bdp 6104: 1024 open blocks announced" 
   py "[f['max-open-blocks'] for f in j['flow'] if f['dest-qp'] == 0x77]" </tmp/n2-flows.json
 check "n1's crf flows made before the change keep 32 open blocks" 0 "^\[32\]$" \
   sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; print(sorted({f[\"max-open-blocks\"] for f in json.load(sys.stdin)[\"flow\"] if f[\"dest-qp\"] < 0x77}))'"
+# Back to the default: the churn below makes hundreds of flows.
+check "n1: max-bdp back to 256" 0 "^$" $N1 "$CTL" set max-bdp 256
 aid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x77)" </tmp/n2-flows.json)
 bid=$(py "next(f['id'] for f in j['flow'] if f['dest-qp'] == 0x78)" </tmp/n2-flows.json)
 check "n1 set up its crf flow for it (same id)" 0 "^\[$aid\]$" \

@@ -109,20 +109,8 @@ pub(super) struct Window<F, D> {
 
 impl<const W: usize> Window<[u16; W], [u32; W]> {
     #[cfg(test)]
-    pub(super) const fn new() -> Self {
-        Window {
-            flags: [0; W],
-            due: [0; W],
-            started: false,
-            base: Psn::ZERO,
-            base_slot: 0,
-            highest: Psn::ZERO,
-            deliver_next: Psn::ZERO,
-            resolve_next: Psn::ZERO,
-            drop_next: Psn::ZERO,
-            detect_next: Psn::ZERO,
-            origin: Psn::ZERO,
-        }
+    pub(super) fn new() -> Self {
+        Window::with([0; W], [0; W])
     }
 
     /// Writes an empty window at `slot` without building one on the stack.
