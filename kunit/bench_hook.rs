@@ -37,6 +37,7 @@ extern "C" {
         peer: u32,
         t: u16,
         hold_us: u32,
+        max_bdp: u32,
     ) -> c_int;
     fn crem_kunit_hook_teardown();
     fn crem_kunit_hook_flow_add(saddr: u32, daddr: u32, dqp: u32, k: u8, m: u8) -> *mut c_void;
@@ -270,8 +271,19 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
 /// Runs `body` with the fixture set up (the initial netns a gateway for
 /// the peer's prefix), and puts it back after.
 fn with_fixture(w: &mut dyn Write, body: impl FnOnce(&mut dyn Write) -> bool) -> bool {
+    with_fixture_sized(0, w, body)
+}
+
+/// [`with_fixture`] with flows sized for `max_bdp` packets in flight (0:
+/// the netns's, the default).
+fn with_fixture_sized(
+    max_bdp: u32,
+    w: &mut dyn Write,
+    body: impl FnOnce(&mut dyn Write) -> bool,
+) -> bool {
     // SAFETY: process context (a KUnit case); undone by the teardown below.
-    let err = unsafe { crem_kunit_hook_setup(PORT, PREFIX, 24, PEER, SYMBOL_LEN, HOLD_US) };
+    let err =
+        unsafe { crem_kunit_hook_setup(PORT, PREFIX, 24, PEER, SYMBOL_LEN, HOLD_US, max_bdp) };
     if err != 0 {
         let _ = write!(w, "fixture: error {err}");
         return false;
@@ -450,9 +462,10 @@ fn receiver(m: u8, w: &mut dyn Write) -> Option<*mut Flow> {
 /// order (`gap` false: each kept for decoding and passed on), or each
 /// round after a lost first packet (`gap`: the rest of the round held for
 /// in-order release, which the hold time ends after the round; only the
-/// held ones are counted).
-fn crf_per_packet(gap: bool, w: &mut dyn Write) -> bool {
-    with_fixture(w, |w| {
+/// held ones are counted). `max_bdp`: the flow's sizing (0: the default),
+/// printed with its open blocks, which the CRF still searches linearly.
+fn crf_per_packet(gap: bool, max_bdp: u32, w: &mut dyn Write) -> bool {
+    with_fixture_sized(max_bdp, w, |w| {
         let Some(f) = receiver(4, w) else {
             return false;
         };
@@ -518,8 +531,9 @@ fn crf_per_packet(gap: bool, w: &mut dyn Write) -> bool {
         };
         let _ = write!(
             w,
-            "crem-bench: {name} k=32 m=4 ns={} skb_ns={skb_ns} packets={made} held={stolen}",
-            ns
+            "crem-bench: {name} k=32 m=4 ns={} skb_ns={skb_ns} packets={made} held={stolen} max_open_blocks={}",
+            ns,
+            info(f).max_open_blocks
         );
         true
     })
@@ -555,12 +569,24 @@ extern "C" fn crem_kunit_hook_unprotected(msg: *mut c_char, len: usize) -> c_int
 
 #[no_mangle]
 extern "C" fn crem_kunit_hook_crf_in_order(msg: *mut c_char, len: usize) -> c_int {
-    run(msg, len, |w| crf_per_packet(false, w))
+    run(msg, len, |w| crf_per_packet(false, 0, w))
 }
 
 #[no_mangle]
 extern "C" fn crem_kunit_hook_crf_held(msg: *mut c_char, len: usize) -> c_int {
-    run(msg, len, |w| crf_per_packet(true, w))
+    run(msg, len, |w| crf_per_packet(true, 0, w))
+}
+
+/// As `hook_crf_in_order`, the flow sized for 6104 packets in flight (10
+/// Gbit/s x 20 ms at 4 KiB): 1024 open blocks.
+#[no_mangle]
+extern "C" fn crem_kunit_hook_crf_in_order_6104(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| crf_per_packet(false, 6104, w))
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_crf_held_6104(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| crf_per_packet(true, 6104, w))
 }
 
 #[no_mangle]

@@ -50,7 +50,8 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
  */
 static struct crem_cfg crem_kunit_saved;
 
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us);
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
+			  u32 max_bdp);
 void crem_kunit_hook_teardown(void);
 void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m);
 void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
@@ -59,7 +60,8 @@ bool crem_kunit_hook_route(struct sk_buff *skb);
 u64 crem_kunit_hook_dp(u32 i);
 void *crem_kunit_hook_state(void);
 
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us)
+int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
+			  u32 max_bdp)
 {
 	struct crem_net *cn = crem_net(&init_net);
 	struct crem_cfg *c = &cn->cfg;
@@ -74,6 +76,8 @@ int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, 
 		c->port = port;
 		c->symbol_len = t;
 		c->hold_us = hold_us;
+		if (max_bdp)
+			c->max_bdp = max_bdp;
 		c->n_peers = 1;
 		memset(&c->peers[0], 0, sizeof(c->peers[0]));
 		c->peers[0].prefix.len = 4;
@@ -346,6 +350,8 @@ CREM_RS_BENCH(hook_csf_per_packet_m4)
 CREM_RS_BENCH(hook_reverse_ack)
 CREM_RS_BENCH(hook_crf_in_order)
 CREM_RS_BENCH(hook_crf_held)
+CREM_RS_BENCH(hook_crf_in_order_6104)
+CREM_RS_BENCH(hook_crf_held_6104)
 
 static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(gf_mul_acc_throughput),
@@ -363,6 +369,8 @@ static struct kunit_case crem_bench_cases[] = {
 	KUNIT_CASE(hook_reverse_ack),
 	KUNIT_CASE(hook_crf_in_order),
 	KUNIT_CASE(hook_crf_held),
+	KUNIT_CASE(hook_crf_in_order_6104),
+	KUNIT_CASE(hook_crf_held_6104),
 	{}
 };
 
