@@ -127,12 +127,17 @@ struct Parts<'a, F> {
     heard: &'a mut Option<Nanos>,
 }
 
-/// crem-core's `init_at` as an initialiser, for `Box::write_init`.
-fn in_place<T, E>(init_at: impl FnOnce(*mut T) -> core::result::Result<(), E>) -> impl Init<T, E> {
-    // SAFETY: `init_at` is a crem-core `init_at_with` (the two callers
-    // below), which writes a whole valid flow at a slot valid for writes
-    // and aligned for it, which `write_init` provides, or (the receiver's,
-    // for storage it refuses) returns an error having written nothing.
+/// crem-core's `init_at_with` as an initialiser, for `Box::write_init`.
+///
+/// # Safety
+///
+/// `init_at`, given a slot valid for writes and aligned for `T` (which
+/// `write_init` provides), writes a whole valid `T` there and returns
+/// `Ok`, or returns an error having written nothing that needs dropping.
+unsafe fn in_place<T, E>(
+    init_at: impl FnOnce(*mut T) -> core::result::Result<(), E>,
+) -> impl Init<T, E> {
+    // SAFETY: `init_at` keeps `init_from_closure`'s contract (ours).
     unsafe { init_from_closure(init_at) }
 }
 
@@ -352,21 +357,29 @@ impl Engine {
         let (proto, r) = match self.proto.take() {
             Some(Proto::SenderSpace(b, a)) if csf => {
                 let params = sender_params(p, self.stores.caps());
-                let init = in_place(|slot| {
-                    // SAFETY: `write_init` gives a slot valid for writes
-                    // and aligned for the flow.
-                    unsafe { KSender::init_at_with(slot, params, a.ring, a.acc) };
-                    Ok::<(), Infallible>(())
-                });
+                // SAFETY: crem-core's `init_at_with` writes a whole flow.
+                let init = unsafe {
+                    in_place(|slot| {
+                        // SAFETY: `write_init` gives a slot valid for
+                        // writes and aligned for the flow, holding none.
+                        KSender::init_at_with(slot, params, a.ring, a.acc);
+                        Ok::<(), Infallible>(())
+                    })
+                };
                 let Ok(b) = b.write_init(init);
                 (Proto::Sender(b), Ok(()))
             }
             Some(Proto::ReceiverSpace(b, a)) if !csf => {
                 let params = receiver_params(p, self.stores.caps());
-                let init = in_place(|slot| {
-                    // SAFETY: as above.
-                    unsafe { KReceiver::init_at_with(slot, params, a) }.map_err(|(e, _)| e)
-                });
+                // SAFETY: crem-core's `init_at_with` writes a whole flow, or
+                // nothing when it refuses the storage (handed back, dropped
+                // here).
+                let init = unsafe {
+                    in_place(|slot| {
+                        // SAFETY: as above.
+                        KReceiver::init_at_with(slot, params, a).map_err(|(e, _)| e)
+                    })
+                };
                 match b.write_init(init) {
                     Ok(b) => (Proto::Receiver(b), Ok(())),
                     // Never: the arrays are sized by `caps_for`, whose

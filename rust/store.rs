@@ -381,9 +381,12 @@ impl Stores {
     /// there).
     pub(crate) fn hold(&mut self, psn: u32, skb: Skb) -> core::result::Result<(), Skb> {
         let i = psn_slot(psn, self.held.len());
+        let same = self.held.get(i).is_some_and(|h| h.psn == psn);
         if let Some(old) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
             self.uncharge(old.truesize());
-            bump(&mut self.counters().held_overwritten);
+            if !same {
+                bump(&mut self.counters().held_overwritten);
+            }
             self.inject(old);
         }
         if i >= self.held.len() || !self.charge(skb.truesize()) {

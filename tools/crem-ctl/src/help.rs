@@ -62,7 +62,7 @@ pub const FLOW_STATS_KEYS: &str = "    \
                        not sent: over m/k of the flow's source rate),
                        store-overwritten (kept packets or symbols that
                        another's keep took the place of: the CSF retains
-                       more PSNs than its 4096-slot ring; 0 within
+                       more PSNs than its slot ring (max-bdp); 0 within
                        capacities), held-overwritten (CRF: held packets
                        let go out of order for another PSN's hold)
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the

@@ -664,7 +664,7 @@ pub type Storage<St> = (
 
 impl<St: CrfStorage> Crf<St> {
     /// A fresh engine in the storage given (checked: [`check_caps`];
-    /// whatever it holds is overwritten or never read).
+    /// whatever it holds is overwritten).
     pub fn with_storage(cfg: CrfConfig, storage: Storage<St>) -> Result<Self, CapsError> {
         let (blocks, flags, due, hold, repairs) = &storage;
         check_caps(
@@ -679,7 +679,9 @@ impl<St: CrfStorage> Crf<St> {
 
     /// [`Crf::with_storage`] of storage already checked.
     fn build(cfg: CrfConfig, storage: Storage<St>) -> Self {
-        let (blocks, flags, due, hold, repairs) = storage;
+        let (mut blocks, flags, due, hold, mut repairs) = storage;
+        blocks.as_mut().fill(Block::EMPTY);
+        repairs.as_mut().fill(RepairMeta::EMPTY);
         let mut c = Crf {
             cfg,
             configs: [None; MAX_CONFIGS],

@@ -73,7 +73,9 @@ pub struct FlowCaps {
 ///   20 ms at 1 % loss: sized for twice the packets in flight, the sender
 ///   gave blocks up; for four, none.)
 /// * Its open blocks cover that window in blocks of k (at least 32; at most
-///   65535, Max Open Blocks being 16 bits); the CSF retains twice as many
+///   8191, so that their repair slots, eight each, stay within the 16 bits
+///   of a repair count: above a window of 8191·k PSNs they no longer cover
+///   it); the CSF retains twice as many
 ///   (it keeps blocks until the RDMA ACK, a round trip after the CRF let
 ///   them go).
 /// * Eight repair symbols per open block, a quarter of the window held.

@@ -26,7 +26,10 @@ impl<St: CrfStorage> Crf<St> {
     ///
     /// # Safety
     ///
-    /// As for [`Crf::init_at`].
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self`, and must not hold a live engine: its contents
+    /// are overwritten without being dropped, and an engine owns its
+    /// storage (which would leak).
     pub unsafe fn init_at_with(
         slot: *mut Self,
         cfg: CrfConfig,

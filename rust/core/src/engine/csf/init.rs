@@ -16,7 +16,10 @@ impl<St: CsfStorage> Csf<St> {
     ///
     /// # Safety
     ///
-    /// As for [`Csf::init_at`].
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self`, and must not hold a live engine: its contents
+    /// are overwritten without being dropped, and an engine owns its
+    /// storage (which would leak).
     pub unsafe fn init_at_with(
         slot: *mut Self,
         params: CsfParams,

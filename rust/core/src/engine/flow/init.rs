@@ -22,7 +22,10 @@ impl<St: CsfStorage> SenderFlow<St> {
     ///
     /// # Safety
     ///
-    /// As for [`SenderFlow::init_at`].
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self`, and must not hold a live flow: its contents are
+    /// overwritten without being dropped, and a flow owns its engine's
+    /// storage (which would leak).
     pub unsafe fn init_at_with(
         slot: *mut Self,
         params: SenderParams,
@@ -98,7 +101,10 @@ impl<St: CrfStorage> ReceiverFlow<St> {
     ///
     /// # Safety
     ///
-    /// As for [`ReceiverFlow::init_at`].
+    /// `slot` must be valid for writes of `size_of::<Self>()` octets and
+    /// aligned for `Self`, and must not hold a live flow: its contents are
+    /// overwritten without being dropped, and a flow owns its engine's
+    /// storage (which would leak).
     pub unsafe fn init_at_with(
         slot: *mut Self,
         params: ReceiverParams,
