@@ -41,10 +41,8 @@ struct crem_engine_params {
 /* The flat counters; then msgs-in-by-type and msgs-out-by-type (C, per slot). */
 #define CREM_FS_FLAT (CREM_FS_ENGINE + CREM_FS_DATAPATH + CREM_FS_LATE)
 #define CREM_MSG_SLOTS 11 /* attributes of the msg-types set after its pad */
-/* Then the counters appended after the msg-types nests
- * (CREM_A_FLOW_STATS_REPAIRS_CE onward): the engine's six (rust/engine.rs
- * FS_TAIL), the stores' two (store-overwritten, held-overwritten:
- * rust/flow.rs). */
+/* Then those appended after the msg-types nests (REPAIRS_CE onward): the
+ * engine's six (rust/engine.rs FS_TAIL), the stores' two (rust/flow.rs). */
 #define CREM_FS_TAIL (CREM_FS_FLAT + 2 * CREM_MSG_SLOTS)
 #define CREM_FS_TAIL_N 8
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
