@@ -2,6 +2,8 @@
 //! engines take their arrays from the caller, fixed (`Inline`, sized at
 //! compile time) or allocated at run time, as the kernel allocates them.
 
+use core::mem::size_of;
+
 use crem_core::engine::crf::{self, CapsError, CrfCaps, CrfStorage, HoldEntry, RepairMeta};
 use crem_core::engine::csf::{self, CsfStorage};
 use crem_core::engine::flow::{ReceiverFlow, ReceiverParams, SenderFlow, SenderParams};
@@ -20,6 +22,9 @@ pub(crate) trait Caps {
         c: &SimConfig,
         p: ReceiverParams,
     ) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError>;
+    /// Octets of the sender's and the receiver's engine, their arrays
+    /// included (as `rust/engine.rs`'s `engine_octets` counts them).
+    fn engine_octets(c: &SimConfig) -> (usize, usize);
 }
 
 /// Fixed arrays in the engines: CSF blocks and accumulator octets, CRF
@@ -60,6 +65,13 @@ impl<
         p: ReceiverParams,
     ) -> Result<Box<ReceiverFlow<Self::Crf>>, CapsError> {
         Ok(Box::new(ReceiverFlow::new(p)))
+    }
+    fn engine_octets(_: &SimConfig) -> (usize, usize) {
+        // The arrays are in the engines.
+        (
+            size_of::<SenderFlow<Self::Csf>>(),
+            size_of::<ReceiverFlow<Self::Crf>>(),
+        )
     }
 }
 
@@ -111,5 +123,18 @@ impl Caps for ModuleInVecs {
             vec![RepairMeta::EMPTY; c.repairs],
         );
         Ok(Box::new(ReceiverFlow::with_storage(p, storage)?))
+    }
+    fn engine_octets(c: &SimConfig) -> (usize, usize) {
+        let f = flow_caps(c);
+        let r = &f.crf;
+        let csf = size_of::<SenderFlow<Vecs>>()
+            + f.csf_blocks * size_of::<csf::Block>()
+            + 2 * f.csf_acc * size_of::<u8>();
+        let crf = size_of::<ReceiverFlow<Vecs>>()
+            + r.blocks * size_of::<crf::Block>()
+            + r.window * (size_of::<u16>() + size_of::<u32>())
+            + r.held * size_of::<HoldEntry>()
+            + r.repairs * size_of::<RepairMeta>();
+        (csf, crf)
     }
 }

@@ -138,6 +138,38 @@ pub struct CrfHost {
     pub sessions: HashMap<u32, Vec<u16>>,
     /// Violations.
     pub v: HostViolations,
+    /// Octets kept now and their peaks over the run ([`DataOctets`]).
+    pub mem: DataOctets,
+}
+
+/// The CRF host's packet data, octets (UDP payloads as the engine hands
+/// them over): what it keeps now, and the peaks over the run.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct DataOctets {
+    /// Kept sources (the engine's source slots), now.
+    pub sources: u64,
+    /// Kept repair symbols, now.
+    pub repairs: u64,
+    /// Held packets (in-order release), now.
+    pub held: u64,
+    /// Peak of `sources`.
+    pub sources_max: u64,
+    /// Peak of `repairs`.
+    pub repairs_max: u64,
+    /// Peak of `held`.
+    pub held_max: u64,
+    /// Peak of the sum of the three (at one time).
+    pub total_max: u64,
+}
+
+impl DataOctets {
+    fn note(&mut self) {
+        self.sources_max = self.sources_max.max(self.sources);
+        self.repairs_max = self.repairs_max.max(self.repairs);
+        self.held_max = self.held_max.max(self.held);
+        let t = self.sources + self.repairs + self.held;
+        self.total_max = self.total_max.max(t);
+    }
 }
 
 impl CrfHost {
@@ -151,7 +183,18 @@ impl CrfHost {
             delivered: Vec::new(),
             sessions: HashMap::new(),
             v: HostViolations::default(),
+            mem: DataOctets::default(),
         }
+    }
+
+    /// Holds a packet for the engine (a PSN held twice is counted).
+    pub fn hold(&mut self, psn: Psn, bytes: Vec<u8>, via: Via) {
+        self.mem.held += bytes.len() as u64;
+        if let Some((old, _)) = self.held.insert(psn.value(), (bytes, via)) {
+            self.v.double_hold += 1;
+            self.mem.held -= old.len() as u64;
+        }
+        self.mem.note();
     }
 
     /// Records that a retransmission session covering `psn` arrived.
@@ -177,10 +220,13 @@ impl SymbolStore for CrfHost {
     fn keep_source(&mut self, slot: usize, _psn: Psn, payload: &[u8]) -> bool {
         match self.sources.get_mut(slot) {
             Some(c) => {
-                if c.is_some() {
+                if let Some(old) = c.take() {
                     self.v.source_slot_reused += 1;
+                    self.mem.sources -= old.len() as u64;
                 }
                 *c = Some(payload.to_vec());
+                self.mem.sources += payload.len() as u64;
+                self.mem.note();
                 true
             }
             None => false,
@@ -190,17 +236,20 @@ impl SymbolStore for CrfHost {
         self.sources.get(slot)?.as_deref()
     }
     fn drop_source(&mut self, slot: usize) {
-        if let Some(c) = self.sources.get_mut(slot) {
-            *c = None;
+        if let Some(old) = self.sources.get_mut(slot).and_then(Option::take) {
+            self.mem.sources -= old.len() as u64;
         }
     }
     fn keep_repair(&mut self, slot: usize, symbol: &[u8]) -> bool {
         match self.repairs.get_mut(slot) {
             Some(c) => {
-                if c.is_some() {
+                if let Some(old) = c.take() {
                     self.v.repair_slot_reused += 1;
+                    self.mem.repairs -= old.len() as u64;
                 }
                 *c = Some(symbol.to_vec());
+                self.mem.repairs += symbol.len() as u64;
+                self.mem.note();
                 true
             }
             None => false,
@@ -219,8 +268,8 @@ impl SymbolStore for CrfHost {
         (s, r)
     }
     fn drop_repair(&mut self, slot: usize) {
-        if let Some(c) = self.repairs.get_mut(slot) {
-            *c = None;
+        if let Some(old) = self.repairs.get_mut(slot).and_then(Option::take) {
+            self.mem.repairs -= old.len() as u64;
         }
     }
 }
@@ -237,10 +286,7 @@ impl Delivery for CrfHost {
             .map_or(0, |s| s.len().min(255) as u8);
         let via = Via::Restored { rounds };
         if hold {
-            if self.held.contains_key(&psn.value()) {
-                self.v.double_hold += 1;
-            }
-            self.held.insert(psn.value(), (payload.to_vec(), via));
+            self.hold(psn, payload.to_vec(), via);
         } else {
             self.delivered.push(Delivered {
                 psn,
@@ -252,7 +298,10 @@ impl Delivery for CrfHost {
     }
     fn release(&mut self, psn: Psn) {
         match self.held.remove(&psn.value()) {
-            Some((bytes, via)) => self.delivered.push(Delivered { psn, bytes, via }),
+            Some((bytes, via)) => {
+                self.mem.held -= bytes.len() as u64;
+                self.delivered.push(Delivered { psn, bytes, via })
+            }
             None => self.v.bogus_release += 1,
         }
     }

@@ -12,6 +12,7 @@ pub(crate) mod caps;
 pub mod channel;
 pub mod demo;
 pub mod hosts;
+pub mod memory;
 pub mod model;
 pub mod report;
 pub mod rng;

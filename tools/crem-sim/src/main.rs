@@ -114,6 +114,14 @@ impl EngineArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TrafficArg {
+    /// Mostly multi-packet WRITEs, a few SENDs and READs, occasional pauses.
+    Mixed,
+    /// WRITEs only (requests), no pauses: a bulk transfer.
+    Writes,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Rdma {
     Slow,
     Prompt,
@@ -191,10 +199,23 @@ struct Args {
     #[arg(long, value_enum, default_value_t = EngineArg::Sim)]
     engine: EngineArg,
     /// With --engine module-runtime: packets in flight the flow is sized
-    /// for (crem.ko's max-bdp, 64 to 1048576): e.g. 6104 for 10 Gbit/s x
+    /// for (crem.ko's max-bdp, 64 to 524288): e.g. 6104 for 10 Gbit/s x
     /// 20 ms at RDMA MTU 4096.
     #[arg(long, default_value_t = crem_core::engine::module_caps::MAX_BDP_DEFAULT)]
     max_bdp: u32,
+    /// RDMA MTU: payload octets per packet (256 to 4096).
+    #[arg(long, default_value_t = TrafficModel::DEFAULT.mtu,
+          value_parser = clap::value_parser!(u32).range(256..=4096))]
+    mtu: u32,
+    /// Traffic: mixed (WRITEs of 1 to 16 packets, SENDs, READ requests,
+    /// pauses) or writes (WRITEs of 1 to 16 packets back to back).
+    #[arg(long, value_enum, default_value_t = TrafficArg::Mixed)]
+    traffic: TrafficArg,
+    /// Octets the CSF may retain, MiB (beyond, it gives blocks up: a
+    /// capacity problem). A flow of a large bandwidth-delay product needs
+    /// more than the default.
+    #[arg(long, default_value_t = crem_sim::model::RETENTION_BUDGET >> 20)]
+    retention_budget_mib: u64,
     /// Seed of every random stream.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -280,7 +301,12 @@ fn sim_config(
         Rdma::Slow => RdmaModel::slow(rtt_ns),
         Rdma::Prompt => RdmaModel::prompt(rtt_ns),
     };
-    c.traffic = TrafficModel::DEFAULT;
+    c.traffic = match a.traffic {
+        TrafficArg::Mixed => TrafficModel::DEFAULT,
+        TrafficArg::Writes => TrafficModel::WRITES,
+    };
+    c.traffic.mtu = a.mtu;
+    c.retention_budget = a.retention_budget_mib << 20;
     c.spread = a.spread;
     c.engine = a.engine.engine();
     c.max_bdp = a.max_bdp;
@@ -427,6 +453,28 @@ fn line(c: &Cell, r: &Result<Report, String>) -> String {
     )
 }
 
+/// What each side held at most, with the module's engine capacities.
+fn memory_line(r: &Report) -> String {
+    let m = &r.memory;
+    let mb = |n: u64| n as f64 / 1e6;
+    format!(
+        "#   memory (MB; BDP {:.2}): CSF data {:.2} + structures {:.2} = {:.2} ({:.3} BDP); \
+         CRF data {:.2} (sources {:.2}, repairs {:.2}, held {:.2}) + structures {:.2} = {:.2} ({:.3} BDP)",
+        mb(m.bdp_octets),
+        mb(m.csf.data_max),
+        mb(m.csf.structures()),
+        mb(m.csf.total),
+        m.csf.bdp_ratio,
+        mb(m.crf.data_max),
+        mb(m.crf_sources_max),
+        mb(m.crf_repairs_max),
+        mb(m.crf_held_max),
+        mb(m.crf.structures()),
+        mb(m.crf.total),
+        m.crf.bdp_ratio
+    )
+}
+
 fn problem(r: &Result<Report, String>) -> Option<String> {
     match r {
         Err(e) => Some(format!("panic: {e}")),
@@ -530,10 +578,15 @@ fn main() {
     } else {
         let _ = writeln!(
             stdout,
-            "# crem-sim: {} packets/cell at {} pps, {} Mbit/s links, seed {}, fixed m = {}{}{}",
+            "# crem-sim: {} packets/cell at {} pps, {} Mbit/s links, MTU {}{}, seed {}, fixed m = {}{}{}",
             a.packets,
             a.pps,
             a.link_mbps,
+            a.mtu,
+            match a.traffic {
+                TrafficArg::Mixed => "",
+                TrafficArg::Writes => ", WRITEs only",
+            },
             a.seed,
             a.m,
             if a.spread { ", repairs spread" } else { "" },
@@ -546,6 +599,9 @@ fn main() {
         let mut problems = Vec::new();
         for ((c, _), r) in grid.iter().zip(&results) {
             let _ = writeln!(stdout, "{}", line(c, r));
+            if let (Ok(r), EngineArg::Module | EngineArg::ModuleRuntime) = (r, a.engine) {
+                let _ = writeln!(stdout, "{}", memory_line(r));
+            }
             if let Some(p) = problem(r) {
                 bad += 1;
                 problems.push(format!("{}: {p}", label(c).trim_start()));

@@ -71,7 +71,7 @@ pub const CRF_HELD: usize = 4096;
 pub const CRF_REPAIRS: usize = 4096;
 /// Largest m the simulated ends announce.
 pub const MAX_M: u8 = 16;
-/// CSF retention budget.
+/// CSF retention budget, the default of [`SimConfig::retention_budget`].
 pub const RETENTION_BUDGET: u64 = 64 << 20;
 
 /// Whose capacities the simulated flow has.
@@ -201,6 +201,10 @@ pub struct SimConfig {
     /// Packets in flight the module's flows are sized for (its netns's
     /// `max-bdp`), with [`Engine::ModuleRuntime`].
     pub max_bdp: u32,
+    /// Octets the CSF may retain ([`CsfParams::retention_budget`]: beyond,
+    /// it gives its oldest blocks up, counted); a run retaining more than
+    /// this is reported as reaching a capacity.
+    pub retention_budget: u64,
 }
 
 impl SimConfig {
@@ -228,6 +232,7 @@ impl SimConfig {
             spread: false,
             engine: Engine::Sim,
             max_bdp: crem_core::engine::module_caps::MAX_BDP_DEFAULT,
+            retention_budget: RETENTION_BUDGET,
         }
     }
 
@@ -362,7 +367,7 @@ impl<'c, K: Caps> World<'c, K> {
         };
         let csf_params = CsfParams {
             idle_timeout: (4 * interval).max(100_000),
-            retention_budget: RETENTION_BUDGET,
+            retention_budget: cfg.retention_budget,
             // The module's store is a ring by PSN (its `retention_span`).
             retention_span: module_ring(cfg),
             initial_srtt: cfg.rtt,
@@ -860,11 +865,8 @@ impl<'c, K: Caps> World<'c, K> {
                 self.host.delivered.push(Delivered { psn, bytes, via });
             }
             crf::SourceVerdict::Hold => {
-                if self.host.held.contains_key(&psn.value()) {
-                    self.host.v.double_hold += 1;
-                }
                 let bytes = self.pkts[i as usize].p.bytes.clone();
-                self.host.held.insert(psn.value(), (bytes, via));
+                self.host.hold(psn, bytes, via);
             }
         }
         self.drain_deliveries();
@@ -901,10 +903,11 @@ impl<'c, K: Caps> World<'c, K> {
         }
         // `Crf::held` scans the whole window: check it now and then.
         self.held_checks = self.held_checks.wrapping_add(1);
-        let held = self.rcv.crf().held();
-        if self.held_checks % 64 == 0 && held != self.host.held.len() {
-            let (a, b) = (held, self.host.held.len());
-            self.violation(format!("CRF says {a} held, host holds {b}"));
+        if self.held_checks % 64 == 0 {
+            let (a, b) = (self.rcv.crf().held(), self.host.held.len());
+            if a != b {
+                self.violation(format!("CRF says {a} held, host holds {b}"));
+            }
         }
     }
 
@@ -1063,7 +1066,7 @@ impl<'c, K: Caps> World<'c, K> {
 
 /// The slots of the module's CSF store (a ring by PSN) when its engine is
 /// simulated; 0 (a map, no ring) otherwise.
-fn module_ring(c: &SimConfig) -> u32 {
+pub(crate) fn module_ring(c: &SimConfig) -> u32 {
     use crem_core::engine::module_caps::{caps_for, CSF_STORE_SLOTS};
     match c.engine {
         Engine::Module => CSF_STORE_SLOTS as u32,

@@ -24,6 +24,7 @@ use crem_core::engine::Nanos;
 use crem_core::wire::{self, FecScheme, Message};
 
 use crate::hosts::{HostViolations, Via};
+use crate::memory::{bdp_octets, store_octets, Memory, SideMemory};
 use crate::model::{BlockMap, BlockRetx, World};
 
 /// Recorded while running.
@@ -211,6 +212,9 @@ pub struct Report {
     /// paced (`pps`), so this is the sending time plus the recovery of the
     /// last losses (`crem-sim --demo`'s completion time).
     pub completion_ns: u64,
+    /// What each side held at most (data and structures), against the
+    /// path's bandwidth-delay product ([`crate::memory`]).
+    pub memory: Memory,
 }
 
 /// Serializable copy of [`HostViolations`].
@@ -477,7 +481,36 @@ impl<K: crate::caps::Caps> World<'_, K> {
         r.host = w.host.v.into();
         r.end_ns = tr.end;
         r.completion_ns = last_arrival.saturating_sub(first_nominal);
+        r.memory = w.memory();
         r
+    }
+
+    /// Each side's peak data and structures ([`crate::memory`]).
+    fn memory(&self) -> Memory {
+        let w = self;
+        let bdp = bdp_octets(w.cfg.link_bps, w.cfg.rtt);
+        let (csf_engine, crf_engine) = K::engine_octets(w.cfg);
+        let ring = crate::model::module_ring(w.cfg) as usize;
+        let caps = K::crf_caps(w.cfg);
+        let d = w.host.mem;
+        Memory {
+            bdp_octets: bdp,
+            csf: SideMemory::new(
+                w.snd.csf_counters().retention_octets_max,
+                csf_engine as u64,
+                store_octets(true, ring, &caps),
+                bdp,
+            ),
+            crf: SideMemory::new(
+                d.total_max,
+                crf_engine as u64,
+                store_octets(false, ring, &caps),
+                bdp,
+            ),
+            crf_sources_max: d.sources_max,
+            crf_repairs_max: d.repairs_max,
+            crf_held_max: d.held_max,
+        }
     }
 
     /// Copies the engine counters of interest and flags capacity counters that
@@ -668,7 +701,7 @@ impl<K: crate::caps::Caps> World<'_, K> {
                 r.capacity.push(format!("{n} = {v}"));
             }
         }
-        if c.retention_octets_max > crate::model::RETENTION_BUDGET {
+        if c.retention_octets_max > w.cfg.retention_budget {
             r.capacity.push(format!(
                 "csf.retention_octets_max = {}",
                 c.retention_octets_max

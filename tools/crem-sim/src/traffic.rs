@@ -143,6 +143,16 @@ impl TrafficModel {
         idle_min: 300_000,
         idle_max: 2_000_000,
     };
+
+    /// RDMA WRITEs only (requests: the sender's retention is released by
+    /// the RDMA ACKs), back to back without pauses: a bulk transfer at the
+    /// paced rate.
+    pub const WRITES: TrafficModel = TrafficModel {
+        read_frac: 0.0,
+        send_frac: 0.0,
+        idle_frac: 0.0,
+        ..TrafficModel::DEFAULT
+    };
 }
 
 /// Generates the packet stream.

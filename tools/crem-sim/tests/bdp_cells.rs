@@ -1,0 +1,179 @@
+//! Issue 14 item 5 (docs/capacities-plan.md §5, step 8): one flow of
+//! 10 Gbit/s x 20 ms and one of 100 Gbit/s x 20 ms, at RDMA MTU 4096, run
+//! with crem.ko's engines as the module sizes them (`--engine
+//! module-runtime`, `module_caps::caps_for`) for its packets in flight P
+//! (the netns's `max-bdp`): protected (no capacity reached, every loss
+//! restored by CREM, none left to RDMA), and not at the default max-bdp.
+//! What each side holds is measured against the bandwidth-delay product
+//! (the report's `memory`; docs/perf.md, "crem-sim: capacity at 10 and
+//! 100 Gbit/s x 20 ms").
+//!
+//! The cells: WRITEs only (requests: the sender's retention is released by
+//! the RDMA ACKs), paced at 97 % of the link rate for full 4178-octet frames
+//! on the wire, k = 32 with the redundancy policy, coded recovery, the slow
+//! RDMA fallback, 1 % Gilbert-Elliott loss in bursts of 8 packets, 10·P
+//! packets, seed 1. The CSF's retention budget is about four BDPs (not
+//! reached: the retention is measured, not capped).
+//!
+//! What holds, and what does not (docs/perf.md has the numbers):
+//!
+//! * 10 Gbit/s, seed 1: protected at max-bdp 6104, not at 256. Seeds 2
+//!   and 3 are not protected: the policy asks for m = 5 and more, and the
+//!   CSF's accumulator (`module_caps::CSF_ACC`, 16 symbols of T = 1104)
+//!   holds 4 symbols of this flow's T = 4160 (`csf.drops.m_capped`).
+//! * The 1.5 BDP bound does not hold (`#[ignore]`d tests, failing): the
+//!   sender retains its sources until the RDMA ACK, which waits for every
+//!   hole to be filled (a round trip and more), and the receiver keeps every
+//!   source from its oldest unfinished block on.
+//! * 100 Gbit/s (610,360 packets, `#[ignore]`d; run with `cargo test
+//!   --release -p crem-sim --test bdp_cells -- --ignored`): losses are left
+//!   to RDMA at max-bdp 61036 (the CSF's retransmission budget,
+//!   `csf.requests_rate_limited`).
+
+use crem_core::engine::MS;
+use crem_sim::model::Engine;
+use crem_sim::{run, LossModel, Recovery, Report, SimConfig, TrafficModel};
+
+/// Packets in flight at 10 Gbit/s x 20 ms, RDMA MTU 4096 (25 MB / 4096).
+const P10: u32 = 6104;
+/// At 100 Gbit/s x 20 ms.
+const P100: u32 = 61_036;
+
+/// The cell of `gbits` Gbit/s x 20 ms, sized for `max_bdp` packets in
+/// flight, sending `packets`.
+fn cell(gbits: u64, max_bdp: u32, packets: u32) -> SimConfig {
+    let mut c = SimConfig::new(1, 20 * MS);
+    c.packets = packets;
+    c.link_bps = gbits * 1_000_000_000;
+    // 97 % of the link rate in 4178-octet frames (Ethernet, IP, UDP, BTH,
+    // 4096, ICRC, FCS, preamble and gap): 290 kpps per 10 Gbit/s.
+    c.pps = gbits * 29_000;
+    c.traffic = TrafficModel {
+        mtu: 4096,
+        ..TrafficModel::WRITES
+    };
+    c.fwd = LossModel {
+        loss: 0.01,
+        burst: 8.0,
+        ..LossModel::CLEAN
+    };
+    (c.k, c.policy, c.recovery) = (32, true, Recovery::Coded);
+    c.engine = Engine::ModuleRuntime;
+    c.max_bdp = max_bdp;
+    // About four BDPs (`--retention-budget-mib 100` per 10 Gbit/s).
+    c.retention_budget = (gbits * 10) << 20;
+    c
+}
+
+fn engine(r: &Report, name: &str) -> u64 {
+    r.engine.get(name).copied().unwrap_or(0)
+}
+
+fn run_cell(c: &SimConfig) -> Report {
+    run(c).unwrap_or_else(|e| panic!("engine panic: {e}"))
+}
+
+/// Protection: nothing went wrong (no capacity counter moved, no contract
+/// broken, the modelled module stores never overwrote a retained packet),
+/// every loss restored by CREM, none left to RDMA.
+#[track_caller]
+fn assert_protected(r: &Report) {
+    assert!(
+        r.ok(),
+        "violations {:#?}\ncapacity {:#?}\nhost {:?}\nundelivered {}",
+        r.violations,
+        r.capacity,
+        r.host,
+        r.undelivered
+    );
+    assert!(r.capacity.is_empty());
+    assert!(r.lost > 100, "{} lost", r.lost);
+    assert_eq!(r.undelivered, 0);
+    assert_eq!(r.rec_rdma, 0, "losses left to RDMA");
+    assert_eq!(r.rdma_retx, 0, "RDMA retransmissions");
+    assert_eq!(
+        r.rec_fec + r.rec_retx1 + r.rec_retx2,
+        r.lost,
+        "every loss restored by CREM"
+    );
+    assert_eq!(engine(r, "csf.blocks_given_up"), 0);
+    // Overwrites: CRF slots reused while live (host checks), CSF ring
+    // overwrites (a violation, checked by `ok`).
+    assert!(r.host.0.values().all(|&v| v == 0), "{:?}", r.host);
+}
+
+/// The same cell at the default max-bdp loses its protection: the sender
+/// gives blocks up (its ring spans 2048 packets) and losses fall to RDMA.
+#[track_caller]
+fn assert_unprotected_at_default(r: &Report) {
+    assert!(engine(r, "csf.given_up_ring") + engine(r, "csf.blocks_given_up") > 0);
+    assert!(
+        r.rec_rdma > r.lost / 2,
+        "{} of {} to RDMA",
+        r.rec_rdma,
+        r.lost
+    );
+}
+
+/// The memory figures are those of the run (peaks, structures).
+#[track_caller]
+fn assert_memory_measured(r: &Report, bdp: u64) {
+    let m = &r.memory;
+    assert_eq!(m.bdp_octets, bdp);
+    assert_eq!(m.csf.data_max, engine(r, "csf.retention_octets_max"));
+    assert!(m.crf.data_max >= m.crf_sources_max.max(m.crf_held_max));
+    assert!(m.crf.data_max <= m.crf_sources_max + m.crf_repairs_max + m.crf_held_max);
+    assert!(m.csf.engine > 0 && m.csf.stores > 0 && m.crf.engine > 0 && m.crf.stores > 0);
+}
+
+/// The issue's bound: each side holds at most 1.5 BDP at any time.
+#[track_caller]
+fn assert_within_1_5_bdp(r: &Report) {
+    let m = &r.memory;
+    let bound = m.bdp_octets * 3 / 2;
+    assert!(
+        m.csf.total <= bound && m.crf.total <= bound,
+        "CSF {} ({:.2} BDP), CRF {} ({:.2} BDP), bound {}: {:#?}",
+        m.csf.total,
+        m.csf.bdp_ratio,
+        m.crf.total,
+        m.crf.bdp_ratio,
+        bound,
+        m
+    );
+}
+
+#[test]
+fn ten_gbits_by_20_ms_is_protected_when_sized_for_its_bdp() {
+    let sized = run_cell(&cell(10, P10, 10 * P10));
+    assert_protected(&sized);
+    assert_memory_measured(&sized, 25_000_000);
+    let small = run_cell(&cell(10, 256, 10 * P10));
+    assert_unprotected_at_default(&small);
+}
+
+#[test]
+#[ignore = "fails: CSF 2.94 BDP (retained sources), CRF 1.86 BDP (kept sources); docs/perf.md"]
+fn ten_gbits_by_20_ms_within_1_5_bdp() {
+    let r = run_cell(&cell(10, P10, 10 * P10));
+    assert_within_1_5_bdp(&r);
+    assert_protected(&r);
+}
+
+#[test]
+#[ignore = "610,360 packets (--release), and fails: 497 of 6270 losses left to RDMA (csf.requests_rate_limited); docs/perf.md"]
+fn hundred_gbits_by_20_ms_is_protected_when_sized_for_its_bdp() {
+    let sized = run_cell(&cell(100, P100, 10 * P100));
+    assert_protected(&sized);
+    assert_memory_measured(&sized, 250_000_000);
+    let small = run_cell(&cell(100, 256, 10 * P100));
+    assert_unprotected_at_default(&small);
+}
+
+#[test]
+#[ignore = "610,360 packets (--release), and fails: CSF 3.83 BDP, CRF 2.70 BDP (and not protected); docs/perf.md"]
+fn hundred_gbits_by_20_ms_within_1_5_bdp() {
+    let r = run_cell(&cell(100, P100, 10 * P100));
+    assert_within_1_5_bdp(&r);
+    assert_protected(&r);
+}
