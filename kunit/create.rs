@@ -9,22 +9,21 @@ use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::create::{self, Creation};
 use crate::ffi;
-use crate::flow::{self, Flow};
-use crate::kernel_ext::{bh, rcu};
+use crate::kernel_ext::bh;
 use crate::netns::NetState;
+use crate::removal::GC_KEEP;
 use crate::table::{FlowKey, InTable, SIDE_CRF};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicI64, Ordering};
 use kernel::bindings;
-use kernel::prelude::*;
 
 const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 const LIMIT: usize = ffi::crem_dp_CREM_DROP_FLOW_LIMIT as usize;
 const MAX_FLOWS: u32 = 3;
 
 /// The receiver flow's key for QP `qp`.
-fn key(qp: u32) -> FlowKey {
+pub(super) fn key(qp: u32) -> FlowKey {
     FlowKey {
         saddr: u32::from_ne_bytes([10, 0, 0, 1]),
         daddr: u32::from_ne_bytes([10, 0, 1, 1]),
@@ -41,13 +40,13 @@ fn request(qp: u32) -> ffi::crem_flow_request {
 
 /// `request` from the datapath: whether a flow came back at once, and of
 /// the key asked for.
-fn ask(st: &NetState, qp: u32) -> Option<bool> {
+pub(super) fn ask(st: &NetState, qp: u32) -> Option<bool> {
     let bh = bh::disable();
     let f = st.creation.request(st, &request(qp), &[], &bh)?;
     Some(InTable::links(f).key() == &key(qp))
 }
 
-fn has(st: &NetState, qp: u32) -> bool {
+pub(super) fn has(st: &NetState, qp: u32) -> bool {
     let bh = bh::disable();
     st.flows.lookup(&key(qp), &*bh).is_some()
 }
@@ -64,24 +63,9 @@ fn spare_ready(st: &NetState) -> bool {
     false
 }
 
-/// Empties the table: every flow unlinked, then freed a grace period later.
+/// Empties the table: every flow removed, as a flush does.
 pub(super) fn empty(st: &NetState) {
-    let mut gone: KVec<*mut ffi::crem_flow> = KVec::new();
-    {
-        let bh = bh::disable();
-        let g = rcu::read_lock();
-        st.flows.for_each(&g, |f: &Flow| {
-            // SAFETY: the flow is in this table, the only one it is in.
-            if unsafe { st.flows.unlink(f, &bh) } {
-                let _ = gone.push(f.c(), GFP_ATOMIC);
-            }
-        });
-    }
-    // SAFETY: process context; no lock held.
-    unsafe { bindings::synchronize_rcu() };
-    for c in gone.iter() {
-        flow::crem_rs_flow_free(*c);
-    }
+    st.flush_flows(false);
 }
 
 fn create_queue_and_spares(w: &mut dyn Write) -> bool {
@@ -117,10 +101,10 @@ fn queue_and_spares_in(st: &NetState, limit: impl Fn() -> i64, w: &mut dyn Write
                 half.key.dqp,
                 half.key.side,
                 half.peer,
-                half.gc_close,
+                f.removal().gc(),
                 half.cn.is_null(),
             );
-            let want = (1, SIDE_CRF, request(1).peer, ffi::CREM_GC_KEEP as i8, true);
+            let want = (1, SIDE_CRF, request(1).peer, GC_KEEP, true);
             c.check(got == want, "the C half's identity");
         }
     }

@@ -284,11 +284,14 @@ CREM_RS_TEST(create_queue_bounded)
 CREM_RS_TEST(socket_binds_and_receives)
 CREM_RS_TEST(socket_answers_hello_port)
 CREM_RS_TEST(netns_budget)
+CREM_RS_TEST(removal_once_and_totals)
+CREM_RS_TEST(collector_expires_idle)
 
 /* A flow's timer and lock (kernel_ext/hrtimer.rs, bh.rs), the flow (rust/flow.rs),
  * the configuration it reads (rust/config.rs), the spare pool (rust/pool.rs),
  * set-up from a request and creation (rust/create.rs), the CREM socket
- * (rust/socket.rs), the netns's memory budget (rust/netns.rs). */
+ * (rust/socket.rs), the netns's memory budget (rust/netns.rs), removal and
+ * the collector (rust/removal.rs, rust/collector.rs). */
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -306,6 +309,8 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(socket_binds_and_receives),
 	KUNIT_CASE(socket_answers_hello_port),
 	KUNIT_CASE(netns_budget),
+	KUNIT_CASE(removal_once_and_totals),
+	KUNIT_CASE(collector_expires_idle),
 	{}
 };
 

@@ -68,8 +68,8 @@ unsafe fn t_charge(_: &Owner, _: u32) -> bool {
     true
 }
 unsafe fn t_uncharge(_: &Owner, _: u32) {}
-unsafe extern "C" fn t_event(f: *mut ffi::crem_flow) {
-    let h = host(f);
+fn t_event(f: &Flow) {
+    let h = host(f.c());
     h.events.set(h.events.get() + 1);
 }
 
@@ -133,6 +133,16 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
 }
 
 /// Frees a flow of [`make`] (its C half is the test's own).
+/// Ends the flow as a removal does (no CLOSE), its last counters into
+/// `fi` if given.
+fn kill(f: *mut Flow, fi: Option<&mut ffi::crem_flow_info>) {
+    // SAFETY: a live flow of `make`, freed only by the case that made it,
+    // after this.
+    if let Some(f) = unsafe { f.as_ref() } {
+        f.kill(-1, fi);
+    }
+}
+
 fn free(f: *mut Flow) {
     // SAFETY: `make` took it out of its pinned box; each case frees it
     // once, when nothing else can reach it.
@@ -182,7 +192,7 @@ extern "C" fn crem_kunit_flow_timer_drives_hello(msg: *mut c_char, len: usize) -
         let (hellos, sent) = (h.hellos.get(), h.sent.get());
         sleep_ms(100);
         let later = h.sent.get();
-        flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+        kill(f, None);
         free(f);
         let ok = first == 1
             && hellos == u32::from(MAX_ATTEMPTS)
@@ -218,7 +228,7 @@ extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> 
             // The timer (a softirq) cannot run here before the kill.
             let _bh = bh::disable();
             start(f, 0x5eed);
-            flow::crem_rs_flow_kill(f, -1, &mut fi);
+            kill(f, Some(&mut fi));
         }
         let at_kill = h.sent.get();
         // Without the kill, the timer would resend HELLO for 255 ms.
@@ -264,7 +274,7 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
             let _bh = bh::disable();
             (info(f).counters.get(MSGS_OUT).copied(), h.sent.get())
         };
-        flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+        kill(f, None);
         let gone = flow::crem_rs_flow_reset(f, &mut taken);
         free(f);
         let ok = done
@@ -382,7 +392,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         start(f, 1);
         if !establish(f, &h, 1) {
             let _ = write!(w, "flow not established: state {}", info(f).state);
-            flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+            kill(f, None);
             free(f);
             return false;
         }
@@ -414,7 +424,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         per_packet_rounds(n, packet, send, || {})
     };
     let fi = info(f);
-    flow::crem_rs_flow_kill(f, -1, core::ptr::null_mut());
+    kill(f, None);
     free(f);
     let n = u64::from(ROUNDS_PACKETS);
     // flow-stats: sources (0), repairs (3), of the warm-up and the run.

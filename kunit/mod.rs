@@ -17,6 +17,7 @@ mod gf;
 mod inject;
 mod pool;
 mod rcu_hlist;
+mod removal;
 mod socket;
 mod store;
 mod table;

@@ -40,7 +40,8 @@ fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
     let f = st.pool.take(side, &st.flow_caps())?.into_raw();
     // SAFETY: a flow of the pool's, ours alone until freed below.
     let got = unsafe { (*f).key.side };
-    flow::crem_rs_flow_free(f);
+    // SAFETY: as above; never inserted.
+    unsafe { flow::free(f) };
     if got != side {
         let _ = write!(w, "a spare of side {got} for side {side}; ");
     }
@@ -193,7 +194,8 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
             let _ = write!(w, "set up {got:x?}, not {want:x?}; ");
             ok = false;
         }
-        flow::crem_rs_flow_free(f);
+        // SAFETY: the pool's flow, never inserted, ours alone.
+        unsafe { flow::free(f) };
     } else {
         let _ = write!(w, "no flow; ");
         ok = false;
@@ -209,7 +211,8 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
                     let _ = write!(w, "request of side {side}: {rc} ({want}); ");
                     ok = false;
                 }
-                flow::crem_rs_flow_free(f);
+                // SAFETY: the pool's flow, never inserted, ours alone.
+                unsafe { flow::free(f) };
             }
             None => ok = false,
         }

@@ -52,7 +52,7 @@ unsafe fn test_uncharge(o: &Owner, n: u32) {
 unsafe fn no_send(_: &Flow, _: &Bh, _: u8, _: *mut bindings::sk_buff_head, _: &[u8]) -> bool {
     false
 }
-unsafe extern "C" fn no_event(_: *mut ffi::crem_flow) {}
+fn no_event(_: &Flow) {}
 
 /// The stores' glue: a test budget, nothing else reached.
 static TEST_GLUE: Glue = Glue {

@@ -16,6 +16,7 @@
 //! inserted any more, so the netns's last flush finds every flow there
 //! will be. The table's own lock nests inside it.
 
+use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow, Spare};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
@@ -303,7 +304,7 @@ impl Creation {
                 Err(Refused::Limit) => return Err((NotMade::Limit, spare)),
             }
         }
-        // The table's now (its removal frees it with `crem_rs_flow_free`).
+        // The table's now (its removal frees it, `crate::removal`).
         let c = spare.into_raw();
         // SAFETY: just inserted: no remover frees it before the caller's
         // BH-off section (an RCU read-side one) ends.
@@ -314,7 +315,7 @@ impl Creation {
         // Announced before a flow-down can be (a removal waits for this
         // section to end before it notifies).
         trace::flow_up(&FlowKey::from(rq.key), rq.peer);
-        ntf.flow_up(st, c);
+        ntf.flow_up(st, f);
         Ok(f)
     }
 
@@ -387,28 +388,25 @@ unsafe extern "C" fn serve(w: *mut bindings::work_struct) {
 }
 
 /// A flow-up notification allocated ahead: none if no one listens, if
-/// memory ran out (counted by C) or for a netns state without C's (KUnit).
+/// memory ran out (counted) or for a netns state without C's (KUnit).
 /// Freed unused (`consume_skb`: not a drop) unless sent.
 struct Ntf(Option<Skb>);
 
 impl Ntf {
     fn new(st: &NetState, may_sleep: bool) -> Self {
-        Ntf(st.c_net().and_then(|cn| {
-            // SAFETY: the netns's C state, live while its Rust state is;
-            // GFP_KERNEL only if the caller may sleep.
-            unsafe { Skb::from_raw(ffi::crem_glue_ntf_alloc(cn, may_sleep)) }
-        }))
+        // SAFETY: `ntf_alloc`'s, ours.
+        Ntf(unsafe { Skb::from_raw(st.ntf_alloc(may_sleep)) })
     }
 
-    /// The flow `c` is listed and started (BH off): the netns counts it,
-    /// its collector runs, and listeners hear of it.
-    fn flow_up(self, st: &NetState, c: *mut ffi::crem_flow) {
-        if st.c_net().is_some() {
-            let ntf = self.0.map_or(core::ptr::null_mut(), Skb::into_raw);
-            // SAFETY: `c` was just inserted and lives for the caller's
-            // BH-off section; C takes the notification (sent or freed).
-            unsafe { ffi::crem_glue_flow_up(c, ntf) };
-        }
+    /// The flow `f` is listed and started (BH off: nothing here sleeps):
+    /// the netns counts it, its collector runs, and listeners hear of it
+    /// before they can of its flow-down (a removal waits for this section
+    /// to end before it notifies).
+    fn flow_up(self, st: &NetState, f: &Flow) {
+        st.count_dp(ffi::crem_dp_CREM_EV_FLOW_UP);
+        st.start_collector();
+        let ntf = self.0.map_or(core::ptr::null_mut(), Skb::into_raw);
+        st.ntf_send(ntf, f, Notification::Up);
     }
 }
 
@@ -457,16 +455,6 @@ pub(crate) extern "C" fn crem_rs_flow_add(
     match st.creation.make(st, &rq, &[]) {
         Ok(()) => 0,
         Err(why) => why.to_errno(),
-    }
-}
-
-/// The netns is going (process context, before its last flush): it makes
-/// no flow any more; its queued requests and spares are dropped.
-#[no_mangle]
-extern "C" fn crem_rs_flows_close(net: *mut core::ffi::c_void) {
-    // SAFETY: C passes its per-netns state.
-    if let Some(st) = unsafe { netns::state_opt(net) } {
-        st.close();
     }
 }
 

@@ -13,10 +13,12 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 #[path = "core/src/lib.rs"]
 pub mod crem_core;
 
+mod collector;
 mod config;
 mod create;
 mod dispatch;
 mod engine;
+mod events;
 mod ffi;
 mod flow;
 mod flows;
@@ -27,6 +29,7 @@ mod inject;
 mod kernel_ext;
 mod netns;
 mod pool;
+mod removal;
 mod socket;
 mod store;
 mod table;

@@ -661,12 +661,16 @@ fn loss_class_code(c: LossClass) -> u8 {
     }) as u8
 }
 
+/// `enum crem_flow_state` (uapi) of an engine's state.
+pub(crate) const STATE_UNPROTECTED: u8 = 2;
+pub(crate) const STATE_CLOSED: u8 = 3;
+
 fn state_code(s: FlowState) -> u8 {
     match s {
         FlowState::Negotiating => 0,
         FlowState::Established => 1,
-        FlowState::Unprotected => 2,
-        FlowState::Closed(_) => 3,
+        FlowState::Unprotected => STATE_UNPROTECTED,
+        FlowState::Closed(_) => STATE_CLOSED,
     }
 }
 
@@ -692,6 +696,16 @@ fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
 }
 
 impl Engine {
+    /// The flow's state (`enum crem_flow_state`), `None` for an engine not
+    /// set up.
+    pub(crate) fn state_code(&mut self) -> Option<u8> {
+        if let Some(e) = self.sender() {
+            Some(state_code(e.flow.state()))
+        } else {
+            self.receiver().map(|e| state_code(e.flow.state()))
+        }
+    }
+
     /// The engine's state and counters into `fi` (zeroed by the caller);
     /// nothing for an engine not set up.
     pub(crate) fn info(&mut self, fi: &mut ffi::crem_flow_info) {

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A protected flow's Rust half: its identity and place in the netns's
 //! flow table ([`Links`]: key, peer, Flow ID, HELLO nonce), its engine and
-//! packet stores, the lock that guards them, its timer, and what it counts
-//! outside the engine. The C half (`glue/crem_flow.h`: its netns, copies of
-//! its key and peer for netlink, the collector's and remover's marks, its
-//! place in a removal) points to its [`Flow`]; both are made together here
-//! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`)
-//! and freed together by [`crem_rs_flow_free`]. Everything else C does with
-//! the flow goes through the `crem_rs_flow_*` calls here and in
-//! `flows.rs`, each of which takes the lock it needs.
+//! packet stores, the lock that guards them, its timer, its part in its
+//! removal, and what it counts outside the engine. The C half
+//! (`glue/crem_flow.h`: copies of its key, peer and birth for the netlink
+//! messages) points to its [`Flow`]; both are made together here
+//! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`) and freed
+//! together by [`free`] (`removal.rs`). The netlink handlers reach the flow
+//! through the `crem_rs_flow_*` calls here and in `flows.rs`, each of which
+//! takes the lock it needs.
 //!
 //! Locking: the state is a [`BhLock`]; every entry point disables BH for
 //! its section (a no-op nesting in softirq, the one thing that makes
 //! process-context callers safe), so a softirq can never spin on a lock its
 //! own CPU holds. The timer expires in softirq and takes the same lock. A
-//! removed flow is marked dead under the lock ([`crem_rs_flow_kill`]), after
+//! removed flow is marked dead under the lock ([`Flow::kill`]), after
 //! which neither an entry point nor the timer touches its engine, and its
 //! timer is cancelled outside the lock (cancelling waits for a running
 //! callback, which takes the lock).
@@ -32,13 +32,14 @@ use crate::kernel_ext::mem::FlowAlloc;
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Lent;
 use crate::netns::NetState;
+use crate::removal::Mark;
 use crate::store::{Current, Owner};
 use crate::table::{FlowKey, FlowTable, InTable, Links};
 use crate::trace;
 use core::ffi::c_int;
 use core::mem::offset_of;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU16, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use kernel::alloc::Box;
 use kernel::bindings::{self, sk_buff_head};
 use kernel::prelude::*;
@@ -92,6 +93,10 @@ pub(crate) struct Flow {
     /// HELLO (receiver flow) or HELLO_ACK (sender flow) came from, as the
     /// draft says; 0, ours, until then.
     peer_port: AtomicU16,
+    /// When it was set up (`ktime_get_ns`), for the collector's retries.
+    born_ns: AtomicU64,
+    /// Its part in its removal (`crate::removal`).
+    removal: Mark,
 }
 
 // SAFETY: `links` returns the same field every time, and `from_links` maps
@@ -125,7 +130,7 @@ struct Locked {
 }
 
 /// The datapath's clock (`ktime_get_ns`), which every engine deadline uses.
-fn now() -> Nanos {
+pub(crate) fn now() -> Nanos {
     // SAFETY: `ktime_get` only reads the timekeeper.
     u64::try_from(unsafe { bindings::ktime_get() }).unwrap_or(0)
 }
@@ -184,6 +189,8 @@ impl Flow {
                 links: Links::new(FlowKey::default(), 0),
                 netns,
                 peer_port: AtomicU16::new(0),
+                born_ns: AtomicU64::new(0),
+                removal: Mark::new(),
             }),
             // FlowAlloc's own flags apply (see there).
             GFP_KERNEL,
@@ -267,6 +274,86 @@ impl Flow {
     /// from UDP port `port` (network order): its messages go there.
     pub(crate) fn set_peer_port(&self, port: u16) {
         self.peer_port.store(port, Ordering::Relaxed);
+    }
+
+    /// When it was set up (`ktime_get_ns`).
+    pub(crate) fn born_ns(&self) -> u64 {
+        self.born_ns.load(Ordering::Relaxed)
+    }
+
+    /// Its part in its removal.
+    pub(crate) fn removal(&self) -> &Mark {
+        &self.removal
+    }
+
+    /// Its state (`enum crem_flow_state`, none for an engine not set up)
+    /// and when a packet or message of it was last seen; None if it is
+    /// dead.
+    pub(crate) fn activity(&self) -> Option<(Option<u8>, u64)> {
+        let bh = bh::disable();
+        let mut g = self.state.lock(&bh);
+        if g.dead {
+            return None;
+        }
+        let last = g.last_ns;
+        Some((g.engine.state_code(), last))
+    }
+
+    /// Its state and counters since its last flow-reset, into `fi`.
+    pub(crate) fn info(&self, fi: &mut ffi::crem_flow_info) {
+        let bh = bh::disable();
+        info_locked(&mut self.state.lock(&bh), fi);
+    }
+
+    /// Ends the removed flow (process context, once, after it is
+    /// unreachable): its engine ends with a CLOSE of `close_reason`
+    /// (`CREM_CLOSE_*`, none if negative; see `Engine::fini`), its last
+    /// counters go to `fi` (if any) in the same section, it is marked
+    /// dead, and its timer is cancelled.
+    pub(crate) fn kill(&self, close_reason: c_int, mut fi: Option<&mut ffi::crem_flow_info>) {
+        if let Some(fi) = fi.as_deref_mut() {
+            // SAFETY: a C struct of integers, for which all zeros is valid:
+            // what a flow that leaves nothing to report reports.
+            *fi = unsafe { core::mem::zeroed() };
+        }
+        let close = u16::try_from(close_reason)
+            .ok()
+            .map(wire::CloseReason::from_u16);
+        {
+            let bh = bh::disable();
+            let mut g = self.state.lock(&bh);
+            let l = &mut *g;
+            if !l.dead {
+                trace::flow_down(self.links.key(), self.links.peer(), close_reason);
+                let tos = msg_tos(&mut l.engine);
+                // SAFETY: as in `Flow::with`.
+                let ids = self.ids(&bh);
+                let mut h = unsafe { Host::new(self, tos, core::ptr::null_mut(), &mut l.out, ids) };
+                l.engine.fini(&mut h, close);
+                // The engine stays readable once ended.
+                if let Some(fi) = fi {
+                    info_locked(l, fi);
+                }
+                l.dead = true;
+            }
+        }
+        // Outside the lock, which a running callback may be waiting for.
+        self.timer.cancel();
+    }
+
+    /// Takes one pending flow-change event: its number
+    /// (`CREM_FLOW_EVENT_*`) and the close-received reason.
+    pub(crate) fn take_event(&self) -> Option<(u8, u16)> {
+        let bh = bh::disable();
+        let mut g = self.state.lock(&bh);
+        let l = &mut *g;
+        if l.out.ev_pending == 0 || l.dead {
+            return None;
+        }
+        let o = &mut l.out;
+        let ev = o.ev_pending.trailing_zeros();
+        o.ev_pending &= !(1 << ev);
+        Some((ev as u8, o.close_reason))
     }
 
     /// What the flow calls outside Rust (`host::Glue`).
@@ -490,7 +577,7 @@ fn note(e: &mut Engine, seen: &ffi::crem_template) {
 }
 
 /// A flow, both halves, that this code owns until it hands it to C (the
-/// table or a removal then free it with [`crem_rs_flow_free`]).
+/// table or a removal then free it with [`free`]).
 ///
 /// # Invariants
 ///
@@ -555,12 +642,12 @@ impl Spare {
         c.cn = st.c_net().unwrap_or(core::ptr::null_mut());
         c.key = rq.key;
         c.peer = rq.peer;
-        // A flow made between the collector's two passes stays.
-        c.gc_close = ffi::CREM_GC_KEEP as _;
         c.created_ns = now();
+        self.flow().born_ns.store(c.created_ns, Ordering::Relaxed);
     }
 
-    /// Hands the flow to C, which frees it with [`crem_rs_flow_free`].
+    /// Hands the flow over (to its table, whose removal frees it with
+    /// [`free`]).
     pub(crate) fn into_raw(self) -> *mut ffi::crem_flow {
         let c = self.0.as_ptr();
         core::mem::forget(self);
@@ -605,13 +692,16 @@ pub(crate) unsafe fn drop_rust_half(rf: *mut Flow) {
     }
 }
 
-/// Frees a flow that C removed from its table (killed first if it was
-/// started), once no one can reach it.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_free(f: *mut ffi::crem_flow) {
+/// Frees a flow of [`Spare::new`] (killed first if it was started), its
+/// C half `f` (null: nothing).
+///
+/// # Safety
+///
+/// `f` was handed out by [`Spare::into_raw`] and no one can reach it any
+/// more (removed from its table a grace period ago, or never inserted).
+pub(crate) unsafe fn free(f: *mut ffi::crem_flow) {
     if let Some(c) = NonNull::new(f) {
-        // SAFETY: C passes a flow of ours, once, reachable by no one any
-        // more.
+        // SAFETY: per the function contract.
         unsafe { Spare::free(c) };
     }
 }
@@ -730,12 +820,11 @@ pub(crate) extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flo
     let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
         return;
     };
-    let bh = bh::disable();
-    info_locked(&mut f.state.lock(&bh), fi);
+    f.info(fi);
 }
 
-/// flow-reset: the counters since the last reset into `fi` (which the
-/// caller adds to the netns's totals of flows gone), and a new base; in
+/// flow-reset: the counters since the last reset into `fi` (added to the
+/// netns's totals of flows gone), and a new base; in
 /// the section a removal reads its last counters in, so nothing is counted
 /// twice. False (nothing done) if the flow is gone.
 #[no_mangle]
@@ -754,73 +843,11 @@ pub(crate) extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_fl
     for (b, c) in l.base.iter_mut().zip(fi.counters.iter()) {
         *b = b.wrapping_add(*c);
     }
+    drop(g);
+    // What it counted since its last reset moves to the totals' share of
+    // flows gone.
+    if let Some(st) = f.netns() {
+        st.retire(&fi.counters);
+    }
     true
-}
-
-/// Removes the flow (process context, once, after it is unreachable):
-/// its engine ends with a CLOSE of `close_reason` (`CREM_CLOSE_*`, none if
-/// negative; see `Engine::fini`), its last counters go to `fi` (if not
-/// null) in the same section, it is marked dead, and its timer is
-/// cancelled.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_kill(
-    rf: *mut Flow,
-    close_reason: c_int,
-    fi: *mut ffi::crem_flow_info,
-) {
-    // SAFETY: `fi` is null or C's struct, valid for the call.
-    let mut fi = unsafe { fi.as_mut() };
-    if let Some(fi) = fi.as_deref_mut() {
-        // SAFETY: a C struct of integers, for which all zeros is valid:
-        // what a flow that leaves nothing to report reports.
-        *fi = unsafe { core::mem::zeroed() };
-    }
-    // SAFETY: a live flow (C's contract).
-    let Some(f) = (unsafe { flow(rf) }) else {
-        return;
-    };
-    let close = u16::try_from(close_reason)
-        .ok()
-        .map(wire::CloseReason::from_u16);
-    {
-        let bh = bh::disable();
-        let mut g = f.state.lock(&bh);
-        let l = &mut *g;
-        if !l.dead {
-            trace::flow_down(f.links.key(), f.links.peer(), close_reason);
-            let tos = msg_tos(&mut l.engine);
-            // SAFETY: as in `Flow::with`.
-            let ids = f.ids(&bh);
-            let mut h = unsafe { Host::new(f, tos, core::ptr::null_mut(), &mut l.out, ids) };
-            l.engine.fini(&mut h, close);
-            // The engine stays readable once ended.
-            if let Some(fi) = fi {
-                info_locked(l, fi);
-            }
-            l.dead = true;
-        }
-    }
-    // Outside the lock, which a running callback may be waiting for.
-    f.timer.cancel();
-}
-
-/// Takes one pending flow-change event: its number (`CREM_FLOW_EVENT_*`)
-/// with the close-received reason in `reason`, or -1.
-#[no_mangle]
-extern "C" fn crem_rs_flow_ev_take(rf: *mut Flow, reason: *mut u16) -> c_int {
-    // SAFETY: a live flow; C's out-parameter, valid for the call.
-    let (Some(f), Some(reason)) = (unsafe { flow(rf) }, unsafe { reason.as_mut() }) else {
-        return -1;
-    };
-    let bh = bh::disable();
-    let mut g = f.state.lock(&bh);
-    let l = &mut *g;
-    if l.out.ev_pending == 0 || l.dead {
-        return -1;
-    }
-    let o = &mut l.out;
-    let ev = o.ev_pending.trailing_zeros();
-    o.ev_pending &= !(1 << ev);
-    *reason = o.close_reason;
-    ev as c_int
 }

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The netns's flow table ([`FlowTable`] of [`Flow`]s, in `netns::NetState`)
-//! as the C datapath, collector and netlink handlers reach it until they
-//! move to Rust (docs/rust-datapath.md, step 4): insertion and removal of
-//! a flow, and the lookups, each returning the flow's C half.
+//! as the netlink handlers (C until the control plane is Rust's) reach it:
+//! the lookups, each returning the flow's C half, flow-del's removal
+//! (`crate::removal`), the totals and the walks of the dumps.
 //!
-//! Every lookup runs in the caller's RCU read-side section (the hooks and
-//! the socket in softirq, the netlink handlers under `rcu_read_lock`), in
-//! which the flow it returns stays alive; the caller removes flows under
-//! its own lock (`crem_flows.lock`, which also orders them with its walks
-//! that remove) and frees them an RCU grace period after they were
+//! Every lookup runs in the caller's RCU read-side section (the netlink
+//! handlers under `rcu_read_lock`), in which the flow it returns stays
+//! alive: removal frees flows an RCU grace period after they were
 //! unlinked.
 
 use crate::ffi;
@@ -35,19 +33,46 @@ fn c_of(f: Option<&Flow>) -> *mut ffi::crem_flow {
     f.map_or(core::ptr::null_mut(), Flow::c)
 }
 
-/// Takes the flow `rf` out of its table: false if it was not in it.
+/// flow-del: takes the flow `rf` (found in the caller's RCU read-side
+/// section, which it is still in) out of its table, its engine to end with
+/// a CLOSE of `close` (`CREM_CLOSE_*`): false if another remover took it
+/// first. [`crem_rs_flows_reap`] frees it.
 #[no_mangle]
-extern "C" fn crem_rs_flow_unlink(rf: *mut Flow) -> bool {
-    // SAFETY: C passes a live flow.
+extern "C" fn crem_rs_flow_remove(rf: *mut Flow, close: c_int) -> bool {
+    // SAFETY: C passes a live flow (found under RCU, which it holds).
     let Some(f) = (unsafe { rf.as_ref() }) else {
         return false;
     };
-    let Some(t) = f.table() else {
+    let (Some(st), Ok(close)) = (f.netns(), i8::try_from(close)) else {
         return false;
     };
     let bh = bh::disable();
-    // SAFETY: `t` is the only table the flow is ever inserted in.
-    unsafe { t.unlink(f, &bh) }
+    st.remove(f, close, &bh)
+}
+
+/// Frees the flows removed (process context): their flow-down, their
+/// CLOSE, their last counters into the totals.
+#[no_mangle]
+extern "C" fn crem_rs_flows_reap(net: *mut c_void) {
+    // SAFETY: C passes its per-netns state.
+    if let Some(st) = unsafe { netns::state_opt(net) } {
+        st.reap(true);
+    }
+}
+
+/// The totals of every flow's counters, present and gone, since the last
+/// stats-reset, into `sum` (`CREM_FS_N`); `rebase`: they restart from
+/// here. Process context.
+#[no_mangle]
+extern "C" fn crem_rs_flows_totals(net: *mut c_void, sum: *mut u64, rebase: bool) {
+    // SAFETY: C passes its per-netns state and an array of CREM_FS_N
+    // counters.
+    let (Some(st), Some(sum)) = (unsafe { netns::state_opt(net) }, unsafe {
+        sum.cast::<[u64; netns::FS_N]>().as_mut()
+    }) else {
+        return;
+    };
+    st.totals(sum, rebase);
 }
 
 /// The flow of the key (addresses in network order), or null.
@@ -114,10 +139,8 @@ extern "C" fn crem_rs_flows_find_id(
 /// chains, see `FlowTable::walk`; `pos` null: the whole table), in an RCU
 /// read-side section (no sleeping), until it returns true: `*pos` is then
 /// that flow's place, from which a later call goes on (a netlink dump's
-/// next part), else the end. Under the caller's `crem_flows.lock`, `f` may
-/// remove the flow it is given (the collector, flush): the walk goes on to
-/// the next. Without the lock, a removal elsewhere never makes one call
-/// skip a flow; across calls it may (and moves the generation).
+/// next part), else the end. A removal meanwhile never makes one call skip
+/// a flow; across calls it may (and moves the generation).
 #[no_mangle]
 extern "C" fn crem_rs_flows_walk(
     net: *mut c_void,
@@ -144,22 +167,23 @@ extern "C" fn crem_rs_flows_walk(
 }
 
 /// `dev` is being unregistered (RTNL held): no packet any flow holds keeps
-/// a pointer to it. Every flow in the table for the whole walk is visited.
-/// Returns how many held packets were dropped with it.
+/// a pointer to it. Every flow in the table for the whole walk is visited
+/// (flows already unlinked are freed only after a grace period that this
+/// walk holds off); the held packets dropped with it are counted.
 #[no_mangle]
-extern "C" fn crem_rs_flows_dev_gone(net: *mut c_void, dev: *const bindings::net_device) -> u32 {
+extern "C" fn crem_rs_flows_dev_gone(net: *mut c_void, dev: *const bindings::net_device) {
     // SAFETY: C passes its per-netns state.
-    let Some(t) = (unsafe { table(net) }) else {
-        return 0;
+    let Some(st) = (unsafe { netns::state_opt(net) }) else {
+        return;
     };
     let g = rcu::read_lock();
     let mut dropped = 0u32;
-    t.for_each(&g, |f| {
+    st.flows.for_each(&g, |f| {
         // BH off per flow (its lock), not for the whole walk.
         let bh = bh::disable();
         dropped = dropped.saturating_add(f.dev_gone(&bh, dev));
     });
-    dropped
+    st.count_dp_by(ffi::crem_dp_CREM_DROP_DEV_GONE, u64::from(dropped));
 }
 
 /// Flows in the table: of `side`, or of both if it is negative.

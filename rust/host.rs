@@ -52,19 +52,27 @@ pub(crate) struct Glue {
     /// the budget's owner) and gives them back.
     pub(crate) charge: unsafe fn(&Owner, u32) -> bool,
     pub(crate) uncharge: unsafe fn(&Owner, u32),
-    /// The flow marked a flow-change event.
-    pub(crate) event: unsafe extern "C" fn(*mut ffi::crem_flow),
+    /// The flow marked a flow-change event (under its lock).
+    pub(crate) event: fn(&Flow),
 }
 
 impl Glue {
-    /// The netns's: its socket (`socket.rs`) and memory budget
-    /// (`netns.rs`), C's events (`crem_events.c`).
+    /// The netns's: its socket (`socket.rs`), memory budget (`netns.rs`)
+    /// and event work (`events.rs`).
     pub(crate) const NETNS: Glue = Glue {
         send: crate::socket::flow_send,
         charge: netns_charge,
         uncharge: netns_uncharge,
-        event: ffi::crem_glue_flow_event,
+        event: netns_event,
     };
+}
+
+/// The flow's netns's event work sends it (a KUnit case's flow, of no
+/// netns, marks it only).
+fn netns_event(f: &Flow) {
+    if let Some(st) = f.netns() {
+        st.flow_event();
+    }
 }
 
 /// The flow's netns's budget (`max-memory`); a flow of no netns (a KUnit
@@ -89,7 +97,7 @@ pub(crate) struct Outside {
     pub(crate) send_fail: u64,
     pub(crate) msg_in: [u64; MSG_SLOTS],
     pub(crate) msg_out: [u64; MSG_SLOTS],
-    /// BIT(CREM_FLOW_EVENT_*) marked and not yet sent (`crem_events.c`).
+    /// BIT(CREM_FLOW_EVENT_*) marked and not yet sent (`events.rs`).
     pub(crate) ev_pending: u8,
     /// The reason of the pending close-received.
     pub(crate) close_reason: u16,
@@ -156,8 +164,7 @@ impl<'a> Host<'a> {
         if ev == ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
             self.out.close_reason = reason;
         }
-        // SAFETY: the flow is live (`new`); C only schedules the work.
-        unsafe { (self.flow.glue().event)(self.flow.c()) };
+        (self.flow.glue().event)(self.flow);
     }
 
     /// The flow's key.

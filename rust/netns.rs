@@ -8,7 +8,9 @@ use crate::crem_core::engine::module_caps::{caps_for, FlowCaps};
 use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::kernel_ext::memcg::MemCg;
+use crate::kernel_ext::work::{DelayedWork, Work};
 use crate::pool::Pool;
+use crate::removal::Removal;
 use crate::socket::Socket;
 use crate::table::FlowTable;
 use core::ffi::c_void;
@@ -39,6 +41,9 @@ pub(crate) enum Counter {
 
 const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
+/// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
+pub(crate) const FS_N: usize = ffi::CREM_FS_N as usize;
+
 #[pin_data]
 pub(crate) struct NetState {
     /// The CREM socket; closed by C's netns exit before the flows go. The
@@ -46,7 +51,7 @@ pub(crate) struct NetState {
     /// released (its receive callback reads the state) first.
     #[pin]
     pub(crate) socket: Socket,
-    /// Closed before the netns's last flush (`crem_rs_flows_close`), and
+    /// Closed before the netns's last flush (`exit_flows`), and
     /// dropped (its work cancelled) before the rest: its work item reads
     /// the state (and finds the socket gone).
     #[pin]
@@ -55,11 +60,22 @@ pub(crate) struct NetState {
     /// reads the state).
     #[pin]
     pub(crate) pool: Pool,
+    /// The collector and the flow-change work: cancelled at the netns's
+    /// exit (`exit_flows`), before its last flush, and dropped (cancelled
+    /// again, a no-op) before the table and removal state they read.
+    #[pin]
+    pub(crate) collector: DelayedWork,
+    #[pin]
+    pub(crate) events: Work,
+    /// Removal's lock, its list of flows removed and the totals of flows
+    /// gone (`crate::removal`).
+    #[pin]
+    pub(crate) removal: Removal,
     counters: [AtomicU64; NR_COUNTERS],
     /// The peers and reporters the datapath reads (`crate::config`).
     pub(crate) peers: config::Current,
-    /// The netns's protected flows (`crate::flows`); emptied by C
-    /// (`crem_flows_exit`) before this state is freed.
+    /// The netns's protected flows (`crate::flows`); emptied
+    /// (`exit_flows`) before this state is freed.
     pub(crate) flows: FlowTable<Flow>,
     /// The memory cgroup of the task that made the netns: every flow of
     /// the netns is charged to it, those made by work items too, not to
@@ -95,8 +111,8 @@ struct CNet {
     /// not counted).
     msg_in: *const AtomicI64,
     msg_out: *const AtomicI64,
-    /// `cn->flows.mem`: octets the flows' stores keep (null: a KUnit
-    /// state's own, `mem_own`).
+    /// `cn->mem`: octets the flows' stores keep (null: a KUnit state's
+    /// own, `mem_own`).
     mem: *const AtomicI64,
 }
 
@@ -154,7 +170,12 @@ impl NetState {
 
     /// Counts one of C's datapath counters (`enum crem_dp`).
     pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
-        count_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize);
+        self.count_dp_by(i, 1);
+    }
+
+    /// Adds `n` to one of C's datapath counters.
+    pub(crate) fn count_dp_by(&self, i: ffi::crem_dp, n: u64) {
+        count_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize, n);
     }
 
     /// The netns's memory budget (`max-memory`) for `n` octets a flow's
@@ -208,21 +229,11 @@ impl NetState {
     /// Counts a CREM datagram of msgs-by-type `slot` received at the
     /// socket, or sent.
     pub(crate) fn count_msg_in(&self, slot: usize) {
-        count_at(self.c.msg_in, slot, crate::host::MSG_SLOTS);
+        count_at(self.c.msg_in, slot, crate::host::MSG_SLOTS, 1);
     }
 
     pub(crate) fn count_msg_out(&self, slot: usize) {
-        count_at(self.c.msg_out, slot, crate::host::MSG_SLOTS);
-    }
-
-    /// Removes every flow (they go with the socket they send through):
-    /// C's flush, until removal is Rust's (issue 15). Process context.
-    pub(crate) fn flush_flows(&self) {
-        if let Some(cn) = self.c_net() {
-            // SAFETY: C's live state of this netns; process context, as
-            // the flush requires.
-            unsafe { ffi::crem_glue_flows_flush(cn) };
-        }
+        count_at(self.c.msg_out, slot, crate::host::MSG_SLOTS, 1);
     }
 
     /// The netns makes no flow any more (process context): queued
@@ -245,15 +256,16 @@ impl NetState {
     }
 }
 
-/// Counts `a[i]`, one of C's arrays of `n` counters (null: none).
-fn count_at(a: *const AtomicI64, i: usize, n: usize) {
+/// Adds `v` to `a[i]`, one of C's arrays of `n` counters (null: none).
+fn count_at(a: *const AtomicI64, i: usize, n: usize, v: u64) {
     if a.is_null() || i >= n {
         return;
     }
+    let v = i64::try_from(v).unwrap_or(i64::MAX);
     // SAFETY: `a` is one of C's arrays of `n` `atomic64_t` (an `s64` each,
     // as `AtomicI64`, only ever changed atomically), which outlive the
     // state that holds them (`CNet`); `i` is in it.
-    unsafe { (*a.add(i)).fetch_add(1, Ordering::Relaxed) };
+    unsafe { (*a.add(i)).fetch_add(v, Ordering::Relaxed) };
 }
 
 /// # Safety
@@ -311,6 +323,11 @@ pub(crate) extern "C" fn crem_rs_net_init(
         creation <- unsafe { Creation::new() },
         // SAFETY: the pool is the `pool` field of a `NetState`.
         pool <- unsafe { Pool::new() },
+        // SAFETY: these are the `collector` and `events` fields of a
+        // `NetState`.
+        collector <- unsafe { crate::collector::work() },
+        events <- unsafe { crate::events::work() },
+        removal <- Removal::new(),
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
         peers: config::current(cfg_now),
         flows,
@@ -333,13 +350,12 @@ pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
         return;
     }
     // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`,
-    // pinned there and dropped in place; the C side unregistered the hooks
-    // and waited for RCU readers before calling.
+    // pinned there and dropped in place; the C side unregistered the hooks,
+    // waited for RCU readers and closed the socket before calling.
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
-    // Its work items quiet (they read the state) before the state is
-    // dropped (C closed it already, before its last flush; a KUnit case's
-    // state is closed here).
-    st.close();
+    // Its work items quiet (they read the state) and its flows gone before
+    // the state is dropped.
+    st.exit_flows();
     pr_info!(
         "netns exit: roce in={} fwd={} out={} sources={} other={} malformed={}\n",
         st.get(Counter::RoceLocalIn),

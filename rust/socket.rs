@@ -102,7 +102,7 @@ impl Socket {
             old.stop_receiving();
             // SAFETY: process context, no spinlock held.
             unsafe { ffi::synchronize_net() };
-            st.flush_flows();
+            st.flush_flows(true);
             drop(old);
         }
         if let Some(new) = new {

@@ -91,40 +91,42 @@ struct crem_rs_flow;
 #define CREM_PIN_NO_POLICY 6
 
 /*
- * Making flows (rust/create.rs; @net: the netns's Rust state; the
- * datapath's are Rust's own). flow-new (process context): crem_rs_flow_add
- * makes the sender flow of @rq (its peer the one configured for its
- * destination) now: 0, -EHOSTUNREACH (no peer), -EEXIST (its key is
- * taken), -ENOSPC (max-flows), -ENOMEM, -EINVAL (the engine refused its
- * parameters) or -ESHUTDOWN. crem_rs_flows_close: the netns makes
- * no flow any more (process context, before its last flush).
- * crem_rs_flow_free frees a flow removed from the table, once no one can
- * reach it.
+ * flow-new (rust/create.rs; @net: the netns's Rust state; process
+ * context): crem_rs_flow_add makes the sender flow of @rq (its peer the
+ * one configured for its destination) now: 0, -EHOSTUNREACH (no peer),
+ * -EEXIST (its key is taken), -ENOSPC (max-flows), -ENOMEM, -EINVAL (the
+ * engine refused its parameters) or -ESHUTDOWN.
  */
 struct crem_flow_request;
 int crem_rs_flow_add(void *net, const struct crem_flow_request *rq);
-void crem_rs_flows_close(void *net);
-void crem_rs_flow_free(struct crem_flow *f);
 /* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
 int crem_rs_flow_pin(struct crem_rs_flow *rf, u8 k, u8 m, bool pin);
 void crem_rs_flow_info(struct crem_rs_flow *rf, struct crem_flow_info *fi);
-/* flow-reset: counters since the last reset into @fi, then zeroed; false if gone. */
+/*
+ * flow-reset: counters since the last reset into @fi (and into the netns's
+ * totals of flows gone), then zeroed; false if gone.
+ */
 bool crem_rs_flow_reset(struct crem_rs_flow *rf, struct crem_flow_info *fi);
 /*
- * Removal (process context, once the flow is unreachable): ends its engine
- * with a CLOSE of @close_reason if established, its last counters into @fi
- * (unless NULL), marks it dead and cancels its timer.
+ * flow-del (rust/removal.rs): crem_rs_flow_remove takes @rf, found under
+ * RCU (still held), out of the table, its engine to end with a CLOSE of
+ * @close (CREM_CLOSE_*): false if another remover took it first.
+ * crem_rs_flows_reap (process context) then frees what was removed, a
+ * grace period later: flow-down, CLOSE, last counters into the totals.
  */
-void crem_rs_flow_kill(struct crem_rs_flow *rf, int close_reason, struct crem_flow_info *fi);
-/* One pending flow-change event (CREM_FLOW_EVENT_*) and its @reason, or -1. */
-int crem_rs_flow_ev_take(struct crem_rs_flow *rf, u16 *reason);
+bool crem_rs_flow_remove(struct crem_rs_flow *rf, int close);
+void crem_rs_flows_reap(void *net);
 /*
- * The netns's flow table (rust/flows.rs, rust/table.rs). Removal runs
- * under crem_flows.lock; a flow unlinked is freed a grace period later at
- * the earliest. Lookups run under RCU and return the C half. @net: the
- * netns's Rust state (rust/netns.rs); addresses in network order.
+ * The sum of every flow's counters (CREM_FS_N), present and gone, since
+ * the last stats-reset; @rebase: the totals restart from here. Process
+ * context.
  */
-bool crem_rs_flow_unlink(struct crem_rs_flow *rf);
+void crem_rs_flows_totals(void *net, u64 *sum, bool rebase);
+/*
+ * The netns's flow table (rust/flows.rs, rust/table.rs). Lookups run under
+ * RCU and return the C half. @net: the netns's Rust state (rust/netns.rs);
+ * addresses in network order.
+ */
 struct crem_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
 				       u8 kind);
 /* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
@@ -134,13 +136,12 @@ struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer
  * under RCU (no sleeping), until it returns true: *@pos is then that flow's
  * place, from which a later walk goes on (a dump's next part: a flow
  * inserted meanwhile comes once or not at all, a flow removed before *@pos
- * makes it skip one; both move the generation), else the end. Under
- * crem_flows.lock @fn may remove the flow it is given.
+ * makes it skip one; both move the generation), else the end.
  */
 void crem_rs_flows_walk(void *net, u64 *pos, bool (*fn)(struct crem_flow *f, void *arg),
 			void *arg);
-/* @dev is going (RTNL): no flow's held packet keeps it; returns those dropped. */
-u32 crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
+/* @dev is going (RTNL): no flow's held packet keeps it (those dropped are counted). */
+void crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
 /* Flows of @side (both if < 0); the generation (dump consistency). */
 u32 crem_rs_flows_count(void *net, int side);
 u32 crem_rs_flows_gen(void *net);
@@ -161,16 +162,5 @@ struct crem_template {
 	int ifindex; /* where the flow's packets arrive (restored ones enter there) */
 	u8 h_source[ETH_ALEN]; /* host mode: their link source (restored packets') */
 };
-
-/* @f marked a flow-change event: the netns's event work sends it. */
-void crem_glue_flow_event(struct crem_flow *f);
-/*
- * A flow-up notification allocated ahead (NULL: no listener, or no memory:
- * counted); crem_glue_flow_up(@f, @ntf): @f is listed and started (BH
- * off): counted, its netns's collector runs, @ntf (if any) is sent.
- */
-struct crem_net;
-struct sk_buff *crem_glue_ntf_alloc(struct crem_net *cn, bool may_sleep);
-void crem_glue_flow_up(struct crem_flow *f, struct sk_buff *ntf);
 
 #endif

@@ -1,39 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Protected flows. Each flow's Rust half (rust/flow.rs: identity and table
- * links, engine, stores, lock, timer, counters) is reached only through the
- * crem_rs_flow_* calls, which take the locks they need; the netns's table
- * (by key, Flow ID, address pair, HELLO nonce) is Rust's (rust/flows.rs,
- * rust/table.rs), which the dumps, the collector and teardown walk too.
- * Rust makes a flow's two halves, sets it up and inserts it (rust/flow.rs,
- * rust/create.rs, the spare pool in rust/pool.rs); this half removes them.
+ * Protected flows as the netlink handlers see them. A flow is Rust's
+ * (rust/flow.rs: identity and table links, engine, stores, lock, timer,
+ * counters), and so are the netns's table (rust/flows.rs, rust/table.rs),
+ * creation (rust/create.rs), removal (rust/removal.rs), the collector
+ * (rust/collector.rs) and the flow-change work (rust/events.rs). Its C half
+ * here holds copies of its identity for the messages and a pointer to its
+ * Rust half, through which the crem_rs_flow_* calls reach it.
  *
- * Locking: the table is read under RCU (hooks, socket, timers run in softirq).
- * Removal runs under crem_flows.lock (BH-safe), so that removers are
- * ordered with the walks that remove; insertion (rust/create.rs) under the
- * creation lock, which orders it with the netns's closing. The Rust
- * table's own lock nests inside both and
- * inside a flow's lock (a Flow ID learnt), never the other way round. Removal unlinks
- * a flow under crem_flows.lock (crem_rs_flow_unlink, after which nothing
- * hashes it again), waits an RCU grace period for the readers that found it
- * before, then kills its Rust half (crem_rs_flow_kill: engine ended, marked
- * dead, timer cancelled) and frees it.
+ * Locking: the table is read under RCU; a flow found there stays alive
+ * until the section ends (removal frees it a grace period after it was
+ * unlinked).
  */
 #ifndef CREM_FLOW_H
 #define CREM_FLOW_H
 
 #include <linux/types.h>
-#include <linux/spinlock.h>
-#include <linux/hrtimer.h>
 #include <linux/skbuff.h>
-#include <linux/if_ether.h>
-#include <linux/list.h>
-#include <linux/rculist.h>
 #include "crem_glue.h"
 #include "crem_engine.h"
-
-/* crem_flow.gc_close of a flow the collector keeps (else a CREM_CLOSE_*). */
-#define CREM_GC_KEEP (-2)
 
 /* A flow is one direction of one RC QP: addresses and destination QP. */
 /* Flow kinds (crem-core wire::FlowKind): what the flow codes. */
@@ -65,66 +50,39 @@ struct crem_flow_request {
 	u8 k, m;
 };
 
+/* A flow's C half: made, set and freed with its Rust half (rust/flow.rs). */
 struct crem_flow {
-	struct list_head kill; /* private list of a teardown */
-	struct rcu_head rcu;
 	struct crem_net *cn;
-	/* Copies of its Rust half's identity, for the netlink messages. */
 	struct crem_flow_key key;
 	__be32 peer;
-	s8 gc_close; /* the collector's choice (crem_gc.c): CREM_GC_KEEP, or the
-		      * CLOSE reason its removal sends (only it writes this,
-		      * after set-up, rust/create.rs) */
-	s8 close_with; /* the CLOSE reason its removal sends (CREM_CLOSE_*):
-			* set under flows.lock by whoever unlinks it */
 	u64 created_ns;
-	struct crem_rs_flow *rs; /* its Rust half (rust/flow.rs) */
+	struct crem_rs_flow *rs;
 };
 
-void crem_flows_init(struct crem_flows *t);
-void crem_flows_exit(struct crem_net *cn);
-void crem_flows_dev_gone(struct crem_net *cn, const struct net_device *dev);
 void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
-void crem_flows_retire(struct crem_net *cn, const u64 *c);
+/* The flow of @k, under RCU (crem_nl_flow.c). */
 struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k);
 struct netlink_ext_ack;
+/* flow-new: the operator's sender flow for @k (crem_nl_flow.c). */
 int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
 		  struct netlink_ext_ack *extack);
 
-/* The flow collector (crem_gc.c). */
-void crem_gc_start(struct crem_net *cn);
-void crem_gc_work(struct work_struct *w);
+/* What a flow notification reports (crem_nl_flow_notify). */
+enum crem_ntf {
+	CREM_NTF_UP,
+	CREM_NTF_DOWN,
+	CREM_NTF_CHANGE, /* with a flow-change event */
+};
 
 /*
- * Removal, in process context: under flows.lock, crem_flow_remove() unlinks
- * a flow onto a private list (crem_flow.kill) with the CLOSE reason its
- * engine is to end with (close_with); then crem_flows_reap() waits for readers, notifies
- * flow-down (@notify), ends each engine and frees. Each engine ends with a
- * CLOSE of the reason its remover set in close_with (flow-del: normal
- * termination; the collector: flow ended, or parameter synchronization
- * failed for a HELLO never answered), or none (CREM_CLOSE_NONE: a flow
- * already closed, or teardown, when the socket is already gone). Held
- * packets are released either way.
- */
-void crem_flow_remove(struct crem_flows *t, struct crem_flow *f, struct list_head *gone, s8 close);
-void crem_flows_reap(struct crem_net *cn, struct list_head *gone, bool notify);
-
-/*
- * flow-up/flow-down notifications (crem_nl_flow.c): the message is allocated
- * ahead (NULL: no listener, or no memory: counted), then filled and
- * multicast without sleeping, so under RCU.
+ * Flow notifications (crem_nl_flow.c), for rust/events.rs: the message is
+ * allocated ahead (NULL: no listener, or no memory: counted), then filled
+ * with @f's state and multicast without sleeping (so under RCU); @ev: the
+ * CREM_FLOW_EVENT_* of a CREM_NTF_CHANGE (@reason: its close reason), else
+ * -1. @msg is taken: sent, or freed.
  */
 struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp);
-void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd);
-void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
-			     u8 ev, u16 reason);
-
-/*
- * flow-change events (crem_events.c): the engines mark them on the flow
- * (rust/host.rs, under its lock) and call crem_glue_flow_event; a work item
- * sends them.
- */
-void crem_ev_work(struct work_struct *w);
+void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+			 enum crem_ntf kind, int ev, u16 reason);
 
 #endif
-

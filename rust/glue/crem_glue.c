@@ -22,6 +22,11 @@
 
 static unsigned int crem_net_id __read_mostly;
 
+/* Seconds without packets or messages before a flow is removed; 0: never. */
+unsigned int crem_flow_idle_s = 30;
+module_param_named(flow_idle_s, crem_flow_idle_s, uint, 0644);
+MODULE_PARM_DESC(flow_idle_s, "seconds a flow may stay idle before it is removed (0 = never)");
+
 #ifdef CREM_TEST_BUILD
 /* The test build's fault injection (rust/socket.rs), a module parameter. */
 unsigned int crem_fault_corrupt_repair;
@@ -68,10 +73,8 @@ static int __net_init crem_net_init(struct net *net)
 	cn->net = net;
 	spin_lock_init(&cn->cfg_lock);
 	mutex_init(&cn->sock_mutex);
-	crem_flows_init(&cn->flows);
 	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out,
-				  &cn->flows.mem);
+	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out, &cn->mem);
 	if (!cn->rs)
 		return -ENOMEM;
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
@@ -93,7 +96,7 @@ static void __net_exit crem_net_exit(struct net *net)
 	mutex_lock(&cn->sock_mutex);
 	crem_rs_sock_reconfigure(cn->rs, 0);
 	mutex_unlock(&cn->sock_mutex);
-	crem_flows_exit(cn);
+	/* Its flows, collector and event work go with its Rust state. */
 	crem_rs_net_exit(cn->rs);
 	cn->rs = NULL;
 }
@@ -110,8 +113,10 @@ static int crem_netdev_event(struct notifier_block *nb, unsigned long event, voi
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
-	if (event == NETDEV_UNREGISTER)
-		crem_flows_dev_gone(crem_net(dev_net(dev)), dev);
+	if (event == NETDEV_UNREGISTER) {
+		ASSERT_RTNL();
+		crem_rs_flows_dev_gone(crem_net(dev_net(dev))->rs, dev);
+	}
 	return NOTIFY_DONE;
 }
 

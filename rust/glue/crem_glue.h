@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C half of crem.ko: the kernel registrations (pernet_operations,
- * nf_hook_ops, genl_family), the per-netns state, and the datapath glue
- * (flow table, stores, socket, injection: crem_flow.h), which the Rust
- * engines (rust/engine.rs, crem-core) drive through the crem_glue_* callbacks
- * and which calls them through the crem_rs_* functions (crem_engine.h). The
- * protocol lives in Rust; this half owns kernel objects.
+ * nf_hook_ops, genl_family), the per-netns configuration and counters the
+ * netlink handlers (crem_nl.c, crem_nl_flow.c) report, until the control
+ * plane is Rust's. The datapath (flows, their table, stores, socket,
+ * injection, removal, collector, events) is Rust's (rust/), reached through
+ * the crem_rs_* functions (crem_engine.h).
  */
 #ifndef CREM_GLUE_H
 #define CREM_GLUE_H
@@ -21,17 +21,6 @@
 
 struct net;
 struct socket; struct sk_buff; struct nf_hook_state;
-
-/* Per-netns flows (crem_flow.h). */
-struct crem_flows {
-	spinlock_t lock; /* removal, the totals: crem_flow.h */
-	atomic64_t mem; /* octets the flows' stores keep (rust/netns.rs charges) */
-	/* Counters of flows gone since, and the baseline of the last reset. */
-	u64 retired[CREM_FS_N], base[CREM_FS_N];
-	struct delayed_work gc_work;
-	struct work_struct ev_work; /* flow-change notifications */
-	bool closing;
-};
 
 #define CREM_MAX_REPORTERS 16
 #define CREM_MAX_PEERS 32
@@ -97,7 +86,7 @@ struct crem_net {
 	struct crem_cfg cfg;
 	/* config-set from its snapshot to its commit, socket (re)binding */
 	struct mutex sock_mutex;
-	struct crem_flows flows;
+	atomic64_t mem; /* octets the flows keep (rust/netns.rs charges) */
 	atomic64_t dp[CREM_NR_DP];
 	/* CREM datagrams by msgs-by-type slot (rust/socket.rs): received at the socket, sent. */
 	atomic64_t msg_in[CREM_MSG_SLOTS], msg_out[CREM_MSG_SLOTS];
@@ -135,12 +124,11 @@ unsigned int crem_rs_hook(void *state, u32 hook, struct sk_buff *skb,
 /*
  * Binds the netns's CREM socket (rust/socket.rs) to @port (0: none): 0 or
  * an errno (-EADDRINUSE: another socket has it; the old one still serves).
- * Its old socket's flows are flushed (crem_glue_flows_flush). Process
- * context, under sock_mutex.
+ * Its old socket's flows are removed. Process context, under sock_mutex.
  */
 int crem_rs_sock_reconfigure(void *state, u16 port);
-/* Removes every flow of @cn (they go with their socket). Process context. */
-void crem_glue_flows_flush(struct crem_net *cn);
+/* Seconds a flow may stay idle before the collector removes it (rust/collector.rs). */
+extern unsigned int crem_flow_idle_s;
 #ifdef CREM_TEST_BUILD
 /* Test build: corrupt every Nth coded REPAIR sent (rust/socket.rs; 0: never). */
 extern unsigned int crem_fault_corrupt_repair;

@@ -23,38 +23,49 @@ void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
 	crem_rs_flow_info(f->rs, fi);
 }
 
-struct crem_totals_pass {
-	struct crem_flow_info *fi;
-	u64 *sum;
-};
-
-static bool crem_totals_add(struct crem_flow *f, void *arg)
+/* The flow of @k (under RCU): the Rust table's (rust/flows.rs). */
+struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k)
 {
-	struct crem_totals_pass *p = arg;
-	int i;
-
-	crem_flow_info(f, p->fi);
-	for (i = 0; i < CREM_FS_N; i++)
-		p->sum[i] += p->fi->counters[i];
-	return false;
+	return crem_rs_flows_lookup(cn->rs, k->saddr, k->daddr, k->dqp, k->side, k->kind);
 }
 
-/* Sum over all flows, past and present, since the last reset. */
-static void crem_totals(struct crem_net *cn, u64 *sum)
+/*
+ * flow-new: the operator's sender flow for @k, set up ahead of its traffic
+ * (process context; rust/create.rs makes it). @fixed: it keeps @fk and @fm,
+ * no adaptive policy.
+ */
+int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
+		  struct netlink_ext_ack *extack)
 {
-	struct crem_totals_pass p = { .fi = kmalloc(sizeof(*p.fi), GFP_KERNEL), .sum = sum };
-	struct crem_flows *t = &cn->flows;
-	int i;
+	struct crem_flow_request req = { .key = *k, .ttl = 64, .fixed = fixed, .k = fk, .m = fm };
+	int err;
 
-	memset(sum, 0, CREM_FS_N * sizeof(u64));
-	if (p.fi) {
-		crem_rs_flows_walk(cn->rs, NULL, crem_totals_add, &p);
-		kfree(p.fi);
+	err = crem_rs_flow_add(cn->rs, &req);
+	switch (err) {
+	case -ENOTCONN:
+		NL_SET_ERR_MSG(extack, "CREM is not running in this netns: set port and role first");
+		break;
+	case 0:
+	case -ENOMEM:
+		break;
+	case -EHOSTUNREACH:
+		NL_SET_ERR_MSG_FMT(extack, "no peer is configured for the destination %pI4 (set peer PREFIX=ADDR)",
+				   &k->daddr);
+		break;
+	case -EEXIST:
+		NL_SET_ERR_MSG(extack, "a sender flow for these addresses, dest-qp and kind exists");
+		break;
+	case -ENOSPC:
+		NL_SET_ERR_MSG_FMT(extack, "max-flows (%u) sender flows are set up already",
+				   READ_ONCE(cn->cfg.max_flows));
+		break;
+	case -EINVAL:
+		NL_SET_ERR_MSG(extack, "the engine refused the flow's parameters (k, m or the netns defaults)");
+		break;
+	default:
+		NL_SET_ERR_MSG(extack, "CREM is stopping in this netns");
 	}
-	spin_lock_bh(&t->lock);
-	for (i = 0; i < CREM_FS_N; i++)
-		sum[i] += cn->flows.retired[i] - cn->flows.base[i];
-	spin_unlock_bh(&t->lock);
+	return err;
 }
 
 /* A msg-types nest of @c[CREM_MSG_SLOTS] (rust/host.rs msg_slot order). */
@@ -129,7 +140,7 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 		     CREM_DROP_DEV_GONE - CREM_EV_GSO_SEGMENTED);
 	BUILD_BUG_ON(CREM_DROP_DEV_GONE + 1 != CREM_NR_DP);
 	n = crem_rs_stats(cn->rs, vals, CREM_RS_STATS);
-	crem_totals(cn, sum);
+	crem_rs_flows_totals(cn->rs, sum, false);
 	crem_msg_counts(cn, by_type);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
@@ -150,7 +161,7 @@ int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 			goto nospace;
 	if (nla_put_u64_64bit(msg, CREM_A_STATS_FLOWS_ACTIVE, crem_rs_flows_count(cn->rs, -1),
 			      CREM_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, CREM_A_STATS_MEMORY, atomic64_read(&cn->flows.mem),
+	    nla_put_u64_64bit(msg, CREM_A_STATS_MEMORY, atomic64_read(&cn->mem),
 			      CREM_A_STATS_PAD) ||
 	    crem_put_counters(msg, CREM_A_STATS_TOTALS, sum))
 		goto nospace;
@@ -187,11 +198,7 @@ int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
 		atomic64_set(&cn->msg_out[i], 0);
 	}
 	/* Flow counters are never rewound: the totals restart from here. */
-	crem_totals(cn, sum);
-	spin_lock_bh(&cn->flows.lock);
-	for (i = 0; i < CREM_FS_N; i++)
-		cn->flows.base[i] += sum[i];
-	spin_unlock_bh(&cn->flows.lock);
+	crem_rs_flows_totals(cn->rs, sum, true);
 	return 0;
 }
 
@@ -498,24 +505,27 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct crem_net *cn = crem_net(genl_info_net(info));
 	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
-	struct crem_flows *t = &cn->flows;
 	struct crem_flow_sel sel;
 	struct crem_flow *f;
-	LIST_HEAD(gone);
+	bool removed = false;
 	int err;
 
 	err = crem_flow_sel_parse(info, tb, &sel);
 	if (err)
 		return err;
-	spin_lock_bh(&t->lock);
+	rcu_read_lock();
 	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
-	if (f) {
-		crem_flow_remove(t, f, &gone, CREM_CLOSE_NORMAL);
-	}
-	spin_unlock_bh(&t->lock);
+	if (f)
+		removed = crem_rs_flow_remove(f->rs, CREM_CLOSE_NORMAL);
+	rcu_read_unlock();
 	if (!f)
 		return err;
-	crem_flows_reap(cn, &gone, true);
+	/* Its flow-down and CLOSE before the reply (the one removed meanwhile's too). */
+	crem_rs_flows_reap(cn->rs);
+	if (!removed) {
+		NL_SET_ERR_MSG(info->extack, "the flow is gone (removed meanwhile)");
+		return -ENOENT;
+	}
 	return 0;
 }
 
@@ -532,10 +542,16 @@ struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp)
 	return msg;
 }
 
-static void crem_nl_flow_ntf(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
-			     u8 cmd, int ev, u16 reason)
+void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+			 enum crem_ntf kind, int ev, u16 reason)
 {
+	static const u8 cmds[] = {
+		[CREM_NTF_UP] = CREM_CMD_FLOW_UP,
+		[CREM_NTF_DOWN] = CREM_CMD_FLOW_DOWN,
+		[CREM_NTF_CHANGE] = CREM_CMD_FLOW_CHANGE,
+	};
 	struct crem_flow_info fi; /* on the stack: callers may hold RCU, no allocation here */
+	u8 cmd;
 	void *hdr;
 	int err;
 
@@ -543,6 +559,11 @@ static void crem_nl_flow_ntf(struct crem_net *cn, struct sk_buff *msg, struct cr
 	BUILD_BUG_ON(sizeof(fi) > 640);
 	if (!msg)
 		return;
+	if (WARN_ON_ONCE(kind >= ARRAY_SIZE(cmds))) {
+		nlmsg_free(msg);
+		return;
+	}
+	cmd = cmds[kind];
 	hdr = genlmsg_put(msg, 0, 0, &crem_nl_family, 0, cmd);
 	/* The ids too: only CAP_NET_ADMIN may join the group (crem-nl-gen.c). */
 	if (!hdr || crem_put_flow(msg, f, &fi, ev, reason, true)) {
@@ -558,16 +579,6 @@ static void crem_nl_flow_ntf(struct crem_net *cn, struct sk_buff *msg, struct cr
 		atomic64_inc(&cn->dp[CREM_DROP_NOTIFY]);
 }
 
-void crem_nl_flow_ntf_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f, u8 cmd)
-{
-	crem_nl_flow_ntf(cn, msg, f, cmd, -1, 0);
-}
-
-void crem_nl_flow_event_send(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
-			     u8 ev, u16 reason)
-{
-	crem_nl_flow_ntf(cn, msg, f, CREM_CMD_FLOW_CHANGE, ev, reason);
-}
 
 /* k and m of a flow nest, given together (flow-set, flow-new). */
 static int crem_km_parse(struct nlattr **tb, u8 *k, u8 *m, struct netlink_ext_ack *extack)
@@ -738,15 +749,12 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	rcu_read_lock();
 	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
-	if (f) {
-		/* What it counted since its last reset moves to the totals' share of
-		 * flows gone, in the section a removal reads its counters in. */
+	/* What it counted since its last reset moves to the totals' share of
+	 * flows gone, in the section a removal reads its counters in. */
+	if (f)
 		done = crem_rs_flow_reset(f->rs, fi);
-	}
 	rcu_read_unlock();
-	if (done)
-		crem_flows_retire(cn, fi->counters);
-	else if (f)
+	if (!done && f)
 		NL_SET_ERR_MSG(info->extack, "the flow is gone");
 	kfree(fi);
 	return done ? 0 : (f ? -ENOENT : err);

@@ -69,6 +69,11 @@ void crem_h_init_work(struct work_struct *w, work_func_t f)
 	INIT_WORK(w, f);
 }
 
+void crem_h_init_delayed_work(struct delayed_work *w, work_func_t f)
+{
+	INIT_DELAYED_WORK(w, f);
+}
+
 void *crem_h_memcg_of_current(void)
 {
 	return get_mem_cgroup_from_mm(current->mm);

@@ -53,6 +53,8 @@ void crem_h_cond_resched(void);
 
 /* workqueue.h: INIT_WORK (one lockdep class for the module's items) */
 void crem_h_init_work(struct work_struct *w, work_func_t f);
+/* workqueue.h: INIT_DELAYED_WORK (its timer's too) */
+void crem_h_init_delayed_work(struct delayed_work *w, work_func_t f);
 
 /* memcontrol.h, sched/mm.h: the current task's memory cgroup (a counted
  * reference, or NULL), its release, and the active cgroup's swap; as void *,

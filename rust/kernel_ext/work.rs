@@ -93,3 +93,87 @@ impl Drop for Work {
         self.cancel_sync();
     }
 }
+
+/// A delayed work item of the system workqueue, embedded and cancelled as
+/// [`Work`] is (see the module docs): its callback is given the address
+/// of the item's `work_struct`, which [`DelayedWork::from_work`] maps back.
+/// 6.12's `kernel::workqueue` has no delayed work.
+#[repr(transparent)]
+pub(crate) struct DelayedWork {
+    w: Opaque<bindings::delayed_work>,
+}
+
+// SAFETY: as for `Work`: the workqueue and the timer serialise queueing
+// and cancelling with their own state; a `&DelayedWork` only does those.
+unsafe impl Sync for DelayedWork {}
+// SAFETY: a work item is not tied to the CPU that set it up.
+unsafe impl Send for DelayedWork {}
+
+impl DelayedWork {
+    /// An idle delayed work item that runs `f` when it is due.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Work::new`].
+    pub(crate) unsafe fn new(f: Callback) -> impl PinInit<Self> {
+        // SAFETY: `slot` is the item's pinned, writable memory, which
+        // `INIT_DELAYED_WORK` initialises whole (its timer too).
+        let w = Opaque::ffi_init(move |slot: *mut bindings::delayed_work| unsafe {
+            ffi::crem_h_init_delayed_work(slot, Some(f))
+        });
+        // SAFETY: as in `Work::new`.
+        unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Self| {
+                w.__pinned_init(slot.cast::<Opaque<bindings::delayed_work>>())
+            })
+        }
+    }
+
+    /// The delayed item whose `work_struct` a callback was given.
+    ///
+    /// # Safety
+    ///
+    /// `w` is the `work` field of a live `DelayedWork`'s item.
+    pub(crate) unsafe fn from_work<'a>(w: *mut bindings::work_struct) -> &'a Self {
+        // SAFETY: per the function contract; `DelayedWork` is a transparent
+        // wrapper of the item, whose `work` field `w` is.
+        unsafe {
+            &*w.cast::<u8>()
+                .sub(core::mem::offset_of!(bindings::delayed_work, work))
+                .cast::<Self>()
+        }
+    }
+
+    /// Queues the item to run in `ms` milliseconds unless it is pending
+    /// already (any context).
+    pub(crate) fn schedule_in_ms(&self, ms: u32) {
+        // SAFETY: `__msecs_to_jiffies` only computes.
+        let delay = unsafe { bindings::__msecs_to_jiffies(ms) };
+        // SAFETY: the item was initialised by `new` and is pinned;
+        // `queue_delayed_work_on` may be called in any context.
+        unsafe {
+            bindings::queue_delayed_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as _,
+                bindings::system_wq,
+                self.w.get(),
+                delay,
+            )
+        };
+    }
+
+    /// Takes the item off its timer and queue and waits until its callback
+    /// is not running (process context). What queues it again meanwhile is
+    /// the owner's to stop first.
+    pub(crate) fn cancel_sync(&self) {
+        // SAFETY: as in `schedule_in_ms`; the caller may sleep (the owner's
+        // contract: it runs in process context).
+        unsafe { bindings::cancel_delayed_work_sync(self.w.get()) };
+    }
+}
+
+impl Drop for DelayedWork {
+    fn drop(&mut self) {
+        // No callback may run on memory that is about to go.
+        self.cancel_sync();
+    }
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Removing a netns's flows, and the totals of flows gone.
+//!
+//! Every remover (flow-del, the collector, a flush when the socket or the
+//! netns goes) takes a flow out of the table under the netns's removal
+//! lock ([`NetState::remove`]), which orders removers among themselves and
+//! with the collector's walk that removes: a flow is unlinked once, by
+//! one of them, with the CLOSE reason that one chose. It then waits on the
+//! netns's list of flows removed; [`NetState::reap`] (process context)
+//! takes the list, waits an RCU grace period for the readers that found
+//! those flows before (hooks, socket, timers, dumps: all under RCU), sends
+//! their flow-down, ends their engines (their CLOSE), adds their last
+//! counters to the netns's totals and frees them.
+//!
+//! Locking: the removal lock is BH-safe (a flow-del's lookup and the
+//! datapath's removals meet on it); the table's writer lock nests inside
+//! it, as a flow's lock does (the engine's last counters are read under
+//! the flow's lock while the totals are not held).
+
+use crate::events::Notification;
+use crate::ffi;
+use crate::flow::{self, Flow};
+use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
+use crate::kernel_ext::rcu;
+use crate::netns::{NetState, FS_N};
+use core::ffi::c_int;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicI8, AtomicPtr, Ordering};
+use kernel::prelude::*;
+
+/// A flow's part in its removal: the CLOSE reason its remover chose and
+/// its place on the netns's list of flows removed (both written under the
+/// removal lock, once, by the remover that unlinked it), and the
+/// collector's choice between its two passes.
+pub(crate) struct Mark {
+    next: AtomicPtr<Flow>,
+    close: AtomicI8,
+    gc: AtomicI8,
+}
+
+/// The collector's mark of a flow it keeps (else a `CREM_CLOSE_*`).
+pub(crate) const GC_KEEP: i8 = -2;
+
+impl Mark {
+    pub(crate) const fn new() -> Self {
+        Mark {
+            next: AtomicPtr::new(ptr::null_mut()),
+            close: AtomicI8::new(ffi::CREM_CLOSE_NONE as i8),
+            // A flow made between the collector's passes stays.
+            gc: AtomicI8::new(GC_KEEP),
+        }
+    }
+
+    /// The collector's choice for the flow (its first pass, under RCU).
+    pub(crate) fn set_gc(&self, close: i8) {
+        self.gc.store(close, Ordering::Relaxed);
+    }
+
+    pub(crate) fn gc(&self) -> i8 {
+        self.gc.load(Ordering::Relaxed)
+    }
+}
+
+/// What the removal lock guards.
+struct Removed {
+    /// Flows unlinked and not yet freed, linked through [`Mark`]'s `next`.
+    head: *mut Flow,
+    /// Counters of flows gone (and of flow-resets), and the baseline of the
+    /// last stats-reset: the totals are what flows count now, plus
+    /// `retired`, minus `base`.
+    retired: [u64; FS_N],
+    base: [u64; FS_N],
+}
+
+// SAFETY: the list's flows are reachable by no one but the removal lock's
+// holder (they are unlinked), on any CPU.
+unsafe impl Send for Removed {}
+
+/// The netns's removal lock and what it guards (see the module docs).
+pub(crate) struct Removal {
+    state: BhLock<Removed>,
+    /// The netns is going: its collector and event work are not queued
+    /// any more (read under RCU or BH off by their queuers, which the
+    /// closing waits for before it cancels them).
+    closing: AtomicBool,
+}
+
+impl Removal {
+    pub(crate) fn new() -> impl PinInit<Self> {
+        let removed = Removed {
+            head: ptr::null_mut(),
+            retired: [0; FS_N],
+            base: [0; FS_N],
+        };
+        let state = new_bh_lock!(removed, "crem_removal");
+        // SAFETY: each field is initialised in place at `slot`, pinned
+        // there; neither can fail, so none is left to undo. (Written out
+        // rather than with `pin_init!`: see `Pool::new`.)
+        unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Self| {
+                core::ptr::addr_of_mut!((*slot).closing).write(AtomicBool::new(false));
+                state.__pinned_init(core::ptr::addr_of_mut!((*slot).state))
+            })
+        }
+    }
+
+    /// The netns is going: nothing queues its collector or event work
+    /// from now on (once the queuers that looked before are done: the
+    /// caller waits for them).
+    pub(crate) fn set_closing(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+}
+
+impl NetState {
+    /// Takes `f` out of the table for removal, its engine to end with a
+    /// CLOSE of `close` (`CREM_CLOSE_*`): false if another remover took it
+    /// first. Any context; the caller found `f` in an RCU read-side
+    /// section it is still in (or holds BH off), and [`Self::reap`] frees
+    /// it later.
+    pub(crate) fn remove(&self, f: &Flow, close: i8, bh: &Bh) -> bool {
+        let mut r = self.removal.state.lock(bh);
+        // SAFETY: the netns's table is the only table its flows are ever
+        // inserted in.
+        if !unsafe { self.flows.unlink(f, bh) } {
+            return false;
+        }
+        let m = f.removal();
+        m.close.store(close, Ordering::Relaxed);
+        m.next.store(r.head, Ordering::Relaxed);
+        r.head = ptr::from_ref(f).cast_mut();
+        true
+    }
+
+    /// Removes every flow (`notify`: with a flow-down each; not while the
+    /// netns is dismantled, when no one listens). Process context.
+    pub(crate) fn flush_flows(&self, notify: bool) {
+        {
+            let bh = bh::disable();
+            let g = rcu::read_lock();
+            self.flows.for_each(&g, |f| {
+                self.remove(f, ffi::CREM_CLOSE_NONE as i8, &bh);
+            });
+        }
+        self.reap(notify);
+    }
+
+    /// Frees the flows removed so far (process context): a grace period
+    /// after they were unlinked, each sends its flow-down (`notify`),
+    /// ends its engine and adds its last counters to the totals.
+    pub(crate) fn reap(&self, notify: bool) {
+        let mut head = {
+            let bh = bh::disable();
+            let mut r = self.removal.state.lock(&bh);
+            core::mem::replace(&mut r.head, ptr::null_mut())
+        };
+        if head.is_null() {
+            return;
+        }
+        // SAFETY: process context, no lock held. No hook, socket, dump or
+        // creation finds them after this.
+        unsafe { ffi::synchronize_net() };
+        // One buffer for their last counters (if it cannot be had, they
+        // are lost to the totals, not to the flow-down, which reads them
+        // itself).
+        let mut fi = info_buffer();
+        while !head.is_null() {
+            // SAFETY: a flow that `remove` unlinked and listed, reachable
+            // by no one else since the grace period; freed once, below.
+            let f = unsafe { &*head };
+            head = f.removal().next.load(Ordering::Relaxed);
+            if notify {
+                // Its last state, before the engine ends.
+                self.notify(f, Notification::Down);
+            }
+            let close = c_int::from(f.removal().close.load(Ordering::Relaxed));
+            match fi.as_deref_mut() {
+                Some(info) => {
+                    f.kill(close, Some(&mut *info));
+                    self.retire(&info.counters);
+                }
+                None => f.kill(close, None),
+            }
+            // SAFETY: as above: unreachable, freed once.
+            unsafe { flow::free(f.c()) };
+            self.count_dp(ffi::crem_dp_CREM_EV_FLOW_DOWN);
+        }
+    }
+
+    /// Counters a flow no longer reports (it is gone, or was reset) go on
+    /// counting in the netns's totals.
+    pub(crate) fn retire(&self, c: &[u64; FS_N]) {
+        let bh = bh::disable();
+        let mut r = self.removal.state.lock(&bh);
+        for (t, v) in r.retired.iter_mut().zip(c.iter()) {
+            *t = t.wrapping_add(*v);
+        }
+    }
+
+    /// The totals of every flow's counters, present and gone, since the
+    /// last stats-reset, into `sum`; `rebase`: they start from here (a
+    /// stats-reset; flow counters are never rewound). Process context.
+    pub(crate) fn totals(&self, sum: &mut [u64; FS_N], rebase: bool) {
+        *sum = [0; FS_N];
+        if let Some(mut fi) = info_buffer() {
+            let g = rcu::read_lock();
+            self.flows.for_each(&g, |f| {
+                f.info(&mut fi);
+                for (s, v) in sum.iter_mut().zip(fi.counters.iter()) {
+                    *s = s.wrapping_add(*v);
+                }
+            });
+        }
+        let bh = bh::disable();
+        let mut r = self.removal.state.lock(&bh);
+        for (s, (t, b)) in sum.iter_mut().zip(r.retired.iter().zip(r.base.iter())) {
+            *s = s.wrapping_add(t.wrapping_sub(*b));
+        }
+        if rebase {
+            for (b, s) in r.base.iter_mut().zip(sum.iter()) {
+                *b = b.wrapping_add(*s);
+            }
+        }
+    }
+
+    /// The netns is going (process context, its socket closed): no flow
+    /// is made any more, the collector and the event work stop, and every
+    /// flow is removed (no flow-down: no one listens).
+    pub(crate) fn exit_flows(&self) {
+        // No flow is made from here on (its queue and spares dropped).
+        self.close();
+        self.removal.set_closing();
+        // Readers (hooks, socket, timers) that saw the netns open may still
+        // be queueing collection or event work: wait for them before
+        // cancelling, or an item queued after its cancel would outlive
+        // us. Nothing is inserted any more: the collector is not started
+        // again.
+        // SAFETY: process context, no lock held.
+        unsafe { ffi::synchronize_net() };
+        self.collector.cancel_sync();
+        self.flush_flows(false);
+        // No flow is left to mark an event.
+        self.events.cancel_sync();
+    }
+}
+
+/// A flow's state and counters, off the stack (process context; None if
+/// out of memory).
+fn info_buffer() -> Option<KBox<ffi::crem_flow_info>> {
+    let b = KBox::<ffi::crem_flow_info>::new_uninit(GFP_KERNEL).ok()?;
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    Some(b.write(unsafe { core::mem::zeroed() }))
+}
