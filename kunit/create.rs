@@ -91,21 +91,16 @@ fn queue_and_spares_in(st: &NetState, limit: impl Fn() -> i64, w: &mut dyn Write
     st.creation.flush();
     c.check(has(st, 1), "the queued request was not made");
     c.check(st.creation.pending() == 0, "left queued");
-    // The C half's identity for netlink, and the collector's mark.
+    // The identity netlink reports, and the collector's mark.
     {
         let bh = bh::disable();
         if let Some(f) = st.flows.lookup(&key(1), &*bh) {
-            // SAFETY: in the table, alive for this BH-off section.
-            let half = unsafe { &*f.c() };
-            let got = (
-                half.key.dqp,
-                half.key.side,
-                half.peer,
-                f.removal().gc(),
-                half.cn.is_null(),
-            );
-            let want = (1, SIDE_CRF, request(1).peer, GC_KEEP, true);
-            c.check(got == want, "the C half's identity");
+            // SAFETY: a C struct of integers, for which all zeros is valid.
+            let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+            f.info(&mut fi);
+            let got = (fi.key.dqp, fi.key.side, fi.peer, f.removal().gc());
+            let want = (1, SIDE_CRF, request(1).peer, GC_KEEP);
+            c.check(got == want, "the flow's identity");
         }
     }
     // With a spare: made at once.

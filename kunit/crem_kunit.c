@@ -115,7 +115,7 @@ void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m)
 {
 	struct crem_net *cn = crem_net(&init_net);
 	struct crem_flow_key key = { saddr, daddr, dqp, CREM_SIDE_CSF, CREM_KIND_REQUESTS };
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	void *rs = NULL;
 
 	if (crem_flow_add(cn, &key, true, k, m, NULL))
@@ -125,7 +125,7 @@ void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m)
 	rcu_read_lock();
 	f = crem_flow_lookup(cn, &key);
 	if (f)
-		rs = f->rs;
+		rs = f;
 	rcu_read_unlock();
 	return rs;
 }
@@ -134,14 +134,14 @@ void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m)
 void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side)
 {
 	struct crem_flow_key key = { saddr, daddr, dqp, side, CREM_KIND_REQUESTS };
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	void *rs = NULL;
 
 	/* As crem_kunit_hook_flow_add: nothing removes it before the teardown. */
 	rcu_read_lock();
 	f = crem_flow_lookup(crem_net(&init_net), &key);
 	if (f)
-		rs = f->rs;
+		rs = f;
 	rcu_read_unlock();
 	return rs;
 }

@@ -25,13 +25,14 @@ use core::cell::Cell;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
-/// What the flow reached outside Rust, passed where its C half would be.
-/// Cells: the flow's callbacks (under its lock, maybe in softirq) and the
-/// test read it; the KUnit VM has one CPU and the callbacks are serialised
-/// by the flow's lock.
+/// What the flow reached outside Rust: the test's glue finds it through
+/// [`HOST`]. Cells: the flow's callbacks (under its lock, maybe in
+/// softirq) and the test read it; the KUnit VM has one CPU and the
+/// callbacks are serialised by the flow's lock.
 #[derive(Default)]
 struct TestHost {
     /// Messages sent, and those of type 2 (HELLO).
@@ -42,20 +43,26 @@ struct TestHost {
     proposed: Cell<Option<u8>>,
 }
 
-fn host<'a>(f: *mut ffi::crem_flow) -> &'a TestHost {
-    // SAFETY: the flows under test were given a `TestHost` as their C half
-    // (`make`), which outlives them; only shared references are made.
-    unsafe { &*f.cast::<TestHost>() }
+/// The running case's host (KUnit runs one case at a time, each with one
+/// flow of `make`, freed before its host goes).
+static HOST: AtomicPtr<TestHost> = AtomicPtr::new(core::ptr::null_mut());
+
+fn host<'a>() -> Option<&'a TestHost> {
+    // SAFETY: set by `make` to the running case's host, which outlives its
+    // flow (the only caller of the glue); only shared references are made.
+    unsafe { HOST.load(Ordering::Relaxed).as_ref() }
 }
 
 unsafe fn t_send(
-    f: &Flow,
+    _: &Flow,
     _bh: &Bh,
     _tos: u8,
     _defer: *mut bindings::sk_buff_head,
     m: &[u8],
 ) -> bool {
-    let h = host(f.c());
+    let Some(h) = host() else {
+        return false;
+    };
     h.sent.set(h.sent.get() + 1);
     match wire::decode(m) {
         Ok(Message::Hello(_)) => h.hellos.set(h.hellos.get() + 1),
@@ -68,9 +75,10 @@ unsafe fn t_charge(_: &Owner, _: u32) -> bool {
     true
 }
 unsafe fn t_uncharge(_: &Owner, _: u32) {}
-fn t_event(f: &Flow) {
-    let h = host(f.c());
-    h.events.set(h.events.get() + 1);
+fn t_event(_: &Flow) {
+    if let Some(h) = host() {
+        h.events.set(h.events.get() + 1);
+    }
 }
 
 static TEST_GLUE: Glue = Glue {
@@ -92,18 +100,18 @@ fn sleep_ms(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
-/// A set-up sender flow (fixed k = 8, m = 2, coded recovery) whose C half
-/// is `h`; freed by `free`.
+/// A set-up sender flow (fixed k = 8, m = 2, coded recovery) whose glue
+/// reaches `h`; freed by `free`.
 fn make(h: &TestHost) -> Option<*mut Flow> {
     make_km(h, 8, 2)
 }
 
 /// As [`make`], with a fixed (k, m) and T for an RDMA MTU of 1024.
 fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
-    let c = NonNull::from(h).cast::<ffi::crem_flow>();
+    HOST.store(core::ptr::from_ref(h).cast_mut(), Ordering::Relaxed);
     // Its net is reached only to inject restored packets: a CSF never does.
     let caps = caps_for(MAX_BDP_DEFAULT, 32);
-    let b = Flow::new(c, NonNull::dangling(), None, true, &caps, &TEST_GLUE)?;
+    let b = Flow::new(NonNull::dangling(), None, true, &caps, &TEST_GLUE)?;
     // SAFETY: kept in place until `free` rebuilds the pinned box.
     let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
     // SAFETY: a C struct of integers, for which all zeros is valid.
@@ -132,7 +140,6 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     Some(f)
 }
 
-/// Frees a flow of [`make`] (its C half is the test's own).
 /// Ends the flow as a removal does (no CLOSE), its last counters into
 /// `fi` if given.
 fn kill(f: *mut Flow, fi: Option<&mut ffi::crem_flow_info>) {
@@ -143,10 +150,12 @@ fn kill(f: *mut Flow, fi: Option<&mut ffi::crem_flow_info>) {
     }
 }
 
+/// Frees a flow of [`make`] (its host goes after it).
 fn free(f: *mut Flow) {
+    HOST.store(core::ptr::null_mut(), Ordering::Relaxed);
     // SAFETY: `make` took it out of its pinned box; each case frees it
     // once, when nothing else can reach it.
-    unsafe { flow::drop_rust_half(f) };
+    unsafe { flow::drop_flow(f) };
 }
 
 /// Starts the flow (a sender flow sends its HELLO with `nonce`).

@@ -39,7 +39,7 @@ fn settle(st: &NetState, n: usize) -> bool {
 fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
     let f = st.pool.take(side, &st.flow_caps())?.into_raw();
     // SAFETY: a flow of the pool's, ours alone until freed below.
-    let got = unsafe { (*f).key.side };
+    let got = unsafe { crate::table::InTable::links(&*f).key().side };
     // SAFETY: as above; never inserted.
     unsafe { flow::free(f) };
     if got != side {
@@ -168,9 +168,7 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
             Err(()) => EINVAL.to_errno(),
         };
         let f = spare.into_raw();
-        // SAFETY: a flow of ours, not inserted, freed by the caller.
-        let rs = unsafe { (*f).rs }.cast::<flow::Flow>();
-        Some((f, rs, rc))
+        Some((f, f, rc))
     };
     let mut ok = true;
     if let Some((f, rs, rc)) = setup(&rq) {

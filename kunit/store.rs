@@ -33,7 +33,7 @@ unsafe fn test_charge(o: &Owner, n: u32) -> bool {
     // SAFETY: the stores under test were given a `TestBudget` as their
     // flow (`stores`), which outlives them; only shared references to it
     // are ever made.
-    let b = unsafe { o.flow.cast::<TestBudget>().as_ref() };
+    let b = unsafe { o.ctx.cast::<TestBudget>().as_ref() };
     let used = b.used.get().saturating_add(u64::from(n));
     if used > b.limit.get() {
         b.refused.set(b.refused.get().saturating_add(1));
@@ -45,7 +45,7 @@ unsafe fn test_charge(o: &Owner, n: u32) -> bool {
 
 unsafe fn test_uncharge(o: &Owner, n: u32) {
     // SAFETY: as in `test_charge`.
-    let b = unsafe { o.flow.cast::<TestBudget>().as_ref() };
+    let b = unsafe { o.ctx.cast::<TestBudget>().as_ref() };
     b.used.set(b.used.get().saturating_sub(u64::from(n)));
 }
 
@@ -89,7 +89,7 @@ impl Fixture {
     /// while they live.
     fn stores(&self, csf: bool) -> Option<Stores> {
         let owner = Owner {
-            flow: NonNull::from(&self.budget).cast(),
+            ctx: NonNull::from(&self.budget).cast(),
             // Read only to inject a packet: a held one that must go early
             // (its template names no device, so it is dropped, counted).
             // SAFETY: only its address is taken.

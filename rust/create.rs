@@ -305,10 +305,10 @@ impl Creation {
             }
         }
         // The table's now (its removal frees it, `crate::removal`).
-        let c = spare.into_raw();
+        let f = spare.into_raw();
         // SAFETY: just inserted: no remover frees it before the caller's
         // BH-off section (an RCU read-side one) ends.
-        let f = unsafe { &*(*c).rs.cast::<Flow>() };
+        let f = unsafe { &*f };
         // A sender flow sends its HELLO; a receiver flow answers the HELLO
         // that asked for it.
         f.start(bh, nonce, hello);

@@ -120,9 +120,9 @@ impl NetState {
             Notification::Down => (ffi::crem_ntf_CREM_NTF_DOWN, -1, 0),
             Notification::Change(e, r) => (ffi::crem_ntf_CREM_NTF_CHANGE, c_int::from(e), r),
         };
-        // SAFETY: C's live state of this netns; `f`'s C half, live for the
-        // call; C takes `msg`.
-        unsafe { ffi::crem_nl_flow_notify(cn, msg, f.c(), kind, ev, reason) };
+        // SAFETY: C's live state of this netns; `f`, live for the call; C
+        // takes `msg`.
+        unsafe { ffi::crem_nl_flow_notify(cn, msg, f.as_c(), kind, ev, reason) };
     }
 
     /// Allocates and sends `n` about `f` (process context).

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A protected flow's Rust half: its identity and place in the netns's
-//! flow table ([`Links`]: key, peer, Flow ID, HELLO nonce), its engine and
-//! packet stores, the lock that guards them, its timer, its part in its
-//! removal, and what it counts outside the engine. The C half
-//! (`glue/crem_flow.h`: copies of its key, peer and birth for the netlink
-//! messages) points to its [`Flow`]; both are made together here
-//! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`) and freed
-//! together by [`free`] (`removal.rs`). The netlink handlers reach the flow
-//! through the `crem_rs_flow_*` calls here and in `flows.rs`, each of which
-//! takes the lock it needs.
+//! A protected flow: its identity and place in the netns's flow table
+//! ([`Links`]: key, peer, Flow ID, HELLO nonce), its engine and packet
+//! stores, the lock that guards them, its timer, its part in its removal,
+//! and what it counts outside the engine; one pinned object, made here
+//! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`) and freed by
+//! [`free`] (`removal.rs`). The netlink handlers (C until issue 15) hold it
+//! as an opaque `struct crem_rs_flow` and reach it through the
+//! `crem_rs_flow_*` calls here and in `flows.rs`, each of which takes the
+//! lock it needs.
 //!
 //! Locking: the state is a [`BhLock`]; every entry point disables BH for
 //! its section (a no-op nesting in softirq, the one thing that makes
@@ -70,7 +69,7 @@ pub(crate) fn ce(tos: u8) -> bool {
     tos & ECN_MASK == ECN_CE
 }
 
-/// One protected flow's Rust half (see the module docs).
+/// One protected flow (see the module docs).
 #[pin_data]
 pub(crate) struct Flow {
     /// The first field, so dropped first: cancelled (waiting for a running
@@ -79,9 +78,6 @@ pub(crate) struct Flow {
     timer: HrTimer,
     #[pin]
     state: BhLock<Locked>,
-    /// The C half, for the glue callbacks (the socket, events): made and
-    /// freed with this flow ([`Spare`]; a KUnit case's is its own).
-    c: NonNull<ffi::crem_flow>,
     glue: &'static Glue,
     /// Its identity and links, set up with its engine, before it is
     /// inserted (a spare has none until it is taken).
@@ -150,13 +146,12 @@ unsafe extern "C" fn flow_timer(t: *mut bindings::hrtimer) -> bindings::hrtimer_
 }
 
 impl Flow {
-    /// A flow of side `csf` for the C half `c` in `net`, whose state is
-    /// `netns` (none: a KUnit case's flow, in no table, sending nowhere),
+    /// A flow of side `csf` in `net`, whose state is `netns` (none: a
+    /// KUnit case's flow, in no table, sending nowhere),
     /// with capacities `caps`, its engine not yet set up. Process context;
     /// charged to the active memory cgroup, its structures to the netns's
     /// budget.
     pub(crate) fn new(
-        c: NonNull<ffi::crem_flow>,
         net: NonNull<bindings::net>,
         netns: Option<NonNull<NetState>>,
         csf: bool,
@@ -164,7 +159,8 @@ impl Flow {
         glue: &'static Glue,
     ) -> Option<FlowBox> {
         let owner = Owner {
-            flow: c,
+            #[cfg(crem_kunit)]
+            ctx: NonNull::dangling(),
             net,
             netns,
             glue,
@@ -184,7 +180,6 @@ impl Flow {
                 // `flow_timer` requires.
                 timer <- unsafe { HrTimer::new(flow_timer) },
                 state <- new_bh_lock!(state, "crem_flow"),
-                c,
                 glue,
                 links: Links::new(FlowKey::default(), 0),
                 netns,
@@ -260,9 +255,9 @@ impl Flow {
         g.engine.stores().tpl
     }
 
-    /// The C half (what C's table walks and lookups return).
-    pub(crate) fn c(&self) -> *mut ffi::crem_flow {
-        self.c.as_ptr()
+    /// The flow as C's netlink handlers hold it (opaque to them).
+    pub(crate) fn as_c(&self) -> *mut ffi::crem_rs_flow {
+        core::ptr::from_ref(self).cast_mut().cast()
     }
 
     /// The UDP port (network order) its messages go to (0: ours).
@@ -299,10 +294,26 @@ impl Flow {
         Some((g.engine.state_code(), last))
     }
 
-    /// Its state and counters since its last flow-reset, into `fi`.
+    /// Its identity, state and counters since its last flow-reset, into
+    /// `fi`.
     pub(crate) fn info(&self, fi: &mut ffi::crem_flow_info) {
-        let bh = bh::disable();
-        info_locked(&mut self.state.lock(&bh), fi);
+        {
+            let bh = bh::disable();
+            info_locked(&mut self.state.lock(&bh), fi);
+        }
+        self.identity(fi);
+    }
+
+    /// Its key, peer and age, into `fi`.
+    fn identity(&self, fi: &mut ffi::crem_flow_info) {
+        let k = self.links.key();
+        fi.key.saddr = k.saddr;
+        fi.key.daddr = k.daddr;
+        fi.key.dqp = k.dqp;
+        fi.key.side = k.side;
+        fi.key.kind = k.kind;
+        fi.peer = self.links.peer();
+        fi.age_ms = now().saturating_sub(self.born_ns()) / 1_000_000;
     }
 
     /// Ends the removed flow (process context, once, after it is
@@ -331,11 +342,14 @@ impl Flow {
                 let mut h = unsafe { Host::new(self, tos, core::ptr::null_mut(), &mut l.out, ids) };
                 l.engine.fini(&mut h, close);
                 // The engine stays readable once ended.
-                if let Some(fi) = fi {
+                if let Some(fi) = fi.as_deref_mut() {
                     info_locked(l, fi);
                 }
                 l.dead = true;
             }
+        }
+        if let Some(fi) = fi {
+            self.identity(fi);
         }
         // Outside the lock, which a running callback may be waiting for.
         self.timer.cancel();
@@ -431,8 +445,8 @@ impl Flow {
         }
         let r = {
             let tos = msg_tos(&mut l.engine);
-            // SAFETY: `c` is the live C half (it frees us before itself),
-            // locked here; `defer` is the caller's queue, live for the call.
+            // SAFETY: the flow is live and locked here; `defer` is the
+            // caller's queue, live for the call.
             let mut h = unsafe { Host::new(self, tos, defer, &mut l.out, self.ids(bh)) };
             f(&mut l.engine, &mut h, t)
         };
@@ -552,7 +566,7 @@ fn current<'a>(pkt: &'a Lent<'_>, off: u32, len: u32) -> Option<(Current, &'a [u
 }
 
 /// # Safety
-/// `rf` is null or the Rust half of a flow of [`Spare::new`] not yet freed.
+/// `rf` is null or a flow of [`Spare::new`] not yet freed.
 unsafe fn flow<'a>(rf: *const Flow) -> Option<&'a Flow> {
     // SAFETY: per the function contract.
     unsafe { rf.as_ref() }
@@ -576,20 +590,17 @@ fn note(e: &mut Engine, seen: &ffi::crem_template) {
     t.noted = true;
 }
 
-/// A flow, both halves, that this code owns until it hands it to C (the
-/// table or a removal then free it with [`free`]).
+/// A flow that this code owns until it hands it over (to its table, whose
+/// removal frees it with [`free`]).
 ///
 /// # Invariants
 ///
-/// `0` is a C half of [`Spare::new`] whose `rs` is its Rust half, owned
-/// by this value alone.
-pub(crate) struct Spare(NonNull<ffi::crem_flow>);
+/// `0` is a flow of [`Spare::new`], taken out of its pinned box (it stays
+/// where it is), owned by this value alone.
+pub(crate) struct Spare(NonNull<Flow>);
 
 // SAFETY: a flow is not tied to a CPU; this value owns it alone.
 unsafe impl Send for Spare {}
-
-/// The C half's allocation: zeroed, with the flow's flags (`FlowAlloc`).
-type CHalf = Box<ffi::crem_flow, FlowAlloc>;
 
 impl Spare {
     /// A flow of `side` in `st`'s netns with capacities `caps`, its engine
@@ -597,113 +608,66 @@ impl Spare {
     /// the active memory cgroup, and may fail there, its structures to the
     /// netns's budget.
     pub(crate) fn new(st: &NetState, side: u8, caps: &FlowCaps) -> Option<Self> {
-        // SAFETY: the C half is a struct of integers and raw pointers, for
-        // which all zeros is valid (what C's `kzalloc` gave it before).
-        let c = CHalf::new(unsafe { core::mem::zeroed() }, GFP_KERNEL).ok()?;
-        let c = NonNull::new(Box::into_raw(c))?;
         let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
         let netns = Some(NonNull::from(st));
-        let Some(rs) = Flow::new(c, st.net(), netns, csf, caps, &Glue::NETNS) else {
-            // SAFETY: taken out of its box just above, reachable by no one
-            // else.
-            drop(unsafe { CHalf::from_raw(c.as_ptr()) });
-            return None;
-        };
-        // SAFETY: C keeps the Rust half where it is (a pointer) until
-        // `free` rebuilds the pinned box.
-        let rs = Box::into_raw(unsafe { Pin::into_inner_unchecked(rs) });
-        // SAFETY: ours alone until returned.
-        unsafe {
-            (*c.as_ptr()).key.side = side;
-            (*c.as_ptr()).rs = rs.cast();
-        }
-        // INVARIANT: both halves made here, linked.
-        Some(Spare(c))
+        let f = Flow::new(st.net(), netns, csf, caps, &Glue::NETNS)?;
+        // SAFETY: kept where it is (a pointer) until `free` rebuilds the
+        // pinned box.
+        let f = Box::into_raw(unsafe { Pin::into_inner_unchecked(f) });
+        // SAFETY: not in a table yet, its timer not armed: this is the only
+        // reference to it, and the field is not pinned (see `setup`).
+        unsafe { (*f).links.set_side(side) };
+        // INVARIANT: made here, out of its box, ours alone.
+        NonNull::new(f).map(Spare)
     }
 
-    /// Its Rust half.
+    /// The flow.
     pub(crate) fn flow(&self) -> &Flow {
-        // SAFETY: the Rust half `new` linked (the invariant), owned by this
-        // value, which it outlives.
-        unsafe { &*self.rust_half() }
-    }
-
-    fn rust_half(&self) -> *mut Flow {
-        // SAFETY: the C half of `new`, ours alone (the invariant).
-        unsafe { (*self.0.as_ptr()).rs.cast::<Flow>() }
-    }
-
-    /// The C half's copies of the flow's identity for netlink, its netns
-    /// and its birth, before it is inserted.
-    fn set_c_identity(&self, st: &crate::netns::NetState, rq: &ffi::crem_flow_request) {
-        // SAFETY: the C half of `new`, ours alone (the invariant): no one
-        // else reads it before it is inserted.
-        let c = unsafe { &mut *self.0.as_ptr() };
-        c.cn = st.c_net().unwrap_or(core::ptr::null_mut());
-        c.key = rq.key;
-        c.peer = rq.peer;
-        c.created_ns = now();
-        self.flow().born_ns.store(c.created_ns, Ordering::Relaxed);
+        // SAFETY: a live flow of `new` (the invariant), owned by this value,
+        // which it outlives.
+        unsafe { self.0.as_ref() }
     }
 
     /// Hands the flow over (to its table, whose removal frees it with
     /// [`free`]).
-    pub(crate) fn into_raw(self) -> *mut ffi::crem_flow {
-        let c = self.0.as_ptr();
+    pub(crate) fn into_raw(self) -> *mut Flow {
+        let f = self.0.as_ptr();
         core::mem::forget(self);
-        c
-    }
-
-    /// Frees a flow of [`Self::new`]: its Rust half first (its timer
-    /// cancelled, its stores releasing what they keep), then its C half.
-    ///
-    /// # Safety
-    ///
-    /// `c` is a flow of `Self::new` that no one else can reach any more.
-    unsafe fn free(c: NonNull<ffi::crem_flow>) {
-        // SAFETY: per the function contract, `rs` is the Rust half `new`
-        // pinned there, dropped in place once, here.
-        let rs = unsafe { (*c.as_ptr()).rs }.cast::<Flow>();
-        // SAFETY: as above.
-        unsafe { drop_rust_half(rs) };
-        // SAFETY: the C half `new` leaked, freed once, here.
-        drop(unsafe { CHalf::from_raw(c.as_ptr()) });
+        f
     }
 }
 
 impl Drop for Spare {
     fn drop(&mut self) {
-        // SAFETY: ours alone (the invariant).
-        unsafe { Spare::free(self.0) };
+        // SAFETY: ours alone (the invariant), never inserted.
+        unsafe { drop_flow(self.0.as_ptr()) };
     }
 }
 
-/// Frees a Rust half (null: nothing) that `Box::into_raw` took out of its
+/// Frees a flow (null: nothing) that `Box::into_raw` took out of its
 /// pinned box: its timer cancelled, its stores releasing what they keep.
 ///
 /// # Safety
 ///
 /// `rf` is null or such a flow, which no one can reach any more; it was
 /// pinned there and is dropped in place.
-pub(crate) unsafe fn drop_rust_half(rf: *mut Flow) {
+pub(crate) unsafe fn drop_flow(rf: *mut Flow) {
     if !rf.is_null() {
         // SAFETY: per the function contract.
         drop(unsafe { Pin::new_unchecked(Box::<Flow, FlowAlloc>::from_raw(rf)) });
     }
 }
 
-/// Frees a flow of [`Spare::new`] (killed first if it was started), its
-/// C half `f` (null: nothing).
+/// Frees a flow of [`Spare::new`] (killed first if it was started; null:
+/// nothing).
 ///
 /// # Safety
 ///
 /// `f` was handed out by [`Spare::into_raw`] and no one can reach it any
 /// more (removed from its table a grace period ago, or never inserted).
-pub(crate) unsafe fn free(f: *mut ffi::crem_flow) {
-    if let Some(c) = NonNull::new(f) {
-        // SAFETY: per the function contract.
-        unsafe { Spare::free(c) };
-    }
+pub(crate) unsafe fn free(f: *mut Flow) {
+    // SAFETY: per the function contract: `into_raw` kept it out of its box.
+    unsafe { drop_flow(f) };
 }
 
 /// The initial RTT estimate of a flow's engine, until its first sample.
@@ -788,11 +752,11 @@ pub(crate) fn setup_request(
     tpl.sport = rq.sport;
     tpl.frag_off = IP_DF.to_be();
     tpl.host = d.host;
-    spare.set_c_identity(st, rq);
+    spare.flow().born_ns.store(now(), Ordering::Relaxed);
     spare.flow().set_peer_port(rq.peer_port);
     // SAFETY: a flow of ours not inserted yet (a `Spare` owns it alone),
     // whose netns is `st`, whose table outlives its flows.
-    match unsafe { setup(spare.rust_half(), &p, rq.peer, &tpl) } {
+    match unsafe { setup(spare.0.as_ptr(), &p, rq.peer, &tpl) } {
         0 => Ok(()),
         _ => Err(()),
     }
@@ -806,6 +770,9 @@ extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int 
     let Some(f) = (unsafe { flow(rf) }) else {
         return ffi::CREM_PIN_FAILED as c_int;
     };
+    if f.links.key().side != crate::table::SIDE_CSF {
+        return ffi::CREM_PIN_NOT_SENDER as c_int;
+    }
     let bh = bh::disable();
     let rc = f.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
         e.csf_pin(h, t, pin.then_some((k, m)))
@@ -813,7 +780,7 @@ extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int 
     rc.unwrap_or(ffi::CREM_PIN_FAILED) as c_int
 }
 
-/// The flow's state and counters since its last flow-reset.
+/// The flow's identity, state and counters since its last flow-reset.
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
     // SAFETY: a live flow; C's struct, valid for the call.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The netns's flow table ([`FlowTable`] of [`Flow`]s, in `netns::NetState`)
 //! as the netlink handlers (C until the control plane is Rust's) reach it:
-//! the lookups, each returning the flow's C half, flow-del's removal
+//! the lookups, each returning the flow (opaque to C), flow-del's removal
 //! (`crate::removal`), the totals and the walks of the dumps.
 //!
 //! Every lookup runs in the caller's RCU read-side section (the netlink
@@ -28,9 +28,9 @@ unsafe fn table<'a>(net: *mut c_void) -> Option<&'a FlowTable<Flow>> {
     unsafe { netns::state_opt(net) }.map(|st| &st.flows)
 }
 
-/// A flow's C half, or null.
-fn c_of(f: Option<&Flow>) -> *mut ffi::crem_flow {
-    f.map_or(core::ptr::null_mut(), Flow::c)
+/// A flow as C holds it, or null.
+fn c_of(f: Option<&Flow>) -> *mut ffi::crem_rs_flow {
+    f.map_or(core::ptr::null_mut(), Flow::as_c)
 }
 
 /// flow-del: takes the flow `rf` (found in the caller's RCU read-side
@@ -84,7 +84,7 @@ extern "C" fn crem_rs_flows_lookup(
     dqp: u32,
     side: u8,
     kind: u8,
-) -> *mut ffi::crem_flow {
+) -> *mut ffi::crem_rs_flow {
     // SAFETY: C passes its per-netns state.
     let Some(t) = (unsafe { table(net) }) else {
         return core::ptr::null_mut();
@@ -110,7 +110,7 @@ extern "C" fn crem_rs_flows_find_id(
     side: c_int,
     peer: u32,
     n: *mut u32,
-) -> *mut ffi::crem_flow {
+) -> *mut ffi::crem_rs_flow {
     // SAFETY: C passes its per-netns state and an out-parameter.
     let (Some(t), Some(n)) = (unsafe { table(net) }, unsafe { n.as_mut() }) else {
         return core::ptr::null_mut();
@@ -145,7 +145,7 @@ extern "C" fn crem_rs_flows_find_id(
 extern "C" fn crem_rs_flows_walk(
     net: *mut c_void,
     pos: *mut u64,
-    f: Option<unsafe extern "C" fn(*mut ffi::crem_flow, *mut c_void) -> bool>,
+    f: Option<unsafe extern "C" fn(*mut ffi::crem_rs_flow, *mut c_void) -> bool>,
     arg: *mut c_void,
 ) {
     // SAFETY: C passes its per-netns state.
@@ -160,7 +160,7 @@ extern "C" fn crem_rs_flows_walk(
     let g = rcu::read_lock();
     // SAFETY: C's callback and its argument, for a flow that stays alive
     // for the section (the owner's rule).
-    t.walk(&mut cur, &g, |flow| unsafe { f(flow.c(), arg) });
+    t.walk(&mut cur, &g, |flow| unsafe { f(flow.as_c(), arg) });
     if let Some(p) = pos {
         *p = cur.to_u64();
     }

@@ -40,7 +40,7 @@ pub(crate) fn msg_slot(msg: &[u8]) -> usize {
 /// The slot of REPAIR_REQUESTs (`msg_slot`'s rule: type 6, slot 5).
 const REQUEST_SLOT: usize = MessageType::RepairRequest as usize - 1;
 
-/// What a flow's Rust half calls outside Rust, given its C half: the
+/// What a flow calls outside its engine: the
 /// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
 /// test's stand-ins.
 pub(crate) struct Glue {

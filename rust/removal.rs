@@ -186,7 +186,7 @@ impl NetState {
                 None => f.kill(close, None),
             }
             // SAFETY: as above: unreachable, freed once.
-            unsafe { flow::free(f.c()) };
+            unsafe { flow::free(ptr::from_ref(f).cast_mut()) };
             self.count_dp(ffi::crem_dp_CREM_EV_FLOW_DOWN);
         }
     }

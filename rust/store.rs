@@ -77,10 +77,9 @@ impl Held {
 /// glue: its netns's `max-memory`, or a test's) and where their packets go
 /// on. The flow frees its engine (and so these stores) before itself.
 pub(crate) struct Owner {
-    /// The flow's C half: how a test's glue finds its stand-in budget (the
-    /// netns's glue charges `netns`).
-    #[cfg_attr(not(crem_kunit), allow(dead_code))]
-    pub(crate) flow: NonNull<ffi::crem_flow>,
+    /// What a test's glue charges (its stand-in budget; KUnit only).
+    #[cfg(crem_kunit)]
+    pub(crate) ctx: NonNull<core::ffi::c_void>,
     pub(crate) net: NonNull<bindings::net>,
     /// The netns's state (none: a KUnit case's flow), which outlives its
     /// flows.

@@ -157,6 +157,11 @@ impl Links {
         self.peer = peer;
     }
 
+    /// The side of a flow not set up yet (a spare's), as `set_identity`.
+    pub(crate) fn set_side(&mut self, side: u8) {
+        self.key.side = side;
+    }
+
     pub(crate) fn key(&self) -> &FlowKey {
         &self.key
     }

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The interface between the C datapath (flow table, socket, hooks) and a
- * flow's Rust half (rust/flow.rs: its engine and stores, its lock and
- * timer, what it counts; the engine is crem-core's SenderFlow or
- * ReceiverFlow, rust/engine.rs). struct crem_flow is opaque to Rust: it
- * only passes the pointer back; struct crem_rs_flow is opaque to C.
- *
- * crem_rs_* are implemented in Rust, each taking the flow's lock itself
- * (with BH disabled); crem_glue_* in C, called by Rust from inside a
- * crem_rs_* call, i.e. under the flow's lock with BH disabled.
+ * What the C netlink handlers (crem_nl.c, crem_nl_flow.c) ask of the Rust
+ * datapath: flows (rust/flow.rs: engine, stores, lock, timer, counters;
+ * the engine is crem-core's SenderFlow or ReceiverFlow, rust/engine.rs),
+ * held by C as an opaque struct crem_rs_flow, and the netns's table.
+ * crem_rs_* are implemented in Rust, each taking the locks it needs (with
+ * BH disabled).
  */
 #ifndef CREM_ENGINE_H
 #define CREM_ENGINE_H
@@ -16,8 +13,6 @@
 #include <linux/types.h>
 #include <linux/if_ether.h>
 #include "../../include/uapi/linux/crem.h" /* enum crem_side, crem_role */
-
-struct crem_flow;
 
 /* What the engine of a new flow is built from (config snapshot + flow). */
 struct crem_engine_params {
@@ -47,8 +42,25 @@ struct crem_engine_params {
 #define CREM_FS_TAIL_N 8
 #define CREM_FS_N (CREM_FS_TAIL + CREM_FS_TAIL_N)
 
-/* A flow's state for netlink, in the units of the flow attributes. */
+/* A flow is one direction of one RC QP: addresses and destination QP. */
+/* Flow kinds (crem-core wire::FlowKind): what the flow codes. */
+enum {
+	CREM_KIND_REQUESTS,	/* requester packets, Flow Kind 1 */
+	CREM_KIND_RESPONSES,	/* READ responses, ATOMIC ACKs, Flow Kind 192 */
+};
+
+struct crem_flow_key {
+	__be32 saddr, daddr; /* IPv4 only in this version */
+	u32 dqp;
+	u8 side;
+	u8 kind; /* both kinds may share addresses and QP: PSN spaces differ */
+};
+
+/* A flow's identity and state for netlink, in the units of the flow attributes. */
 struct crem_flow_info {
+	struct crem_flow_key key;
+	__be32 peer;
+	u64 age_ms; /* since it was set up */
 	u8 state, config_id, scheme, k, m, loss_class, breaker, pinned, rdma_mtu_exact;
 	u16 symbol_len;
 	u32 flow_id, srtt_us, min_rtt_us, loss_ppm, rdma_mtu;
@@ -89,6 +101,7 @@ struct crem_rs_flow;
 #define CREM_PIN_NO_SLOT 4
 #define CREM_PIN_NOT_ESTABLISHED 5
 #define CREM_PIN_NO_POLICY 6
+#define CREM_PIN_NOT_SENDER 7 /* a receiver flow: nothing to pin */
 
 /*
  * flow-new (rust/create.rs; @net: the netns's Rust state; process
@@ -127,10 +140,10 @@ void crem_rs_flows_totals(void *net, u64 *sum, bool rebase);
  * RCU and return the C half. @net: the netns's Rust state (rust/netns.rs);
  * addresses in network order.
  */
-struct crem_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
+struct crem_rs_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
 				       u8 kind);
 /* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
-struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
+struct crem_rs_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
 /*
  * @fn(flow, @arg) for every flow from *@pos on (NULL: the whole table),
  * under RCU (no sleeping), until it returns true: *@pos is then that flow's
@@ -138,7 +151,7 @@ struct crem_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer
  * inserted meanwhile comes once or not at all, a flow removed before *@pos
  * makes it skip one; both move the generation), else the end.
  */
-void crem_rs_flows_walk(void *net, u64 *pos, bool (*fn)(struct crem_flow *f, void *arg),
+void crem_rs_flows_walk(void *net, u64 *pos, bool (*fn)(struct crem_rs_flow *f, void *arg),
 			void *arg);
 /* @dev is going (RTNL): no flow's held packet keeps it (those dropped are counted). */
 void crem_rs_flows_dev_gone(void *net, const struct net_device *dev);

@@ -4,9 +4,9 @@
  * (rust/flow.rs: identity and table links, engine, stores, lock, timer,
  * counters), and so are the netns's table (rust/flows.rs, rust/table.rs),
  * creation (rust/create.rs), removal (rust/removal.rs), the collector
- * (rust/collector.rs) and the flow-change work (rust/events.rs). Its C half
- * here holds copies of its identity for the messages and a pointer to its
- * Rust half, through which the crem_rs_flow_* calls reach it.
+ * (rust/collector.rs) and the flow-change work (rust/events.rs). C holds a
+ * flow as an opaque struct crem_rs_flow, which the crem_rs_flow_* calls
+ * take; crem_rs_flow_info reports its identity, state and counters.
  *
  * Locking: the table is read under RCU; a flow found there stays alive
  * until the section ends (removal frees it a grace period after it was
@@ -19,20 +19,6 @@
 #include <linux/skbuff.h>
 #include "crem_glue.h"
 #include "crem_engine.h"
-
-/* A flow is one direction of one RC QP: addresses and destination QP. */
-/* Flow kinds (crem-core wire::FlowKind): what the flow codes. */
-enum {
-	CREM_KIND_REQUESTS,	/* requester packets, Flow Kind 1 */
-	CREM_KIND_RESPONSES,	/* READ responses, ATOMIC ACKs, Flow Kind 192 */
-};
-
-struct crem_flow_key {
-	__be32 saddr, daddr; /* IPv4 only in this version */
-	u32 dqp;
-	u8 side;
-	u8 kind; /* both kinds may share addresses and QP: PSN spaces differ */
-};
 
 /*
  * What a flow is made for: its key and peer, and what its first packet (or
@@ -50,18 +36,8 @@ struct crem_flow_request {
 	u8 k, m;
 };
 
-/* A flow's C half: made, set and freed with its Rust half (rust/flow.rs). */
-struct crem_flow {
-	struct crem_net *cn;
-	struct crem_flow_key key;
-	__be32 peer;
-	u64 created_ns;
-	struct crem_rs_flow *rs;
-};
-
-void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi);
 /* The flow of @k, under RCU (crem_nl_flow.c). */
-struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k);
+struct crem_rs_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k);
 struct netlink_ext_ack;
 /* flow-new: the operator's sender flow for @k (crem_nl_flow.c). */
 int crem_flow_add(struct crem_net *cn, const struct crem_flow_key *k, bool fixed, u8 fk, u8 fm,
@@ -82,7 +58,7 @@ enum crem_ntf {
  * -1. @msg is taken: sent, or freed.
  */
 struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp);
-void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_rs_flow *f,
 			 enum crem_ntf kind, int ev, u16 reason);
 
 #endif

@@ -17,14 +17,9 @@
 #include "crem_flow.h"
 #include "crem-nl-gen.h"
 
-/* The flow's state and counters since its last flow-reset (rust/flow.rs). */
-void crem_flow_info(struct crem_flow *f, struct crem_flow_info *fi)
-{
-	crem_rs_flow_info(f->rs, fi);
-}
 
 /* The flow of @k (under RCU): the Rust table's (rust/flows.rs). */
-struct crem_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k)
+struct crem_rs_flow *crem_flow_lookup(struct crem_net *cn, const struct crem_flow_key *k)
 {
 	return crem_rs_flows_lookup(cn->rs, k->saddr, k->daddr, k->dqp, k->side, k->kind);
 }
@@ -206,19 +201,19 @@ int crem_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info)
  * @ev: a flow-change event (CREM_FLOW_EVENT_*) to add, or -1. @id: include
  * the Flow ID (the reader has CAP_NET_ADMIN over the netns).
  */
-static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_flow_info *fi,
+static int crem_put_flow(struct sk_buff *msg, struct crem_rs_flow *f, struct crem_flow_info *fi,
 			 int ev, u16 reason, bool id)
 {
 	struct nlattr *nest = nla_nest_start(msg, CREM_A_CMD_FLOW);
 
-	crem_flow_info(f, fi);
+	crem_rs_flow_info(f, fi);
 	if (!nest || (id && nla_put_u32(msg, CREM_A_FLOW_ID, fi->flow_id)) ||
-	    nla_put_in_addr(msg, CREM_A_FLOW_SRC, f->key.saddr) ||
-	    nla_put_in_addr(msg, CREM_A_FLOW_DST, f->key.daddr) ||
-	    nla_put_u32(msg, CREM_A_FLOW_DEST_QP, f->key.dqp) ||
-	    nla_put_u8(msg, CREM_A_FLOW_SIDE, f->key.side) ||
-	    nla_put_u8(msg, CREM_A_FLOW_KIND, f->key.kind) ||
-	    nla_put_in_addr(msg, CREM_A_FLOW_PEER, f->peer) ||
+	    nla_put_in_addr(msg, CREM_A_FLOW_SRC, fi->key.saddr) ||
+	    nla_put_in_addr(msg, CREM_A_FLOW_DST, fi->key.daddr) ||
+	    nla_put_u32(msg, CREM_A_FLOW_DEST_QP, fi->key.dqp) ||
+	    nla_put_u8(msg, CREM_A_FLOW_SIDE, fi->key.side) ||
+	    nla_put_u8(msg, CREM_A_FLOW_KIND, fi->key.kind) ||
+	    nla_put_in_addr(msg, CREM_A_FLOW_PEER, fi->peer) ||
 	    nla_put_u8(msg, CREM_A_FLOW_STATE, fi->state) ||
 	    nla_put_u8(msg, CREM_A_FLOW_CONFIG_ID, fi->config_id) ||
 	    nla_put_u8(msg, CREM_A_FLOW_SCHEME, fi->scheme) ||
@@ -228,18 +223,16 @@ static int crem_put_flow(struct sk_buff *msg, struct crem_flow *f, struct crem_f
 	    nla_put_u32(msg, CREM_A_FLOW_SRTT_US, fi->srtt_us) ||
 	    nla_put_u32(msg, CREM_A_FLOW_MIN_RTT_US, fi->min_rtt_us) ||
 	    nla_put_u32(msg, CREM_A_FLOW_RDMA_MTU, fi->rdma_mtu) ||
-	    (f->key.side == CREM_SIDE_CSF &&
+	    (fi->key.side == CREM_SIDE_CSF &&
 		 nla_put_u8(msg, CREM_A_FLOW_RDMA_MTU_EXACT, fi->rdma_mtu_exact)) ||
 	    nla_put_u32(msg, CREM_A_FLOW_LOSS_PPM, fi->loss_ppm) ||
 	    nla_put_u8(msg, CREM_A_FLOW_LOSS_CLASS, fi->loss_class) ||
 	    nla_put_u8(msg, CREM_A_FLOW_BREAKER, fi->breaker) ||
 	    nla_put_u64_64bit(msg, CREM_A_FLOW_MEMORY, fi->mem, CREM_A_FLOW_PAD) ||
-	    nla_put_u64_64bit(msg, CREM_A_FLOW_AGE_MS,
-			      div_u64(ktime_get_ns() - f->created_ns, NSEC_PER_MSEC),
-			      CREM_A_FLOW_PAD) ||
+	    nla_put_u64_64bit(msg, CREM_A_FLOW_AGE_MS, fi->age_ms, CREM_A_FLOW_PAD) ||
 	    crem_put_counters(msg, CREM_A_FLOW_STATS, fi->counters))
 		return -EMSGSIZE;
-	if (f->key.side == CREM_SIDE_CSF && nla_put_u8(msg, CREM_A_FLOW_PINNED, fi->pinned))
+	if (fi->key.side == CREM_SIDE_CSF && nla_put_u8(msg, CREM_A_FLOW_PINNED, fi->pinned))
 		return -EMSGSIZE;
 	if (fi->heard &&
 	    nla_put_u64_64bit(msg, CREM_A_FLOW_LAST_MSG_MS, fi->last_msg_ms, CREM_A_FLOW_PAD))
@@ -286,7 +279,7 @@ struct crem_dump_part {
 };
 
 /* Puts @f in the part; true (stop: the next part starts with @f) when full. */
-static bool crem_dump_one(struct crem_flow *f, void *arg)
+static bool crem_dump_one(struct crem_rs_flow *f, void *arg)
 {
 	struct crem_dump_part *d = arg;
 	struct netlink_callback *cb = d->cb;
@@ -414,12 +407,12 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
  * The one flow @sel names, under RCU or the table lock; else NULL with the
  * reason in extack and *err set.
  */
-static struct crem_flow *crem_flow_find(struct crem_net *cn, const struct crem_flow_sel *sel,
+static struct crem_rs_flow *crem_flow_find(struct crem_net *cn, const struct crem_flow_sel *sel,
 					struct nlattr **tb, struct netlink_ext_ack *extack,
 					int *err)
 {
 	u32 n = 0;
-	struct crem_flow *found = crem_rs_flows_find_id(cn->rs, sel->id, sel->side, sel->peer, &n);
+	struct crem_rs_flow *found = crem_rs_flows_find_id(cn->rs, sel->id, sel->side, sel->peer, &n);
 
 	if (n == 1)
 		return found;
@@ -451,7 +444,7 @@ static int crem_flow_reply(struct genl_info *info, struct crem_net *cn,
 {
 	struct crem_flow_info *fi = kmalloc(sizeof(*fi), GFP_KERNEL);
 	struct sk_buff *msg = genlmsg_new(crem_flow_msg_size(), GFP_KERNEL);
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	void *hdr;
 	int err = -ENOMEM;
 
@@ -506,7 +499,7 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	struct crem_net *cn = crem_net(genl_info_net(info));
 	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
 	struct crem_flow_sel sel;
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	bool removed = false;
 	int err;
 
@@ -516,7 +509,7 @@ int crem_nl_flow_del_doit(struct sk_buff *skb, struct genl_info *info)
 	rcu_read_lock();
 	f = crem_flow_find(cn, &sel, tb, info->extack, &err);
 	if (f)
-		removed = crem_rs_flow_remove(f->rs, CREM_CLOSE_NORMAL);
+		removed = crem_rs_flow_remove(f, CREM_CLOSE_NORMAL);
 	rcu_read_unlock();
 	if (!f)
 		return err;
@@ -542,7 +535,7 @@ struct sk_buff *crem_nl_flow_ntf_alloc(struct crem_net *cn, gfp_t gfp)
 	return msg;
 }
 
-void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_flow *f,
+void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_rs_flow *f,
 			 enum crem_ntf kind, int ev, u16 reason)
 {
 	static const u8 cmds[] = {
@@ -640,7 +633,7 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
 	struct crem_flow_sel sel;
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	bool pin;
 	u8 k = 0, m = 0;
 	int err, rc = CREM_PIN_FAILED;
@@ -670,14 +663,13 @@ int crem_nl_flow_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	rcu_read_lock();
 	f = crem_flow_find(cn, &sel, tb, extack, &err);
-	if (f && f->key.side != CREM_SIDE_CSF) {
+	if (f)
+		rc = crem_rs_flow_pin(f, k, m, pin);
+	if (f && rc == CREM_PIN_NOT_SENDER) {
 		NL_SET_ERR_MSG_ATTR(extack, tb[CREM_A_FLOW_ID],
 				    "only a sender (csf) flow chooses its k and m");
 		err = -EINVAL;
-		f = NULL;
-	}
-	if (f) {
-		rc = crem_rs_flow_pin(f->rs, k, m, pin);
+	} else if (f) {
 		err = crem_pin_error(rc, extack);
 	}
 	rcu_read_unlock();
@@ -737,7 +729,7 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *tb[CREM_A_FLOW_MAX + 1];
 	struct crem_flow_info *fi;
 	struct crem_flow_sel sel;
-	struct crem_flow *f;
+	struct crem_rs_flow *f;
 	bool done = false;
 	int err;
 
@@ -752,7 +744,7 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info)
 	/* What it counted since its last reset moves to the totals' share of
 	 * flows gone, in the section a removal reads its counters in. */
 	if (f)
-		done = crem_rs_flow_reset(f->rs, fi);
+		done = crem_rs_flow_reset(f, fi);
 	rcu_read_unlock();
 	if (!done && f)
 		NL_SET_ERR_MSG(info->extack, "the flow is gone");

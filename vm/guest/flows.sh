@@ -247,6 +247,8 @@ check "...its counters are zero" 0 "^True$" \
   sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $aid, \"side\": 1}}' | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"flow\"][\"stats\"]; print(all(v == 0 for k, v in s.items() if not isinstance(v, dict)) and all(v == 0 for d in s.values() if isinstance(d, dict) for v in d.values()))'"
 check "...and the netns totals still count them" 0 "^True$" \
   sh -c "$N1 $CTL -j stats | python3 -c 'import json,sys; j=json.load(sys.stdin); print((j.get(\"stats\", j))[\"totals\"][\"msgs-in\"] >= $before)'"
+check "flow-set of a crf flow (cli.py): extack" 1 "only a sender \(csf\) flow chooses its k and m" \
+  $N1 $YNL --do flow-set --json "{\"flow\": {\"id\": $aid, \"side\": 1, \"k\": 8, \"m\": 2}}"
 check "flow-reset (cli.py) of the csf flow in n2" 0 "^null" \
   $N2 $YNL --do flow-reset --json "{\"flow\": {\"id\": $aid, \"side\": 0}}"
 # Deleting the added flow sends CLOSE: n1's crf flow closes and its collector
