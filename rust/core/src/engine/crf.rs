@@ -87,6 +87,7 @@ mod decode;
 mod delivery;
 mod gaps;
 mod hold;
+mod index;
 mod init;
 mod probe;
 mod report;
@@ -588,6 +589,14 @@ pub struct Crf<St: CrfStorage> {
     hold: HoldQueue<St::Hold>,
     blocks: St::Blocks,
     repairs: St::Repairs,
+    /// The ring of open blocks in start order (`crf/index.rs`): its first
+    /// entry's element, and its length (the open blocks).
+    ring_head: usize,
+    ring_len: usize,
+    /// Free block slots (the heap's length).
+    free_blocks: usize,
+    /// Free repair slots (the heap's length).
+    free_repairs: usize,
     block_clock: u32,
     /// Blocks not yet triggered by a later packet.
     untriggered: usize,
@@ -695,6 +704,10 @@ impl<St: CrfStorage> Crf<St> {
             hold: HoldQueue::with(hold),
             blocks,
             repairs,
+            ring_head: 0,
+            ring_len: 0,
+            free_blocks: 0,
+            free_repairs: 0,
             block_clock: 0,
             untriggered: 0,
             request_id: 0,
@@ -710,6 +723,7 @@ impl<St: CrfStorage> Crf<St> {
             counters: Counters::default(),
         };
         c.tc.reset(cfg.tc);
+        c.reset_index();
         c
     }
 
@@ -729,6 +743,7 @@ impl<St: CrfStorage> Crf<St> {
         self.hold.clear();
         self.blocks.as_mut().fill(Block::EMPTY);
         self.repairs.as_mut().fill(RepairMeta::EMPTY);
+        self.reset_index();
         self.block_clock = 0;
         self.untriggered = 0;
         self.request_id = 0;
@@ -895,20 +910,19 @@ impl<St: CrfStorage> Crf<St> {
 
     /// Whether an open block uses configuration `id`.
     pub fn config_in_use(&self, id: u8) -> bool {
-        self.blocks
-            .as_ref()
-            .iter()
-            .any(|b| b.live && b.cfg_id == id)
+        self.open_iter().any(|b| b.cfg_id == id)
+    }
+
+    /// The open blocks, in start order.
+    fn open_iter(&self) -> impl Iterator<Item = &Block> + '_ {
+        (0..self.ring_len)
+            .filter_map(|j| self.blocks.as_ref().get(self.ring_at(j)).filter(|b| b.live))
     }
 
     /// Open blocks using configuration `id` (to keep the negotiation's
     /// per-configuration block accounting in step).
     pub fn blocks_using(&self, id: u8) -> usize {
-        self.blocks
-            .as_ref()
-            .iter()
-            .filter(|b| b.live && b.cfg_id == id)
-            .count()
+        self.open_iter().filter(|b| b.cfg_id == id).count()
     }
 
     /// The acknowledged configuration with Config ID `id`.
@@ -953,12 +967,15 @@ impl<St: CrfStorage> Crf<St> {
 
     /// Blocks currently open.
     pub fn open_blocks(&self) -> usize {
-        self.blocks.as_ref().iter().filter(|b| b.live).count()
+        self.ring_len
     }
 
     /// Repair symbols currently held.
     pub fn repairs_held(&self) -> usize {
-        self.repairs.as_ref().iter().filter(|r| r.live).count()
+        self.repairs
+            .as_ref()
+            .len()
+            .saturating_sub(self.free_repairs)
     }
 
     /// Diagnostic: the engine's internal state bits for `psn` (None outside
@@ -984,7 +1001,7 @@ impl<St: CrfStorage> Crf<St> {
         if let Some((_, t)) = self.hold.front() {
             d = d.min(t);
         }
-        for b in self.blocks.as_ref().iter().filter(|b| b.live) {
+        for b in self.open_iter() {
             d = d.min(b.deadline);
             if b.decode_pending {
                 d = d.min(self.last_now);
@@ -1207,7 +1224,13 @@ impl<St: CrfStorage> Crf<St> {
         self.advance_delivery(true, host);
         self.expire_holds(now, host);
         self.decode_pending = false;
-        for b in 0..self.blocks.as_ref().len() {
+        // (No block opens in here: with none open, nothing to visit.)
+        let slots = if self.ring_len == 0 {
+            0
+        } else {
+            self.blocks.as_ref().len()
+        };
+        for b in 0..slots {
             let Some(blk) = self.blocks.as_ref().get(b).copied() else {
                 continue;
             };
@@ -1259,6 +1282,7 @@ impl<St: CrfStorage> Crf<St> {
             *r = RepairMeta::EMPTY;
         }
         self.blocks.as_mut().fill(Block::EMPTY);
+        self.reset_index();
         self.win.reset();
         self.hold.clear();
         self.read_spans = [PsnRange::new(Psn::ZERO, 0); READ_SPANS];
