@@ -597,6 +597,9 @@ pub struct Crf<St: CrfStorage> {
     free_blocks: usize,
     /// Free repair slots (the heap's length).
     free_repairs: usize,
+    /// Earliest deadline of the open blocks, unless `deadline_stale`.
+    deadline_min: Nanos,
+    deadline_stale: bool,
     block_clock: u32,
     /// Blocks not yet triggered by a later packet.
     untriggered: usize,
@@ -708,6 +711,8 @@ impl<St: CrfStorage> Crf<St> {
             ring_len: 0,
             free_blocks: 0,
             free_repairs: 0,
+            deadline_min: NEVER,
+            deadline_stale: false,
             block_clock: 0,
             untriggered: 0,
             request_id: 0,
@@ -913,12 +918,6 @@ impl<St: CrfStorage> Crf<St> {
         self.open_iter().any(|b| b.cfg_id == id)
     }
 
-    /// The open blocks, in start order.
-    fn open_iter(&self) -> impl Iterator<Item = &Block> + '_ {
-        (0..self.ring_len)
-            .filter_map(|j| self.blocks.as_ref().get(self.ring_at(j)).filter(|b| b.live))
-    }
-
     /// Open blocks using configuration `id` (to keep the negotiation's
     /// per-configuration block accounting in step).
     pub fn blocks_using(&self, id: u8) -> usize {
@@ -1001,12 +1000,13 @@ impl<St: CrfStorage> Crf<St> {
         if let Some((_, t)) = self.hold.front() {
             d = d.min(t);
         }
-        for b in self.open_iter() {
-            d = d.min(b.deadline);
-            if b.decode_pending {
-                d = d.min(self.last_now);
-            }
-        }
+        // The open blocks' deadlines. (A block waiting for a decode also
+        // has `decode_pending` set, which already made it `last_now`.)
+        d = d.min(if self.deadline_stale {
+            self.deadline_scan()
+        } else {
+            self.deadline_min
+        });
         d = d.min(self.gap_due_min);
         d = d.min(self.report.next);
         d = d.min(self.tc.deadline().max(self.asks_from()));
@@ -1057,6 +1057,19 @@ impl<St: CrfStorage> Crf<St> {
     /// BTH to ICRC; `ce`: the IP ECN field was CE). Call it for packets
     /// that carry a new PSN only ([`super::super::roce::RocePacket::is_source`]).
     pub fn on_source<H: CrfHost + ?Sized>(
+        &mut self,
+        now: Nanos,
+        psn: Psn,
+        payload: &[u8],
+        ce: bool,
+        host: &mut H,
+    ) -> SourceVerdict {
+        let v = self.source_in(now, psn, payload, ce, host);
+        self.refresh_deadline();
+        v
+    }
+
+    fn source_in<H: CrfHost + ?Sized>(
         &mut self,
         now: Nanos,
         psn: Psn,
@@ -1135,6 +1148,18 @@ impl<St: CrfStorage> Crf<St> {
     /// A REPAIR message of this flow arrived (`ce`: its IP ECN field was
     /// CE). Decodes, delivers and releases as far as it allows.
     pub fn on_repair<H: CrfHost + ?Sized, G: MulAcc + ?Sized>(
+        &mut self,
+        now: Nanos,
+        msg: &Repair<'_>,
+        ce: bool,
+        host: &mut H,
+        ws: &mut Workspace<'_, G>,
+    ) {
+        self.repair_in(now, msg, ce, host, ws);
+        self.refresh_deadline();
+    }
+
+    fn repair_in<H: CrfHost + ?Sized, G: MulAcc + ?Sized>(
         &mut self,
         now: Nanos,
         msg: &Repair<'_>,
@@ -1253,6 +1278,7 @@ impl<St: CrfStorage> Crf<St> {
         }
         self.advance_resolve(host);
         self.advance_delivery(true, host);
+        self.refresh_deadline();
     }
 
     /// Ends the flow: releases every held packet in PSN order and drops all

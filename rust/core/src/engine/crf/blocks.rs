@@ -360,6 +360,7 @@ impl<St: CrfStorage> Crf<St> {
         };
         self.put_block(b, x);
         self.ring_add(b);
+        self.deadline_changed(NEVER, deadline);
         if !triggered {
             self.untriggered = self.untriggered.saturating_add(1);
         }
@@ -442,6 +443,7 @@ impl<St: CrfStorage> Crf<St> {
         if in_ring {
             self.ring_drop(b);
         }
+        self.deadline_changed(x.deadline, NEVER);
         self.put_block(b, Block::EMPTY);
         heap_push(self.blocks.as_mut(), &mut self.free_blocks, b as u16);
     }
@@ -577,6 +579,7 @@ impl<St: CrfStorage> Crf<St> {
         let Some(x) = self.blocks.as_mut().get_mut(b).filter(|x| x.live) else {
             return;
         };
+        let old = x.deadline;
         let answer = msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy;
         if !answer {
             if !x.triggered {
@@ -588,6 +591,8 @@ impl<St: CrfStorage> Crf<St> {
         } else if msg.session_id == x.request_id && x.stage != Stage::Open {
             x.deadline = x.deadline.min(due);
         }
+        let new = x.deadline;
+        self.deadline_changed(old, new);
     }
 
     /// Completes or decodes block `b` if it can. Returns whether the block
@@ -662,9 +667,7 @@ impl<St: CrfStorage> Crf<St> {
         };
         let rt = now.saturating_add(self.round_timeout());
         if x.stage == Stage::Open && !x.triggered {
-            if let Some(y) = self.blocks.as_mut().get_mut(b) {
-                y.deadline = NEVER;
-            }
+            self.set_deadline(b, NEVER);
             return;
         }
         if !x.counted_incomplete {
@@ -691,9 +694,9 @@ impl<St: CrfStorage> Crf<St> {
                 if let Some(y) = self.blocks.as_mut().get_mut(b) {
                     y.stage = stage;
                     y.rounds = rounds;
-                    y.deadline = rt;
                     y.counted_incomplete = true;
                 }
+                self.set_deadline(b, rt);
             }
             None => self.abandon_block(b, host),
         }

@@ -219,8 +219,8 @@ impl<St: CrfStorage> Crf<St> {
             let deadline = now.saturating_add(self.round_timeout());
             if let Some(y) = self.blocks.as_mut().get_mut(b).filter(|y| y.live) {
                 y.stage = Stage::Fallback;
-                y.deadline = deadline;
                 y.counted_incomplete = true;
+                self.set_deadline(b, deadline);
             }
         } else {
             self.abandon_block(b, host);

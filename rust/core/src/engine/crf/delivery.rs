@@ -189,6 +189,7 @@ impl<St: CrfStorage> Crf<St> {
                     continue;
                 };
                 seen = seen.wrapping_add(1);
+                let old = b.deadline;
                 if psn.is_after_or_eq(b.start.wrapping_add(b.k as u32)) {
                     b.triggered = true;
                     if b.stage == super::blocks::Stage::Open {
@@ -197,6 +198,8 @@ impl<St: CrfStorage> Crf<St> {
                 } else {
                     left = left.wrapping_add(1);
                 }
+                let new = b.deadline;
+                self.deadline_changed(old, new);
             }
             self.untriggered = left;
         }

@@ -22,8 +22,9 @@
 //! caller's two arrays. Writing a whole element keeps its `col`.
 
 use super::super::super::psn::Psn;
+use super::super::Nanos;
 use super::blocks::{Block, RepairMeta, NIL};
-use super::{Crf, CrfStorage};
+use super::{Crf, CrfStorage, NEVER};
 
 /// An element carrying one entry of a free heap.
 pub(super) trait FreeCol {
@@ -128,8 +129,54 @@ impl<St: CrfStorage> Crf<St> {
     pub(super) fn reset_index(&mut self) {
         self.ring_head = 0;
         self.ring_len = 0;
+        self.deadline_min = NEVER;
+        self.deadline_stale = false;
         heap_fill(self.blocks.as_mut(), &mut self.free_blocks);
         heap_fill(self.repairs.as_mut(), &mut self.free_repairs);
+    }
+
+    /// An open block's deadline went from `old` to `new` (a block opened:
+    /// from [`NEVER`]; closed: to [`NEVER`]): keeps the earliest deadline
+    /// of the open blocks, or marks it to be found again when the block
+    /// that had it moved away.
+    pub(super) fn deadline_changed(&mut self, old: Nanos, new: Nanos) {
+        if new < old {
+            self.deadline_min = self.deadline_min.min(new);
+        } else if new > old && old <= self.deadline_min {
+            self.deadline_stale = true;
+        }
+    }
+
+    /// Sets block `b`'s deadline.
+    pub(super) fn set_deadline(&mut self, b: usize, d: Nanos) {
+        let Some(x) = self.blocks.as_mut().get_mut(b) else {
+            return;
+        };
+        let (old, live) = (x.deadline, x.live);
+        x.deadline = d;
+        if live {
+            self.deadline_changed(old, d);
+        }
+    }
+
+    /// The earliest deadline of the open blocks, found by walking them.
+    pub(super) fn deadline_scan(&self) -> Nanos {
+        self.open_iter().map(|x| x.deadline).min().unwrap_or(NEVER)
+    }
+
+    /// Finds the earliest deadline again if it went stale (at the end of
+    /// each input, so that `next_deadline` need not).
+    pub(super) fn refresh_deadline(&mut self) {
+        if self.deadline_stale {
+            self.deadline_min = self.deadline_scan();
+            self.deadline_stale = false;
+        }
+    }
+
+    /// The open blocks, in start order.
+    pub(super) fn open_iter(&self) -> impl Iterator<Item = &Block> + '_ {
+        (0..self.ring_len)
+            .filter_map(|j| self.blocks.as_ref().get(self.ring_at(j)).filter(|b| b.live))
     }
 
     /// Where `p` falls in the window's order (its distance from the base).
@@ -335,6 +382,13 @@ impl<St: CrfStorage> Crf<St> {
         }
         let untriggered = blocks.iter().filter(|x| x.live && !x.triggered).count();
         if untriggered > self.untriggered {
+            return false;
+        }
+        // A block waiting for the timer's decode makes the engine wait.
+        if blocks.iter().any(|x| x.live && x.decode_pending) && !self.decode_pending {
+            return false;
+        }
+        if !self.deadline_stale && self.deadline_min != self.deadline_scan() {
             return false;
         }
         let mut prev: Option<u32> = None;

@@ -86,6 +86,8 @@ impl<St: CrfStorage> Crf<St> {
             addr_of_mut!((*slot).ring_len).write(0);
             addr_of_mut!((*slot).free_blocks).write(0);
             addr_of_mut!((*slot).free_repairs).write(0);
+            addr_of_mut!((*slot).deadline_min).write(NEVER);
+            addr_of_mut!((*slot).deadline_stale).write(false);
             addr_of_mut!((*slot).block_clock).write(0);
             addr_of_mut!((*slot).untriggered).write(0);
             addr_of_mut!((*slot).request_id).write(0);
