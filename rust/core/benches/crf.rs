@@ -145,11 +145,11 @@ fn run(case: Case, max_bdp: u32) -> (f64, usize, usize) {
     let mut now: Nanos = 1_000;
     let mut open_max = 0usize;
     // One step: a source, then the timer if due (as the kernel's hook).
-    let mut step = |crf: &mut Crf<Vecs>,
-                    host: &mut Host,
-                    ws: &mut Workspace<'_, RowPerCall>,
-                    psn: u32,
-                    now: Nanos| {
+    let step = |crf: &mut Crf<Vecs>,
+                host: &mut Host,
+                ws: &mut Workspace<'_, RowPerCall>,
+                psn: u32,
+                now: Nanos| {
         crf.on_source(now, Psn::new(psn), &payload, false, host);
         if crf.next_deadline().is_some_and(|d| d <= now) {
             crf.on_timer(now, host, ws);
