@@ -204,6 +204,7 @@ proptest! {
             prop_assert!(crf.open_blocks() <= 4);
             prop_assert!(crf.repairs_held() <= 8);
             prop_assert_eq!(crf.repairs_held(), host.repairs.len());
+            prop_assert!(crf.debug_index_ok());
             prop_assert_eq!(host.bogus_releases, 0);
             for d in &host.delivered {
                 prop_assert!(d.held_for <= max_h);

@@ -336,6 +336,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(crf.held(), host.held.len());
         assert!(crf.held() <= caps.held);
         assert!(crf.open_blocks() <= caps.blocks);
+        assert!(crf.debug_index_ok(), "CRF indexes out of step");
     }
     run_timers(
         &mut crf,

@@ -87,6 +87,7 @@ mod decode;
 mod delivery;
 mod gaps;
 mod hold;
+mod index;
 mod init;
 mod probe;
 mod report;
@@ -588,6 +589,17 @@ pub struct Crf<St: CrfStorage> {
     hold: HoldQueue<St::Hold>,
     blocks: St::Blocks,
     repairs: St::Repairs,
+    /// The ring of open blocks in start order (`crf/index.rs`): its first
+    /// entry's element, and its length (the open blocks).
+    ring_head: usize,
+    ring_len: usize,
+    /// Free block slots (the heap's length).
+    free_blocks: usize,
+    /// Free repair slots (the heap's length).
+    free_repairs: usize,
+    /// Earliest deadline of the open blocks, unless `deadline_stale`.
+    deadline_min: Nanos,
+    deadline_stale: bool,
     block_clock: u32,
     /// Blocks not yet triggered by a later packet.
     untriggered: usize,
@@ -695,6 +707,12 @@ impl<St: CrfStorage> Crf<St> {
             hold: HoldQueue::with(hold),
             blocks,
             repairs,
+            ring_head: 0,
+            ring_len: 0,
+            free_blocks: 0,
+            free_repairs: 0,
+            deadline_min: NEVER,
+            deadline_stale: false,
             block_clock: 0,
             untriggered: 0,
             request_id: 0,
@@ -710,6 +728,7 @@ impl<St: CrfStorage> Crf<St> {
             counters: Counters::default(),
         };
         c.tc.reset(cfg.tc);
+        c.reset_index();
         c
     }
 
@@ -729,6 +748,7 @@ impl<St: CrfStorage> Crf<St> {
         self.hold.clear();
         self.blocks.as_mut().fill(Block::EMPTY);
         self.repairs.as_mut().fill(RepairMeta::EMPTY);
+        self.reset_index();
         self.block_clock = 0;
         self.untriggered = 0;
         self.request_id = 0;
@@ -895,20 +915,13 @@ impl<St: CrfStorage> Crf<St> {
 
     /// Whether an open block uses configuration `id`.
     pub fn config_in_use(&self, id: u8) -> bool {
-        self.blocks
-            .as_ref()
-            .iter()
-            .any(|b| b.live && b.cfg_id == id)
+        self.open_iter().any(|b| b.cfg_id == id)
     }
 
     /// Open blocks using configuration `id` (to keep the negotiation's
     /// per-configuration block accounting in step).
     pub fn blocks_using(&self, id: u8) -> usize {
-        self.blocks
-            .as_ref()
-            .iter()
-            .filter(|b| b.live && b.cfg_id == id)
-            .count()
+        self.open_iter().filter(|b| b.cfg_id == id).count()
     }
 
     /// The acknowledged configuration with Config ID `id`.
@@ -953,12 +966,15 @@ impl<St: CrfStorage> Crf<St> {
 
     /// Blocks currently open.
     pub fn open_blocks(&self) -> usize {
-        self.blocks.as_ref().iter().filter(|b| b.live).count()
+        self.ring_len
     }
 
     /// Repair symbols currently held.
     pub fn repairs_held(&self) -> usize {
-        self.repairs.as_ref().iter().filter(|r| r.live).count()
+        self.repairs
+            .as_ref()
+            .len()
+            .saturating_sub(self.free_repairs)
     }
 
     /// Diagnostic: the engine's internal state bits for `psn` (None outside
@@ -984,12 +1000,13 @@ impl<St: CrfStorage> Crf<St> {
         if let Some((_, t)) = self.hold.front() {
             d = d.min(t);
         }
-        for b in self.blocks.as_ref().iter().filter(|b| b.live) {
-            d = d.min(b.deadline);
-            if b.decode_pending {
-                d = d.min(self.last_now);
-            }
-        }
+        // The open blocks' deadlines. (A block waiting for a decode also
+        // has `decode_pending` set, which already made it `last_now`.)
+        d = d.min(if self.deadline_stale {
+            self.deadline_scan()
+        } else {
+            self.deadline_min
+        });
         d = d.min(self.gap_due_min);
         d = d.min(self.report.next);
         d = d.min(self.tc.deadline().max(self.asks_from()));
@@ -1040,6 +1057,19 @@ impl<St: CrfStorage> Crf<St> {
     /// BTH to ICRC; `ce`: the IP ECN field was CE). Call it for packets
     /// that carry a new PSN only ([`super::super::roce::RocePacket::is_source`]).
     pub fn on_source<H: CrfHost + ?Sized>(
+        &mut self,
+        now: Nanos,
+        psn: Psn,
+        payload: &[u8],
+        ce: bool,
+        host: &mut H,
+    ) -> SourceVerdict {
+        let v = self.source_in(now, psn, payload, ce, host);
+        self.refresh_deadline();
+        v
+    }
+
+    fn source_in<H: CrfHost + ?Sized>(
         &mut self,
         now: Nanos,
         psn: Psn,
@@ -1118,6 +1148,18 @@ impl<St: CrfStorage> Crf<St> {
     /// A REPAIR message of this flow arrived (`ce`: its IP ECN field was
     /// CE). Decodes, delivers and releases as far as it allows.
     pub fn on_repair<H: CrfHost + ?Sized, G: MulAcc + ?Sized>(
+        &mut self,
+        now: Nanos,
+        msg: &Repair<'_>,
+        ce: bool,
+        host: &mut H,
+        ws: &mut Workspace<'_, G>,
+    ) {
+        self.repair_in(now, msg, ce, host, ws);
+        self.refresh_deadline();
+    }
+
+    fn repair_in<H: CrfHost + ?Sized, G: MulAcc + ?Sized>(
         &mut self,
         now: Nanos,
         msg: &Repair<'_>,
@@ -1207,7 +1249,13 @@ impl<St: CrfStorage> Crf<St> {
         self.advance_delivery(true, host);
         self.expire_holds(now, host);
         self.decode_pending = false;
-        for b in 0..self.blocks.as_ref().len() {
+        // (No block opens in here: with none open, nothing to visit.)
+        let slots = if self.ring_len == 0 {
+            0
+        } else {
+            self.blocks.as_ref().len()
+        };
+        for b in 0..slots {
             let Some(blk) = self.blocks.as_ref().get(b).copied() else {
                 continue;
             };
@@ -1230,6 +1278,7 @@ impl<St: CrfStorage> Crf<St> {
         }
         self.advance_resolve(host);
         self.advance_delivery(true, host);
+        self.refresh_deadline();
     }
 
     /// Ends the flow: releases every held packet in PSN order and drops all
@@ -1259,6 +1308,7 @@ impl<St: CrfStorage> Crf<St> {
             *r = RepairMeta::EMPTY;
         }
         self.blocks.as_mut().fill(Block::EMPTY);
+        self.reset_index();
         self.win.reset();
         self.hold.clear();
         self.read_spans = [PsnRange::new(Psn::ZERO, 0); READ_SPANS];

@@ -7,6 +7,7 @@ use super::super::super::wire::{
     Bitmap256, BlockRequest, FecScheme, Repair, RepairRequest, RequestKind,
 };
 use super::super::{FecConfig, Nanos, Sink};
+use super::index::{heap_pop, heap_push};
 use super::window::{coarse_up, wake, ABANDONED, ABSENT, HAVE, IN_BLOCK, KEPT, RESOLVED};
 use super::{
     inc, report, Asked, Crf, CrfHost, CrfStorage, MulAcc, Reject, Restored, SymbolStore, Workspace,
@@ -53,6 +54,26 @@ pub struct Block {
     pub(super) counted_incomplete: bool,
     /// Decoding cannot work (buffer, codec): go straight to the fallback.
     pub(super) undecodable: bool,
+    /// The block's first repair descriptor (its others follow through
+    /// [`RepairMeta`]'s `next`, in ascending slot order); [`NIL`]: none.
+    pub(super) first: u16,
+    /// Entries of the engine's indexes (`crf/index.rs`), not about this
+    /// block: kept when the slot is rewritten.
+    pub(super) col: BlockCol,
+}
+
+/// "No slot" in the indexes' `u16` links (never a slot: there are at most
+/// 65535 of each).
+pub(super) const NIL: u16 = u16::MAX;
+
+/// One entry of each block index, stored in a [`Block`] element
+/// (`crf/index.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BlockCol {
+    /// Entry of the ring of open blocks in start order.
+    pub(super) ring: u16,
+    /// Entry of the heap of free block slots.
+    pub(super) free: u16,
 }
 
 impl Block {
@@ -75,6 +96,8 @@ impl Block {
         decode_pending: false,
         counted_incomplete: false,
         undecodable: false,
+        first: NIL,
+        col: BlockCol { ring: 0, free: 0 },
     };
 
     /// Position of `p` in the block.
@@ -93,12 +116,17 @@ impl Block {
 #[derive(Clone, Copy, Debug)]
 pub struct RepairMeta {
     pub(super) live: bool,
-    pub(super) block: usize,
+    pub(super) block: u16,
     pub(super) index: u8,
     /// The set L the symbol covers (Present Bitmap for ordinary repairs).
     pub(super) lost: Bitmap256,
     /// Selected for the decode in progress.
     pub(super) sel: bool,
+    /// The block's next repair descriptor (a higher slot); [`NIL`]: none.
+    pub(super) next: u16,
+    /// Entry of the heap of free repair slots (`crf/index.rs`), not about
+    /// this descriptor: kept when the slot is rewritten.
+    pub(super) free: u16,
 }
 
 impl RepairMeta {
@@ -109,6 +137,8 @@ impl RepairMeta {
         index: 0,
         lost: Bitmap256::EMPTY,
         sel: false,
+        next: NIL,
+        free: 0,
     };
 }
 
@@ -117,19 +147,33 @@ impl<St: CrfStorage> Crf<St> {
         self.blocks.as_ref().get(b).copied().filter(|x| x.live)
     }
 
-    fn find_block(&self, start: Psn) -> Option<usize> {
-        self.blocks
-            .as_ref()
-            .iter()
-            .position(|x| x.live && x.start == start)
+    /// Writes block slot `b`, keeping its index entries.
+    fn put_block(&mut self, b: usize, x: Block) {
+        if let Some(slot) = self.blocks.as_mut().get_mut(b) {
+            let col = slot.col;
+            *slot = Block { col, ..x };
+        }
     }
 
-    /// The open block containing `p`.
-    pub(super) fn block_at(&self, p: Psn) -> Option<usize> {
-        self.blocks
+    /// Writes repair slot `i`, keeping its index entry.
+    fn put_repair(&mut self, i: usize, r: RepairMeta) {
+        if let Some(slot) = self.repairs.as_mut().get_mut(i) {
+            let free = slot.free;
+            *slot = RepairMeta { free, ..r };
+        }
+    }
+
+    /// The first repair descriptor of block `b`.
+    pub(super) fn first_repair(&self, b: usize) -> u16 {
+        self.blocks.as_ref().get(b).map_or(NIL, |x| x.first)
+    }
+
+    /// The repair descriptor after `i` in its block's list.
+    pub(super) fn next_repair(&self, i: u16) -> u16 {
+        self.repairs
             .as_ref()
-            .iter()
-            .position(|x| x.live && x.position(p).is_some())
+            .get(i as usize)
+            .map_or(NIL, |r| r.next)
     }
 
     /// A source of a known block arrived: look at the block at the next
@@ -170,10 +214,12 @@ impl<St: CrfStorage> Crf<St> {
     /// contains it).
     pub(super) fn usable(&self, b: usize, unknown: &Bitmap256) -> u32 {
         let mut n = 0u32;
-        for r in self.repairs.as_ref().iter() {
-            if r.live && r.block == b && unknown.is_subset_of(&r.lost) {
+        let mut i = self.first_repair(b);
+        while let Some(r) = self.repairs.as_ref().get(i as usize) {
+            if r.live && r.block as usize == b && unknown.is_subset_of(&r.lost) {
                 n = n.saturating_add(1);
             }
+            i = r.next;
         }
         n
     }
@@ -219,10 +265,7 @@ impl<St: CrfStorage> Crf<St> {
                 _ => Err(Reject::Inconsistent),
             };
         }
-        let overlaps = self.blocks.as_ref().iter().any(|x| {
-            x.live && (x.position(start).is_some() || msg_position(start, k, x.start).is_some())
-        });
-        if overlaps {
+        if self.overlaps(start, k) {
             return Err(Reject::Inconsistent);
         }
         // The Present Bitmap is authoritative: absent positions resolve,
@@ -248,11 +291,14 @@ impl<St: CrfStorage> Crf<St> {
         if complete {
             return Err(Reject::Complete);
         }
-        let b = match self.blocks.as_ref().iter().position(|x| !x.live) {
+        // The lowest free slot, else the oldest block's.
+        let b = match heap_pop(self.blocks.as_mut(), &mut self.free_blocks) {
             Some(b) => b,
             None => {
                 let oldest = self.oldest_block();
                 self.evict_block(oldest, now, host);
+                // The slot just freed, the only free one.
+                let _ = heap_pop(self.blocks.as_mut(), &mut self.free_blocks);
                 oldest
             }
         };
@@ -309,10 +355,12 @@ impl<St: CrfStorage> Crf<St> {
             decode_pending: false,
             counted_incomplete: requested,
             undecodable: false,
+            first: NIL,
+            col: BlockCol { ring: 0, free: 0 },
         };
-        if let Some(slot) = self.blocks.as_mut().get_mut(b) {
-            *slot = x;
-        }
+        self.put_block(b, x);
+        self.ring_add(b);
+        self.deadline_changed(NEVER, deadline);
         if !triggered {
             self.untriggered = self.untriggered.saturating_add(1);
         }
@@ -366,15 +414,22 @@ impl<St: CrfStorage> Crf<St> {
         drop_sources: bool,
         store: &mut S,
     ) {
+        self.free_block_in(b, drop_sources, store, true);
+    }
+
+    /// [`Crf::free_block`]; `in_ring`: the block is still in the ring (not
+    /// taken out already because the window's base passed it).
+    pub(super) fn free_block_in<S: SymbolStore + ?Sized>(
+        &mut self,
+        b: usize,
+        drop_sources: bool,
+        store: &mut S,
+        in_ring: bool,
+    ) {
         let Some(x) = self.block(b) else {
             return;
         };
-        for (i, r) in self.repairs.as_mut().iter_mut().enumerate() {
-            if r.live && r.block == b {
-                store.drop_repair(i);
-                *r = RepairMeta::EMPTY;
-            }
-        }
+        self.drop_repairs(b, store);
         for j in 0..x.k as usize {
             let p = x.psn(j);
             if let Some(s) = self.win.slot(p) {
@@ -385,18 +440,28 @@ impl<St: CrfStorage> Crf<St> {
                 self.win.clear(p, IN_BLOCK);
             }
         }
-        if let Some(slot) = self.blocks.as_mut().get_mut(b) {
-            *slot = Block::EMPTY;
+        if in_ring {
+            self.ring_drop(b);
         }
+        self.deadline_changed(x.deadline, NEVER);
+        self.put_block(b, Block::EMPTY);
+        heap_push(self.blocks.as_mut(), &mut self.free_blocks, b as u16);
     }
 
-    /// Drops every repair of block `b`.
+    /// Drops every repair of block `b` (in ascending slot order).
     pub(super) fn drop_repairs<S: SymbolStore + ?Sized>(&mut self, b: usize, store: &mut S) {
-        for (i, r) in self.repairs.as_mut().iter_mut().enumerate() {
-            if r.live && r.block == b {
-                store.drop_repair(i);
-                *r = RepairMeta::EMPTY;
+        let mut i = self.first_repair(b);
+        if let Some(x) = self.blocks.as_mut().get_mut(b) {
+            x.first = NIL;
+        }
+        while let Some(r) = self.repairs.as_ref().get(i as usize) {
+            let next = r.next;
+            if r.live && r.block as usize == b {
+                store.drop_repair(i as usize);
+                self.put_repair(i as usize, RepairMeta::EMPTY);
+                heap_push(self.repairs.as_mut(), &mut self.free_repairs, i);
             }
+            i = next;
         }
     }
 
@@ -412,31 +477,55 @@ impl<St: CrfStorage> Crf<St> {
         };
         let valid = Code::new(x.scheme, x.k, x.t as usize)
             .is_ok_and(|c| c.check_repair_index(msg.repair_index).is_ok());
-        let dup = self
-            .repairs
-            .as_ref()
-            .iter()
-            .any(|r| r.live && r.block == b && r.index == msg.repair_index);
+        // The block's list, and where the new slot goes in it.
+        let mut dup = false;
+        let mut i = x.first;
+        while let Some(r) = self.repairs.as_ref().get(i as usize) {
+            if r.live && r.block as usize == b && r.index == msg.repair_index {
+                dup = true;
+                break;
+            }
+            i = r.next;
+        }
         if !valid || dup {
             inc(&mut self.counters.drop_duplicate);
             return;
         }
-        let Some(slot) = self.repairs.as_ref().iter().position(|r| !r.live) else {
+        // The lowest free slot.
+        let Some(slot) = heap_pop(self.repairs.as_mut(), &mut self.free_repairs) else {
             inc(&mut self.counters.drop_repair_capacity);
             return;
         };
         if !store.keep_repair(slot, msg.symbol) {
+            heap_push(self.repairs.as_mut(), &mut self.free_repairs, slot as u16);
             inc(&mut self.counters.drop_store_full);
             return;
         }
-        if let Some(r) = self.repairs.as_mut().get_mut(slot) {
-            *r = RepairMeta {
+        // Linked after the last of the block's slots below it.
+        let mut prev = NIL;
+        let mut i = x.first;
+        while (i as usize) < slot {
+            prev = i;
+            i = self.next_repair(i);
+        }
+        self.put_repair(
+            slot,
+            RepairMeta {
                 live: true,
-                block: b,
+                block: b as u16,
                 index: msg.repair_index,
                 lost: msg.lost.unwrap_or(x.present),
                 sel: false,
-            };
+                next: i,
+                free: 0,
+            },
+        );
+        if prev == NIL {
+            if let Some(y) = self.blocks.as_mut().get_mut(b) {
+                y.first = slot as u16;
+            }
+        } else if let Some(r) = self.repairs.as_mut().get_mut(prev as usize) {
+            r.next = slot as u16;
         }
     }
 
@@ -490,6 +579,7 @@ impl<St: CrfStorage> Crf<St> {
         let Some(x) = self.blocks.as_mut().get_mut(b).filter(|x| x.live) else {
             return;
         };
+        let old = x.deadline;
         let answer = msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy;
         if !answer {
             if !x.triggered {
@@ -501,6 +591,8 @@ impl<St: CrfStorage> Crf<St> {
         } else if msg.session_id == x.request_id && x.stage != Stage::Open {
             x.deadline = x.deadline.min(due);
         }
+        let new = x.deadline;
+        self.deadline_changed(old, new);
     }
 
     /// Completes or decodes block `b` if it can. Returns whether the block
@@ -575,9 +667,7 @@ impl<St: CrfStorage> Crf<St> {
         };
         let rt = now.saturating_add(self.round_timeout());
         if x.stage == Stage::Open && !x.triggered {
-            if let Some(y) = self.blocks.as_mut().get_mut(b) {
-                y.deadline = NEVER;
-            }
+            self.set_deadline(b, NEVER);
             return;
         }
         if !x.counted_incomplete {
@@ -604,9 +694,9 @@ impl<St: CrfStorage> Crf<St> {
                 if let Some(y) = self.blocks.as_mut().get_mut(b) {
                     y.stage = stage;
                     y.rounds = rounds;
-                    y.deadline = rt;
                     y.counted_incomplete = true;
                 }
+                self.set_deadline(b, rt);
             }
             None => self.abandon_block(b, host),
         }
@@ -686,10 +776,4 @@ impl<St: CrfStorage> Crf<St> {
             }
         }
     }
-}
-
-/// Position of `p` in a block of `k` starting at `start`.
-fn msg_position(start: Psn, k: u8, p: Psn) -> Option<usize> {
-    let d = start.forward_distance(p);
-    (d < k as u32).then_some(d as usize)
 }

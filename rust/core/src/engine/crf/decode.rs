@@ -17,10 +17,13 @@ use super::blocks::{RepairMeta, Stage};
 use super::window::{HAVE, KEPT};
 use super::{inc, Crf, CrfHost, CrfStorage, MulAcc, Restored, SymbolStore, Workspace};
 
-/// The selected, reduced repairs of one block as the decoder sees them.
+/// The selected, reduced repairs of one block as the decoder sees them:
+/// the descriptors from slot `first` on (`metas` starts there), of which
+/// those selected for `block`.
 struct View<'a, S: SymbolStore + ?Sized> {
     store: &'a S,
     metas: &'a [RepairMeta],
+    first: usize,
     block: usize,
 }
 
@@ -35,13 +38,13 @@ impl<S: SymbolStore + ?Sized> BlockSymbols for View<'_, S> {
 
     fn repair(&self, n: usize) -> Option<fec::Repair<'_>> {
         let m = self.metas.get(n)?;
-        if !m.live || !m.sel || m.block != self.block {
+        if !m.live || !m.sel || m.block as usize != self.block {
             return None;
         }
         Some(fec::Repair {
             index: m.index,
             lost: None,
-            data: self.store.repair(n)?,
+            data: self.store.repair(self.first.wrapping_add(n))?,
         })
     }
 }
@@ -77,22 +80,32 @@ impl<St: CrfStorage> Crf<St> {
             self.set_undecodable(b);
             return;
         }
-        // Select the first u repairs whose L contains U.
+        // Select the first u repairs whose L contains U (the block's, in
+        // slot order; only they are read as selected below).
         let mut chosen = 0usize;
-        for r in self.repairs.as_mut().iter_mut() {
+        let (mut lo, mut hi) = (usize::MAX, 0usize);
+        let mut i = self.first_repair(b);
+        while let Some(r) = self.repairs.as_mut().get_mut(i as usize) {
             r.sel = false;
-            if chosen < u && r.live && r.block == b && unknown.is_subset_of(&r.lost) {
+            if chosen < u && r.live && r.block as usize == b && unknown.is_subset_of(&r.lost) {
                 r.sel = true;
                 chosen = chosen.wrapping_add(1);
+                lo = lo.min(i as usize);
+                hi = hi.max(i as usize);
             }
+            i = r.next;
         }
         if chosen < u {
             return;
         }
         // Every known source the reduction reads must be there and fit T.
         let mut needed = Bitmap256::EMPTY;
-        for r in self.repairs.as_ref().iter().filter(|r| r.sel) {
-            needed = needed.or(&r.lost.and_not(&unknown));
+        let mut i = self.first_repair(b);
+        while let Some(r) = self.repairs.as_ref().get(i as usize) {
+            if r.sel {
+                needed = needed.or(&r.lost.and_not(&unknown));
+            }
+            i = r.next;
         }
         let mut missing = false;
         for j in needed.iter() {
@@ -123,10 +136,10 @@ impl<St: CrfStorage> Crf<St> {
             return;
         }
         // Reduce: R_i -= Σ_{j ∈ L_i \ U} C(i, j)·S_j.
-        for ri in 0..self.repairs.as_ref().len() {
-            let Some(m) = self.repairs.as_ref().get(ri).copied() else {
-                continue;
-            };
+        let mut next = self.first_repair(b);
+        while let Some(m) = self.repairs.as_ref().get(next as usize).copied() {
+            let ri = next as usize;
+            next = m.next;
             if !m.sel {
                 continue;
             }
@@ -150,9 +163,12 @@ impl<St: CrfStorage> Crf<St> {
         }
         let present = fec::Bitmap::from_words(&unknown.words());
         let res = {
+            // The selected lie in slots lo..=hi (u >= 1 were chosen).
+            let metas = self.repairs.as_ref();
             let view = View {
                 store: &*host,
-                metas: self.repairs.as_ref(),
+                metas: metas.get(lo..=hi).unwrap_or(&[]),
+                first: lo,
                 block: b,
             };
             fec::decode(ws.gf, &code, &present, &view, ws.scratch, ws.out)
@@ -203,8 +219,8 @@ impl<St: CrfStorage> Crf<St> {
             let deadline = now.saturating_add(self.round_timeout());
             if let Some(y) = self.blocks.as_mut().get_mut(b).filter(|y| y.live) {
                 y.stage = Stage::Fallback;
-                y.deadline = deadline;
                 y.counted_incomplete = true;
+                self.set_deadline(b, deadline);
             }
         } else {
             self.abandon_block(b, host);

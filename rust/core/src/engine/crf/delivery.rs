@@ -170,13 +170,26 @@ impl<St: CrfStorage> Crf<St> {
 
         if self.untriggered > 0 {
             let allowance = self.allowance();
+            // `untriggered` is at least the untriggered open blocks (it is
+            // not lowered when one is freed or triggered by its LAST
+            // repair): once that many are seen, there are no more. They
+            // are the latest, mostly: look from the last start back.
             let mut left = 0usize;
-            for b in self
-                .blocks
-                .as_mut()
-                .iter_mut()
-                .filter(|b| b.live && !b.triggered)
-            {
+            let mut seen = 0usize;
+            let mut j = self.ring_len;
+            while j > 0 && seen < self.untriggered {
+                j = j.wrapping_sub(1);
+                let i = self.ring_at(j);
+                let Some(b) = self
+                    .blocks
+                    .as_mut()
+                    .get_mut(i)
+                    .filter(|b| b.live && !b.triggered)
+                else {
+                    continue;
+                };
+                seen = seen.wrapping_add(1);
+                let old = b.deadline;
                 if psn.is_after_or_eq(b.start.wrapping_add(b.k as u32)) {
                     b.triggered = true;
                     if b.stage == super::blocks::Stage::Open {
@@ -185,6 +198,8 @@ impl<St: CrfStorage> Crf<St> {
                 } else {
                     left = left.wrapping_add(1);
                 }
+                let new = b.deadline;
+                self.deadline_changed(old, new);
             }
             self.untriggered = left;
         }
@@ -284,16 +299,42 @@ impl<St: CrfStorage> Crf<St> {
             .checked_rem(w)
             .unwrap_or(0);
         self.win.clamp_frontiers();
-        // Blocks that started before the new base can no longer be tracked.
-        for b in 0..self.blocks.as_ref().len() {
-            let gone = self
+        // Blocks that started before the new base can no longer be tracked:
+        // a prefix of the ring (all started at or after the old base, which
+        // the new one follows by less than half the PSN space). They go in
+        // slot order.
+        let mut gone = 0usize;
+        while gone < self.ring_len {
+            let b = self.ring_at(gone);
+            let before = self
                 .blocks
                 .as_ref()
                 .get(b)
                 .is_some_and(|x| x.live && x.start.is_before(new_base));
-            if gone {
-                inc(&mut self.counters.blocks_evicted_window);
-                self.free_block(b, false, host);
+            if !before {
+                break;
+            }
+            gone = gone.wrapping_add(1);
+        }
+        if gone == 1 {
+            let b = self.ring_at(0);
+            self.ring_remove(0);
+            inc(&mut self.counters.blocks_evicted_window);
+            self.free_block_in(b, false, host, false);
+        } else if gone > 1 {
+            for _ in 0..gone {
+                self.ring_remove(0);
+            }
+            for b in 0..self.blocks.as_ref().len() {
+                let gone = self
+                    .blocks
+                    .as_ref()
+                    .get(b)
+                    .is_some_and(|x| x.live && x.start.is_before(new_base));
+                if gone {
+                    inc(&mut self.counters.blocks_evicted_window);
+                    self.free_block_in(b, false, host, false);
+                }
             }
         }
         // Newly covered positions: apply the READ spans recorded for them.
@@ -341,8 +382,12 @@ impl<St: CrfStorage> Crf<St> {
             .wrapping_sub(self.kmax.saturating_sub(1) as u32);
         // Open blocks keep their sources whatever the frontier says (a block
         // may begin before the first PSN observed).
-        for x in self.blocks.as_ref().iter().filter(|x| x.live) {
-            bound = bound.serial_min(x.start);
+        // (Their starts and the bound lie within the window and k of it:
+        // serially ordered, so the lowest start is the ring's first.)
+        if let Some(x) = self.first_block().and_then(|b| self.blocks.as_ref().get(b)) {
+            if x.live {
+                bound = bound.serial_min(x.start);
+            }
         }
         for _ in 0..self.win.cap() {
             let p = self.win.drop_next;

@@ -57,6 +57,7 @@ impl<St: CrfStorage> Crf<St> {
             addr_of_mut!((*slot).blocks).write(blocks);
             addr_of_mut!((*slot).repairs).write(repairs);
             Self::init_fields(slot, cfg);
+            (*slot).reset_index();
         }
         Ok(())
     }
@@ -81,6 +82,12 @@ impl<St: CrfStorage> Crf<St> {
             addr_of_mut!((*slot).read_spans).write([PsnRange::new(Psn::ZERO, 0); READ_SPANS]);
             addr_of_mut!((*slot).read_span_next).write(0);
             addr_of_mut!((*slot).resp_end).write(None);
+            addr_of_mut!((*slot).ring_head).write(0);
+            addr_of_mut!((*slot).ring_len).write(0);
+            addr_of_mut!((*slot).free_blocks).write(0);
+            addr_of_mut!((*slot).free_repairs).write(0);
+            addr_of_mut!((*slot).deadline_min).write(NEVER);
+            addr_of_mut!((*slot).deadline_stale).write(false);
             addr_of_mut!((*slot).block_clock).write(0);
             addr_of_mut!((*slot).untriggered).write(0);
             addr_of_mut!((*slot).request_id).write(0);
@@ -131,6 +138,7 @@ impl<const B: usize, const W: usize, const HQ: usize, const R: usize> Crf<Inline
                 repairs.add(i).write(RepairMeta::EMPTY);
             }
             Self::init_fields(slot, cfg);
+            (*slot).reset_index();
         }
     }
 }
