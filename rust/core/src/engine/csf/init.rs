@@ -126,12 +126,7 @@ mod tests {
         }
     }
 
-    #[derive(Debug)]
-    struct Vecs;
-    impl crate::engine::csf::CsfStorage for Vecs {
-        type Ring = Vec<crate::engine::csf::Block>;
-        type Acc = Vec<u8>;
-    }
+    use crate::engine::storage::Vecs;
 
     #[test]
     fn init_at_with_equals_with_storage() {
