@@ -168,12 +168,12 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
             Err(()) => EINVAL.to_errno(),
         };
         let f = spare.into_raw();
-        Some((f, f, rc))
+        Some((f, rc))
     };
     let mut ok = true;
-    if let Some((f, rs, rc)) = setup(&rq) {
+    if let Some((f, rc)) = setup(&rq) {
         // SAFETY: set up above, freed below.
-        let fl = unsafe { &*rs };
+        let fl = unsafe { &*f };
         let t = fl.template();
         let k = crate::table::InTable::links(fl).key();
         let got = (
@@ -204,7 +204,7 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
         rq.fixed = true;
         (rq.k, rq.m, rq.key.side) = (8, 1, side);
         match setup(&rq) {
-            Some((f, _, rc)) => {
+            Some((f, rc)) => {
                 if rc != want {
                     let _ = write!(w, "request of side {side}: {rc} ({want}); ");
                     ok = false;

@@ -1,12 +1,14 @@
 //! The engine capacities crem.ko builds its flows with, here so that the
 //! module and `crem-sim --engine module` size flows alike from one place.
 //!
-//! They bound what one flow can hold, whatever the path: a CSF retains
+//! [`caps_for`] sizes each flow from the packets in flight it is to
+//! protect (the netns's `max-bdp`); the per-flow constants below are its
+//! sizes at [`MAX_BDP_DEFAULT`] (checked at compile time): a CSF retains
 //! [`CSF_BLOCKS`] blocks for coded retransmission (2048 packets at k = 32:
 //! about 1.8 ms of 10 Gbit/s at 1 KiB), a CRF holds [`CRF_BLOCKS`] blocks
-//! open. [`CRF_WINDOW`] and [`CRF_REPAIRS`] are also the sizes of the
-//! stores the module gives its CRF, and [`CSF_STORE_SLOTS`] that of its
-//! CSF's (`rust/store.rs`).
+//! open, and the module's stores (`rust/store.rs`) follow the CRF's window
+//! and the CSF's [`CSF_STORE_SLOTS`]. [`CSF_ACC`], [`MAX_M`],
+//! [`DECODE_OUT`] and [`MESSAGE`] do not depend on `max-bdp`.
 
 use super::super::roce::MAX_SYMBOL_LEN;
 use super::crf::CrfCaps;
