@@ -404,7 +404,11 @@ impl Ntf {
     /// to end before it notifies).
     fn flow_up(self, st: &NetState, f: &Flow) {
         st.count_dp(ffi::crem_dp_CREM_EV_FLOW_UP);
-        st.start_collector();
+        // A KUnit case's netns state (no C state) collects when the case
+        // says so, never behind its back.
+        if st.c_net().is_some() {
+            st.start_collector();
+        }
         let ntf = self.0.map_or(core::ptr::null_mut(), Skb::into_raw);
         st.ntf_send(ntf, f, Notification::Up);
     }

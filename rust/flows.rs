@@ -65,14 +65,15 @@ extern "C" fn crem_rs_flows_reap(net: *mut c_void) {
 /// here. Process context.
 #[no_mangle]
 extern "C" fn crem_rs_flows_totals(net: *mut c_void, sum: *mut u64, rebase: bool) {
-    // SAFETY: C passes its per-netns state and an array of CREM_FS_N
-    // counters.
-    let (Some(st), Some(sum)) = (unsafe { netns::state_opt(net) }, unsafe {
-        sum.cast::<[u64; netns::FS_N]>().as_mut()
-    }) else {
+    // SAFETY: C passes an array of CREM_FS_N counters.
+    let Some(sum) = (unsafe { sum.cast::<[u64; netns::FS_N]>().as_mut() }) else {
         return;
     };
-    st.totals(sum, rebase);
+    *sum = [0; netns::FS_N];
+    // SAFETY: C passes its per-netns state.
+    if let Some(st) = unsafe { netns::state_opt(net) } {
+        st.totals(sum, rebase);
+    }
 }
 
 /// The flow of the key (addresses in network order), or null.

@@ -12,10 +12,12 @@
 //! their flow-down, ends their engines (their CLOSE), adds their last
 //! counters to the netns's totals and frees them.
 //!
-//! Locking: the removal lock is BH-safe (a flow-del's lookup and the
-//! datapath's removals meet on it); the table's writer lock nests inside
-//! it, as a flow's lock does (the engine's last counters are read under
-//! the flow's lock while the totals are not held).
+//! Locking: the removal lock is BH-safe (removers take it with BH off,
+//! flow-del inside its RCU section); the table's writer lock nests inside
+//! it. A flow's lock is never taken under it (the engine's last counters
+//! are read under the flow's lock, then added to the totals under this
+//! one). Reapers are serialised by a mutex (process context), so a reap
+//! returns only once every flow its caller removed is freed.
 
 use crate::events::Notification;
 use crate::ffi;
@@ -26,7 +28,9 @@ use crate::netns::{NetState, FS_N};
 use core::ffi::c_int;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicI8, AtomicPtr, Ordering};
+use kernel::new_mutex;
 use kernel::prelude::*;
+use kernel::sync::Mutex;
 
 /// A flow's part in its removal: the CLOSE reason its remover chose and
 /// its place on the netns's list of flows removed (both written under the
@@ -79,6 +83,11 @@ unsafe impl Send for Removed {}
 /// The netns's removal lock and what it guards (see the module docs).
 pub(crate) struct Removal {
     state: BhLock<Removed>,
+    /// One reaper at a time (process context): a remover whose flow
+    /// another reaper took waits until that one has freed it, so that its
+    /// flow-down, CLOSE and counters are out before its caller goes on
+    /// (flow-del's reply, a socket change).
+    reaping: Mutex<()>,
     /// The netns is going: its collector and event work are not queued
     /// any more (read under RCU or BH off by their queuers, which the
     /// closing waits for before it cancels them).
@@ -93,12 +102,14 @@ impl Removal {
             base: [0; FS_N],
         };
         let state = new_bh_lock!(removed, "crem_removal");
+        let reaping = new_mutex!((), "crem_reaping");
         // SAFETY: each field is initialised in place at `slot`, pinned
-        // there; neither can fail, so none is left to undo. (Written out
+        // there; none can fail, so none is left to undo. (Written out
         // rather than with `pin_init!`: see `Pool::new`.)
         unsafe {
             kernel::init::pin_init_from_closure(move |slot: *mut Self| {
                 core::ptr::addr_of_mut!((*slot).closing).write(AtomicBool::new(false));
+                reaping.__pinned_init(core::ptr::addr_of_mut!((*slot).reaping))?;
                 state.__pinned_init(core::ptr::addr_of_mut!((*slot).state))
             })
         }
@@ -113,6 +124,17 @@ impl Removal {
 
     pub(crate) fn closing(&self) -> bool {
         self.closing.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Removal {
+    fn drop(&mut self) {
+        // Every remover reaps what it removed: a flow left here would
+        // never be freed.
+        let bh = bh::disable();
+        if !self.state.lock(&bh).head.is_null() {
+            pr_warn!("removal state dropped with flows not reaped\n");
+        }
     }
 }
 
@@ -153,6 +175,7 @@ impl NetState {
     /// after they were unlinked, each sends its flow-down (`notify`),
     /// ends its engine and adds its last counters to the totals.
     pub(crate) fn reap(&self, notify: bool) {
+        let _one = self.removal.reaping.lock();
         let mut head = {
             let bh = bh::disable();
             let mut r = self.removal.state.lock(&bh);

@@ -137,7 +137,7 @@ void crem_rs_flows_reap(void *net);
 void crem_rs_flows_totals(void *net, u64 *sum, bool rebase);
 /*
  * The netns's flow table (rust/flows.rs, rust/table.rs). Lookups run under
- * RCU and return the C half. @net: the netns's Rust state (rust/netns.rs);
+ * RCU and return the flow (opaque to C). @net: the netns's Rust state (rust/netns.rs);
  * addresses in network order.
  */
 struct crem_rs_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,

@@ -404,7 +404,7 @@ static int crem_flow_sel_parse(struct genl_info *info, struct nlattr **tb,
 }
 
 /*
- * The one flow @sel names, under RCU or the table lock; else NULL with the
+ * The one flow @sel names, under RCU; else NULL with the
  * reason in extack and *err set.
  */
 static struct crem_rs_flow *crem_flow_find(struct crem_net *cn, const struct crem_flow_sel *sel,
@@ -548,7 +548,7 @@ void crem_nl_flow_notify(struct crem_net *cn, struct sk_buff *msg, struct crem_r
 	void *hdr;
 	int err;
 
-	/* 512 octets now (CREM_FS_N counters and the flow's state): keep it small. */
+	/* About 560 octets now (identity, state, CREM_FS_N counters): keep it small. */
 	BUILD_BUG_ON(sizeof(fi) > 640);
 	if (!msg)
 		return;
