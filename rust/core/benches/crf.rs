@@ -19,16 +19,27 @@
 //! timed is finding blocks and repairs, not requests.
 
 use crem_core::engine::crf::{
-    self, Crf, CrfConfig, Delivery, HoldEntry, RepairMeta, Restored, SymbolStore, Workspace,
+    self, Crf, CrfConfig, CrfStorage, Delivery, HoldEntry, RepairMeta, Restored, SymbolStore,
+    Workspace,
 };
 use crem_core::engine::module_caps::caps_for;
-use crem_core::engine::storage::Vecs;
 use crem_core::engine::{FecConfig, Nanos, Sink};
 use crem_core::fec::{DecodeScratch, Scheme};
 use crem_core::gf::RowPerCall;
 use crem_core::psn::Psn;
 use crem_core::wire::{Bitmap256, FecScheme, Repair};
 use std::time::Instant;
+
+#[derive(Debug)]
+struct Vecs;
+
+impl CrfStorage for Vecs {
+    type Blocks = Vec<crf::Block>;
+    type Flags = Vec<u16>;
+    type Due = Vec<u32>;
+    type Hold = Vec<HoldEntry>;
+    type Repairs = Vec<RepairMeta>;
+}
 
 const T: usize = 64;
 const K: u8 = 32;

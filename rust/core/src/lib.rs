@@ -12,11 +12,6 @@
     deny(clippy::panic, clippy::unwrap_used, clippy::expect_used)
 )]
 
-// Vectors as engine storage (`engine::storage::Vecs`): the host's tests,
-// fuzzing and the simulator; the module never enables it.
-#[cfg(any(test, feature = "alloc"))]
-extern crate alloc;
-
 pub mod engine;
 pub mod fec;
 pub mod gf;

@@ -4,9 +4,26 @@
 //! reports. (That such engines run exactly as fixed arrays of the same
 //! sizes is crem-sim's `runtime_storage_runs_as_fixed_arrays`.)
 
-use crem_core::engine::crf::{self, CapsError, Crf, CrfCaps, CrfConfig, HoldEntry, RepairMeta};
-use crem_core::engine::csf::{self, Csf, CsfParams};
-use crem_core::engine::storage::Vecs;
+use crem_core::engine::crf::{
+    self, CapsError, Crf, CrfCaps, CrfConfig, CrfStorage, HoldEntry, RepairMeta,
+};
+use crem_core::engine::csf::{self, Csf, CsfParams, CsfStorage};
+
+#[derive(Debug)]
+struct Vecs;
+
+impl CrfStorage for Vecs {
+    type Blocks = Vec<crf::Block>;
+    type Flags = Vec<u16>;
+    type Due = Vec<u32>;
+    type Hold = Vec<HoldEntry>;
+    type Repairs = Vec<RepairMeta>;
+}
+
+impl CsfStorage for Vecs {
+    type Ring = Vec<csf::Block>;
+    type Acc = Vec<u8>;
+}
 
 fn crf(
     blocks: usize,

@@ -10,7 +10,6 @@ use crem_core::engine::flow::{ReceiverFlow, ReceiverParams, SenderFlow, SenderPa
 use crem_core::engine::module_caps::{self as m, FlowCaps};
 
 use crate::model::SimConfig;
-pub(crate) use crem_core::engine::storage::Vecs;
 
 /// A flow's engines and their capacities.
 pub(crate) trait Caps {
@@ -74,6 +73,23 @@ impl<
             size_of::<ReceiverFlow<Self::Crf>>(),
         )
     }
+}
+
+/// Vectors: the storage of a run-time size.
+#[derive(Debug)]
+pub(crate) struct Vecs;
+
+impl CsfStorage for Vecs {
+    type Ring = Vec<csf::Block>;
+    type Acc = Vec<u8>;
+}
+
+impl CrfStorage for Vecs {
+    type Blocks = Vec<crf::Block>;
+    type Flags = Vec<u16>;
+    type Due = Vec<u32>;
+    type Hold = Vec<HoldEntry>;
+    type Repairs = Vec<RepairMeta>;
 }
 
 /// crem.ko's capacities for the run's `max_bdp` and k

@@ -12,10 +12,9 @@
 #![no_main]
 
 use crem_core::engine::crf::{
-    self, Crf, CrfCaps, CrfConfig, Delivery, HoldEntry, RepairMeta, Restored, SourceVerdict,
-    SymbolStore, TcThresholds, Workspace,
+    self, Crf, CrfCaps, CrfConfig, CrfStorage, Delivery, HoldEntry, RepairMeta, Restored,
+    SourceVerdict, SymbolStore, TcThresholds, Workspace,
 };
-use crem_core::engine::storage::Vecs;
 use crem_core::engine::{FecConfig, Nanos, Sink};
 use crem_core::fec::{DecodeScratch, Scheme};
 use crem_core::gf::RowPerCall;
@@ -23,6 +22,18 @@ use crem_core::psn::Psn;
 use crem_core::wire::{self, Bitmap256, FecScheme, Message, Repair};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{HashMap, HashSet};
+
+/// Storage of a length chosen at run time.
+#[derive(Debug)]
+struct Vecs;
+
+impl CrfStorage for Vecs {
+    type Blocks = Vec<crf::Block>;
+    type Flags = Vec<u16>;
+    type Due = Vec<u32>;
+    type Hold = Vec<HoldEntry>;
+    type Repairs = Vec<RepairMeta>;
+}
 
 type Engine = Crf<Vecs>;
 

@@ -126,7 +126,12 @@ mod tests {
         }
     }
 
-    use crate::engine::storage::Vecs;
+    #[derive(Debug)]
+    struct Vecs;
+    impl crate::engine::csf::CsfStorage for Vecs {
+        type Ring = Vec<crate::engine::csf::Block>;
+        type Acc = Vec<u8>;
+    }
 
     #[test]
     fn init_at_with_equals_with_storage() {
