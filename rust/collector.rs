@@ -109,7 +109,7 @@ impl NetState {
             });
         }
         if any {
-            let mut n = 0u32;
+            let mut n = 0u64;
             {
                 let bh = bh::disable();
                 self.flows.for_each(&*bh, |f| {
@@ -119,9 +119,7 @@ impl NetState {
                     }
                 });
             }
-            for _ in 0..n {
-                self.count_dp(ffi::crem_dp_CREM_EV_FLOW_EXPIRED);
-            }
+            self.count_dp_by(ffi::crem_dp_CREM_EV_FLOW_EXPIRED, n);
             self.reap(true);
         }
         if self.flows.count(SIDE_CSF) != 0 || self.flows.count(SIDE_CRF) != 0 {

@@ -162,9 +162,9 @@ impl NetState {
     /// netns is dismantled, when no one listens). Process context.
     pub(crate) fn flush_flows(&self, notify: bool) {
         {
+            // BH off: the walk's RCU read-side section too.
             let bh = bh::disable();
-            let g = rcu::read_lock();
-            self.flows.for_each(&g, |f| {
+            self.flows.for_each(&*bh, |f| {
                 self.remove(f, ffi::CREM_CLOSE_NONE as i8, &bh);
             });
         }
