@@ -21,10 +21,11 @@ use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::crem_core::wire::{FecScheme, ParamUpdate};
 use crate::ffi;
-use crate::flow::{self, Flow};
+use crate::flow::Flow;
+use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Skb;
 use crate::netns::{self, Counter};
-use crate::table::InTable;
+use crate::table::{FlowKey, InTable};
 use core::ffi::{c_char, c_int, c_void};
 use core::fmt::Write;
 use kernel::bindings;
@@ -40,11 +41,8 @@ extern "C" {
         max_bdp: u32,
     ) -> c_int;
     fn crem_kunit_hook_teardown();
-    fn crem_kunit_hook_flow_add(saddr: u32, daddr: u32, dqp: u32, k: u8, m: u8) -> *mut c_void;
-    fn crem_kunit_hook_flow_find(saddr: u32, daddr: u32, dqp: u32, side: u8) -> *mut c_void;
     fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff) -> u32;
     fn crem_kunit_hook_route(skb: *mut bindings::sk_buff) -> bool;
-    fn crem_kunit_hook_dp(i: u32) -> u64;
     fn crem_kunit_hook_state() -> *mut c_void;
 }
 
@@ -156,8 +154,59 @@ fn accepted(skb: Skb) -> bool {
 fn info(f: *mut Flow) -> ffi::crem_flow_info {
     // SAFETY: a C struct of integers, for which all zeros is valid.
     let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
-    flow::crem_rs_flow_info(f, &mut fi);
+    // SAFETY: a flow of the fixture (null: none): nothing removes it
+    // before the teardown.
+    if let Some(f) = unsafe { f.as_ref() } {
+        f.info(&mut fi);
+    }
     fi
+}
+
+/// The fixture's netns state (the initial netns's), live while the module
+/// is.
+fn fixture() -> &'static netns::NetState {
+    // SAFETY: C's state of the initial netns, which outlives the cases.
+    unsafe { netns::state(crem_kunit_hook_state()) }
+}
+
+/// The netns's datapath counter `i` (`enum crem_dp`).
+fn dp(i: ffi::crem_dp) -> u64 {
+    fixture().dp(i)
+}
+
+/// The request flow of `side` of the key in the fixture's netns, or
+/// null. Found under RCU, used after: nothing removes a flow of the
+/// fixture before its teardown (no traffic ends, the collector keeps it
+/// 30 s).
+fn flow_find(saddr: u32, daddr: u32, dqp: u32, side: u8) -> *mut Flow {
+    let key = FlowKey {
+        saddr,
+        daddr,
+        dqp,
+        side,
+        kind: crate::table::KIND_REQUESTS,
+    };
+    let g = rcu::read_lock();
+    fixture()
+        .flows
+        .lookup(&key, &g)
+        .map_or(core::ptr::null_mut(), |f| core::ptr::from_ref(f).cast_mut())
+}
+
+/// flow-new's sender flow (fixed `k`, `m`) of the fixture's addresses and
+/// `dqp`, or null.
+fn flow_add(dqp: u32, k: u8, m: u8) -> *mut Flow {
+    let key = FlowKey {
+        saddr: SADDR,
+        daddr: DADDR,
+        dqp,
+        side: crate::table::SIDE_CSF,
+        kind: crate::table::KIND_REQUESTS,
+    };
+    if crate::create::add(fixture(), &key, true, k, m) != 0 {
+        return core::ptr::null_mut();
+    }
+    flow_find(SADDR, DADDR, dqp, crate::table::SIDE_CSF)
 }
 
 /// The first `n` octets of `buf`, a CREM datagram from the fixture's
@@ -211,14 +260,12 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
             forward(skb);
         }
     }
-    // SAFETY: reads an atomic counter of the fixture's netns.
-    let fails0 = unsafe { crem_kunit_hook_dp(DP_DROP_SEND) };
+    let fails0 = dp(DP_DROP_SEND);
     let before = info(f);
     let mut stolen = 0u32;
     let (hook_ns, skb_ns, made) =
         per_packet_rounds(n, packet, |_, skb| stolen += u32::from(forward(skb)), || {});
-    // SAFETY: as above.
-    let send_failures = unsafe { crem_kunit_hook_dp(DP_DROP_SEND) }.wrapping_sub(fails0);
+    let send_failures = dp(DP_DROP_SEND).wrapping_sub(fails0);
     let fi = info(f);
     let n64 = u64::from(n);
     // flow-stats: sources (0), repairs (3), of the run.
@@ -310,17 +357,14 @@ fn with_flow(
         return false;
     };
     with_fixture(w, |w| {
-        // SAFETY: the fixture is set up.
-        let f = unsafe { crem_kunit_hook_flow_add(SADDR, DADDR, dqp, 32, m) }.cast::<Flow>();
+        let f = flow_add(dqp, 32, m);
         // SAFETY: a flow of the fixture's netns: nothing removes it before
-        // the teardown (`crem_kunit_hook_flow_add`).
+        // the teardown (`flow_find`).
         let Some(nonce) = (unsafe { f.as_ref() }).map(|f| f.links().nonce()) else {
             let _ = write!(w, "flow-new failed");
             return false;
         };
         if !establish(f, nonce) {
-            // SAFETY: reads atomic counters of the fixture's netns.
-            let dp = |i| unsafe { crem_kunit_hook_dp(i) };
             let _ = write!(
                 w,
                 "flow not established: state {}; messages invalid {}, not from a peer {}, for no flow {}",
@@ -350,14 +394,12 @@ fn passing(name: &str, roce: bool, make: impl Fn(u32) -> Option<Skb>, w: &mut dy
     with_fixture(w, |w| {
         let mut other = 0u32;
         let seen0 = roce_seen();
-        // SAFETY: reads an atomic counter of the fixture's netns.
-        let up0 = unsafe { crem_kunit_hook_dp(DP_FLOW_UP) };
+        let up0 = dp(DP_FLOW_UP);
         let (ns, skb_ns, made) =
             per_packet_rounds(0, &make, |_, skb| other += u32::from(!accepted(skb)), || {});
         let seen1 = roce_seen();
         let seen = (seen1.0 - seen0.0, seen1.1 - seen0.1);
-        // SAFETY: as above.
-        let flows = unsafe { crem_kunit_hook_dp(DP_FLOW_UP) } - up0;
+        let flows = dp(DP_FLOW_UP) - up0;
         let want = if roce { u64::from(made) } else { 0 };
         if made != ROUNDS_PACKETS || other != 0 || seen != (want, want) || flows != 0 {
             let _ = write!(
@@ -420,11 +462,7 @@ fn receiver(m: u8, w: &mut dyn Write) -> Option<*mut Flow> {
     // Without a spare (the pool fills on first use) a work item makes it.
     let mut f = core::ptr::null_mut::<Flow>();
     for _ in 0..200 {
-        // SAFETY: the fixture is set up.
-        f = unsafe {
-            crem_kunit_hook_flow_find(DADDR, SADDR, dqp, ffi::crem_side_CREM_SIDE_CRF as u8)
-        }
-        .cast::<Flow>();
+        f = flow_find(DADDR, SADDR, dqp, ffi::crem_side_CREM_SIDE_CRF as u8);
         if !f.is_null() {
             break;
         }

@@ -53,11 +53,8 @@ static struct crem_cfg crem_kunit_saved;
 int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
 			  u32 max_bdp);
 void crem_kunit_hook_teardown(void);
-void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m);
-void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side);
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
 bool crem_kunit_hook_route(struct sk_buff *skb);
-u64 crem_kunit_hook_dp(u32 i);
 void *crem_kunit_hook_state(void);
 
 int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
@@ -110,42 +107,6 @@ void crem_kunit_hook_teardown(void)
 	mutex_unlock(&cn->sock_mutex);
 }
 
-/* flow-new's sender flow (fixed @k, @m): its Rust half (which has its HELLO nonce). */
-void *crem_kunit_hook_flow_add(__be32 saddr, __be32 daddr, u32 dqp, u8 k, u8 m)
-{
-	struct crem_net *cn = crem_net(&init_net);
-	struct crem_flow_key key = { saddr, daddr, dqp, CREM_SIDE_CSF, CREM_KIND_REQUESTS };
-	struct crem_rs_flow *f;
-	void *rs = NULL;
-
-	if (crem_flow_add(cn, &key, true, k, m, NULL))
-		return NULL;
-	/* Found under RCU, used in process context: nothing removes it before
-	 * the teardown (no traffic ends, the collector keeps it 30 s). */
-	rcu_read_lock();
-	f = crem_flow_lookup(cn, &key);
-	if (f)
-		rs = f;
-	rcu_read_unlock();
-	return rs;
-}
-
-/* The Rust half of the request flow of @side for the key, or NULL. */
-void *crem_kunit_hook_flow_find(__be32 saddr, __be32 daddr, u32 dqp, u8 side)
-{
-	struct crem_flow_key key = { saddr, daddr, dqp, side, CREM_KIND_REQUESTS };
-	struct crem_rs_flow *f;
-	void *rs = NULL;
-
-	/* As crem_kunit_hook_flow_add: nothing removes it before the teardown. */
-	rcu_read_lock();
-	f = crem_flow_lookup(crem_net(&init_net), &key);
-	if (f)
-		rs = f;
-	rcu_read_unlock();
-	return rs;
-}
-
 static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)
 {
 	consume_skb(skb); /* on its way: forwarded */
@@ -196,12 +157,6 @@ unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
 void *crem_kunit_hook_state(void)
 {
 	return crem_net(&init_net)->rs;
-}
-
-/* The netns's datapath counter @i (enum crem_dp). */
-u64 crem_kunit_hook_dp(u32 i)
-{
-	return i < CREM_NR_DP ? atomic64_read(&crem_net(&init_net)->dp[i]) : 0;
 }
 
 CREM_RS_TEST(gf_tables_match_definition)

@@ -172,7 +172,10 @@ fn start(f: *mut Flow, nonce: u64) {
 fn info(f: *mut Flow) -> ffi::crem_flow_info {
     // SAFETY: as above.
     let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
-    flow::crem_rs_flow_info(f, &mut fi);
+    // SAFETY: a flow of the case's (null: none), alive until it frees it.
+    if let Some(f) = unsafe { f.as_ref() } {
+        f.info(&mut fi);
+    }
     fi
 }
 
@@ -273,7 +276,8 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
             // No timer in between: one HELLO when reset.
             let _bh = bh::disable();
             start(f, 0x5eed);
-            let done = flow::crem_rs_flow_reset(f, &mut taken);
+            // SAFETY: the case's flow, alive until it frees it.
+            let done = unsafe { &*f }.reset(&mut taken);
             (done, info(f).counters.get(MSGS_OUT).copied())
         };
         let before = taken.counters.get(MSGS_OUT).copied();
@@ -284,7 +288,8 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
             (info(f).counters.get(MSGS_OUT).copied(), h.sent.get())
         };
         kill(f, None);
-        let gone = flow::crem_rs_flow_reset(f, &mut taken);
+        // SAFETY: as above (killed, not yet freed).
+        let gone = unsafe { &*f }.reset(&mut taken);
         free(f);
         let ok = done
             && before == Some(1)

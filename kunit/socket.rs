@@ -113,7 +113,7 @@ fn socket_in(
         64,
     );
     rq.fixed = false;
-    let unbound = create::crem_rs_flow_add((st as *const NetState).cast_mut().cast(), &rq);
+    let unbound = create::add(st, &rq.key.into(), rq.fixed, rq.k, rq.m);
     // Another state: refused the port `st` has, it binds a free one, which
     // `st` cannot then take, keeping its own.
     let mut other = (false, false, false);
@@ -212,7 +212,7 @@ fn socket_in(
     c.check(s.reconfigure(st, PORT) == Ok(()), "binding again");
     // With a socket, flow-new makes its flow (removed again: the state
     // frees an empty table).
-    let made = create::crem_rs_flow_add((st as *const NetState).cast_mut().cast(), &rq);
+    let made = create::add(st, &rq.key.into(), rq.fixed, rq.k, rq.m);
     c.check(made == 0, "flow-new with a socket");
     if made != 0 {
         let _ = write!(c.w, "flow-new gave {made}; ");

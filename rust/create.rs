@@ -20,10 +20,10 @@ use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow, Spare};
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
+use crate::kernel_ext::genl::Msg;
 use crate::kernel_ext::rcu;
-use crate::kernel_ext::skb::Skb;
 use crate::kernel_ext::work::Work;
-use crate::netns::{self, NetState};
+use crate::netns::NetState;
 use crate::table::{FlowKey, Refused, SIDE_CSF};
 use crate::trace;
 use core::ffi::c_int;
@@ -390,58 +390,54 @@ unsafe extern "C" fn serve(w: *mut bindings::work_struct) {
 /// A flow-up notification allocated ahead: none if no one listens, if
 /// memory ran out (counted) or for a netns state without C's (KUnit).
 /// Freed unused (`consume_skb`: not a drop) unless sent.
-struct Ntf(Option<Skb>);
+struct Ntf(Option<Msg>);
+
+impl Drop for Ntf {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.take() {
+            m.unused();
+        }
+    }
+}
 
 impl Ntf {
     fn new(st: &NetState, may_sleep: bool) -> Self {
-        // SAFETY: `ntf_alloc`'s, ours.
-        Ntf(unsafe { Skb::from_raw(st.ntf_alloc(may_sleep)) })
+        Ntf(st.ntf_alloc(may_sleep))
     }
 
     /// The flow `f` is listed and started (BH off: nothing here sleeps):
     /// the netns counts it, its collector runs, and listeners hear of it
     /// before they can of its flow-down (a removal waits for this section
     /// to end before it notifies).
-    fn flow_up(self, st: &NetState, f: &Flow) {
+    fn flow_up(mut self, st: &NetState, f: &Flow) {
         st.count_dp(ffi::crem_dp_CREM_EV_FLOW_UP);
         // A KUnit case's netns state (no C state) collects when the case
         // says so, never behind its back.
         if st.c_net().is_some() {
             st.start_collector();
         }
-        let ntf = self.0.map_or(core::ptr::null_mut(), Skb::into_raw);
-        st.ntf_send(ntf, f, Notification::Up);
+        st.ntf_send(self.0.take(), f, Notification::Up);
     }
 }
 
-/// flow-new (process context): the operator's sender flow for `rq` (its
-/// peer: the one configured for its destination), made and started now.
-/// 0, -ENOTCONN (no role or no CREM port: nothing could be sent),
-/// -EHOSTUNREACH (no peer for its destination), -EEXIST (its key is
-/// taken), -ENOSPC (`max-flows`), -ENOMEM, -EINVAL (the engine refused its
-/// parameters) or -ESHUTDOWN (the netns is going).
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_add(
-    net: *mut core::ffi::c_void,
-    rq: *const ffi::crem_flow_request,
-) -> c_int {
-    // SAFETY: C passes its per-netns state, live while the netns is, and
-    // its request, valid for the call.
-    let (Some(st), Some(rq)) = (unsafe { netns::state_opt(net) }, unsafe { rq.as_ref() }) else {
-        return EINVAL.to_errno();
-    };
+/// flow-new (process context): the operator's sender flow of `key` (its
+/// peer: the one configured for its destination; `fixed`: it keeps `k`
+/// and `m`, no adaptive policy), made and started now. 0, -ENOTCONN (no
+/// role or no CREM port: nothing could be sent), -EHOSTUNREACH (no peer
+/// for its destination), -EEXIST (its key is taken), -ENOSPC
+/// (`max-flows`), -ENOMEM, -EINVAL (the engine refused its parameters) or
+/// -ESHUTDOWN (the netns is going).
+pub(crate) fn add(st: &NetState, key: &FlowKey, fixed: bool, k: u8, m: u8) -> c_int {
     // Nothing could be sent: no role, or no port (config-set binds the
     // socket before it commits a role, so both are asked).
     if st.role() == ffi::crem_role_CREM_ROLE_DISABLED as u8 || !st.socket.bound() {
         return -(bindings::ENOTCONN as c_int);
     }
-    let mut rq = *rq;
-    let key = FlowKey::from(rq.key);
     let (peer, taken) = {
         let g = rcu::read_lock();
         (
             st.peers.get(&g).peer_for(key.daddr),
-            st.flows.lookup(&key, &g).is_some(),
+            st.flows.lookup(key, &g).is_some(),
         )
     };
     // Checked ahead too (insertion would refuse), so that nothing is
@@ -455,6 +451,13 @@ pub(crate) extern "C" fn crem_rs_flow_add(
     if st.flows.count(key.side) >= st.max_flows() {
         return NotMade::Limit.to_errno();
     }
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+    rq.key = (*key).into();
+    rq.ttl = 64;
+    rq.fixed = fixed;
+    rq.k = k;
+    rq.m = m;
     rq.peer = peer;
     match st.creation.make(st, &rq, &[]) {
         Ok(()) => 0,

@@ -6,18 +6,18 @@
 //! allocates, and it reads the flow under the same lock), so the event is
 //! marked on the flow (`host.rs`) and the netns's work item here sends what
 //! is marked. Two of a kind in a row before the work runs are sent once
-//! (the flow nest shows the state then). The messages themselves are
-//! built by the netlink side (`glue/crem_nl_flow.c`).
+//! (the flow nest shows the state then). The flow nest is the netlink
+//! side's (`crate::netlink`).
 
 use crate::ffi;
 use crate::flow::Flow;
+use crate::kernel_ext::genl::{self, Group, Msg};
 use crate::kernel_ext::rcu;
-use crate::kernel_ext::skb::Skb;
 use crate::kernel_ext::work::Work;
+use crate::netlink::{put_flow, FLOW_MSG_SIZE};
 use crate::netns::NetState;
-use core::ffi::c_int;
-use core::ptr;
 use kernel::bindings;
+use kernel::error::code::ESRCH;
 use kernel::prelude::*;
 
 /// The netns's flow-change work (`NetState::events`).
@@ -63,7 +63,7 @@ impl NetState {
     /// Sends the marked events, one flow at a time (the work item).
     fn send_marked(&self) {
         loop {
-            // Allocated ahead, outside RCU (null: no listener; counted).
+            // Allocated ahead, outside RCU (None: no listener; counted).
             let mut msg = self.ntf_alloc(true);
             let sent = {
                 let g = rcu::read_lock();
@@ -72,17 +72,16 @@ impl NetState {
                     let Some((ev, reason)) = f.take_event() else {
                         return false;
                     };
-                    let m = core::mem::replace(&mut msg, ptr::null_mut());
-                    self.ntf_send(m, f, Notification::Change(ev, reason));
+                    self.ntf_send(msg.take(), f, Notification::Change(ev, reason));
                     sent = true;
                     true
                 });
                 sent
             };
             if !sent {
-                // Unused: not a drop.
-                // SAFETY: `ntf_alloc`'s, ours (null: none).
-                drop(unsafe { Skb::from_raw(msg) });
+                if let Some(m) = msg {
+                    m.unused();
+                }
                 return;
             }
             // SAFETY: process context (a work item), no lock held.
@@ -90,39 +89,63 @@ impl NetState {
         }
     }
 
-    /// A notification allocated ahead (`may_sleep`: GFP_KERNEL), null if no
-    /// one listens, if memory ran out (counted) or for a netns state
-    /// without C's (KUnit).
-    pub(crate) fn ntf_alloc(&self, may_sleep: bool) -> *mut bindings::sk_buff {
+    /// A notification allocated ahead (`may_sleep`: GFP_KERNEL), None if
+    /// no one listens, if memory ran out (counted) or for a netns state
+    /// of a KUnit case (which no one hears).
+    pub(crate) fn ntf_alloc(&self, may_sleep: bool) -> Option<Msg> {
         let gfp = if may_sleep {
             bindings::GFP_KERNEL
         } else {
             bindings::GFP_ATOMIC
         };
-        self.c_net().map_or(ptr::null_mut(), |cn| {
-            // SAFETY: the netns's C state, live while its Rust state is;
-            // GFP_KERNEL only if the caller may sleep.
-            unsafe { ffi::crem_nl_flow_ntf_alloc(cn, gfp) }
-        })
+        if self.c_net().is_none() || !genl::has_listeners(self.net().as_ptr(), Group::Events) {
+            return None;
+        }
+        // Sized to the flow: many queue up at a listener during churn.
+        let m = Msg::new(FLOW_MSG_SIZE, gfp);
+        if m.is_none() {
+            self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY);
+        }
+        m
     }
 
-    /// Sends `n` about `f` in `msg` (of [`Self::ntf_alloc`], taken: sent or
-    /// freed; null: nothing is sent). Any context; `f` stays alive for the
-    /// call (the caller is in an RCU read-side section, or owns it).
-    pub(crate) fn ntf_send(&self, msg: *mut bindings::sk_buff, f: &Flow, n: Notification) {
-        let Some(cn) = self.c_net() else {
-            // SAFETY: `ntf_alloc`'s (null for a state without C's).
-            drop(unsafe { Skb::from_raw(msg) });
+    /// Sends `n` about `f` in `msg` (of [`Self::ntf_alloc`]; None: nothing
+    /// is sent). Any context; `f` stays alive for the call (the caller is
+    /// in an RCU read-side section, or owns it).
+    pub(crate) fn ntf_send(&self, msg: Option<Msg>, f: &Flow, n: Notification) {
+        let Some(mut msg) = msg else {
             return;
         };
-        let (kind, ev, reason) = match n {
-            Notification::Up => (ffi::crem_ntf_CREM_NTF_UP, -1, 0),
-            Notification::Down => (ffi::crem_ntf_CREM_NTF_DOWN, -1, 0),
-            Notification::Change(e, r) => (ffi::crem_ntf_CREM_NTF_CHANGE, c_int::from(e), r),
+        let (cmd, ev) = match n {
+            Notification::Up => (ffi::CREM_CMD_FLOW_UP, None),
+            Notification::Down => (ffi::CREM_CMD_FLOW_DOWN, None),
+            Notification::Change(e, r) => (ffi::CREM_CMD_FLOW_CHANGE, Some((e, r))),
         };
-        // SAFETY: C's live state of this netns; `f`, live for the call; C
-        // takes `msg`.
-        unsafe { ffi::crem_nl_flow_notify(cn, msg, f.as_c(), kind, ev, reason) };
+        // On the stack: callers may hold RCU, no allocation here. (About
+        // 560 octets: identity, state and the counters.)
+        // SAFETY: a C struct of integers, for which all zeros is valid.
+        let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        let built = msg.notification(cmd as u8).and_then(|mut w| {
+            // The ids too: only CAP_NET_ADMIN may join the group.
+            put_flow(&mut w, f, &mut fi, ev, true)?;
+            w.end();
+            Ok(())
+        });
+        if built.is_err() {
+            self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY);
+            return;
+        }
+        // GFP_ATOMIC: the creation path sends under RCU. ESRCH: the
+        // listeners left meanwhile, not a drop.
+        match genl::multicast(
+            msg,
+            self.net().as_ptr(),
+            Group::Events,
+            bindings::GFP_ATOMIC,
+        ) {
+            Err(e) if e != ESRCH => self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY),
+            _ => {}
+        }
     }
 
     /// Allocates and sends `n` about `f` (process context).

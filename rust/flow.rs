@@ -4,10 +4,9 @@
 //! stores, the lock that guards them, its timer, its part in its removal,
 //! and what it counts outside the engine; one pinned object, made here
 //! ([`Spare`], for `create.rs` and the spare pool, `pool.rs`) and freed by
-//! [`free`] (`removal.rs`). The netlink handlers (C until issue 15) hold it
-//! as an opaque `struct crem_rs_flow` and reach it through the
-//! `crem_rs_flow_*` calls here and in `flows.rs`, each of which takes the
-//! lock it needs.
+//! [`free`] (`removal.rs`). The netlink handlers (`crate::netlink`) reach
+//! it through [`Flow::info`], [`Flow::pin`] and [`Flow::reset`], each of
+//! which takes the lock it needs.
 //!
 //! Locking: the state is a [`BhLock`]; every entry point disables BH for
 //! its section (a no-op nesting in softirq, the one thing that makes
@@ -253,11 +252,6 @@ impl Flow {
         let bh = bh::disable();
         let mut g = self.state.lock(&bh);
         g.engine.stores().tpl
-    }
-
-    /// The flow as C's netlink handlers hold it (opaque to them).
-    pub(crate) fn as_c(&self) -> *mut ffi::crem_rs_flow {
-        core::ptr::from_ref(self).cast_mut().cast()
     }
 
     /// The UDP port (network order) its messages go to (0: ours).
@@ -762,59 +756,49 @@ pub(crate) fn setup_request(
     }
 }
 
-/// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A
-/// `CREM_PIN_*` code (`CREM_PIN_FAILED` for a flow gone meanwhile).
-#[no_mangle]
-extern "C" fn crem_rs_flow_pin(rf: *mut Flow, k: u8, m: u8, pin: bool) -> c_int {
-    // SAFETY: a live flow.
-    let Some(f) = (unsafe { flow(rf) }) else {
-        return ffi::CREM_PIN_FAILED as c_int;
-    };
-    if f.links.key().side != crate::table::SIDE_CSF {
-        return ffi::CREM_PIN_NOT_SENDER as c_int;
+impl Flow {
+    /// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A
+    /// `CREM_PIN_*` code (`CREM_PIN_FAILED` for a flow gone meanwhile).
+    pub(crate) fn pin(&self, k: u8, m: u8, pin: bool) -> u32 {
+        if self.links.key().side != crate::table::SIDE_CSF {
+            return ffi::CREM_PIN_NOT_SENDER;
+        }
+        let bh = bh::disable();
+        let rc = self.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
+            e.csf_pin(h, t, pin.then_some((k, m)))
+        });
+        rc.unwrap_or(ffi::CREM_PIN_FAILED)
     }
-    let bh = bh::disable();
-    let rc = f.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
-        e.csf_pin(h, t, pin.then_some((k, m)))
-    });
-    rc.unwrap_or(ffi::CREM_PIN_FAILED) as c_int
+
+    /// flow-reset: the counters since the last reset into `fi` (added to
+    /// the netns's totals of flows gone), and a new base; in the section a
+    /// removal reads its last counters in, so nothing is counted twice.
+    /// False (nothing done) if the flow is gone.
+    pub(crate) fn reset(&self, fi: &mut ffi::crem_flow_info) -> bool {
+        let bh = bh::disable();
+        let mut g = self.state.lock(&bh);
+        let l = &mut *g;
+        if l.dead {
+            return false;
+        }
+        info_locked(l, fi);
+        for (b, c) in l.base.iter_mut().zip(fi.counters.iter()) {
+            *b = b.wrapping_add(*c);
+        }
+        drop(g);
+        // What it counted since its last reset moves to the totals' share
+        // of flows gone.
+        if let Some(st) = self.netns() {
+            st.retire(&fi.counters);
+        }
+        true
+    }
 }
 
-/// The flow's identity, state and counters since its last flow-reset.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_info(rf: *mut Flow, fi: *mut ffi::crem_flow_info) {
-    // SAFETY: a live flow; C's struct, valid for the call.
-    let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
-        return;
-    };
-    f.info(fi);
-}
-
-/// flow-reset: the counters since the last reset into `fi` (added to the
-/// netns's totals of flows gone), and a new base; in
-/// the section a removal reads its last counters in, so nothing is counted
-/// twice. False (nothing done) if the flow is gone.
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_flow_reset(rf: *mut Flow, fi: *mut ffi::crem_flow_info) -> bool {
-    // SAFETY: as in `crem_rs_flow_info`.
-    let (Some(f), Some(fi)) = (unsafe { flow(rf) }, unsafe { fi.as_mut() }) else {
-        return false;
-    };
-    let bh = bh::disable();
-    let mut g = f.state.lock(&bh);
-    let l = &mut *g;
-    if l.dead {
-        return false;
-    }
-    info_locked(l, fi);
-    for (b, c) in l.base.iter_mut().zip(fi.counters.iter()) {
-        *b = b.wrapping_add(*c);
-    }
-    drop(g);
-    // What it counted since its last reset moves to the totals' share of
-    // flows gone.
-    if let Some(st) = f.netns() {
-        st.retire(&fi.counters);
-    }
-    true
+/// A flow's state and counters, off the stack (process context; None if
+/// out of memory).
+pub(crate) fn info_buffer() -> Option<KBox<ffi::crem_flow_info>> {
+    let b = KBox::<ffi::crem_flow_info>::new_uninit(GFP_KERNEL).ok()?;
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    Some(b.write(unsafe { core::mem::zeroed() }))
 }

@@ -213,11 +213,62 @@ impl NetState {
         self.release(u64::from(n));
     }
 
-    /// Octets the flows' stores keep now (C reads its own count for
-    /// stats-get).
+    /// Octets the flows' stores keep now.
     #[cfg(crem_kunit)]
     pub(crate) fn memory(&self) -> i64 {
         self.mem().load(Ordering::Relaxed)
+    }
+
+    /// As [`Self::memory`], as stats-get reports it (the `s64` as a `u64`).
+    pub(crate) fn memory_now(&self) -> u64 {
+        self.mem().load(Ordering::Relaxed) as u64
+    }
+
+    /// The hook's counters, in their attributes' order (`Counter`).
+    pub(crate) fn hook_counters(&self) -> [u64; NR_COUNTERS] {
+        let mut v = [0; NR_COUNTERS];
+        for (o, c) in v.iter_mut().zip(self.counters.iter()) {
+            *o = c.load(Ordering::Relaxed);
+        }
+        v
+    }
+
+    /// One of C's datapath counters (`enum crem_dp`; 0 if not counted).
+    pub(crate) fn dp(&self, i: ffi::crem_dp) -> u64 {
+        read_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize)
+    }
+
+    /// CREM datagrams by msgs-by-type slot: received, then sent.
+    pub(crate) fn msg_counts(&self) -> [u64; 2 * crate::host::MSG_SLOTS] {
+        let mut v = [0; 2 * crate::host::MSG_SLOTS];
+        let (i, o) = v.split_at_mut(crate::host::MSG_SLOTS);
+        for (n, (a, b)) in (0..crate::host::MSG_SLOTS).zip(i.iter_mut().zip(o.iter_mut())) {
+            *a = read_at(self.c.msg_in, n, crate::host::MSG_SLOTS);
+            *b = read_at(self.c.msg_out, n, crate::host::MSG_SLOTS);
+        }
+        v
+    }
+
+    /// Flows in the table, both sides.
+    pub(crate) fn flows_active(&self) -> u32 {
+        self.flows
+            .count(crate::table::SIDE_CSF)
+            .saturating_add(self.flows.count(crate::table::SIDE_CRF))
+    }
+
+    /// stats-reset: the netns's own counters restart from 0 (the flows'
+    /// are never rewound: see `totals`).
+    pub(crate) fn reset_counters(&self) {
+        for c in self.counters.iter() {
+            c.store(0, Ordering::Relaxed);
+        }
+        for i in 0..ffi::crem_dp_CREM_NR_DP as usize {
+            store_at(self.c.dp, i, ffi::crem_dp_CREM_NR_DP as usize);
+        }
+        for i in 0..crate::host::MSG_SLOTS {
+            store_at(self.c.msg_in, i, crate::host::MSG_SLOTS);
+            store_at(self.c.msg_out, i, crate::host::MSG_SLOTS);
+        }
     }
 
     fn mem(&self) -> &AtomicI64 {
@@ -266,6 +317,24 @@ fn count_at(a: *const AtomicI64, i: usize, n: usize, v: u64) {
     // as `AtomicI64`, only ever changed atomically), which outlive the
     // state that holds them (`CNet`); `i` is in it.
     unsafe { (*a.add(i)).fetch_add(v, Ordering::Relaxed) };
+}
+
+/// `a[i]`, one of C's arrays of `n` counters (null: none, 0).
+fn read_at(a: *const AtomicI64, i: usize, n: usize) -> u64 {
+    if a.is_null() || i >= n {
+        return 0;
+    }
+    // SAFETY: as in `count_at`.
+    unsafe { (*a.add(i)).load(Ordering::Relaxed) as u64 }
+}
+
+/// Zeroes `a[i]`, one of C's arrays of `n` counters (null: none).
+fn store_at(a: *const AtomicI64, i: usize, n: usize) {
+    if a.is_null() || i >= n {
+        return;
+    }
+    // SAFETY: as in `count_at`.
+    unsafe { (*a.add(i)).store(0, Ordering::Relaxed) };
 }
 
 /// # Safety
@@ -365,32 +434,4 @@ pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
         st.get(Counter::RoceOther),
         st.get(Counter::RoceMalformed)
     );
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_stats_reset(state: *mut c_void) {
-    if state.is_null() {
-        return;
-    }
-    // SAFETY: C passes its per-netns state pointer, live while the netns is.
-    let st = unsafe { self::state(state) };
-    for c in st.counters.iter() {
-        c.store(0, Ordering::Relaxed);
-    }
-}
-
-#[no_mangle]
-extern "C" fn crem_rs_stats(state: *mut c_void, out: *mut u64, max: u32) -> u32 {
-    if state.is_null() || out.is_null() {
-        return 0;
-    }
-    // SAFETY: C passes its per-netns state pointer, live while the netns is.
-    let st = unsafe { self::state(state) };
-    let n = core::cmp::min(NR_COUNTERS, max as usize);
-    // SAFETY: C passes an array of at least `max` u64.
-    let out = unsafe { core::slice::from_raw_parts_mut(out, n) };
-    for (o, c) in out.iter_mut().zip(st.counters.iter()) {
-        *o = c.load(Ordering::Relaxed);
-    }
-    n as u32
 }

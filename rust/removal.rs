@@ -190,7 +190,7 @@ impl NetState {
         // One buffer for their last counters (if it cannot be had, they
         // are lost to the totals, not to the flow-down, which reads them
         // itself).
-        let mut fi = info_buffer();
+        let mut fi = flow::info_buffer();
         while !head.is_null() {
             // SAFETY: a flow that `remove` unlinked and listed, reachable
             // by no one else since the grace period; freed once, below.
@@ -229,7 +229,7 @@ impl NetState {
     /// stats-reset; flow counters are never rewound). Process context.
     pub(crate) fn totals(&self, sum: &mut [u64; FS_N], rebase: bool) {
         *sum = [0; FS_N];
-        if let Some(mut fi) = info_buffer() {
+        if let Some(mut fi) = flow::info_buffer() {
             let g = rcu::read_lock();
             self.flows.for_each(&g, |f| {
                 f.info(&mut fi);
@@ -269,12 +269,4 @@ impl NetState {
         // No flow is left to mark an event.
         self.events.cancel_sync();
     }
-}
-
-/// A flow's state and counters, off the stack (process context; None if
-/// out of memory).
-fn info_buffer() -> Option<KBox<ffi::crem_flow_info>> {
-    let b = KBox::<ffi::crem_flow_info>::new_uninit(GFP_KERNEL).ok()?;
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    Some(b.write(unsafe { core::mem::zeroed() }))
 }

@@ -6,7 +6,9 @@
  * constants of the hook. kernel::bindings in 6.12 covers none of these.
  */
 #include <linux/netfilter.h>
+#include <linux/capability.h>
 #include "crem_glue.h"
 #include "crem_engine.h"
 #include "crem_flow.h"
 #include "helpers.h"
+#include "crem-nl-gen.h"

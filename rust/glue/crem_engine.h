@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the C netlink handlers (crem_nl.c, crem_nl_flow.c) ask of the Rust
- * datapath: flows (rust/flow.rs: engine, stores, lock, timer, counters;
- * the engine is crem-core's SenderFlow or ReceiverFlow, rust/engine.rs),
- * held by C as an opaque struct crem_rs_flow, and the netns's table.
- * crem_rs_* are implemented in Rust, each taking the locks it needs (with
- * BH disabled).
+ * Types the Rust datapath shares with C (through the module's bindgen):
+ * a flow's engine parameters, key, state for netlink (struct
+ * crem_flow_info) and restore template, and the codes of its removal and
+ * of flow-set.
  */
 #ifndef CREM_ENGINE_H
 #define CREM_ENGINE_H
@@ -81,7 +79,6 @@ struct sk_buff;
 struct sk_buff_head;
 struct net;
 struct net_device;
-struct crem_rs_flow;
 
 /*
  * CLOSE reasons (crem-draft, "CREM CLOSE Reasons") a removal sends;
@@ -93,7 +90,7 @@ struct crem_rs_flow;
 #define CREM_CLOSE_FLOW_ENDED 1
 #define CREM_CLOSE_SYNC_FAILED 2
 
-/* flow-set's outcomes (crem_rs_flow_pin). */
+/* flow-set's outcomes (rust/flow.rs Flow::pin). */
 #define CREM_PIN_FAILED 0 /* the engine could not run */
 #define CREM_PIN_OK 1
 #define CREM_PIN_BUSY 2
@@ -103,61 +100,9 @@ struct crem_rs_flow;
 #define CREM_PIN_NO_POLICY 6
 #define CREM_PIN_NOT_SENDER 7 /* a receiver flow: nothing to pin */
 
-/*
- * flow-new (rust/create.rs; @net: the netns's Rust state; process
- * context): crem_rs_flow_add makes the sender flow of @rq (its peer the
- * one configured for its destination) now: 0, -EHOSTUNREACH (no peer),
- * -EEXIST (its key is taken), -ENOSPC (max-flows), -ENOMEM, -EINVAL (the
- * engine refused its parameters) or -ESHUTDOWN.
- */
-struct crem_flow_request;
-int crem_rs_flow_add(void *net, const struct crem_flow_request *rq);
-/* flow-set: @pin: pin (k, m); else back to the adaptive policy. CREM_PIN_*. */
-int crem_rs_flow_pin(struct crem_rs_flow *rf, u8 k, u8 m, bool pin);
-void crem_rs_flow_info(struct crem_rs_flow *rf, struct crem_flow_info *fi);
-/*
- * flow-reset: counters since the last reset into @fi (and into the netns's
- * totals of flows gone), then zeroed; false if gone.
- */
-bool crem_rs_flow_reset(struct crem_rs_flow *rf, struct crem_flow_info *fi);
-/*
- * flow-del (rust/removal.rs): crem_rs_flow_remove takes @rf, found under
- * RCU (still held), out of the table, its engine to end with a CLOSE of
- * @close (CREM_CLOSE_*): false if another remover took it first.
- * crem_rs_flows_reap (process context) then frees what was removed, a
- * grace period later: flow-down, CLOSE, last counters into the totals.
- */
-bool crem_rs_flow_remove(struct crem_rs_flow *rf, int close);
-void crem_rs_flows_reap(void *net);
-/*
- * The sum of every flow's counters (CREM_FS_N), present and gone, since
- * the last stats-reset; @rebase: the totals restart from here. Process
- * context.
- */
-void crem_rs_flows_totals(void *net, u64 *sum, bool rebase);
-/*
- * The netns's flow table (rust/flows.rs, rust/table.rs). Lookups run under
- * RCU and return the flow (opaque to C). @net: the netns's Rust state (rust/netns.rs);
- * addresses in network order.
- */
-struct crem_rs_flow *crem_rs_flows_lookup(void *net, __be32 saddr, __be32 daddr, u32 dqp, u8 side,
-				       u8 kind);
-/* The one flow of Flow ID @id (@side unless < 0, @peer unless 0); *@n match. */
-struct crem_rs_flow *crem_rs_flows_find_id(void *net, u32 id, int side, __be32 peer, u32 *n);
-/*
- * @fn(flow, @arg) for every flow from *@pos on (NULL: the whole table),
- * under RCU (no sleeping), until it returns true: *@pos is then that flow's
- * place, from which a later walk goes on (a dump's next part: a flow
- * inserted meanwhile comes once or not at all, a flow removed before *@pos
- * makes it skip one; both move the generation), else the end.
- */
-void crem_rs_flows_walk(void *net, u64 *pos, bool (*fn)(struct crem_rs_flow *f, void *arg),
-			void *arg);
-/* @dev is going (RTNL): no flow's held packet keeps it (those dropped are counted). */
+/* @dev is going (RTNL): no flow's held packet keeps it (those dropped are
+ * counted; rust/device.rs). @net: the netns's Rust state. */
 void crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
-/* Flows of @side (both if < 0); the generation (dump consistency). */
-u32 crem_rs_flows_count(void *net, int side);
-u32 crem_rs_flows_gen(void *net);
 
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the

@@ -39,6 +39,11 @@ struct crem_net *crem_net(const struct net *net)
 	return net_generic(net, crem_net_id);
 }
 
+void *crem_glue_state(const struct net *net)
+{
+	return crem_net(net)->rs;
+}
+
 /* Every packet at our hooks: the datapath is Rust's (rust/hook.rs). */
 unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state)
 {

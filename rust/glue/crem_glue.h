@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The C half of crem.ko: the kernel registrations (pernet_operations,
- * nf_hook_ops, genl_family), the per-netns configuration and counters the
- * netlink handlers (crem_nl.c, crem_nl_flow.c) report, until the control
- * plane is Rust's. The datapath (flows, their table, stores, socket,
- * injection, removal, collector, events) is Rust's (rust/), reached through
- * the crem_rs_* functions (crem_engine.h).
+ * nf_hook_ops, genl_family), the per-netns configuration and counters,
+ * and the configuration's netlink handlers (crem_nl.c), until they are
+ * Rust's. The datapath (flows, their table, stores, socket, injection,
+ * removal, collector, events) and the other handlers (rust/netlink/) are
+ * Rust's, reached through the crem_rs_* functions.
  */
 #ifndef CREM_GLUE_H
 #define CREM_GLUE_H
@@ -133,9 +133,8 @@ extern unsigned int crem_flow_idle_s;
 /* Test build: corrupt every Nth coded REPAIR sent (rust/socket.rs; 0: never). */
 extern unsigned int crem_fault_corrupt_repair;
 #endif
-/* Counters for CREM_CMD_STATS_GET: one u64 per index (attribute - 2). */
-u32 crem_rs_stats(void *state, u64 *out, u32 max);
-void crem_rs_stats_reset(void *state);
+/* The Rust state of @net (for the netlink handlers, rust/netlink/). */
+void *crem_glue_state(const struct net *net);
 
 /* Every hook point's netfilter hook (@priv: enum crem_hook); KUnit's bench calls it. */
 unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state);

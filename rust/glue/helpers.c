@@ -13,6 +13,7 @@
 #include <linux/etherdevice.h>
 #include <net/udp_tunnel.h>
 #include "helpers.h"
+#include "crem-nl-gen.h"
 
 #define CREATE_TRACE_POINTS
 #include "crem_trace.h"
@@ -468,4 +469,128 @@ void crem_h_trace_request(const struct crem_flow_key *k, bool ranges, bool fallb
 			  u8 fk, u8 lost)
 {
 	trace_crem_request(k, ranges, fallback, first, fk, lost);
+}
+
+struct sk_buff *crem_h_genlmsg_new(size_t payload, gfp_t gfp)
+{
+	return genlmsg_new(payload, gfp);
+}
+
+size_t crem_h_nlmsg_goodsize(void)
+{
+	return NLMSG_GOODSIZE;
+}
+
+void crem_h_nlmsg_free(struct sk_buff *skb)
+{
+	nlmsg_free(skb);
+}
+
+void *crem_h_genlmsg_iput(struct sk_buff *skb, const struct genl_info *info)
+{
+	return genlmsg_iput(skb, info);
+}
+
+void crem_h_genlmsg_end(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_end(skb, hdr);
+}
+
+void crem_h_genlmsg_cancel(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_cancel(skb, hdr);
+}
+
+int crem_h_genlmsg_reply(struct sk_buff *skb, struct genl_info *info)
+{
+	return genlmsg_reply(skb, info);
+}
+
+int crem_h_genlmsg_multicast_netns(const struct genl_family *f, struct net *net,
+				   struct sk_buff *skb, u32 group, gfp_t gfp)
+{
+	return genlmsg_multicast_netns(f, net, skb, 0, group, gfp);
+}
+
+bool crem_h_genl_has_listeners(const struct genl_family *f, struct net *net, u32 group)
+{
+	return genl_has_listeners(f, net, group);
+}
+
+void *crem_h_genlmsg_put_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			      const struct genl_family *f, u8 cmd)
+{
+	void *hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq, f,
+				NLM_F_MULTI, cmd);
+
+	if (hdr)
+		genl_dump_check_consistent(cb, hdr);
+	return hdr;
+}
+
+struct net *crem_h_genl_info_net(const struct genl_info *info)
+{
+	return genl_info_net(info);
+}
+
+struct nlattr **crem_h_genl_info_attrs(const struct genl_info *info)
+{
+	return info->attrs;
+}
+
+struct netlink_ext_ack *crem_h_genl_info_extack(const struct genl_info *info)
+{
+	return info->extack;
+}
+
+struct net *crem_h_skb_sock_net(const struct sk_buff *skb)
+{
+	return sock_net(skb->sk);
+}
+
+bool crem_h_netlink_net_capable(const struct sk_buff *skb, const struct net *net, int cap)
+{
+	return netlink_ns_capable(skb, net->user_ns, cap);
+}
+
+int crem_h_nla_parse_nested(struct nlattr **tb, int max, const struct nlattr *nla,
+			    const struct nla_policy *policy, struct netlink_ext_ack *extack)
+{
+	return nla_parse_nested(tb, max, nla, policy, extack);
+}
+
+struct nlattr *crem_h_nla_nest_start(struct sk_buff *skb, int type)
+{
+	return nla_nest_start(skb, type);
+}
+
+void crem_h_nla_nest_end(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_end(skb, start);
+}
+
+void crem_h_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start)
+{
+	nla_nest_cancel(skb, start);
+}
+
+void crem_h_extack_msg(struct netlink_ext_ack *extack, const char *msg, const struct nlattr *bad)
+{
+	do_trace_netlink_extack(msg);
+	if (extack)
+		extack->_msg = msg;
+	if (bad)
+		NL_SET_BAD_ATTR(extack, bad);
+}
+
+void crem_h_extack_fmt(struct netlink_ext_ack *extack, const char *text, const struct nlattr *bad)
+{
+	NL_SET_ERR_MSG_FMT(extack, "%s", text);
+	if (bad)
+		NL_SET_BAD_ATTR(extack, bad);
+}
+
+void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nest, u32 type)
+{
+	NL_SET_ERR_ATTR_MISS(extack, nest, type);
 }

@@ -19,6 +19,7 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <net/genetlink.h>
 #ifdef CONFIG_X86
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
@@ -163,6 +164,41 @@ u8 crem_h_rt_hoplimit(struct rtable *rt);
 const u8 *crem_h_skb_network_header(const struct sk_buff *skb);
 void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q);
+
+/*
+ * genetlink.h, netlink.h, af_netlink.c: the netlink handlers
+ * (rust/kernel_ext/genl.rs). genl_info and genl_family stay opaque there.
+ */
+struct sk_buff *crem_h_genlmsg_new(size_t payload, gfp_t gfp);
+size_t crem_h_nlmsg_goodsize(void);
+void crem_h_nlmsg_free(struct sk_buff *skb);
+void *crem_h_genlmsg_iput(struct sk_buff *skb, const struct genl_info *info);
+void crem_h_genlmsg_end(struct sk_buff *skb, void *hdr);
+void crem_h_genlmsg_cancel(struct sk_buff *skb, void *hdr);
+int crem_h_genlmsg_reply(struct sk_buff *skb, struct genl_info *info);
+int crem_h_genlmsg_multicast_netns(const struct genl_family *f, struct net *net,
+				   struct sk_buff *skb, u32 group, gfp_t gfp);
+bool crem_h_genl_has_listeners(const struct genl_family *f, struct net *net, u32 group);
+/* genlmsg_put of a dump's part (NLM_F_MULTI, the requester's port and
+ * sequence), then genl_dump_check_consistent. */
+void *crem_h_genlmsg_put_dump(struct sk_buff *skb, struct netlink_callback *cb,
+			      const struct genl_family *f, u8 cmd);
+struct net *crem_h_genl_info_net(const struct genl_info *info);
+struct nlattr **crem_h_genl_info_attrs(const struct genl_info *info);
+struct netlink_ext_ack *crem_h_genl_info_extack(const struct genl_info *info);
+struct net *crem_h_skb_sock_net(const struct sk_buff *skb);
+/* netlink_ns_capable(@skb, @net->user_ns, @cap) */
+bool crem_h_netlink_net_capable(const struct sk_buff *skb, const struct net *net, int cap);
+int crem_h_nla_parse_nested(struct nlattr **tb, int max, const struct nlattr *nla,
+			    const struct nla_policy *policy, struct netlink_ext_ack *extack);
+struct nlattr *crem_h_nla_nest_start(struct sk_buff *skb, int type);
+void crem_h_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
+void crem_h_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
+/* NL_SET_ERR_MSG (@msg static) and NL_SET_ERR_MSG_FMT("%s", @text), each
+ * with NL_SET_BAD_ATTR(@bad) if @bad; NL_SET_ERR_ATTR_MISS. */
+void crem_h_extack_msg(struct netlink_ext_ack *extack, const char *msg, const struct nlattr *bad);
+void crem_h_extack_fmt(struct netlink_ext_ack *extack, const char *text, const struct nlattr *bad);
+void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nest, u32 type);
 
 /*
  * The module's tracepoints (crem_trace.h, created in helpers.c): each

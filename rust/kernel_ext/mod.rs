@@ -8,6 +8,7 @@
 pub(crate) mod bh;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod fpu;
+pub(crate) mod genl;
 pub(crate) mod global;
 pub(crate) mod hrtimer;
 pub(crate) mod mem;

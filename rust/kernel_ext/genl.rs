@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Generic netlink for the module's handlers: the request a `doit` gets
+//! ([`Info`], its attributes [`Attr`] and its extended ACK [`ExtAck`]), the
+//! messages it builds ([`Msg`], written through a [`Writer`]), a dump's
+//! part ([`Dump`]) and the family's multicast ([`Family`]).
+//!
+//! 6.12's `kernel` crate has no genetlink; later kernels' `kernel::net::netlink`
+//! has multicast only (`NetlinkSkBuff`, `GenlMsg`, `Family`), whose names
+//! these mirror. The family, its op table and its policies stay C,
+//! generated from `netlink/crem.yaml` (`glue/crem-nl-gen.c`); the handlers
+//! that table names are Rust (`crate::netlink`). Static inlines and macros
+//! are one-line wrappers in `glue/helpers.c`.
+
+use crate::ffi;
+use core::ffi::{c_int, c_void, CStr};
+use core::fmt::{self, Write};
+use core::marker::PhantomData;
+use core::ptr::{self, NonNull};
+use kernel::bindings;
+use kernel::error::{code::*, Error, Result};
+
+/// EMSGSIZE (the `kernel` crate has no constant for it): the message is
+/// full.
+pub(crate) fn emsgsize() -> Error {
+    Error::from_errno(-(bindings::EMSGSIZE as c_int))
+}
+
+/// The header length of an attribute (`NLA_HDRLEN`).
+const NLA_HDRLEN: usize = 4;
+
+/// The payload size of an attribute of `payload` octets with its header
+/// and alignment (`nla_total_size`).
+pub(crate) const fn total_size(payload: usize) -> usize {
+    (NLA_HDRLEN + payload + 3) & !3
+}
+
+/// As [`total_size`] for a 64-bit attribute, with room for the pad
+/// attribute that may precede it (`nla_total_size_64bit` where unaligned
+/// access is not efficient: counted always, an estimate may be larger).
+pub(crate) const fn total_size_64bit(payload: usize) -> usize {
+    total_size(payload) + total_size(0)
+}
+
+/// One attribute of a request, validated by the op's policy, valid while
+/// the request is (`'r`).
+#[derive(Clone, Copy)]
+pub(crate) struct Attr<'r> {
+    a: NonNull<bindings::nlattr>,
+    _r: PhantomData<&'r bindings::nlattr>,
+}
+
+impl<'r> Attr<'r> {
+    /// # Safety
+    ///
+    /// `a` is null or an attribute `nla_parse` accepted (header and payload
+    /// within the request), which lives for `'r`.
+    unsafe fn from_raw(a: *const bindings::nlattr) -> Option<Self> {
+        NonNull::new(a.cast_mut()).map(|a| Attr { a, _r: PhantomData })
+    }
+
+    fn as_ptr(self) -> *const bindings::nlattr {
+        self.a.as_ptr()
+    }
+
+    /// Its payload (`nla_data`, `nla_len`).
+    pub(crate) fn payload(self) -> &'r [u8] {
+        // SAFETY: a parsed attribute (`from_raw`): its header is readable
+        // and its `nla_len` octets lie within the request, alive for 'r.
+        unsafe {
+            let len = usize::from((*self.a.as_ptr()).nla_len).saturating_sub(NLA_HDRLEN);
+            core::slice::from_raw_parts(self.a.as_ptr().cast::<u8>().add(NLA_HDRLEN), len)
+        }
+    }
+
+    fn array<const N: usize>(self) -> Option<[u8; N]> {
+        self.payload().get(..N)?.try_into().ok()
+    }
+
+    pub(crate) fn u8(self) -> Option<u8> {
+        self.payload().first().copied()
+    }
+
+    pub(crate) fn u32(self) -> Option<u32> {
+        self.array().map(u32::from_ne_bytes)
+    }
+
+    /// An IPv4 address (network order, as `nla_get_in_addr`), if the
+    /// payload is exactly 4 octets.
+    pub(crate) fn in_addr(self) -> Option<u32> {
+        (self.payload().len() == 4)
+            .then(|| self.array().map(u32::from_ne_bytes))
+            .flatten()
+    }
+}
+
+/// A nest's attributes by type, `nla_parse_nested` with a generated policy
+/// (`N` = the set's largest type + 1).
+pub(crate) struct Attrs<'r, const N: usize> {
+    tb: [*mut bindings::nlattr; N],
+    _r: PhantomData<&'r bindings::nlattr>,
+}
+
+impl<'r, const N: usize> Attrs<'r, N> {
+    /// Parses `nest` with `policy` (the generated policy of its set); the
+    /// kernel's refusal is in `ext`.
+    pub(crate) fn parse(
+        nest: Attr<'r>,
+        policy: &'static [bindings::nla_policy; N],
+        ext: &ExtAck<'r>,
+    ) -> Result<Self> {
+        let mut tb = [ptr::null_mut(); N];
+        let max = c_int::try_from(N.saturating_sub(1)).map_err(|_| EINVAL)?;
+        // SAFETY: `tb` and `policy` have `max + 1` entries; `nest` a parsed
+        // attribute of the request; the extack is the request's or null.
+        let rc = unsafe {
+            ffi::crem_h_nla_parse_nested(
+                tb.as_mut_ptr(),
+                max,
+                nest.as_ptr(),
+                policy.as_ptr(),
+                ext.raw(),
+            )
+        };
+        if rc < 0 {
+            return Err(Error::from_errno(rc));
+        }
+        Ok(Attrs {
+            tb,
+            _r: PhantomData,
+        })
+    }
+
+    /// The attribute of type `ty`, if given.
+    pub(crate) fn get(&self, ty: u32) -> Option<Attr<'r>> {
+        let a = *self.tb.get(usize::try_from(ty).ok()?)?;
+        // SAFETY: `nla_parse_nested` filled `tb` with attributes of the
+        // request (alive for 'r) or null.
+        unsafe { Attr::from_raw(a) }
+    }
+
+    pub(crate) fn has(&self, ty: u32) -> bool {
+        self.get(ty).is_some()
+    }
+}
+
+/// A request's extended ACK: where the handler says why it refused (null
+/// for callers without one).
+#[derive(Clone, Copy)]
+pub(crate) struct ExtAck<'r> {
+    e: *mut bindings::netlink_ext_ack,
+    _r: PhantomData<&'r bindings::nlattr>,
+}
+
+/// Formatted texts are built here, then copied into the extack's
+/// `_msg_buf` as `NL_SET_ERR_MSG_FMT` copies them (truncated at
+/// `NETLINK_MAX_FMTMSG_LEN - 1` = 79, with the kernel's warning): larger
+/// than that buffer so the truncation is the kernel's.
+const FMT_BUF: usize = 128;
+
+struct TextBuf {
+    b: [u8; FMT_BUF],
+    n: usize,
+}
+
+impl Write for TextBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Keep one octet for the NUL; what does not fit is dropped (the
+        // kernel truncates at 79 in any case).
+        let room = (FMT_BUF - 1).saturating_sub(self.n);
+        let take = s.len().min(room);
+        let end = self.n.saturating_add(take);
+        if let (Some(d), Some(s)) = (self.b.get_mut(self.n..end), s.as_bytes().get(..take)) {
+            d.copy_from_slice(s);
+            self.n = end;
+        }
+        Ok(())
+    }
+}
+
+impl<'r> ExtAck<'r> {
+    fn raw(&self) -> *mut bindings::netlink_ext_ack {
+        self.e
+    }
+
+    /// A fixed text (`NL_SET_ERR_MSG`; with `at`, `NL_SET_ERR_MSG_ATTR`).
+    pub(crate) fn msg(&self, text: &'static CStr, at: Option<Attr<'r>>) {
+        let bad = at.map_or(ptr::null(), Attr::as_ptr);
+        // SAFETY: the extack is the request's (or null, which the helper
+        // checks); the text is static; `bad` an attribute of this request.
+        unsafe { ffi::crem_h_extack_msg(self.e, text.as_ptr(), bad) };
+    }
+
+    /// A formatted text (`NL_SET_ERR_MSG_FMT`; with `at`,
+    /// `NL_SET_ERR_MSG_ATTR_FMT`), truncated as the kernel truncates.
+    pub(crate) fn fmt(&self, args: fmt::Arguments<'_>, at: Option<Attr<'r>>) {
+        let mut t = TextBuf {
+            b: [0; FMT_BUF],
+            n: 0,
+        };
+        let _ = t.write_fmt(args);
+        // `write_str` kept the last octet; a NUL in the text only ends it
+        // early.
+        if let Some(z) = t.b.get_mut(t.n) {
+            *z = 0;
+        }
+        let bad = at.map_or(ptr::null(), Attr::as_ptr);
+        // SAFETY: as in `msg`; the text is NUL-terminated and copied before
+        // the call returns.
+        unsafe { ffi::crem_h_extack_fmt(self.e, t.b.as_ptr().cast(), bad) };
+    }
+
+    /// The attribute of type `ty` is missing from `nest` (null: the
+    /// request's top level), `NL_SET_ERR_ATTR_MISS`.
+    pub(crate) fn missing(&self, nest: Option<Attr<'r>>, ty: u32) {
+        let nest = nest.map_or(ptr::null(), Attr::as_ptr);
+        // SAFETY: as in `msg`.
+        unsafe { ffi::crem_h_extack_miss(self.e, nest, ty) };
+    }
+}
+
+/// A `doit`'s request: the genl_info and the skb it came in, for the call.
+pub(crate) struct Info<'r> {
+    skb: *mut bindings::sk_buff,
+    info: *mut ffi::genl_info,
+    /// The op's `maxattr` (its attrs table has `maxattr + 1` entries, or
+    /// none for 0).
+    maxattr: u32,
+    _r: PhantomData<&'r bindings::nlattr>,
+}
+
+impl<'r> Info<'r> {
+    /// # Safety
+    ///
+    /// `skb` and `info` are a `doit`'s arguments, valid for `'r` (the call),
+    /// and `maxattr` is that op's (the generated op table's).
+    pub(crate) unsafe fn from_raw(
+        skb: *mut bindings::sk_buff,
+        info: *mut ffi::genl_info,
+        maxattr: u32,
+    ) -> Self {
+        Info {
+            skb,
+            info,
+            maxattr,
+            _r: PhantomData,
+        }
+    }
+
+    /// The netns the request was made in.
+    pub(crate) fn net(&self) -> *mut bindings::net {
+        // SAFETY: a live genl_info (`from_raw`).
+        unsafe { ffi::crem_h_genl_info_net(self.info) }
+    }
+
+    pub(crate) fn extack(&self) -> ExtAck<'r> {
+        ExtAck {
+            // SAFETY: a live genl_info.
+            e: unsafe { ffi::crem_h_genl_info_extack(self.info) },
+            _r: PhantomData,
+        }
+    }
+
+    /// The top-level attribute `ty`, if given.
+    pub(crate) fn attr(&self, ty: u32) -> Option<Attr<'r>> {
+        if ty > self.maxattr || self.maxattr == 0 {
+            return None;
+        }
+        // SAFETY: a live genl_info; its attrs (non-null for a maxattr > 0)
+        // has `maxattr + 1` entries, and `ty <= maxattr`; each is null or
+        // an attribute of the request, validated by the op's policy.
+        unsafe {
+            let tb = ffi::crem_h_genl_info_attrs(self.info);
+            if tb.is_null() {
+                return None;
+            }
+            Attr::from_raw(*tb.add(ty as usize))
+        }
+    }
+
+    /// The top-level attribute `ty`; if missing, the extack says so
+    /// (`GENL_REQ_ATTR_CHECK`).
+    pub(crate) fn require(&self, ty: u32) -> Option<Attr<'r>> {
+        let a = self.attr(ty);
+        if a.is_none() {
+            self.extack().missing(None, ty);
+        }
+        a
+    }
+
+    /// Whether the sender has CAP_NET_ADMIN over the request's netns's
+    /// user namespace (`netlink_ns_capable`).
+    pub(crate) fn net_admin(&self) -> bool {
+        // SAFETY: the request's skb and netns, live for the call.
+        unsafe {
+            ffi::crem_h_netlink_net_capable(self.skb, self.net(), ffi::CAP_NET_ADMIN as c_int)
+        }
+    }
+}
+
+/// A netlink message of ours: an skb from `genlmsg_new`, freed unless sent.
+pub(crate) struct Msg(NonNull<bindings::sk_buff>);
+
+// SAFETY: an skb we own alone may be sent or freed from any thread.
+unsafe impl Send for Msg {}
+
+impl Msg {
+    /// A message with room for `payload` octets of attributes (`gfp`:
+    /// GFP_ATOMIC where the caller may not sleep). None if out of memory.
+    pub(crate) fn new(payload: usize, gfp: bindings::gfp_t) -> Option<Msg> {
+        // SAFETY: allocates (may sleep only if `gfp` allows it, the
+        // caller's choice).
+        NonNull::new(unsafe { ffi::crem_h_genlmsg_new(payload, gfp) }).map(Msg)
+    }
+
+    /// `NLMSG_GOODSIZE`: a page's worth, for replies of unknown size.
+    pub(crate) fn goodsize() -> usize {
+        // SAFETY: a constant.
+        unsafe { ffi::crem_h_nlmsg_goodsize() }
+    }
+
+    /// The reply's header to `info`'s request (`genlmsg_iput`).
+    pub(crate) fn reply_to<'m>(&'m mut self, info: &Info<'_>) -> Result<Writer<'m>> {
+        // SAFETY: our skb; a live genl_info.
+        let hdr = unsafe { ffi::crem_h_genlmsg_iput(self.0.as_ptr(), info.info) };
+        Writer::start(self.0, hdr)
+    }
+
+    /// A notification's header (no port, no sequence), command `cmd`.
+    pub(crate) fn notification<'m>(&'m mut self, cmd: u8) -> Result<Writer<'m>> {
+        // SAFETY: our skb; the family is registered while handlers and the
+        // datapath run (the module's registration order).
+        let hdr = unsafe { ffi::genlmsg_put(self.0.as_ptr(), 0, 0, family(), 0, cmd) };
+        Writer::start(self.0, hdr)
+    }
+
+    /// Sends the message as the reply to `info`'s request.
+    pub(crate) fn reply(self, info: &Info<'_>) -> Result {
+        let skb = self.into_raw();
+        // SAFETY: `genlmsg_reply` takes the skb in every case (sent, or
+        // freed on error); a live genl_info.
+        to_result(unsafe { ffi::crem_h_genlmsg_reply(skb, info.info) })
+    }
+
+    /// Frees a message never sent (allocated ahead, not needed): a normal
+    /// end, not a drop (`consume_skb`).
+    pub(crate) fn unused(self) {
+        let skb = self.into_raw();
+        // SAFETY: our skb, not sent.
+        unsafe { bindings::consume_skb(skb) };
+    }
+
+    fn into_raw(self) -> *mut bindings::sk_buff {
+        let p = self.0.as_ptr();
+        core::mem::forget(self);
+        p
+    }
+}
+
+impl Drop for Msg {
+    fn drop(&mut self) {
+        // SAFETY: our skb, not sent.
+        unsafe { ffi::crem_h_nlmsg_free(self.0.as_ptr()) };
+    }
+}
+
+fn to_result(rc: c_int) -> Result {
+    if rc < 0 {
+        Err(Error::from_errno(rc))
+    } else {
+        Ok(())
+    }
+}
+
+fn family() -> *const ffi::genl_family {
+    // Only the address of the generated family is taken.
+    ptr::addr_of!(ffi::crem_nl_family)
+}
+
+/// The message being written: its genetlink header, attributes appended
+/// at the skb's tail. Ended with [`Writer::end`]; dropped unended, the
+/// message is cancelled (`genlmsg_cancel`). Every put fails with EMSGSIZE
+/// when the skb is full (it never grows: what was written stays in place).
+pub(crate) struct Writer<'m> {
+    skb: NonNull<bindings::sk_buff>,
+    hdr: NonNull<c_void>,
+    _m: PhantomData<&'m mut Msg>,
+}
+
+impl<'m> Writer<'m> {
+    fn start(skb: NonNull<bindings::sk_buff>, hdr: *mut c_void) -> Result<Self> {
+        let hdr = NonNull::new(hdr).ok_or_else(emsgsize)?;
+        Ok(Writer {
+            skb,
+            hdr,
+            _m: PhantomData,
+        })
+    }
+
+    /// An attribute of `ty` with payload `data` (`nla_put`).
+    pub(crate) fn bytes(&mut self, ty: u32, data: &[u8]) -> Result {
+        let ty = c_int::try_from(ty).map_err(|_| EINVAL)?;
+        let len = c_int::try_from(data.len()).map_err(|_| emsgsize())?;
+        // SAFETY: our skb (borrowed mutably through the message); `data`
+        // is read for the call.
+        to_result(unsafe { ffi::nla_put(self.skb.as_ptr(), ty, len, data.as_ptr().cast()) })
+    }
+
+    pub(crate) fn u8(&mut self, ty: u32, v: u8) -> Result {
+        self.bytes(ty, &[v])
+    }
+
+    pub(crate) fn u16(&mut self, ty: u32, v: u16) -> Result {
+        self.bytes(ty, &v.to_ne_bytes())
+    }
+
+    pub(crate) fn u32(&mut self, ty: u32, v: u32) -> Result {
+        self.bytes(ty, &v.to_ne_bytes())
+    }
+
+    /// An IPv4 address in network order (`nla_put_in_addr`).
+    pub(crate) fn in_addr(&mut self, ty: u32, be: u32) -> Result {
+        self.bytes(ty, &be.to_ne_bytes())
+    }
+
+    /// A 64-bit attribute, aligned by a `pad` attribute where needed
+    /// (`nla_put_u64_64bit`).
+    pub(crate) fn u64(&mut self, ty: u32, v: u64, pad: u32) -> Result {
+        let ty = c_int::try_from(ty).map_err(|_| EINVAL)?;
+        let pad = c_int::try_from(pad).map_err(|_| EINVAL)?;
+        let b = v.to_ne_bytes();
+        // SAFETY: as in `bytes`.
+        to_result(unsafe { ffi::nla_put_64bit(self.skb.as_ptr(), ty, 8, b.as_ptr().cast(), pad) })
+    }
+
+    /// A nest of `ty` whose attributes `body` writes; cancelled (nothing of
+    /// it left) if `body` fails.
+    pub(crate) fn nest(&mut self, ty: u32, body: impl FnOnce(&mut Self) -> Result) -> Result {
+        let ty = c_int::try_from(ty).map_err(|_| EINVAL)?;
+        // SAFETY: our skb.
+        let start = unsafe { ffi::crem_h_nla_nest_start(self.skb.as_ptr(), ty) };
+        if start.is_null() {
+            return Err(emsgsize());
+        }
+        match body(self) {
+            // SAFETY: `start` is this skb's open nest (nothing of it was
+            // trimmed: a nested nest is closed or cancelled by its own call).
+            Ok(()) => unsafe { ffi::crem_h_nla_nest_end(self.skb.as_ptr(), start) },
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { ffi::crem_h_nla_nest_cancel(self.skb.as_ptr(), start) };
+                return Err(e);
+            }
+        };
+        Ok(())
+    }
+
+    /// The message is complete (`genlmsg_end`).
+    pub(crate) fn end(self) {
+        // SAFETY: our skb and its header.
+        unsafe { ffi::crem_h_genlmsg_end(self.skb.as_ptr(), self.hdr.as_ptr()) };
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our skb and its header: the message is trimmed back to
+        // before it.
+        unsafe { ffi::crem_h_genlmsg_cancel(self.skb.as_ptr(), self.hdr.as_ptr()) };
+    }
+}
+
+/// One call of a `dumpit`: the part's skb and the dump's state.
+pub(crate) struct Dump<'c> {
+    skb: NonNull<bindings::sk_buff>,
+    cb: NonNull<bindings::netlink_callback>,
+    _c: PhantomData<&'c mut bindings::netlink_callback>,
+}
+
+// The dump's cursor is a u64 in one of the callback's longs.
+const _: () = assert!(core::mem::size_of::<isize>() >= core::mem::size_of::<u64>());
+
+impl<'c> Dump<'c> {
+    /// # Safety
+    ///
+    /// `skb` and `cb` are a `dumpit`'s arguments, valid for `'c` (the call).
+    pub(crate) unsafe fn from_raw(
+        skb: *mut bindings::sk_buff,
+        cb: *mut bindings::netlink_callback,
+    ) -> Option<Self> {
+        Some(Dump {
+            skb: NonNull::new(skb)?,
+            cb: NonNull::new(cb)?,
+            _c: PhantomData,
+        })
+    }
+
+    /// The dump's state between parts (`cb->args`, zeroed before the first).
+    pub(crate) fn args(&mut self) -> &mut [isize; 6] {
+        // SAFETY: the callback is ours for the call (`&mut self`); `args`
+        // is a plain array in its union.
+        unsafe { &mut (*self.cb.as_ptr()).__bindgen_anon_1.args }
+    }
+
+    /// The dump's netns (the requesting socket's).
+    pub(crate) fn net(&self) -> *mut bindings::net {
+        // SAFETY: the part's skb belongs to the requester's socket.
+        unsafe { ffi::crem_h_skb_sock_net(self.skb.as_ptr()) }
+    }
+
+    /// Whether the requester has CAP_NET_ADMIN over the dump's netns.
+    pub(crate) fn net_admin(&self) -> bool {
+        // SAFETY: the request's skb (`cb->skb`), live for the dump.
+        unsafe {
+            ffi::crem_h_netlink_net_capable(
+                (*self.cb.as_ptr()).skb,
+                self.net(),
+                ffi::CAP_NET_ADMIN as c_int,
+            )
+        }
+    }
+
+    /// The state the dump's consistency is judged by (`cb->seq`, 0:
+    /// unset): a part whose state differs from the previous part's is
+    /// flagged NLM_F_DUMP_INTR.
+    pub(crate) fn set_seq(&mut self, seq: u32) {
+        // SAFETY: as in `args`.
+        unsafe { (*self.cb.as_ptr()).seq = seq };
+    }
+
+    /// Octets in the part so far (the dumpit's return value).
+    pub(crate) fn len(&self) -> c_int {
+        // SAFETY: the part's skb, live for the call.
+        c_int::try_from(unsafe { (*self.skb.as_ptr()).len }).unwrap_or(c_int::MAX)
+    }
+
+    /// The next message of the part (`NLM_F_MULTI`), command `cmd`, checked
+    /// for consistency; EMSGSIZE when the part is full.
+    pub(crate) fn message(&mut self, cmd: u8) -> Result<Writer<'_>> {
+        // SAFETY: the part's skb and callback, live for the call; the
+        // family is registered while its ops run.
+        let hdr = unsafe {
+            ffi::crem_h_genlmsg_put_dump(self.skb.as_ptr(), self.cb.as_ptr(), family(), cmd)
+        };
+        Writer::start(self.skb, hdr)
+    }
+}
+
+/// The family's multicast groups (generated `CREM_NLGRP_*`).
+#[derive(Clone, Copy)]
+pub(crate) enum Group {
+    Events = ffi::CREM_NLGRP_EVENTS as isize,
+}
+
+/// Whether anyone in `net` listens to `g`.
+pub(crate) fn has_listeners(net: *mut bindings::net, g: Group) -> bool {
+    // SAFETY: a live netns (the caller's); the family is registered while
+    // the datapath runs; the group is the family's.
+    unsafe { ffi::crem_h_genl_has_listeners(family(), net, g as u32) }
+}
+
+/// Sends `msg` to `g`'s listeners in `net` (`genlmsg_multicast_netns`);
+/// ESRCH: none listens.
+pub(crate) fn multicast(
+    msg: Msg,
+    net: *mut bindings::net,
+    g: Group,
+    gfp: bindings::gfp_t,
+) -> Result {
+    let skb = msg.into_raw();
+    // SAFETY: as in `has_listeners`; the skb is taken in every case.
+    to_result(unsafe { ffi::crem_h_genlmsg_multicast_netns(family(), net, skb, g as u32, gfp) })
+}

@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Flows over the family: the flow nest (`put_flow`, also the
+//! notifications'), the dump, consistent under churn through the table's
+//! generation (NLM_F_DUMP_INTR when it moved), and the ops that name one
+//! flow by its Flow ID (get, del, set, reset) or make one (new).
+
+use super::{errno, state};
+use crate::ffi::{self, *};
+use crate::flow::{info_buffer, Flow};
+use crate::kernel_ext::bh;
+use crate::kernel_ext::genl::{self, Attr, Attrs, Dump, ExtAck, Info, Msg, Writer};
+use crate::kernel_ext::rcu;
+use crate::netns::{NetState, FS_N};
+use crate::table::{Cursor, FlowKey};
+use core::ffi::c_int;
+use kernel::bindings;
+use kernel::error::{code::*, Result};
+
+/// The flow set's attributes (`N` = its largest type + 1).
+type FlowAttrs<'r> = Attrs<'r, { CREM_A_FLOW_MAX as usize + 1 }>;
+
+/// The flat counters; then msgs-in-by-type and msgs-out-by-type; then
+/// those appended after them (`glue/crem_engine.h`).
+const FS_FLAT: usize = CREM_FS_FLAT as usize;
+const SLOTS: usize = CREM_MSG_SLOTS as usize;
+const FS_TAIL: usize = CREM_FS_TAIL as usize;
+const FS_TAIL_N: usize = CREM_FS_TAIL_N as usize;
+
+// The flow-stats attributes are the counters in order, with the two
+// by-type nests between the flat ones and the tail.
+const _: () = assert!(
+    CREM_A_FLOW_STATS_SOURCES as usize + FS_FLAT - 1 == CREM_A_FLOW_STATS_CODED_RETX_LOST as usize
+);
+const _: () = assert!(
+    CREM_A_FLOW_STATS_REPAIRS_CE as usize + FS_TAIL_N - 1 == CREM_A_FLOW_STATS_MAX as usize
+);
+const _: () =
+    assert!(CREM_A_MSG_TYPES_OTHER as usize - CREM_A_MSG_TYPES_REPAIR as usize + 1 == SLOTS);
+const _: () = assert!(FS_TAIL + FS_TAIL_N == FS_N);
+
+/// A msg-types nest of `c` (`crate::host::msg_slot` order).
+pub(super) fn put_msg_types(w: &mut Writer<'_>, ty: u32, c: &[u64]) -> Result {
+    w.nest(ty, |w| {
+        for (i, v) in (0u32..u32::MAX).zip(c.iter().take(SLOTS)) {
+            w.u64(CREM_A_MSG_TYPES_REPAIR + i, *v, CREM_A_MSG_TYPES_PAD)?;
+        }
+        Ok(())
+    })
+}
+
+/// A flow-stats nest of `c`.
+pub(super) fn put_counters(w: &mut Writer<'_>, ty: u32, c: &[u64; FS_N]) -> Result {
+    w.nest(ty, |w| {
+        for (i, v) in (0u32..u32::MAX).zip(c.iter().take(FS_FLAT)) {
+            w.u64(CREM_A_FLOW_STATS_SOURCES + i, *v, CREM_A_FLOW_STATS_PAD)?;
+        }
+        let by_type = c.get(FS_FLAT..FS_TAIL).unwrap_or(&[]);
+        let (msgs_in, msgs_out) = by_type.split_at(by_type.len().min(SLOTS));
+        put_msg_types(w, CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE, msgs_in)?;
+        put_msg_types(w, CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE, msgs_out)?;
+        for (i, v) in (0u32..u32::MAX).zip(c.iter().skip(FS_TAIL).take(FS_TAIL_N)) {
+            w.u64(CREM_A_FLOW_STATS_REPAIRS_CE + i, *v, CREM_A_FLOW_STATS_PAD)?;
+        }
+        Ok(())
+    })
+}
+
+/// The flow nest of `f` (its state read into `fi`): `ev`, a flow-change
+/// event (`CREM_FLOW_EVENT_*`) with its close reason; `id`: with the Flow
+/// ID (the reader has CAP_NET_ADMIN over the netns).
+pub(crate) fn put_flow(
+    w: &mut Writer<'_>,
+    f: &Flow,
+    fi: &mut ffi::crem_flow_info,
+    ev: Option<(u8, u16)>,
+    id: bool,
+) -> Result {
+    f.info(fi);
+    let csf = u32::from(fi.key.side) == crem_side_CREM_SIDE_CSF;
+    w.nest(CREM_A_CMD_FLOW, |w| {
+        if id {
+            w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
+        }
+        w.in_addr(CREM_A_FLOW_SRC, fi.key.saddr)?;
+        w.in_addr(CREM_A_FLOW_DST, fi.key.daddr)?;
+        w.u32(CREM_A_FLOW_DEST_QP, fi.key.dqp)?;
+        w.u8(CREM_A_FLOW_SIDE, fi.key.side)?;
+        w.u8(CREM_A_FLOW_KIND, fi.key.kind)?;
+        w.in_addr(CREM_A_FLOW_PEER, fi.peer)?;
+        w.u8(CREM_A_FLOW_STATE, fi.state)?;
+        w.u8(CREM_A_FLOW_CONFIG_ID, fi.config_id)?;
+        w.u8(CREM_A_FLOW_SCHEME, fi.scheme)?;
+        w.u8(CREM_A_FLOW_K, fi.k)?;
+        w.u8(CREM_A_FLOW_M, fi.m)?;
+        w.u16(CREM_A_FLOW_SYMBOL_LEN, fi.symbol_len)?;
+        w.u32(CREM_A_FLOW_SRTT_US, fi.srtt_us)?;
+        w.u32(CREM_A_FLOW_MIN_RTT_US, fi.min_rtt_us)?;
+        w.u32(CREM_A_FLOW_RDMA_MTU, fi.rdma_mtu)?;
+        if csf {
+            w.u8(CREM_A_FLOW_RDMA_MTU_EXACT, fi.rdma_mtu_exact)?;
+        }
+        w.u32(CREM_A_FLOW_LOSS_PPM, fi.loss_ppm)?;
+        w.u8(CREM_A_FLOW_LOSS_CLASS, fi.loss_class)?;
+        w.u8(CREM_A_FLOW_BREAKER, fi.breaker)?;
+        w.u64(CREM_A_FLOW_MEMORY, fi.mem, CREM_A_FLOW_PAD)?;
+        w.u64(CREM_A_FLOW_AGE_MS, fi.age_ms, CREM_A_FLOW_PAD)?;
+        put_counters(w, CREM_A_FLOW_STATS, &fi.counters)?;
+        if csf {
+            w.u8(CREM_A_FLOW_PINNED, fi.pinned)?;
+        }
+        if fi.heard != 0 {
+            w.u64(CREM_A_FLOW_LAST_MSG_MS, fi.last_msg_ms, CREM_A_FLOW_PAD)?;
+        }
+        if fi.has_limits != 0 {
+            w.u8(CREM_A_FLOW_SCHEMES, fi.schemes)?;
+            w.u8(CREM_A_FLOW_MAX_K, fi.max_k)?;
+            w.u8(CREM_A_FLOW_MAX_M, fi.max_m)?;
+            w.u16(CREM_A_FLOW_MAX_SYMBOL_LEN, fi.max_t)?;
+            w.u16(CREM_A_FLOW_MAX_OPEN_BLOCKS, fi.max_open_blocks)?;
+        }
+        if let Some((ev, reason)) = ev {
+            w.u8(CREM_A_FLOW_EVENT, ev)?;
+            if u32::from(ev) == crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+                w.u16(CREM_A_FLOW_CLOSE_REASON, reason)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The payload of a message with one flow nest ([`put_flow`]), at most.
+pub(crate) const FLOW_MSG_SIZE: usize = genl::total_size(0) // the flow nest
+    + 6 * genl::total_size(4) // id, dest-qp, srtt-us, min-rtt-us, loss-ppm, rdma-mtu
+    + 3 * genl::total_size(4) // src, dst, peer
+    // side, kind, state, config-id, scheme, k, m, loss-class, breaker,
+    // event, pinned, schemes, max-k, max-m, rdma-mtu-exact
+    + 15 * genl::total_size(1)
+    + 4 * genl::total_size(2) // symbol-len, close-reason, max-symbol-len, max-open-blocks
+    + 3 * genl::total_size_64bit(8) // memory, age-ms, last-msg-ms
+    + 3 * genl::total_size(0) // stats, msgs-{in,out}-by-type
+    + FS_N * genl::total_size_64bit(8);
+
+/// flow-get's dump: the flows that fit in each part. `args[0]`: where the
+/// walk of the table stopped (`Cursor`); `args[1]`: 0 before the first
+/// part, then 1 + whether the ids are shown (decided once, so every part
+/// of a dump agrees).
+pub(super) fn dump(d: &mut Dump<'_>) -> c_int {
+    let st = match state(d.net()) {
+        Ok(st) => st,
+        Err(e) => return e.to_errno(),
+    };
+    if d.args()[1] == 0 {
+        d.args()[1] = 1 + isize::from(d.net_admin());
+    }
+    let ids = d.args()[1] == 2;
+    let mut cur = Cursor::from_u64(d.args()[0] as u64);
+    let Some(mut fi) = info_buffer() else {
+        return ENOMEM.to_errno();
+    };
+    // Any change since the dump's first part flags the next message (or
+    // NLMSG_DONE) NLM_F_DUMP_INTR; +1: a seq of 0 would mean "unset".
+    d.set_seq(st.flows.gen().wrapping_add(1));
+    let mut first = true;
+    let mut err = 0;
+    {
+        let g = rcu::read_lock();
+        st.flows.walk(&mut cur, &g, |f| {
+            let Ok(mut w) = d.message(CREM_CMD_FLOW_GET as u8) else {
+                return true;
+            };
+            if put_flow(&mut w, f, &mut fi, None, ids).is_err() {
+                // (The message is cancelled.) A flow that does not fit an
+                // empty part never will.
+                if first {
+                    err = genl::emsgsize().to_errno();
+                }
+                return true;
+            }
+            w.end();
+            first = false;
+            false
+        });
+    }
+    d.args()[0] = cur.to_u64() as isize;
+    if err != 0 {
+        err
+    } else {
+        d.len()
+    }
+}
+
+/// Which flow a request names: its id, and side and peer if given.
+struct Sel {
+    id: u32,
+    side: Option<u8>,
+    /// 0: any.
+    peer: u32,
+}
+
+/// The request's flow nest, parsed; `needs`: what it must hold (for the
+/// text when it is missing).
+fn flow_nest<'r>(info: &Info<'r>, needs: &str) -> Result<(Attr<'r>, FlowAttrs<'r>)> {
+    let ext = info.extack();
+    let Some(nest) = info.require(CREM_A_CMD_FLOW) else {
+        ext.fmt(format_args!("a flow nest with {needs} is required"), None);
+        return Err(EINVAL);
+    };
+    // SAFETY: only the address of the generated policy is taken (an array
+    // of `CREM_A_FLOW_MAX + 1` entries, as the type says).
+    let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_flow_nl_policy) };
+    let tb = FlowAttrs::parse(nest, policy, &ext)?;
+    Ok((nest, tb))
+}
+
+/// One IPv4 address of a flow nest (`what` names it in the text); absent:
+/// an error if `required`, else 0.
+fn addr<'r>(
+    tb: &FlowAttrs<'r>,
+    ty: u32,
+    what: &str,
+    required: bool,
+    nest: Attr<'r>,
+    ext: &ExtAck<'r>,
+) -> Result<u32> {
+    let Some(a) = tb.get(ty) else {
+        if !required {
+            return Ok(0);
+        }
+        ext.fmt(format_args!("a new flow needs {what}"), Some(nest));
+        return Err(EINVAL);
+    };
+    a.in_addr().ok_or_else(|| {
+        ext.fmt(
+            format_args!("{what} must be an IPv4 address (4 octets): flows are IPv4 only"),
+            Some(a),
+        );
+        EINVAL
+    })
+}
+
+fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
+    let ext = info.extack();
+    let (nest, tb) = flow_nest(info, "the flow's id")?;
+    let Some(id_attr) = tb.get(CREM_A_FLOW_ID) else {
+        ext.missing(Some(nest), CREM_A_FLOW_ID);
+        ext.msg(c"the flow's id is required", Some(nest));
+        return Err(EINVAL);
+    };
+    let id = id_attr.u32().unwrap_or(0);
+    if id == 0 {
+        ext.msg(
+            c"id 0 names no flow (a flow still negotiating has no id yet)",
+            Some(id_attr),
+        );
+        return Err(EINVAL);
+    }
+    // The policy allows only csf and crf.
+    let side = tb.get(CREM_A_FLOW_SIDE).and_then(Attr::u8);
+    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, nest, &ext)?;
+    Ok((Sel { id, side, peer }, tb))
+}
+
+/// The one flow `sel` names, under `g`; else the reason in the extack.
+fn find<'a>(
+    st: &'a NetState,
+    sel: &Sel,
+    tb: &FlowAttrs<'_>,
+    ext: &ExtAck<'_>,
+    g: &'a rcu::Guard,
+) -> Result<&'a Flow> {
+    let mut found = None;
+    let mut n = 0u32;
+    st.flows.for_each(g, |f| {
+        let l = crate::table::InTable::links(f);
+        if l.flow_id() == sel.id
+            && sel.side.map_or(true, |s| l.key().side == s)
+            && (sel.peer == 0 || l.peer() == sel.peer)
+        {
+            found = Some(f);
+            n = n.saturating_add(1);
+        }
+    });
+    let id = sel.id;
+    match (n, found) {
+        (1, Some(f)) => return Ok(f),
+        (0, _) => {
+            let on_side = if sel.side.is_some() {
+                " on that side"
+            } else {
+                ""
+            };
+            let with_peer = if sel.peer != 0 { " with that peer" } else { "" };
+            ext.fmt(
+                format_args!("no flow with id {id}{on_side}{with_peer}"),
+                tb.get(CREM_A_FLOW_ID),
+            );
+            Err(ENOENT)
+        }
+        _ => {
+            ext.fmt(
+                format_args!("{n} flows have id {id}: give side (and peer) too"),
+                tb.get(CREM_A_FLOW_ID),
+            );
+            Err(errno(bindings::ENOTUNIQ))
+        }
+    }
+}
+
+/// What a reply with one flow shows.
+enum Target<'s, 'r> {
+    /// The flow a request names.
+    Named(&'s Sel, &'s FlowAttrs<'r>),
+    /// The flow of a key (flow-new's).
+    Key(&'s FlowKey),
+}
+
+/// Replies with one flow, with its Flow ID (by id, flow-get's do, or a new
+/// flow, flow-new: both need CAP_NET_ADMIN).
+fn reply(info: &Info<'_>, st: &NetState, t: Target<'_, '_>) -> Result {
+    let ext = info.extack();
+    let mut fi = info_buffer().ok_or(ENOMEM)?;
+    let mut msg = Msg::new(FLOW_MSG_SIZE, bindings::GFP_KERNEL).ok_or(ENOMEM)?;
+    let mut w = msg.reply_to(info)?;
+    {
+        let g = rcu::read_lock();
+        let f = match t {
+            Target::Named(sel, tb) => find(st, sel, tb, &ext, &g)?,
+            Target::Key(k) => st.flows.lookup(k, &g).ok_or_else(|| {
+                ext.msg(
+                    c"the flow was set up, then removed at once (flow-del, or a configuration change)",
+                    None,
+                );
+                ENOENT
+            })?,
+        };
+        put_flow(&mut w, f, &mut fi, None, true)?;
+    }
+    w.end();
+    msg.reply(info)
+}
+
+pub(super) fn get(info: &Info<'_>) -> Result {
+    // An answer by id tells whether the id exists: only for those who may
+    // see ids.
+    if !info.net_admin() {
+        info.extack().msg(
+            c"flow-get by id needs CAP_NET_ADMIN: Flow IDs are kept from other users (they guard against blind injection); the dump lists flows without them",
+            None,
+        );
+        return Err(EPERM);
+    }
+    let (sel, tb) = sel_parse(info)?;
+    reply(info, state(info.net())?, Target::Named(&sel, &tb))
+}
+
+pub(super) fn del(info: &Info<'_>) -> Result {
+    let st = state(info.net())?;
+    let (sel, tb) = sel_parse(info)?;
+    let removed = {
+        let g = rcu::read_lock();
+        let f = find(st, &sel, &tb, &info.extack(), &g)?;
+        let bh = bh::disable();
+        st.remove(f, CREM_CLOSE_NORMAL as i8, &bh)
+    };
+    // Its flow-down and CLOSE before the reply (the one removed
+    // meanwhile's too).
+    st.reap(true);
+    if !removed {
+        info.extack()
+            .msg(c"the flow is gone (removed meanwhile)", None);
+        return Err(ENOENT);
+    }
+    Ok(())
+}
+
+/// k and m of a flow nest, given together (flow-set, flow-new).
+fn km(tb: &FlowAttrs<'_>, ext: &ExtAck<'_>) -> Result<(u8, u8)> {
+    let (ka, ma) = (tb.get(CREM_A_FLOW_K), tb.get(CREM_A_FLOW_M));
+    let (Some(ka), Some(ma)) = (ka, ma) else {
+        ext.msg(c"k and m are pinned together: give both", ka.or(ma));
+        return Err(EINVAL);
+    };
+    let (k, m) = (ka.u8().unwrap_or(0), ma.u8().unwrap_or(0));
+    if k == 0 {
+        ext.msg(c"k must be at least 1", Some(ka));
+        return Err(EINVAL);
+    }
+    if u16::from(k) + u16::from(m) > 255 {
+        ext.msg(
+            c"k + m must not exceed 255 (Repair Indices need i + k <= 255)",
+            Some(ma),
+        );
+        return Err(EINVAL);
+    }
+    // As config-set's m (glue/crem_nl.c).
+    if m > crate::crem_core::engine::module_caps::MAX_M {
+        ext.msg(
+            c"m must not exceed 16 (the largest m of this module: its repair accumulator's)",
+            Some(ma),
+        );
+        return Err(EINVAL);
+    }
+    Ok((k, m))
+}
+
+/// flow-set's outcomes from the engine (`Flow::pin`).
+fn pin_result(rc: u32, at: Option<Attr<'_>>, ext: &ExtAck<'_>) -> Result {
+    let (text, e) = match rc {
+        CREM_PIN_OK => return Ok(()),
+        CREM_PIN_NOT_SENDER => {
+            ext.msg(c"only a sender (csf) flow chooses its k and m", at);
+            return Err(EINVAL);
+        }
+        CREM_PIN_BUSY => (
+            c"the flow's previous configuration is not in effect yet (it starts at its Effective PSN, after more packets): retry later",
+            EBUSY,
+        ),
+        CREM_PIN_OUTSIDE_LIMITS => (
+            c"k or m is outside the limits negotiated with the peer (see the flow's k/m maxima in HELLO)",
+            ERANGE,
+        ),
+        CREM_PIN_NO_SLOT => (
+            c"the peer holds no free configuration slot: retry later",
+            EBUSY,
+        ),
+        CREM_PIN_NOT_ESTABLISHED => (
+            c"the flow is not protected (negotiating, or unprotected): nothing to pin",
+            EAGAIN,
+        ),
+        CREM_PIN_NO_POLICY => (
+            c"the flow was set up with adaptive off: there is no policy to hand it back to",
+            errno(bindings::EOPNOTSUPP),
+        ),
+        _ => (c"the flow is gone", ENOENT),
+    };
+    ext.msg(text, None);
+    Err(e)
+}
+
+pub(super) fn set(info: &Info<'_>) -> Result {
+    let ext = info.extack();
+    let st = state(info.net())?;
+    let (sel, tb) = sel_parse(info)?;
+    let pin = tb.has(CREM_A_FLOW_K) || tb.has(CREM_A_FLOW_M);
+    let pinned = tb.get(CREM_A_FLOW_PINNED);
+    match (pin, pinned.map(|a| a.u8().unwrap_or(0))) {
+        (true, Some(0)) => {
+            ext.msg(
+                c"give k and m to pin the flow, or pinned 0 to unpin it, not both",
+                pinned,
+            );
+            return Err(EINVAL);
+        }
+        (false, None) => {
+            ext.msg(
+                c"nothing to set: give k and m (pin), or pinned 0 (adaptive)",
+                None,
+            );
+            return Err(EINVAL);
+        }
+        (false, Some(_nonzero @ 1..)) => {
+            ext.msg(c"pinned 1 needs the k and m to pin", pinned);
+            return Err(EINVAL);
+        }
+        _ => {}
+    }
+    let (k, m) = if pin { km(&tb, &ext)? } else { (0, 0) };
+    let g = rcu::read_lock();
+    let f = find(st, &sel, &tb, &ext, &g)?;
+    let rc = f.pin(k, m, pin);
+    pin_result(rc, tb.get(CREM_A_FLOW_ID), &ext)
+}
+
+pub(super) fn new(info: &Info<'_>) -> Result {
+    let ext = info.extack();
+    let st = state(info.net())?;
+    let (nest, tb) = flow_nest(info, "src, dst and dest-qp")?;
+    let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, nest, &ext)?;
+    let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, nest, &ext)?;
+    let Some(qp) = tb.get(CREM_A_FLOW_DEST_QP) else {
+        ext.missing(Some(nest), CREM_A_FLOW_DEST_QP);
+        ext.msg(c"a new flow needs dest-qp", Some(nest));
+        return Err(EINVAL);
+    };
+    let dqp = qp.u32().unwrap_or(u32::MAX);
+    if dqp > 0xff_ffff {
+        ext.msg(c"dest-qp is a 24-bit queue pair number", Some(qp));
+        return Err(EINVAL);
+    }
+    if let Some(s) = tb.get(CREM_A_FLOW_SIDE) {
+        if s.u8().map(u32::from) != Some(crem_side_CREM_SIDE_CSF) {
+            ext.msg(
+                c"only a sender (csf) flow can be added: a receiver flow is set up by its peer's HELLO",
+                Some(s),
+            );
+            return Err(EINVAL);
+        }
+    }
+    let kind = tb
+        .get(CREM_A_FLOW_KIND)
+        .and_then(Attr::u8)
+        .unwrap_or(crate::table::KIND_REQUESTS);
+    let fixed = tb.has(CREM_A_FLOW_K) || tb.has(CREM_A_FLOW_M);
+    let (k, m) = if fixed { km(&tb, &ext)? } else { (0, 0) };
+    let key = FlowKey {
+        saddr,
+        daddr,
+        dqp,
+        side: crate::table::SIDE_CSF,
+        kind,
+    };
+    add(st, &key, fixed, k, m, &ext)?;
+    // The flow as it is now (a flow-del may have taken it meanwhile).
+    reply(info, st, Target::Key(&key))
+}
+
+/// flow-new's sender flow of `key` (`fixed`: it keeps `k` and `m`, no
+/// adaptive policy), made now; what went wrong in the extack.
+fn add(st: &NetState, key: &FlowKey, fixed: bool, k: u8, m: u8, ext: &ExtAck<'_>) -> Result {
+    let rc = crate::create::add(st, key, fixed, k, m);
+    let e = kernel::error::Error::from_errno(rc);
+    match u32::try_from(-rc).unwrap_or(0) {
+        0 => return Ok(()),
+        bindings::ENOMEM => {}
+        bindings::ENOTCONN => ext.msg(
+            c"CREM is not running in this netns: set port and role first",
+            None,
+        ),
+        bindings::EHOSTUNREACH => {
+            let [a, b, c, d] = key.daddr.to_ne_bytes();
+            ext.fmt(
+                format_args!(
+                    "no peer is configured for the destination {a}.{b}.{c}.{d} (set peer PREFIX=ADDR)"
+                ),
+                None,
+            );
+        }
+        bindings::EEXIST => ext.msg(
+            c"a sender flow for these addresses, dest-qp and kind exists",
+            None,
+        ),
+        bindings::ENOSPC => ext.fmt(
+            format_args!(
+                "max-flows ({}) sender flows are set up already",
+                st.max_flows()
+            ),
+            None,
+        ),
+        bindings::EINVAL => ext.msg(
+            c"the engine refused the flow's parameters (k, m or the netns defaults)",
+            None,
+        ),
+        _ => ext.msg(c"CREM is stopping in this netns", None),
+    }
+    Err(e)
+}
+
+pub(super) fn reset(info: &Info<'_>) -> Result {
+    let ext = info.extack();
+    let st = state(info.net())?;
+    let (sel, tb) = sel_parse(info)?;
+    let mut fi = info_buffer().ok_or(ENOMEM)?;
+    let g = rcu::read_lock();
+    let f = find(st, &sel, &tb, &ext, &g)?;
+    // What it counted since its last reset moves to the totals' share of
+    // flows gone, in the section a removal reads its counters in.
+    if !f.reset(&mut fi) {
+        ext.msg(c"the flow is gone", None);
+        return Err(ENOENT);
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The "crem" generic netlink family's handlers, which its generated op
+//! table (`glue/crem-nl-gen.c`, from `netlink/crem.yaml`) names: counters
+//! (`stats`), flows (`flow`) and the flow notifications `crate::events`
+//! sends. The configuration's (`config-get`, `config-set`) are still C
+//! (`glue/crem_nl.c`) until the configuration is Rust's.
+//!
+//! Flow IDs are the draft's defence against blind injection: like `wg
+//! show` with keys, they go only to CAP_NET_ADMIN over the netns. The dump
+//! omits them for others, flow-get's do (which names a flow by id: an
+//! oracle) needs it, and so does joining the events group
+//! (`GENL_MCAST_CAP_NET_ADMIN`).
+
+mod flow;
+mod stats;
+
+pub(crate) use flow::{put_flow, FLOW_MSG_SIZE};
+
+use crate::ffi;
+use crate::kernel_ext::genl::{Dump, Info};
+use crate::netns::{self, NetState};
+use core::ffi::c_int;
+use kernel::bindings;
+use kernel::error::{Error, Result};
+
+/// The netns state of `net` (every netns has one while the family's ops
+/// can run: the pernet init made it before any socket of the netns
+/// existed).
+fn state<'a>(net: *mut bindings::net) -> Result<&'a NetState> {
+    // SAFETY: a live netns (the request's); C's state of it holds ours,
+    // which lives until the netns's exit, after its last socket is gone.
+    unsafe { netns::state_opt(ffi::crem_glue_state(net)) }.ok_or(kernel::error::code::ENODEV)
+}
+
+/// An errno the `kernel` crate has no constant for.
+fn errno(e: u32) -> Error {
+    Error::from_errno(-(e as c_int))
+}
+
+fn to_c(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Each doit of the op table: its request, bounded by the op's `maxattr`
+/// (the generated table's, from the same YAML as the constants), to its
+/// handler; the prototype is checked against the generated header's.
+macro_rules! doit {
+    ($name:ident, $maxattr:expr, $handler:path) => {
+        #[no_mangle]
+        unsafe extern "C" fn $name(
+            skb: *mut bindings::sk_buff,
+            info: *mut ffi::genl_info,
+        ) -> c_int {
+            // SAFETY: genetlink calls a doit with its request's skb and
+            // genl_info, live for the call; `$maxattr` is this op's.
+            let info = unsafe { Info::from_raw(skb, info, $maxattr) };
+            to_c($handler(&info))
+        }
+        const _: [unsafe extern "C" fn(*mut bindings::sk_buff, *mut ffi::genl_info) -> c_int; 2] =
+            [$name, ffi::$name];
+    };
+}
+
+doit!(crem_nl_stats_get_doit, 0, stats::get);
+doit!(crem_nl_stats_reset_doit, 0, stats::reset);
+doit!(crem_nl_flow_get_doit, ffi::CREM_A_CMD_FLOW, flow::get);
+doit!(crem_nl_flow_del_doit, ffi::CREM_A_CMD_FLOW, flow::del);
+doit!(crem_nl_flow_set_doit, ffi::CREM_A_CMD_FLOW, flow::set);
+doit!(crem_nl_flow_new_doit, ffi::CREM_A_CMD_FLOW, flow::new);
+doit!(crem_nl_flow_reset_doit, ffi::CREM_A_CMD_FLOW, flow::reset);
+
+/// flow-get's dump.
+#[no_mangle]
+unsafe extern "C" fn crem_nl_flow_get_dumpit(
+    skb: *mut bindings::sk_buff,
+    cb: *mut bindings::netlink_callback,
+) -> c_int {
+    // SAFETY: netlink calls a dumpit with the part's skb and the dump's
+    // callback, live for the call.
+    match unsafe { Dump::from_raw(skb, cb) } {
+        Some(mut d) => flow::dump(&mut d),
+        None => kernel::error::code::EINVAL.to_errno(),
+    }
+}
+const _: [unsafe extern "C" fn(*mut bindings::sk_buff, *mut bindings::netlink_callback) -> c_int;
+    2] = [crem_nl_flow_get_dumpit, ffi::crem_nl_flow_get_dumpit];
