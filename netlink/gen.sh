@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gen.sh [--check] — generate the kernel policies/op tables and the uapi header
 # of the "crem" family from netlink/crem.yaml with the kernel's own
-# ynl-gen-c.py. --check regenerates into a temporary directory and fails if the
-# committed files differ (run by `make check`).
+# ynl-gen-c.py, and crem-core's Rust form of the family
+# (rust/core/src/nl/generated.rs) with netlink/gen_rust.py. --check
+# regenerates into a temporary directory and fails if the committed files
+# differ, and runs gen_rust.py's own tests (make check's netlink-spec step).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -59,7 +61,12 @@ if [ "${1:-}" = --check ]; then
   for i in 0 1 2; do
     diff -u "${dests[$i]}" "${outs[$i]}" || { say "${dests[$i]} is stale: run 'make netlink-gen'"; rc=1; }
   done
+  # The Rust constants (formatted by rustfmt, as committed), then the
+  # generator's tests: a spec change it must see, names it must refuse.
+  /usr/bin/python3 "$here/gen_rust.py" --check || rc=1
+  /usr/bin/python3 "$here/test_gen_rust.py" || rc=1
   exit $rc
 fi
 mkdir -p "$top/include/uapi/linux"
 for i in 0 1 2; do cp "${outs[$i]}" "${dests[$i]}"; say "wrote ${dests[$i]#$top/}"; done
+/usr/bin/python3 "$here/gen_rust.py"

@@ -175,6 +175,8 @@ if [ "$variant" != debug ]; then
   step module-build module_build module
   step simd-object "$here/simd-object.sh" "$top/crem.ko"
   step kunit-build module_build module-kunit
+  # The generated C policies, op table and uapi header and crem-core's nl
+  # constants against netlink/crem.yaml, and netlink/test_gen_rust.py.
   step netlink-spec "$top/netlink/gen.sh" --check
   # Every place crem.ko can panic (a Rust panic is an oops): none new.
   step panic-sites python3 "$here/panic-sites.py" "$top/crem.ko" "$top/rust/panic-sites.txt"

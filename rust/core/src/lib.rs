@@ -15,6 +15,7 @@
 pub mod engine;
 pub mod fec;
 pub mod gf;
+pub mod nl;
 pub mod psn;
 pub mod roce;
 pub mod wire;

@@ -447,7 +447,7 @@ mod tests {
 
     /// docs/man/crem.4 is written by hand: it names every module parameter
     /// the sources declare and no other, every operation and attribute of
-    /// the netlink spec (uapi.rs, itself checked against netlink/crem.yaml)
+    /// the netlink spec (crem_core::nl, checked against netlink/crem.yaml)
     /// and the multicast group.
     #[test]
     fn crem_4_names_every_parameter_operation_and_attribute() {

@@ -740,7 +740,7 @@ mod tests {
     use crate::attr;
     use crate::model::{self, enum_val, Addr, Peer};
     use crate::uapi::{
-        AttrType, FLOW_EVENT, FLOW_KIND, FLOW_SET, FLOW_STATES, FLOW_STATS_SET, ROLE, SIDE,
+        AttrType, FLOW_EVENT, FLOW_KIND, FLOW_SET, FLOW_STATE, FLOW_STATS_SET, ROLE, SIDE,
         STATS_SET,
     };
 
@@ -796,7 +796,7 @@ mod tests {
         let bare = Flow {
             id: Some(9),
             side: Some(enum_val(SIDE, 5)),
-            state: Some(enum_val(FLOW_STATES, 0)),
+            state: Some(enum_val(FLOW_STATE, 0)),
             ..Default::default()
         };
         let t = flows(&[f.clone(), bare.clone()], false, None);

@@ -4,7 +4,7 @@
 
 use super::value::{in_range, parse_addr, parse_loss_ppm, parse_uint};
 use super::{unknown_key, Words};
-use crate::uapi::{enum_value, FLOW_KIND, FLOW_STATES, SIDE};
+use crate::uapi::{enum_value, FLOW_KIND, FLOW_STATE, SIDE};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// Which flow 'flow show|del|reset ID [side csf|crf] [peer ADDR]' names.
@@ -80,7 +80,7 @@ impl FlowFilter {
                 "side" => f.side.replace(named(SIDE, "csf or crf")?).is_some(),
                 "state" => f
                     .state
-                    .replace(named(FLOW_STATES, &FLOW_STATES.join(", "))?)
+                    .replace(named(FLOW_STATE, &FLOW_STATE.join(", "))?)
                     .is_some(),
                 "kind" => f
                     .kind

@@ -67,13 +67,13 @@ pub fn matches(filter: &FlowFilter, f: &Flow) -> bool {
 mod tests {
     use super::*;
     use crate::model::enum_val;
-    use crate::uapi::{FLOW_KIND, FLOW_STATES, SIDE};
+    use crate::uapi::{FLOW_KIND, FLOW_STATE, SIDE};
 
     fn flow(peer: &str, side: u8, state: u8, kind: Option<u8>, loss: Option<u32>) -> Flow {
         Flow {
             peer: Some(Addr::from(peer.parse::<std::net::IpAddr>().unwrap())),
             side: Some(enum_val(SIDE, side.into())),
-            state: Some(enum_val(FLOW_STATES, state.into())),
+            state: Some(enum_val(FLOW_STATE, state.into())),
             kind: kind.map(|k| enum_val(FLOW_KIND, k.into())),
             loss_ppm: loss,
             ..Default::default()

@@ -344,7 +344,7 @@ mod tests {
     fn help_lists_every_json_key() {
         let flow = long_help(&["flow"]);
         names_every_key(&flow, &[&FLOW_SET, &FLOW_STATS_SET, &MSG_TYPES_SET]);
-        for e in FLOW_STATES
+        for e in FLOW_STATE
             .iter()
             .chain(LOSS_CLASS)
             .chain(BREAKER)

@@ -158,7 +158,7 @@ pub(super) mod tests {
             dest_qp: Some(qp),
             peer: Some(Addr(vec![10, 0, 0, 2])),
             kind: Some(enum_val(FLOW_KIND, 0)),
-            state: Some(enum_val(FLOW_STATES, 1)),
+            state: Some(enum_val(FLOW_STATE, 1)),
             ..Default::default()
         }
     }
