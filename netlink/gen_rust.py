@@ -412,7 +412,7 @@ def generate(spec, spdx):
     for s in sets:
         w("\n")
         w(f"/// Attribute set `{s['name']}`.\n")
-        w(f"pub static {set_consts[s['name']]}: AttrSet = AttrSet {{\n")
+        w(f"pub const {set_consts[s['name']]}: AttrSet = AttrSet {{\n")
         w(f"    name: {rs_str(s['name'])},\n")
         w("    attrs: &[\n")
         for a in s["attrs"]:
@@ -434,7 +434,7 @@ def generate(spec, spdx):
         w("};\n")
     w("\n")
     w("/// Every attribute set, in spec order.\n")
-    w("pub static SETS: &[&AttrSet] = &[\n")
+    w("pub const SETS: &[&AttrSet] = &[\n")
     for s in sets:
         w(f"    &{set_consts[s['name']]},\n")
     w("];\n")
@@ -459,7 +459,7 @@ def generate(spec, spdx):
         w(f"    /// The `u64` attributes of `{sname}`.\n")
         w(f"    pub const N: usize = {len(u64s)};\n")
         w(f"    /// Every attribute of `{sname}` but the pad, in spec order.\n")
-        w("    pub static COUNTERS: &[Counter] = &[\n")
+        w("    pub const COUNTERS: &[Counter] = &[\n")
         for a in attrs:
             if a["type"] == "u64":
                 kind = f"CounterKind::U64({upper(a['name'])})"

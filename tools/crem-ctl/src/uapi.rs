@@ -265,7 +265,7 @@ mod tests {
             for a in set.attrs {
                 if let AttrType::Nest(inner) = a.ty {
                     assert!(
-                        SETS.iter().any(|s| std::ptr::eq(*s, inner)),
+                        SETS.contains(&inner),
                         "{}.{} nests {}, which is not in SETS",
                         set.name,
                         a.name,

@@ -506,7 +506,7 @@ pub const CMD_A_STATS: u16 = 2;
 pub const CMD_A_FLOW: u16 = 3;
 
 /// Attribute set `peer`.
-pub static PEER_SET: AttrSet = AttrSet {
+pub const PEER_SET: AttrSet = AttrSet {
     name: "peer",
     attrs: &[
         AttrSpec {
@@ -543,7 +543,7 @@ pub static PEER_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `config`.
-pub static CONFIG_SET: AttrSet = AttrSet {
+pub const CONFIG_SET: AttrSet = AttrSet {
     name: "config",
     attrs: &[
         AttrSpec {
@@ -710,7 +710,7 @@ pub static CONFIG_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `stats`.
-pub static STATS_SET: AttrSet = AttrSet {
+pub const STATS_SET: AttrSet = AttrSet {
     name: "stats",
     attrs: &[
         AttrSpec {
@@ -1027,7 +1027,7 @@ pub static STATS_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `msg-types`.
-pub static MSG_TYPES_SET: AttrSet = AttrSet {
+pub const MSG_TYPES_SET: AttrSet = AttrSet {
     name: "msg-types",
     attrs: &[
         AttrSpec {
@@ -1154,7 +1154,7 @@ pub static MSG_TYPES_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `flow-stats`.
-pub static FLOW_STATS_SET: AttrSet = AttrSet {
+pub const FLOW_STATS_SET: AttrSet = AttrSet {
     name: "flow-stats",
     attrs: &[
         AttrSpec {
@@ -1541,7 +1541,7 @@ pub static FLOW_STATS_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `flow`.
-pub static FLOW_SET: AttrSet = AttrSet {
+pub const FLOW_SET: AttrSet = AttrSet {
     name: "flow",
     attrs: &[
         AttrSpec {
@@ -1878,7 +1878,7 @@ pub static FLOW_SET: AttrSet = AttrSet {
 };
 
 /// Attribute set `cmd`.
-pub static CMD_SET: AttrSet = AttrSet {
+pub const CMD_SET: AttrSet = AttrSet {
     name: "cmd",
     attrs: &[
         AttrSpec {
@@ -1915,7 +1915,7 @@ pub static CMD_SET: AttrSet = AttrSet {
 };
 
 /// Every attribute set, in spec order.
-pub static SETS: &[&AttrSet] = &[
+pub const SETS: &[&AttrSet] = &[
     &PEER_SET,
     &CONFIG_SET,
     &STATS_SET,
@@ -1986,7 +1986,7 @@ pub mod stat {
     /// The `u64` attributes of `stats`.
     pub const N: usize = 27;
     /// Every attribute of `stats` but the pad, in spec order.
-    pub static COUNTERS: &[Counter] = &[
+    pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::STATS_ROCE_LOCAL_IN,
             name: "roce-local-in",
@@ -2217,7 +2217,7 @@ pub mod flow_stat {
     /// The `u64` attributes of `flow-stats`.
     pub const N: usize = 35;
     /// Every attribute of `flow-stats` but the pad, in spec order.
-    pub static COUNTERS: &[Counter] = &[
+    pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::FLOW_STATS_SOURCES,
             name: "sources",
@@ -2435,7 +2435,7 @@ pub mod msg_type {
     /// The `u64` attributes of `msg-types`.
     pub const N: usize = 11;
     /// Every attribute of `msg-types` but the pad, in spec order.
-    pub static COUNTERS: &[Counter] = &[
+    pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::MSG_TYPES_REPAIR,
             name: "repair",
