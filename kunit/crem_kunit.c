@@ -295,6 +295,21 @@ static struct kunit_suite crem_table_suite = {
 	.test_cases = crem_table_cases,
 };
 
+CREM_RS_TEST(genl_flow_nest)
+CREM_RS_TEST(genl_extack)
+
+/* The genetlink abstraction and the flow nest (rust/kernel_ext/genl.rs, rust/netlink/). */
+static struct kunit_case crem_genl_cases[] = {
+	KUNIT_CASE(genl_flow_nest),
+	KUNIT_CASE(genl_extack),
+	{}
+};
+
+static struct kunit_suite crem_genl_suite = {
+	.name = "crem_genl",
+	.test_cases = crem_genl_cases,
+};
+
 CREM_RS_BENCH(gf_mul_acc_throughput)
 CREM_RS_BENCH(gf_mul_acc_throughput_chosen)
 CREM_RS_BENCH(roce_parse_per_packet)
@@ -341,4 +356,4 @@ static struct kunit_suite crem_bench_suite = {
 };
 
 kunit_test_suites(&crem_gf_suite, &crem_inject_suite, &crem_store_suite, &crem_flow_suite,
-		  &crem_table_suite, &crem_bench_suite);
+		  &crem_table_suite, &crem_genl_suite, &crem_bench_suite);

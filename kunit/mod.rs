@@ -13,6 +13,7 @@ mod bench_work;
 mod config;
 mod create;
 mod flow;
+mod genl;
 mod gf;
 mod inject;
 mod pool;

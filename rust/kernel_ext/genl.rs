@@ -54,7 +54,7 @@ impl<'r> Attr<'r> {
     ///
     /// `a` is null or an attribute `nla_parse` accepted (header and payload
     /// within the request), which lives for `'r`.
-    unsafe fn from_raw(a: *const bindings::nlattr) -> Option<Self> {
+    pub(crate) unsafe fn from_raw(a: *const bindings::nlattr) -> Option<Self> {
         NonNull::new(a.cast_mut()).map(|a| Attr { a, _r: PhantomData })
     }
 
@@ -82,6 +82,23 @@ impl<'r> Attr<'r> {
 
     pub(crate) fn u32(self) -> Option<u32> {
         self.array().map(u32::from_ne_bytes)
+    }
+
+    #[cfg(crem_kunit)]
+    pub(crate) fn u64(self) -> Option<u64> {
+        self.array().map(u64::from_ne_bytes)
+    }
+
+    #[cfg(crem_kunit)]
+    pub(crate) fn u16(self) -> Option<u16> {
+        self.array().map(u16::from_ne_bytes)
+    }
+
+    /// Its type (`nla_type`: without the nested and byte-order flags).
+    #[cfg(crem_kunit)]
+    pub(crate) fn ty(self) -> u16 {
+        // SAFETY: a parsed attribute (`from_raw`): its header is readable.
+        unsafe { (*self.a.as_ptr()).nla_type & 0x3fff }
     }
 
     /// An IPv4 address (network order, as `nla_get_in_addr`), if the
@@ -178,6 +195,12 @@ impl Write for TextBuf {
 }
 
 impl<'r> ExtAck<'r> {
+    /// An extack of the caller's (KUnit: to read what was set).
+    #[cfg(crem_kunit)]
+    pub(crate) fn of(e: &'r mut bindings::netlink_ext_ack) -> Self {
+        ExtAck { e, _r: PhantomData }
+    }
+
     fn raw(&self) -> *mut bindings::netlink_ext_ack {
         self.e
     }
@@ -347,6 +370,18 @@ impl Msg {
         let skb = self.into_raw();
         // SAFETY: our skb, not sent.
         unsafe { bindings::consume_skb(skb) };
+    }
+
+    /// The message as written so far (KUnit: to read it back).
+    #[cfg(crem_kunit)]
+    pub(crate) fn data(&self) -> &[u8] {
+        // SAFETY: our skb; its linear data (a netlink message is linear)
+        // of `len` octets, not changed while borrowed.
+        unsafe {
+            let p = ffi::crem_h_skb_data(self.0.as_ptr());
+            let n = ffi::crem_h_skb_len(self.0.as_ptr());
+            core::slice::from_raw_parts(p, n as usize)
+        }
     }
 
     fn into_raw(self) -> *mut bindings::sk_buff {

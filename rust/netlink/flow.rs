@@ -76,6 +76,16 @@ pub(crate) fn put_flow(
     id: bool,
 ) -> Result {
     f.info(fi);
+    put_info(w, fi, ev, id)
+}
+
+/// The flow nest of `fi` (see [`put_flow`]).
+pub(crate) fn put_info(
+    w: &mut Writer<'_>,
+    fi: &ffi::crem_flow_info,
+    ev: Option<(u8, u16)>,
+    id: bool,
+) -> Result {
     let csf = u32::from(fi.key.side) == crem_side_CREM_SIDE_CSF;
     w.nest(CREM_A_CMD_FLOW, |w| {
         if id {

@@ -14,6 +14,8 @@
 mod flow;
 mod stats;
 
+#[cfg(crem_kunit)]
+pub(crate) use flow::put_info;
 pub(crate) use flow::{put_flow, FLOW_MSG_SIZE};
 
 use crate::ffi;

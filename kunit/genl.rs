@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The carried genetlink abstraction (`rust/kernel_ext/genl.rs`) and the
+//! flow nest (`rust/netlink/flow.rs`): a flow with every conditional
+//! attribute fits the size its notifications are allocated with, and reads
+//! back through the kernel's own parser and the generated policies with
+//! the values written; extack texts are set as the kernel's macros set
+//! them, a formatted one truncated at 79 octets as `NL_SET_ERR_MSG_FMT`
+//! truncates.
+
+use super::{run, Checks};
+use crate::ffi::{self, *};
+use crate::kernel_ext::genl::{Attr, Attrs, ExtAck, Msg};
+use crate::netlink::{put_info, FLOW_MSG_SIZE};
+use crate::netns::FS_N;
+use core::ffi::{c_char, c_int, CStr};
+use kernel::bindings;
+
+/// `NLMSG_HDRLEN` + `GENL_HDRLEN`: where a message's attributes start.
+const ATTRS_AT: usize = 16 + 4;
+
+/// A flow's state with every attribute the nest may hold, each value
+/// distinct (and the counters large, so no two are equal by chance).
+fn full_info() -> ffi::crem_flow_info {
+    // SAFETY: a C struct of integers, for which all zeros is valid.
+    let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+    fi.key.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
+    fi.key.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
+    fi.key.dqp = 0xab_cdef;
+    fi.key.side = crem_side_CREM_SIDE_CSF as u8;
+    fi.peer = u32::from_ne_bytes([192, 0, 2, 1]);
+    fi.flow_id = 0xdead_beef;
+    fi.state = 1;
+    fi.k = 32;
+    fi.m = 4;
+    fi.symbol_len = 1104;
+    fi.srtt_us = 20_000;
+    fi.rdma_mtu = 4096;
+    fi.rdma_mtu_exact = 1;
+    fi.pinned = 1;
+    fi.heard = 1;
+    fi.last_msg_ms = 77;
+    fi.has_limits = 1;
+    fi.max_open_blocks = 1024;
+    fi.mem = u64::MAX - 1;
+    fi.age_ms = 123_456_789;
+    for (i, c) in (0u64..).zip(fi.counters.iter_mut()) {
+        *c = (i + 1) * 1_000_003 + (1 << 40);
+    }
+    fi
+}
+
+fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
+    let fi = full_info();
+    let Some(mut msg) = Msg::new(FLOW_MSG_SIZE, bindings::GFP_KERNEL) else {
+        c.check(false, "a message (out of memory)");
+        return;
+    };
+    const CLOSE: u8 = crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED as u8;
+    let built = msg
+        .notification(CREM_CMD_FLOW_CHANGE as u8)
+        .and_then(|mut w| {
+            put_info(&mut w, &fi, Some((CLOSE, 4)), true)?;
+            w.end();
+            Ok(())
+        });
+    c.check(built.is_ok(), "every attribute fits FLOW_MSG_SIZE");
+    let data = msg.data();
+    let used = data.len().saturating_sub(ATTRS_AT);
+    if used > FLOW_MSG_SIZE {
+        let _ = write!(c.w, "payload {used} > estimate {FLOW_MSG_SIZE}; ");
+        c.check(false, "the estimate");
+    }
+    let Some(nest_at) = data.get(ATTRS_AT..) else {
+        c.check(false, "a message with attributes");
+        return;
+    };
+    // SAFETY: the nest `put_info` wrote at the message's first attribute,
+    // whole within `data` (ended), alive while `msg` is.
+    let nest = unsafe { Attr::from_raw(nest_at.as_ptr().cast()) };
+    let Some(nest) = nest.filter(|a| u32::from(a.ty()) == CREM_A_CMD_FLOW) else {
+        c.check(false, "the flow nest first");
+        return;
+    };
+    // SAFETY: a zeroed extack (integers and pointers) is an empty one.
+    let mut e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
+    let ext = ExtAck::of(&mut e);
+    // SAFETY: only the addresses of the generated policies are taken.
+    let (flow_pol, stats_pol) = unsafe {
+        (
+            &*core::ptr::addr_of!(ffi::crem_flow_nl_policy),
+            &*core::ptr::addr_of!(ffi::crem_flow_stats_nl_policy),
+        )
+    };
+    let Ok(tb) = Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::parse(nest, flow_pol, &ext) else {
+        c.check(false, "the flow policy accepts the nest");
+        return;
+    };
+    let u32_of = |t| tb.get(t).and_then(Attr::u32);
+    let u8_of = |t| tb.get(t).and_then(Attr::u8);
+    c.check(u32_of(CREM_A_FLOW_ID) == Some(fi.flow_id), "id");
+    c.check(
+        tb.get(CREM_A_FLOW_SRC).and_then(Attr::in_addr) == Some(fi.key.saddr),
+        "src",
+    );
+    c.check(
+        tb.get(CREM_A_FLOW_PEER).and_then(Attr::in_addr) == Some(fi.peer),
+        "peer",
+    );
+    c.check(u32_of(CREM_A_FLOW_DEST_QP) == Some(fi.key.dqp), "dest-qp");
+    c.check(u8_of(CREM_A_FLOW_EVENT) == Some(CLOSE), "event");
+    c.check(
+        tb.get(CREM_A_FLOW_CLOSE_REASON).and_then(Attr::u16) == Some(4),
+        "close-reason",
+    );
+    c.check(u8_of(CREM_A_FLOW_PINNED) == Some(1), "pinned");
+    c.check(
+        tb.get(CREM_A_FLOW_MEMORY).and_then(Attr::u64) == Some(fi.mem),
+        "memory",
+    );
+    c.check(
+        tb.get(CREM_A_FLOW_MAX_OPEN_BLOCKS).and_then(Attr::u16) == Some(1024),
+        "max-open-blocks",
+    );
+    let Some(stats) = tb.get(CREM_A_FLOW_STATS) else {
+        c.check(false, "a stats nest");
+        return;
+    };
+    let Ok(st) = Attrs::<{ CREM_A_FLOW_STATS_MAX as usize + 1 }>::parse(stats, stats_pol, &ext)
+    else {
+        c.check(false, "the flow-stats policy accepts the nest");
+        return;
+    };
+    // Every counter at its attribute: the flat ones from sources, the
+    // tail from repairs-ce (the by-type nests between).
+    let flat = CREM_FS_FLAT as usize;
+    let tail = CREM_FS_TAIL as usize;
+    let mut wrong = 0u32;
+    for (i, v) in fi.counters.iter().enumerate().take(FS_N) {
+        let a = if i < flat {
+            CREM_A_FLOW_STATS_SOURCES as usize + i
+        } else if i >= tail {
+            CREM_A_FLOW_STATS_REPAIRS_CE as usize + (i - tail)
+        } else {
+            continue;
+        };
+        if st.get(a as u32).and_then(Attr::u64) != Some(*v) {
+            wrong += 1;
+        }
+    }
+    if wrong != 0 {
+        let _ = write!(c.w, "{wrong} counters; ");
+    }
+    c.check(wrong == 0, "every flat and tail counter read back");
+    c.check(
+        st.has(CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE) && st.has(CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE),
+        "the by-type nests",
+    );
+}
+
+/// The extack's message, as a C string.
+fn msg_of(e: &bindings::netlink_ext_ack) -> Option<&CStr> {
+    // SAFETY: `_msg` is null or a NUL-terminated string: a static one, or
+    // the extack's own buffer (which `e` borrows).
+    (!e._msg.is_null()).then(|| unsafe { CStr::from_ptr(e._msg.cast()) })
+}
+
+fn extack_texts(c: &mut Checks<'_>) {
+    // An attribute to point at: header (length 8, type 3) and a u32.
+    let mut buf = [8u8, 0, 3, 0, 1, 2, 3, 4];
+    // SAFETY: a well-formed attribute in `buf`, alive for the case.
+    let Some(at) = (unsafe { Attr::from_raw(buf.as_mut_ptr().cast()) }) else {
+        return;
+    };
+    // SAFETY: a zeroed extack is an empty one.
+    let mut e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
+    {
+        let ext = ExtAck::of(&mut e);
+        ext.msg(c"a fixed text", Some(at));
+    }
+    let fixed: &'static CStr = c"a fixed text";
+    c.check(
+        e._msg == fixed.as_ptr().cast() && e.bad_attr == buf.as_ptr().cast(),
+        "a fixed text is the static string, with its attribute",
+    );
+    // C's "no peer ... %pI4 (set peer PREFIX=ADDR)" is 80 octets with a
+    // 15-character address: the kernel keeps 79.
+    {
+        let ext = ExtAck::of(&mut e);
+        let [a, b, x, d] = [255u8; 4];
+        ext.fmt(
+            format_args!(
+                "no peer is configured for the destination {a}.{b}.{x}.{d} (set peer PREFIX=ADDR)"
+            ),
+            None,
+        );
+    }
+    let want: &[u8] =
+        b"no peer is configured for the destination 255.255.255.255 (set peer PREFIX=ADDR";
+    c.check(
+        e._msg == e._msg_buf.as_ptr(),
+        "a formatted text is in the extack's buffer",
+    );
+    c.check(
+        msg_of(&e).map(CStr::to_bytes) == Some(want),
+        "truncated at 79 octets, as NL_SET_ERR_MSG_FMT",
+    );
+    {
+        let ext = ExtAck::of(&mut e);
+        ext.fmt(format_args!("no flow with id {}", 7u32), None);
+    }
+    c.check(
+        msg_of(&e).map(CStr::to_bytes) == Some(b"no flow with id 7".as_slice()),
+        "a short formatted text whole",
+    );
+    {
+        let ext = ExtAck::of(&mut e);
+        ext.missing(Some(at), CREM_A_FLOW_DEST_QP);
+    }
+    c.check(
+        e.miss_nest == buf.as_ptr().cast() && u32::from(e.miss_type) == CREM_A_FLOW_DEST_QP,
+        "a missing attribute names its nest and type",
+    );
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_genl_flow_nest(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut c = Checks::new(w);
+        flow_nest_fits_and_parses(&mut c);
+        c.ok
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_genl_extack(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut c = Checks::new(w);
+        extack_texts(&mut c);
+        c.ok
+    })
+}
