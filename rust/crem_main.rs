@@ -6,7 +6,9 @@
 //! structures Rust cannot describe are in `glue/crem_glue.c`.
 
 use kernel::prelude::*;
+use kernel_ext::genl;
 use kernel_ext::global::Published;
+use kernel_ext::notifier::NetdevGone;
 use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 
 #[allow(unused_attributes)] // crem-core's crate-level attributes, inert here
@@ -47,28 +49,36 @@ module! {
     author: "CREM for Linux developers",
     description: "CREM: adaptive FEC and coded retransmission for RoCEv2 over lossy long paths",
     license: "GPL",
+    // MODULE_ALIAS_GENL_FAMILY("crem"): the family's first user loads the
+    // module.
+    alias: ["net-pf-16-proto-16-family-crem"],
 }
 
-/// Holds the module's registrations; dropping it unwinds them, in field
-/// order: the hooks and the socket go before the per-CPU data they use.
+/// Holds the module's registrations; dropping it unwinds them in field
+/// order, the reverse of registration: the control plane and the device
+/// events (which read the per-netns state) go first, then the per-netns
+/// state with its hooks and socket, then the per-CPU data they use.
 struct Crem {
-    _glue: Registration,
+    _genl: genl::Registration,
+    _netdev: NetdevGone,
+    _pernet: Pernet,
     _workspaces: Published<PerCpuBox<workspace::Workspace>>,
     _forward_marks: Published<PerCpuWord>,
 }
 
-/// The C-side registrations (per-netns state with its hooks, then genetlink).
-struct Registration;
+/// The per-netns state and its hooks (C's pernet operations until the
+/// registrations are Rust's, issue 15).
+struct Pernet;
 
-impl Registration {
+impl Pernet {
     fn new() -> Result<Self> {
         // SAFETY: called once from module init; undone only by `Drop`.
         kernel::error::to_result(unsafe { ffi::crem_glue_register() })?;
-        Ok(Registration)
+        Ok(Pernet)
     }
 }
 
-impl Drop for Registration {
+impl Drop for Pernet {
     fn drop(&mut self) {
         // SAFETY: `self` exists only after a successful `crem_glue_register`.
         unsafe { ffi::crem_glue_unregister() };
@@ -78,9 +88,13 @@ impl Drop for Registration {
 impl kernel::Module for Crem {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         gf::init()?;
+        // In registration order; an early return drops what was made, in
+        // reverse.
         let forward_marks = inject::forward_marks()?;
         let workspaces = workspace::workspaces()?;
-        let glue = Registration::new()?;
+        let pernet = Pernet::new()?;
+        let netdev = NetdevGone::register::<device::DevGone>()?;
+        let genl = genl::Registration::register()?;
         let caps = crem_core::engine::module_caps::caps_for(
             crem_core::engine::module_caps::MAX_BDP_DEFAULT,
             32,
@@ -92,7 +106,9 @@ impl kernel::Module for Crem {
             engine::engine_octets(false, &caps)
         );
         Ok(Crem {
-            _glue: glue,
+            _genl: genl,
+            _netdev: netdev,
+            _pernet: pernet,
             _workspaces: workspaces,
             _forward_marks: forward_marks,
         })

@@ -344,6 +344,19 @@ pub(crate) unsafe fn state<'a>(state: *mut c_void) -> &'a NetState {
     unsafe { &*(state as *const NetState) }
 }
 
+/// The state of netns `net`, if it has one (every netns has while the
+/// module's pernet operations are registered; its exit frees it after the
+/// netns's sockets and devices are gone).
+///
+/// # Safety
+///
+/// `net` is a live netns, and the caller holds it for the state's use (a
+/// request's socket, a device of it).
+pub(crate) unsafe fn of<'a>(net: *mut bindings::net) -> Option<&'a NetState> {
+    // SAFETY: a live netns (the contract); C's state of it holds ours.
+    unsafe { state_opt(ffi::crem_glue_state(net)) }
+}
+
 /// As [`state`], for a pointer C may pass null.
 ///
 /// # Safety

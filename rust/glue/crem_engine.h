@@ -100,10 +100,6 @@ struct net_device;
 #define CREM_PIN_NO_POLICY 6
 #define CREM_PIN_NOT_SENDER 7 /* a receiver flow: nothing to pin */
 
-/* @dev is going (RTNL): no flow's held packet keeps it (those dropped are
- * counted; rust/device.rs). @net: the netns's Rust state. */
-void crem_rs_flows_dev_gone(void *net, const struct net_device *dev);
-
 /*
  * How a flow's restored and held packets go on (rust/inject.rs): the
  * header template of restored packets, from the flow's last packet, and

@@ -113,47 +113,18 @@ static struct pernet_operations crem_net_ops = {
 	.size = sizeof(struct crem_net),
 };
 
-/* A device goes away: stored packets must not keep pointing at it. */
-static int crem_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
-{
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-
-	if (event == NETDEV_UNREGISTER) {
-		ASSERT_RTNL();
-		crem_rs_flows_dev_gone(crem_net(dev_net(dev))->rs, dev);
-	}
-	return NOTIFY_DONE;
-}
-
-static struct notifier_block crem_netdev_nb = { .notifier_call = crem_netdev_event };
-
-/* Registration order: per-netns state and hooks first, then what reads them
- * (device events, the control plane); unwound in reverse. A netns's state
- * outlives its devices: pernet exits run before the devices' own. */
+/*
+ * The per-netns state and its hooks; the netdevice notifier and the
+ * genetlink family, which read that state, are registered after it and
+ * unregistered before it by the Rust module (rust/crem_main.rs). A netns's
+ * state outlives its devices: pernet exits run before the devices' own.
+ */
 int crem_glue_register(void)
 {
-	int err;
-
-	err = register_pernet_subsys(&crem_net_ops);
-	if (err)
-		return err;
-	err = register_netdevice_notifier(&crem_netdev_nb);
-	if (err)
-		goto err_pernet;
-	err = genl_register_family(&crem_nl_family);
-	if (err)
-		goto err_netdev;
-	return 0;
-err_netdev:
-	unregister_netdevice_notifier(&crem_netdev_nb);
-err_pernet:
-	unregister_pernet_subsys(&crem_net_ops);
-	return err;
+	return register_pernet_subsys(&crem_net_ops);
 }
 
 void crem_glue_unregister(void)
 {
-	genl_unregister_family(&crem_nl_family);
-	unregister_netdevice_notifier(&crem_netdev_nb);
 	unregister_pernet_subsys(&crem_net_ops);
 }

@@ -12,6 +12,7 @@
 #include <linux/netfilter_bridge.h>
 #include <linux/etherdevice.h>
 #include <net/udp_tunnel.h>
+#include <linux/rtnetlink.h>
 #include "helpers.h"
 #include "crem-nl-gen.h"
 
@@ -593,4 +594,19 @@ void crem_h_extack_fmt(struct netlink_ext_ack *extack, const char *text, const s
 void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nest, u32 type)
 {
 	NL_SET_ERR_ATTR_MISS(extack, nest, type);
+}
+
+struct net_device *crem_h_netdev_notifier_info_to_dev(void *info)
+{
+	return netdev_notifier_info_to_dev(info);
+}
+
+struct net *crem_h_dev_net(const struct net_device *dev)
+{
+	return dev_net(dev);
+}
+
+void crem_h_assert_rtnl(void)
+{
+	ASSERT_RTNL();
 }

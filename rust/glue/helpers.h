@@ -123,6 +123,11 @@ bool crem_h_skb_queue_empty(const struct sk_buff_head *q);
 int crem_h_nf_okfn(const void *state, struct sk_buff *skb);
 u8 crem_h_nf_pf(const void *state);
 
+/* netdevice.h, rtnetlink.h: a netdevice notifier's device, its netns, RTNL held */
+struct net_device *crem_h_netdev_notifier_info_to_dev(void *info);
+struct net *crem_h_dev_net(const struct net_device *dev);
+void crem_h_assert_rtnl(void);
+
 /* netdevice.h */
 unsigned int crem_h_dev_mtu(const struct net_device *dev);
 int crem_h_dev_ifindex(const struct net_device *dev);

@@ -17,7 +17,7 @@ use core::fmt::{self, Write};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use kernel::bindings;
-use kernel::error::{code::*, Error, Result};
+use kernel::error::{code::*, to_result, Error, Result};
 
 /// EMSGSIZE (the `kernel` crate has no constant for it): the message is
 /// full.
@@ -398,11 +398,25 @@ impl Drop for Msg {
     }
 }
 
-fn to_result(rc: c_int) -> Result {
-    if rc < 0 {
-        Err(Error::from_errno(rc))
-    } else {
-        Ok(())
+/// The family registered (`genl_register_family`: its ops callable, its
+/// group joinable), unregistered on drop.
+pub(crate) struct Registration(());
+
+impl Registration {
+    /// Registers the generated family (module init, once).
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: the generated family, registered once (by the module's
+        // init) and unregistered by `Drop` before the module is freed.
+        to_result(unsafe { ffi::genl_register_family(ptr::addr_of_mut!(ffi::crem_nl_family)) })?;
+        Ok(Registration(()))
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: registered by `register`; after this returns no op or
+        // listener of the family is left running.
+        unsafe { ffi::genl_unregister_family(family()) };
     }
 }
 

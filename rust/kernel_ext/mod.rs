@@ -14,6 +14,7 @@ pub(crate) mod hrtimer;
 pub(crate) mod mem;
 pub(crate) mod memcg;
 pub(crate) mod netdev;
+pub(crate) mod notifier;
 pub(crate) mod percpu;
 pub(crate) mod rcu;
 pub(crate) mod rcu_hlist;

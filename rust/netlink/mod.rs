@@ -29,9 +29,8 @@ use kernel::error::{Error, Result};
 /// can run: the pernet init made it before any socket of the netns
 /// existed).
 fn state<'a>(net: *mut bindings::net) -> Result<&'a NetState> {
-    // SAFETY: a live netns (the request's); C's state of it holds ours,
-    // which lives until the netns's exit, after its last socket is gone.
-    unsafe { netns::state_opt(ffi::crem_glue_state(net)) }.ok_or(kernel::error::code::ENODEV)
+    // SAFETY: a live netns, the request's, whose socket holds it.
+    unsafe { netns::of(net) }.ok_or(kernel::error::code::ENODEV)
 }
 
 /// An errno the `kernel` crate has no constant for.
