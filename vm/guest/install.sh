@@ -61,5 +61,21 @@ fi
 
 check "modprobe -d -r crem unloads it" \
   sh -c 'modprobe -d "$1" -r crem && [ ! -d /sys/module/crem ]' _ $root
+
+# The family loads the module on first use (MODULE_ALIAS_GENL_FAMILY:
+# resolving "crem" makes the kernel run modprobe for
+# net-pf-16-proto-16-family-crem; here the staged tree's modprobe, whose
+# modules.alias depmod wrote).
+printf '#!/bin/sh\nexec modprobe -d %s "$@"\n' "$root" >/tmp/modprobe-staged
+chmod +x /tmp/modprobe-staged
+kmod_was=$(cat /proc/sys/kernel/modprobe)
+echo /tmp/modprobe-staged >/proc/sys/kernel/modprobe
+check "depmod -b: modules.alias names the family's alias" \
+  grep -q "^alias net-pf-16-proto-16-family-crem crem$" "$mods/modules.alias"
+check "crem-ctl show with crem.ko unloaded loads it (the family's alias)" \
+  sh -c '"$1" show >/dev/null; [ -d /sys/module/crem ]' _ "$ctl"
+echo "$kmod_was" >/proc/sys/kernel/modprobe
+check "modprobe -d -r crem unloads it again" \
+  sh -c 'modprobe -d "$1" -r crem && [ ! -d /sys/module/crem ]' _ $root
 echo "install-vm: $fails failed"
 [ $fails = 0 ]
