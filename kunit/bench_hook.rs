@@ -28,6 +28,7 @@ use crate::netns::{self, Counter};
 use crate::table::{FlowKey, InTable};
 use core::ffi::{c_char, c_int, c_void};
 use core::fmt::Write;
+use core::ptr;
 use kernel::bindings;
 
 extern "C" {
@@ -71,6 +72,7 @@ const DP_DROP_MSG_PEER: u32 = ffi::crem_dp_CREM_DROP_MSG_PEER;
 const DP_DROP_MSG_NO_FLOW: u32 = ffi::crem_dp_CREM_DROP_MSG_NO_FLOW;
 const DP_DROP_SEND: u32 = ffi::crem_dp_CREM_DROP_SEND;
 const DP_FLOW_UP: u32 = ffi::crem_dp_CREM_EV_FLOW_UP;
+const DP_FLOW_DOWN: u32 = ffi::crem_dp_CREM_EV_FLOW_DOWN;
 const ETH_P_IP: u16 = bindings::ETH_P_IP as u16;
 const NF_STOLEN: u32 = 2;
 const PKT_LEN: usize = IPV4_HDR_LEN + UDP_HDR_LEN + work::PACKET_LEN;
@@ -640,4 +642,57 @@ extern "C" fn crem_kunit_hook_csf_per_packet(msg: *mut c_char, len: usize) -> c_
 #[no_mangle]
 extern "C" fn crem_kunit_hook_csf_per_packet_m4(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| hook_per_packet(4, w))
+}
+
+/// A device that goes away while a flow of its netns is removed but not
+/// yet freed (a remover's reap still to come): when the device-gone
+/// handler returns, that flow is freed too, so no packet it kept (held
+/// ones, retained clones) still points at the device, which is freed
+/// after the handler.
+fn dev_gone_reaps_removed(w: &mut dyn Write) -> bool {
+    with_flow(0, w, |f, w| {
+        let st = fixture();
+        // SAFETY: the fixture's flow, alive until it is reaped.
+        let Some(fr) = (unsafe { f.as_ref() }) else {
+            return false;
+        };
+        let down0 = dp(DP_FLOW_DOWN);
+        let removed = {
+            let bh = crate::kernel_ext::bh::disable();
+            st.remove(fr, ffi::CREM_CLOSE_NORMAL as i8, &bh)
+        };
+        // Removed, not reaped: no flow-down yet.
+        let pending = dp(DP_FLOW_DOWN) == down0;
+        let lo = {
+            let g = rcu::read_lock();
+            // SAFETY: the initial netns, live while the kernel is.
+            unsafe { crate::kernel_ext::netdev::NetDevice::by_index(ptr::addr_of_mut!(ffi::init_net), 1, &g) }
+                .map(|d| d.as_ptr())
+        };
+        let Some(lo) = lo else {
+            let _ = write!(w, "no loopback device");
+            return false;
+        };
+        // SAFETY: process context; the handler runs under RTNL as the
+        // notifier's does. The initial netns's loopback outlives the case.
+        unsafe {
+            ffi::rtnl_lock();
+            <crate::device::DevGone as crate::kernel_ext::notifier::OnGone>::gone(lo);
+            ffi::rtnl_unlock();
+        }
+        let downs = dp(DP_FLOW_DOWN).wrapping_sub(down0);
+        if !removed || !pending || downs != 1 {
+            let _ = write!(
+                w,
+                "removed {removed}, pending {pending}; flow-downs when the device-gone handler returned: {downs} (1)"
+            );
+            return false;
+        }
+        true
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_dev_gone_reaps(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, dev_gone_reaps_removed)
 }

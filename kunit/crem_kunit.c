@@ -247,6 +247,8 @@ CREM_RS_TEST(collector_expires_idle)
  * set-up from a request and creation (rust/create.rs), the CREM socket
  * (rust/socket.rs), the netns's memory budget (rust/netns.rs), removal and
  * the collector (rust/removal.rs, rust/collector.rs). */
+CREM_RS_TEST(hook_dev_gone_reaps)
+
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
 	KUNIT_CASE(timer_cancel_and_drop),
@@ -266,6 +268,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(netns_budget),
 	KUNIT_CASE(removal_once_and_totals),
 	KUNIT_CASE(collector_expires_idle),
+	KUNIT_CASE(hook_dev_gone_reaps),
 	{}
 };
 

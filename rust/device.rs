@@ -16,22 +16,30 @@ pub(crate) struct DevGone;
 impl OnGone for DevGone {
     /// `dev` is being unregistered (RTNL held): no packet any flow of its
     /// netns holds keeps a pointer to it. Every flow in the table for the
-    /// whole walk is visited (flows already unlinked are freed only after
-    /// a grace period that this walk holds off); the held packets dropped
-    /// with it are counted.
+    /// whole walk is visited, the held packets dropped with it counted;
+    /// flows removed and not yet freed are freed before this returns.
     fn gone(dev: *mut bindings::net_device) {
         // SAFETY: a live device (the notifier's), whose netns outlives it:
         // its state is there (pernet exits run after the devices').
         let Some(st) = (unsafe { netns::of(ffi::crem_h_dev_net(dev)) }) else {
             return;
         };
-        let g = rcu::read_lock();
         let mut dropped = 0u32;
-        st.flows.for_each(&g, |f| {
-            // BH off per flow (its lock), not for the whole walk.
-            let bh = bh::disable();
-            dropped = dropped.saturating_add(f.dev_gone(&bh, dev));
-        });
+        {
+            let g = rcu::read_lock();
+            st.flows.for_each(&g, |f| {
+                // BH off per flow (its lock), not for the whole walk.
+                let bh = bh::disable();
+                dropped = dropped.saturating_add(f.dev_gone(&bh, dev));
+            });
+        }
         st.count_dp_by(ffi::crem_dp_CREM_DROP_DEV_GONE, u64::from(dropped));
+        // A flow removed before the walk reached it (or earlier, its
+        // reaper still to come, or reaping now) was not visited: it is
+        // freed now, its packets let go while the device still exists. A
+        // flow in the table through the whole walk was visited; none is
+        // made for this device any more (it is down). (A reap waits a
+        // grace period: process context, RTNL held, no RCU section.)
+        st.reap(true);
     }
 }

@@ -20,6 +20,7 @@
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 #include <net/genetlink.h>
+#include <linux/rtnetlink.h>
 #ifdef CONFIG_X86
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
