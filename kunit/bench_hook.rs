@@ -666,8 +666,14 @@ fn dev_gone_reaps_removed(w: &mut dyn Write) -> bool {
         let lo = {
             let g = rcu::read_lock();
             // SAFETY: the initial netns, live while the kernel is.
-            unsafe { crate::kernel_ext::netdev::NetDevice::by_index(ptr::addr_of_mut!(ffi::init_net), 1, &g) }
-                .map(|d| d.as_ptr())
+            unsafe {
+                crate::kernel_ext::netdev::NetDevice::by_index(
+                    ptr::addr_of_mut!(ffi::init_net),
+                    1,
+                    &g,
+                )
+            }
+            .map(|d| d.as_ptr())
         };
         let Some(lo) = lo else {
             let _ = write!(w, "no loopback device");
@@ -695,4 +701,47 @@ fn dev_gone_reaps_removed(w: &mut dyn Write) -> bool {
 #[no_mangle]
 extern "C" fn crem_kunit_hook_dev_gone_reaps(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, dev_gone_reaps_removed)
+}
+
+/// The totals (stats-get's sum of every flow's counters) lose nothing of a
+/// flow removed and not yet reaped, and count it once: before its reap
+/// they are at least what they were with it in the table, and after it
+/// too.
+fn totals_keep_removed(w: &mut dyn Write) -> bool {
+    with_flow(0, w, |f, w| {
+        let st = fixture();
+        // SAFETY: the fixture's flow, alive until it is reaped.
+        let Some(fr) = (unsafe { f.as_ref() }) else {
+            return false;
+        };
+        let mut before = [0u64; crate::netns::FS_N];
+        st.totals(&mut before, false);
+        let own = info(f).counters;
+        let removed = {
+            let bh = crate::kernel_ext::bh::disable();
+            st.remove(fr, ffi::CREM_CLOSE_NORMAL as i8, &bh)
+        };
+        let mut pending = [0u64; crate::netns::FS_N];
+        st.totals(&mut pending, false);
+        st.reap(false);
+        let mut after = [0u64; crate::netns::FS_N];
+        st.totals(&mut after, false);
+        // Counters only grow (the flow's timer may count meanwhile).
+        let lost = |a: &[u64], b: &[u64]| a.iter().zip(b.iter()).filter(|(x, y)| y < x).count();
+        let (lost_pending, lost_after) = (lost(&before, &pending), lost(&pending, &after));
+        let counted = own.iter().filter(|v| **v != 0).count();
+        if !removed || counted == 0 || lost_pending != 0 || lost_after != 0 {
+            let _ = write!(
+                w,
+                "removed {removed}; the flow counted in {counted} counters; counters lower while removed: {lost_pending}, after its reap: {lost_after}"
+            );
+            return false;
+        }
+        true
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_totals_keep_removed(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, totals_keep_removed)
 }

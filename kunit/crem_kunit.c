@@ -248,6 +248,7 @@ CREM_RS_TEST(collector_expires_idle)
  * (rust/socket.rs), the netns's memory budget (rust/netns.rs), removal and
  * the collector (rust/removal.rs, rust/collector.rs). */
 CREM_RS_TEST(hook_dev_gone_reaps)
+CREM_RS_TEST(hook_totals_keep_removed)
 
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
@@ -269,6 +270,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(removal_once_and_totals),
 	KUNIT_CASE(collector_expires_idle),
 	KUNIT_CASE(hook_dev_gone_reaps),
+	KUNIT_CASE(hook_totals_keep_removed),
 	{}
 };
 

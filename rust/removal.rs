@@ -17,7 +17,8 @@
 //! it. A flow's lock is never taken under it (the engine's last counters
 //! are read under the flow's lock, then added to the totals under this
 //! one). Reapers are serialised by a mutex (process context), so a reap
-//! returns only once every flow its caller removed is freed.
+//! returns only once every flow its caller removed is freed; the totals
+//! and flow-reset take it too (taken before any RCU section or spinlock).
 
 use crate::events::Notification;
 use crate::ffi;
@@ -27,7 +28,7 @@ use crate::kernel_ext::rcu;
 use crate::netns::{NetState, FS_N};
 use core::ffi::c_int;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicI8, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI8, AtomicPtr, AtomicU32, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
@@ -40,6 +41,8 @@ pub(crate) struct Mark {
     next: AtomicPtr<Flow>,
     close: AtomicI8,
     gc: AtomicI8,
+    /// The totals pass that last counted it (`NetState::totals`: 0, none).
+    counted: AtomicU32,
 }
 
 /// The collector's mark of a flow it keeps (else a `CREM_CLOSE_*`).
@@ -52,6 +55,7 @@ impl Mark {
             close: AtomicI8::new(ffi::CREM_CLOSE_NONE as i8),
             // A flow made between the collector's passes stays.
             gc: AtomicI8::new(GC_KEEP),
+            counted: AtomicU32::new(0),
         }
     }
 
@@ -86,8 +90,10 @@ pub(crate) struct Removal {
     /// One reaper at a time (process context): a remover whose flow
     /// another reaper took waits until that one has freed it, so that its
     /// flow-down, CLOSE and counters are out before its caller goes on
-    /// (flow-del's reply, a socket change).
-    reaping: Mutex<()>,
+    /// (flow-del's reply, a socket change). The totals and flow-reset hold
+    /// it too, so that no flow's counters move to `retired` while the
+    /// totals add them up; the number is the totals' last pass.
+    reaping: Mutex<u32>,
     /// The netns is going: its collector and event work are not queued
     /// any more (read under RCU or BH off by their queuers, which the
     /// closing waits for before it cancels them).
@@ -102,7 +108,7 @@ impl Removal {
             base: [0; FS_N],
         };
         let state = new_bh_lock!(removed, "crem_removal");
-        let reaping = new_mutex!((), "crem_reaping");
+        let reaping = new_mutex!(0, "crem_reaping");
         // SAFETY: each field is initialised in place at `slot`, pinned
         // there; none can fail, so none is left to undo. (Written out
         // rather than with `pin_init!`: see `Pool::new`.)
@@ -227,16 +233,46 @@ impl NetState {
     /// The totals of every flow's counters, present and gone, since the
     /// last stats-reset, into `sum`; `rebase`: they start from here (a
     /// stats-reset; flow counters are never rewound). Process context.
+    ///
+    /// Exact under churn: with the reapers' mutex held no flow's counters
+    /// move to `retired` (a reap, a flow-reset) while they are added up,
+    /// and a flow removed but not yet reaped is still counted: the table
+    /// is walked first, then the list of flows removed, whose chain no one
+    /// changes but by pushing a new head while no reaper runs. A flow
+    /// removed after the walk counted it is on that list too: each pass
+    /// marks what it counted (`Mark::counted`), and counts a flow once.
     pub(crate) fn totals(&self, sum: &mut [u64; FS_N], rebase: bool) {
         *sum = [0; FS_N];
+        let mut pass = self.removal.reaping.lock();
+        *pass = pass.wrapping_add(1).max(1);
+        let p = *pass;
         if let Some(mut fi) = flow::info_buffer() {
-            let g = rcu::read_lock();
-            self.flows.for_each(&g, |f| {
+            let mut add = |f: &Flow| {
+                if f.removal().counted.swap(p, Ordering::Relaxed) == p {
+                    return;
+                }
                 f.info(&mut fi);
                 for (s, v) in sum.iter_mut().zip(fi.counters.iter()) {
                     *s = s.wrapping_add(*v);
                 }
-            });
+            };
+            {
+                let g = rcu::read_lock();
+                self.flows.for_each(&g, &mut add);
+            }
+            let mut at = {
+                let bh = bh::disable();
+                let head = self.removal.state.lock(&bh).head;
+                head
+            };
+            while !at.is_null() {
+                // SAFETY: a flow on the list of flows removed, freed only
+                // by a reaper, which cannot run (the mutex is held); its
+                // `next` was set once, when it was pushed.
+                let f = unsafe { &*at };
+                add(f);
+                at = f.removal().next.load(Ordering::Relaxed);
+            }
         }
         let bh = bh::disable();
         let mut r = self.removal.state.lock(&bh);
@@ -248,6 +284,13 @@ impl NetState {
                 *b = b.wrapping_add(*s);
             }
         }
+    }
+
+    /// Holds off reaps and the totals while a flow-reset moves a flow's
+    /// counters to `retired` (not while the totals add them up). Process
+    /// context, taken before the caller's RCU section.
+    pub(crate) fn hold_counters(&self) -> impl Sized + '_ {
+        self.removal.reaping.lock()
     }
 
     /// The netns is going (process context, its socket closed): no flow

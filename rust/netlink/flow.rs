@@ -570,6 +570,7 @@ pub(super) fn reset(info: &Info<'_>) -> Result {
     let st = state(info.net())?;
     let (sel, tb) = sel_parse(info)?;
     let mut fi = info_buffer().ok_or(ENOMEM)?;
+    let _counting = st.hold_counters();
     let g = rcu::read_lock();
     let f = find(st, &sel, &tb, &ext, &g)?;
     // What it counted since its last reset moves to the totals' share of
