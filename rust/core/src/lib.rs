@@ -12,6 +12,7 @@
     deny(clippy::panic, clippy::unwrap_used, clippy::expect_used)
 )]
 
+pub mod ctl;
 pub mod engine;
 pub mod fec;
 pub mod gf;
