@@ -274,7 +274,8 @@ fn parse_list<T>(
     items.into_iter().map(item).collect()
 }
 
-/// `PREFIX/LEN`, with the host bits zero.
+/// `PREFIX/LEN`, with the host bits zero (the kernel's rule, crem-core's
+/// `ctl::Addr::host_bits`, checked here to suggest the prefix meant).
 pub fn parse_prefix(key: &str, s: &str) -> Result<(IpAddr, u8), String> {
     let (a, l) = s
         .trim()
@@ -288,8 +289,8 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<(IpAddr, u8), String> {
         .ok()
         .filter(|l| *l <= max)
         .ok_or_else(|| format!("{key}: '{l}' is not a prefix length (0..={max}) in '{s}'"))?;
-    let masked = mask(ip, len);
-    if masked != ip {
+    if crem_core::ctl::Addr::from(ip).host_bits(len) {
+        let masked = mask(ip, len);
         return Err(format!(
             "{key}: '{s}' has host bits set (did you mean {masked}/{len}?)"
         ));
@@ -343,6 +344,32 @@ pub fn parse_peer_list(key: &str, s: &str) -> Result<Vec<Peer>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's host-bits rule (crem-core) is what masking said.
+    #[test]
+    fn host_bits_as_masking() {
+        for ip in [
+            "0.0.0.0",
+            "203.0.113.0",
+            "203.0.113.7",
+            "255.255.255.255",
+            "128.0.0.1",
+            "::",
+            "2001:db8::",
+            "2001:db8::1",
+            "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            let max = if ip.is_ipv4() { 32 } else { 128 };
+            for len in 0..=max {
+                assert_eq!(
+                    crem_core::ctl::Addr::from(ip).host_bits(len),
+                    mask(ip, len) != ip,
+                    "{ip}/{len}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn units() {
