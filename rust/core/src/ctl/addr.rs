@@ -58,7 +58,9 @@ impl Addr {
     /// of the address's bits or more leaves none).
     pub fn host_bits(&self, len: u8) -> bool {
         let (whole, part) = (usize::from(len / 8), len % 8);
-        self.octets().iter().enumerate().skip(whole).any(|(i, &o)| {
+        // (A bounded index range rather than `enumerate`, whose counter
+        // the kernel build checks for overflow.)
+        (0..16usize).zip(self.octets()).skip(whole).any(|(i, &o)| {
             // The octet `len` ends in keeps its first `part` bits
             // (none if `len` ends before it: `part` 0).
             let keep = if i == whole && part != 0 {
@@ -187,7 +189,8 @@ impl<T: Copy, const N: usize> List<T, N> {
         match self.items.get_mut(self.len) {
             Some(slot) => {
                 *slot = v;
-                self.len += 1;
+                // Below N (a slot was there): no overflow.
+                self.len = self.len.saturating_add(1);
                 Ok(())
             }
             None => Err(v),
