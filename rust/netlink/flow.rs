@@ -5,6 +5,7 @@
 //! flow by its Flow ID (get, del, set, reset) or make one (new).
 
 use super::{errno, state};
+use crate::crem_core::ctl;
 use crate::ffi::{self, *};
 use crate::flow::{info_buffer, Flow};
 use crate::kernel_ext::bh;
@@ -383,34 +384,18 @@ pub(super) fn del(info: &Info<'_>) -> Result {
     Ok(())
 }
 
-/// k and m of a flow nest, given together (flow-set, flow-new).
+/// k and m of a flow nest, given together (flow-set, flow-new): the rules
+/// are crem-core's (`ctl::km`, config-set's texts for the two it shares).
 fn km(tb: &FlowAttrs<'_>, ext: &ExtAck<'_>) -> Result<(u8, u8)> {
-    let (ka, ma) = (tb.get(CREM_A_FLOW_K), tb.get(CREM_A_FLOW_M));
-    let (Some(ka), Some(ma)) = (ka, ma) else {
-        ext.msg(c"k and m are pinned together: give both", ka.or(ma));
-        return Err(EINVAL);
-    };
-    let (k, m) = (ka.u8().unwrap_or(0), ma.u8().unwrap_or(0));
-    if k == 0 {
-        ext.msg(c"k must be at least 1", Some(ka));
-        return Err(EINVAL);
-    }
-    if u16::from(k) + u16::from(m) > 255 {
-        ext.msg(
-            c"k + m must not exceed 255 (Repair Indices need i + k <= 255)",
-            Some(ma),
-        );
-        return Err(EINVAL);
-    }
-    // As config-set's m (glue/crem_nl.c).
-    if m > crate::crem_core::engine::module_caps::MAX_M {
-        ext.msg(
-            c"m must not exceed 16 (the largest m of this module: its repair accumulator's)",
-            Some(ma),
-        );
-        return Err(EINVAL);
-    }
-    Ok((k, m))
+    // Present but unreadable (the policy makes that impossible) is 0.
+    let get = |id| tb.get(id).map(|a| a.u8().unwrap_or(0));
+    ctl::km(get(CREM_A_FLOW_K), get(CREM_A_FLOW_M)).map_err(|r| {
+        let at = match r.at {
+            Some(ctl::Field::Flow(id)) => tb.get(u32::from(id)),
+            _ => None,
+        };
+        super::refuse(ext, &r, at)
+    })
 }
 
 /// flow-set's outcomes from the engine (`Flow::pin`).

@@ -18,8 +18,9 @@ mod stats;
 pub(crate) use flow::put_info;
 pub(crate) use flow::{put_flow, FLOW_MSG_SIZE};
 
+use crate::crem_core::ctl;
 use crate::ffi;
-use crate::kernel_ext::genl::{Dump, Info};
+use crate::kernel_ext::genl::{Attr, Dump, ExtAck, Info};
 use crate::netns::{self, NetState};
 use core::ffi::c_int;
 use kernel::bindings;
@@ -36,6 +37,17 @@ fn state<'a>(net: *mut bindings::net) -> Result<&'a NetState> {
 /// An errno the `kernel` crate has no constant for.
 fn errno(e: u32) -> Error {
     Error::from_errno(-(e as c_int))
+}
+
+/// Says why in the extack (`at`: the attribute the refusal names, found
+/// by the caller) and returns the refusal's errno: the texts are
+/// crem-core's (`ctl::Why`), fixed ones as static strings.
+fn refuse<'r>(ext: &ExtAck<'r>, r: &ctl::Refusal, at: Option<Attr<'r>>) -> Error {
+    match r.why.fixed() {
+        Some(text) => ext.msg(text, at),
+        None => ext.fmt(format_args!("{}", r.why), at),
+    }
+    Error::from_errno(r.errno.to_kernel())
 }
 
 fn to_c(r: Result) -> c_int {
