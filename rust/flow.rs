@@ -559,13 +559,6 @@ fn current<'a>(pkt: &'a Lent<'_>, off: u32, len: u32) -> Option<(Current, &'a [u
     ))
 }
 
-/// # Safety
-/// `rf` is null or a flow of [`Spare::new`] not yet freed.
-unsafe fn flow<'a>(rf: *const Flow) -> Option<&'a Flow> {
-    // SAFETY: per the function contract.
-    unsafe { rf.as_ref() }
-}
-
 /// Notes what a packet of the flow shows of its path (its template for
 /// restored packets: `seen`, filled by the hook).
 fn note(e: &mut Engine, seen: &ffi::crem_template) {
@@ -699,7 +692,7 @@ pub(crate) unsafe fn setup(
         (*rf).links.set_identity(key, peer);
     }
     // SAFETY: a live flow (the caller's contract).
-    let Some(f) = (unsafe { flow(rf) }) else {
+    let Some(f) = (unsafe { rf.as_ref() }) else {
         return EINVAL.to_errno();
     };
     let bh = bh::disable();

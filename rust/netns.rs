@@ -309,32 +309,33 @@ impl NetState {
 
 /// Adds `v` to `a[i]`, one of C's arrays of `n` counters (null: none).
 fn count_at(a: *const AtomicI64, i: usize, n: usize, v: u64) {
-    if a.is_null() || i >= n {
-        return;
+    if let Some(c) = c_counter(a, i, n) {
+        c.fetch_add(i64::try_from(v).unwrap_or(i64::MAX), Ordering::Relaxed);
     }
-    let v = i64::try_from(v).unwrap_or(i64::MAX);
-    // SAFETY: `a` is one of C's arrays of `n` `atomic64_t` (an `s64` each,
-    // as `AtomicI64`, only ever changed atomically), which outlive the
-    // state that holds them (`CNet`); `i` is in it.
-    unsafe { (*a.add(i)).fetch_add(v, Ordering::Relaxed) };
 }
 
 /// `a[i]`, one of C's arrays of `n` counters (null: none, 0).
 fn read_at(a: *const AtomicI64, i: usize, n: usize) -> u64 {
-    if a.is_null() || i >= n {
-        return 0;
-    }
-    // SAFETY: as in `count_at`.
-    unsafe { (*a.add(i)).load(Ordering::Relaxed) as u64 }
+    c_counter(a, i, n).map_or(0, |c| c.load(Ordering::Relaxed) as u64)
 }
 
 /// Zeroes `a[i]`, one of C's arrays of `n` counters (null: none).
 fn store_at(a: *const AtomicI64, i: usize, n: usize) {
-    if a.is_null() || i >= n {
-        return;
+    if let Some(c) = c_counter(a, i, n) {
+        c.store(0, Ordering::Relaxed);
     }
-    // SAFETY: as in `count_at`.
-    unsafe { (*a.add(i)).store(0, Ordering::Relaxed) };
+}
+
+/// `a[i]`, one of C's arrays of `n` counters; None for a null array (not
+/// counted) or an index outside it.
+fn c_counter<'a>(a: *const AtomicI64, i: usize, n: usize) -> Option<&'a AtomicI64> {
+    if a.is_null() || i >= n {
+        return None;
+    }
+    // SAFETY: `a` is one of C's arrays of `n` `atomic64_t` (an `s64` each,
+    // as `AtomicI64`, only ever changed atomically), which outlive the
+    // state that holds them (`CNet`); `i` is in it.
+    Some(unsafe { &*a.add(i) })
 }
 
 /// # Safety

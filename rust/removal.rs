@@ -260,11 +260,9 @@ impl NetState {
                 let g = rcu::read_lock();
                 self.flows.for_each(&g, &mut add);
             }
-            let mut at = {
-                let bh = bh::disable();
-                let head = self.removal.state.lock(&bh).head;
-                head
-            };
+            let bh = bh::disable();
+            let mut at = self.removal.state.lock(&bh).head;
+            drop(bh);
             while !at.is_null() {
                 // SAFETY: a flow on the list of flows removed, freed only
                 // by a reaper, which cannot run (the mutex is held); its

@@ -14,11 +14,9 @@
 #include <linux/netfilter_ipv6.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
-#include <net/genetlink.h>
 #include <net/ipv6.h>
 #include "crem_glue.h"
 #include "crem_flow.h"
-#include "crem-nl-gen.h"
 
 static unsigned int crem_net_id __read_mostly;
 

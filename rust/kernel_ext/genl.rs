@@ -104,9 +104,11 @@ impl<'r> Attr<'r> {
     /// An IPv4 address (network order, as `nla_get_in_addr`), if the
     /// payload is exactly 4 octets.
     pub(crate) fn in_addr(self) -> Option<u32> {
-        (self.payload().len() == 4)
-            .then(|| self.array().map(u32::from_ne_bytes))
-            .flatten()
+        if self.payload().len() == 4 {
+            self.u32()
+        } else {
+            None
+        }
     }
 }
 

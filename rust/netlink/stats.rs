@@ -6,27 +6,20 @@
 use super::flow::{put_counters, put_msg_types};
 use super::state;
 use crate::ffi::{self, *};
-use crate::kernel_ext::genl::{Info, Msg};
-use crate::netns::FS_N;
+use crate::kernel_ext::genl::{Info, Msg, Writer};
+use crate::netns::{NetState, FS_N};
+use core::ops::Range;
 use kernel::bindings;
 use kernel::error::{code::*, Result};
 
-/// The datapath counters (`enum crem_dp`) reported in one run of
-/// attributes from `first`: `(first, counters)`.
-const DP_RUNS: [(u32, core::ops::Range<u32>); 3] = [
-    (
-        CREM_A_STATS_FLOWS_CREATED,
-        crem_dp_CREM_EV_FLOW_UP..crem_dp_CREM_DROP_SEND + 1,
-    ),
-    (
-        CREM_A_STATS_FLOWS_REMOVED,
-        crem_dp_CREM_EV_FLOW_DOWN..crem_dp_CREM_EV_PATH_REPORT + 1,
-    ),
-    (
-        CREM_A_STATS_GSO_SEGMENTED,
-        crem_dp_CREM_EV_GSO_SEGMENTED..crem_dp_CREM_NR_DP,
-    ),
-];
+/// The datapath counters `dp` (`enum crem_dp`, a run in their order) as
+/// the stats attributes from `first` on.
+fn put_dp(w: &mut Writer<'_>, st: &NetState, first: u32, dp: Range<u32>) -> Result {
+    for (a, i) in (first..u32::MAX).zip(dp) {
+        w.u64(a, st.dp(i), CREM_A_STATS_PAD)?;
+    }
+    Ok(())
+}
 
 // Each run is the attributes in the datapath counters' order.
 const _: () = assert!(
@@ -52,20 +45,16 @@ pub(super) fn get(info: &Info<'_>) -> Result {
     let (msgs_in, msgs_out) = by_type.split_at(ffi::CREM_MSG_SLOTS as usize);
     let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
     let mut w = msg.reply_to(info)?;
-    let dp_run = |w: &mut crate::kernel_ext::genl::Writer<'_>, run: usize| -> Result {
-        let Some((first, ref r)) = DP_RUNS.get(run).cloned() else {
-            return Ok(());
-        };
-        for (a, i) in (first..u32::MAX).zip(r.clone()) {
-            w.u64(a, st.dp(i), CREM_A_STATS_PAD)?;
-        }
-        Ok(())
-    };
     w.nest(CREM_A_CMD_STATS, |w| {
         for (a, v) in (CREM_A_STATS_ROCE_LOCAL_IN..u32::MAX).zip(hook.iter()) {
             w.u64(a, *v, CREM_A_STATS_PAD)?;
         }
-        dp_run(w, 0)?;
+        put_dp(
+            w,
+            st,
+            CREM_A_STATS_FLOWS_CREATED,
+            crem_dp_CREM_EV_FLOW_UP..crem_dp_CREM_DROP_SEND + 1,
+        )?;
         w.u64(
             CREM_A_STATS_FLOWS_ACTIVE,
             u64::from(st.flows_active()),
@@ -73,10 +62,20 @@ pub(super) fn get(info: &Info<'_>) -> Result {
         )?;
         w.u64(CREM_A_STATS_MEMORY, st.memory_now(), CREM_A_STATS_PAD)?;
         put_counters(w, CREM_A_STATS_TOTALS, &sum)?;
-        dp_run(w, 1)?;
+        put_dp(
+            w,
+            st,
+            CREM_A_STATS_FLOWS_REMOVED,
+            crem_dp_CREM_EV_FLOW_DOWN..crem_dp_CREM_EV_PATH_REPORT + 1,
+        )?;
         put_msg_types(w, CREM_A_STATS_MSGS_IN_BY_TYPE, msgs_in)?;
         put_msg_types(w, CREM_A_STATS_MSGS_OUT_BY_TYPE, msgs_out)?;
-        dp_run(w, 2)
+        put_dp(
+            w,
+            st,
+            CREM_A_STATS_GSO_SEGMENTED,
+            crem_dp_CREM_EV_GSO_SEGMENTED..crem_dp_CREM_NR_DP,
+        )
     })?;
     w.end();
     msg.reply(info)
