@@ -17,31 +17,23 @@ use super::bench::{per_packet_rounds, ROUNDS_PACKETS, ROUND_PACKETS};
 use super::bench_work as work;
 use super::flow::{hello, hello_ack, param_ack};
 use super::run;
+use crate::crem_core::ctl::{Addr, Config, Peer, Role};
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::crem_core::wire::{FecScheme, ParamUpdate};
 use crate::ffi;
 use crate::flow::Flow;
-use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Skb;
+use crate::kernel_ext::{net, rcu};
 use crate::netns::{self, Counter};
 use crate::table::{FlowKey, InTable};
 use core::ffi::{c_char, c_int, c_void};
 use core::fmt::Write;
 use core::ptr;
 use kernel::bindings;
+use kernel::prelude::*;
 
 extern "C" {
-    fn crem_kunit_hook_setup(
-        port: u16,
-        prefix: u32,
-        plen: u8,
-        peer: u32,
-        t: u16,
-        hold_us: u32,
-        max_bdp: u32,
-    ) -> c_int;
-    fn crem_kunit_hook_teardown();
     fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff) -> u32;
     fn crem_kunit_hook_route(skb: *mut bindings::sk_buff) -> bool;
     fn crem_kunit_hook_state() -> *mut c_void;
@@ -330,21 +322,51 @@ fn with_fixture_sized(
     w: &mut dyn Write,
     body: impl FnOnce(&mut dyn Write) -> bool,
 ) -> bool {
-    // SAFETY: process context (a KUnit case); undone by the teardown below.
-    let err =
-        unsafe { crem_kunit_hook_setup(PORT, PREFIX, 24, PEER, SYMBOL_LEN, HOLD_US, max_bdp) };
-    if err != 0 {
-        let _ = write!(w, "fixture: error {err}");
+    // SAFETY: the initial netns, which has a state while the module is
+    // loaded.
+    let Some(st) = (unsafe { netns::of(net::init_net()) }) else {
+        let _ = write!(w, "fixture: no state");
         return false;
+    };
+    let (Ok(mut saved), Ok(mut c)) = (
+        KBox::new(Config::DEFAULT, GFP_KERNEL),
+        KBox::new(Config::DEFAULT, GFP_KERNEL),
+    ) else {
+        let _ = write!(w, "fixture: out of memory");
+        return false;
+    };
+    // As config-set would: the socket bound, then the configuration
+    // committed, under the setter lock; put back as it was after.
+    {
+        let set = st.settings.setter();
+        st.settings.snapshot(&mut saved);
+        if let Err(e) = st.socket.reconfigure(st, PORT) {
+            let _ = write!(w, "fixture: error {e}");
+            return false;
+        }
+        c.clone_from(&saved);
+        (c.role, c.port, c.symbol_len, c.hold_us) = (Role::Gateway, PORT, SYMBOL_LEN, HOLD_US);
+        if max_bdp != 0 {
+            c.max_bdp = max_bdp;
+        }
+        c.peers = Config::NO_PEERS;
+        let _ = c.peers.push(Peer {
+            prefix: Addr::V4(PREFIX.to_ne_bytes()),
+            len: 24,
+            addr: Addr::V4(PEER.to_ne_bytes()),
+        });
+        st.commit(&c, &set);
     }
     let ok = body(w);
     // A receiver flow's creation may still be queued: it ends first.
-    // SAFETY: the initial netns's state, live while the module is.
-    unsafe { netns::state(crem_kunit_hook_state()) }
-        .creation
-        .flush();
-    // SAFETY: set up above; its flows go with the socket.
-    unsafe { crem_kunit_hook_teardown() };
+    st.creation.flush();
+    {
+        let set = st.settings.setter();
+        // The fixture's flows go with its socket; the netns's own comes back.
+        let _ = st.socket.reconfigure(st, 0);
+        let _ = st.socket.reconfigure(st, saved.socket_port());
+        st.commit(&saved, &set);
+    }
     ok
 }
 

@@ -5,7 +5,7 @@
 
 use super::run;
 use crate::config::{self, Peers};
-use crate::ffi;
+use crate::crem_core::ctl::{Addr, Config, Peer, Recovery, Role};
 use crate::kernel_ext::rcu;
 use core::ffi::{c_char, c_int};
 
@@ -13,51 +13,35 @@ fn ip(a: [u8; 4]) -> u32 {
     u32::from_ne_bytes(a)
 }
 
-fn addr4(a: [u8; 4]) -> ffi::crem_addr {
-    let mut x = ffi::crem_addr { len: 4, a: [0; 16] };
-    x.a[..4].copy_from_slice(&a);
-    x
-}
-
 /// A configuration with these IPv4 peers (prefix, length, peer) and
 /// reporters, plus one IPv6 peer and one impossible prefix length, which
 /// the datapath ignores.
-fn cfg(peers: &[([u8; 4], u8, [u8; 4])], reporters: &[[u8; 4]]) -> ffi::crem_cfg {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut c: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    let mut n = 0usize;
+fn cfg(peers: &[([u8; 4], u8, [u8; 4])], reporters: &[[u8; 4]]) -> Config {
+    let mut c = Config::DEFAULT;
     for &(p, l, a) in peers {
-        c.peers[n] = ffi::crem_peer {
-            prefix: addr4(p),
-            prefix_len: l,
-            addr: addr4(a),
-        };
-        n += 1;
+        let _ = c.peers.push(Peer {
+            prefix: Addr::V4(p),
+            len: l,
+            addr: Addr::V4(a),
+        });
     }
     // ::/0 to 2001:db8::1: not IPv4.
-    let mut v6 = ffi::crem_addr {
-        len: 16,
-        a: [0; 16],
-    };
-    v6.a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
-    c.peers[n] = ffi::crem_peer {
-        prefix: ffi::crem_addr {
-            len: 16,
-            a: [0; 16],
-        },
-        prefix_len: 0,
-        addr: v6,
-    };
-    c.peers[n + 1] = ffi::crem_peer {
-        prefix: addr4([0, 0, 0, 0]),
-        prefix_len: 33,
-        addr: addr4([9, 9, 9, 9]),
-    };
-    c.n_peers = (n + 2) as u8;
-    for (i, &r) in reporters.iter().enumerate() {
-        c.reporters[i] = addr4(r);
+    let mut v6 = [0; 16];
+    v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+    v6[15] = 1;
+    let _ = c.peers.push(Peer {
+        prefix: Addr::V6([0; 16]),
+        len: 0,
+        addr: Addr::V6(v6),
+    });
+    let _ = c.peers.push(Peer {
+        prefix: Addr::V4([0; 4]),
+        len: 33,
+        addr: Addr::V4([9, 9, 9, 9]),
+    });
+    for &r in reporters {
+        let _ = c.reporters.push(Addr::V4(r));
     }
-    c.n_reporters = reporters.len() as u8;
     c
 }
 
@@ -67,7 +51,7 @@ fn cfg(peers: &[([u8; 4], u8, [u8; 4])], reporters: &[[u8; 4]]) -> ffi::crem_cfg
 extern "C" fn crem_kunit_config_peer_for(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
         let (a, b) = ([192, 0, 2, 1], [192, 0, 2, 2]);
-        let p = Peers::from_cfg(&cfg(&[([10, 0, 0, 0], 8, a), ([10, 1, 0, 0], 16, b)], &[]));
+        let p = Peers::of(&cfg(&[([10, 0, 0, 0], 8, a), ([10, 1, 0, 0], 16, b)], &[]));
         let cases = [
             ([10, 1, 2, 3], b),
             ([10, 2, 0, 1], a),
@@ -84,7 +68,7 @@ extern "C" fn crem_kunit_config_peer_for(msg: *mut c_char, len: usize) -> c_int 
         }
         // A default route catches the rest, the longer prefixes still win.
         let c = [0, 0, 0, 9];
-        let d = Peers::from_cfg(&cfg(&[([0; 4], 0, c), ([10, 1, 0, 0], 16, b)], &[]));
+        let d = Peers::of(&cfg(&[([0; 4], 0, c), ([10, 1, 0, 0], 16, b)], &[]));
         if d.peer_for(ip([11, 0, 0, 1])) != ip(c) || d.peer_for(ip([10, 1, 0, 1])) != ip(b) {
             let _ = write!(
                 w,
@@ -103,7 +87,7 @@ extern "C" fn crem_kunit_config_peer_for(msg: *mut c_char, len: usize) -> c_int 
 extern "C" fn crem_kunit_config_who(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
         let (a, r) = ([192, 0, 2, 1], [198, 51, 100, 7]);
-        let p = Peers::from_cfg(&cfg(&[([10, 0, 0, 0], 8, a)], &[r]));
+        let p = Peers::of(&cfg(&[([10, 0, 0, 0], 8, a)], &[r]));
         let got = [
             (p.is_peer(ip(a)), p.is_reporter(ip(a))),
             (p.is_peer(ip(r)), p.is_reporter(ip(r))),
@@ -127,10 +111,10 @@ extern "C" fn crem_kunit_config_who(msg: *mut c_char, len: usize) -> c_int {
 extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
         let mut c = cfg(&[], &[]);
-        (c.recovery, c.adaptive, c.k, c.m, c.m_cong) = (2, 1, 17, 3, 5);
+        (c.recovery, c.adaptive, c.k, c.m, c.m_cong) = (Recovery::Both, true, 17, 3, 5);
         (c.symbol_len, c.hold_us, c.epsilon_ppb) = (1062, 700, 90_000);
-        c.role = ffi::crem_role_CREM_ROLE_HOST as u8;
-        let d = Peers::from_cfg(&c).defaults;
+        c.role = Role::Host;
+        let d = Peers::of(&c).defaults;
         let e = &d.engine;
         let got = (
             (e.recovery, e.adaptive, e.k, e.m, e.m_cong),
@@ -141,8 +125,8 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
             let _ = write!(w, "defaults {got:?}");
             return false;
         }
-        c.role = ffi::crem_role_CREM_ROLE_GATEWAY as u8;
-        if Peers::from_cfg(&c).defaults.host {
+        c.role = Role::Gateway;
+        if Peers::of(&c).defaults.host {
             let _ = write!(w, "a gateway's defaults say host");
             return false;
         }
@@ -156,7 +140,7 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
         {
             let c = cfg(&[([10, 0, 0, 0], 8, *peer)], &[]);
             // SAFETY: this test is the only writer.
-            unsafe { cur.update(|p| *p = Peers::from_cfg(&c)) };
+            unsafe { cur.update(|p| *p = Peers::of(&c)) };
             got[i + 1] = seen(&cur);
         }
         let want = [0, ip([1; 4]), ip([2; 4]), ip([3; 4])];

@@ -40,72 +40,10 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 			kunit_info(test, "%s\n", msg);                         \
 	}
 
-/*
- * The hook benchmark's fixture (kunit/bench_hook.rs): the initial netns as
- * a gateway whose peer @peer protects @prefix/@plen, on CREM port @port, with
- * symbol-len @t and hold @hold_us, set as config-set would (the configuration under cfg_lock,
- * committed to the datapath's snapshot, the socket bound), and put back as
- * it was after. A test shim, not datapath code: it goes when the control
- * plane is Rust.
- */
-static struct crem_cfg crem_kunit_saved;
-
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
-			  u32 max_bdp);
-void crem_kunit_hook_teardown(void);
+/* The hook benchmark's C half (kunit/bench_hook.rs): a forwarded packet's route and hook call. */
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
 bool crem_kunit_hook_route(struct sk_buff *skb);
 void *crem_kunit_hook_state(void);
-
-int crem_kunit_hook_setup(u16 port, __be32 prefix, u8 plen, __be32 peer, u16 t, u32 hold_us,
-			  u32 max_bdp)
-{
-	struct crem_net *cn = crem_net(&init_net);
-	struct crem_cfg *c = &cn->cfg;
-	int err;
-
-	mutex_lock(&cn->sock_mutex);
-	err = crem_rs_sock_reconfigure(cn->rs, port);
-	if (!err) {
-		spin_lock_bh(&cn->cfg_lock);
-		crem_kunit_saved = *c;
-		c->role = CREM_ROLE_GATEWAY;
-		c->port = port;
-		c->symbol_len = t;
-		c->hold_us = hold_us;
-		if (max_bdp)
-			c->max_bdp = max_bdp;
-		c->n_peers = 1;
-		memset(&c->peers[0], 0, sizeof(c->peers[0]));
-		c->peers[0].prefix.len = 4;
-		memcpy(c->peers[0].prefix.a, &prefix, 4);
-		c->peers[0].prefix_len = plen;
-		c->peers[0].addr.len = 4;
-		memcpy(c->peers[0].addr.a, &peer, 4);
-		spin_unlock_bh(&cn->cfg_lock);
-		/* Only setters change cn->cfg, under sock_mutex (held). */
-		crem_rs_config_commit(cn->rs, c);
-	}
-	mutex_unlock(&cn->sock_mutex);
-	return err;
-}
-
-void crem_kunit_hook_teardown(void)
-{
-	struct crem_net *cn = crem_net(&init_net);
-
-	/* (A queued receiver flow's creation ended first: kunit/bench_hook.rs.) */
-	mutex_lock(&cn->sock_mutex);
-	/* The fixture's flows go with its socket; the netns's own comes back. */
-	crem_rs_sock_reconfigure(cn->rs, 0);
-	if (crem_kunit_saved.port)
-		crem_rs_sock_reconfigure(cn->rs, crem_kunit_saved.port);
-	spin_lock_bh(&cn->cfg_lock);
-	cn->cfg = crem_kunit_saved;
-	spin_unlock_bh(&cn->cfg_lock);
-	crem_rs_config_commit(cn->rs, &crem_kunit_saved);
-	mutex_unlock(&cn->sock_mutex);
-}
 
 static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)
 {
@@ -302,11 +240,15 @@ static struct kunit_suite crem_table_suite = {
 
 CREM_RS_TEST(genl_flow_nest)
 CREM_RS_TEST(genl_extack)
+CREM_RS_TEST(genl_config_roundtrip)
+CREM_RS_TEST(genl_config_refusals)
 
 /* The genetlink abstraction and the flow nest (rust/kernel_ext/genl.rs, rust/netlink/). */
 static struct kunit_case crem_genl_cases[] = {
 	KUNIT_CASE(genl_flow_nest),
 	KUNIT_CASE(genl_extack),
+	KUNIT_CASE(genl_config_roundtrip),
+	KUNIT_CASE(genl_config_refusals),
 	{}
 };
 

@@ -14,6 +14,7 @@ mod config;
 mod create;
 mod flow;
 mod genl;
+mod genl_config;
 mod gf;
 mod inject;
 mod pool;

@@ -9,6 +9,7 @@
 //! request and the netns's configuration.
 
 use super::{run, Checks};
+use crate::crem_core::ctl::{Config, Recovery, Role};
 use crate::crem_core::engine::module_caps::MAX_BDP_DEFAULT;
 use crate::ffi;
 use crate::flow;
@@ -52,7 +53,7 @@ fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
 /// C's counters `dp` (null: none), for the initial netns's address (all
 /// its flows keep; a static), freed after; false if none could be made.
 pub(super) fn with_netns(
-    cfg: &ffi::crem_cfg,
+    cfg: &Config,
     dp: *mut bindings::atomic64_t,
     w: &mut dyn Write,
     body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
@@ -64,7 +65,7 @@ pub(super) fn with_netns(
 /// As [`with_netns`], with C's msgs-by-type counters too (`msg_in`,
 /// `msg_out`: `CREM_MSG_SLOTS` each, or null).
 pub(super) fn with_netns_counted(
-    cfg: &ffi::crem_cfg,
+    cfg: &Config,
     dp: *mut bindings::atomic64_t,
     msg_in: *mut bindings::atomic64_t,
     msg_out: *mut bindings::atomic64_t,
@@ -73,7 +74,7 @@ pub(super) fn with_netns_counted(
 ) -> bool {
     let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
     let (cn, mem) = (core::ptr::null_mut(), core::ptr::null_mut());
-    let raw = netns::crem_rs_net_init(net, cn, cfg, dp, msg_in, msg_out, mem);
+    let raw = netns::init(net, cn, cfg, dp, msg_in, msg_out, mem);
     // SAFETY: a state of `crem_rs_net_init` (or null), freed below.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
@@ -86,11 +87,24 @@ pub(super) fn with_netns_counted(
 
 /// A configuration of zeros but C's default limits: flows sized for 512
 /// packets in flight (`max-bdp`), whose structures fit 64 MiB.
-fn limits_cfg() -> ffi::crem_cfg {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut cfg: ffi::crem_cfg = unsafe { core::mem::zeroed() };
-    (cfg.max_bdp, cfg.max_memory) = (MAX_BDP_DEFAULT, 64 << 20);
-    cfg
+fn limits_cfg() -> Config {
+    Config {
+        port: 0,
+        role: Role::Disabled,
+        recovery: Recovery::Coded,
+        adaptive: false,
+        k: 0,
+        m: 0,
+        m_cong: 0,
+        symbol_len: 0,
+        epsilon_ppb: 0,
+        hold_us: 0,
+        max_flows: 0,
+        max_bdp: MAX_BDP_DEFAULT,
+        max_memory: 64 << 20,
+        reporters: Config::NO_REPORTERS,
+        peers: Config::NO_PEERS,
+    }
 }
 
 fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
@@ -142,11 +156,12 @@ fn flow_setup_from_request(w: &mut dyn Write) -> bool {
 
 /// A host's configuration with the draft's defaults (k 32, m 2, adaptive)
 /// and C's limits (flows sized for 512 packets in flight, 64 MiB).
-pub(super) fn host_cfg() -> ffi::crem_cfg {
+pub(super) fn host_cfg() -> Config {
     let mut cfg = limits_cfg();
-    (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) = (1, 1, 32, 2, 1);
+    (cfg.recovery, cfg.adaptive, cfg.k, cfg.m, cfg.m_cong) =
+        (Recovery::SelectiveRepeat, true, 32, 2, 1);
     cfg.epsilon_ppb = 100_000;
-    cfg.role = ffi::crem_role_CREM_ROLE_HOST as u8;
+    cfg.role = Role::Host;
     cfg
 }
 

@@ -10,6 +10,7 @@ use super::create::{ask, has, key};
 use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::collector::stale;
+use crate::crem_core::ctl::Config;
 use crate::ffi;
 use crate::flow::{now, Flow};
 use crate::kernel_ext::bh;
@@ -48,7 +49,7 @@ impl Dp {
 }
 
 /// A host's configuration with room for a few flows.
-fn cfg() -> ffi::crem_cfg {
+fn cfg() -> Config {
     let mut c = host_cfg();
     c.max_flows = 8;
     c

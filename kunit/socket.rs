@@ -14,6 +14,7 @@ use super::flow::{hello, hello_ack, param_ack};
 use super::pool::{host_cfg, with_netns, with_netns_counted};
 use super::{run, Checks};
 use crate::create;
+use crate::crem_core::ctl::{Addr, Config, Peer};
 use crate::ffi;
 use crate::host::{msg_slot, MSG_SLOTS};
 use crate::kernel_ext::bh;
@@ -54,14 +55,14 @@ const LO: [u8; 4] = [127, 0, 0, 1];
 
 /// A host's configuration with room for flows, where 127.0.0.1 is the peer
 /// of 10.9.0.0/24 (what it sends is decoded).
-fn lo_peer_cfg() -> ffi::crem_cfg {
+fn lo_peer_cfg() -> Config {
     let mut cfg = host_cfg();
     (cfg.max_flows, cfg.max_memory) = (4, 64 << 20);
-    cfg.n_peers = 1;
-    let p = &mut cfg.peers[0];
-    (p.prefix.len, p.prefix_len, p.addr.len) = (4, 24, 4);
-    p.prefix.a[..4].copy_from_slice(&[10, 9, 0, 0]);
-    p.addr.a[..4].copy_from_slice(&LO);
+    let _ = cfg.peers.push(Peer {
+        prefix: Addr::V4([10, 9, 0, 0]),
+        len: 24,
+        addr: Addr::V4(LO),
+    });
     cfg
 }
 

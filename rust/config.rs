@@ -1,19 +1,191 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Who the datapath talks to: the netns's peers (which CREM function
-//! protects traffic to or from a prefix) and allow-listed Path Reporters,
-//! as an immutable snapshot of the configuration that the datapath reads
-//! under RCU, per packet, without a lock. config-set (C, `crem_nl.c`)
-//! publishes a new snapshot with each commit ([`crem_rs_config_commit`]);
-//! the hook (`crate::hook`), the socket's dispatch (`crate::dispatch`) and
-//! flow-new (`crate::create`) read it.
+//! A netns's configuration, as the kernel keeps it: crem-core's
+//! `ctl::Config` (what config-set commits and config-get shows) under a
+//! lock, the five values the datapath reads per flow as atomics
+//! ([`Settings`]), and, as an immutable snapshot the datapath reads under
+//! RCU per packet without a lock, who it talks to: the peers (which CREM
+//! function protects traffic to or from a prefix), the allow-listed Path
+//! Reporters and a new flow's defaults ([`Peers`]).
+//!
+//! config-set (`crate::netlink::config`) publishes both with each commit
+//! ([`NetState::commit`]); the hook (`crate::hook`), the socket's dispatch
+//! (`crate::dispatch`) and flow-new (`crate::create`) read them.
+//!
+//! The locks, in the order they are taken: the netns's setter lock (one
+//! config-set from its snapshot to its commit, and the socket's binding),
+//! the initial netns's limits lock (a commit of its limits against another
+//! netns's commit, see `crate::netlink::config`), then any netns's
+//! configuration lock, held briefly and never across a sleep but
+//! `synchronize_rcu`'s.
 
+use crate::crem_core::ctl::{self, Addr, Config, Limits, Role};
 use crate::ffi;
 use crate::kernel_ext::rcu::RcuDouble;
-use crate::netns;
-use core::ffi::c_void;
+use crate::netns::NetState;
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use kernel::prelude::*;
+use kernel::sync::lock::{mutex::MutexBackend, Guard};
+use kernel::sync::{new_mutex, Mutex};
 
-const MAX_PEERS: usize = ffi::CREM_MAX_PEERS as usize;
-const MAX_REPORTERS: usize = ffi::CREM_MAX_REPORTERS as usize;
+const MAX_PEERS: usize = ctl::MAX_PEERS;
+const MAX_REPORTERS: usize = ctl::MAX_REPORTERS;
+
+/// The values of the configuration the datapath reads per flow or per
+/// packet, each on its own (no two need to agree): written under the
+/// configuration's lock with it, read without a lock.
+struct Live {
+    role: AtomicU8,
+    k: AtomicU8,
+    max_flows: AtomicU32,
+    max_bdp: AtomicU32,
+    max_memory: AtomicU64,
+}
+
+impl Live {
+    fn new(c: &Config) -> Live {
+        Live {
+            role: AtomicU8::new(c.role.into()),
+            k: AtomicU8::new(c.k),
+            max_flows: AtomicU32::new(c.max_flows),
+            max_bdp: AtomicU32::new(c.max_bdp),
+            max_memory: AtomicU64::new(c.max_memory),
+        }
+    }
+
+    fn store(&self, c: &Config) {
+        self.role.store(c.role.into(), Ordering::Relaxed);
+        self.k.store(c.k, Ordering::Relaxed);
+        self.max_flows.store(c.max_flows, Ordering::Relaxed);
+        self.max_bdp.store(c.max_bdp, Ordering::Relaxed);
+        self.max_memory.store(c.max_memory, Ordering::Relaxed);
+    }
+}
+
+/// A netns's configuration and its locks.
+#[pin_data]
+pub(crate) struct Settings {
+    /// One setter at a time from its snapshot to its commit (the family's
+    /// `parallel_ops` lets requests run at once: two interleaved would
+    /// each apply to the same snapshot, the later commit undoing the
+    /// other's change, or commit a port that the other's socket serves);
+    /// the socket is bound under it too (netns exit closes it so).
+    #[pin]
+    setter: Mutex<()>,
+    /// The configuration. Held briefly: a snapshot, a commit, a clamp to
+    /// the initial netns's limits.
+    #[pin]
+    cfg: Mutex<Config>,
+    /// Orders a commit of the initial netns's limits (which lowers every
+    /// netns of another user namespace above them) against the commit of
+    /// such a netns (which clamps to them). The initial netns's only is
+    /// used.
+    #[pin]
+    limits: Mutex<()>,
+    live: Live,
+}
+
+/// A netns's setter lock, held (see [`Settings`]).
+pub(crate) type Setter<'a> = Guard<'a, (), MutexBackend>;
+
+impl Settings {
+    /// A new netns's, starting from `c`.
+    pub(crate) fn new(c: &Config) -> impl PinInit<Settings> + '_ {
+        let setter = new_mutex!((), "crem_setter");
+        let cfg = new_mutex!(c.clone(), "crem_cfg");
+        let limits = new_mutex!((), "crem_limits");
+        let live = Live::new(c);
+        // SAFETY: each field is initialised in place at `slot`, pinned
+        // there; no initialiser can fail (`Infallible`), so none is left
+        // to undo. (Written out rather than with `pin_init!`: see
+        // `Pool::new`.)
+        unsafe {
+            kernel::init::pin_init_from_closure(move |slot: *mut Settings| {
+                setter.__pinned_init(core::ptr::addr_of_mut!((*slot).setter))?;
+                cfg.__pinned_init(core::ptr::addr_of_mut!((*slot).cfg))?;
+                limits.__pinned_init(core::ptr::addr_of_mut!((*slot).limits))?;
+                core::ptr::addr_of_mut!((*slot).live).write(live);
+                Ok(())
+            })
+        }
+    }
+
+    /// Takes the setter lock (process context; see [`Settings`]).
+    pub(crate) fn setter(&self) -> Setter<'_> {
+        self.setter.lock()
+    }
+
+    /// Takes the limits lock (of the initial netns's settings).
+    pub(crate) fn limits_lock(&self) -> Guard<'_, (), MutexBackend> {
+        self.limits.lock()
+    }
+
+    /// A copy of the configuration into `to` (1.4 KB: the caller's, off
+    /// the stack).
+    pub(crate) fn snapshot(&self, to: &mut Config) {
+        to.clone_from(&self.cfg.lock());
+    }
+
+    /// Its max-flows and max-memory.
+    pub(crate) fn limits(&self) -> Limits {
+        self.cfg.lock().limits()
+    }
+
+    /// Lowers max-flows and max-memory to `lim` where above them; true if
+    /// that changed the configuration.
+    pub(crate) fn clamp(&self, lim: Limits) -> bool {
+        let mut c = self.cfg.lock();
+        let changed = ctl::clamp(&mut c, lim);
+        self.live.store(&c);
+        changed
+    }
+
+    /// The netns's role (`CREM_ROLE_*`).
+    pub(crate) fn role(&self) -> u8 {
+        self.live.role.load(Ordering::Relaxed)
+    }
+
+    /// The k of a new flow.
+    pub(crate) fn k(&self) -> u8 {
+        self.live.k.load(Ordering::Relaxed)
+    }
+
+    /// The `max-flows` limit, per side.
+    pub(crate) fn max_flows(&self) -> u32 {
+        self.live.max_flows.load(Ordering::Relaxed)
+    }
+
+    /// Packets in flight a new flow is sized for.
+    pub(crate) fn max_bdp(&self) -> u32 {
+        self.live.max_bdp.load(Ordering::Relaxed)
+    }
+
+    /// The `max-memory` limit, octets.
+    pub(crate) fn max_memory(&self) -> u64 {
+        self.live.max_memory.load(Ordering::Relaxed)
+    }
+}
+
+impl NetState {
+    /// Commits `c` (the setter lock held, `_setter`): the datapath's peers,
+    /// reporters and flow defaults first, so that a flow set up once the
+    /// role has changed has the new defaults too; then the configuration.
+    /// Spares sized by the old one are replaced. True if `c` differs from
+    /// the configuration it replaces. May sleep.
+    pub(crate) fn commit(&self, c: &Config, _setter: &Setter<'_>) -> bool {
+        if *self.settings.cfg.lock() == *c {
+            return false;
+        }
+        // SAFETY: updates are serialised by the setter lock, held.
+        unsafe { self.peers.update(|p| *p = Peers::of(c)) };
+        {
+            let mut cur = self.settings.cfg.lock();
+            cur.clone_from(c);
+            self.settings.live.store(c);
+        }
+        self.pool.renew();
+        true
+    }
+}
 
 /// An IPv4 peer: traffic to or from `prefix/len` is protected with the
 /// CREM function at `addr` (addresses as `__be32`, in memory order).
@@ -30,8 +202,8 @@ struct Peer4 {
 /// m, m_cong, symbol_len, hold_us, epsilon_ppb), the flow's own zero (set
 /// up fills them, and flow-new's fixed k and m); and whether restored and
 /// held packets are delivered locally (host mode). The memory limit is not
-/// here: C keeps it (other netns's commits clamp it) and passes the
-/// retention budget it allows.
+/// here: another netns's commit may clamp it without a new snapshot
+/// ([`Settings::max_memory`] has it).
 #[derive(Clone, Copy)]
 pub(crate) struct Defaults {
     pub(crate) engine: ffi::crem_engine_params,
@@ -49,10 +221,9 @@ pub(crate) struct Peers {
     pub(crate) defaults: Defaults,
 }
 
-/// An IPv4 address of the configuration's (`crem_addr`), or None.
-fn v4(a: &ffi::crem_addr) -> Option<u32> {
-    let b: [u8; 4] = a.a.get(..4)?.try_into().ok()?;
-    (a.len == 4).then_some(u32::from_ne_bytes(b))
+/// An IPv4 address (`__be32`, in memory order), or None.
+fn v4(a: &Addr) -> Option<u32> {
+    a.v4().map(u32::from_ne_bytes)
 }
 
 impl Peers {
@@ -74,21 +245,23 @@ impl Peers {
         },
     };
 
-    /// The IPv4 peers and reporters of configuration `c`.
-    pub(crate) fn from_cfg(c: &ffi::crem_cfg) -> Self {
+    /// The IPv4 peers and reporters of configuration `c`, and its flows'
+    /// defaults.
+    pub(crate) fn of(c: &Config) -> Self {
         let mut p = Peers::NONE;
         let e = &mut p.defaults.engine;
-        (e.recovery, e.adaptive, e.k, e.m, e.m_cong) = (c.recovery, c.adaptive, c.k, c.m, c.m_cong);
+        (e.recovery, e.adaptive, e.k, e.m, e.m_cong) =
+            (c.recovery.into(), c.adaptive.into(), c.k, c.m, c.m_cong);
         (e.symbol_len, e.hold_us, e.epsilon_ppb) = (c.symbol_len, c.hold_us, c.epsilon_ppb);
-        p.defaults.host = u32::from(c.role) == ffi::crem_role_CREM_ROLE_HOST;
-        for e in c.peers.iter().take(usize::from(c.n_peers)) {
+        p.defaults.host = c.role == Role::Host;
+        for e in c.peers.iter() {
             let (Some(prefix), Some(addr)) = (v4(&e.prefix), v4(&e.addr)) else {
                 continue;
             };
-            if e.prefix_len > 32 {
+            if e.len > 32 {
                 continue;
             }
-            let mask = match e.prefix_len {
+            let mask = match e.len {
                 0 => 0,
                 l => (u32::MAX << (32 - u32::from(l))).to_be(),
             };
@@ -96,13 +269,13 @@ impl Peers {
                 *slot = Peer4 {
                     prefix,
                     mask,
-                    len: e.prefix_len,
+                    len: e.len,
                     addr,
                 };
                 p.n_peers = p.n_peers.saturating_add(1);
             }
         }
-        for r in c.reporters.iter().take(usize::from(c.n_reporters)) {
+        for r in c.reporters.iter() {
             if let (Some(a), Some(slot)) = (v4(r), p.reporters.get_mut(p.n_reporters)) {
                 *slot = a;
                 p.n_reporters = p.n_reporters.saturating_add(1);
@@ -142,24 +315,7 @@ impl Peers {
 /// The netns's peers and reporters, as the datapath reads them.
 pub(crate) type Current = RcuDouble<Peers>;
 
-/// A new netns's, of its initial configuration `c` (no peers yet, its
-/// defaults).
-pub(crate) fn current(c: &ffi::crem_cfg) -> Current {
-    RcuDouble::new(Peers::from_cfg(c), Peers::from_cfg(c))
-}
-
-/// config-set committed `c` (process context, under the netns's
-/// `sock_mutex`, which serialises commits): the datapath uses its peers
-/// and reporters from the return on (the old ones until then).
-#[no_mangle]
-extern "C" fn crem_rs_config_commit(state: *mut c_void, c: *const ffi::crem_cfg) {
-    // SAFETY: C passes its netns state and its configuration, valid for
-    // the call.
-    let (Some(st), Some(c)) = (unsafe { netns::state_opt(state) }, unsafe { c.as_ref() }) else {
-        return;
-    };
-    // SAFETY: commits are serialised by the caller (`sock_mutex`).
-    unsafe { st.peers.update(|p| *p = Peers::from_cfg(c)) };
-    // Spares of another max-bdp or k are replaced.
-    st.pool.renew();
+/// A new netns's, of its initial configuration `c`.
+pub(crate) fn current(c: &Config) -> Current {
+    RcuDouble::new(Peers::of(c), Peers::of(c))
 }

@@ -4,6 +4,7 @@
 
 use crate::config;
 use crate::create::Creation;
+use crate::crem_core::ctl::Config;
 use crate::crem_core::engine::module_caps::{caps_for, FlowCaps};
 use crate::ffi;
 use crate::flow::{Flow, Spare};
@@ -72,7 +73,11 @@ pub(crate) struct NetState {
     #[pin]
     pub(crate) removal: Removal,
     counters: [AtomicU64; NR_COUNTERS],
-    /// The peers and reporters the datapath reads (`crate::config`).
+    /// The configuration (`crate::config`).
+    #[pin]
+    pub(crate) settings: config::Settings,
+    /// The peers, reporters and flow defaults the datapath reads
+    /// (`crate::config`).
     pub(crate) peers: config::Current,
     /// The netns's protected flows (`crate::flows`); emptied
     /// (`exit_flows`) before this state is freed.
@@ -98,13 +103,10 @@ const _: () = assert!(
 );
 
 /// C's per-netns state (`struct crem_net`, which outlives this one): the
-/// state itself (null for a KUnit case's netns state: no notifications),
-/// its configuration for the limits, and its datapath counters.
+/// state itself (null for a KUnit case's netns state: no notifications)
+/// and its datapath counters.
 struct CNet {
     cn: *mut ffi::crem_net,
-    /// `cn->cfg`, written whole under C's `cfg_lock` (config-set, or
-    /// another netns's lower limits): read as `READ_ONCE` does.
-    cfg: NonNull<ffi::crem_cfg>,
     /// `cn->dp`, `CREM_NR_DP` atomics (null: not counted).
     dp: *const AtomicI64,
     /// `cn->msg_in` and `cn->msg_out`, `CREM_MSG_SLOTS` atomics each (null:
@@ -137,35 +139,23 @@ impl NetState {
 
     /// The `max-flows` limit, per side.
     pub(crate) fn max_flows(&self) -> u32 {
-        // SAFETY: C's configuration outlives this state (`CNet`); an
-        // aligned u32 read once, as `READ_ONCE` reads it.
-        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).max_flows)) }
+        self.settings.max_flows()
     }
 
     /// The netns's role (`CREM_ROLE_*`).
     pub(crate) fn role(&self) -> u8 {
-        // SAFETY: as in `max_flows`.
-        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).role)) }
+        self.settings.role()
     }
 
     /// What a flow made now is sized for: `max-bdp` packets in flight in
     /// blocks of the configured k.
     pub(crate) fn flow_caps(&self) -> FlowCaps {
-        // SAFETY: as in `max_flows`.
-        let (bdp, k) = unsafe {
-            let c = self.c.cfg.as_ptr();
-            (
-                core::ptr::read_volatile(core::ptr::addr_of!((*c).max_bdp)),
-                core::ptr::read_volatile(core::ptr::addr_of!((*c).k)),
-            )
-        };
-        caps_for(bdp, k)
+        caps_for(self.settings.max_bdp(), self.settings.k())
     }
 
     /// The `max-memory` limit, octets.
     pub(crate) fn max_memory(&self) -> u64 {
-        // SAFETY: as in `max_flows`.
-        unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*self.c.cfg.as_ptr()).max_memory)) }
+        self.settings.max_memory()
     }
 
     /// Counts one of C's datapath counters (`enum crem_dp`).
@@ -370,31 +360,37 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
 
 /// The state of netns `net` (pernet init, in the task that makes it), or
 /// null if out of memory. `cn` is C's state of it (null: a KUnit case's),
-/// `cfg` its configuration, `dp` its datapath counters and `msg` its
-/// msgs-in-by-type then msgs-out-by-type counters (null: not counted) and
-/// `mem` the octets its flows keep (null: counted in the state), each
-/// outliving the state; the first flows' defaults are
-/// `cfg` now.
+/// `dp` its datapath counters and `msg_in`, `msg_out` its msgs-by-type
+/// counters (null: not counted) and `mem` the octets its flows keep (null:
+/// counted in the state), each outliving the state. Its configuration is
+/// a new netns's ([`Config::DEFAULT`]).
 #[no_mangle]
 pub(crate) extern "C" fn crem_rs_net_init(
     net: *mut bindings::net,
     cn: *mut ffi::crem_net,
-    cfg: *const ffi::crem_cfg,
     dp: *mut bindings::atomic64_t,
     msg_in: *mut bindings::atomic64_t,
     msg_out: *mut bindings::atomic64_t,
     mem: *mut bindings::atomic64_t,
 ) -> *mut c_void {
-    // SAFETY: C's configuration, valid for the call (and, per the
-    // function's contract, for the state's life).
-    let (Some(net), Some(cfg_now), Ok(flows)) =
-        (NonNull::new(net), unsafe { cfg.as_ref() }, FlowTable::new())
-    else {
+    init(net, cn, &Config::DEFAULT, dp, msg_in, msg_out, mem)
+}
+
+/// As [`crem_rs_net_init`], configured as `cfg` (KUnit's states).
+pub(crate) fn init(
+    net: *mut bindings::net,
+    cn: *mut ffi::crem_net,
+    cfg: &Config,
+    dp: *mut bindings::atomic64_t,
+    msg_in: *mut bindings::atomic64_t,
+    msg_out: *mut bindings::atomic64_t,
+    mem: *mut bindings::atomic64_t,
+) -> *mut c_void {
+    let (Some(net), Ok(flows)) = (NonNull::new(net), FlowTable::new()) else {
         return core::ptr::null_mut();
     };
     let c = CNet {
         cn,
-        cfg: NonNull::from(cfg_now),
         dp: dp.cast::<AtomicI64>(),
         msg_in: msg_in.cast::<AtomicI64>(),
         msg_out: msg_out.cast::<AtomicI64>(),
@@ -412,7 +408,8 @@ pub(crate) extern "C" fn crem_rs_net_init(
         events <- unsafe { crate::events::work() },
         removal <- Removal::new(),
         counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
-        peers: config::current(cfg_now),
+        settings <- config::Settings::new(cfg),
+        peers: config::current(cfg),
         flows,
         memcg: MemCg::of_current(),
         net,
@@ -433,9 +430,16 @@ pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
         return;
     }
     // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`,
-    // pinned there and dropped in place; the C side unregistered the hooks,
-    // waited for RCU readers and closed the socket before calling.
+    // pinned there and dropped in place; the C side unregistered the hooks
+    // and waited for RCU readers before calling.
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
+    // The network side quiet first: no datagram makes a flow after. (No
+    // netlink request of the netns runs: its sockets are gone.)
+    {
+        let set = st.settings.setter();
+        let _ = st.socket.reconfigure(&st, 0);
+        drop(set);
+    }
     // Its work items quiet (they read the state) and its flows gone before
     // the state is dropped.
     st.exit_flows();

@@ -74,8 +74,8 @@ impl Socket {
     }
 
     /// Binds the socket of `st` to `port` (0: none), in process context,
-    /// one caller at a time (config-set serialises its own, with the
-    /// commit that follows). The new socket is bound before the old one
+    /// one caller at a time (under the netns's setter lock: config-set
+    /// serialises its own with the commit that follows, netns exit). The new socket is bound before the old one
     /// goes: if `port` cannot be bound (in use, say) the old one keeps
     /// serving and the errno is returned. The old socket's flows go with
     /// it: they send through it.
@@ -106,8 +106,8 @@ impl Socket {
             drop(old);
         }
         if let Some(new) = new {
-            // SAFETY: `st` outlives its socket: C's netns exit closes it
-            // (`crem_rs_sock_reconfigure` with 0) before the state goes,
+            // SAFETY: `st` outlives its socket: the netns's exit closes it
+            // (`crem_rs_net_exit` binds it to 0) before the state goes,
             // and the state's drop would release it too (its `owner`).
             unsafe { new.receive(st.net(), (st as *const NetState).cast_mut().cast(), receive) };
             self.cur.store(
@@ -393,20 +393,4 @@ mod fault {
 
     #[cfg(not(crem_kunit))]
     pub(super) fn corrupt(_: &mut Skb) {}
-}
-
-/// Binds the CREM socket of the netns whose Rust state is `net` to `port`
-/// (0: none): 0 or the errno (`-EADDRINUSE`: the port is another socket's;
-/// the old socket, if any, still serves). Process context, one caller at a
-/// time (config-set under its `sock_mutex`, netns exit).
-#[no_mangle]
-extern "C" fn crem_rs_sock_reconfigure(net: *mut core::ffi::c_void, port: u16) -> c_int {
-    // SAFETY: C passes its per-netns state, live while the netns is.
-    let Some(st) = (unsafe { netns::state_opt(net) }) else {
-        return -(bindings::EINVAL as c_int);
-    };
-    match st.socket.reconfigure(st, port) {
-        Ok(()) => 0,
-        Err(e) => e,
-    }
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C registrations of crem.ko: per-netns state and netfilter hooks, and the
- * registration of the "crem" generic netlink family (crem_nl.c). See
- * crem_glue.h for why this half is C.
+ * module parameters. See crem_glue.h for why this half is C.
  */
 #include <linux/module.h>
 #include <linux/ip.h>
@@ -74,10 +73,7 @@ static int __net_init crem_net_init(struct net *net)
 	int err;
 
 	cn->net = net;
-	spin_lock_init(&cn->cfg_lock);
-	mutex_init(&cn->sock_mutex);
-	crem_cfg_defaults(&cn->cfg);
-	cn->rs = crem_rs_net_init(net, cn, &cn->cfg, cn->dp, cn->msg_in, cn->msg_out, &cn->mem);
+	cn->rs = crem_rs_net_init(net, cn, cn->dp, cn->msg_in, cn->msg_out, &cn->mem);
 	if (!cn->rs)
 		return -ENOMEM;
 	err = nf_register_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
@@ -95,11 +91,7 @@ static void __net_exit crem_net_exit(struct net *net)
 	nf_unregister_net_hooks(net, crem_nf_ops, ARRAY_SIZE(crem_nf_ops));
 	/* Hooks run under RCU: wait for those in flight before freeing state. */
 	synchronize_net();
-	/* Quiesce the network side first: no datagram creates a flow after. */
-	mutex_lock(&cn->sock_mutex);
-	crem_rs_sock_reconfigure(cn->rs, 0);
-	mutex_unlock(&cn->sock_mutex);
-	/* Its flows, collector and event work go with its Rust state. */
+	/* Its socket, flows, collector and event work go with its Rust state. */
 	crem_rs_net_exit(cn->rs);
 	cn->rs = NULL;
 }

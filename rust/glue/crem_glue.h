@@ -1,54 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The C half of crem.ko: the kernel registrations (pernet_operations,
- * nf_hook_ops, genl_family), the per-netns configuration and counters,
- * and the configuration's netlink handlers (crem_nl.c), until they are
- * Rust's. The datapath (flows, their table, stores, socket, injection,
- * removal, collector, events) and the other handlers (rust/netlink/) are
- * Rust's, reached through the crem_rs_* functions.
+ * The C half of crem.ko: the pernet registration with its netfilter hooks,
+ * the per-netns counters and the module parameters, until they are Rust's.
+ * The datapath (flows, their table, stores, socket, injection, removal,
+ * collector, events), the configuration and the netlink handlers
+ * (rust/netlink/) are Rust's, reached through the crem_rs_* functions.
  */
 #ifndef CREM_GLUE_H
 #define CREM_GLUE_H
 
 #include <linux/types.h>
-#include <linux/spinlock.h>
-#include <linux/in6.h>
-#include <linux/mutex.h>
-#include <linux/workqueue.h>
 #include <linux/atomic.h>
-#include <linux/list_nulls.h>
 #include "crem_engine.h"
 
 struct net;
 struct socket; struct sk_buff; struct nf_hook_state;
-
-#define CREM_MAX_REPORTERS 16
-#define CREM_MAX_PEERS 32
-
-/* An IPv4 (len 4) or IPv6 (len 16) address. */
-struct crem_addr {
-	u8 len;
-	u8 a[16];
-};
-
-struct crem_peer {
-	struct crem_addr prefix;
-	u8 prefix_len;
-	struct crem_addr addr;
-};
-
-/* Per-netns configuration, set over genetlink (crem_nl.c). */
-struct crem_cfg {
-	u16 port; /* 0: CREM does nothing (no default port, per the draft) */
-	u8 role, recovery, adaptive, k, m, m_cong;
-	u16 symbol_len; /* 0: derived from the RDMA MTU */
-	u32 epsilon_ppb, hold_us, max_flows;
-	u32 max_bdp; /* packets in flight a new flow is sized for */
-	u64 max_memory;
-	u8 n_reporters, n_peers;
-	struct crem_addr reporters[CREM_MAX_REPORTERS];
-	struct crem_peer peers[CREM_MAX_PEERS];
-};
 
 /*
  * Datapath counters kept in C, reported after the Rust ones in the stats
@@ -82,10 +48,6 @@ enum crem_dp {
 struct crem_net {
 	struct net *net;
 	void *rs; /* Rust per-netns state (rust/netns.rs) */
-	spinlock_t cfg_lock; /* BH-safe: the datapath reads cfg in softirq */
-	struct crem_cfg cfg;
-	/* config-set from its snapshot to its commit, socket (re)binding */
-	struct mutex sock_mutex;
 	atomic64_t mem; /* octets the flows keep (rust/netns.rs charges) */
 	atomic64_t dp[CREM_NR_DP];
 	/* CREM datagrams by msgs-by-type slot (rust/socket.rs): received at the socket, sent. */
@@ -93,7 +55,6 @@ struct crem_net {
 };
 
 struct crem_net *crem_net(const struct net *net);
-void crem_cfg_defaults(struct crem_cfg *cfg);
 
 /* Hook points the Rust datapath distinguishes (stable values, shared with Rust). */
 enum crem_hook {
@@ -102,17 +63,15 @@ enum crem_hook {
 	CREM_HOOK_LOCAL_OUT = 2,
 };
 
-/* What the datapath asks of the configuration (rust/config.rs). */
-void crem_rs_config_commit(void *state, const struct crem_cfg *c);
-
 /* Implemented in Rust (rust/netns.rs, rust/hook.rs). */
 /*
- * @cn: C's state of @net, whose configuration @cfg (now: its first flows'
- * defaults; later: its limits) and datapath counters @dp (CREM_NR_DP)
- * outlive the Rust state.
+ * @cn: C's state of @net, whose datapath counters @dp (CREM_NR_DP),
+ * @msg_in, @msg_out and memory count @mem outlive the Rust state. A new
+ * netns's configuration.
  */
-void *crem_rs_net_init(struct net *net, struct crem_net *cn, const struct crem_cfg *cfg,
-		       atomic64_t *dp, atomic64_t *msg_in, atomic64_t *msg_out, atomic64_t *mem);
+void *crem_rs_net_init(struct net *net, struct crem_net *cn, atomic64_t *dp,
+		       atomic64_t *msg_in, atomic64_t *msg_out, atomic64_t *mem);
+/* Closes the netns's socket, removes its flows and frees the state. */
 void crem_rs_net_exit(void *state);
 /*
  * Every packet at our hooks (@hook: enum crem_hook) in the netns whose Rust
@@ -121,12 +80,6 @@ void crem_rs_net_exit(void *state);
 struct nf_hook_state;
 unsigned int crem_rs_hook(void *state, u32 hook, struct sk_buff *skb,
 			  const struct nf_hook_state *nf);
-/*
- * Binds the netns's CREM socket (rust/socket.rs) to @port (0: none): 0 or
- * an errno (-EADDRINUSE: another socket has it; the old one still serves).
- * Its old socket's flows are removed. Process context, under sock_mutex.
- */
-int crem_rs_sock_reconfigure(void *state, u16 port);
 /* Seconds a flow may stay idle before the collector removes it (rust/collector.rs). */
 extern unsigned int crem_flow_idle_s;
 #ifdef CREM_TEST_BUILD

@@ -421,6 +421,31 @@ u8 crem_h_rt_hoplimit(struct rtable *rt)
 	return ip4_dst_hoplimit(&rt->dst);
 }
 
+unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr)
+{
+	struct flowi4 fl4 = { .daddr = daddr, .flowi4_proto = IPPROTO_UDP };
+	struct rtable *rt = ip_route_output_key(net, &fl4);
+	unsigned int mtu;
+
+	if (IS_ERR(rt))
+		return 0;
+	mtu = dst_mtu(&rt->dst);
+	ip_rt_put(rt);
+	return mtu;
+}
+
+bool crem_h_net_other_userns(const struct net *net)
+{
+	return net->user_ns != &init_user_ns;
+}
+
+struct net *crem_h_net_next(struct net *net)
+{
+	struct list_head *p = net ? net->list.next : net_namespace_list.next;
+
+	return p == &net_namespace_list ? NULL : list_entry(p, struct net, list);
+}
+
 const u8 *crem_h_skb_network_header(const struct sk_buff *skb)
 {
 	return skb_network_header(skb);

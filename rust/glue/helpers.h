@@ -167,6 +167,14 @@ struct sock *crem_h_socket_sk(const struct socket *sock);
 struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 sport,
 				       __be16 dport, __be32 *saddr, int *err);
 u8 crem_h_rt_hoplimit(struct rtable *rt);
+/* The MTU of the route to @daddr (ip_route_output_key, dst_mtu), 0 if none. */
+unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr);
+
+/* net_namespace.h: struct net is opaque to Rust (rust/kernel_ext/net.rs). */
+/* net->user_ns != &init_user_ns */
+bool crem_h_net_other_userns(const struct net *net);
+/* One step of for_each_net (under net_rwsem): the netns after @net (NULL: the first), or NULL. */
+struct net *crem_h_net_next(struct net *net);
 const u8 *crem_h_skb_network_header(const struct sk_buff *skb);
 void crem_h_skb_queue_tail(struct sk_buff_head *q, struct sk_buff *skb);
 struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q);

@@ -84,21 +84,27 @@ impl<'r> Attr<'r> {
         self.array().map(u32::from_ne_bytes)
     }
 
-    #[cfg(crem_kunit)]
     pub(crate) fn u64(self) -> Option<u64> {
         self.array().map(u64::from_ne_bytes)
     }
 
-    #[cfg(crem_kunit)]
     pub(crate) fn u16(self) -> Option<u16> {
         self.array().map(u16::from_ne_bytes)
     }
 
     /// Its type (`nla_type`: without the nested and byte-order flags).
-    #[cfg(crem_kunit)]
     pub(crate) fn ty(self) -> u16 {
         // SAFETY: a parsed attribute (`from_raw`): its header is readable.
         unsafe { (*self.a.as_ptr()).nla_type & 0x3fff }
+    }
+
+    /// The attributes of a nest, in their order (`nla_for_each_nested`):
+    /// those of a nest its policy validated (`nla_parse_nested` of the
+    /// nest that holds it, or of itself).
+    pub(crate) fn nested(self) -> Nested<'r> {
+        Nested {
+            rest: self.payload(),
+        }
     }
 
     /// An IPv4 address (network order, as `nla_get_in_addr`), if the
@@ -109,6 +115,36 @@ impl<'r> Attr<'r> {
         } else {
             None
         }
+    }
+}
+
+/// The attributes of a nest in order ([`Attr::nested`]).
+pub(crate) struct Nested<'r> {
+    /// What follows the attributes met so far.
+    rest: &'r [u8],
+}
+
+impl<'r> Iterator for Nested<'r> {
+    type Item = Attr<'r>;
+
+    fn next(&mut self) -> Option<Attr<'r>> {
+        // `nla_ok`: a header and the length it gives fit what is left.
+        let len = match self.rest {
+            [a, b, _, _, ..] => usize::from(u16::from_ne_bytes([*a, *b])),
+            _ => return None,
+        };
+        if len < NLA_HDRLEN || len > self.rest.len() {
+            self.rest = &[];
+            return None;
+        }
+        let a = self.rest.as_ptr().cast::<bindings::nlattr>();
+        // `nla_next`: the next one is 4-aligned (`len` is a u16's).
+        self.rest = self.rest.get((len + 3) & !3..).unwrap_or(&[]);
+        // SAFETY: `a` is an attribute whose header and payload lie in the
+        // nest's payload (checked above), which lives for 'r; the nest's
+        // policy validated it (`nested`'s contract) and netlink attributes
+        // are 4-aligned in the request.
+        unsafe { Attr::from_raw(a) }
     }
 }
 
@@ -200,6 +236,13 @@ impl<'r> ExtAck<'r> {
     /// An extack of the caller's (KUnit: to read what was set).
     #[cfg(crem_kunit)]
     pub(crate) fn of(e: &'r mut bindings::netlink_ext_ack) -> Self {
+        ExtAck { e, _r: PhantomData }
+    }
+
+    /// # Safety
+    ///
+    /// `e` is null or an extack alive for `'r` (a policy callback's).
+    pub(crate) unsafe fn from_raw(e: *mut bindings::netlink_ext_ack) -> Self {
         ExtAck { e, _r: PhantomData }
     }
 

@@ -13,6 +13,7 @@ pub(crate) mod global;
 pub(crate) mod hrtimer;
 pub(crate) mod mem;
 pub(crate) mod memcg;
+pub(crate) mod net;
 pub(crate) mod netdev;
 pub(crate) mod notifier;
 pub(crate) mod percpu;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The "crem" generic netlink family's handlers, which its generated op
-//! table (`glue/crem-nl-gen.c`, from `netlink/crem.yaml`) names: counters
-//! (`stats`), flows (`flow`) and the flow notifications `crate::events`
-//! sends. The configuration's (`config-get`, `config-set`) are still C
-//! (`glue/crem_nl.c`) until the configuration is Rust's.
+//! table (`glue/crem-nl-gen.c`, from `netlink/crem.yaml`) names: the
+//! configuration (`config`, with the policy callbacks of the address
+//! attributes), counters (`stats`), flows (`flow`) and the flow
+//! notifications `crate::events` sends.
 //!
 //! Flow IDs are the draft's defence against blind injection: like `wg
 //! show` with keys, they go only to CAP_NET_ADMIN over the netns. The dump
@@ -11,9 +11,12 @@
 //! oracle) needs it, and so does joining the events group
 //! (`GENL_MCAST_CAP_NET_ADMIN`).
 
+mod config;
 mod flow;
 mod stats;
 
+#[cfg(crem_kunit)]
+pub(crate) use config::{edit, put_config, ConfigAttrs};
 #[cfg(crem_kunit)]
 pub(crate) use flow::put_info;
 pub(crate) use flow::{put_flow, FLOW_MSG_SIZE};
@@ -77,6 +80,8 @@ macro_rules! doit {
     };
 }
 
+doit!(crem_nl_config_get_doit, 0, config::get);
+doit!(crem_nl_config_set_doit, ffi::CREM_A_CMD_CONFIG, config::set);
 doit!(crem_nl_stats_get_doit, 0, stats::get);
 doit!(crem_nl_stats_reset_doit, 0, stats::reset);
 doit!(crem_nl_flow_get_doit, ffi::CREM_A_CMD_FLOW, flow::get);

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+//! config-get's nest and config-set's reading of it
+//! (`rust/netlink/config.rs`): a configuration with every attribute and
+//! full lists, written as config-get writes it, passes the generated
+//! policy (its address callbacks included) and reads back through
+//! config-set's edit as the same configuration; and each kind of refusal
+//! names the attribute the C named, with crem-core's text and errno.
+
+use super::{run, Checks};
+use crate::crem_core::ctl::{self, Addr, Config, Peer, Recovery, Role};
+use crate::ffi::{self, *};
+use crate::kernel_ext::genl::{Attr, ExtAck, Msg, Writer};
+use crate::netlink::{edit, put_config, ConfigAttrs};
+use core::ffi::{c_char, c_int, CStr};
+use kernel::bindings;
+use kernel::error::Result;
+use kernel::prelude::*;
+
+/// `NLMSG_HDRLEN` + `GENL_HDRLEN`: where a message's attributes start.
+const ATTRS_AT: usize = 16 + 4;
+
+/// A configuration unlike the default in every field, its lists full:
+/// IPv4 and IPv6 entries alternating.
+fn full() -> Config {
+    let mut c = Config {
+        port: 7000,
+        role: Role::Gateway,
+        recovery: Recovery::Both,
+        adaptive: false,
+        k: 40,
+        m: 7,
+        m_cong: 3,
+        symbol_len: 1000,
+        epsilon_ppb: 12_345,
+        hold_us: 500,
+        max_flows: 77,
+        max_bdp: 2048,
+        max_memory: 1 << 35, // the policy allows 64 GiB
+        reporters: Config::NO_REPORTERS,
+        peers: Config::NO_PEERS,
+    };
+    for i in 0..ctl::MAX_REPORTERS as u8 {
+        let a = if i % 2 == 0 {
+            Addr::V4([198, 51, 100, i])
+        } else {
+            Addr::V6([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, i])
+        };
+        let _ = c.reporters.push(a);
+    }
+    for i in 0..ctl::MAX_PEERS as u8 {
+        let p = if i % 2 == 0 {
+            Peer {
+                prefix: Addr::V4([10, i, 0, 0]),
+                len: 16,
+                addr: Addr::V4([192, 0, 2, i]),
+            }
+        } else {
+            Peer {
+                prefix: Addr::V6([0x20, 0x01, 0x0d, 0xb8, i, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                len: 40,
+                addr: Addr::V6([0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, i]),
+            }
+        };
+        let _ = c.peers.push(p);
+    }
+    c
+}
+
+/// The extack's message, as bytes.
+fn text(e: &bindings::netlink_ext_ack) -> &[u8] {
+    if e._msg.is_null() {
+        return b"";
+    }
+    // SAFETY: `_msg` is a NUL-terminated string: a static one, or the
+    // extack's own buffer (which `e` borrows).
+    unsafe { CStr::from_ptr(e._msg.cast()) }.to_bytes()
+}
+
+/// What reading a config nest gave: its errno (0: accepted), the extack's
+/// text, and the attribute the extack names as the offset of its header in
+/// the message (None: none).
+struct Outcome {
+    errno: i32,
+    text: [u8; 128],
+    text_len: usize,
+    bad_at: Option<usize>,
+    /// Offsets of the nest's own attributes, in order, with their types.
+    attrs: [(u16, usize); 64],
+    n_attrs: usize,
+}
+
+impl Outcome {
+    fn text(&self) -> &[u8] {
+        self.text.get(..self.text_len).unwrap_or(&[])
+    }
+
+    /// The offset of the `nth` attribute of type `ty` in the nest.
+    fn attr(&self, ty: u32, nth: usize) -> Option<usize> {
+        let list = self.attrs.get(..self.n_attrs)?;
+        let mut of_ty = list.iter().filter(|(t, _)| u32::from(*t) == ty);
+        of_ty.nth(nth).map(|(_, at)| *at)
+    }
+}
+
+/// Writes a config-set nest with `body`, reads it as config-set does
+/// (policy, then edit onto `into`), and says how that went.
+fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Option<Outcome> {
+    let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL)?;
+    {
+        let mut w = msg.notification(CREM_CMD_CONFIG_SET as u8).ok()?;
+        w.nest(CREM_A_CMD_CONFIG, body).ok()?;
+        w.end();
+    }
+    let data = msg.data();
+    let base = data.as_ptr() as usize;
+    // SAFETY: the nest written above, the message's first attribute, whole
+    // within `data` (ended), alive while `msg` is.
+    let nest = unsafe { Attr::from_raw(data.get(ATTRS_AT..)?.as_ptr().cast()) }?;
+    let mut o = Outcome {
+        errno: 0,
+        text: [0; 128],
+        text_len: 0,
+        bad_at: None,
+        attrs: [(0, 0); 64],
+        n_attrs: 0,
+    };
+    for (slot, a) in o.attrs.iter_mut().zip(nest.nested()) {
+        *slot = (a.ty(), (a.payload().as_ptr() as usize).wrapping_sub(base + 4));
+        o.n_attrs += 1;
+    }
+    // SAFETY: a zeroed extack is an empty one.
+    let mut e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
+    {
+        let ext = ExtAck::of(&mut e);
+        // SAFETY: only the address of the generated policy is taken.
+        let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_config_nl_policy) };
+        let r = ConfigAttrs::parse(nest, policy, &ext).and_then(|tb| edit(into, nest, &tb, &ext));
+        if let Err(err) = r {
+            o.errno = err.to_errno();
+        }
+    }
+    let t = text(&e);
+    let n = t.len().min(o.text.len());
+    o.text[..n].copy_from_slice(&t[..n]);
+    o.text_len = n;
+    o.bad_at = (!e.bad_attr.is_null()).then(|| (e.bad_attr as usize).wrapping_sub(base));
+    Some(o)
+}
+
+fn roundtrip(c: &mut Checks<'_>) {
+    let (Ok(want), Ok(mut got)) = (
+        KBox::new(full(), GFP_KERNEL),
+        KBox::new(Config::DEFAULT, GFP_KERNEL),
+    ) else {
+        c.check(false, "memory");
+        return;
+    };
+    let Some(o) = read(&mut got, |w| put_config_body(w, &want)) else {
+        c.check(false, "a message with the full configuration");
+        return;
+    };
+    if o.errno != 0 {
+        let t = core::str::from_utf8(o.text()).unwrap_or("?");
+        let _ = write!(c.w, "errno {} ({t}); ", o.errno);
+    }
+    c.check(o.errno == 0, "the full configuration is accepted");
+    c.check(*got == *want, "and reads back as written");
+    c.check(
+        o.attr(CREM_A_CONFIG_PEER, ctl::MAX_PEERS - 1).is_some()
+            && o.attr(CREM_A_CONFIG_REPORTER, ctl::MAX_REPORTERS - 1).is_some(),
+        "every list entry in the nest",
+    );
+}
+
+/// `put_config`'s attributes without its own nest (`read` writes that).
+fn put_config_body(w: &mut Writer<'_>, c: &Config) -> Result {
+    // put_config writes a whole config nest: into a scratch message, whose
+    // nest's attributes are copied into ours.
+    let mut m = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
+    {
+        let mut s = m.notification(CREM_CMD_CONFIG_CHANGED as u8)?;
+        put_config(&mut s, c)?;
+        s.end();
+    }
+    let data = m.data();
+    // SAFETY: as in `read`.
+    let nest = unsafe { Attr::from_raw(data.get(ATTRS_AT..).ok_or(EINVAL)?.as_ptr().cast()) }
+        .ok_or(EINVAL)?;
+    for a in nest.nested() {
+        if u32::from(a.ty()) == CREM_A_CONFIG_PEER {
+            w.nest(CREM_A_CONFIG_PEER, |w| {
+                for p in a.nested() {
+                    w.bytes(p.ty().into(), p.payload())?;
+                }
+                Ok(())
+            })?;
+        } else if u32::from(a.ty()) != CREM_A_CONFIG_PAD {
+            w.bytes(a.ty().into(), a.payload())?;
+        }
+    }
+    Ok(())
+}
+
+fn peer(w: &mut Writer<'_>, prefix: &[u8], len: u8, addr: &[u8]) -> Result {
+    w.nest(CREM_A_CONFIG_PEER, |w| {
+        w.bytes(CREM_A_PEER_PREFIX, prefix)?;
+        w.u8(CREM_A_PEER_PREFIX_LEN, len)?;
+        w.bytes(CREM_A_PEER_ADDR, addr)
+    })
+}
+
+/// One refusal: its errno, text and the attribute it names (the offset of
+/// `at`'s header, from the outcome's attribute list).
+fn refused(
+    c: &mut Checks<'_>,
+    what: &str,
+    o: Option<Outcome>,
+    errno: ctl::Errno,
+    want: &[u8],
+    at: impl FnOnce(&Outcome) -> Option<usize>,
+) {
+    let Some(o) = o else {
+        c.check(false, what);
+        return;
+    };
+    let at = at(&o);
+    let ok = o.errno == errno.to_kernel() && o.text() == want && o.bad_at.is_some() && o.bad_at == at;
+    if !ok {
+        let t = core::str::from_utf8(o.text()).unwrap_or("?");
+        let _ = write!(
+            c.w,
+            "{what}: errno {} text \"{t}\" at {:?} (want {:?}); ",
+            o.errno, o.bad_at, at
+        );
+    }
+    c.check(ok, "a refusal as the C gave it");
+}
+
+fn refusals(c: &mut Checks<'_>) {
+    let Ok(mut cfg) = KBox::new(Config::DEFAULT, GFP_KERNEL) else {
+        c.check(false, "memory");
+        return;
+    };
+    let mut fresh = |f: &mut dyn FnMut(&mut Writer<'_>) -> Result| {
+        cfg.clone_from(&Config::DEFAULT);
+        read(&mut cfg, |w| f(w))
+    };
+    // A reporter of 5 octets: the policy's callback refuses it.
+    let o = fresh(&mut |w| {
+        w.bytes(CREM_A_CONFIG_REPORTER, &[192, 0, 2, 1])?;
+        w.bytes(CREM_A_CONFIG_REPORTER, &[192, 0, 2, 1, 9])
+    });
+    refused(c, "reporter length", o, ctl::EINVAL,
+        b"address must be 4 (IPv4) or 16 (IPv6) octets",
+        |o| o.attr(CREM_A_CONFIG_REPORTER, 1));
+    // 17 reporters: the 17th is named.
+    let o = fresh(&mut |w| {
+        for i in 0..17u8 {
+            w.bytes(CREM_A_CONFIG_REPORTER, &[198, 51, 100, i])?;
+        }
+        Ok(())
+    });
+    refused(c, "reporters", o, ctl::E2BIG, b"at most 16 reporters",
+        |o| o.attr(CREM_A_CONFIG_REPORTER, 16));
+    // The second peer's prefix has host bits: its prefix is named.
+    let o = fresh(&mut |w| {
+        peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 1])?;
+        peer(w, &[10, 0, 1, 1], 24, &[192, 0, 2, 2])
+    });
+    refused(c, "host bits", o, ctl::EINVAL, b"prefix has host bits set beyond prefix-len",
+        |o| o.attr(CREM_A_CONFIG_PEER, 1).map(|p| p + 4));
+    // The same prefix twice: the second peer nest is named.
+    let o = fresh(&mut |w| {
+        peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 1])?;
+        peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 2])
+    });
+    refused(c, "duplicate", o, ctl::EEXIST, b"duplicate peer prefix",
+        |o| o.attr(CREM_A_CONFIG_PEER, 1));
+    // k + m above 255: m is named.
+    let o = fresh(&mut |w| {
+        w.u8(CREM_A_CONFIG_K, 200)?;
+        w.u8(CREM_A_CONFIG_M, 100)
+    });
+    refused(c, "k + m", o, ctl::EINVAL,
+        b"k + m must not exceed 255 (Repair Indices need i + k <= 255)",
+        |o| o.attr(CREM_A_CONFIG_M, 0));
+    // A role without a port: the role is named.
+    let o = fresh(&mut |w| w.u8(CREM_A_CONFIG_ROLE, Role::Host.into()));
+    refused(c, "role", o, ctl::EINVAL,
+        b"set a CREM port before enabling a role (there is no default port)",
+        |o| o.attr(CREM_A_CONFIG_ROLE, 0));
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_genl_config_roundtrip(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut c = Checks::new(w);
+        roundtrip(&mut c);
+        c.ok
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_genl_config_refusals(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut c = Checks::new(w);
+        refusals(&mut c);
+        c.ok
+    })
+}

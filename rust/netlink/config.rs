@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The netns's configuration over the family: config-get, config-set, the
+//! config-changed notification, and the policy callbacks of the address
+//! attributes. The rules and texts are crem-core's (`ctl`); this file
+//! reads the attributes into a `ctl::Edit`, looks up what the rules need
+//! from the kernel (routes, the initial netns's limits), binds the socket
+//! and commits (`crate::config`).
+//!
+//! A netns owned by a user namespace other than the initial one (a
+//! "limited" netns) gets no more flows and memory than the initial netns
+//! allows: its own root may set its configuration, but must not take more
+//! of the host than the host's admin gave any namespace. The initial
+//! netns's limits lock orders a commit of those limits (which lowers every
+//! limited netns above them: [`lower`]) against a limited netns's commit
+//! (which clamps to them).
+
+use super::{refuse, state};
+use crate::crem_core::ctl::{self, Config, Field, Limits, Recovery, Role};
+use crate::ffi::{self, *};
+use crate::kernel_ext::genl::{self, Attr, Attrs, ExtAck, Group, Info, Msg, Writer};
+use crate::kernel_ext::net;
+use crate::netns::{self, NetState};
+use core::ffi::c_int;
+use kernel::bindings;
+use kernel::error::{code::*, Result};
+use kernel::prelude::*;
+
+pub(crate) type ConfigAttrs<'r> = Attrs<'r, { CREM_A_CONFIG_MAX as usize + 1 }>;
+type PeerAttrs<'r> = Attrs<'r, { CREM_A_PEER_MAX as usize + 1 }>;
+
+/// The initial netns's state (it has one while the family is registered).
+fn init_state<'a>() -> Result<&'a NetState> {
+    state(net::init_net())
+}
+
+/// Whether `net` is limited (see the module's docs).
+fn limited(net: *mut bindings::net) -> bool {
+    // SAFETY: a request's netns, live for the request.
+    unsafe { net::of_other_userns(net) }
+}
+
+/// The initial netns's limits (exact under its limits lock).
+fn init_limits() -> Result<Limits> {
+    Ok(init_state()?.settings.limits())
+}
+
+/// The config nest of `c`.
+pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
+    w.nest(CREM_A_CMD_CONFIG, |w| {
+        w.u16(CREM_A_CONFIG_PORT, c.port)?;
+        w.u8(CREM_A_CONFIG_ROLE, c.role.into())?;
+        w.u8(CREM_A_CONFIG_RECOVERY, c.recovery.into())?;
+        w.u8(CREM_A_CONFIG_ADAPTIVE, c.adaptive.into())?;
+        w.u8(CREM_A_CONFIG_K, c.k)?;
+        w.u8(CREM_A_CONFIG_M, c.m)?;
+        w.u16(CREM_A_CONFIG_SYMBOL_LEN, c.symbol_len)?;
+        w.u32(CREM_A_CONFIG_EPSILON_PPB, c.epsilon_ppb)?;
+        w.u8(CREM_A_CONFIG_M_CONG, c.m_cong)?;
+        w.u32(CREM_A_CONFIG_HOLD_US, c.hold_us)?;
+        w.u32(CREM_A_CONFIG_MAX_FLOWS, c.max_flows)?;
+        w.u64(CREM_A_CONFIG_MAX_MEMORY, c.max_memory, CREM_A_CONFIG_PAD)?;
+        w.u32(CREM_A_CONFIG_MAX_BDP, c.max_bdp)?;
+        for r in c.reporters.iter() {
+            w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
+        }
+        for p in c.peers.iter() {
+            w.nest(CREM_A_CONFIG_PEER, |w| {
+                w.bytes(CREM_A_PEER_PREFIX, p.prefix.octets())?;
+                w.u8(CREM_A_PEER_PREFIX_LEN, p.len)?;
+                w.bytes(CREM_A_PEER_ADDR, p.addr.octets())
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// A copy of `st`'s configuration, off the stack (1.4 KB); for a limited
+/// netns, as it applies: its defaults may exceed the initial netns's
+/// limits until its first config-set clamps them (nothing runs before
+/// that: no port, no role).
+fn snapshot(st: &NetState) -> Result<KBox<Config>> {
+    let mut c = KBox::new(Config::DEFAULT, GFP_KERNEL)?;
+    st.settings.snapshot(&mut c);
+    if limited(st.net().as_ptr()) {
+        ctl::clamp(&mut c, init_limits()?);
+    }
+    Ok(c)
+}
+
+pub(super) fn get(info: &Info<'_>) -> Result {
+    let st = state(info.net())?;
+    let c = snapshot(st)?;
+    let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
+    let mut w = msg.reply_to(info)?;
+    put_config(&mut w, &c)?;
+    w.end();
+    msg.reply(info)
+}
+
+/// config-changed to the events group of `st`'s netns, if anyone listens
+/// (process context); a notification lost is counted (drop-notify).
+fn notify(st: &NetState) {
+    let net = st.net().as_ptr();
+    if !genl::has_listeners(net, Group::Events) {
+        return;
+    }
+    let sent = snapshot(st).and_then(|c| {
+        let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
+        let mut w = msg.notification(CREM_CMD_CONFIG_CHANGED as u8)?;
+        put_config(&mut w, &c)?;
+        w.end();
+        genl::multicast(msg, net, Group::Events, bindings::GFP_KERNEL)
+    });
+    match sent {
+        // ESRCH: the listeners left meanwhile, not a drop.
+        Err(e) if e != ESRCH => st.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY),
+        _ => {}
+    }
+}
+
+/// The attribute a refusal names: the config nest, one of its attributes,
+/// or the list entry being read (`entry`, with its peer nest's attributes
+/// if it is a peer).
+fn locate<'r>(
+    f: Option<Field>,
+    nest: Attr<'r>,
+    tb: &ConfigAttrs<'r>,
+    entry: Option<(Attr<'r>, Option<&PeerAttrs<'r>>)>,
+) -> Option<Attr<'r>> {
+    match f? {
+        Field::Nest => Some(nest),
+        Field::Config(id) => tb.get(id.into()),
+        Field::Reporter(_) | Field::Peer(_) => entry.map(|(a, _)| a),
+        Field::PeerAttr(_, id) => entry?.1?.get(id.into()),
+        Field::Flow(_) => None,
+    }
+}
+
+/// The config nest's attributes applied to `c` (a snapshot): the scalars,
+/// then the reporter and peer lists in the nest's order, then the rules
+/// across them (`ctl::Edit`).
+pub(crate) fn edit<'r>(
+    c: &mut Config,
+    nest: Attr<'r>,
+    tb: &ConfigAttrs<'r>,
+    ext: &ExtAck<'r>,
+) -> Result<ctl::Given> {
+    let mut e = ctl::Edit::new(c);
+    let u8_of = |id| tb.get(id).and_then(Attr::u8);
+    let u16_of = |id| tb.get(id).and_then(Attr::u16);
+    let u32_of = |id| tb.get(id).and_then(Attr::u32);
+    if let Some(v) = u16_of(CREM_A_CONFIG_PORT) {
+        e.port(v);
+    }
+    // The policy admits only the enums' values.
+    if let Some(v) = u8_of(CREM_A_CONFIG_ROLE).and_then(Role::from_u8) {
+        e.role(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_RECOVERY).and_then(Recovery::from_u8) {
+        e.recovery(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_ADAPTIVE) {
+        e.adaptive(v != 0);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_K) {
+        e.k(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_M) {
+        e.m(v);
+    }
+    if let Some(v) = u16_of(CREM_A_CONFIG_SYMBOL_LEN) {
+        e.symbol_len(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_EPSILON_PPB) {
+        e.epsilon_ppb(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_M_CONG) {
+        e.m_cong(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_HOLD_US) {
+        e.hold_us(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_MAX_BDP) {
+        e.max_bdp(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_MAX_FLOWS) {
+        e.max_flows(v);
+    }
+    if let Some(v) = tb.get(CREM_A_CONFIG_MAX_MEMORY).and_then(Attr::u64) {
+        e.max_memory(v);
+    }
+    // SAFETY: only the address of the generated policy is taken (an array
+    // of `CREM_A_PEER_MAX + 1` entries, as the type says).
+    let peer_policy = unsafe { &*core::ptr::addr_of!(ffi::crem_peer_nl_policy) };
+    // The nest was validated whole by `tb`'s parse.
+    for a in nest.nested() {
+        let r = match u32::from(a.ty()) {
+            CREM_A_CONFIG_REPORTER => e.reporter(a.payload()).map_err(|r| (r, None)),
+            CREM_A_CONFIG_PEER if a.payload().is_empty() => {
+                e.peer_empty();
+                Ok(())
+            }
+            CREM_A_CONFIG_PEER => {
+                let p = PeerAttrs::parse(a, peer_policy, ext)?;
+                let prefix = p.get(CREM_A_PEER_PREFIX).map(Attr::payload);
+                let len = p.get(CREM_A_PEER_PREFIX_LEN).and_then(Attr::u8);
+                let addr = p.get(CREM_A_PEER_ADDR).map(Attr::payload);
+                e.peer(prefix, len, addr).map_err(|r| (r, Some(p)))
+            }
+            _ => Ok(()),
+        };
+        if let Err((r, p)) = r {
+            return Err(refuse(
+                ext,
+                &r,
+                locate(r.at, nest, tb, Some((a, p.as_ref()))),
+            ));
+        }
+    }
+    e.finish()
+        .map_err(|r| refuse(ext, &r, locate(r.at, nest, tb, None)))
+}
+
+/// The MTU of the route to IPv4 address `a` in `net`, if there is one.
+fn route_mtu(net: *mut bindings::net, a: [u8; 4]) -> Option<u32> {
+    // SAFETY: a live netns (the request's); a route lookup in process
+    // context; the route is put before the return.
+    let mtu = unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) };
+    (mtu != 0).then_some(mtu)
+}
+
+pub(super) fn set(info: &Info<'_>) -> Result {
+    let net = info.net();
+    let st = state(net)?;
+    let ext = info.extack();
+    let nest = info.require(CREM_A_CMD_CONFIG).ok_or(EINVAL)?;
+    // SAFETY: only the address of the generated policy is taken (an array
+    // of `CREM_A_CONFIG_MAX + 1` entries, as the type says).
+    let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_config_nl_policy) };
+    let tb = ConfigAttrs::parse(nest, policy, &ext)?;
+    let mut c = KBox::new(Config::DEFAULT, GFP_KERNEL)?;
+    let limited = limited(net);
+    let at = |r: &ctl::Refusal| locate(r.at, nest, &tb, None);
+
+    let setter = st.settings.setter();
+    st.settings.snapshot(&mut c);
+    let serving = c.socket_port();
+    let given = edit(&mut c, nest, &tb, &ext)?;
+    if limited {
+        ctl::check_limits(&mut c, given, init_limits()?).map_err(|r| refuse(&ext, &r, at(&r)))?;
+    }
+    ctl::check_mtu(&c, given, |a| route_mtu(net, a)).map_err(|r| refuse(&ext, &r, at(&r)))?;
+    // The socket exists while a role is active; bound before the commit.
+    let bound = match st.socket.reconfigure(st, c.socket_port()) {
+        Ok(()) => 0,
+        Err(e) => e,
+    };
+    ctl::bind_result(&c, given, serving, bound).map_err(|r| refuse(&ext, &r, at(&r)))?;
+
+    let init = init_state()?;
+    let changed = {
+        let _limits = init.settings.limits_lock();
+        if limited {
+            // Exact now: the initial netns's may have moved.
+            ctl::clamp(&mut c, init.settings.limits());
+        }
+        let old = st.settings.limits();
+        let changed = st.commit(&c, &setter);
+        if net == net::init_net() && c.limits().below(&old) {
+            lower(c.limits());
+        }
+        changed
+    };
+    drop(setter);
+    // Only real changes are notified.
+    if changed {
+        notify(st);
+    }
+    Ok(())
+}
+
+/// The initial netns's limits are now `lim`: every limited netns above
+/// them is lowered, and notified. Under the initial netns's limits lock.
+fn lower(lim: Limits) {
+    net::for_each(|n| {
+        if !limited(n) {
+            return;
+        }
+        // SAFETY: listed, so its pernet init has run and its exit has not:
+        // its state is alive while the list lock is held.
+        let Some(st) = (unsafe { netns::of(n) }) else {
+            return;
+        };
+        if st.settings.clamp(lim) {
+            notify(st);
+        }
+    });
+}
+
+/// The policy of every address attribute (`netlink/gen.sh` names it):
+/// IPv4 or IPv6, 4 or 16 octets.
+///
+/// # Safety
+///
+/// Netlink's policy validation calls it with an attribute of the request
+/// and the request's extack (or null).
+#[no_mangle]
+unsafe extern "C" fn crem_nl_validate_addr(
+    attr: *const bindings::nlattr,
+    extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    // SAFETY: the contract: an attribute whose header and payload netlink
+    // checked against the request, alive for the call.
+    let Some(a) = (unsafe { Attr::from_raw(attr) }) else {
+        return EINVAL.to_errno();
+    };
+    match ctl::Addr::from_bytes(a.payload()) {
+        Ok(_) => 0,
+        Err(why) => {
+            // SAFETY: the request's extack (or null), for the call.
+            let ext = unsafe { ExtAck::from_raw(extack) };
+            refuse(&ext, &ctl::Refusal::new(None, why), Some(a)).to_errno()
+        }
+    }
+}
+
+/// A reporter's: an address, or empty (which clears the list).
+///
+/// # Safety
+///
+/// As for [`crem_nl_validate_addr`].
+#[no_mangle]
+unsafe extern "C" fn crem_nl_validate_reporter(
+    attr: *const bindings::nlattr,
+    extack: *mut bindings::netlink_ext_ack,
+) -> c_int {
+    // SAFETY: as in `crem_nl_validate_addr`.
+    match unsafe { Attr::from_raw(attr) } {
+        Some(a) if a.payload().is_empty() => 0,
+        // SAFETY: the contract, passed on.
+        _ => unsafe { crem_nl_validate_addr(attr, extack) },
+    }
+}
+
+const _: [unsafe extern "C" fn(*const bindings::nlattr, *mut bindings::netlink_ext_ack) -> c_int;
+    4] = [
+    crem_nl_validate_addr,
+    ffi::crem_nl_validate_addr,
+    crem_nl_validate_reporter,
+    ffi::crem_nl_validate_reporter,
+];
