@@ -4,7 +4,8 @@
 //! port filter, the classification counters, the peer lookup, the RoCE
 //! parse, the flow table, the flow's lock, engine and retention, the
 //! REPAIRs queued and flushed after the packet went on), in the initial
-//! netns set up as a gateway by the test fixture of `kunit/crem_kunit.c`.
+//! netns set up as a gateway by the fixture below (`with_fixture`, which
+//! binds and commits as config-set does).
 //! Compare with `flow_csf_per_packet` (the flow's entry point alone) in the
 //! same run: the difference is what the hook adds around the flow.
 //!
@@ -23,11 +24,11 @@ use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::crem_core::wire::{FecScheme, ParamUpdate};
 use crate::ffi;
 use crate::flow::Flow;
+use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Skb;
-use crate::kernel_ext::{net, rcu};
 use crate::netns::{self, Counter};
 use crate::table::{FlowKey, InTable};
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 use core::ptr;
 use kernel::bindings;
@@ -36,7 +37,6 @@ use kernel::prelude::*;
 extern "C" {
     fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff) -> u32;
     fn crem_kunit_hook_route(skb: *mut bindings::sk_buff) -> bool;
-    fn crem_kunit_hook_state() -> *mut c_void;
 }
 
 /// Addresses in network order, as the C side keeps them.
@@ -159,8 +159,9 @@ fn info(f: *mut Flow) -> ffi::crem_flow_info {
 /// The fixture's netns state (the initial netns's), live while the module
 /// is.
 fn fixture() -> &'static netns::NetState {
-    // SAFETY: C's state of the initial netns, which outlives the cases.
-    unsafe { netns::state(crem_kunit_hook_state()) }
+    // SAFETY: KUnit cases run while the module is loaded, its pernet
+    // operations registered.
+    unsafe { netns::init_state() }
 }
 
 /// The netns's datapath counter `i` (`enum crem_dp`).
@@ -206,9 +207,8 @@ fn flow_add(dqp: u32, k: u8, m: u8) -> *mut Flow {
 /// The first `n` octets of `buf`, a CREM datagram from the fixture's
 /// peer, as the socket hands it on (`dispatch::receive`).
 fn peer_msg(buf: &[u8], n: u32) {
-    // SAFETY: the initial netns's state, live while the module is.
-    let st = unsafe { netns::state_opt(crem_kunit_hook_state()) };
-    if let (Some(st), Some(m)) = (st, buf.get(..n as usize)) {
+    let st = fixture();
+    if let Some(m) = buf.get(..n as usize) {
         let src = crate::socket::Dest {
             addr: PEER,
             port: PORT.to_be(),
@@ -322,12 +322,7 @@ fn with_fixture_sized(
     w: &mut dyn Write,
     body: impl FnOnce(&mut dyn Write) -> bool,
 ) -> bool {
-    // SAFETY: the initial netns, which has a state while the module is
-    // loaded.
-    let Some(st) = (unsafe { netns::of(net::init_net()) }) else {
-        let _ = write!(w, "fixture: no state");
-        return false;
-    };
+    let st = fixture();
     let (Ok(mut saved), Ok(mut c)) = (
         KBox::new(Config::DEFAULT, GFP_KERNEL),
         KBox::new(Config::DEFAULT, GFP_KERNEL),
@@ -405,8 +400,7 @@ fn with_flow(
 
 /// The fixture netns's RoCEv2 counters: seen at FORWARD, sources.
 fn roce_seen() -> (u64, u64) {
-    // SAFETY: the fixture's netns state is live while the module is.
-    let st = unsafe { netns::state(crem_kunit_hook_state()) };
+    let st = fixture();
     (st.get(Counter::RoceForward), st.get(Counter::RoceSources))
 }
 

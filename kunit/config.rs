@@ -3,7 +3,8 @@
 //! of an address by longest prefix, who is a peer or a Path Reporter, and
 //! that a commit reaches readers through the lock-free `RcuDouble`.
 
-use super::run;
+use super::pool::with_netns;
+use super::{run, Checks};
 use crate::config::{self, Peers};
 use crate::crem_core::ctl::{Addr, Config, Peer, Recovery, Role};
 use crate::kernel_ext::rcu;
@@ -149,5 +150,49 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
             return false;
         }
         true
+    })
+}
+
+/// A netns has the netfilter hooks of its role only (`rust/hook_points.rs`):
+/// none while disabled, a host's LOCAL_IN and LOCAL_OUT, a gateway's
+/// FORWARD; a role change adds before it removes; another netns's setter
+/// lock changes nothing.
+#[no_mangle]
+extern "C" fn crem_kunit_config_hooks_per_role(msg: *mut c_char, len: usize) -> c_int {
+    const IN: u8 = 1 << crate::ffi::HOOK_LOCAL_IN;
+    const FWD: u8 = 1 << crate::ffi::HOOK_FORWARD;
+    const OUT: u8 = 1 << crate::ffi::HOOK_LOCAL_OUT;
+    run(msg, len, |w| {
+        with_netns(&Config::DEFAULT, w, |st, w| {
+            let mut c = Checks::new(w);
+            c.check(st.hooks.registered() == 0, "hooks while disabled");
+            {
+                let set = st.settings.setter();
+                let host = st.hooks.add(st, Role::Host, &set).is_ok();
+                c.check(host && st.hooks.registered() == IN | OUT, "a host's hooks");
+                let both = st.hooks.add(st, Role::Gateway, &set).is_ok();
+                c.check(
+                    both && st.hooks.registered() == IN | OUT | FWD,
+                    "a gateway's added before a host's go",
+                );
+                st.hooks.keep(st, Role::Gateway, &set);
+                c.check(st.hooks.registered() == FWD, "a gateway's only");
+            }
+            {
+                // SAFETY: KUnit cases run with the module loaded.
+                let other = unsafe { crate::netns::init_state() };
+                let set = other.settings.setter();
+                let refused = st.hooks.add(st, Role::Host, &set).is_err();
+                st.hooks.keep(st, Role::Disabled, &set);
+                c.check(
+                    refused && st.hooks.registered() == FWD,
+                    "another netns's setter lock changed the hooks",
+                );
+            }
+            let set = st.settings.setter();
+            st.hooks.keep(st, Role::Disabled, &set);
+            c.check(st.hooks.registered() == 0, "hooks after disabling");
+            c.ok
+        })
     })
 }

@@ -15,11 +15,9 @@ use crate::removal::GC_KEEP;
 use crate::table::{FlowKey, InTable, SIDE_CRF};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use core::sync::atomic::{AtomicI64, Ordering};
 use kernel::bindings;
 
-const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
-const LIMIT: usize = ffi::crem_dp_CREM_DROP_FLOW_LIMIT as usize;
+const LIMIT: ffi::crem_dp = ffi::crem_dp_CREM_DROP_FLOW_LIMIT;
 const MAX_FLOWS: u32 = 3;
 
 /// The receiver flow's key for QP `qp`.
@@ -71,13 +69,8 @@ pub(super) fn empty(st: &NetState) {
 fn create_queue_and_spares(w: &mut dyn Write) -> bool {
     let mut cfg = host_cfg();
     (cfg.max_flows, cfg.max_memory) = (MAX_FLOWS, 64 << 20);
-    // SAFETY: C's counters, integers, for which all zeros is valid.
-    let mut dp: [bindings::atomic64_t; NR_DP] = unsafe { core::mem::zeroed() };
-    let dp_ptr = dp.as_mut_ptr();
-    with_netns(&cfg, dp_ptr, w, |st, w| {
-        // SAFETY: `dp` outlives the state, which counts in it atomically
-        // (an `atomic64_t` is an `AtomicI64`); `LIMIT` is in it.
-        let limit = || unsafe { (*dp_ptr.add(LIMIT).cast::<AtomicI64>()).load(Ordering::Relaxed) };
+    with_netns(&cfg, w, |st, w| {
+        let limit = || st.dp(LIMIT) as i64;
         queue_and_spares_in(st, limit, w)
     })
 }

@@ -43,7 +43,6 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 /* The hook benchmark's C half (kunit/bench_hook.rs): a forwarded packet's route and hook call. */
 unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
 bool crem_kunit_hook_route(struct sk_buff *skb);
-void *crem_kunit_hook_state(void);
 
 static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)
 {
@@ -91,11 +90,6 @@ unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
 	return verdict;
 }
 
-/* The initial netns's Rust state (rust/netns.rs), for its counters. */
-void *crem_kunit_hook_state(void)
-{
-	return crem_net(&init_net)->rs;
-}
 
 CREM_RS_TEST(gf_tables_match_definition)
 CREM_RS_TEST(gf_tables_mul_acc)
@@ -170,6 +164,7 @@ CREM_RS_TEST(flow_reset_counters)
 CREM_RS_TEST(config_peer_for)
 CREM_RS_TEST(config_who)
 CREM_RS_TEST(config_commits)
+CREM_RS_TEST(config_hooks_per_role)
 CREM_RS_TEST(pool_fills_and_closes)
 CREM_RS_TEST(flow_setup_from_request)
 CREM_RS_TEST(create_queue_and_spares)
@@ -198,6 +193,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(config_peer_for),
 	KUNIT_CASE(config_who),
 	KUNIT_CASE(config_commits),
+	KUNIT_CASE(config_hooks_per_role),
 	KUNIT_CASE(pool_fills_and_closes),
 	KUNIT_CASE(flow_setup_from_request),
 	KUNIT_CASE(create_queue_and_spares),

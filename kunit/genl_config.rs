@@ -103,8 +103,10 @@ impl Outcome {
 }
 
 /// Writes a config-set nest with `body`, reads it as config-set does
-/// (policy, then edit onto `into`), and says how that went.
-fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Option<Outcome> {
+/// (policy, then edit onto `into`), and says how that went. (Boxed, and
+/// not inlined: eleven cases' outcomes in one frame overflow the stack.)
+#[inline(never)]
+fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Option<KBox<Outcome>> {
     let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL)?;
     {
         let mut w = msg.notification(CREM_CMD_CONFIG_SET as u8).ok()?;
@@ -116,16 +118,24 @@ fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Opti
     // SAFETY: the nest written above, the message's first attribute, whole
     // within `data` (ended), alive while `msg` is.
     let nest = unsafe { Attr::from_raw(data.get(ATTRS_AT..)?.as_ptr().cast()) }?;
-    let mut o = Outcome {
-        errno: 0,
-        text: [0; 128],
-        text_len: 0,
-        bad_at: None,
-        attrs: [(0, 0); 64],
-        n_attrs: 0,
-    };
+    let mut ob = KBox::new(
+        Outcome {
+            errno: 0,
+            text: [0; 128],
+            text_len: 0,
+            bad_at: None,
+            attrs: [(0, 0); 64],
+            n_attrs: 0,
+        },
+        GFP_KERNEL,
+    )
+    .ok()?;
+    let o = &mut *ob;
     for (slot, a) in o.attrs.iter_mut().zip(nest.nested()) {
-        *slot = (a.ty(), (a.payload().as_ptr() as usize).wrapping_sub(base + 4));
+        *slot = (
+            a.ty(),
+            (a.payload().as_ptr() as usize).wrapping_sub(base + 4),
+        );
         o.n_attrs += 1;
     }
     // SAFETY: a zeroed extack is an empty one.
@@ -144,7 +154,7 @@ fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Opti
     o.text[..n].copy_from_slice(&t[..n]);
     o.text_len = n;
     o.bad_at = (!e.bad_attr.is_null()).then(|| (e.bad_attr as usize).wrapping_sub(base));
-    Some(o)
+    Some(ob)
 }
 
 fn roundtrip(c: &mut Checks<'_>) {
@@ -167,7 +177,8 @@ fn roundtrip(c: &mut Checks<'_>) {
     c.check(*got == *want, "and reads back as written");
     c.check(
         o.attr(CREM_A_CONFIG_PEER, ctl::MAX_PEERS - 1).is_some()
-            && o.attr(CREM_A_CONFIG_REPORTER, ctl::MAX_REPORTERS - 1).is_some(),
+            && o.attr(CREM_A_CONFIG_REPORTER, ctl::MAX_REPORTERS - 1)
+                .is_some(),
         "every list entry in the nest",
     );
 }
@@ -214,7 +225,7 @@ fn peer(w: &mut Writer<'_>, prefix: &[u8], len: u8, addr: &[u8]) -> Result {
 fn refused(
     c: &mut Checks<'_>,
     what: &str,
-    o: Option<Outcome>,
+    o: Option<KBox<Outcome>>,
     errno: ctl::Errno,
     want: &[u8],
     at: impl FnOnce(&Outcome) -> Option<usize>,
@@ -224,7 +235,8 @@ fn refused(
         return;
     };
     let at = at(&o);
-    let ok = o.errno == errno.to_kernel() && o.text() == want && o.bad_at.is_some() && o.bad_at == at;
+    let ok =
+        o.errno == errno.to_kernel() && o.text() == want && o.bad_at.is_some() && o.bad_at == at;
     if !ok {
         let t = core::str::from_utf8(o.text()).unwrap_or("?");
         let _ = write!(
@@ -241,8 +253,10 @@ fn refusals(c: &mut Checks<'_>) {
         c.check(false, "memory");
         return;
     };
+    // Each case edits a host's configuration on port 7000.
     let mut fresh = |f: &mut dyn FnMut(&mut Writer<'_>) -> Result| {
         cfg.clone_from(&Config::DEFAULT);
+        (cfg.role, cfg.port) = (Role::Host, 7000);
         read(&mut cfg, |w| f(w))
     };
     // A reporter of 5 octets: the policy's callback refuses it.
@@ -250,9 +264,14 @@ fn refusals(c: &mut Checks<'_>) {
         w.bytes(CREM_A_CONFIG_REPORTER, &[192, 0, 2, 1])?;
         w.bytes(CREM_A_CONFIG_REPORTER, &[192, 0, 2, 1, 9])
     });
-    refused(c, "reporter length", o, ctl::EINVAL,
+    refused(
+        c,
+        "reporter length",
+        o,
+        ctl::EINVAL,
         b"address must be 4 (IPv4) or 16 (IPv6) octets",
-        |o| o.attr(CREM_A_CONFIG_REPORTER, 1));
+        |o| o.attr(CREM_A_CONFIG_REPORTER, 1),
+    );
     // 17 reporters: the 17th is named.
     let o = fresh(&mut |w| {
         for i in 0..17u8 {
@@ -260,35 +279,93 @@ fn refusals(c: &mut Checks<'_>) {
         }
         Ok(())
     });
-    refused(c, "reporters", o, ctl::E2BIG, b"at most 16 reporters",
-        |o| o.attr(CREM_A_CONFIG_REPORTER, 16));
+    refused(
+        c,
+        "reporters",
+        o,
+        ctl::E2BIG,
+        b"at most 16 reporters",
+        |o| o.attr(CREM_A_CONFIG_REPORTER, 16),
+    );
     // The second peer's prefix has host bits: its prefix is named.
     let o = fresh(&mut |w| {
         peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 1])?;
         peer(w, &[10, 0, 1, 1], 24, &[192, 0, 2, 2])
     });
-    refused(c, "host bits", o, ctl::EINVAL, b"prefix has host bits set beyond prefix-len",
-        |o| o.attr(CREM_A_CONFIG_PEER, 1).map(|p| p + 4));
+    refused(
+        c,
+        "host bits",
+        o,
+        ctl::EINVAL,
+        b"prefix has host bits set beyond prefix-len",
+        |o| o.attr(CREM_A_CONFIG_PEER, 1).map(|p| p + 4),
+    );
     // The same prefix twice: the second peer nest is named.
     let o = fresh(&mut |w| {
         peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 1])?;
         peer(w, &[10, 0, 0, 0], 24, &[192, 0, 2, 2])
     });
-    refused(c, "duplicate", o, ctl::EEXIST, b"duplicate peer prefix",
-        |o| o.attr(CREM_A_CONFIG_PEER, 1));
+    refused(
+        c,
+        "duplicate",
+        o,
+        ctl::EEXIST,
+        b"duplicate peer prefix",
+        |o| o.attr(CREM_A_CONFIG_PEER, 1),
+    );
     // k + m above 255: m is named.
     let o = fresh(&mut |w| {
         w.u8(CREM_A_CONFIG_K, 200)?;
         w.u8(CREM_A_CONFIG_M, 100)
     });
-    refused(c, "k + m", o, ctl::EINVAL,
+    refused(
+        c,
+        "k + m",
+        o,
+        ctl::EINVAL,
         b"k + m must not exceed 255 (Repair Indices need i + k <= 255)",
-        |o| o.attr(CREM_A_CONFIG_M, 0));
-    // A role without a port: the role is named.
-    let o = fresh(&mut |w| w.u8(CREM_A_CONFIG_ROLE, Role::Host.into()));
-    refused(c, "role", o, ctl::EINVAL,
-        b"set a CREM port before enabling a role (there is no default port)",
-        |o| o.attr(CREM_A_CONFIG_ROLE, 0));
+        |o| o.attr(CREM_A_CONFIG_M, 0),
+    );
+    // A role without a port: the role is named if given...
+    let o = fresh(&mut |w| {
+        w.u16(CREM_A_CONFIG_PORT, 0)?;
+        w.u8(CREM_A_CONFIG_ROLE, Role::Gateway.into())
+    });
+    let role_text = b"set a CREM port before enabling a role (there is no default port)";
+    refused(c, "role", o, ctl::EINVAL, role_text, |o| {
+        o.attr(CREM_A_CONFIG_ROLE, 0)
+    });
+    // ...else the config nest itself (the host's role is the old one).
+    let o = fresh(&mut |w| w.u16(CREM_A_CONFIG_PORT, 0));
+    refused(c, "role kept", o, ctl::EINVAL, role_text, |_| {
+        Some(ATTRS_AT)
+    });
+    // A peer without its address: the peer nest is named.
+    let o = fresh(&mut |w| {
+        w.nest(CREM_A_CONFIG_PEER, |w| {
+            w.bytes(CREM_A_PEER_PREFIX, &[10, 0, 0, 0])?;
+            w.u8(CREM_A_PEER_PREFIX_LEN, 8)
+        })
+    });
+    let text = b"a peer needs prefix, prefix-len and addr";
+    refused(c, "incomplete peer", o, ctl::EINVAL, text, |o| {
+        o.attr(CREM_A_CONFIG_PEER, 0)
+    });
+    // An IPv4 prefix 33 bits long: its prefix-len (the peer's second
+    // attribute, after the 8 octets of the prefix's) is named.
+    let o = fresh(&mut |w| peer(w, &[10, 0, 0, 0], 33, &[192, 0, 2, 1]));
+    let text = b"prefix-len is longer than the prefix's address";
+    refused(c, "prefix-len", o, ctl::EINVAL, text, |o| {
+        o.attr(CREM_A_CONFIG_PEER, 0).map(|p| p + 4 + 8)
+    });
+    // An IPv6 CREM function for an IPv4 prefix: its addr (the third
+    // attribute, after the prefix-len's 8 octets) is named.
+    let v6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let o = fresh(&mut |w| peer(w, &[10, 0, 0, 0], 8, &v6));
+    let text = b"peer address family differs from its prefix's";
+    refused(c, "family", o, ctl::EINVAL, text, |o| {
+        o.attr(CREM_A_CONFIG_PEER, 0).map(|p| p + 4 + 8 + 8)
+    });
 }
 
 #[no_mangle]

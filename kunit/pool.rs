@@ -49,43 +49,26 @@ fn take(st: &NetState, side: u8, w: &mut dyn Write) -> Option<bool> {
     Some(got == side)
 }
 
-/// Runs `body` on a netns state of its own with configuration `cfg` and
-/// C's counters `dp` (null: none), for the initial netns's address (all
-/// its flows keep; a static), freed after; false if none could be made.
+/// Runs `body` on a netns state of its own with configuration `cfg`, for
+/// the initial netns's address (all its flows keep; a static), freed
+/// after; false if none could be made. It counts in its own counters.
 pub(super) fn with_netns(
     cfg: &Config,
-    dp: *mut bindings::atomic64_t,
     w: &mut dyn Write,
     body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
 ) -> bool {
-    let none = core::ptr::null_mut();
-    with_netns_counted(cfg, dp, none, none, w, body)
-}
-
-/// As [`with_netns`], with C's msgs-by-type counters too (`msg_in`,
-/// `msg_out`: `CREM_MSG_SLOTS` each, or null).
-pub(super) fn with_netns_counted(
-    cfg: &Config,
-    dp: *mut bindings::atomic64_t,
-    msg_in: *mut bindings::atomic64_t,
-    msg_out: *mut bindings::atomic64_t,
-    w: &mut dyn Write,
-    body: impl FnOnce(&NetState, &mut dyn Write) -> bool,
-) -> bool {
-    let net = core::ptr::addr_of_mut!(crate::ffi::init_net);
-    let (cn, mem) = (core::ptr::null_mut(), core::ptr::null_mut());
-    let raw = netns::init(net, cn, cfg, dp, msg_in, msg_out, mem);
-    // SAFETY: a state of `crem_rs_net_init` (or null), freed below.
+    let raw = netns::init(crate::kernel_ext::net::init_net(), false, cfg);
+    // SAFETY: a state of `netns::init` (or null), freed below.
     let Some(st) = (unsafe { netns::state_opt(raw) }) else {
         let _ = write!(w, "no netns state");
         return false;
     };
     let ok = body(st, w);
-    netns::crem_rs_net_exit(raw);
+    netns::exit(raw);
     ok
 }
 
-/// A configuration of zeros but C's default limits: flows sized for 512
+/// A configuration of zeros but the default limits: flows sized for 512
 /// packets in flight (`max-bdp`), whose structures fit 64 MiB.
 fn limits_cfg() -> Config {
     Config {
@@ -108,12 +91,7 @@ fn limits_cfg() -> Config {
 }
 
 fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
-    with_netns(
-        &limits_cfg(),
-        core::ptr::null_mut(),
-        w,
-        pool_fills_and_closes_in,
-    )
+    with_netns(&limits_cfg(), w, pool_fills_and_closes_in)
 }
 
 fn pool_fills_and_closes_in(st: &NetState, w: &mut dyn Write) -> bool {
@@ -151,7 +129,7 @@ extern "C" fn crem_kunit_pool_fills_and_closes(msg: *mut c_char, len: usize) -> 
 /// request's and the configuration's (host mode here); a fixed (k, m)
 /// passes; a request of the other side is refused.
 fn flow_setup_from_request(w: &mut dyn Write) -> bool {
-    with_netns(&host_cfg(), core::ptr::null_mut(), w, setup_from_request_in)
+    with_netns(&host_cfg(), w, setup_from_request_in)
 }
 
 /// A host's configuration with the draft's defaults (k 32, m 2, adaptive)
@@ -245,19 +223,8 @@ extern "C" fn crem_kunit_flow_setup_from_request(msg: *mut c_char, len: usize) -
 fn netns_budget(w: &mut dyn Write) -> bool {
     let mut cfg = host_cfg();
     cfg.max_memory = 1000;
-    // SAFETY: C's counters, integers, for which all zeros is valid.
-    let mut dp: [bindings::atomic64_t; ffi::crem_dp_CREM_NR_DP as usize] =
-        unsafe { core::mem::zeroed() };
-    let dp_ptr = dp.as_mut_ptr();
-    with_netns(&cfg, dp_ptr, w, |st, w| {
-        // SAFETY: `dp` outlives the state, which counts in it atomically
-        // (an `atomic64_t` is an `AtomicI64`); the index is in it.
-        let refused = || unsafe {
-            (*dp_ptr
-                .add(ffi::crem_dp_CREM_DROP_MEMORY as usize)
-                .cast::<core::sync::atomic::AtomicI64>())
-            .load(core::sync::atomic::Ordering::Relaxed)
-        };
+    with_netns(&cfg, w, |st, w| {
+        let refused = || st.dp(ffi::crem_dp_CREM_DROP_MEMORY);
         let mut c = Checks::new(w);
         c.check(st.charge(600) && st.charge(400), "charges up to max-memory");
         c.check(

@@ -19,32 +19,17 @@ use crate::removal::GC_KEEP;
 use crate::table::SIDE_CRF;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use core::sync::atomic::{AtomicI64, Ordering};
-use kernel::bindings;
 
-const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 /// Where msgs-in is among the flow-stats counters (crem_engine.h).
 const MSGS_IN: usize = ffi::CREM_FS_ENGINE as usize;
 const NS_PER_S: u64 = 1_000_000_000;
 
-/// C's datapath counters for a case's netns state (an `atomic64_t` is an
-/// `AtomicI64`, netns.rs checks it).
-struct Dp([AtomicI64; NR_DP]);
+/// A case's netns state's datapath counters.
+struct Dp<'a>(&'a NetState);
 
-impl Dp {
-    fn new() -> Self {
-        Dp([const { AtomicI64::new(0) }; NR_DP])
-    }
-
-    /// Where the state counts.
-    fn ptr(&self) -> *mut bindings::atomic64_t {
-        self.0.as_ptr().cast_mut().cast()
-    }
-
+impl Dp<'_> {
     fn get(&self, i: ffi::crem_dp) -> i64 {
-        self.0
-            .get(i as usize)
-            .map_or(-1, |c| c.load(Ordering::Relaxed))
+        self.0.dp(i) as i64
     }
 }
 
@@ -82,8 +67,8 @@ fn msgs_in(st: &NetState, rebase: bool) -> u64 {
 }
 
 fn removal_once_and_totals(w: &mut dyn Write) -> bool {
-    let dp = Dp::new();
-    with_netns(&cfg(), dp.ptr(), w, |st, w| {
+    with_netns(&cfg(), w, |st, w| {
+        let dp = Dp(st);
         let mut c = Checks::new(w);
         c.check(make(st, 1) && make(st, 2), "flows not made");
         poke(st, 1);
@@ -140,8 +125,8 @@ extern "C" fn crem_kunit_removal_once_and_totals(msg: *mut c_char, len: usize) -
 }
 
 fn collector_expires_idle(w: &mut dyn Write) -> bool {
-    let dp = Dp::new();
-    with_netns(&cfg(), dp.ptr(), w, |st, w| {
+    with_netns(&cfg(), w, |st, w| {
+        let dp = Dp(st);
         let mut c = Checks::new(w);
         c.check(make(st, 1) && make(st, 2), "flows not made");
         let t0 = now();

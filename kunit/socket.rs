@@ -11,7 +11,7 @@
 //! port its HELLO came from.
 
 use super::flow::{hello, hello_ack, param_ack};
-use super::pool::{host_cfg, with_netns, with_netns_counted};
+use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::create;
 use crate::crem_core::ctl::{Addr, Config, Peer};
@@ -23,31 +23,23 @@ use crate::socket::Dest;
 use crate::table::{FlowKey, SIDE_CSF};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
-use core::sync::atomic::{AtomicI64, Ordering};
 use kernel::bindings;
 
 /// Ports nothing else in the KUnit VM binds (the hook fixture's is 47011).
 const PORT: u16 = 47_021;
 const PORT2: u16 = 47_022;
-const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 const EADDRINUSE: c_int = -(bindings::EADDRINUSE as c_int);
 const ENOTCONN: c_int = -(bindings::ENOTCONN as c_int);
 
-/// C's counters of a netns, as `struct crem_net` has them.
-struct Counts {
-    dp: [bindings::atomic64_t; NR_DP],
-    msg_in: [bindings::atomic64_t; MSG_SLOTS],
-    msg_out: [bindings::atomic64_t; MSG_SLOTS],
-}
-
-/// Reads counter `i` of one of `Counts`' arrays, through a pointer to it.
-fn read(a: *const bindings::atomic64_t, n: usize, i: usize) -> i64 {
-    if i >= n {
-        return -1;
+/// A state's CREM datagrams of msgs-by-type `slot`: received (`dir` 0)
+/// or sent (1); -1 for no slot.
+fn msgs(st: &NetState, dir: usize, slot: usize) -> i64 {
+    let all = st.msg_counts();
+    let at = dir.saturating_mul(MSG_SLOTS).saturating_add(slot);
+    match all.get(at) {
+        Some(v) if slot < MSG_SLOTS => *v as i64,
+        _ => -1,
     }
-    // SAFETY: `a` is an array of `n` counters that outlives the call,
-    // changed only atomically (an `atomic64_t` is an `AtomicI64`).
-    unsafe { (*a.add(i).cast::<AtomicI64>()).load(Ordering::Relaxed) }
 }
 
 /// The loopback address.
@@ -68,24 +60,9 @@ fn lo_peer_cfg() -> Config {
 
 fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
     let (lo, cfg) = (LO, lo_peer_cfg());
-    // SAFETY: C's counters, integers, for which all zeros is valid.
-    let mut counts: Counts = unsafe { core::mem::zeroed() };
-    let k: *mut Counts = &mut counts;
-    // SAFETY: `k` points to `counts`, which outlives the state; only
-    // pointers to its arrays are taken, never references.
-    let (dp, min, mout) = unsafe {
-        (
-            core::ptr::addr_of_mut!((*k).dp).cast::<bindings::atomic64_t>(),
-            core::ptr::addr_of_mut!((*k).msg_in).cast::<bindings::atomic64_t>(),
-            core::ptr::addr_of_mut!((*k).msg_out).cast::<bindings::atomic64_t>(),
-        )
-    };
-    with_netns_counted(&cfg, dp, min, mout, w, |st, w| {
-        let dp = |i: u32| read(dp, NR_DP, i as usize);
-        let (inn, out) = (
-            |i: usize| read(min, MSG_SLOTS, i),
-            |i: usize| read(mout, MSG_SLOTS, i),
-        );
+    with_netns(&cfg, w, |st, w| {
+        let dp = |i: u32| st.dp(i) as i64;
+        let (inn, out) = (|i: usize| msgs(st, 0, i), |i: usize| msgs(st, 1, i));
         socket_in(st, u32::from_ne_bytes(lo), &dp, &inn, &out, w)
     })
 }
@@ -120,7 +97,7 @@ fn socket_in(
     let mut other = (false, false, false);
     let first = (s.reconfigure(st, PORT), s.bound(), s.reconfigure(st, PORT));
     let mut sink = NoWrite;
-    with_netns(&host_cfg(), core::ptr::null_mut(), &mut sink, |o, _| {
+    with_netns(&host_cfg(), &mut sink, |o, _| {
         let os = &o.socket;
         other.0 = os.reconfigure(o, PORT) == Err(EADDRINUSE) && !os.bound();
         other.1 = os.reconfigure(o, PORT2) == Ok(()) && os.bound();
@@ -237,24 +214,12 @@ fn socket_answers_hello_port(w: &mut dyn Write) -> bool {
     };
     // Where a HELLO_ACK is counted.
     let ack_slot = msg_slot(&ab);
-    // SAFETY: C's counters, integers, for which all zeros is valid.
-    let (mut ca, mut cb): (Counts, Counts) = unsafe { core::mem::zeroed() };
-    let (ka, kb): (*mut Counts, *mut Counts) = (&mut ca, &mut cb);
-    // SAFETY: `ka` and `kb` point to counters that outlive both states;
-    // only pointers to their arrays are taken, never references.
-    let (a_in, b_in) = unsafe {
-        (
-            core::ptr::addr_of_mut!((*ka).msg_in).cast::<bindings::atomic64_t>(),
-            core::ptr::addr_of_mut!((*kb).msg_in).cast::<bindings::atomic64_t>(),
-        )
-    };
-    let none = core::ptr::null_mut();
     let mut sink = NoWrite;
     let mut got = None;
-    with_netns_counted(&cfg, none, a_in, none, w, |a, w| {
+    with_netns(&cfg, w, |a, w| {
         let mut c = Checks::new(w);
         c.check(a.socket.reconfigure(a, PORT) == Ok(()), "binding a");
-        with_netns_counted(&host_cfg(), none, b_in, none, &mut sink, |b, _| {
+        with_netns(&host_cfg(), &mut sink, |b, _| {
             let bound = b.socket.reconfigure(b, PORT2) == Ok(());
             let to = Dest {
                 addr: u32::from_ne_bytes(lo),
@@ -267,22 +232,23 @@ fn socket_answers_hello_port(w: &mut dyn Write) -> bool {
             };
             // The flow is made by a work item (no spare yet), then answers.
             for _ in 0..200 {
-                if read(b_in, MSG_SLOTS, ack_slot) + read(a_in, MSG_SLOTS, ack_slot) > 0 {
+                if msgs(b, 0, ack_slot) + msgs(a, 0, ack_slot) > 0 {
                     break;
                 }
                 // SAFETY: KUnit cases run in process context.
                 unsafe { bindings::msleep(10) };
             }
-            got = Some((bound, sent));
+            got = Some((bound, sent, msgs(b, 0, ack_slot)));
             let _ = b.socket.reconfigure(b, 0);
             true
         });
         a.creation.flush();
-        let acks = (
-            read(b_in, MSG_SLOTS, ack_slot),
-            read(a_in, MSG_SLOTS, ack_slot),
+        let b_acks = got.map_or(-1, |g| g.2);
+        let acks = (b_acks, msgs(a, 0, ack_slot));
+        c.check(
+            got.is_some_and(|g| g.0 && g.1),
+            "b bound and sent its HELLO",
         );
-        c.check(got == Some((true, true)), "b bound and sent its HELLO");
         c.check(acks == (1, 0), "the HELLO_ACK went to the HELLO's port");
         if acks != (1, 0) {
             let _ = write!(c.w, "HELLO_ACKs at b, at a: {acks:?}; ");

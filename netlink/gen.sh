@@ -29,7 +29,7 @@ ynl --mode uapi --header -o "$work/out/crem.h"
 # namespace's own admin (CAP_NET_ADMIN in its user namespace) may change it.
 sed -i 's/GENL_ADMIN_PERM/GENL_UNS_ADMIN_PERM/' "$work/out/crem-nl-gen.c"
 # Nor can it say "4 or 16 octets" of a binary attribute, nor flag a multicast
-# group: addresses get a validation function (crem_nl.c; reporters may also
+# group: addresses get a validation function (rust/netlink/config.rs; reporters may also
 # be empty, which clears the list), and "events", which carries Flow IDs,
 # needs CAP_NET_ADMIN to join. Each substitution must happen exactly once.
 subst() { # FILE FROM TO

@@ -14,9 +14,10 @@
 //! The locks, in the order they are taken: the netns's setter lock (one
 //! config-set from its snapshot to its commit, and the socket's binding),
 //! the initial netns's limits lock (a commit of its limits against another
-//! netns's commit, see `crate::netlink::config`), then any netns's
-//! configuration lock, held briefly and never across a sleep but
-//! `synchronize_rcu`'s.
+//! netns's commit, see `crate::netlink::config`), the kernel's netns list
+//! lock (`net_rwsem`, to lower every limited netns), then one netns's
+//! configuration lock, held briefly, never two at once, and never across
+//! a sleep (the commit's `synchronize_rcu` runs under the first two).
 
 use crate::crem_core::ctl::{self, Addr, Config, Limits, Role};
 use crate::ffi;
@@ -84,8 +85,20 @@ pub(crate) struct Settings {
     live: Live,
 }
 
-/// A netns's setter lock, held (see [`Settings`]).
-pub(crate) type Setter<'a> = Guard<'a, (), MutexBackend>;
+/// A netns's setter lock, held (see [`Settings`]), and whose it is: what
+/// needs it ([`NetState::commit`], `crate::hook_points`) checks that it is
+/// the lock of the settings it changes.
+pub(crate) struct Setter<'a> {
+    _held: Guard<'a, (), MutexBackend>,
+    of: &'a Settings,
+}
+
+impl Setter<'_> {
+    /// Whether this is the setter lock of `s`.
+    pub(crate) fn holds(&self, s: &Settings) -> bool {
+        core::ptr::eq(self.of, s)
+    }
+}
 
 impl Settings {
     /// A new netns's, starting from `c`.
@@ -111,7 +124,10 @@ impl Settings {
 
     /// Takes the setter lock (process context; see [`Settings`]).
     pub(crate) fn setter(&self) -> Setter<'_> {
-        self.setter.lock()
+        Setter {
+            _held: self.setter.lock(),
+            of: self,
+        }
     }
 
     /// Takes the limits lock (of the initial netns's settings).
@@ -119,8 +135,8 @@ impl Settings {
         self.limits.lock()
     }
 
-    /// A copy of the configuration into `to` (1.4 KB: the caller's, off
-    /// the stack).
+    /// A copy of the configuration into `to` (the caller's: a 1.4 KB
+    /// configuration is not kept on the kernel stack).
     pub(crate) fn snapshot(&self, to: &mut Config) {
         to.clone_from(&self.cfg.lock());
     }
@@ -166,16 +182,23 @@ impl Settings {
 }
 
 impl NetState {
-    /// Commits `c` (the setter lock held, `_setter`): the datapath's peers,
-    /// reporters and flow defaults first, so that a flow set up once the
-    /// role has changed has the new defaults too; then the configuration.
-    /// Spares sized by the old one are replaced. True if `c` differs from
-    /// the configuration it replaces. May sleep.
-    pub(crate) fn commit(&self, c: &Config, _setter: &Setter<'_>) -> bool {
-        if *self.settings.cfg.lock() == *c {
+    /// Commits `c` (this netns's setter lock held: `setter`): the
+    /// datapath's peers, reporters and flow defaults first, so that a flow
+    /// set up once the role has changed has the new defaults too; then the
+    /// configuration. Spares sized by the old one are replaced. True if `c`
+    /// differs from the configuration it replaces (false, and nothing done,
+    /// for another netns's lock). May sleep.
+    ///
+    /// The comparison and the store are two holds of the configuration's
+    /// lock: a clamp between them (another netns's lower limits) would be
+    /// undone. config-set holds the initial netns's limits lock across it,
+    /// which every clamp of a configuration holds too.
+    pub(crate) fn commit(&self, c: &Config, setter: &Setter<'_>) -> bool {
+        if !setter.holds(&self.settings) || *self.settings.cfg.lock() == *c {
             return false;
         }
-        // SAFETY: updates are serialised by the setter lock, held.
+        // SAFETY: updates are serialised by this netns's setter lock, held
+        // (checked above).
         unsafe { self.peers.update(|p| *p = Peers::of(c)) };
         {
             let mut cur = self.settings.cfg.lock();

@@ -413,7 +413,7 @@ impl Ntf {
         st.count_dp(ffi::crem_dp_CREM_EV_FLOW_UP);
         // A KUnit case's netns state (no C state) collects when the case
         // says so, never behind its back.
-        if st.c_net().is_some() {
+        if st.own() {
             st.start_collector();
         }
         st.ntf_send(self.0.take(), f, Notification::Up);

@@ -2,8 +2,11 @@
 //! crem.ko: CREM (Congestion-Aware Reliability Enhancement Mechanism) for RoCEv2.
 //!
 //! The crate root only wires things together: protocol logic is crem-core
-//! (compiled in unchanged from `rust/core`), kernel registrations whose C
-//! structures Rust cannot describe are in `glue/crem_glue.c`.
+//! (compiled in unchanged from `rust/core`); the module's registrations are
+//! the fields of [`Crem`]. What stays C is generated (the netlink family,
+//! `glue/crem-nl-gen.c`), a one-line wrapper of a static inline or macro
+//! (`glue/helpers.c`), or the module parameters (`glue/params.c`:
+//! `module_param` is a macro, and 6.12's `module!` has no parameters).
 
 use kernel::prelude::*;
 use kernel_ext::genl;
@@ -26,6 +29,7 @@ mod ffi;
 mod flow;
 mod gf;
 mod hook;
+mod hook_points;
 mod host;
 mod inject;
 mod kernel_ext;
@@ -61,28 +65,9 @@ module! {
 struct Crem {
     _genl: genl::Registration,
     _netdev: NetdevGone,
-    _pernet: Pernet,
+    _pernet: kernel_ext::pernet::Registration,
     _workspaces: Published<PerCpuBox<workspace::Workspace>>,
     _forward_marks: Published<PerCpuWord>,
-}
-
-/// The per-netns state and its hooks (C's pernet operations until the
-/// registrations are Rust's, issue 15).
-struct Pernet;
-
-impl Pernet {
-    fn new() -> Result<Self> {
-        // SAFETY: called once from module init; undone only by `Drop`.
-        kernel::error::to_result(unsafe { ffi::crem_glue_register() })?;
-        Ok(Pernet)
-    }
-}
-
-impl Drop for Pernet {
-    fn drop(&mut self) {
-        // SAFETY: `self` exists only after a successful `crem_glue_register`.
-        unsafe { ffi::crem_glue_unregister() };
-    }
 }
 
 impl kernel::Module for Crem {
@@ -92,7 +77,7 @@ impl kernel::Module for Crem {
         // reverse.
         let forward_marks = inject::forward_marks()?;
         let workspaces = workspace::workspaces()?;
-        let pernet = Pernet::new()?;
+        let pernet = netns::register()?;
         let netdev = NetdevGone::register::<device::DevGone>()?;
         let genl = genl::Registration::register()?;
         let caps = crem_core::engine::module_caps::caps_for(

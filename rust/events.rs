@@ -98,7 +98,7 @@ impl NetState {
         } else {
             bindings::GFP_ATOMIC
         };
-        if self.c_net().is_none() || !genl::has_listeners(self.net().as_ptr(), Group::Events) {
+        if !self.own() || !genl::has_listeners(self.net().as_ptr(), Group::Events) {
             return None;
         }
         // Sized to the flow: many queue up at a listener during churn.

@@ -11,7 +11,9 @@
     // Pointers to kernel structures some configurations leave with a
     // zero-sized member (`netlink_callback`'s `lock_class_key` without
     // lockdep): never dereferenced as such on this side.
-    improper_ctypes
+    improper_ctypes,
+    // Newer bindgen's bitfield accessors name a lint rustc 1.85 lacks.
+    unknown_lints
 )]
 #[allow(clippy::all)]
 mod generated {

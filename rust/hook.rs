@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The netfilter hook (registered in `glue/crem_glue.c`, last in the IPv4
-//! and IPv6 chains at LOCAL_IN, FORWARD and LOCAL_OUT): every packet comes
+//! The netfilter hook (`crate::hook_points` registers it, last in the IPv4
+//! chains at the hook points the netns's role needs): every packet comes
 //! here. UDP to the RoCEv2 port is counted by hook and class; what the
 //! netns's role protects goes to its flow:
 //!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
@@ -26,7 +26,7 @@ use crate::inject;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
-use crate::netns::{self, Counter, NetState};
+use crate::netns::{Counter, NetState};
 use crate::socket::Outbox;
 use crate::table::{kind_code, FlowKey, InTable, KIND_REQUESTS, SIDE_CRF, SIDE_CSF};
 use core::ffi::c_void;
@@ -461,21 +461,16 @@ fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
     NF_STOLEN
 }
 
-/// Every packet at our hooks in the netns whose state is `state` (see the
-/// module docs): an NF_* verdict. `nf`: netfilter's `struct
-/// nf_hook_state`.
-#[no_mangle]
-extern "C" fn crem_rs_hook(
-    state: *mut c_void,
-    hook: u32,
-    skb: *mut sk_buff,
-    nf: *const c_void,
-) -> u32 {
-    // SAFETY: C passes its per-netns state, live while its hooks are
-    // registered, and the hook's packet, ours for the call.
-    let (Some(st), Some(mut pkt)) = (unsafe { netns::state_opt(state) }, unsafe {
-        Lent::new(skb)
-    }) else {
+/// Every packet at our hooks in the netns of state `st` (see the module
+/// docs; `hook`: `enum crem_hook`): an NF_* verdict. `nf`: netfilter's
+/// `struct nf_hook_state`.
+///
+/// # Safety
+///
+/// `skb` and `nf` are a netfilter hook's packet and state, for the call.
+pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const c_void) -> u32 {
+    // SAFETY: the hook's packet, ours for the call (the contract).
+    let Some(mut pkt) = (unsafe { Lent::new(skb) }) else {
         return NF_ACCEPT;
     };
     let nf = NfState(nf);

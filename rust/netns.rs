@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Per-network-namespace state, created and destroyed by the pernet
-//! operations in `glue/crem_glue.c`.
+//! Per-network-namespace state: made for every netns by the module's
+//! pernet operations ([`register`]) and freed at the netns's exit, found
+//! from the netns by [`of`].
 
 use crate::config;
 use crate::create::Creation;
-use crate::crem_core::ctl::Config;
+use crate::crem_core::ctl::{Config, Role};
 use crate::crem_core::engine::module_caps::{caps_for, FlowCaps};
 use crate::ffi;
 use crate::flow::{Flow, Spare};
+use crate::hook_points::Hooks;
+use crate::host::MSG_SLOTS;
 use crate::kernel_ext::memcg::MemCg;
+use crate::kernel_ext::pernet;
 use crate::kernel_ext::work::{DelayedWork, Work};
 use crate::pool::Pool;
 use crate::removal::Removal;
 use crate::socket::Socket;
 use crate::table::FlowTable;
-use core::ffi::c_void;
-use core::ptr::NonNull;
+use core::ffi::{c_int, c_uint, c_void};
+use core::ptr::{addr_of, addr_of_mut, NonNull};
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
@@ -87,36 +91,21 @@ pub(crate) struct NetState {
     /// the kworkers' root cgroup.
     memcg: MemCg,
     net: NonNull<bindings::net>,
-    /// What of C's per-netns state the flows' life reads and counts, until
-    /// that state is Rust's (issue 15).
-    c: CNet,
-    /// The memory count of a state without C's (KUnit).
-    mem_own: AtomicI64,
+    /// The netfilter hooks registered in the netns (`crate::hook_points`).
+    pub(crate) hooks: Hooks,
+    /// The datapath's counters (`enum crem_dp`).
+    dp: [AtomicU64; NR_DP],
+    /// CREM datagrams by msgs-by-type slot: received at the socket, sent.
+    msgs: [[AtomicU64; MSG_SLOTS]; 2],
+    /// Octets the flows keep (their structures and stores), against
+    /// `max-memory`.
+    mem: AtomicI64,
+    /// Whether this is a netns's own state, whose events someone may hear
+    /// and whose collector runs by itself (not a KUnit case's).
+    own: bool,
 }
 
-// C's `atomic64_t` is counted as an `AtomicI64`: the same size and
-// alignment (not so on 32-bit machines with GENERIC_ATOMIC64, where this
-// fails to build rather than count wrongly).
-const _: () = assert!(
-    core::mem::size_of::<bindings::atomic64_t>() == core::mem::size_of::<AtomicI64>()
-        && core::mem::align_of::<bindings::atomic64_t>() == core::mem::align_of::<AtomicI64>()
-);
-
-/// C's per-netns state (`struct crem_net`, which outlives this one): the
-/// state itself (null for a KUnit case's netns state: no notifications)
-/// and its datapath counters.
-struct CNet {
-    cn: *mut ffi::crem_net,
-    /// `cn->dp`, `CREM_NR_DP` atomics (null: not counted).
-    dp: *const AtomicI64,
-    /// `cn->msg_in` and `cn->msg_out`, `CREM_MSG_SLOTS` atomics each (null:
-    /// not counted).
-    msg_in: *const AtomicI64,
-    msg_out: *const AtomicI64,
-    /// `cn->mem`: octets the flows' stores keep (null: a KUnit state's
-    /// own, `mem_own`).
-    mem: *const AtomicI64,
-}
+const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 
 impl NetState {
     /// A flow of `side` of this netns with capacities `caps`, its engine
@@ -132,9 +121,9 @@ impl NetState {
         self.net
     }
 
-    /// The netns's C state, if it has one (not a KUnit case's).
-    pub(crate) fn c_net(&self) -> Option<*mut ffi::crem_net> {
-        (!self.c.cn.is_null()).then_some(self.c.cn)
+    /// Whether this is a netns's own state (not a KUnit case's).
+    pub(crate) fn own(&self) -> bool {
+        self.own
     }
 
     /// The `max-flows` limit, per side.
@@ -158,14 +147,16 @@ impl NetState {
         self.settings.max_memory()
     }
 
-    /// Counts one of C's datapath counters (`enum crem_dp`).
+    /// Counts one of the datapath counters (`enum crem_dp`).
     pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
         self.count_dp_by(i, 1);
     }
 
-    /// Adds `n` to one of C's datapath counters.
+    /// Adds `n` to one of the datapath counters.
     pub(crate) fn count_dp_by(&self, i: ffi::crem_dp, n: u64) {
-        count_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize, n);
+        if let Some(c) = self.dp.get(i as usize) {
+            c.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// The netns's memory budget (`max-memory`) for `n` octets a flow's
@@ -206,12 +197,12 @@ impl NetState {
     /// Octets the flows' stores keep now.
     #[cfg(crem_kunit)]
     pub(crate) fn memory(&self) -> i64 {
-        self.mem().load(Ordering::Relaxed)
+        self.mem.load(Ordering::Relaxed)
     }
 
     /// As [`Self::memory`], as stats-get reports it (the `s64` as a `u64`).
     pub(crate) fn memory_now(&self) -> u64 {
-        self.mem().load(Ordering::Relaxed) as u64
+        self.mem.load(Ordering::Relaxed) as u64
     }
 
     /// The hook's counters, in their attributes' order (`Counter`).
@@ -223,18 +214,18 @@ impl NetState {
         v
     }
 
-    /// One of C's datapath counters (`enum crem_dp`; 0 if not counted).
+    /// One of the datapath counters (`enum crem_dp`).
     pub(crate) fn dp(&self, i: ffi::crem_dp) -> u64 {
-        read_at(self.c.dp, i as usize, ffi::crem_dp_CREM_NR_DP as usize)
+        self.dp
+            .get(i as usize)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// CREM datagrams by msgs-by-type slot: received, then sent.
-    pub(crate) fn msg_counts(&self) -> [u64; 2 * crate::host::MSG_SLOTS] {
-        let mut v = [0; 2 * crate::host::MSG_SLOTS];
-        let (i, o) = v.split_at_mut(crate::host::MSG_SLOTS);
-        for (n, (a, b)) in (0..crate::host::MSG_SLOTS).zip(i.iter_mut().zip(o.iter_mut())) {
-            *a = read_at(self.c.msg_in, n, crate::host::MSG_SLOTS);
-            *b = read_at(self.c.msg_out, n, crate::host::MSG_SLOTS);
+    pub(crate) fn msg_counts(&self) -> [u64; 2 * MSG_SLOTS] {
+        let mut v = [0; 2 * MSG_SLOTS];
+        for (o, c) in v.iter_mut().zip(self.msgs.iter().flatten()) {
+            *o = c.load(Ordering::Relaxed);
         }
         v
     }
@@ -249,32 +240,31 @@ impl NetState {
     /// stats-reset: the netns's own counters restart from 0 (the flows'
     /// are never rewound: see `totals`).
     pub(crate) fn reset_counters(&self) {
-        for c in self.counters.iter() {
+        let msgs = self.msgs.iter().flatten();
+        let all = Iterator::chain(self.counters.iter(), self.dp.iter());
+        for c in Iterator::chain(all, msgs) {
             c.store(0, Ordering::Relaxed);
-        }
-        for i in 0..ffi::crem_dp_CREM_NR_DP as usize {
-            store_at(self.c.dp, i, ffi::crem_dp_CREM_NR_DP as usize);
-        }
-        for i in 0..crate::host::MSG_SLOTS {
-            store_at(self.c.msg_in, i, crate::host::MSG_SLOTS);
-            store_at(self.c.msg_out, i, crate::host::MSG_SLOTS);
         }
     }
 
     fn mem(&self) -> &AtomicI64 {
-        // SAFETY: `mem` is C's `atomic64_t` (an `AtomicI64`, only ever
-        // changed atomically), which outlives this state.
-        unsafe { self.c.mem.as_ref() }.unwrap_or(&self.mem_own)
+        &self.mem
     }
 
     /// Counts a CREM datagram of msgs-by-type `slot` received at the
     /// socket, or sent.
     pub(crate) fn count_msg_in(&self, slot: usize) {
-        count_at(self.c.msg_in, slot, crate::host::MSG_SLOTS, 1);
+        self.count_msg(0, slot);
     }
 
     pub(crate) fn count_msg_out(&self, slot: usize) {
-        count_at(self.c.msg_out, slot, crate::host::MSG_SLOTS, 1);
+        self.count_msg(1, slot);
+    }
+
+    fn count_msg(&self, dir: usize, slot: usize) {
+        if let Some(c) = self.msgs.get(dir).and_then(|d| d.get(slot)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// The netns makes no flow any more (process context): queued
@@ -297,58 +287,14 @@ impl NetState {
     }
 }
 
-/// Adds `v` to `a[i]`, one of C's arrays of `n` counters (null: none).
-fn count_at(a: *const AtomicI64, i: usize, n: usize, v: u64) {
-    if let Some(c) = c_counter(a, i, n) {
-        c.fetch_add(i64::try_from(v).unwrap_or(i64::MAX), Ordering::Relaxed);
-    }
-}
-
-/// `a[i]`, one of C's arrays of `n` counters (null: none, 0).
-fn read_at(a: *const AtomicI64, i: usize, n: usize) -> u64 {
-    c_counter(a, i, n).map_or(0, |c| c.load(Ordering::Relaxed) as u64)
-}
-
-/// Zeroes `a[i]`, one of C's arrays of `n` counters (null: none).
-fn store_at(a: *const AtomicI64, i: usize, n: usize) {
-    if let Some(c) = c_counter(a, i, n) {
-        c.store(0, Ordering::Relaxed);
-    }
-}
-
-/// `a[i]`, one of C's arrays of `n` counters; None for a null array (not
-/// counted) or an index outside it.
-fn c_counter<'a>(a: *const AtomicI64, i: usize, n: usize) -> Option<&'a AtomicI64> {
-    if a.is_null() || i >= n {
-        return None;
-    }
-    // SAFETY: `a` is one of C's arrays of `n` `atomic64_t` (an `s64` each,
-    // as `AtomicI64`, only ever changed atomically), which outlive the
-    // state that holds them (`CNet`); `i` is in it.
-    Some(unsafe { &*a.add(i) })
-}
-
 /// # Safety
-/// `state` must come from [`crem_rs_net_init`] and not have been freed.
+/// `state` must come from [`init`] and not have been freed.
 pub(crate) unsafe fn state<'a>(state: *mut c_void) -> &'a NetState {
     // SAFETY: per the function contract.
     unsafe { &*(state as *const NetState) }
 }
 
-/// The state of netns `net`, if it has one (every netns has while the
-/// module's pernet operations are registered; its exit frees it after the
-/// netns's sockets and devices are gone).
-///
-/// # Safety
-///
-/// `net` is a live netns, and the caller holds it for the state's use (a
-/// request's socket, a device of it).
-pub(crate) unsafe fn of<'a>(net: *mut bindings::net) -> Option<&'a NetState> {
-    // SAFETY: a live netns (the contract); C's state of it holds ours.
-    unsafe { state_opt(ffi::crem_glue_state(net)) }
-}
-
-/// As [`state`], for a pointer C may pass null.
+/// As [`state`], for a pointer that may be null.
 ///
 /// # Safety
 ///
@@ -358,43 +304,95 @@ pub(crate) unsafe fn state_opt<'a>(state: *mut c_void) -> Option<&'a NetState> {
     (!state.is_null()).then(|| unsafe { self::state(state) })
 }
 
-/// The state of netns `net` (pernet init, in the task that makes it), or
-/// null if out of memory. `cn` is C's state of it (null: a KUnit case's),
-/// `dp` its datapath counters and `msg_in`, `msg_out` its msgs-by-type
-/// counters (null: not counted) and `mem` the octets its flows keep (null:
-/// counted in the state), each outliving the state. Its configuration is
-/// a new netns's ([`Config::DEFAULT`]).
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_net_init(
-    net: *mut bindings::net,
-    cn: *mut ffi::crem_net,
-    dp: *mut bindings::atomic64_t,
-    msg_in: *mut bindings::atomic64_t,
-    msg_out: *mut bindings::atomic64_t,
-    mem: *mut bindings::atomic64_t,
-) -> *mut c_void {
-    init(net, cn, &Config::DEFAULT, dp, msg_in, msg_out, mem)
+/// The pernet id the kernel gives the module's operations (written once,
+/// when they are registered, before any init runs).
+static mut NET_ID: c_uint = 0;
+
+/// The module's pernet operations: each netns's slot holds a pointer to
+/// its state.
+static mut PERNET: ffi::pernet_operations = ffi::pernet_operations {
+    init: Some(net_init),
+    exit: Some(net_exit),
+    id: addr_of_mut!(NET_ID),
+    size: core::mem::size_of::<*mut NetState>(),
+    // SAFETY: the rest (the list head the kernel links, no pre-exit or
+    // batched exit) is all zeros, valid for their types.
+    ..unsafe { core::mem::zeroed() }
+};
+
+/// Makes a state for every netns, now and as each is made, and frees each
+/// at the netns's exit; all of them when the registration drops.
+pub(crate) fn register() -> Result<pernet::Registration> {
+    // SAFETY: the static operations, registered once (module init); their
+    // callbacks are sound for any netns.
+    unsafe { pernet::Registration::register(addr_of_mut!(PERNET)) }
 }
 
-/// As [`crem_rs_net_init`], configured as `cfg` (KUnit's states).
-pub(crate) fn init(
-    net: *mut bindings::net,
-    cn: *mut ffi::crem_net,
-    cfg: &Config,
-    dp: *mut bindings::atomic64_t,
-    msg_in: *mut bindings::atomic64_t,
-    msg_out: *mut bindings::atomic64_t,
-    mem: *mut bindings::atomic64_t,
-) -> *mut c_void {
+/// The slot of `net` that holds its state's address.
+///
+/// # Safety
+///
+/// As for [`pernet::slot`], the operations registered.
+unsafe fn slot(net: *const bindings::net) -> *mut *mut c_void {
+    // SAFETY: the contract; the id was written at registration.
+    unsafe { pernet::slot(net, addr_of!(NET_ID).read()).cast() }
+}
+
+/// The state of netns `net`, if it has one (every netns has while the
+/// module's pernet operations are registered, from its init to its exit,
+/// which frees it after the netns's hooks are gone and its socket is
+/// closed).
+///
+/// # Safety
+///
+/// `net` is a live netns, and the caller holds it for the state's use (a
+/// request's socket, a device of it, a packet at its hook), within the
+/// registration's life.
+pub(crate) unsafe fn of<'a>(net: *mut bindings::net) -> Option<&'a NetState> {
+    // SAFETY: a live netns (the contract); its slot holds null or its
+    // state, alive until its exit.
+    unsafe { state_opt(slot(net).read()) }
+}
+
+/// The initial netns's state.
+///
+/// # Safety
+///
+/// The module's pernet operations are registered (the module is loaded
+/// and initialised), so the initial netns has a state.
+#[cfg(crem_kunit)]
+pub(crate) unsafe fn init_state<'a>() -> &'a NetState {
+    // SAFETY: the contract: the initial netns's init of our operations
+    // ran, and its exit runs only when they are unregistered.
+    unsafe { state(slot(crate::kernel_ext::net::init_net()).read()) }
+}
+
+/// Pernet init: the state of `net` (in the task that makes the netns).
+unsafe extern "C" fn net_init(net: *mut bindings::net) -> c_int {
+    let st = init(net, true, &Config::DEFAULT);
+    if st.is_null() {
+        return ENOMEM.to_errno();
+    }
+    // SAFETY: the netns's init of our operations: its slot is ours.
+    unsafe { slot(net).write(st) };
+    0
+}
+
+/// Pernet exit: the state of `net` goes (its hooks, its socket, its flows,
+/// then the state).
+unsafe extern "C" fn net_exit(net: *mut bindings::net) {
+    // SAFETY: the netns's exit of our operations: its slot is ours.
+    let st = unsafe { slot(net).read() };
+    exit(st);
+    // SAFETY: as above.
+    unsafe { slot(net).write(core::ptr::null_mut()) };
+}
+
+/// The state of netns `net` (null if out of memory), configured as `cfg`;
+/// `own`: the netns's own (pernet init), else a KUnit case's.
+pub(crate) fn init(net: *mut bindings::net, own: bool, cfg: &Config) -> *mut c_void {
     let (Some(net), Ok(flows)) = (NonNull::new(net), FlowTable::new()) else {
         return core::ptr::null_mut();
-    };
-    let c = CNet {
-        cn,
-        dp: dp.cast::<AtomicI64>(),
-        msg_in: msg_in.cast::<AtomicI64>(),
-        msg_out: msg_out.cast::<AtomicI64>(),
-        mem: mem.cast::<AtomicI64>(),
     };
     let st = pin_init!(NetState {
         socket <- Socket::new(),
@@ -413,30 +411,37 @@ pub(crate) fn init(
         flows,
         memcg: MemCg::of_current(),
         net,
-        c,
-        mem_own: AtomicI64::new(0),
+        hooks: Hooks::new(),
+        dp: [const { AtomicU64::new(0) }; NR_DP],
+        msgs: [const { [const { AtomicU64::new(0) }; MSG_SLOTS] }; 2],
+        mem: AtomicI64::new(0),
+        own,
     });
     match KBox::pin_init(st, GFP_KERNEL) {
-        // SAFETY: C keeps the state where it is (a pointer) until
-        // `crem_rs_net_exit` rebuilds the pinned box.
+        // SAFETY: the state stays where it is (a pointer) until `exit`
+        // rebuilds the pinned box.
         Ok(b) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) }).cast(),
         Err(_) => core::ptr::null_mut(),
     }
 }
 
-#[no_mangle]
-pub(crate) extern "C" fn crem_rs_net_exit(state: *mut c_void) {
+/// Frees a state of [`init`] (null: none): its hooks go and those in
+/// flight end, its socket closes, its flows go, then the state.
+pub(crate) fn exit(state: *mut c_void) {
     if state.is_null() {
         return;
     }
-    // SAFETY: `state` came from `KBox::into_raw` in `crem_rs_net_init`,
-    // pinned there and dropped in place; the C side unregistered the hooks
-    // and waited for RCU readers before calling.
+    // SAFETY: `state` came from `KBox::into_raw` in `init`, pinned there
+    // and dropped in place, once.
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
-    // The network side quiet first: no datagram makes a flow after. (No
-    // netlink request of the netns runs: its sockets are gone.)
     {
         let set = st.settings.setter();
+        st.hooks.keep(&st, Role::Disabled, &set);
+        // Hooks run under RCU: those in flight end before the state goes.
+        // SAFETY: process context, no spinlock held.
+        unsafe { ffi::synchronize_net() };
+        // The network side quiet: no datagram makes a flow after. (No
+        // netlink request of the netns runs: its sockets are gone.)
         let _ = st.socket.reconfigure(&st, 0);
         drop(set);
     }

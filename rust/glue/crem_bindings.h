@@ -6,6 +6,7 @@
  * constants of the hook. kernel::bindings in 6.12 covers none of these.
  */
 #include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
 #include <linux/capability.h>
 #include "crem_glue.h"
 #include "crem_engine.h"

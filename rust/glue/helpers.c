@@ -13,6 +13,7 @@
 #include <linux/etherdevice.h>
 #include <net/udp_tunnel.h>
 #include <linux/rtnetlink.h>
+#include <net/netns/generic.h>
 #include "helpers.h"
 #include "crem-nl-gen.h"
 
@@ -326,6 +327,11 @@ u8 crem_h_nf_pf(const void *state)
 	return ((const struct nf_hook_state *)state)->pf;
 }
 
+struct net *crem_h_nf_net(const void *state)
+{
+	return ((const struct nf_hook_state *)state)->net;
+}
+
 unsigned int crem_h_dev_mtu(const struct net_device *dev)
 {
 	return READ_ONCE(dev->mtu);
@@ -432,6 +438,11 @@ unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr)
 	mtu = dst_mtu(&rt->dst);
 	ip_rt_put(rt);
 	return mtu;
+}
+
+void *crem_h_net_generic(const struct net *net, unsigned int id)
+{
+	return net_generic(net, id);
 }
 
 bool crem_h_net_other_userns(const struct net *net)

@@ -123,6 +123,7 @@ bool crem_h_skb_queue_empty(const struct sk_buff_head *q);
 /* @state: a struct nf_hook_state (which the kernel crate has no type for). */
 int crem_h_nf_okfn(const void *state, struct sk_buff *skb);
 u8 crem_h_nf_pf(const void *state);
+struct net *crem_h_nf_net(const void *state);
 
 /* netdevice.h, rtnetlink.h: a netdevice notifier's device, its netns, RTNL held */
 struct net_device *crem_h_netdev_notifier_info_to_dev(void *info);
@@ -171,6 +172,8 @@ u8 crem_h_rt_hoplimit(struct rtable *rt);
 unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr);
 
 /* net_namespace.h: struct net is opaque to Rust (rust/kernel_ext/net.rs). */
+/* net_generic(): the subsystem @id's slot in @net (rust/kernel_ext/pernet.rs). */
+void *crem_h_net_generic(const struct net *net, unsigned int id);
 /* net->user_ns != &init_user_ns */
 bool crem_h_net_other_userns(const struct net *net);
 /* One step of for_each_net (under net_rwsem): the netns after @net (NULL: the first), or NULL. */

@@ -53,7 +53,8 @@ impl<'r> Attr<'r> {
     /// # Safety
     ///
     /// `a` is null or an attribute `nla_parse` accepted (header and payload
-    /// within the request), which lives for `'r`.
+    /// within the request, 4-aligned as netlink aligns attributes), which
+    /// lives for `'r`.
     pub(crate) unsafe fn from_raw(a: *const bindings::nlattr) -> Option<Self> {
         NonNull::new(a.cast_mut()).map(|a| Attr { a, _r: PhantomData })
     }
@@ -133,17 +134,16 @@ impl<'r> Iterator for Nested<'r> {
             [a, b, _, _, ..] => usize::from(u16::from_ne_bytes([*a, *b])),
             _ => return None,
         };
-        if len < NLA_HDRLEN || len > self.rest.len() {
+        let a = self.rest.as_ptr().cast::<bindings::nlattr>();
+        if len < NLA_HDRLEN || len > self.rest.len() || a.align_offset(4) != 0 {
             self.rest = &[];
             return None;
         }
-        let a = self.rest.as_ptr().cast::<bindings::nlattr>();
         // `nla_next`: the next one is 4-aligned (`len` is a u16's).
         self.rest = self.rest.get((len + 3) & !3..).unwrap_or(&[]);
-        // SAFETY: `a` is an attribute whose header and payload lie in the
-        // nest's payload (checked above), which lives for 'r; the nest's
-        // policy validated it (`nested`'s contract) and netlink attributes
-        // are 4-aligned in the request.
+        // SAFETY: `a` is an attribute, 4-aligned, whose header and payload
+        // lie in the nest's payload (checked above), which lives for 'r;
+        // the nest's policy validated it (`nested`'s contract).
         unsafe { Attr::from_raw(a) }
     }
 }

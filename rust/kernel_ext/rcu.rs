@@ -85,7 +85,8 @@ impl<T> RcuDouble<T> {
         // other writer runs (the caller's contract).
         f(unsafe { &mut *self.copies[next].get() });
         self.current.store(next, Ordering::Release);
-        // SAFETY: process context (the caller's contract), no lock held.
+        // SAFETY: process context (the caller's contract), no spinlock
+        // held (sleeping locks may be).
         unsafe { bindings::synchronize_rcu() };
     }
 }

@@ -33,10 +33,10 @@ fn init_state<'a>() -> Result<&'a NetState> {
     state(net::init_net())
 }
 
-/// Whether `net` is limited (see the module's docs).
-fn limited(net: *mut bindings::net) -> bool {
-    // SAFETY: a request's netns, live for the request.
-    unsafe { net::of_other_userns(net) }
+/// Whether `st`'s netns is limited (see the module's docs).
+fn limited(st: &NetState) -> bool {
+    // SAFETY: the netns of a state is live while the state is.
+    unsafe { net::of_other_userns(st.net().as_ptr()) }
 }
 
 /// The initial netns's limits (exact under its limits lock).
@@ -74,14 +74,14 @@ pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
     })
 }
 
-/// A copy of `st`'s configuration, off the stack (1.4 KB); for a limited
+/// A copy of `st`'s configuration (boxed: 1.4 KB); for a limited
 /// netns, as it applies: its defaults may exceed the initial netns's
 /// limits until its first config-set clamps them (nothing runs before
 /// that: no port, no role).
 fn snapshot(st: &NetState) -> Result<KBox<Config>> {
     let mut c = KBox::new(Config::DEFAULT, GFP_KERNEL)?;
     st.settings.snapshot(&mut c);
-    if limited(st.net().as_ptr()) {
+    if limited(st) {
         ctl::clamp(&mut c, init_limits()?);
     }
     Ok(c)
@@ -221,11 +221,12 @@ pub(crate) fn edit<'r>(
         .map_err(|r| refuse(ext, &r, locate(r.at, nest, tb, None)))
 }
 
-/// The MTU of the route to IPv4 address `a` in `net`, if there is one.
-fn route_mtu(net: *mut bindings::net, a: [u8; 4]) -> Option<u32> {
-    // SAFETY: a live netns (the request's); a route lookup in process
-    // context; the route is put before the return.
-    let mtu = unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) };
+/// The MTU of the route to IPv4 address `a` in `st`'s netns, if there is
+/// one.
+fn route_mtu(st: &NetState, a: [u8; 4]) -> Option<u32> {
+    // SAFETY: the netns of a state is live while the state is; a route
+    // lookup in process context; the route is put before the return.
+    let mtu = unsafe { ffi::crem_h_route_mtu4(st.net().as_ptr(), u32::from_ne_bytes(a)) };
     (mtu != 0).then_some(mtu)
 }
 
@@ -239,25 +240,40 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_config_nl_policy) };
     let tb = ConfigAttrs::parse(nest, policy, &ext)?;
     let mut c = KBox::new(Config::DEFAULT, GFP_KERNEL)?;
-    let limited = limited(net);
+    let init = init_state()?;
+    let limited = limited(st);
     let at = |r: &ctl::Refusal| locate(r.at, nest, &tb, None);
 
     let setter = st.settings.setter();
     st.settings.snapshot(&mut c);
-    let serving = c.socket_port();
+    let (serving, was) = (c.socket_port(), c.role);
     let given = edit(&mut c, nest, &tb, &ext)?;
     if limited {
         ctl::check_limits(&mut c, given, init_limits()?).map_err(|r| refuse(&ext, &r, at(&r)))?;
     }
-    ctl::check_mtu(&c, given, |a| route_mtu(net, a)).map_err(|r| refuse(&ext, &r, at(&r)))?;
-    // The socket exists while a role is active; bound before the commit.
-    let bound = match st.socket.reconfigure(st, c.socket_port()) {
+    ctl::check_mtu(&c, given, |a| route_mtu(st, a)).map_err(|r| refuse(&ext, &r, at(&r)))?;
+    // The new role's hooks (`crate::hook_points`), then its socket (which exists
+    // while a role is active), before the commit; on a failure, the hooks
+    // are those of the old role again.
+    let hooked = match st.hooks.add(st, c.role, &setter) {
         Ok(()) => 0,
-        Err(e) => e,
+        Err(e) => e.to_errno(),
     };
-    ctl::bind_result(&c, given, serving, bound).map_err(|r| refuse(&ext, &r, at(&r)))?;
+    let bound = match hooked {
+        0 => st
+            .socket
+            .reconfigure(st, c.socket_port())
+            .err()
+            .unwrap_or(0),
+        _ => 0,
+    };
+    let up =
+        ctl::hooks_result(given, hooked).and_then(|()| ctl::bind_result(&c, given, serving, bound));
+    if let Err(r) = up {
+        st.hooks.keep(st, was, &setter);
+        return Err(refuse(&ext, &r, at(&r)));
+    }
 
-    let init = init_state()?;
     let changed = {
         let _limits = init.settings.limits_lock();
         if limited {
@@ -266,11 +282,13 @@ pub(super) fn set(info: &Info<'_>) -> Result {
         }
         let old = st.settings.limits();
         let changed = st.commit(&c, &setter);
-        if net == net::init_net() && c.limits().below(&old) {
+        if core::ptr::eq(st, init) && c.limits().below(&old) {
             lower(c.limits());
         }
         changed
     };
+    // The hooks the old role needed and the new one does not.
+    st.hooks.keep(st, c.role, &setter);
     drop(setter);
     // Only real changes are notified.
     if changed {
@@ -283,14 +301,17 @@ pub(super) fn set(info: &Info<'_>) -> Result {
 /// them is lowered, and notified. Under the initial netns's limits lock.
 fn lower(lim: Limits) {
     net::for_each(|n| {
-        if !limited(n) {
-            return;
-        }
-        // SAFETY: listed, so its pernet init has run and its exit has not:
-        // its state is alive while the list lock is held.
+        // SAFETY: listed, so live, its pernet init run and its exit not
+        // begun (a netns is unlisted before its exits), while the list
+        // lock is held; at module unload, when our exits run for every
+        // netns, the family is unregistered first, which waits for this
+        // handler.
         let Some(st) = (unsafe { netns::of(n) }) else {
             return;
         };
+        if !limited(st) {
+            return;
+        }
         if st.settings.clamp(lim) {
             notify(st);
         }

@@ -1,7 +1,8 @@
 //! The control plane's configuration rules, as pure functions: what
 //! config-set accepts, and why it refuses (the texts the kernel puts in the
-//! extack, byte for byte those of `rust/glue/crem_nl.c`, which these
-//! replace), the limits a netns owned by another user namespace gets, the
+//! extack, byte for byte those of the C handler these replaced,
+//! `rust/glue/crem_nl.c`, removed in 9e2cff7: its names in parentheses
+//! below are the record of where each rule came from), the limits a netns owned by another user namespace gets, the
 //! symbol length against the route MTU, and the k/m rule of flow-set and
 //! flow-new.
 //!
@@ -31,8 +32,8 @@ pub mod flow;
 
 pub use self::addr::{Addr, List, Peer};
 pub use self::config::{
-    bind_result, check_limits, check_mtu, clamp, Config, Edit, Given, Limits, Recovery, Role,
-    MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
+    bind_result, check_limits, check_mtu, clamp, hooks_result, Config, Edit, Given, Limits,
+    Recovery, Role, MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
 };
 pub use self::flow::km;
 
@@ -208,6 +209,12 @@ pub enum Why {
         /// it so).
         err: i32,
     },
+    /// The netfilter hooks the new role needs could not be registered
+    /// (the socket is put back as it was).
+    Hooks {
+        /// The kernel's error, negative as it returned it.
+        err: i32,
+    },
     /// flow-set/flow-new: one of k and m without the other.
     KmTogether,
     /// flow-set/flow-new: k = 0.
@@ -223,7 +230,7 @@ impl Why {
             Why::Mtu { .. } => EMSGSIZE,
             Why::AboveInitFlows { .. } | Why::AboveInitMemory { .. } => ERANGE,
             Why::PortInUse { .. } | Why::PortInUseOff { .. } => EADDRINUSE,
-            Why::Bind { err, .. } => match Errno::from_kernel(*err) {
+            Why::Bind { err, .. } | Why::Hooks { err } => match Errno::from_kernel(*err) {
                 Some(e) => e,
                 None => EINVAL,
             },
@@ -277,7 +284,8 @@ impl Why {
             | Why::AboveInitMemory { .. }
             | Why::PortInUse { .. }
             | Why::PortInUseOff { .. }
-            | Why::Bind { .. } => return None,
+            | Why::Bind { .. }
+            | Why::Hooks { .. } => return None,
         })
     }
 }
@@ -316,6 +324,10 @@ impl fmt::Display for Why {
             Why::PortInUseOff { port } => write!(
                 f,
                 "port {port} is in use by another socket; CREM stays off"
+            ),
+            Why::Hooks { err } => write!(
+                f,
+                "cannot register the role's netfilter hooks: error {err} (nothing changed)"
             ),
             Why::Bind { port, err } => write!(
                 f,

@@ -1,4 +1,5 @@
-//! `crem_core::ctl` against the C it replaces (`rust/glue/crem_nl.c`):
+//! `crem_core::ctl` against a re-statement of the C it replaced
+//! (`rust/glue/crem_nl.c`, removed in 9e2cff7):
 //! the list semantics and the order of the rules as unit tests, then
 //! properties: an [`Edit`] never panics whatever it is fed; config-set
 //! (edit, finish, limits, MTU) accepts exactly what a re-statement of the C

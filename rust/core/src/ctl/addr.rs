@@ -1,6 +1,6 @@
 //! Addresses, peers and fixed-capacity lists of the configuration
-//! (`struct crem_addr`, `struct crem_peer` and the arrays of
-//! `struct crem_cfg` in `rust/glue/crem_glue.h`).
+//! (they replaced C's `struct crem_addr`, `struct crem_peer` and the
+//! arrays of `struct crem_cfg`).
 
 use super::super::nl;
 use super::{Field, Refusal, Why};

@@ -1,5 +1,6 @@
-//! A netns's configuration (`struct crem_cfg`) and config-set's rules
-//! (`rust/glue/crem_nl.c`): [`Edit`] applies the attributes and checks the
+//! A netns's configuration and config-set's rules (they replaced C's
+//! `struct crem_cfg` and `rust/glue/crem_nl.c`, whose functions are named
+//! in parentheses): [`Edit`] applies the attributes and checks the
 //! rules across them (`crem_apply_cfg`); [`check_limits`], [`clamp`] and
 //! [`Limits`] keep a netns of another user namespace within the initial
 //! netns's limits (`crem_check_limits`, `crem_cfg_clamp`,
@@ -586,6 +587,19 @@ pub fn bind_result(c: &Config, given: Given, serving: u16, err: i32) -> Result<(
     Err(Refusal::new(given.attr_or_nest(nl::CONFIG_PORT), why))
 }
 
+/// Explains netfilter hooks that could not be registered for the new
+/// role (`err`: 0 or a negative errno): the refusal names the role if
+/// given, else the nest, and returns `err` (no errno: EINVAL).
+pub fn hooks_result(given: Given, err: i32) -> Result<(), Refusal> {
+    if err == 0 {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        given.attr_or_nest(nl::CONFIG_ROLE),
+        Why::Hooks { err },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,6 +633,23 @@ mod tests {
             assert_eq!(u8::from(r) as usize, i, "{name}");
         }
         assert_eq!(Recovery::from_u8(nl::RECOVERY.len() as u8), None);
+    }
+
+    #[test]
+    fn hooks_refusal() {
+        assert_eq!(hooks_result(Given::NONE, 0), Ok(()));
+        let r = hooks_result(Given::NONE.with(nl::CONFIG_ROLE), -12).unwrap_err();
+        assert_eq!(r.at, Some(Field::Config(nl::CONFIG_ROLE)));
+        assert_eq!(r.errno.to_kernel(), -12);
+        assert_eq!(r.why.fixed(), None);
+        extern crate std;
+        use std::string::ToString;
+        assert_eq!(
+            r.why.to_string(),
+            "cannot register the role's netfilter hooks: error -12 (nothing changed)"
+        );
+        let r = hooks_result(Given::NONE, 5).unwrap_err();
+        assert_eq!((r.at, r.errno.get()), (Some(Field::Nest), 22));
     }
 
     #[test]

@@ -941,7 +941,7 @@ pub const STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "flow-up/flow-down notifications not sent (out of memory).",
+            doc: "Notifications (flow-up, flow-down, flow-change, config-changed) not sent: out of memory, or a listener's buffer full.",
         },
         AttrSpec {
             id: STATS_FLOWS_EXPIRED,

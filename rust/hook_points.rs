@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Which netfilter hooks a netns has: those its role needs, registered
+//! while it has that role (a netns with CREM disabled has none, and costs
+//! its packets nothing). A host codes at LOCAL_OUT what goes toward a peer
+//! and takes at LOCAL_IN what comes from one; a gateway does both at
+//! FORWARD. IPv4 only: the datapath's one family so far.
+//!
+//! A role change adds the new role's hooks before the configuration is
+//! committed and removes those it no longer needs after
+//! (`crate::netlink::config`), so no packet the new role protects passes
+//! unhooked; the hook reads the role per packet (`crate::hook`).
+
+use crate::config::Setter;
+use crate::crem_core::ctl::Role;
+use crate::ffi;
+use crate::hook;
+use crate::kernel_ext::netfilter::HookOps;
+use crate::netns::{self, NetState};
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicU8, Ordering};
+use kernel::bindings;
+use kernel::error::{code::EINVAL, Result};
+
+/// Last in every chain: on the way in after filtering, on the way out
+/// after filtering and NAT, so the CSF codes only packets that do leave
+/// (and may pass them on itself, see `crate::hook`).
+const PRIORITY: i32 = ffi::nf_ip_hook_priorities_NF_IP_PRI_LAST - 1;
+
+/// One hook per hook point, in `enum crem_hook`'s order (its value is the
+/// hook's tag, and its bit in [`Hooks`]).
+static OPS: [HookOps; 3] = [
+    HookOps::new(
+        crem_nf_hook,
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
+        PRIORITY,
+        ffi::HOOK_LOCAL_IN as usize,
+    ),
+    HookOps::new(
+        crem_nf_hook,
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_FORWARD,
+        PRIORITY,
+        ffi::HOOK_FORWARD as usize,
+    ),
+    HookOps::new(
+        crem_nf_hook,
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
+        PRIORITY,
+        ffi::HOOK_LOCAL_OUT as usize,
+    ),
+];
+
+const _: () =
+    assert!(ffi::HOOK_LOCAL_IN == 0 && ffi::HOOK_FORWARD == 1 && ffi::HOOK_LOCAL_OUT == 2);
+
+/// The hook points (bits by `enum crem_hook`) `role` needs.
+const fn needs(role: Role) -> u8 {
+    match role {
+        Role::Disabled => 0,
+        Role::Host => 1 << ffi::HOOK_LOCAL_IN | 1 << ffi::HOOK_LOCAL_OUT,
+        Role::Gateway => 1 << ffi::HOOK_FORWARD,
+    }
+}
+
+/// The hooks registered in a netns (bits by `enum crem_hook`), changed
+/// under its setter lock only.
+pub(crate) struct Hooks(AtomicU8);
+
+impl Hooks {
+    pub(crate) const fn new() -> Hooks {
+        Hooks(AtomicU8::new(0))
+    }
+
+    /// Which are registered now.
+    pub(crate) fn registered(&self) -> u8 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Registers in `st`'s netns the hooks `role` needs that it does not
+    /// have (process context, under the setter lock). On an error, those
+    /// it had are kept and those it registered stay registered too (a
+    /// later [`Self::keep`] removes them).
+    pub(crate) fn add(&self, st: &NetState, role: Role, setter: &Setter<'_>) -> Result {
+        if !setter.holds(&st.settings) {
+            return Err(EINVAL);
+        }
+        let want = needs(role) & !self.registered();
+        for (bit, ops) in (0u8..).zip(OPS.iter()) {
+            if want & 1 << bit != 0 {
+                // SAFETY: the netns is live while its state is; not
+                // registered there (its bit is clear); unregistered by
+                // `keep` before the state goes (`crem_rs_net_exit`).
+                unsafe { ops.register(st.net().as_ptr()) }?;
+                self.0.fetch_or(1 << bit, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Unregisters from `st`'s netns the hooks `role` does not need
+    /// (process context, under the setter lock). Calls in flight may run
+    /// until a grace period has passed.
+    pub(crate) fn keep(&self, st: &NetState, role: Role, setter: &Setter<'_>) {
+        if !setter.holds(&st.settings) {
+            return;
+        }
+        let drop = self.registered() & !needs(role);
+        for (bit, ops) in (0u8..).zip(OPS.iter()) {
+            if drop & 1 << bit != 0 {
+                // SAFETY: registered there (its bit is set); the netns is
+                // live while its state is.
+                unsafe { ops.unregister(st.net().as_ptr()) };
+                self.0.fetch_and(!(1 << bit), Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Every packet at our hooks: its netns's state and the hook point (the
+/// hook's tag) to the datapath (`crate::hook`).
+///
+/// # Safety
+///
+/// Netfilter calls it with a hook's `priv` (one of [`OPS`]' tags), packet
+/// and state, for the call.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn crem_nf_hook(
+    tag: *mut c_void,
+    skb: *mut bindings::sk_buff,
+    nf: *const ffi::nf_hook_state,
+) -> u32 {
+    // SAFETY: netfilter's state for the call.
+    let net = unsafe { ffi::crem_h_nf_net(nf.cast()) };
+    // SAFETY: the packet's netns, live while its hook runs; a hook is
+    // registered only while the netns has a state (its exit unregisters
+    // them and waits for those in flight before the state goes).
+    let Some(st) = (unsafe { netns::of(net) }) else {
+        return ffi::NF_ACCEPT;
+    };
+    // SAFETY: the hook's packet and state (the contract).
+    unsafe { hook::run(st, tag as usize as u32, skb, nf.cast()) }
+}
