@@ -19,6 +19,7 @@ use super::bench_work as work;
 use super::flow::{hello, hello_ack, param_ack};
 use super::run;
 use crate::crem_core::ctl::{Addr, Config, Peer, Role};
+use crate::crem_core::nl::stat;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::crem_core::wire::{FecScheme, ParamUpdate};
@@ -26,7 +27,7 @@ use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Skb;
-use crate::netns::{self, Counter};
+use crate::netns;
 use crate::table::{FlowKey, InTable};
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
@@ -58,13 +59,13 @@ const SYMBOL_LEN: u16 = 1062;
 /// waits behind it released) when it is over, so it outlasts a round even
 /// on the debug kernel (about 0.15 s), and the rounds wait it out.
 const HOLD_US: u32 = 500_000;
-/// The netns's datapath counters (`enum crem_dp`, crem_glue.h) read here.
-const DP_DROP_MSG_INVALID: u32 = ffi::crem_dp_CREM_DROP_MSG_INVALID;
-const DP_DROP_MSG_PEER: u32 = ffi::crem_dp_CREM_DROP_MSG_PEER;
-const DP_DROP_MSG_NO_FLOW: u32 = ffi::crem_dp_CREM_DROP_MSG_NO_FLOW;
-const DP_DROP_SEND: u32 = ffi::crem_dp_CREM_DROP_SEND;
-const DP_FLOW_UP: u32 = ffi::crem_dp_CREM_EV_FLOW_UP;
-const DP_FLOW_DOWN: u32 = ffi::crem_dp_CREM_EV_FLOW_DOWN;
+/// The netns's counters (`nl::stat`) read here.
+const DP_DROP_MSG_INVALID: usize = stat::DROP_MSG_INVALID;
+const DP_DROP_MSG_PEER: usize = stat::DROP_MSG_PEER;
+const DP_DROP_MSG_NO_FLOW: usize = stat::DROP_MSG_NO_FLOW;
+const DP_DROP_SEND: usize = stat::DROP_SEND;
+const DP_FLOW_UP: usize = stat::FLOWS_CREATED;
+const DP_FLOW_DOWN: usize = stat::FLOWS_REMOVED;
 const ETH_P_IP: u16 = bindings::ETH_P_IP as u16;
 const NF_STOLEN: u32 = 2;
 const PKT_LEN: usize = IPV4_HDR_LEN + UDP_HDR_LEN + work::PACKET_LEN;
@@ -164,9 +165,9 @@ fn fixture() -> &'static netns::NetState {
     unsafe { netns::init_state() }
 }
 
-/// The netns's datapath counter `i` (`enum crem_dp`).
-fn dp(i: ffi::crem_dp) -> u64 {
-    fixture().dp(i)
+/// The netns's counter `i` (`nl::stat`).
+fn dp(i: usize) -> u64 {
+    fixture().stat(i)
 }
 
 /// The request flow of `side` of the key in the fixture's netns, or
@@ -401,7 +402,7 @@ fn with_flow(
 /// The fixture netns's RoCEv2 counters: seen at FORWARD, sources.
 fn roce_seen() -> (u64, u64) {
     let st = fixture();
-    (st.get(Counter::RoceForward), st.get(Counter::RoceSources))
+    (st.stat(stat::ROCE_FORWARD), st.stat(stat::SOURCES))
 }
 
 /// Packets the hook lets pass untouched (`name`): their cost in the hook,

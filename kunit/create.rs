@@ -8,6 +8,7 @@
 use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::create::{self, Creation};
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::kernel_ext::bh;
 use crate::netns::NetState;
@@ -17,7 +18,7 @@ use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 use kernel::bindings;
 
-const LIMIT: ffi::crem_dp = ffi::crem_dp_CREM_DROP_FLOW_LIMIT;
+const LIMIT: usize = stat::DROP_FLOW_LIMIT;
 const MAX_FLOWS: u32 = 3;
 
 /// The receiver flow's key for QP `qp`.
@@ -70,7 +71,7 @@ fn create_queue_and_spares(w: &mut dyn Write) -> bool {
     let mut cfg = host_cfg();
     (cfg.max_flows, cfg.max_memory) = (MAX_FLOWS, 64 << 20);
     with_netns(&cfg, w, |st, w| {
-        let limit = || st.dp(LIMIT) as i64;
+        let limit = || st.stat(LIMIT) as i64;
         queue_and_spares_in(st, limit, w)
     })
 }

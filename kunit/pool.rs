@@ -11,6 +11,7 @@
 use super::{run, Checks};
 use crate::crem_core::ctl::{Config, Recovery, Role};
 use crate::crem_core::engine::module_caps::MAX_BDP_DEFAULT;
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow;
 use crate::netns::{self, NetState};
@@ -224,7 +225,7 @@ fn netns_budget(w: &mut dyn Write) -> bool {
     let mut cfg = host_cfg();
     cfg.max_memory = 1000;
     with_netns(&cfg, w, |st, w| {
-        let refused = || st.dp(ffi::crem_dp_CREM_DROP_MEMORY);
+        let refused = || st.stat(stat::DROP_MEMORY);
         let mut c = Checks::new(w);
         c.check(st.charge(600) && st.charge(400), "charges up to max-memory");
         c.check(

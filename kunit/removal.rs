@@ -11,6 +11,7 @@ use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::collector::stale;
 use crate::crem_core::ctl::Config;
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow::{now, Flow};
 use crate::kernel_ext::bh;
@@ -23,15 +24,6 @@ use core::fmt::Write;
 /// Where msgs-in is among the flow-stats counters (crem_engine.h).
 const MSGS_IN: usize = ffi::CREM_FS_ENGINE as usize;
 const NS_PER_S: u64 = 1_000_000_000;
-
-/// A case's netns state's datapath counters.
-struct Dp<'a>(&'a NetState);
-
-impl Dp<'_> {
-    fn get(&self, i: ffi::crem_dp) -> i64 {
-        self.0.dp(i) as i64
-    }
-}
 
 /// A host's configuration with room for a few flows.
 fn cfg() -> Config {
@@ -68,7 +60,6 @@ fn msgs_in(st: &NetState, rebase: bool) -> u64 {
 
 fn removal_once_and_totals(w: &mut dyn Write) -> bool {
     with_netns(&cfg(), w, |st, w| {
-        let dp = Dp(st);
         let mut c = Checks::new(w);
         c.check(make(st, 1) && make(st, 2), "flows not made");
         poke(st, 1);
@@ -86,19 +77,16 @@ fn removal_once_and_totals(w: &mut dyn Write) -> bool {
         c.check(!has(st, 1) && has(st, 2), "the table after the removal");
         c.check(st.flows.count(SIDE_CRF) == 1, "flows counted");
         // Listed, not yet freed: nothing counted before the reap.
-        c.check(
-            dp.get(ffi::crem_dp_CREM_EV_FLOW_DOWN) == 0,
-            "counted before reaped",
-        );
+        c.check(st.stat(stat::FLOWS_REMOVED) == 0, "counted before reaped");
         st.reap(true);
         c.check(
-            dp.get(ffi::crem_dp_CREM_EV_FLOW_DOWN) == 1,
+            st.stat(stat::FLOWS_REMOVED) == 1,
             "flows-removed after the reap",
         );
         // Its counters stay in the totals.
         c.check(msgs_in(st, false) == 3, "a removed flow's counters lost");
         st.reap(true);
-        c.check(dp.get(ffi::crem_dp_CREM_EV_FLOW_DOWN) == 1, "reaped twice");
+        c.check(st.stat(stat::FLOWS_REMOVED) == 1, "reaped twice");
         // A stats-reset restarts the totals, gone flows and live ones alike.
         c.check(msgs_in(st, true) == 3, "totals at the reset");
         c.check(msgs_in(st, false) == 0, "totals after the reset");
@@ -110,10 +98,7 @@ fn removal_once_and_totals(w: &mut dyn Write) -> bool {
         // The flush removes the rest.
         st.flush_flows(false);
         c.check(st.flows.count(SIDE_CRF) == 0, "flows left after the flush");
-        c.check(
-            dp.get(ffi::crem_dp_CREM_EV_FLOW_DOWN) == 2,
-            "the flush's flow-down",
-        );
+        c.check(st.stat(stat::FLOWS_REMOVED) == 2, "the flush's flow-down");
         c.check(msgs_in(st, false) == 1, "the flushed flow's counters lost");
         c.ok
     })
@@ -126,7 +111,6 @@ extern "C" fn crem_kunit_removal_once_and_totals(msg: *mut c_char, len: usize) -
 
 fn collector_expires_idle(w: &mut dyn Write) -> bool {
     with_netns(&cfg(), w, |st, w| {
-        let dp = Dp(st);
         let mut c = Checks::new(w);
         c.check(make(st, 1) && make(st, 2), "flows not made");
         let t0 = now();
@@ -153,10 +137,7 @@ fn collector_expires_idle(w: &mut dyn Write) -> bool {
         st.collect(t0);
         c.check(has(st, 1) && has(st, 2), "a fresh flow collected");
         poke(st, 2);
-        c.check(
-            dp.get(ffi::crem_dp_CREM_EV_FLOW_EXPIRED) == 0,
-            "expired counted early",
-        );
+        c.check(st.stat(stat::FLOWS_EXPIRED) == 0, "expired counted early");
         // 31 s on, both are idle: removed, counted, freed.
         // SAFETY: the module parameter, read as `collector::idle_ns` does.
         let idle_s =
@@ -164,11 +145,8 @@ fn collector_expires_idle(w: &mut dyn Write) -> bool {
         if idle_s == 30 {
             st.collect(t0 + 31 * NS_PER_S);
             c.check(!has(st, 1) && !has(st, 2), "idle flows kept");
-            c.check(
-                dp.get(ffi::crem_dp_CREM_EV_FLOW_EXPIRED) == 2,
-                "flows-expired",
-            );
-            c.check(dp.get(ffi::crem_dp_CREM_EV_FLOW_DOWN) == 2, "flows-removed");
+            c.check(st.stat(stat::FLOWS_EXPIRED) == 2, "flows-expired");
+            c.check(st.stat(stat::FLOWS_REMOVED) == 2, "flows-removed");
             c.check(st.flows.count(SIDE_CRF) == 0, "flows counted");
         } else {
             let _ = write!(c.w, "flow_idle_s is {idle_s}, not the default 30; ");

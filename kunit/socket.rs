@@ -15,7 +15,7 @@ use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::create;
 use crate::crem_core::ctl::{Addr, Config, Peer};
-use crate::ffi;
+use crate::crem_core::nl::stat;
 use crate::host::{msg_slot, MSG_SLOTS};
 use crate::kernel_ext::bh;
 use crate::netns::NetState;
@@ -61,7 +61,7 @@ fn lo_peer_cfg() -> Config {
 fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
     let (lo, cfg) = (LO, lo_peer_cfg());
     with_netns(&cfg, w, |st, w| {
-        let dp = |i: u32| st.dp(i) as i64;
+        let dp = |i: usize| st.stat(i) as i64;
         let (inn, out) = (|i: usize| msgs(st, 0, i), |i: usize| msgs(st, 1, i));
         socket_in(st, u32::from_ne_bytes(lo), &dp, &inn, &out, w)
     })
@@ -70,7 +70,7 @@ fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
 fn socket_in(
     st: &NetState,
     lo: u32,
-    dp: &dyn Fn(u32) -> i64,
+    dp: &dyn Fn(usize) -> i64,
     msg_in: &dyn Fn(usize) -> i64,
     msg_out: &dyn Fn(usize) -> i64,
     w: &mut dyn Write,
@@ -150,24 +150,24 @@ fn socket_in(
     c.check(sent == (true, true), "not sent");
     // Received in softirq: up to 2 s (TCG).
     for _ in 0..200 {
-        if dp(ffi::crem_dp_CREM_EV_MSG_IN) >= 2 {
+        if dp(stat::MSGS_IN) >= 2 {
             break;
         }
         // SAFETY: KUnit cases run in process context.
         unsafe { bindings::msleep(10) };
     }
-    let out = (dp(ffi::crem_dp_CREM_EV_MSG_OUT), msg_out(a), msg_out(j));
+    let out = (dp(stat::MSGS_OUT), msg_out(a), msg_out(j));
     c.check(out == (2, 1, 1), "sent: msgs-out, by type");
-    let inn = (dp(ffi::crem_dp_CREM_EV_MSG_IN), msg_in(a), msg_in(j));
+    let inn = (dp(stat::MSGS_IN), msg_in(a), msg_in(j));
     c.check(inn == (2, 1, 1), "received: msgs-in, by type (is lo up?)");
     if inn != (2, 1, 1) {
         let _ = write!(c.w, "in {inn:?} out {out:?}; ");
     }
     let fate = (
-        dp(ffi::crem_dp_CREM_DROP_MSG_NO_FLOW),
-        dp(ffi::crem_dp_CREM_DROP_MSG_INVALID),
-        dp(ffi::crem_dp_CREM_DROP_MSG_PEER),
-        dp(ffi::crem_dp_CREM_DROP_SEND),
+        dp(stat::DROP_MSG_NO_FLOW),
+        dp(stat::DROP_MSG_INVALID),
+        dp(stat::DROP_MSG_PEER),
+        dp(stat::DROP_SEND),
     );
     c.check(
         fate == (1, 1, 0, 0),
@@ -182,10 +182,7 @@ fn socket_in(
         let bh = bh::disable();
         s.send(st, &bh, to, ack)
     };
-    c.check(
-        !sent && dp(ffi::crem_dp_CREM_DROP_SEND) == 1,
-        "a send without a socket",
-    );
+    c.check(!sent && dp(stat::DROP_SEND) == 1, "a send without a socket");
     // Left bound: released with the state.
     c.check(s.reconfigure(st, PORT) == Ok(()), "binding again");
     // With a socket, flow-new makes its flow (removed again: the state

@@ -10,6 +10,7 @@
 //!     for a new one, with a new HELLO;
 //!   - closed, for [`RETRY_NS`]: it has had its CLOSE.
 
+use crate::crem_core::nl::stat;
 use crate::engine::{STATE_CLOSED, STATE_UNPROTECTED};
 use crate::ffi;
 use crate::flow::Flow;
@@ -119,7 +120,7 @@ impl NetState {
                     }
                 });
             }
-            self.count_dp_by(ffi::crem_dp_CREM_EV_FLOW_EXPIRED, n);
+            self.count_by(stat::FLOWS_EXPIRED, n);
             self.reap(true);
         }
         if self.flows.count(SIDE_CSF) != 0 || self.flows.count(SIDE_CRF) != 0 {

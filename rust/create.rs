@@ -16,6 +16,7 @@
 //! inserted any more, so the netns's last flush finds every flow there
 //! will be. The table's own lock nests inside it.
 
+use crate::crem_core::nl::stat;
 use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow, Spare};
@@ -199,7 +200,7 @@ impl Creation {
         bh: &'a Bh,
     ) -> Option<&'a Flow> {
         if st.flows.count(rq.key.side) >= st.max_flows() {
-            st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_LIMIT);
+            st.count(stat::DROP_FLOW_LIMIT);
             return None;
         }
         if let Some(spare) = st.pool.take(rq.key.side, &st.flow_caps()) {
@@ -210,7 +211,7 @@ impl Creation {
                 // process context): its engine's vfree is deferred then.
                 Err((why, _spare)) => {
                     if why.counted_as_alloc() {
-                        st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
+                        st.count(stat::DROP_FLOW_ALLOC);
                     }
                     None
                 }
@@ -233,7 +234,7 @@ impl Creation {
             return None; // already asked for
         }
         if q.closing || !q.push(r) {
-            st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_LIMIT);
+            st.count(stat::DROP_FLOW_LIMIT);
             return None;
         }
         // Queued under the lock that `close` sets closing under.
@@ -252,7 +253,7 @@ impl Creation {
         hello: &[u8],
     ) -> Result<(), NotMade> {
         let Some(spare) = st.alloc(rq.key.side, &st.flow_caps()) else {
-            st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
+            st.count(stat::DROP_FLOW_ALLOC);
             return Err(NotMade::NoMemory);
         };
         // Allocated while it may still sleep.
@@ -365,7 +366,7 @@ impl Creation {
             // Memory is counted in `make`; refused parameters here (as a
             // spare's set-up failure is in `request`).
             if let Err(NotMade::Refused) = self.make(st, &r.rq, r.hello()) {
-                st.count_dp(ffi::crem_dp_CREM_DROP_FLOW_ALLOC);
+                st.count(stat::DROP_FLOW_ALLOC);
             }
             // SAFETY: process context (a work item), no lock held.
             unsafe { ffi::crem_h_cond_resched() };
@@ -410,7 +411,7 @@ impl Ntf {
     /// before they can of its flow-down (a removal waits for this section
     /// to end before it notifies).
     fn flow_up(mut self, st: &NetState, f: &Flow) {
-        st.count_dp(ffi::crem_dp_CREM_EV_FLOW_UP);
+        st.count(stat::FLOWS_CREATED);
         // A KUnit case's netns state (no C state) collects when the case
         // says so, never behind its back.
         if st.own() {

@@ -3,6 +3,7 @@
 //! at it. The module's netdevice notifier (`kernel_ext/notifier.rs`, a
 //! field of the module) calls [`DevGone::gone`] on NETDEV_UNREGISTER.
 
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::kernel_ext::bh;
 use crate::kernel_ext::notifier::OnGone;
@@ -33,7 +34,7 @@ impl OnGone for DevGone {
                 dropped = dropped.saturating_add(f.dev_gone(&bh, dev));
             });
         }
-        st.count_dp_by(ffi::crem_dp_CREM_DROP_DEV_GONE, u64::from(dropped));
+        st.count_by(stat::DROP_DEV_GONE, u64::from(dropped));
         // A flow removed before the walk reached it (or earlier, its
         // reaper still to come, or reaping now) was not visited: it is
         // freed now, its packets let go while the device still exists. A

@@ -7,8 +7,8 @@
 //! (`socket.rs`) hands each datagram to [`receive`].
 
 use crate::create;
+use crate::crem_core::nl::stat;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
-use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::host;
 use crate::kernel_ext::bh;
@@ -166,12 +166,12 @@ pub(crate) fn receive(st: &netns::NetState, src: Dest, msg: &[u8]) {
     let drop = match dispatch(st, src, msg) {
         Verdict::Fed | Verdict::NewFlow => return,
         Verdict::ReportFed => {
-            st.count_dp(ffi::crem_dp_CREM_EV_PATH_REPORT);
+            st.count(stat::PATH_REPORTS);
             return;
         }
-        Verdict::NotPeer => ffi::crem_dp_CREM_DROP_MSG_PEER,
-        Verdict::NoFlow => ffi::crem_dp_CREM_DROP_MSG_NO_FLOW,
-        Verdict::Invalid => ffi::crem_dp_CREM_DROP_MSG_INVALID,
+        Verdict::NotPeer => stat::DROP_MSG_PEER,
+        Verdict::NoFlow => stat::DROP_MSG_NO_FLOW,
+        Verdict::Invalid => stat::DROP_MSG_INVALID,
     };
-    st.count_dp(drop);
+    st.count(drop);
 }

@@ -9,6 +9,7 @@
 //! (the flow nest shows the state then). The flow nest is the netlink
 //! side's (`crate::netlink`).
 
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::genl::{self, Group, Msg};
@@ -104,7 +105,7 @@ impl NetState {
         // Sized to the flow: many queue up at a listener during churn.
         let m = Msg::new(FLOW_MSG_SIZE, gfp);
         if m.is_none() {
-            self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY);
+            self.count(stat::DROP_NOTIFY);
         }
         m
     }
@@ -132,7 +133,7 @@ impl NetState {
             Ok(())
         });
         if built.is_err() {
-            self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY);
+            self.count(stat::DROP_NOTIFY);
             return;
         }
         // GFP_ATOMIC: the creation path sends under RCU. ESRCH: the
@@ -143,7 +144,7 @@ impl NetState {
             Group::Events,
             bindings::GFP_ATOMIC,
         ) {
-            Err(e) if e != ESRCH => self.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY),
+            Err(e) if e != ESRCH => self.count(stat::DROP_NOTIFY),
             _ => {}
         }
     }

@@ -16,6 +16,7 @@
 
 use crate::config::Peers;
 use crate::create;
+use crate::crem_core::nl::stat;
 use crate::crem_core::roce::{
     Bth, PsnRole, RocePacket, IPV6_HDR_LEN, ROCEV2_UDP_PORT, UDP_HDR_LEN,
 };
@@ -26,7 +27,7 @@ use crate::inject;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
-use crate::netns::{Counter, NetState};
+use crate::netns::NetState;
 use crate::socket::Outbox;
 use crate::table::{kind_code, FlowKey, InTable, KIND_REQUESTS, SIDE_CRF, SIDE_CSF};
 use core::ffi::c_void;
@@ -181,9 +182,9 @@ impl Call<'_> {
 /// at its headers (no linearising).
 fn count(st: &NetState, hook: u32, pkt: &Lent<'_>, l4off: i32) {
     st.count(match hook {
-        ffi::HOOK_LOCAL_IN => Counter::RoceLocalIn,
-        ffi::HOOK_FORWARD => Counter::RoceForward,
-        ffi::HOOK_LOCAL_OUT => Counter::RoceLocalOut,
+        ffi::HOOK_LOCAL_IN => stat::ROCE_LOCAL_IN,
+        ffi::HOOK_FORWARD => stat::ROCE_FORWARD,
+        ffi::HOOK_LOCAL_OUT => stat::ROCE_LOCAL_OUT,
         _ => return,
     });
     let mut buf = [0u8; PEEK];
@@ -195,9 +196,9 @@ fn count(st: &NetState, hook: u32, pkt: &Lent<'_>, l4off: i32) {
         .and_then(|b| pkt.header(bth_at, b))
         .and_then(|b| Bth::parse(b).ok());
     match bth {
-        Some(b) if b.info().role.is_source() => st.count(Counter::RoceSources),
-        Some(_) => st.count(Counter::RoceOther),
-        None => st.count(Counter::RoceMalformed),
+        Some(b) if b.info().role.is_source() => st.count(stat::SOURCES),
+        Some(_) => st.count(stat::NON_SOURCES),
+        None => st.count(stat::MALFORMED),
     }
 }
 
@@ -326,12 +327,12 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
     // one has no route. CREM protects routed traffic; bridged packets pass
     // unprotected, counted.
     if pkt.bridged() {
-        st.count_dp(ffi::crem_dp_CREM_SKIP_BRIDGED);
+        st.count(stat::SKIP_BRIDGED);
         return NF_ACCEPT;
     }
     // The engines read the packet as one buffer.
     if !pkt.linearize() {
-        st.count_dp(ffi::crem_dp_CREM_DROP_LINEARIZE);
+        st.count(stat::DROP_LINEARIZE);
         return NF_ACCEPT;
     }
     let pkt: &Lent<'_> = pkt;
@@ -438,10 +439,10 @@ fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
         return NF_ACCEPT;
     }
     let Some(segs) = Skb::gso_segments(pkt) else {
-        st.count_dp(ffi::crem_dp_CREM_DROP_GSO);
+        st.count(stat::DROP_GSO);
         return NF_ACCEPT;
     };
-    st.count_dp(ffi::crem_dp_CREM_EV_GSO_SEGMENTED);
+    st.count(stat::GSO_SEGMENTED);
     for mut seg in segs {
         match roce(c, &mut Lent::of(&mut seg)) {
             NF_ACCEPT => {

@@ -7,6 +7,7 @@ use crate::config;
 use crate::create::Creation;
 use crate::crem_core::ctl::{Config, Role};
 use crate::crem_core::engine::module_caps::{caps_for, FlowCaps};
+use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow::{Flow, Spare};
 use crate::hook_points::Hooks;
@@ -23,28 +24,6 @@ use core::ptr::{addr_of, addr_of_mut, NonNull};
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
-
-/// Per-netns counters, in the order of the `stats` attribute set of
-/// netlink/crem.yaml (attribute = index + CREM_A_STATS_ROCE_LOCAL_IN): ABI,
-/// append only.
-#[derive(Clone, Copy)]
-#[repr(usize)]
-pub(crate) enum Counter {
-    /// RoCEv2 packets seen at LOCAL_IN.
-    RoceLocalIn,
-    /// RoCEv2 packets seen at FORWARD.
-    RoceForward,
-    /// RoCEv2 packets seen at LOCAL_OUT.
-    RoceLocalOut,
-    /// RoCEv2 packets that carry a new PSN (CREM source packets).
-    RoceSources,
-    /// RoCEv2 packets that are not sources (ACK/NAK, READ responses, CNP).
-    RoceOther,
-    /// UDP 4791 packets whose BTH did not parse.
-    RoceMalformed,
-}
-
-const NR_COUNTERS: usize = Counter::RoceMalformed as usize + 1;
 
 /// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
 pub(crate) const FS_N: usize = ffi::CREM_FS_N as usize;
@@ -76,7 +55,10 @@ pub(crate) struct NetState {
     /// gone (`crate::removal`).
     #[pin]
     pub(crate) removal: Removal,
-    counters: [AtomicU64; NR_COUNTERS],
+    /// The netns's counters, by their index in the `stats` attribute set
+    /// (`nl::stat`, generated from netlink/crem.yaml); the gauges'
+    /// (flows-active, memory) and the nests' places are not counted in.
+    stats: [AtomicU64; stat::N],
     /// The configuration (`crate::config`).
     #[pin]
     pub(crate) settings: config::Settings,
@@ -93,8 +75,6 @@ pub(crate) struct NetState {
     net: NonNull<bindings::net>,
     /// The netfilter hooks registered in the netns (`crate::hook_points`).
     pub(crate) hooks: Hooks,
-    /// The datapath's counters (`enum crem_dp`).
-    dp: [AtomicU64; NR_DP],
     /// CREM datagrams by msgs-by-type slot: received at the socket, sent.
     msgs: [[AtomicU64; MSG_SLOTS]; 2],
     /// Octets the flows keep (their structures and stores), against
@@ -104,8 +84,6 @@ pub(crate) struct NetState {
     /// and whose collector runs by itself (not a KUnit case's).
     own: bool,
 }
-
-const NR_DP: usize = ffi::crem_dp_CREM_NR_DP as usize;
 
 impl NetState {
     /// A flow of `side` of this netns with capacities `caps`, its engine
@@ -147,23 +125,28 @@ impl NetState {
         self.settings.max_memory()
     }
 
-    /// Counts one of the datapath counters (`enum crem_dp`).
-    pub(crate) fn count_dp(&self, i: ffi::crem_dp) {
-        self.count_dp_by(i, 1);
+    /// Counts one of the netns's counters (`nl::stat`).
+    pub(crate) fn count(&self, i: usize) {
+        self.count_by(i, 1);
     }
 
-    /// Adds `n` to one of the datapath counters.
-    pub(crate) fn count_dp_by(&self, i: ffi::crem_dp, n: u64) {
-        if let Some(c) = self.dp.get(i as usize) {
+    /// Adds `n` to one of the netns's counters.
+    pub(crate) fn count_by(&self, i: usize, n: u64) {
+        if let Some(c) = self.stats.get(i) {
             c.fetch_add(n, Ordering::Relaxed);
         }
+    }
+
+    /// One of the netns's counters (`nl::stat`; 0 for a gauge's).
+    pub(crate) fn stat(&self, i: usize) -> u64 {
+        self.stats.get(i).map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// The netns's memory budget (`max-memory`) for `n` octets a flow's
     /// stores keep: false, counted as drop-memory, if it would be exceeded.
     pub(crate) fn charge(&self, n: u32) -> bool {
         if !self.reserve(u64::from(n)) {
-            self.count_dp(ffi::crem_dp_CREM_DROP_MEMORY);
+            self.count(stat::DROP_MEMORY);
             return false;
         }
         true
@@ -205,22 +188,6 @@ impl NetState {
         self.mem.load(Ordering::Relaxed) as u64
     }
 
-    /// The hook's counters, in their attributes' order (`Counter`).
-    pub(crate) fn hook_counters(&self) -> [u64; NR_COUNTERS] {
-        let mut v = [0; NR_COUNTERS];
-        for (o, c) in v.iter_mut().zip(self.counters.iter()) {
-            *o = c.load(Ordering::Relaxed);
-        }
-        v
-    }
-
-    /// One of the datapath counters (`enum crem_dp`).
-    pub(crate) fn dp(&self, i: ffi::crem_dp) -> u64 {
-        self.dp
-            .get(i as usize)
-            .map_or(0, |c| c.load(Ordering::Relaxed))
-    }
-
     /// CREM datagrams by msgs-by-type slot: received, then sent.
     pub(crate) fn msg_counts(&self) -> [u64; 2 * MSG_SLOTS] {
         let mut v = [0; 2 * MSG_SLOTS];
@@ -241,8 +208,7 @@ impl NetState {
     /// are never rewound: see `totals`).
     pub(crate) fn reset_counters(&self) {
         let msgs = self.msgs.iter().flatten();
-        let all = Iterator::chain(self.counters.iter(), self.dp.iter());
-        for c in Iterator::chain(all, msgs) {
+        for c in Iterator::chain(self.stats.iter(), msgs) {
             c.store(0, Ordering::Relaxed);
         }
     }
@@ -272,18 +238,6 @@ impl NetState {
     pub(crate) fn close(&self) {
         self.creation.close();
         self.pool.close();
-    }
-
-    pub(crate) fn count(&self, c: Counter) {
-        if let Some(v) = self.counters.get(c as usize) {
-            v.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    pub(crate) fn get(&self, c: Counter) -> u64 {
-        self.counters
-            .get(c as usize)
-            .map_or(0, |v| v.load(Ordering::Relaxed))
     }
 }
 
@@ -405,14 +359,13 @@ pub(crate) fn init(net: *mut bindings::net, own: bool, cfg: &Config) -> *mut c_v
         collector <- unsafe { crate::collector::work() },
         events <- unsafe { crate::events::work() },
         removal <- Removal::new(),
-        counters: [const { AtomicU64::new(0) }; NR_COUNTERS],
+        stats: [const { AtomicU64::new(0) }; stat::N],
         settings <- config::Settings::new(cfg),
         peers: config::current(cfg),
         flows,
         memcg: MemCg::of_current(),
         net,
         hooks: Hooks::new(),
-        dp: [const { AtomicU64::new(0) }; NR_DP],
         msgs: [const { [const { AtomicU64::new(0) }; MSG_SLOTS] }; 2],
         mem: AtomicI64::new(0),
         own,
@@ -450,11 +403,11 @@ pub(crate) fn exit(state: *mut c_void) {
     st.exit_flows();
     pr_info!(
         "netns exit: roce in={} fwd={} out={} sources={} other={} malformed={}\n",
-        st.get(Counter::RoceLocalIn),
-        st.get(Counter::RoceForward),
-        st.get(Counter::RoceLocalOut),
-        st.get(Counter::RoceSources),
-        st.get(Counter::RoceOther),
-        st.get(Counter::RoceMalformed)
+        st.stat(stat::ROCE_LOCAL_IN),
+        st.stat(stat::ROCE_FORWARD),
+        st.stat(stat::ROCE_LOCAL_OUT),
+        st.stat(stat::SOURCES),
+        st.stat(stat::NON_SOURCES),
+        st.stat(stat::MALFORMED)
     );
 }

@@ -20,6 +20,7 @@
 //! returns only once every flow its caller removed is freed; the totals
 //! and flow-reset take it too (taken before any RCU section or spinlock).
 
+use crate::crem_core::nl::stat;
 use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow};
@@ -216,7 +217,7 @@ impl NetState {
             }
             // SAFETY: as above: unreachable, freed once.
             unsafe { flow::free(ptr::from_ref(f).cast_mut()) };
-            self.count_dp(ffi::crem_dp_CREM_EV_FLOW_DOWN);
+            self.count(stat::FLOWS_REMOVED);
         }
     }
 

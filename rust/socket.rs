@@ -12,6 +12,7 @@
 //! socket before the old one goes, so that a port that cannot be bound
 //! leaves the old one serving.
 
+use crate::crem_core::nl::stat;
 use crate::dispatch;
 use crate::ffi;
 use crate::flow::Flow;
@@ -137,10 +138,10 @@ impl Socket {
             }
         };
         if sent {
-            st.count_dp(ffi::crem_dp_CREM_EV_MSG_OUT);
+            st.count(stat::MSGS_OUT);
             st.count_msg_out(slot);
         } else {
-            st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+            st.count(stat::DROP_SEND);
         }
         sent
     }
@@ -181,7 +182,7 @@ fn message(st: &NetState, msg: &[u8]) -> Option<Skb> {
         .and_then(|n| Skb::alloc_atomic(HEADROOM, n))
         .and_then(|mut skb| skb.put_data(msg).then_some(skb));
     let Some(mut skb) = skb else {
-        st.count_dp(ffi::crem_dp_CREM_DROP_SEND);
+        st.count(stat::DROP_SEND);
         return None;
     };
     fault::corrupt(&mut skb);
@@ -323,12 +324,12 @@ unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buf
     };
     match source(&mut skb) {
         Ok(src) => {
-            st.count_dp(ffi::crem_dp_CREM_EV_MSG_IN);
+            st.count(stat::MSGS_IN);
             dispatch::receive(st, src, skb.head().get(UDP_HLEN..).unwrap_or(&[]));
             // Consumed (dropped here: every message is copied where kept).
         }
         Err(why) => {
-            st.count_dp(ffi::crem_dp_CREM_DROP_MSG_INVALID);
+            st.count(stat::DROP_MSG_INVALID);
             skb.drop_reason(why);
         }
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module parameters of crem.ko: module_param() is a macro, and the
+ * The module parameters of crem.ko: module_param is a macro, and the
  * module! macro of 6.12's Rust has no parameters. Rust reads them
  * (rust/collector.rs, rust/socket.rs).
  */

@@ -16,6 +16,7 @@
 
 use super::{refuse, state};
 use crate::crem_core::ctl::{self, Config, Field, Limits, Recovery, Role};
+use crate::crem_core::nl::stat;
 use crate::ffi::{self, *};
 use crate::kernel_ext::genl::{self, Attr, Attrs, ExtAck, Group, Info, Msg, Writer};
 use crate::kernel_ext::net;
@@ -113,7 +114,7 @@ fn notify(st: &NetState) {
     });
     match sent {
         // ESRCH: the listeners left meanwhile, not a drop.
-        Err(e) if e != ESRCH => st.count_dp(ffi::crem_dp_CREM_DROP_NOTIFY),
+        Err(e) if e != ESRCH => st.count(stat::DROP_NOTIFY),
         _ => {}
     }
 }

@@ -1,6 +1,8 @@
 //! The parts of --help that several commands share: the exit status, the
-//! JSON conventions, the flow-stats keys, and how a command's text after
-//! its options is put together.
+//! JSON conventions, the flow-stats keys, a key list from the spec, and how
+//! a command's text after its options is put together.
+
+use crate::uapi::{AttrSet, AttrType};
 
 pub const EXIT_STATUS: &str = "\
 EXIT STATUS:
@@ -83,6 +85,38 @@ pub fn after(examples: &[&str], sections: &[&str]) -> String {
     parts.extend(sections.iter().map(|s| s.to_string()));
     parts.push(EXIT_STATUS.to_string());
     parts.join("\n\n")
+}
+
+/// Every attribute of `set` (but the pad) with its doc from the spec,
+/// one per line in spec order, the doc wrapped under itself: a key list
+/// that the spec keeps current (an attribute added there is listed).
+pub fn spec_keys(set: &AttrSet) -> String {
+    const INDENT: usize = 6;
+    const WIDTH: usize = 79;
+    let attrs: Vec<_> = set.attrs.iter().filter(|a| a.ty != AttrType::Pad).collect();
+    let name_w = attrs.iter().map(|a| a.name.len()).max().unwrap_or(0) + 2;
+    let mut out = String::new();
+    for a in attrs {
+        let mut line = format!("{:INDENT$}{:name_w$}", "", a.name);
+        let hang = INDENT + name_w;
+        let mut fresh = true;
+        for w in a.doc.split_whitespace() {
+            if !fresh && line.len() + 1 + w.len() > WIDTH {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = " ".repeat(hang);
+                fresh = true;
+            }
+            if !fresh {
+                line.push(' ');
+            }
+            line.push_str(w);
+            fresh = false;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.trim_end().to_string()
 }
 
 #[cfg(test)]

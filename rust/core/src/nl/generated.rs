@@ -731,7 +731,7 @@ pub const STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "RoCEv2 packets seen at LOCAL_IN.",
+            doc: "RoCEv2 packets seen at LOCAL_IN (IPv4; hooked in a host only).",
         },
         AttrSpec {
             id: STATS_ROCE_FORWARD,
@@ -741,7 +741,7 @@ pub const STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "RoCEv2 packets seen at FORWARD.",
+            doc: "RoCEv2 packets seen at FORWARD (IPv4; hooked in a gateway only).",
         },
         AttrSpec {
             id: STATS_ROCE_LOCAL_OUT,
@@ -751,7 +751,7 @@ pub const STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "RoCEv2 packets seen at LOCAL_OUT.",
+            doc: "RoCEv2 packets seen at LOCAL_OUT (IPv4; hooked in a host only).",
         },
         AttrSpec {
             id: STATS_SOURCES,

@@ -6,44 +6,29 @@ use crate::model::Stats;
 use crate::nl::Conn;
 use crate::request::get_stats;
 use crate::stdio::{json, out, Format};
-use crate::uapi::CMD_STATS_RESET;
+use crate::uapi::{CMD_STATS_RESET, STATS_SET};
 use crate::{output, Fail, Res};
 use std::time::{Duration, Instant};
 
-const STATS_JSON: &str = "\
+/// The JSON section of `stats --help`: the shape, then every key of the
+/// "stats" set with its doc, from the spec.
+fn stats_json() -> String {
+    format!(
+        "\
 JSON (-j):
-    {\"stats\": {...}}: one object, or with --watch one per sample and line
-    (even with --pretty). Its keys are the attribute names of the \"stats\"
-    set of netlink/crem.yaml, in spec order; every value is a u64 but for
-    the objects totals, msgs-in-by-type and msgs-out-by-type:
-      hooks            roce-local-in, roce-forward, roce-local-out, sources,
-                       non-sources, malformed
-      flows, messages  flows-created, flows-removed (flow-del, port change,
-                       role disabled), flows-expired (removed when idle 30 s,
-                       or unprotected/closed 5 s), msgs-in, msgs-out,
-                       path-reports (PATH_REPORTs from allow-listed
-                       reporters taken by a sender flow)
-      drops            drop-flow-limit, drop-flow-alloc, drop-memory,
-                       drop-linearize, drop-msg-invalid, drop-msg-peer,
-                       drop-msg-no-flow, drop-send, drop-notify (flow-up or
-                       flow-down notifications not sent)
-      gauges           flows-active (flows in the table now), memory
-                       (octets held by all flows now)
-      totals           an object, not a number: the flow-stats counters
-                       below, summed over all flows since the last reset,
-                       flows gone since included
-      by type          msgs-in-by-type, msgs-out-by-type: objects, not
-                       numbers: msgs-in (every datagram that reached the
-                       CREM socket, before any check) and msgs-out by CREM
-                       message type (the msg-types keys below)
-      appended         gso-segmented (GSO/GRO aggregates split so each packet
-                       is protected), drop-gso (aggregates left unprotected:
-                       segmentation failed), skip-bridged (bridged packets
-                       seen through br_netfilter, left unprotected),
-                       drop-dev-gone (held packets dropped: their input
-                       device was unregistered)
-    A counter the module did not send is absent (an older module sends the
-    hook counters only); attributes unknown to this crem-ctl are left out.";
+    {{\"stats\": {{...}}}}: one object, or with --watch one per sample and
+    line (even with --pretty). Its keys are the attribute names of the
+    \"stats\" set of netlink/crem.yaml, in spec order; every value is a u64
+    but for the objects totals (the flow-stats keys below, summed over all
+    flows since the last reset, flows gone since included),
+    msgs-in-by-type and msgs-out-by-type (the msg-types keys below). A
+    counter the module did not send is absent (an older module sends the
+    hook counters only); attributes unknown to this crem-ctl are left out.
+    The keys, with the spec's words:
+{}",
+        help::spec_keys(&STATS_SET)
+    )
+}
 
 /// Show the counters, watch them, or reset them
 #[derive(clap::Args, Debug)]
@@ -51,8 +36,10 @@ JSON (-j):
     long_about = "\
 Shows this namespace's counters (stats-get), in sections:
 
-    hooks (RoCEv2 packets)   RoCEv2 packets seen at LOCAL_IN, FORWARD and
-                             LOCAL_OUT; of those, sources (a new PSN),
+    hooks (RoCEv2 packets)   RoCEv2 packets seen at the hooks of the role
+                             (a host's LOCAL_IN and LOCAL_OUT, a gateway's
+                             FORWARD; none while disabled); of those,
+                             sources (a new PSN),
                              non-sources (ACK/NAK, READ responses, CNP) and
                              malformed ones (UDP 4791, BTH did not parse)
     flows and messages       flows set up; CREM datagrams received on the
@@ -85,7 +72,7 @@ reflect the flows that exist and stay.",
             "crem-ctl stats --watch 1 --count 10",
             "crem-ctl -j stats | jq .stats.totals.restored",
         ],
-        &[STATS_JSON, FLOW_STATS_KEYS],
+        &[&stats_json(), FLOW_STATS_KEYS],
     )
 )]
 pub struct Args {
