@@ -32,6 +32,12 @@ enum crem_recovery {
 	CREM_RECOVERY_BOTH,
 };
 
+/**
+ * enum crem_flow_state - Where a flow stands: negotiating (HELLO sent, or not
+ *   yet received), protected (a HELLO_ACK accepted), unprotected (the sender
+ *   gave up: no HELLO_ACK, or incompatible limits; RDMA runs unprotected), or
+ *   closing (CLOSE sent or received).
+ */
 enum crem_flow_state {
 	CREM_FLOW_STATE_NEGOTIATING,
 	CREM_FLOW_STATE_PROTECTED,
@@ -39,12 +45,22 @@ enum crem_flow_state {
 	CREM_FLOW_STATE_CLOSING,
 };
 
+/**
+ * enum crem_loss_class - What the CSF's loss classification (from LOSS_REPORT
+ *   and PATH_REPORT) makes of the losses it sees: none, random transmission
+ *   loss, or congestion-related loss (m is then at most m-cong).
+ */
 enum crem_loss_class {
 	CREM_LOSS_CLASS_NONE,
 	CREM_LOSS_CLASS_TRANSMISSION,
 	CREM_LOSS_CLASS_CONGESTION,
 };
 
+/**
+ * enum crem_breaker - The circuit breaker: tripped while the REPAIR path is
+ *   too lossy (m 0, coded retransmission off); it clears after the loss is
+ *   gone.
+ */
 enum crem_breaker {
 	CREM_BREAKER_NORMAL,
 	CREM_BREAKER_TRIPPED,

@@ -103,7 +103,11 @@ pub mod recovery {
     pub const BOTH: u8 = 2;
 }
 
-/// Enum `flow-state`: entry names in value order (value = index).
+/// Enum `flow-state`: entry names in value order (value = index). Where a flow
+/// stands: negotiating (HELLO sent, or not yet received), protected (a
+/// HELLO_ACK accepted), unprotected (the sender gave up: no HELLO_ACK, or
+/// incompatible limits; RDMA runs unprotected), or closing (CLOSE sent or
+/// received).
 pub const FLOW_STATE: &[&str] = &["negotiating", "protected", "unprotected", "closing"];
 /// Values of enum `flow-state`.
 pub mod flow_state {
@@ -117,7 +121,10 @@ pub mod flow_state {
     pub const CLOSING: u8 = 3;
 }
 
-/// Enum `loss-class`: entry names in value order (value = index).
+/// Enum `loss-class`: entry names in value order (value = index). What the
+/// CSF's loss classification (from LOSS_REPORT and PATH_REPORT) makes of the
+/// losses it sees: none, random transmission loss, or congestion-related loss
+/// (m is then at most m-cong).
 pub const LOSS_CLASS: &[&str] = &["none", "transmission", "congestion"];
 /// Values of enum `loss-class`.
 pub mod loss_class {
@@ -129,7 +136,9 @@ pub mod loss_class {
     pub const CONGESTION: u8 = 2;
 }
 
-/// Enum `breaker`: entry names in value order (value = index).
+/// Enum `breaker`: entry names in value order (value = index). The circuit
+/// breaker: tripped while the REPAIR path is too lossy (m 0, coded
+/// retransmission off); it clears after the loss is gone.
 pub const BREAKER: &[&str] = &["normal", "tripped"];
 /// Values of enum `breaker`.
 pub mod breaker {
@@ -527,7 +536,7 @@ pub const PEER_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: Some(128),
-            doc: "",
+            doc: "Bits of the prefix that count (at most 32 for IPv4, 128 for IPv6; no bit set past them).",
         },
         AttrSpec {
             id: PEER_ADDR,
@@ -564,7 +573,7 @@ pub const CONFIG_SET: AttrSet = AttrSet {
             enum_name: Some("role"),
             min: None,
             max: Some(2),
-            doc: "",
+            doc: "What CREM does in the netns (needs a port); the role's netfilter hooks are registered while it has it.",
         },
         AttrSpec {
             id: CONFIG_RECOVERY,
@@ -574,7 +583,7 @@ pub const CONFIG_SET: AttrSet = AttrSet {
             enum_name: Some("recovery"),
             min: None,
             max: Some(2),
-            doc: "",
+            doc: "How new flows recover losses beyond the ordinary redundancy.",
         },
         AttrSpec {
             id: CONFIG_ADAPTIVE,
@@ -1592,7 +1601,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "Destination QP number of the protected packets (with src and dst, the flow's key).",
         },
         AttrSpec {
             id: FLOW_STATE_ATTR,
@@ -1602,7 +1611,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("flow-state"),
             min: None,
             max: None,
-            doc: "",
+            doc: "Where the flow stands.",
         },
         AttrSpec {
             id: FLOW_CONFIG_ID,
@@ -1612,7 +1621,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "The Config ID of the FEC configuration (scheme, k, m, T) in use, carried in PARAM_UPDATE and every REPAIR.",
         },
         AttrSpec {
             id: FLOW_SCHEME,
@@ -1622,7 +1631,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("fec-scheme"),
             min: None,
             max: None,
-            doc: "",
+            doc: "FEC scheme in use.",
         },
         AttrSpec {
             id: FLOW_K,
@@ -1632,7 +1641,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "Sources per block in use.",
         },
         AttrSpec {
             id: FLOW_M,
@@ -1642,7 +1651,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "Ordinary repair symbols per block in use.",
         },
         AttrSpec {
             id: FLOW_SYMBOL_LEN,
@@ -1652,7 +1661,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "Symbol length T in use, octets.",
         },
         AttrSpec {
             id: FLOW_SRTT_US,
@@ -1682,7 +1691,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("loss-class"),
             min: None,
             max: None,
-            doc: "",
+            doc: "CSF: the class of the losses seen.",
         },
         AttrSpec {
             id: FLOW_BREAKER,
@@ -1692,7 +1701,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("breaker"),
             min: None,
             max: None,
-            doc: "",
+            doc: "CSF: the circuit breaker's state.",
         },
         AttrSpec {
             id: FLOW_MEMORY,
@@ -1712,7 +1721,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("side"),
             min: None,
             max: None,
-            doc: "",
+            doc: "Which half of CREM the flow is.",
         },
         AttrSpec {
             id: FLOW_PEER,
@@ -1742,7 +1751,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "The flow's counters.",
         },
         AttrSpec {
             id: FLOW_KIND_ATTR,
@@ -1752,7 +1761,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             enum_name: Some("flow-kind"),
             min: None,
             max: None,
-            doc: "",
+            doc: "Which packets of the connection the flow protects.",
         },
         AttrSpec {
             id: FLOW_EVENT_ATTR,
@@ -1889,7 +1898,7 @@ pub const CMD_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "The netns's configuration (config-get, config-set, config-changed).",
         },
         AttrSpec {
             id: CMD_A_STATS,
@@ -1899,7 +1908,7 @@ pub const CMD_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "The netns's counters (stats-get).",
         },
         AttrSpec {
             id: CMD_A_FLOW,
@@ -1909,7 +1918,7 @@ pub const CMD_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "",
+            doc: "One flow (the flow operations and notifications).",
         },
     ],
 };
