@@ -2,7 +2,7 @@
 //! JSON conventions, the flow-stats keys, a key list from the spec, and how
 //! a command's text after its options is put together.
 
-use crate::uapi::{AttrSet, AttrType};
+use crate::uapi::{AttrSet, AttrType, FLOW_STATS_SET, MSG_TYPES_SET};
 
 pub const EXIT_STATUS: &str = "\
 EXIT STATUS:
@@ -31,48 +31,23 @@ JSON (-j):
     'crem-ctl stats --help' and 'crem-ctl flow --help' list every key of
     \"stats\" and \"flow\".";
 
-/// The keys of a "flow-stats" nest (stats totals, a flow's stats).
-pub const FLOW_STATS_KEYS: &str = "    \
-    \"flow-stats\" keys (the \"totals\" of stats, the \"stats\" of a flow), in
-    spec order, each a u64 counter but the two by-type objects:
-      sender (CSF)     sources, source-octets, unprotected, repairs-sent,
-                       coded-retx, source-copies, repair-octets,
-                       requests-received, fallback-requests-received,
-                       blocks-given-up
-      receiver (CRF)   received, repairs-received, restored, icrc-failures,
-                       requests-sent, fallbacks, abandoned,
-                       blocks-incomplete, held-dropped, injected,
-                       inject-failures
-      both sides       msgs-in, msgs-out, send-failures, store-full,
-                       alloc-failures
-      sender (CSF)     coded-retx-lost (appended: lost packets named by the
-                       requests answered with coded symbols)
-      by type          msgs-in-by-type, msgs-out-by-type (appended): objects,
-                       not numbers: msgs-in and msgs-out by CREM message
-                       type, a \"msg-types\" object each (below)
-      appended         repairs-ce (CRF: REPAIRs that arrived CE-marked),
-                       repair-path-signals (CSF: LOSS_REPORTs showing CE on
-                       or excess loss of REPAIRs: the adaptive policy
-                       lowers m while they last), retx-budget-limited and
-                       retx-budget-symbols (CSF: answers to requests cut
-                       short by the retransmission budget, and the
-                       symbols they left out), restore-no-header (CRF:
-                       decoded packets not restored because no packet of
-                       the flow had arrived yet to take the IP/UDP header
-                       from; not ICRC failures), repair-rate-limited
-                       (CSF: ordinary repairs, proactive ones included,
-                       not sent: over m/k of the flow's source rate),
-                       store-overwritten (kept packets or symbols that
-                       another's keep took the place of: the CSF retains
-                       more PSNs than its slot ring (max-bdp); 0 within
-                       capacities), held-overwritten (CRF: held packets
-                       let go out of order for another PSN's hold)
+/// The keys of a "flow-stats" nest (stats totals, a flow's stats) and of
+/// a "msg-types" nest, with the spec's words: an attribute added to the
+/// spec is listed.
+pub fn flow_stats_keys() -> String {
+    format!(
+        "    \"flow-stats\" keys (the \"totals\" of stats, the \"stats\" of a flow), in
+    spec order, each a u64 counter but the two by-type objects (CSF: the
+    sender's, CRF: the receiver's; the text output groups them so):
+{}
     \"msg-types\" keys (msgs-in-by-type, msgs-out-by-type of a flow, of the
     totals and of \"stats\"), in spec order, each a u64 count of one CREM
-    message type: repair, hello, hello-ack, param-update, param-ack,
-    repair-request, loss-report, path-report, close, tc-aeth (type 12, a T/C
-    AETH fragment for selective repeat), other (a type this module does not
-    know, another version, or too short for a header)";
+    message type:
+{}",
+        spec_keys(&FLOW_STATS_SET),
+        spec_keys(&MSG_TYPES_SET)
+    )
+}
 
 /// A command's text after its options (--help): EXAMPLES, when it has
 /// some, then `sections`, then EXIT STATUS, a blank line apart.

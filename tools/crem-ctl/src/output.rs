@@ -2,7 +2,7 @@
 
 use crate::model::{scheme_name, scheme_set_names, ByType, Config, Counters, Flow, Stats};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
-use crate::uapi::{AttrType, STATS_SET};
+use crate::uapi::{AttrType, FLOW_STATS_SET, STATS_SET};
 use std::fmt::Write;
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -152,59 +152,38 @@ pub fn stats_groups() -> Vec<(&'static str, Vec<&'static str>)> {
 /// The "stats" attributes that are gauges, not counters: no rate.
 pub const GAUGES: &[&str] = &["flows-active", "memory"];
 
-/// Sections of a "flow-stats" nest (the totals, or one flow's counters).
-pub const FLOW_STATS_GROUPS: &[(&str, &[&str])] = &[
-    (
-        "sender (CSF)",
-        &[
-            "sources",
-            "source-octets",
-            "unprotected",
-            "repairs-sent",
-            "coded-retx",
-            "coded-retx-lost",
-            "source-copies",
-            "repair-octets",
-            "requests-received",
-            "fallback-requests-received",
-            "blocks-given-up",
-            "repair-path-signals",
-            "retx-budget-limited",
-            "retx-budget-symbols",
-            "repair-rate-limited",
-        ],
-    ),
-    (
-        "receiver (CRF)",
-        &[
-            "received",
-            "repairs-received",
-            "restored",
-            "icrc-failures",
-            "restore-no-header",
-            "requests-sent",
-            "fallbacks",
-            "abandoned",
-            "blocks-incomplete",
-            "held-dropped",
-            "held-overwritten",
-            "injected",
-            "inject-failures",
-            "repairs-ce",
-        ],
-    ),
-    (
-        "messages and memory",
-        &[
-            "msgs-in",
-            "msgs-out",
-            "send-failures",
-            "store-full",
-            "alloc-failures",
-            "store-overwritten",
-        ],
-    ),
-];
+/// The sections of a "flow-stats" nest (the totals, or one flow's
+/// counters), in order.
+const FLOW_STATS_TITLES: [&str; 3] = ["sender (CSF)", "receiver (CRF)", "messages and memory"];
+
+/// The section of a flow-stats counter whose spec doc is `doc`: the
+/// sender's ("CSF: ..."), the receiver's ("CRF: ..."), else messages and
+/// memory. A counter the spec adds finds its section by its doc.
+pub fn flow_stats_section(doc: &str) -> &'static str {
+    if doc.starts_with("CSF:") {
+        FLOW_STATS_TITLES[0]
+    } else if doc.starts_with("CRF:") {
+        FLOW_STATS_TITLES[1]
+    } else {
+        FLOW_STATS_TITLES[2]
+    }
+}
+
+/// The sections of the flow-stats counters (spec order within each).
+pub fn flow_stats_groups() -> Vec<(&'static str, Vec<&'static str>)> {
+    FLOW_STATS_TITLES
+        .iter()
+        .map(|&t| {
+            let names = FLOW_STATS_SET
+                .attrs
+                .iter()
+                .filter(|a| a.ty == AttrType::U64 && flow_stats_section(a.doc) == t)
+                .map(|a| a.name)
+                .collect();
+            (t, names)
+        })
+        .collect()
+}
 
 /// A titled group of (name, value, is-gauge) rows.
 type Section = (String, Vec<(&'static str, u64, bool)>);
@@ -244,7 +223,13 @@ fn stats_sections(st: &Stats) -> Vec<Section> {
     let mut v = Vec::new();
     sections("", &stats_groups(), GAUGES, &st.counters, &mut v);
     if let Some(t) = &st.totals {
-        sections("flow totals, ", FLOW_STATS_GROUPS, &[], &t.counters, &mut v);
+        sections(
+            "flow totals, ",
+            &flow_stats_groups(),
+            &[],
+            &t.counters,
+            &mut v,
+        );
     }
     v
 }
@@ -666,7 +651,7 @@ pub fn flow_detail(f: &Flow) -> String {
     match &f.stats {
         Some(c) => {
             let mut secs = Vec::new();
-            sections("", FLOW_STATS_GROUPS, &[], &c.counters, &mut secs);
+            sections("", &flow_stats_groups(), &[], &c.counters, &mut secs);
             // A flow is one side: the other side's counters are always zero.
             let other = match f.side.as_ref().map(|s| s.to_string()).as_deref() {
                 Some("csf") => Some("receiver (CRF)"),
@@ -1089,10 +1074,7 @@ mod tests {
     #[test]
     fn every_counter_has_one_section() {
         let stats = stats_groups();
-        let flow: Vec<(&str, Vec<&str>)> = FLOW_STATS_GROUPS
-            .iter()
-            .map(|(t, g)| (*t, g.to_vec()))
-            .collect();
+        let flow = flow_stats_groups();
         for (set, groups) in [(&STATS_SET, &stats), (&FLOW_STATS_SET, &flow)] {
             for a in set.attrs.iter().filter(|a| a.ty == AttrType::U64) {
                 let n = groups.iter().filter(|(_, g)| g.contains(&a.name)).count();
@@ -1114,6 +1096,15 @@ mod tests {
         let titles: Vec<&str> = stats.iter().map(|(t, _)| *t).collect();
         assert_eq!(titles, STATS_TITLES);
         assert!(stats.iter().all(|(_, g)| !g.is_empty()));
+        assert_eq!(flow_stats_section("CSF: anything new."), "sender (CSF)");
+        assert_eq!(flow_stats_section("CRF: anything new."), "receiver (CRF)");
+        assert_eq!(flow_stats_section("Anything new."), "messages and memory");
+        assert!(flow.iter().all(|(_, g)| !g.is_empty()));
+        // The sections of the counters named in the help's examples.
+        let of = |n: &str| flow.iter().find(|(_, g)| g.contains(&n)).map(|(t, _)| *t);
+        assert_eq!(of("restored"), Some("receiver (CRF)"));
+        assert_eq!(of("coded-retx"), Some("sender (CSF)"));
+        assert_eq!(of("store-full"), Some("messages and memory"));
     }
 
     #[test]

@@ -1157,7 +1157,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "Anything else (see the set's doc).",
+            doc: "Anything else: a type this module does not know, another version, or too short for a header.",
         },
     ],
 };

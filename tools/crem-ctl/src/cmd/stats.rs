@@ -1,7 +1,7 @@
 //! `crem-ctl stats`: the counters once, sampled with their rates
 //! (--watch), or reset (stats reset).
 
-use crate::help::{self, FLOW_STATS_KEYS};
+use crate::help;
 use crate::model::Stats;
 use crate::nl::Conn;
 use crate::request::get_stats;
@@ -72,7 +72,7 @@ reflect the flows that exist and stay.",
             "crem-ctl stats --watch 1 --count 10",
             "crem-ctl -j stats | jq .stats.totals.restored",
         ],
-        &[&stats_json(), FLOW_STATS_KEYS],
+        &[&stats_json(), &help::flow_stats_keys()],
     )
 )]
 pub struct Args {

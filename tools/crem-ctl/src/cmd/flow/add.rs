@@ -4,7 +4,7 @@
 
 use super::FLOW_JSON;
 use crate::attr::Attr;
-use crate::help::{self, FLOW_STATS_KEYS};
+use crate::help;
 use crate::model::Flow;
 use crate::nl::Conn;
 use crate::parse::FlowNew;
@@ -48,7 +48,7 @@ verbatim (exit 1).",
             "crem-ctl flow add 192.0.2.1 203.0.113.1 qp 0x11 kind responses k 16 m 2",
             "crem-ctl -j flow add 192.0.2.1 203.0.113.1 qp 17 | jq '.flow[0].state'",
         ],
-        &[FLOW_JSON, FLOW_STATS_KEYS],
+        &[FLOW_JSON, &help::flow_stats_keys()],
     )
 )]
 pub struct Args {

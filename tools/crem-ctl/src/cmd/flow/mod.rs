@@ -9,7 +9,7 @@ mod set;
 pub mod show;
 
 use crate::attr::Attr;
-use crate::help::{self, FLOW_STATS_KEYS};
+use crate::help;
 use crate::nl::Conn;
 use crate::parse::FlowSel;
 use crate::stdio::Format;
@@ -87,7 +87,7 @@ fn help() -> String {
             "crem-ctl flow add 192.0.2.1 203.0.113.1 qp 17",
             "crem-ctl flow reset 7",
         ],
-        &[FLOW_JSON, FLOW_STATS_KEYS],
+        &[FLOW_JSON, &help::flow_stats_keys()],
     )
 }
 
