@@ -2,7 +2,7 @@
 
 use crate::model::{scheme_name, scheme_set_names, ByType, Config, Counters, Flow, Stats};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
-use crate::uapi::{AttrType, FLOW_STATS_SET, STATS_SET};
+use crate::uapi::{AttrSet, AttrSpec, AttrType, FLOW_STATS_SET, STATS_SET};
 use std::fmt::Write;
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -135,13 +135,23 @@ pub fn stats_section(name: &str) -> &'static str {
 
 /// The sections of the "stats" set's counters (spec order within each).
 pub fn stats_groups() -> Vec<(&'static str, Vec<&'static str>)> {
-    STATS_TITLES
+    groups(&STATS_SET, &STATS_TITLES, |a| stats_section(a.name))
+}
+
+/// The u64 counters of `set` in the sections `titles`, each where
+/// `section` puts it (spec order within each).
+fn groups(
+    set: &AttrSet,
+    titles: &[&'static str],
+    section: impl Fn(&AttrSpec) -> &'static str,
+) -> Vec<(&'static str, Vec<&'static str>)> {
+    titles
         .iter()
         .map(|&t| {
-            let names = STATS_SET
+            let names = set
                 .attrs
                 .iter()
-                .filter(|a| a.ty == AttrType::U64 && stats_section(a.name) == t)
+                .filter(|a| a.ty == AttrType::U64 && section(a) == t)
                 .map(|a| a.name)
                 .collect();
             (t, names)
@@ -171,18 +181,9 @@ pub fn flow_stats_section(doc: &str) -> &'static str {
 
 /// The sections of the flow-stats counters (spec order within each).
 pub fn flow_stats_groups() -> Vec<(&'static str, Vec<&'static str>)> {
-    FLOW_STATS_TITLES
-        .iter()
-        .map(|&t| {
-            let names = FLOW_STATS_SET
-                .attrs
-                .iter()
-                .filter(|a| a.ty == AttrType::U64 && flow_stats_section(a.doc) == t)
-                .map(|a| a.name)
-                .collect();
-            (t, names)
-        })
-        .collect()
+    groups(&FLOW_STATS_SET, &FLOW_STATS_TITLES, |a| {
+        flow_stats_section(a.doc)
+    })
 }
 
 /// A titled group of (name, value, is-gauge) rows.
