@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Removal and the collector (`rust/removal.rs`, `rust/collector.rs`) on a
-//! netns state of its own (no C state: nothing is notified or sent): a
+//! netns state of its own (not a netns's own: nothing is notified or sent): a
 //! flow is removed once, whoever asks twice; it is freed and counted only
 //! when reaped; its counters stay in the totals after it is gone, and a
 //! stats-reset restarts them; the collector removes a flow idle for

@@ -412,7 +412,7 @@ impl Ntf {
     /// to end before it notifies).
     fn flow_up(mut self, st: &NetState, f: &Flow) {
         st.count(stat::FLOWS_CREATED);
-        // A KUnit case's netns state (no C state) collects when the case
+        // A KUnit case's netns state (not a netns's own) collects when the case
         // says so, never behind its back.
         if st.own() {
             st.start_collector();

@@ -91,7 +91,7 @@ impl Hooks {
             if want & 1 << bit != 0 {
                 // SAFETY: the netns is live while its state is; not
                 // registered there (its bit is clear); unregistered by
-                // `keep` before the state goes (`crem_rs_net_exit`).
+                // `keep` before the state goes (`netns::exit`).
                 unsafe { ops.register(st.net().as_ptr()) }?;
                 self.0.fetch_or(1 << bit, Ordering::Relaxed);
             }

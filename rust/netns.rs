@@ -30,7 +30,7 @@ pub(crate) const FS_N: usize = ffi::CREM_FS_N as usize;
 
 #[pin_data]
 pub(crate) struct NetState {
-    /// The CREM socket; closed by C's netns exit before the flows go. The
+    /// The CREM socket; closed by the netns's exit before the flows go. The
     /// first field, so that one still open when the state is dropped is
     /// released (its receive callback reads the state) first.
     #[pin]
@@ -156,7 +156,7 @@ impl NetState {
     /// stores' arrays) from the budget: false, not counted (the caller
     /// counts the flow it could not make), if it would be exceeded.
     pub(crate) fn reserve(&self, n: u64) -> bool {
-        let m = self.mem();
+        let m = &self.mem;
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         let after = m.fetch_add(n, Ordering::Relaxed).saturating_add(n);
         if u64::try_from(after).unwrap_or(u64::MAX) > self.max_memory() {
@@ -169,7 +169,7 @@ impl NetState {
     /// Gives back `n` octets reserved.
     pub(crate) fn release(&self, n: u64) {
         let n = i64::try_from(n).unwrap_or(i64::MAX);
-        self.mem().fetch_sub(n, Ordering::Relaxed);
+        self.mem.fetch_sub(n, Ordering::Relaxed);
     }
 
     /// Gives back `n` octets charged.
@@ -211,10 +211,6 @@ impl NetState {
         for c in Iterator::chain(self.stats.iter(), msgs) {
             c.store(0, Ordering::Relaxed);
         }
-    }
-
-    fn mem(&self) -> &AtomicI64 {
-        &self.mem
     }
 
     /// Counts a CREM datagram of msgs-by-type `slot` received at the

@@ -108,7 +108,7 @@ impl Socket {
         }
         if let Some(new) = new {
             // SAFETY: `st` outlives its socket: the netns's exit closes it
-            // (`crem_rs_net_exit` binds it to 0) before the state goes,
+            // (`netns::exit` binds it to 0) before the state goes,
             // and the state's drop would release it too (its `owner`).
             unsafe { new.receive(st.net(), (st as *const NetState).cast_mut().cast(), receive) };
             self.cur.store(
@@ -361,7 +361,7 @@ fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
 /// only, never the production module): corrupts one symbol octet of every
 /// Nth coded (scheme 1) REPAIR this node sends, after encoding and before
 /// the UDP checksum, as a corrupting middlebox would. N is the module
-/// parameter `fault_corrupt_repair` (`crem_glue.c`; 0: off).
+/// parameter `fault_corrupt_repair` (`glue/params.c`; 0: off).
 mod fault {
     use crate::kernel_ext::skb::Skb;
 

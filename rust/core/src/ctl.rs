@@ -297,8 +297,13 @@ const _: () = assert!(SYMBOL_LEN_MIN == 64 && SYMBOL_LEN_MAX == 1104);
 const _: () = assert!(super::roce::ROCEV2_UDP_PORT == 4791);
 
 impl fmt::Display for Why {
-    /// The text, byte for byte the C's (`%pI4` as a dotted quad).
+    /// The text, byte for byte the C's (`%pI4` as a dotted quad): the
+    /// fixed one ([`Why::fixed`]), or the one with values in it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = self.fixed() {
+            // ASCII: always UTF-8.
+            return f.write_str(core::str::from_utf8(s.to_bytes()).map_err(|_| fmt::Error)?);
+        }
         match *self {
             Why::Mtu {
                 symbol_len,
@@ -333,26 +338,8 @@ impl fmt::Display for Why {
                 f,
                 "cannot bind the CREM port {port}: error {err} (nothing changed)"
             ),
-            Why::AddrLen
-            | Why::PeerIncomplete
-            | Why::PrefixLenTooLong
-            | Why::HostBits
-            | Why::PeerFamily
-            | Why::DuplicatePrefix
-            | Why::TooManyReporters
-            | Why::TooManyPeers
-            | Why::RoleWithoutPort
-            | Why::RocePort
-            | Why::KPlusM
-            | Why::MTooLarge
-            | Why::SymbolLenTooSmall
-            | Why::SymbolLenTooLarge
-            | Why::KmTogether
-            | Why::KZero => match self.fixed() {
-                // ASCII: always UTF-8.
-                Some(s) => f.write_str(core::str::from_utf8(s.to_bytes()).map_err(|_| fmt::Error)?),
-                None => Err(fmt::Error),
-            },
+            // Fixed texts, written above (`fixed` names every one).
+            _ => Err(fmt::Error),
         }
     }
 }

@@ -642,8 +642,6 @@ mod tests {
         assert_eq!(r.at, Some(Field::Config(nl::CONFIG_ROLE)));
         assert_eq!(r.errno.to_kernel(), -12);
         assert_eq!(r.why.fixed(), None);
-        extern crate std;
-        use std::string::ToString;
         assert_eq!(
             r.why.to_string(),
             "cannot register the role's netfilter hooks: error -12 (nothing changed)"
