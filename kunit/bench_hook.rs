@@ -19,12 +19,13 @@ use super::bench_work as work;
 use super::flow::{hello, hello_ack, param_ack};
 use super::run;
 use crate::crem_core::ctl::{Addr, Config, Peer, Role};
-use crate::crem_core::nl::stat;
+use crate::crem_core::nl::{flow_stat, stat};
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, Bth, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::crem_core::wire::{FecScheme, ParamUpdate};
 use crate::ffi;
 use crate::flow::Flow;
+use crate::flow_info::{Counters, FlowInfo};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Skb;
 use crate::netns;
@@ -36,8 +37,19 @@ use kernel::bindings;
 use kernel::prelude::*;
 
 extern "C" {
-    fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff) -> u32;
+    fn crem_kunit_hook_forward(skb: *mut bindings::sk_buff, tag: *mut core::ffi::c_void) -> u32;
     fn crem_kunit_hook_route(skb: *mut bindings::sk_buff) -> bool;
+}
+
+/// `skb` (ours to give) through the FORWARD hook, as netfilter calls it.
+///
+/// # Safety
+///
+/// `skb` is a packet the caller owns and gives away.
+unsafe fn hook_forward(skb: *mut bindings::sk_buff) -> u32 {
+    let tag = crate::hook_points::FORWARD as usize as *mut core::ffi::c_void;
+    // SAFETY: the caller gives the packet; the tag is FORWARD's hook's.
+    unsafe { crem_kunit_hook_forward(skb, tag) }
 }
 
 /// Addresses in network order, as the C side keeps them.
@@ -143,12 +155,11 @@ fn ack(psn: u32) -> Option<Skb> {
 /// Through the FORWARD hook: true if it let the packet pass untouched.
 fn accepted(skb: Skb) -> bool {
     // SAFETY: the hook entry takes the packet.
-    unsafe { crem_kunit_hook_forward(skb.into_raw()) == ffi::NF_ACCEPT }
+    unsafe { hook_forward(skb.into_raw()) == ffi::NF_ACCEPT }
 }
 
-fn info(f: *mut Flow) -> ffi::crem_flow_info {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+fn info(f: *mut Flow) -> FlowInfo {
+    let mut fi = FlowInfo::default();
     // SAFETY: a flow of the fixture (null: none): nothing removes it
     // before the teardown.
     if let Some(f) = unsafe { f.as_ref() } {
@@ -247,7 +258,7 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
     let forward = |skb: Skb| {
         // SAFETY: the hook entry takes the packet (consumed by the fixture's
         // okfn or after the verdict).
-        unsafe { crem_kunit_hook_forward(skb.into_raw()) == NF_STOLEN }
+        unsafe { hook_forward(skb.into_raw()) == NF_STOLEN }
     };
     // Warm-up: the retention ring filled, slab caches grown.
     for psn in 0..n {
@@ -263,9 +274,9 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
     let send_failures = dp(DP_DROP_SEND).wrapping_sub(fails0);
     let fi = info(f);
     let n64 = u64::from(n);
-    // flow-stats: sources (0), repairs (3), of the run.
-    let run = |i: usize| fi.counters[i].wrapping_sub(before.counters[i]);
-    let (sources, repairs) = (run(0), run(3));
+    // flow-stats: sources and repairs of the run.
+    let run = |i: usize| fi.counters.get(i).wrapping_sub(before.counters.get(i));
+    let (sources, repairs) = (run(flow_stat::SOURCES), run(flow_stat::REPAIRS_SENT));
     // Every block closed in the run has its REPAIRs: m for a full one, and
     // for one the end-of-burst timer closed early (a loaded machine sees a
     // burst end between two packets) its share rounded up, so the blocks
@@ -444,7 +455,7 @@ fn reverse_acks(w: &mut dyn Write) -> bool {
         for psn in 0..n {
             if let Some(skb) = packet(psn) {
                 // SAFETY: the hook entry takes the packet.
-                unsafe { crem_kunit_hook_forward(skb.into_raw()) };
+                unsafe { hook_forward(skb.into_raw()) };
             }
         }
         let held = info(f).mem;
@@ -529,7 +540,7 @@ fn crf_per_packet(gap: bool, max_bdp: u32, w: &mut dyn Write) -> bool {
         let n = ROUNDS_PACKETS;
         let forward = |skb: Skb| {
             // SAFETY: the hook entry takes the packet.
-            unsafe { crem_kunit_hook_forward(skb.into_raw()) }
+            unsafe { hook_forward(skb.into_raw()) }
         };
         // Warm-up, in order.
         for psn in 0..n {
@@ -563,7 +574,7 @@ fn crf_per_packet(gap: bool, max_bdp: u32, w: &mut dyn Write) -> bool {
             settle,
         );
         let want = if gap { n - n / ROUND_PACKETS } else { n };
-        let sources = info(f).counters[10];
+        let sources = info(f).counters.get(flow_stat::RECEIVED);
         // In order nothing is held. After a gap what follows is held until
         // the hold time ends, which a round outlasts on the normal kernel
         // (all 2040 held) but not always on a loaded debug one (845 of 2040
@@ -590,7 +601,7 @@ fn crf_per_packet(gap: bool, max_bdp: u32, w: &mut dyn Write) -> bool {
             w,
             "crem-bench: {name} k=32 m=4 ns={} skb_ns={skb_ns} packets={made} held={stolen} max_open_blocks={}",
             ns,
-            info(f).max_open_blocks
+            info(f).limits.map_or(0, |l| l.max_open_blocks)
         );
         true
     })
@@ -676,7 +687,7 @@ fn dev_gone_reaps_removed(w: &mut dyn Write) -> bool {
         let down0 = dp(DP_FLOW_DOWN);
         let removed = {
             let bh = crate::kernel_ext::bh::disable();
-            st.remove(fr, ffi::CREM_CLOSE_NORMAL as i8, &bh)
+            st.remove(fr, crate::removal::CLOSE_NORMAL, &bh)
         };
         // Removed, not reaped: no flow-down yet.
         let pending = dp(DP_FLOW_DOWN) == down0;
@@ -731,20 +742,21 @@ fn totals_keep_removed(w: &mut dyn Write) -> bool {
         let Some(fr) = (unsafe { f.as_ref() }) else {
             return false;
         };
-        let mut before = [0u64; crate::netns::FS_N];
+        let mut before = Counters::ZERO;
         st.totals(&mut before, false);
         let own = info(f).counters;
         let removed = {
             let bh = crate::kernel_ext::bh::disable();
-            st.remove(fr, ffi::CREM_CLOSE_NORMAL as i8, &bh)
+            st.remove(fr, crate::removal::CLOSE_NORMAL, &bh)
         };
-        let mut pending = [0u64; crate::netns::FS_N];
+        let mut pending = Counters::ZERO;
         st.totals(&mut pending, false);
         st.reap(false);
-        let mut after = [0u64; crate::netns::FS_N];
+        let mut after = Counters::ZERO;
         st.totals(&mut after, false);
         // Counters only grow (the flow's timer may count meanwhile).
-        let lost = |a: &[u64], b: &[u64]| a.iter().zip(b.iter()).filter(|(x, y)| y < x).count();
+        let lost =
+            |a: &Counters, b: &Counters| a.iter().zip(b.iter()).filter(|(x, y)| y < x).count();
         let (lost_pending, lost_after) = (lost(&before, &pending), lost(&pending, &after));
         let counted = own.iter().filter(|v| **v != 0).count();
         if !removed || counted == 0 || lost_pending != 0 || lost_after != 0 {

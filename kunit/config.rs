@@ -159,9 +159,9 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
 /// lock changes nothing.
 #[no_mangle]
 extern "C" fn crem_kunit_config_hooks_per_role(msg: *mut c_char, len: usize) -> c_int {
-    const IN: u8 = 1 << crate::ffi::HOOK_LOCAL_IN;
-    const FWD: u8 = 1 << crate::ffi::HOOK_FORWARD;
-    const OUT: u8 = 1 << crate::ffi::HOOK_LOCAL_OUT;
+    const IN: u8 = 1 << crate::hook_points::LOCAL_IN;
+    const FWD: u8 = 1 << crate::hook_points::FORWARD;
+    const OUT: u8 = 1 << crate::hook_points::LOCAL_OUT;
     run(msg, len, |w| {
         with_netns(&Config::DEFAULT, w, |st, w| {
             let mut c = Checks::new(w);

@@ -9,7 +9,6 @@ use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
 use crate::create::{self, Creation};
 use crate::crem_core::nl::stat;
-use crate::ffi;
 use crate::kernel_ext::bh;
 use crate::netns::NetState;
 use crate::removal::GC_KEEP;
@@ -33,7 +32,7 @@ pub(super) fn key(qp: u32) -> FlowKey {
 }
 
 /// Its request from the HELLO of peer 192.0.2.7.
-fn request(qp: u32) -> ffi::crem_flow_request {
+fn request(qp: u32) -> create::FlowRequest {
     create::request_for(key(qp), u32::from_ne_bytes([192, 0, 2, 7]), 0x88, 64)
 }
 
@@ -89,8 +88,7 @@ fn queue_and_spares_in(st: &NetState, limit: impl Fn() -> i64, w: &mut dyn Write
     {
         let bh = bh::disable();
         if let Some(f) = st.flows.lookup(&key(1), &*bh) {
-            // SAFETY: a C struct of integers, for which all zeros is valid.
-            let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+            let mut fi = crate::flow_info::FlowInfo::default();
             f.info(&mut fi);
             let got = (fi.key.dqp, fi.key.side, fi.peer, f.removal().gc());
             let want = (1, SIDE_CRF, request(1).peer, GC_KEEP);

@@ -9,9 +9,6 @@
 #include <linux/netfilter.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
-#include "../rust/glue/crem_glue.h"
-#include "../rust/glue/crem_flow.h"
-#include "../include/uapi/linux/crem.h"
 
 typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 
@@ -67,8 +64,12 @@ bool crem_kunit_hook_route(struct sk_buff *skb)
 	return true;
 }
 
-/* @skb (an IPv4 packet, network header at data) through the FORWARD hook. */
-unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
+/* The hook of every hook point (rust/hook_points.rs). */
+unsigned int crem_nf_hook(void *priv, struct sk_buff *skb, const struct nf_hook_state *state);
+
+/* @skb (an IPv4 packet, network header at data) through the FORWARD hook,
+ * whose tag (@priv) Rust passes. */
+unsigned int crem_kunit_hook_forward(struct sk_buff *skb, void *priv)
 {
 	struct nf_hook_state state = {
 		.hook = NF_INET_FORWARD,
@@ -82,7 +83,7 @@ unsigned int crem_kunit_hook_forward(struct sk_buff *skb)
 	 * holds it: the hook's own-packet check reads a per-CPU word. */
 	local_bh_disable();
 	rcu_read_lock();
-	verdict = crem_nf_hook((void *)(uintptr_t)CREM_HOOK_FORWARD, skb, &state);
+	verdict = crem_nf_hook(priv, skb, &state);
 	rcu_read_unlock();
 	local_bh_enable();
 	if (verdict == NF_ACCEPT)

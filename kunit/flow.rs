@@ -10,14 +10,17 @@ use super::bench_work as work;
 use super::run;
 use crate::crem_core::engine::module_caps::{caps_for, MAX_BDP_DEFAULT};
 use crate::crem_core::engine::negotiation::{HELLO_RTO, MAX_ATTEMPTS};
+use crate::crem_core::nl::{flow_stat, flow_state, side};
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire::{
     self, AddressFamily, FlowAddrs, Hello, HelloAck, Message, ParamAck, ParamStatus,
     FLOW_KIND_ROCEV2,
 };
-use crate::ffi;
+use crate::engine::EngineParams;
 use crate::flow::{self, Flow};
+use crate::flow_info::FlowInfo;
 use crate::host::Glue;
+use crate::inject::Template;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::skb::{Lent, Skb};
 use crate::store::Owner;
@@ -88,12 +91,11 @@ static TEST_GLUE: Glue = Glue {
     event: t_event,
 };
 
-/// `crem_flow_info.state` of an established and an unprotected flow
-/// (engine.rs `state_code`).
-const STATE_ESTABLISHED: u8 = 1;
-const STATE_UNPROTECTED: u8 = 2;
-/// Where msgs-out is among the flow-stats counters (crem_engine.h).
-const MSGS_OUT: usize = ffi::CREM_FS_ENGINE as usize + 1;
+/// `FlowInfo::state` of an established and an unprotected flow.
+const STATE_ESTABLISHED: u8 = flow_state::PROTECTED;
+const STATE_UNPROTECTED: u8 = flow_state::UNPROTECTED;
+/// msgs-out among the flow-stats counters.
+const MSGS_OUT: usize = flow_stat::MSGS_OUT;
 
 fn sleep_ms(ms: u32) {
     // SAFETY: KUnit cases run in process context, where sleeping is allowed.
@@ -114,9 +116,8 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     let b = Flow::new(NonNull::dangling(), None, true, &caps, &TEST_GLUE)?;
     // SAFETY: kept in place until `free` rebuilds the pinned box.
     let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut p: ffi::crem_engine_params = unsafe { core::mem::zeroed() };
-    p.side = ffi::crem_side_CREM_SIDE_CSF as u8;
+    let mut p = EngineParams::default();
+    p.side = side::CSF;
     p.k = k;
     p.m = m;
     p.dqp = 0x11;
@@ -129,8 +130,7 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     // An Ethernet link: RDMA MTU 1024 (1500 - 96 rounded down), as the
     // benchmark's packets (T 1062).
     p.link_mtu = 1500;
-    // SAFETY: as above.
-    let tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
+    let tpl = Template::default();
     // In no netns's table (null): its Flow ID is nobody's business.
     // SAFETY: made above, not inserted, ours alone.
     if unsafe { flow::setup(f, &p, 0, &tpl) } != 0 {
@@ -142,7 +142,7 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
 
 /// Ends the flow as a removal does (no CLOSE), its last counters into
 /// `fi` if given.
-fn kill(f: *mut Flow, fi: Option<&mut ffi::crem_flow_info>) {
+fn kill(f: *mut Flow, fi: Option<&mut FlowInfo>) {
     // SAFETY: a live flow of `make`, freed only by the case that made it,
     // after this.
     if let Some(f) = unsafe { f.as_ref() } {
@@ -169,9 +169,8 @@ fn start(f: *mut Flow, nonce: u64) {
     f.start(&bh, nonce, &[]);
 }
 
-fn info(f: *mut Flow) -> ffi::crem_flow_info {
-    // SAFETY: as above.
-    let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+fn info(f: *mut Flow) -> FlowInfo {
+    let mut fi = FlowInfo::default();
     // SAFETY: a flow of the case's (null: none), alive until it frees it.
     if let Some(f) = unsafe { f.as_ref() } {
         f.info(&mut fi);
@@ -211,13 +210,13 @@ extern "C" fn crem_kunit_flow_timer_drives_hello(msg: *mut c_char, len: usize) -
             && sent == hellos
             && later == sent
             && fi.state == STATE_UNPROTECTED
-            && fi.counters.get(MSGS_OUT) == Some(&u64::from(sent));
+            && fi.counters.flat.get(MSGS_OUT) == Some(&u64::from(sent));
         if !ok {
             let _ = write!(
                 w,
                 "HELLOs {first} at start (1), {hellos} in all ({MAX_ATTEMPTS}); sent {sent}, {later} later; state {} ({STATE_UNPROTECTED}); msgs-out {:?}",
                 fi.state,
-                fi.counters.get(MSGS_OUT)
+                fi.counters.flat.get(MSGS_OUT)
             );
         }
         ok
@@ -234,8 +233,7 @@ extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> 
             let _ = write!(w, "no flow");
             return false;
         };
-        // SAFETY: as in `make`.
-        let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        let mut fi = FlowInfo::default();
         {
             // The timer (a softirq) cannot run here before the kill.
             let _bh = bh::disable();
@@ -248,7 +246,7 @@ extern "C" fn crem_kunit_flow_kill_stops_timer(msg: *mut c_char, len: usize) -> 
         let after = h.sent.get();
         free(f);
         // The kill's last counters are what it had sent.
-        let reported = fi.counters.get(MSGS_OUT).copied();
+        let reported = fi.counters.flat.get(MSGS_OUT).copied();
         if (at_kill, after, reported) != (1, 1, Some(1)) {
             let _ = write!(
                 w,
@@ -270,22 +268,21 @@ extern "C" fn crem_kunit_flow_reset_counters(msg: *mut c_char, len: usize) -> c_
             let _ = write!(w, "no flow");
             return false;
         };
-        // SAFETY: as in `make`.
-        let mut taken: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        let mut taken = FlowInfo::default();
         let (done, after) = {
             // No timer in between: one HELLO when reset.
             let _bh = bh::disable();
             start(f, 0x5eed);
             // SAFETY: the case's flow, alive until it frees it.
             let done = unsafe { &*f }.reset(&mut taken);
-            (done, info(f).counters.get(MSGS_OUT).copied())
+            (done, info(f).counters.flat.get(MSGS_OUT).copied())
         };
-        let before = taken.counters.get(MSGS_OUT).copied();
+        let before = taken.counters.flat.get(MSGS_OUT).copied();
         // The timer resends HELLO from here on: counted after the reset.
         sleep_ms(50);
         let (later, sent) = {
             let _bh = bh::disable();
-            (info(f).counters.get(MSGS_OUT).copied(), h.sent.get())
+            (info(f).counters.flat.get(MSGS_OUT).copied(), h.sent.get())
         };
         kill(f, None);
         // SAFETY: as above (killed, not yet freed).
@@ -398,8 +395,7 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
         let _ = write!(w, "no flow");
         return false;
     };
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let seen: ffi::crem_template = unsafe { core::mem::zeroed() };
+    let seen = Template::default();
     let (flow_ns, skb_ns, made) = {
         // No timer during the run (it would only add noise).
         let _bh = bh::disable();
@@ -441,8 +437,12 @@ fn flow_per_packet(m: u8, w: &mut dyn Write) -> bool {
     kill(f, None);
     free(f);
     let n = u64::from(ROUNDS_PACKETS);
-    // flow-stats: sources (0), repairs (3), of the warm-up and the run.
-    let (sources, repairs) = (fi.counters[0] / 2, fi.counters[3] / 2);
+    // flow-stats: sources and repairs, of the warm-up and the run.
+    let c = &fi.counters;
+    let (sources, repairs) = (
+        c.get(flow_stat::SOURCES) / 2,
+        c.get(flow_stat::REPAIRS_SENT) / 2,
+    );
     let want_repairs = u64::from(m) * (n / 32);
     // Every block coded; a slow kernel (KASAN) may also see a burst end
     // between two packets and send its proactive repairs.

@@ -8,10 +8,14 @@
 //! truncates.
 
 use super::{run, Checks};
+use crate::crem_core::engine::Limits;
+use crate::crem_core::nl::{
+    flow_stat, msg_type, side, CounterKind, FLOW_STATS_MSGS_IN_BY_TYPE, FLOW_STATS_MSGS_OUT_BY_TYPE,
+};
 use crate::ffi::{self, *};
+use crate::flow_info::FlowInfo;
 use crate::kernel_ext::genl::{Attr, Attrs, ExtAck, Msg};
 use crate::netlink::{put_info, FLOW_MSG_SIZE};
-use crate::netns::FS_N;
 use core::ffi::{c_char, c_int, CStr};
 use kernel::bindings;
 
@@ -20,13 +24,12 @@ const ATTRS_AT: usize = 16 + 4;
 
 /// A flow's state with every attribute the nest may hold, each value
 /// distinct (and the counters large, so no two are equal by chance).
-fn full_info() -> ffi::crem_flow_info {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+fn full_info() -> FlowInfo {
+    let mut fi = FlowInfo::default();
     fi.key.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
     fi.key.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
     fi.key.dqp = 0xab_cdef;
-    fi.key.side = crem_side_CREM_SIDE_CSF as u8;
+    fi.key.side = side::CSF;
     fi.peer = u32::from_ne_bytes([192, 0, 2, 1]);
     fi.flow_id = 0xdead_beef;
     fi.state = 1;
@@ -35,15 +38,25 @@ fn full_info() -> ffi::crem_flow_info {
     fi.symbol_len = 1104;
     fi.srtt_us = 20_000;
     fi.rdma_mtu = 4096;
-    fi.rdma_mtu_exact = 1;
-    fi.pinned = 1;
-    fi.heard = 1;
-    fi.last_msg_ms = 77;
-    fi.has_limits = 1;
-    fi.max_open_blocks = 1024;
+    fi.rdma_mtu_exact = true;
+    fi.pinned = true;
+    fi.last_msg_ms = Some(77);
+    fi.limits = Some(Limits {
+        schemes: 0b111,
+        max_k: 255,
+        max_m: 16,
+        max_t: 4096,
+        max_open_blocks: 1024,
+    });
     fi.mem = u64::MAX - 1;
     fi.age_ms = 123_456_789;
-    for (i, c) in (0u64..).zip(fi.counters.iter_mut()) {
+    let c = &mut fi.counters;
+    let all = c
+        .flat
+        .iter_mut()
+        .chain(c.msgs_in.iter_mut())
+        .chain(c.msgs_out.iter_mut());
+    for (i, c) in (0u64..).zip(all) {
         *c = (i + 1) * 1_000_003 + (1 << 40);
     }
     fi
@@ -130,31 +143,49 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
         c.check(false, "the flow-stats policy accepts the nest");
         return;
     };
-    // Every counter at its attribute: the flat ones from sources, the
-    // tail from repairs-ce (the by-type nests between).
-    let flat = CREM_FS_FLAT as usize;
-    let tail = CREM_FS_TAIL as usize;
+    // Every counter at its attribute (the spec's tables), the by-type
+    // nests' too.
     let mut wrong = 0u32;
-    for (i, v) in fi.counters.iter().enumerate().take(FS_N) {
-        let a = if i < flat {
-            CREM_A_FLOW_STATS_SOURCES as usize + i
-        } else if i >= tail {
-            CREM_A_FLOW_STATS_REPAIRS_CE as usize + (i - tail)
-        } else {
-            continue;
+    for a in flow_stat::COUNTERS {
+        let ok = match (a.kind, a.id) {
+            (CounterKind::U64(i), _) => {
+                st.get(a.id.into()).and_then(Attr::u64) == Some(fi.counters.get(i))
+            }
+            (_, FLOW_STATS_MSGS_IN_BY_TYPE) => {
+                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_in, &ext)
+            }
+            (_, FLOW_STATS_MSGS_OUT_BY_TYPE) => {
+                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_out, &ext)
+            }
+            _ => true,
         };
-        if st.get(a as u32).and_then(Attr::u64) != Some(*v) {
+        if !ok {
             wrong += 1;
         }
     }
     if wrong != 0 {
         let _ = write!(c.w, "{wrong} counters; ");
     }
-    c.check(wrong == 0, "every flat and tail counter read back");
-    c.check(
-        st.has(CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE) && st.has(CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE),
-        "the by-type nests",
-    );
+    c.check(wrong == 0, "every counter and by-type nest read back");
+}
+
+/// Whether msg-types nest `nest` holds `want`, slot by slot.
+fn msg_types_read_back(
+    nest: Option<Attr<'_>>,
+    want: &[u64; msg_type::N],
+    ext: &ExtAck<'_>,
+) -> bool {
+    // SAFETY: only the address of the generated policy is taken.
+    let pol = unsafe { &*core::ptr::addr_of!(ffi::crem_msg_types_nl_policy) };
+    let Some(tb) =
+        nest.and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::parse(n, pol, ext).ok())
+    else {
+        return false;
+    };
+    msg_type::COUNTERS.iter().all(|a| match a.kind {
+        CounterKind::U64(i) => tb.get(a.id.into()).and_then(Attr::u64) == want.get(i).copied(),
+        CounterKind::Nest(_) => true,
+    })
 }
 
 /// The extack's message, as a C string.

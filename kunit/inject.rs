@@ -8,8 +8,8 @@
 
 use super::run;
 use crate::crem_core::engine::crf::Restored;
-use crate::ffi::crem_template;
 use crate::inject;
+use crate::inject::Template;
 use crate::kernel_ext::bh;
 use core::ffi::{c_char, c_int};
 
@@ -27,11 +27,11 @@ const UDP_PAYLOAD: usize = 28;
 /// The template a flow notes from a packet like `PACKET` at its hook:
 /// gateway (FORWARD, TTL already decremented) or host (LOCAL_IN), with the
 /// noted packet CE-marked (its ECN is not the restored packet's).
-fn template(host: bool) -> crem_template {
+fn template(host: bool) -> Template {
     let be16 = |i: usize| u16::from_ne_bytes([PACKET[i], PACKET[i + 1]]);
     let be32 =
         |i: usize| u32::from_ne_bytes([PACKET[i], PACKET[i + 1], PACKET[i + 2], PACKET[i + 3]]);
-    crem_template {
+    Template {
         saddr: be32(12),
         daddr: be32(16),
         sport: be16(20),

@@ -12,7 +12,6 @@ use super::{run, Checks};
 use crate::crem_core::ctl::{Config, Recovery, Role};
 use crate::crem_core::engine::module_caps::MAX_BDP_DEFAULT;
 use crate::crem_core::nl::stat;
-use crate::ffi;
 use crate::flow;
 use crate::netns::{self, NetState};
 use core::ffi::{c_char, c_int};
@@ -148,14 +147,13 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
     let a = u32::from_ne_bytes([10, 0, 0, 1]);
     let b = u32::from_ne_bytes([10, 0, 1, 1]);
     let peer = u32::from_ne_bytes([192, 0, 2, 7]);
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
+    let mut rq = crate::create::FlowRequest::default();
     rq.key.saddr = a;
     rq.key.daddr = b;
     rq.key.dqp = 0x42;
     rq.peer = peer;
     (rq.tos, rq.ttl, rq.sport, rq.link_mtu) = (0x88, 61, 0xc001u16.to_be(), 1500);
-    let setup = |rq: &ffi::crem_flow_request| {
+    let setup = |rq: &crate::create::FlowRequest| {
         let spare = st.alloc(CSF, &st.flow_caps())?;
         let rc = match flow::setup_request(&spare, st, rq) {
             Ok(()) => 0,

@@ -14,15 +14,16 @@ use crate::crem_core::ctl::Config;
 use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow::{now, Flow};
+use crate::flow_info::Counters;
 use crate::kernel_ext::bh;
-use crate::netns::{NetState, FS_N};
+use crate::netns::NetState;
 use crate::removal::GC_KEEP;
 use crate::table::SIDE_CRF;
 use core::ffi::{c_char, c_int};
 use core::fmt::Write;
 
-/// Where msgs-in is among the flow-stats counters (crem_engine.h).
-const MSGS_IN: usize = ffi::CREM_FS_ENGINE as usize;
+/// msgs-in among the flow-stats counters.
+const MSGS_IN: usize = crate::crem_core::nl::flow_stat::MSGS_IN;
 const NS_PER_S: u64 = 1_000_000_000;
 
 /// A host's configuration with room for a few flows.
@@ -53,9 +54,9 @@ fn poke(st: &NetState, qp: u32) {
 }
 
 fn msgs_in(st: &NetState, rebase: bool) -> u64 {
-    let mut sum = [0u64; FS_N];
+    let mut sum = Counters::ZERO;
     st.totals(&mut sum, rebase);
-    sum.get(MSGS_IN).copied().unwrap_or(u64::MAX)
+    sum.flat.get(MSGS_IN).copied().unwrap_or(u64::MAX)
 }
 
 fn removal_once_and_totals(w: &mut dyn Write) -> bool {
@@ -69,8 +70,8 @@ fn removal_once_and_totals(w: &mut dyn Write) -> bool {
         // Two removers of flow 1: one takes it.
         let taken = with_flow(st, 1, |f, bh| {
             (
-                st.remove(f, ffi::CREM_CLOSE_NORMAL as i8, bh),
-                st.remove(f, ffi::CREM_CLOSE_NONE as i8, bh),
+                st.remove(f, crate::removal::CLOSE_NORMAL, bh),
+                st.remove(f, crate::removal::CLOSE_NONE, bh),
             )
         });
         c.check(taken == Some((true, false)), "removed other than once");
@@ -126,7 +127,7 @@ fn collector_expires_idle(w: &mut dyn Write) -> bool {
                 stale(f, t0 + 31 * NS_PER_S, 0),
             ]
         });
-        let ended = ffi::CREM_CLOSE_FLOW_ENDED as i8;
+        let ended = crate::removal::CLOSE_FLOW_ENDED;
         let want = [GC_KEEP, GC_KEEP, ended, GC_KEEP];
         if marks != Some(want) {
             let _ = write!(c.w, "marks {marks:?}, not {want:?}; ");

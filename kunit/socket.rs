@@ -16,7 +16,7 @@ use super::{run, Checks};
 use crate::create;
 use crate::crem_core::ctl::{Addr, Config, Peer};
 use crate::crem_core::nl::stat;
-use crate::host::{msg_slot, MSG_SLOTS};
+use crate::host::msg_slot;
 use crate::kernel_ext::bh;
 use crate::netns::NetState;
 use crate::socket::Dest;
@@ -34,11 +34,9 @@ const ENOTCONN: c_int = -(bindings::ENOTCONN as c_int);
 /// A state's CREM datagrams of msgs-by-type `slot`: received (`dir` 0)
 /// or sent (1); -1 for no slot.
 fn msgs(st: &NetState, dir: usize, slot: usize) -> i64 {
-    let all = st.msg_counts();
-    let at = dir.saturating_mul(MSG_SLOTS).saturating_add(slot);
-    match all.get(at) {
-        Some(v) if slot < MSG_SLOTS => *v as i64,
-        _ => -1,
+    match st.msg_counts().get(dir).and_then(|d| d.get(slot)) {
+        Some(v) => *v as i64,
+        None => -1,
     }
 }
 

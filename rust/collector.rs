@@ -10,8 +10,8 @@
 //!     for a new one, with a new HELLO;
 //!   - closed, for [`RETRY_NS`]: it has had its CLOSE.
 
+use crate::crem_core::nl::flow_state;
 use crate::crem_core::nl::stat;
-use crate::engine::{STATE_CLOSED, STATE_UNPROTECTED};
 use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::bh;
@@ -19,6 +19,7 @@ use crate::kernel_ext::rcu;
 use crate::kernel_ext::work::DelayedWork;
 use crate::netns::NetState;
 use crate::removal::GC_KEEP;
+use crate::removal::{CLOSE_FLOW_ENDED, CLOSE_NONE, CLOSE_SYNC_FAILED};
 use crate::table::{SIDE_CRF, SIDE_CSF};
 use kernel::bindings;
 use kernel::prelude::*;
@@ -76,11 +77,11 @@ pub(crate) fn stale(f: &Flow, now: u64, idle: u64) -> i8 {
     };
     let retry = older(f.born_ns(), now, RETRY_NS);
     if idle != 0 && older(last_ns, now, idle) {
-        ffi::CREM_CLOSE_FLOW_ENDED as i8
-    } else if retry && state == Some(STATE_UNPROTECTED) {
-        ffi::CREM_CLOSE_SYNC_FAILED as i8
-    } else if retry && state == Some(STATE_CLOSED) {
-        ffi::CREM_CLOSE_NONE as i8
+        CLOSE_FLOW_ENDED
+    } else if retry && state == Some(flow_state::UNPROTECTED) {
+        CLOSE_SYNC_FAILED
+    } else if retry && state == Some(flow_state::CLOSING) {
+        CLOSE_NONE
     } else {
         GC_KEEP
     }

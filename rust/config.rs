@@ -20,7 +20,7 @@
 //! a sleep (the commit's `synchronize_rcu` runs under the first two).
 
 use crate::crem_core::ctl::{self, Addr, Config, Limits, Role};
-use crate::ffi;
+use crate::engine::EngineParams;
 use crate::kernel_ext::rcu::RcuDouble;
 use crate::netns::NetState;
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -229,7 +229,7 @@ struct Peer4 {
 /// ([`Settings::max_memory`] has it).
 #[derive(Clone, Copy)]
 pub(crate) struct Defaults {
-    pub(crate) engine: ffi::crem_engine_params,
+    pub(crate) engine: EngineParams,
     pub(crate) host: bool,
 }
 
@@ -262,8 +262,7 @@ impl Peers {
         reporters: [0; MAX_REPORTERS],
         n_reporters: 0,
         defaults: Defaults {
-            // SAFETY: a C struct of integers, for which all zeros is valid.
-            engine: unsafe { core::mem::zeroed() },
+            engine: EngineParams::ZERO,
             host: false,
         },
     };

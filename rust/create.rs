@@ -38,12 +38,36 @@ const MAX_PENDING: usize = 64;
 /// The longest HELLO (IPv6: crem-core's `Hello::encoded_len`).
 const MAX_HELLO: usize = 64;
 
+/// What a flow is made for: its key and peer, and what its first packet
+/// (or the HELLO that asked for it) shows of the path, the start of its
+/// template (`flow::setup_request` sets it up from this and the netns
+/// configuration).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FlowRequest {
+    pub(crate) key: FlowKey,
+    /// The peer's address (`__be32` in memory order).
+    pub(crate) peer: u32,
+    /// The CREM port the peer sends from (its HELLO's, network order), 0:
+    /// ours.
+    pub(crate) peer_port: u16,
+    pub(crate) tos: u8,
+    pub(crate) ttl: u8,
+    /// The packet's UDP source port (network order).
+    pub(crate) sport: u16,
+    /// Of the first packet's device, 0 if none.
+    pub(crate) link_mtu: u32,
+    /// flow-new with k and m: no adaptive policy.
+    pub(crate) fixed: bool,
+    pub(crate) k: u8,
+    pub(crate) m: u8,
+}
+
 /// A queued request: the flow's and the HELLO that asked for it (a
 /// receiver flow's), copied (the datagram is gone by the time the work
 /// item runs).
 #[derive(Clone, Copy)]
 struct Request {
-    rq: ffi::crem_flow_request,
+    rq: FlowRequest,
     hello_len: u8,
     hello: [u8; MAX_HELLO],
 }
@@ -73,12 +97,8 @@ impl Requests {
         closing: false,
     };
 
-    fn has(&self, k: &ffi::crem_flow_key) -> bool {
-        let k = FlowKey::from(*k);
-        self.ring
-            .iter()
-            .flatten()
-            .any(|r| FlowKey::from(r.rq.key) == k)
+    fn has(&self, k: &FlowKey) -> bool {
+        self.ring.iter().flatten().any(|r| r.rq.key == *k)
     }
 
     fn push(&mut self, r: Request) -> bool {
@@ -109,12 +129,15 @@ impl Requests {
 /// A request for the flow of `key` protected with `peer`, its template
 /// starting from `tos` and `ttl` (of its first packet, or for a receiver
 /// flow of the HELLO that asks for it); the rest is the caller's to fill.
-pub(crate) fn request_for(key: FlowKey, peer: u32, tos: u8, ttl: u8) -> ffi::crem_flow_request {
-    // SAFETY: a C struct of integers, for which all zeros is valid (no
-    // port, no link MTU, no fixed k and m unless the caller sets them).
-    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
-    (rq.key, rq.peer, rq.tos, rq.ttl) = (key.into(), peer, tos, ttl);
-    rq
+pub(crate) fn request_for(key: FlowKey, peer: u32, tos: u8, ttl: u8) -> FlowRequest {
+    // No port, no link MTU, no fixed k and m unless the caller sets them.
+    FlowRequest {
+        key,
+        peer,
+        tos,
+        ttl,
+        ..FlowRequest::default()
+    }
 }
 
 /// Why a flow was not made.
@@ -195,7 +218,7 @@ impl Creation {
     pub(crate) fn request<'a>(
         &self,
         st: &'a NetState,
-        rq: &ffi::crem_flow_request,
+        rq: &FlowRequest,
         hello: &[u8],
         bh: &'a Bh,
     ) -> Option<&'a Flow> {
@@ -249,7 +272,7 @@ impl Creation {
     pub(crate) fn make(
         &self,
         st: &NetState,
-        rq: &ffi::crem_flow_request,
+        rq: &FlowRequest,
         hello: &[u8],
     ) -> Result<(), NotMade> {
         let Some(spare) = st.alloc(rq.key.side, &st.flow_caps()) else {
@@ -274,7 +297,7 @@ impl Creation {
         &self,
         st: &'a NetState,
         spare: Spare,
-        rq: &ffi::crem_flow_request,
+        rq: &FlowRequest,
         hello: &[u8],
         ntf: Ntf,
         bh: &'a Bh,
@@ -452,14 +475,15 @@ pub(crate) fn add(st: &NetState, key: &FlowKey, fixed: bool, k: u8, m: u8) -> c_
     if st.flows.count(key.side) >= st.max_flows() {
         return NotMade::Limit.to_errno();
     }
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    let mut rq: ffi::crem_flow_request = unsafe { core::mem::zeroed() };
-    rq.key = (*key).into();
-    rq.ttl = 64;
-    rq.fixed = fixed;
-    rq.k = k;
-    rq.m = m;
-    rq.peer = peer;
+    let rq = FlowRequest {
+        key: *key,
+        ttl: 64,
+        fixed,
+        k,
+        m,
+        peer,
+        ..FlowRequest::default()
+    };
     match st.creation.make(st, &rq, &[]) {
         Ok(()) => 0,
         Err(why) => why.to_errno(),
@@ -479,7 +503,7 @@ impl Creation {
 
 #[cfg(crem_kunit)]
 impl TestQueue {
-    pub(crate) fn push_test(&mut self, rq: &ffi::crem_flow_request) -> bool {
+    pub(crate) fn push_test(&mut self, rq: &FlowRequest) -> bool {
         self.0.push(Request {
             rq: *rq,
             hello_len: 0,
@@ -487,7 +511,7 @@ impl TestQueue {
         })
     }
 
-    pub(crate) fn has_test(&self, rq: &ffi::crem_flow_request) -> bool {
+    pub(crate) fn has_test(&self, rq: &FlowRequest) -> bool {
         self.0.has(&rq.key)
     }
 

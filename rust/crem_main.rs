@@ -4,9 +4,10 @@
 //! The crate root only wires things together: protocol logic is crem-core
 //! (compiled in unchanged from `rust/core`); the module's registrations are
 //! the fields of [`Crem`]. What stays C is generated (the netlink family,
-//! `glue/crem-nl-gen.c`), a one-line wrapper of a static inline or macro
-//! (`glue/helpers.c`), or the module parameters (`glue/params.c`:
-//! `module_param` is a macro, and 6.12's `module!` has no parameters).
+//! `glue/crem-nl-gen.c`) or a one-line wrapper of a static inline or macro
+//! (`glue/helpers.c`, which also holds the module parameters:
+//! `module_param` is a macro, and 6.12's `module!` has no parameters) and
+//! the tracepoints' definitions (`glue/crem_trace.h`: `TRACE_EVENT` is C's).
 
 use kernel::prelude::*;
 use kernel_ext::genl;
@@ -27,6 +28,7 @@ mod engine;
 mod events;
 mod ffi;
 mod flow;
+mod flow_info;
 mod gf;
 mod hook;
 mod hook_points;

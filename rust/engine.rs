@@ -17,10 +17,14 @@ use crate::crem_core::engine::policy::{BreakerState, LossClass, PolicyConfig};
 use crate::crem_core::engine::module_caps::{FlowCaps, MAX_M, MESSAGE};
 use crate::crem_core::engine::{FecConfig, Limits, Nanos, MS};
 use crate::crem_core::fec::Scheme;
+use crate::crem_core::nl::{
+    breaker, flow_event, flow_stat as fs, flow_state, loss_class, recovery, side,
+};
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, RocePacket};
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
 use crate::ffi;
+use crate::flow_info::FlowInfo;
 use crate::gf::Coder;
 use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
@@ -34,9 +38,58 @@ use kernel::alloc::Box;
 use kernel::init::{init_from_closure, InPlaceWrite, Init};
 use kernel::prelude::*;
 
-const SIDE_CSF: u8 = ffi::crem_side_CREM_SIDE_CSF as u8;
-const RECOVERY_CODED: u8 = 0;
-const RECOVERY_SELECTIVE: u8 = 1;
+const RECOVERY_CODED: u8 = recovery::CODED;
+const RECOVERY_SELECTIVE: u8 = recovery::SELECTIVE_REPEAT;
+
+/// What the engine of a new flow is made from: the netns configuration's
+/// fields (`config::Defaults`) and the flow's own (set up fills them).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct EngineParams {
+    /// `nl::side` and `nl::flow_kind`.
+    pub(crate) side: u8,
+    pub(crate) kind: u8,
+    /// `nl::recovery`; adaptive: 0 or 1.
+    pub(crate) recovery: u8,
+    pub(crate) adaptive: u8,
+    pub(crate) k: u8,
+    pub(crate) m: u8,
+    pub(crate) m_cong: u8,
+    /// The operator's T, 0: T follows the RDMA MTU.
+    pub(crate) symbol_len: u16,
+    /// Of the first packet's device, 0 if none.
+    pub(crate) link_mtu: u32,
+    /// The operator's hold time, 0: the draft's rule.
+    pub(crate) hold_us: u32,
+    pub(crate) epsilon_ppb: u32,
+    pub(crate) dqp: u32,
+    /// Addresses (`__be32` in memory order).
+    pub(crate) saddr: u32,
+    pub(crate) daddr: u32,
+    pub(crate) retention_budget: u64,
+    pub(crate) rtt_hint_ns: u64,
+}
+
+impl EngineParams {
+    /// All zero (a configuration's defaults before its fields are set).
+    pub(crate) const ZERO: Self = EngineParams {
+        side: 0,
+        kind: 0,
+        recovery: 0,
+        adaptive: 0,
+        k: 0,
+        m: 0,
+        m_cong: 0,
+        symbol_len: 0,
+        link_mtu: 0,
+        hold_us: 0,
+        epsilon_ppb: 0,
+        dqp: 0,
+        saddr: 0,
+        daddr: 0,
+        retention_budget: 0,
+        rtt_hint_ns: 0,
+    };
+}
 
 /// The engines' storage: arrays of the flow's own, sized when it is made
 /// ([`FlowCaps`], from the netns's `max-bdp`).
@@ -146,7 +199,7 @@ unsafe fn in_place<T, E>(
 /// otherwise), the largest there is if the link is unknown (a flow the
 /// operator added, or a CRF, which takes the HELLO's). The sender learns
 /// the real one from its packets (crem-core's `FlowMtu`).
-fn mtu_estimate(p: &ffi::crem_engine_params) -> u32 {
+fn mtu_estimate(p: &EngineParams) -> u32 {
     match p.link_mtu {
         0 => 4096,
         l => roce::ib_mtu_for_link(l),
@@ -154,7 +207,7 @@ fn mtu_estimate(p: &ffi::crem_engine_params) -> u32 {
 }
 
 /// The operator's T, or none (T follows the RDMA MTU).
-fn configured_t(p: &ffi::crem_engine_params) -> Option<u16> {
+fn configured_t(p: &EngineParams) -> Option<u16> {
     (p.symbol_len != 0).then_some(p.symbol_len)
 }
 
@@ -163,7 +216,7 @@ fn v4(a: u32) -> [u8; 4] {
     a.to_ne_bytes()
 }
 
-fn sender_params(p: &ffi::crem_engine_params, caps: &FlowCaps) -> SenderParams {
+fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
     let mtu = mtu_estimate(p);
     let t = configured_t(p).unwrap_or(roce::symbol_len_for_mtu(mtu));
     let rtt = p.rtt_hint_ns.max(MS);
@@ -227,7 +280,7 @@ fn sender_params(p: &ffi::crem_engine_params, caps: &FlowCaps) -> SenderParams {
     }
 }
 
-fn receiver_params(p: &ffi::crem_engine_params, caps: &FlowCaps) -> ReceiverParams {
+fn receiver_params(p: &EngineParams, caps: &FlowCaps) -> ReceiverParams {
     let rtt = p.rtt_hint_ns.max(MS);
     // The operator's H stays; else the draft's RECOMMENDED one (a block at
     // 10 000 packets/s, at most a quarter of the minimum RTT). Either way
@@ -289,43 +342,51 @@ fn with_workspace<R>(f: impl FnOnce(&mut crate::workspace::Workspace) -> R) -> O
     crate::workspace::with(&bh, f)
 }
 
-/// Index of the first counter appended after the datapath's (crem_engine.h).
-const FS_LATE: usize = (ffi::CREM_FS_ENGINE + ffi::CREM_FS_DATAPATH) as usize;
-/// Index of the counters appended after the msg-types nests (crem_engine.h):
-/// repairs-ce (CRF), repair-path-signals, retx-budget-limited,
-/// retx-budget-symbols (CSF), restore-no-header (CRF).
-const FS_TAIL: usize = ffi::CREM_FS_TAIL as usize;
-
-/// `enum crem_flow_event` of the uapi header (netlink/crem.yaml order).
-const EV_BREAKER_TRIPPED: u32 = 0;
-const EV_BREAKER_CLEARED: u32 = 1;
-const EV_CLOSE_RECEIVED: u32 = 2;
-
 fn note_sender_event(h: &mut Host<'_>, ev: Option<SenderEvent>) {
     match ev {
         Some(SenderEvent::Established { flow_id }) => h.set_flow_id(flow_id),
         Some(SenderEvent::ConfigChanged(cfg)) => h.config_changed(&cfg),
-        Some(SenderEvent::BreakerTripped) => h.flow_event(EV_BREAKER_TRIPPED, 0),
-        Some(SenderEvent::BreakerCleared) => h.flow_event(EV_BREAKER_CLEARED, 0),
+        Some(SenderEvent::BreakerTripped) => h.flow_event(flow_event::BREAKER_TRIPPED, 0),
+        Some(SenderEvent::BreakerCleared) => h.flow_event(flow_event::BREAKER_CLEARED, 0),
         Some(SenderEvent::Closed {
             reason,
             by_peer: true,
-        }) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
+        }) => h.flow_event(flow_event::CLOSE_RECEIVED, reason.to_u16()),
         _ => {}
     }
 }
 
-/// The outcome of `Engine::pin` for netlink (`CREM_PIN_*`).
-fn pin_code(r: core::result::Result<(), PinError>) -> u32 {
+/// Why flow-set did not pin or unpin a flow (netlink says which, in
+/// its extack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PinRefused {
+    /// The flow is gone, or its engine is not set up.
+    Failed,
+    /// A configuration change is in flight.
+    Busy,
+    /// (k, m) is outside the negotiated limits.
+    OutsideLimits,
+    /// No Config ID is free.
+    NoSlot,
+    /// The flow has no peer configuration yet.
+    NotEstablished,
+    /// Unpinning a flow that has no adaptive policy (fixed k and m).
+    NoPolicy,
+    /// A receiver flow: nothing to pin.
+    NotSender,
+}
+
+/// The outcome of `Engine::pin` for netlink.
+fn pin_result(r: core::result::Result<(), PinError>) -> core::result::Result<(), PinRefused> {
     match r {
-        Ok(()) => ffi::CREM_PIN_OK,
-        Err(PinError::NoPolicy) => ffi::CREM_PIN_NO_POLICY,
+        Ok(()) => Ok(()),
+        Err(PinError::NoPolicy) => Err(PinRefused::NoPolicy),
         Err(PinError::Propose(p)) => match p {
-            ProposeError::Busy => ffi::CREM_PIN_BUSY,
-            ProposeError::Unchanged => ffi::CREM_PIN_OK,
-            ProposeError::OutsideLimits => ffi::CREM_PIN_OUTSIDE_LIMITS,
-            ProposeError::NoConfigSlot => ffi::CREM_PIN_NO_SLOT,
-            ProposeError::NotEstablished => ffi::CREM_PIN_NOT_ESTABLISHED,
+            ProposeError::Unchanged => Ok(()),
+            ProposeError::Busy => Err(PinRefused::Busy),
+            ProposeError::OutsideLimits => Err(PinRefused::OutsideLimits),
+            ProposeError::NoConfigSlot => Err(PinRefused::NoSlot),
+            ProposeError::NotEstablished => Err(PinRefused::NotEstablished),
         },
     }
 }
@@ -352,8 +413,8 @@ impl Engine {
     }
 
     /// Writes the engine proper from `p` (once; any context: no allocation).
-    pub(crate) fn init(&mut self, p: &ffi::crem_engine_params) -> Result {
-        let csf = p.side == SIDE_CSF;
+    pub(crate) fn init(&mut self, p: &EngineParams) -> Result {
+        let csf = p.side == side::CSF;
         let (proto, r) = match self.proto.take() {
             Some(Proto::SenderSpace(b, a)) if csf => {
                 let params = sender_params(p, self.stores.caps());
@@ -480,10 +541,15 @@ impl Engine {
     }
 
     /// flow-set: pins (k, m), or with `None` goes back to the adaptive
-    /// policy. A `CREM_PIN_*` code.
-    pub(crate) fn csf_pin(&mut self, h: &mut Host<'_>, now: Nanos, km: Option<(u8, u8)>) -> u32 {
-        self.with_sender(h, |flow, io| pin_code(flow.pin(now, km, io.sink)))
-            .unwrap_or(ffi::CREM_PIN_FAILED)
+    /// policy.
+    pub(crate) fn csf_pin(
+        &mut self,
+        h: &mut Host<'_>,
+        now: Nanos,
+        km: Option<(u8, u8)>,
+    ) -> core::result::Result<(), PinRefused> {
+        self.with_sender(h, |flow, io| pin_result(flow.pin(now, km, io.sink)))
+            .unwrap_or(Err(PinRefused::Failed))
     }
 
     /// An RDMA packet of the reverse direction: its ACKs release retention.
@@ -576,7 +642,9 @@ impl Engine {
         match ev.flatten() {
             Some(ReceiverEvent::Established { flow_id })
             | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
-            Some(ReceiverEvent::Closed(reason)) => h.flow_event(EV_CLOSE_RECEIVED, reason.to_u16()),
+            Some(ReceiverEvent::Closed(reason)) => {
+                h.flow_event(flow_event::CLOSE_RECEIVED, reason.to_u16())
+            }
             Some(ReceiverEvent::ConfigAccepted(cfg)) => h.config_changed(&cfg),
             _ => {}
         }
@@ -652,40 +720,26 @@ fn us(ns: Nanos) -> u32 {
     (ns / 1000).min(u64::from(u32::MAX)) as u32
 }
 
-/// `enum crem_loss_class` (uapi) of a classification.
+/// `nl::loss_class` of a classification.
 fn loss_class_code(c: LossClass) -> u8 {
-    (match c {
-        LossClass::None => ffi::crem_loss_class_CREM_LOSS_CLASS_NONE,
-        LossClass::Transmission => ffi::crem_loss_class_CREM_LOSS_CLASS_TRANSMISSION,
-        LossClass::Congestion => ffi::crem_loss_class_CREM_LOSS_CLASS_CONGESTION,
-    }) as u8
+    match c {
+        LossClass::None => loss_class::NONE,
+        LossClass::Transmission => loss_class::TRANSMISSION,
+        LossClass::Congestion => loss_class::CONGESTION,
+    }
 }
 
-/// `enum crem_flow_state` (uapi) of an engine's state.
-pub(crate) const STATE_UNPROTECTED: u8 = 2;
-pub(crate) const STATE_CLOSED: u8 = 3;
-
+/// `nl::flow_state` of an engine's state.
 fn state_code(s: FlowState) -> u8 {
     match s {
-        FlowState::Negotiating => 0,
-        FlowState::Established => 1,
-        FlowState::Unprotected => STATE_UNPROTECTED,
-        FlowState::Closed(_) => STATE_CLOSED,
+        FlowState::Negotiating => flow_state::NEGOTIATING,
+        FlowState::Established => flow_state::PROTECTED,
+        FlowState::Unprotected => flow_state::UNPROTECTED,
+        FlowState::Closed(_) => flow_state::CLOSING,
     }
 }
 
-fn put_limits(fi: &mut ffi::crem_flow_info, l: Option<Limits>) {
-    if let Some(l) = l {
-        fi.has_limits = 1;
-        fi.schemes = l.schemes;
-        fi.max_k = l.max_k;
-        fi.max_m = l.max_m;
-        fi.max_t = l.max_t;
-        fi.max_open_blocks = l.max_open_blocks;
-    }
-}
-
-fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
+fn put_config(fi: &mut FlowInfo, c: Option<FecConfig>) {
     if let Some(c) = c {
         fi.config_id = c.id;
         fi.scheme = u8::from(c.scheme);
@@ -696,8 +750,8 @@ fn put_config(fi: &mut ffi::crem_flow_info, c: Option<FecConfig>) {
 }
 
 impl Engine {
-    /// The flow's state (`enum crem_flow_state`), `None` for an engine not
-    /// set up.
+    /// The flow's state (`nl::flow_state`), `None` for an engine not set
+    /// up.
     pub(crate) fn state_code(&mut self) -> Option<u8> {
         if let Some(e) = self.sender() {
             Some(state_code(e.flow.state()))
@@ -706,69 +760,88 @@ impl Engine {
         }
     }
 
-    /// The engine's state and counters into `fi` (zeroed by the caller);
-    /// nothing for an engine not set up.
-    pub(crate) fn info(&mut self, fi: &mut ffi::crem_flow_info) {
+    /// The engine's state and counters into `fi` (the default before);
+    /// nothing for an engine not set up. Each counter goes to its
+    /// flow-stats index: one the engine adds is set here, and reported.
+    pub(crate) fn info(&mut self, fi: &mut FlowInfo) {
         // On the datapath's clock (crem_now: ktime_get_ns).
         let now = u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0);
-        let put_heard = |fi: &mut ffi::crem_flow_info, heard: Option<Nanos>| {
-            if let Some(t) = heard {
-                fi.heard = 1;
-                fi.last_msg_ms = now.saturating_sub(t) / 1_000_000;
-            }
-        };
+        let since = |heard: Option<Nanos>| heard.map(|t| now.saturating_sub(t) / 1_000_000);
+        let c = &mut fi.counters;
         if let Some(e) = self.sender() {
             let f = &e.flow;
+            let k = f.csf_counters();
+            for (i, v) in [
+                (fs::SOURCES, k.sources),
+                (fs::SOURCE_OCTETS, k.source_octets),
+                (fs::UNPROTECTED, k.unprotected_sources),
+                (
+                    fs::REPAIRS_SENT,
+                    k.repairs_ordinary.saturating_add(k.repairs_proactive),
+                ),
+                (fs::CODED_RETX, k.repairs_retx),
+                (fs::SOURCE_COPIES, k.repairs_source_copy),
+                (fs::REPAIR_OCTETS, k.repair_octets),
+                (
+                    fs::REQUESTS_RECEIVED,
+                    k.requests_block.saturating_add(k.requests_ranges),
+                ),
+                (fs::FALLBACK_REQUESTS_RECEIVED, k.requests_fallback),
+                (fs::BLOCKS_GIVEN_UP, k.blocks_given_up),
+                (fs::CODED_RETX_LOST, k.retx_lost),
+                (
+                    fs::REPAIR_PATH_SIGNALS,
+                    f.policy_counters().repair_path_signals,
+                ),
+                (fs::RETX_BUDGET_LIMITED, k.drops.retx_budget_limited),
+                (fs::RETX_BUDGET_SYMBOLS, k.drops.retx_budget_symbols),
+                (fs::REPAIR_RATE_LIMITED, k.drops.repair_rate_limited),
+            ] {
+                c.set(i, v);
+            }
             fi.state = state_code(f.state());
             fi.flow_id = f.flow_id().unwrap_or(0);
             fi.srtt_us = us(f.srtt());
             fi.min_rtt_us = us(f.min_rtt());
             fi.rdma_mtu = f.mtu().mtu();
-            fi.rdma_mtu_exact = u8::from(f.mtu().exact());
+            fi.rdma_mtu_exact = f.mtu().exact();
             fi.loss_ppm = (f.loss_ppb() / 1000).min(u64::from(u32::MAX)) as u32;
-            fi.breaker = u8::from(f.breaker_state() != BreakerState::Normal);
+            fi.breaker = if f.breaker_state() != BreakerState::Normal {
+                breaker::TRIPPED
+            } else {
+                breaker::NORMAL
+            };
             // The classification ages (its evidence is held for a while), so it
             // is taken at the time of the dump.
             fi.loss_class = loss_class_code(f.loss_class(now));
-            put_heard(fi, *e.heard);
-            fi.pinned = u8::from(f.pinned());
+            fi.last_msg_ms = since(*e.heard);
+            fi.pinned = f.pinned();
             put_config(fi, f.config());
-            put_limits(fi, f.limits());
-            let k = f.csf_counters();
-            let vals = [
-                k.sources,
-                k.source_octets,
-                k.unprotected_sources,
-                k.repairs_ordinary.saturating_add(k.repairs_proactive),
-                k.repairs_retx,
-                k.repairs_source_copy,
-                k.repair_octets,
-                k.requests_block.saturating_add(k.requests_ranges),
-                k.requests_fallback,
-                k.blocks_given_up,
-            ];
-            for (o, v) in fi.counters.iter_mut().zip(vals) {
-                *o = v;
-            }
-            // Appended after the datapath's counters (crem_engine.h).
-            if let Some(o) = fi.counters.get_mut(FS_LATE) {
-                *o = k.retx_lost;
-            }
-            let tail = [
-                f.policy_counters().repair_path_signals,
-                k.drops.retx_budget_limited,
-                k.drops.retx_budget_symbols,
-            ];
-            for (o, v) in fi.counters.iter_mut().skip(FS_TAIL + 1).zip(tail) {
-                *o = v;
-            }
-            // After the CRF's restore-no-header (FS_TAIL + 4).
-            if let Some(o) = fi.counters.get_mut(FS_TAIL + 5) {
-                *o = k.drops.repair_rate_limited;
-            }
+            fi.limits = f.limits();
         } else if let Some(e) = self.receiver() {
             let f = &e.flow;
-            put_heard(fi, *e.heard);
+            let k = f.crf_counters();
+            for (i, v) in [
+                (fs::RECEIVED, k.sources),
+                (fs::REPAIRS_RECEIVED, k.repairs),
+                (fs::RESTORED, k.restored),
+                (fs::ICRC_FAILURES, k.icrc_failures),
+                (
+                    fs::REQUESTS_SENT,
+                    k.requests_block.saturating_add(k.requests_ranges),
+                ),
+                (
+                    fs::FALLBACKS,
+                    k.requests_fallback.saturating_add(k.blocks_released),
+                ),
+                (fs::ABANDONED, k.psns_abandoned),
+                (fs::BLOCKS_INCOMPLETE, k.blocks_incomplete),
+                (fs::REPAIRS_CE, k.repairs_ce),
+                (fs::RESTORE_NO_HEADER, k.restore_no_header),
+            ] {
+                c.set(i, v);
+            }
+            fi.last_msg_ms = since(*e.heard);
             fi.state = state_code(f.state());
             fi.flow_id = f.flow_id().unwrap_or(0);
             fi.loss_ppm = f.loss_ppm();
@@ -776,27 +849,7 @@ impl Engine {
             fi.min_rtt_us = us(f.min_rtt());
             fi.rdma_mtu = f.crf().config().rdma_mtu;
             put_config(fi, f.current_config());
-            put_limits(fi, f.negotiation().effective_limits());
-            let k = f.crf_counters();
-            let vals = [
-                k.sources,
-                k.repairs,
-                k.restored,
-                k.icrc_failures,
-                k.requests_block.saturating_add(k.requests_ranges),
-                k.requests_fallback.saturating_add(k.blocks_released),
-                k.psns_abandoned,
-                k.blocks_incomplete,
-            ];
-            for (o, v) in fi.counters.iter_mut().skip(10).zip(vals) {
-                *o = v;
-            }
-            if let Some(o) = fi.counters.get_mut(FS_TAIL) {
-                *o = k.repairs_ce;
-            }
-            if let Some(o) = fi.counters.get_mut(FS_TAIL + 4) {
-                *o = k.restore_no_header;
-            }
+            fi.limits = f.negotiation().effective_limits();
         }
     }
 }

@@ -12,6 +12,7 @@
 use crate::crem_core::nl::stat;
 use crate::ffi;
 use crate::flow::Flow;
+use crate::flow_info::FlowInfo;
 use crate::kernel_ext::genl::{self, Group, Msg};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::work::Work;
@@ -124,8 +125,7 @@ impl NetState {
         };
         // On the stack: callers may hold RCU, no allocation here. (About
         // 560 octets: identity, state and the counters.)
-        // SAFETY: a C struct of integers, for which all zeros is valid.
-        let mut fi: ffi::crem_flow_info = unsafe { core::mem::zeroed() };
+        let mut fi = FlowInfo::default();
         let built = msg.notification(cmd as u8).and_then(|mut w| {
             // The ids too: only CAP_NET_ADMIN may join the group.
             put_flow(&mut w, f, &mut fi, ev, true)?;

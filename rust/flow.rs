@@ -17,13 +17,16 @@
 //! timer is cancelled outside the lock (cancelling waits for a running
 //! callback, which takes the lock).
 
+use crate::create::FlowRequest;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::engine::Nanos;
+use crate::crem_core::nl::flow_stat as fs;
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire;
-use crate::engine::Engine;
-use crate::ffi;
+use crate::engine::{Engine, EngineParams, PinRefused};
+use crate::flow_info::{Counters, FlowInfo};
 use crate::host::{FlowIds, Glue, Host, Outside};
+use crate::inject::Template;
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::mem::FlowAlloc;
@@ -45,15 +48,6 @@ use kernel::prelude::*;
 /// A flow's memory: charged to its memory cgroup, failing there rather than
 /// reclaiming hard or OOM-killing (`FlowAlloc`), as its engine's.
 pub(crate) type FlowBox = Pin<Box<Flow, FlowAlloc>>;
-
-/// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
-const FS_N: usize = ffi::CREM_FS_N as usize;
-/// Where the datapath's counters start, and the msg-types counters.
-const FS_DATAPATH: usize = ffi::CREM_FS_ENGINE as usize;
-const FS_FLAT: usize = ffi::CREM_FS_FLAT as usize;
-/// Where the stores' counters appended after the engine's tail start
-/// (store-overwritten, held-overwritten).
-const FS_STORE_LATE: usize = ffi::CREM_FS_TAIL as usize + 6;
 
 /// The IPv4 Don't Fragment flag, of the template's `frag_off`.
 const IP_DF: u16 = 0x4000;
@@ -121,7 +115,7 @@ struct Locked {
     /// removes flows idle for long).
     last_ns: u64,
     /// The counters at the last flow-reset (reported as the difference).
-    base: [u64; FS_N],
+    base: Counters,
 }
 
 /// The datapath's clock (`ktime_get_ns`), which every engine deadline uses.
@@ -171,7 +165,7 @@ impl Flow {
             dead: false,
             deadline: u64::MAX,
             last_ns: 0,
-            base: [0; FS_N],
+            base: Counters::ZERO,
         };
         Box::pin_init(
             pin_init!(Flow {
@@ -215,7 +209,7 @@ impl Flow {
         pkt: &Lent<'_>,
         (off, len): (u32, u32),
         rp: &RocePacket<'_>,
-        seen: &ffi::crem_template,
+        seen: &Template,
         defer: *mut sk_buff_head,
     ) {
         let Some((cur, payload)) = current(pkt, off, len) else {
@@ -234,7 +228,7 @@ impl Flow {
         pkt: &Lent<'_>,
         (off, len): (u32, u32),
         psn: u32,
-        seen: &ffi::crem_template,
+        seen: &Template,
         ce: bool,
     ) -> bool {
         let Some((cur, payload)) = current(pkt, off, len) else {
@@ -248,7 +242,7 @@ impl Flow {
 
     /// Its restored packets' template (KUnit: what set-up made of it).
     #[cfg(crem_kunit)]
-    pub(crate) fn template(&self) -> ffi::crem_template {
+    pub(crate) fn template(&self) -> Template {
         let bh = bh::disable();
         let mut g = self.state.lock(&bh);
         g.engine.stores().tpl
@@ -290,7 +284,7 @@ impl Flow {
 
     /// Its identity, state and counters since its last flow-reset, into
     /// `fi`.
-    pub(crate) fn info(&self, fi: &mut ffi::crem_flow_info) {
+    pub(crate) fn info(&self, fi: &mut FlowInfo) {
         {
             let bh = bh::disable();
             info_locked(&mut self.state.lock(&bh), fi);
@@ -299,27 +293,21 @@ impl Flow {
     }
 
     /// Its key, peer and age, into `fi`.
-    fn identity(&self, fi: &mut ffi::crem_flow_info) {
-        let k = self.links.key();
-        fi.key.saddr = k.saddr;
-        fi.key.daddr = k.daddr;
-        fi.key.dqp = k.dqp;
-        fi.key.side = k.side;
-        fi.key.kind = k.kind;
+    fn identity(&self, fi: &mut FlowInfo) {
+        fi.key = *self.links.key();
         fi.peer = self.links.peer();
         fi.age_ms = now().saturating_sub(self.born_ns()) / 1_000_000;
     }
 
     /// Ends the removed flow (process context, once, after it is
     /// unreachable): its engine ends with a CLOSE of `close_reason`
-    /// (`CREM_CLOSE_*`, none if negative; see `Engine::fini`), its last
+    /// (`removal::CLOSE_*`, none if negative; see `Engine::fini`), its last
     /// counters go to `fi` (if any) in the same section, it is marked
     /// dead, and its timer is cancelled.
-    pub(crate) fn kill(&self, close_reason: c_int, mut fi: Option<&mut ffi::crem_flow_info>) {
+    pub(crate) fn kill(&self, close_reason: c_int, mut fi: Option<&mut FlowInfo>) {
         if let Some(fi) = fi.as_deref_mut() {
-            // SAFETY: a C struct of integers, for which all zeros is valid:
-            // what a flow that leaves nothing to report reports.
-            *fi = unsafe { core::mem::zeroed() };
+            // What a flow that leaves nothing to report reports.
+            *fi = FlowInfo::default();
         }
         let close = u16::try_from(close_reason)
             .ok()
@@ -420,7 +408,7 @@ impl Flow {
         &self,
         bh: &Bh,
         defer: *mut sk_buff_head,
-        seen: Option<&ffi::crem_template>,
+        seen: Option<&Template>,
         touch: bool,
         f: impl FnOnce(&mut Engine, &mut Host<'_>, Nanos) -> R,
     ) -> Option<R> {
@@ -504,41 +492,32 @@ fn msg_tos(e: &mut Engine) -> u8 {
     }
 }
 
-/// The flow's state and counters since its last flow-reset, into `fi`.
-fn info_locked(l: &mut Locked, fi: &mut ffi::crem_flow_info) {
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    *fi = unsafe { core::mem::zeroed() };
+/// The flow's state and counters since its last flow-reset, into `fi`:
+/// the engine's, then those counted here (each at its flow-stats index).
+fn info_locked(l: &mut Locked, fi: &mut FlowInfo) {
+    *fi = FlowInfo::default();
     if !l.dead {
         l.engine.info(fi);
     }
     let s = l.engine.stores().counted();
     let o = &l.out;
-    let datapath = [
-        o.msgs_in,
-        o.msgs_out,
-        o.send_fail,
-        s.store_full,
-        s.clone_fail,
-        s.held_dropped,
-        s.injected,
-        s.inject_fail,
-    ];
     let c = &mut fi.counters;
-    for (d, v) in c.iter_mut().skip(FS_DATAPATH).zip(datapath) {
-        *d = v;
+    for (i, v) in [
+        (fs::MSGS_IN, o.msgs_in),
+        (fs::MSGS_OUT, o.msgs_out),
+        (fs::SEND_FAILURES, o.send_fail),
+        (fs::STORE_FULL, s.store_full),
+        (fs::ALLOC_FAILURES, s.clone_fail),
+        (fs::HELD_DROPPED, s.held_dropped),
+        (fs::INJECTED, s.injected),
+        (fs::INJECT_FAILURES, s.inject_fail),
+        (fs::STORE_OVERWRITTEN, s.overwritten),
+        (fs::HELD_OVERWRITTEN, s.held_overwritten),
+    ] {
+        c.set(i, v);
     }
-    // After the engine's tail (repairs-ce to repair-rate-limited).
-    let late = [s.overwritten, s.held_overwritten];
-    for (d, v) in c.iter_mut().skip(FS_STORE_LATE).zip(late) {
-        *d = v;
-    }
-    let msgs = Iterator::chain(o.msg_in.iter(), o.msg_out.iter());
-    for (d, v) in c.iter_mut().skip(FS_FLAT).zip(msgs) {
-        *d = *v;
-    }
-    for (d, b) in c.iter_mut().zip(l.base.iter()) {
-        *d = d.wrapping_sub(*b);
-    }
+    (c.msgs_in, c.msgs_out) = (o.msg_in, o.msg_out);
+    c.sub(&l.base);
     fi.mem = l.engine.stores().mem();
     fi.last_ns = l.last_ns;
 }
@@ -561,7 +540,7 @@ fn current<'a>(pkt: &'a Lent<'_>, off: u32, len: u32) -> Option<(Current, &'a [u
 
 /// Notes what a packet of the flow shows of its path (its template for
 /// restored packets: `seen`, filled by the hook).
-fn note(e: &mut Engine, seen: &ffi::crem_template) {
+fn note(e: &mut Engine, seen: &Template) {
     let t = &mut e.stores().tpl;
     if seen.ifindex != 0 {
         t.ifindex = seen.ifindex;
@@ -595,7 +574,7 @@ impl Spare {
     /// the active memory cgroup, and may fail there, its structures to the
     /// netns's budget.
     pub(crate) fn new(st: &NetState, side: u8, caps: &FlowCaps) -> Option<Self> {
-        let csf = u32::from(side) == ffi::crem_side_CREM_SIDE_CSF;
+        let csf = side == crate::table::SIDE_CSF;
         let netns = Some(NonNull::from(st));
         let f = Flow::new(st.net(), netns, csf, caps, &Glue::NETNS)?;
         // SAFETY: kept where it is (a pointer) until `free` rebuilds the
@@ -668,12 +647,7 @@ const RTT_HINT_NS: u64 = 10_000_000;
 /// # Safety
 ///
 /// `rf` is null or a live flow not inserted yet, reachable by no one else;
-pub(crate) unsafe fn setup(
-    rf: *mut Flow,
-    p: &ffi::crem_engine_params,
-    peer: u32,
-    tpl: &ffi::crem_template,
-) -> c_int {
+pub(crate) unsafe fn setup(rf: *mut Flow, p: &EngineParams, peer: u32, tpl: &Template) -> c_int {
     if rf.is_null() {
         return EINVAL.to_errno();
     }
@@ -711,11 +685,7 @@ pub(crate) unsafe fn setup(
 /// netns last committed (flow-new's fixed k and m over it) and its memory
 /// limit, its template from what `rq` saw (any context, before the flow is
 /// inserted). Err if the engine refuses the parameters.
-pub(crate) fn setup_request(
-    spare: &Spare,
-    st: &NetState,
-    rq: &ffi::crem_flow_request,
-) -> Result<(), ()> {
+pub(crate) fn setup_request(spare: &Spare, st: &NetState, rq: &FlowRequest) -> Result<(), ()> {
     let d = {
         let r = rcu::read_lock();
         st.peers.get(&r).defaults
@@ -729,16 +699,17 @@ pub(crate) fn setup_request(
     // A flow's stores may keep a quarter of the netns's memory.
     (p.link_mtu, p.retention_budget, p.rtt_hint_ns) =
         (rq.link_mtu, st.max_memory() / 4, RTT_HINT_NS);
-    // SAFETY: a C struct of integers, for which all zeros is valid (the
-    // rest is noted from the flow's packets).
-    let mut tpl: ffi::crem_template = unsafe { core::mem::zeroed() };
-    tpl.saddr = k.saddr;
-    tpl.daddr = k.daddr;
-    tpl.tos = rq.tos;
-    tpl.ttl = rq.ttl;
-    tpl.sport = rq.sport;
-    tpl.frag_off = IP_DF.to_be();
-    tpl.host = d.host;
+    // The rest is noted from the flow's packets.
+    let tpl = Template {
+        saddr: k.saddr,
+        daddr: k.daddr,
+        tos: rq.tos,
+        ttl: rq.ttl,
+        sport: rq.sport,
+        frag_off: IP_DF.to_be(),
+        host: d.host,
+        ..Template::default()
+    };
     spare.flow().born_ns.store(now(), Ordering::Relaxed);
     spare.flow().set_peer_port(rq.peer_port);
     // SAFETY: a flow of ours not inserted yet (a `Spare` owns it alone),
@@ -750,24 +721,24 @@ pub(crate) fn setup_request(
 }
 
 impl Flow {
-    /// flow-set: `pin`: pin (k, m); else back to the adaptive policy. A
-    /// `CREM_PIN_*` code (`CREM_PIN_FAILED` for a flow gone meanwhile).
-    pub(crate) fn pin(&self, k: u8, m: u8, pin: bool) -> u32 {
+    /// flow-set: `pin`: pin (k, m); else back to the adaptive policy
+    /// (`PinRefused::Failed` for a flow gone meanwhile).
+    pub(crate) fn pin(&self, k: u8, m: u8, pin: bool) -> Result<(), PinRefused> {
         if self.links.key().side != crate::table::SIDE_CSF {
-            return ffi::CREM_PIN_NOT_SENDER;
+            return Err(PinRefused::NotSender);
         }
         let bh = bh::disable();
         let rc = self.with(&bh, core::ptr::null_mut(), None, false, |e, h, t| {
             e.csf_pin(h, t, pin.then_some((k, m)))
         });
-        rc.unwrap_or(ffi::CREM_PIN_FAILED)
+        rc.unwrap_or(Err(PinRefused::Failed))
     }
 
     /// flow-reset: the counters since the last reset into `fi` (added to
     /// the netns's totals of flows gone), and a new base; in the section a
     /// removal reads its last counters in, so nothing is counted twice.
     /// False (nothing done) if the flow is gone.
-    pub(crate) fn reset(&self, fi: &mut ffi::crem_flow_info) -> bool {
+    pub(crate) fn reset(&self, fi: &mut FlowInfo) -> bool {
         let bh = bh::disable();
         let mut g = self.state.lock(&bh);
         let l = &mut *g;
@@ -775,9 +746,7 @@ impl Flow {
             return false;
         }
         info_locked(l, fi);
-        for (b, c) in l.base.iter_mut().zip(fi.counters.iter()) {
-            *b = b.wrapping_add(*c);
-        }
+        l.base.add(&fi.counters);
         drop(g);
         // What it counted since its last reset moves to the totals' share
         // of flows gone.
@@ -790,8 +759,6 @@ impl Flow {
 
 /// A flow's state and counters, off the stack (process context; None if
 /// out of memory).
-pub(crate) fn info_buffer() -> Option<KBox<ffi::crem_flow_info>> {
-    let b = KBox::<ffi::crem_flow_info>::new_uninit(GFP_KERNEL).ok()?;
-    // SAFETY: a C struct of integers, for which all zeros is valid.
-    Some(b.write(unsafe { core::mem::zeroed() }))
+pub(crate) fn info_buffer() -> Option<KBox<FlowInfo>> {
+    KBox::new(FlowInfo::default(), GFP_KERNEL).ok()
 }

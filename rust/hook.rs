@@ -23,7 +23,8 @@ use crate::crem_core::roce::{
 use crate::crem_core::wire::FlowKind;
 use crate::ffi;
 use crate::flow::{self, Flow};
-use crate::inject;
+use crate::hook_points;
+use crate::inject::{self, Template};
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
@@ -182,9 +183,9 @@ impl Call<'_> {
 /// at its headers (no linearising).
 fn count(st: &NetState, hook: u32, pkt: &Lent<'_>, l4off: i32) {
     st.count(match hook {
-        ffi::HOOK_LOCAL_IN => stat::ROCE_LOCAL_IN,
-        ffi::HOOK_FORWARD => stat::ROCE_FORWARD,
-        ffi::HOOK_LOCAL_OUT => stat::ROCE_LOCAL_OUT,
+        hook_points::LOCAL_IN => stat::ROCE_LOCAL_IN,
+        hook_points::FORWARD => stat::ROCE_FORWARD,
+        hook_points::LOCAL_OUT => stat::ROCE_LOCAL_OUT,
         _ => return,
     });
     let mut buf = [0u8; PEEK];
@@ -207,10 +208,13 @@ fn count(st: &NetState, hook: u32, pkt: &Lent<'_>, l4off: i32) {
 fn directions(role: u8, hook: u32) -> (bool, bool) {
     match u32::from(role) {
         ffi::crem_role_CREM_ROLE_GATEWAY => {
-            let fwd = hook == ffi::HOOK_FORWARD;
+            let fwd = hook == hook_points::FORWARD;
             (fwd, fwd)
         }
-        ffi::crem_role_CREM_ROLE_HOST => (hook == ffi::HOOK_LOCAL_OUT, hook == ffi::HOOK_LOCAL_IN),
+        ffi::crem_role_CREM_ROLE_HOST => (
+            hook == hook_points::LOCAL_OUT,
+            hook == hook_points::LOCAL_IN,
+        ),
         _ => (false, false),
     }
 }
@@ -251,10 +255,9 @@ impl Source<'_> {
 
     /// What it shows of its flow's path: its restored packets' template
     /// fields.
-    fn seen(&self) -> ffi::crem_template {
-        // SAFETY: a C struct of integers, for which all zeros is valid
-        // (ifindex 0 and a zero h_source: unknown).
-        let mut t: ffi::crem_template = unsafe { core::mem::zeroed() };
+    fn seen(&self) -> Template {
+        // ifindex 0 and a zero h_source: unknown.
+        let mut t = Template::default();
         if let Some((ifindex, _)) = self.pkt.dev() {
             t.ifindex = ifindex;
         }
@@ -463,7 +466,7 @@ fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
 }
 
 /// Every packet at our hooks in the netns of state `st` (see the module
-/// docs; `hook`: `enum crem_hook`): an NF_* verdict. `nf`: netfilter's
+/// docs; `hook`: a `hook_points` tag): an NF_* verdict. `nf`: netfilter's
 /// `struct nf_hook_state`.
 ///
 /// # Safety
@@ -479,7 +482,7 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
         return NF_ACCEPT;
     };
     // A gateway's restored packet on its way through (rust/inject.rs).
-    if hook == ffi::HOOK_FORWARD {
+    if hook == hook_points::FORWARD {
         // SAFETY: FORWARD runs with BH off (in softirq, or under
         // `local_bh_disable` when a restored packet is forwarded).
         let bh = unsafe { Bh::assume() };

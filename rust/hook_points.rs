@@ -26,45 +26,50 @@ use kernel::error::{code::EINVAL, Result};
 /// (and may pass them on itself, see `crate::hook`).
 const PRIORITY: i32 = ffi::nf_ip_hook_priorities_NF_IP_PRI_LAST - 1;
 
-/// One hook per hook point, in `enum crem_hook`'s order (its value is the
-/// hook's tag, and its bit in [`Hooks`]).
+/// The hook points the datapath tells apart: each is its hook's tag (the
+/// `priv` netfilter passes back), its index in [`OPS`] and its bit in
+/// [`Hooks`].
+pub(crate) const LOCAL_IN: u32 = 0;
+pub(crate) const FORWARD: u32 = 1;
+pub(crate) const LOCAL_OUT: u32 = 2;
+
+/// One hook per hook point, in their order.
 static OPS: [HookOps; 3] = [
     HookOps::new(
         crem_nf_hook,
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
         PRIORITY,
-        ffi::HOOK_LOCAL_IN as usize,
+        LOCAL_IN as usize,
     ),
     HookOps::new(
         crem_nf_hook,
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_FORWARD,
         PRIORITY,
-        ffi::HOOK_FORWARD as usize,
+        FORWARD as usize,
     ),
     HookOps::new(
         crem_nf_hook,
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
         PRIORITY,
-        ffi::HOOK_LOCAL_OUT as usize,
+        LOCAL_OUT as usize,
     ),
 ];
 
-const _: () =
-    assert!(ffi::HOOK_LOCAL_IN == 0 && ffi::HOOK_FORWARD == 1 && ffi::HOOK_LOCAL_OUT == 2);
+const _: () = assert!(LOCAL_IN == 0 && FORWARD == 1 && LOCAL_OUT == 2);
 
-/// The hook points (bits by `enum crem_hook`) `role` needs.
+/// The hook points (bits by hook point) `role` needs.
 const fn needs(role: Role) -> u8 {
     match role {
         Role::Disabled => 0,
-        Role::Host => 1 << ffi::HOOK_LOCAL_IN | 1 << ffi::HOOK_LOCAL_OUT,
-        Role::Gateway => 1 << ffi::HOOK_FORWARD,
+        Role::Host => 1 << LOCAL_IN | 1 << LOCAL_OUT,
+        Role::Gateway => 1 << FORWARD,
     }
 }
 
-/// The hooks registered in a netns (bits by `enum crem_hook`), changed
+/// The hooks registered in a netns (bits by hook point), changed
 /// under its setter lock only.
 pub(crate) struct Hooks(AtomicU8);
 

@@ -8,9 +8,9 @@
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::FecConfig;
 use crate::crem_core::engine::Sink;
+use crate::crem_core::nl::{flow_event, msg_type};
 use crate::crem_core::psn::Psn;
 use crate::crem_core::wire::MessageType;
-use crate::ffi;
 use crate::flow::Flow;
 use crate::kernel_ext::bh::Bh;
 use crate::store::{Owner, Stores};
@@ -18,27 +18,36 @@ use crate::table::{FlowKey, FlowTable};
 use crate::trace;
 use kernel::bindings::sk_buff_head;
 
-/// Slots of the msgs-in/out-by-type counters: message types 1 to 9, 12
-/// (T/C AETH), then one for anything else.
-pub(crate) const MSG_SLOTS: usize = ffi::CREM_MSG_SLOTS as usize;
+/// Slots of the msgs-in/out-by-type counters (the msg-types set's
+/// attributes): message types 1 to 9, 12 (T/C AETH), then one for
+/// anything else.
+pub(crate) const MSG_SLOTS: usize = msg_type::N;
 
-/// The msgs-by-type slot of CREM message `msg`: types 1-9 in order, 12,
-/// then "other" (another version, an unknown type, no header). The codecs
-/// (crem-core `wire`) decide validity; this only counts.
+/// The msgs-by-type slot (`nl::msg_type`) of CREM message `msg`: types
+/// 1-9 in order, 12, then "other" (another version, an unknown type, no
+/// header). The codecs (crem-core `wire`) decide validity; this only
+/// counts.
 pub(crate) fn msg_slot(msg: &[u8]) -> usize {
-    let other = MSG_SLOTS - 1;
     match msg.first() {
         Some(&b) if b >> 4 == 1 => match b & 0x0f {
             t @ 1..=9 => usize::from(t - 1),
-            12 => 9,
-            _ => other,
+            12 => msg_type::TC_AETH,
+            _ => msg_type::OTHER,
         },
-        _ => other,
+        _ => msg_type::OTHER,
     }
 }
 
-/// The slot of REPAIR_REQUESTs (`msg_slot`'s rule: type 6, slot 5).
-const REQUEST_SLOT: usize = MessageType::RepairRequest as usize - 1;
+// The set's order is the message types': 1 to 9 first.
+const _: () = assert!(
+    msg_type::REPAIR == MessageType::Repair as usize - 1
+        && msg_type::CLOSE == MessageType::Close as usize - 1
+        && msg_type::TC_AETH == 9
+        && msg_type::OTHER == 10
+);
+
+/// The slot of REPAIR_REQUESTs.
+const REQUEST_SLOT: usize = msg_type::REPAIR_REQUEST;
 
 /// What a flow calls outside its engine: the
 /// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
@@ -97,7 +106,7 @@ pub(crate) struct Outside {
     pub(crate) send_fail: u64,
     pub(crate) msg_in: [u64; MSG_SLOTS],
     pub(crate) msg_out: [u64; MSG_SLOTS],
-    /// BIT(CREM_FLOW_EVENT_*) marked and not yet sent (`events.rs`).
+    /// Bits by `nl::flow_event` marked and not yet sent (`events.rs`).
     pub(crate) ev_pending: u8,
     /// The reason of the pending close-received.
     pub(crate) close_reason: u16,
@@ -153,15 +162,15 @@ impl<'a> Host<'a> {
     }
 
     /// Marks a flow-change event for the netlink listeners
-    /// (`CREM_FLOW_EVENT_*`; `reason` for close-received); a work item of
+    /// (`nl::flow_event`; `reason` for close-received); a work item of
     /// the netns sends it.
-    pub(crate) fn flow_event(&mut self, ev: u32, reason: u16) {
-        if ev > ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+    pub(crate) fn flow_event(&mut self, ev: u8, reason: u16) {
+        if ev > flow_event::CLOSE_RECEIVED {
             return;
         }
-        trace::flow_change(self.key(), ev, reason);
+        trace::flow_change(self.key(), ev.into(), reason);
         self.out.ev_pending |= 1 << ev;
-        if ev == ffi::crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+        if ev == flow_event::CLOSE_RECEIVED {
             self.out.close_reason = reason;
         }
         (self.flow.glue().event)(self.flow);

@@ -26,7 +26,7 @@
 
 use crate::crem_core::engine::crf::Restored;
 use crate::crem_core::roce;
-use crate::ffi::{self, crem_template};
+use crate::ffi;
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::global::{Global, Published};
 use crate::kernel_ext::netdev::NetDevice;
@@ -41,6 +41,7 @@ const ROCEV2_UDP_PORT: u16 = 4791;
 const IPV4_HLEN: usize = 20;
 const UDP_HLEN: usize = 8;
 const ETH_HLEN: usize = bindings::ETH_HLEN as usize;
+const ETH_ALEN: usize = bindings::ETH_ALEN as usize;
 const ETH_P_IP: u16 = bindings::ETH_P_IP as u16;
 const PACKET_HOST: u8 = bindings::PACKET_HOST as u8;
 const IPPROTO_UDP: u8 = 17;
@@ -52,9 +53,35 @@ const HEADROOM: u32 = ffi::LL_MAX_HEADER + (IPV4_HLEN + UDP_HLEN) as u32;
 const RTN_UNICAST: u32 = ffi::RTN_UNICAST as u32;
 const NET_RX_SUCCESS: c_int = ffi::NET_RX_SUCCESS as c_int;
 
+/// How a flow's restored and held packets go on: the header template of
+/// restored packets, from the flow's last packet, and where they enter.
+/// Until one is seen (`noted` false: a receiver flow set up by its HELLO)
+/// the UDP source port is unknown and nothing can be restored.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Template {
+    /// Addresses (`__be32` in memory order).
+    pub(crate) saddr: u32,
+    pub(crate) daddr: u32,
+    /// UDP source port and IPv4 fragment field (network order).
+    pub(crate) sport: u16,
+    pub(crate) frag_off: u16,
+    pub(crate) tos: u8,
+    pub(crate) ttl: u8,
+    pub(crate) noted: bool,
+    /// Host mode: restored and held packets are delivered locally.
+    pub(crate) host: bool,
+    /// Of the last packet (restored packets route by it).
+    pub(crate) mark: u32,
+    /// Where the flow's packets arrive (restored ones enter there; 0:
+    /// unknown).
+    pub(crate) ifindex: c_int,
+    /// Host mode: their link source (restored packets'; zero: unknown).
+    pub(crate) h_source: [u8; ETH_ALEN],
+}
+
 /// A restored packet of `tpl`'s flow around RoCEv2 UDP payload `p`, its IPv4
 /// Identification still 0 and its header checksum not yet computed.
-fn build_restored(tpl: &crem_template, p: &[u8]) -> Option<Skb> {
+fn build_restored(tpl: &Template, p: &[u8]) -> Option<Skb> {
     let udp_len = u16::try_from(p.len().checked_add(UDP_HLEN)?).ok()?;
     let tot_len = udp_len.checked_add(IPV4_HLEN as u16)?;
     let mut skb = Skb::alloc_atomic(HEADROOM, u32::from(udp_len).saturating_sub(UDP_HLEN as u32))?;
@@ -110,7 +137,7 @@ fn restore_ident(pkt: &mut [u8]) -> bool {
 
 /// A verified restored packet of `tpl`'s flow around RoCEv2 UDP payload
 /// `payload`, or why none was made.
-pub(crate) fn restore(tpl: &crem_template, payload: &[u8]) -> Result<Skb, Restored> {
+pub(crate) fn restore(tpl: &Template, payload: &[u8]) -> Result<Skb, Restored> {
     if !tpl.noted {
         return Err(Restored::NoHeader);
     }
@@ -166,7 +193,7 @@ pub(crate) fn own(skb: *const sk_buff, bh: &Bh) -> bool {
 /// it. A held original still has the one it arrived with; a restored packet
 /// gets the header of the flow's last packet (its source MAC, our address,
 /// IPv4).
-fn set_link_header(tpl: &crem_template, skb: &mut Skb, dev: &NetDevice) {
+fn set_link_header(tpl: &Template, skb: &mut Skb, dev: &NetDevice) {
     if skb.mac_header_before_data(ETH_HLEN as u32) {
         // As it arrived: only re-point data and type at it.
         skb.unpull(ETH_HLEN as u32);
@@ -191,9 +218,10 @@ fn set_link_header(tpl: &crem_template, skb: &mut Skb, dev: &NetDevice) {
 }
 
 /// Host mode: `skb` enters this host's receive path on the flow's device.
-fn deliver_local(net: *mut bindings::net, tpl: &crem_template, mut skb: Skb) -> c_int {
+fn deliver_local(net: *mut bindings::net, tpl: &Template, mut skb: Skb) -> c_int {
     let rcu = rcu::read_lock();
-    // SAFETY: C passes the flow's live netns (crem_engine.h).
+    // SAFETY: `inject`'s caller passes its flow's netns, live while the
+    // flow is (a flow goes before its netns).
     let Some(dev) = (unsafe { NetDevice::by_index(net, tpl.ifindex, &rcu) }) else {
         skb.drop_reason(DropReason::DevReady);
         return -(bindings::ENODEV as c_int);
@@ -255,9 +283,10 @@ unsafe extern "C" fn forward_route(
 
 /// Gateway mode: a restored packet takes the router's path from the flow's
 /// device on (see the top of this file).
-fn forward_restored(net: *mut bindings::net, tpl: &crem_template, mut skb: Skb, bh: &Bh) -> c_int {
+fn forward_restored(net: *mut bindings::net, tpl: &Template, mut skb: Skb, bh: &Bh) -> c_int {
     let rcu = rcu::read_lock();
-    // SAFETY: C passes the flow's live netns (crem_engine.h).
+    // SAFETY: `inject`'s caller passes its flow's netns, live while the
+    // flow is (a flow goes before its netns).
     let Some(dev) = (unsafe { NetDevice::by_index(net, tpl.ifindex, &rcu) }) else {
         skb.drop_reason(DropReason::DevReady);
         return -(bindings::ENODEV as c_int);
@@ -277,8 +306,9 @@ fn forward_restored(net: *mut bindings::net, tpl: &crem_template, mut skb: Skb, 
 }
 
 /// Sends a restored or held packet of `tpl`'s flow on toward its RDMA
-/// receiver (0, or why it could not go). Called under the flow's lock.
-pub(crate) fn inject(net: *mut bindings::net, tpl: &crem_template, skb: Skb, bh: &Bh) -> c_int {
+/// receiver (0, or why it could not go). Called under the flow's lock,
+/// with `net` its netns (its stores' `Owner::net`).
+pub(crate) fn inject(net: *mut bindings::net, tpl: &Template, skb: Skb, bh: &Bh) -> c_int {
     if tpl.host {
         deliver_local(net, tpl, skb)
     } else if !skb.has_dst() {

@@ -25,9 +25,6 @@ use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
-/// Flow-stats counters, in the order of the attributes (`crem_engine.h`).
-pub(crate) const FS_N: usize = ffi::CREM_FS_N as usize;
-
 #[pin_data]
 pub(crate) struct NetState {
     /// The CREM socket; closed by the netns's exit before the flows go. The
@@ -189,9 +186,9 @@ impl NetState {
     }
 
     /// CREM datagrams by msgs-by-type slot: received, then sent.
-    pub(crate) fn msg_counts(&self) -> [u64; 2 * MSG_SLOTS] {
-        let mut v = [0; 2 * MSG_SLOTS];
-        for (o, c) in v.iter_mut().zip(self.msgs.iter().flatten()) {
+    pub(crate) fn msg_counts(&self) -> [[u64; MSG_SLOTS]; 2] {
+        let mut v = [[0; MSG_SLOTS]; 2];
+        for (o, c) in v.iter_mut().flatten().zip(self.msgs.iter().flatten()) {
             *o = c.load(Ordering::Relaxed);
         }
         v

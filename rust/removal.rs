@@ -24,9 +24,10 @@ use crate::crem_core::nl::stat;
 use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow};
+use crate::flow_info::Counters;
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::rcu;
-use crate::netns::{NetState, FS_N};
+use crate::netns::NetState;
 use core::ffi::c_int;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicI8, AtomicPtr, AtomicU32, Ordering};
@@ -46,14 +47,23 @@ pub(crate) struct Mark {
     counted: AtomicU32,
 }
 
-/// The collector's mark of a flow it keeps (else a `CREM_CLOSE_*`).
+/// The CLOSE a removal sends (crem-draft, "CREM CLOSE Reasons"), as a
+/// flow's mark keeps it: a reason's code, or `CLOSE_NONE`: none (the CSF
+/// ends silently; the CRF, which releases its held packets in any case,
+/// closes as normal termination).
+pub(crate) const CLOSE_NONE: i8 = -1;
+pub(crate) const CLOSE_NORMAL: i8 = 0;
+pub(crate) const CLOSE_FLOW_ENDED: i8 = 1;
+pub(crate) const CLOSE_SYNC_FAILED: i8 = 2;
+
+/// The collector's mark of a flow it keeps (else a `CLOSE_*`).
 pub(crate) const GC_KEEP: i8 = -2;
 
 impl Mark {
     pub(crate) const fn new() -> Self {
         Mark {
             next: AtomicPtr::new(ptr::null_mut()),
-            close: AtomicI8::new(ffi::CREM_CLOSE_NONE as i8),
+            close: AtomicI8::new(CLOSE_NONE),
             // A flow made between the collector's passes stays.
             gc: AtomicI8::new(GC_KEEP),
             counted: AtomicU32::new(0),
@@ -77,8 +87,8 @@ struct Removed {
     /// Counters of flows gone (and of flow-resets), and the baseline of the
     /// last stats-reset: the totals are what flows count now, plus
     /// `retired`, minus `base`.
-    retired: [u64; FS_N],
-    base: [u64; FS_N],
+    retired: Counters,
+    base: Counters,
 }
 
 // SAFETY: the list's flows are reachable by no one but the removal lock's
@@ -105,8 +115,8 @@ impl Removal {
     pub(crate) fn new() -> impl PinInit<Self> {
         let removed = Removed {
             head: ptr::null_mut(),
-            retired: [0; FS_N],
-            base: [0; FS_N],
+            retired: Counters::ZERO,
+            base: Counters::ZERO,
         };
         let state = new_bh_lock!(removed, "crem_removal");
         let reaping = new_mutex!(0, "crem_reaping");
@@ -147,7 +157,7 @@ impl Drop for Removal {
 
 impl NetState {
     /// Takes `f` out of the table for removal, its engine to end with a
-    /// CLOSE of `close` (`CREM_CLOSE_*`): false if another remover took it
+    /// CLOSE of `close` (`CLOSE_*`): false if another remover took it
     /// first. Any context; the caller found `f` in an RCU read-side
     /// section it is still in (or holds BH off), and [`Self::reap`] frees
     /// it later.
@@ -172,7 +182,7 @@ impl NetState {
             // BH off: the walk's RCU read-side section too.
             let bh = bh::disable();
             self.flows.for_each(&*bh, |f| {
-                self.remove(f, ffi::CREM_CLOSE_NONE as i8, &bh);
+                self.remove(f, CLOSE_NONE, &bh);
             });
         }
         self.reap(notify);
@@ -223,12 +233,9 @@ impl NetState {
 
     /// Counters a flow no longer reports (it is gone, or was reset) go on
     /// counting in the netns's totals.
-    pub(crate) fn retire(&self, c: &[u64; FS_N]) {
+    pub(crate) fn retire(&self, c: &Counters) {
         let bh = bh::disable();
-        let mut r = self.removal.state.lock(&bh);
-        for (t, v) in r.retired.iter_mut().zip(c.iter()) {
-            *t = t.wrapping_add(*v);
-        }
+        self.removal.state.lock(&bh).retired.add(c);
     }
 
     /// The totals of every flow's counters, present and gone, since the
@@ -242,8 +249,8 @@ impl NetState {
     /// changes but by pushing a new head while no reaper runs. A flow
     /// removed after the walk counted it is on that list too: each pass
     /// marks what it counted (`Mark::counted`), and counts a flow once.
-    pub(crate) fn totals(&self, sum: &mut [u64; FS_N], rebase: bool) {
-        *sum = [0; FS_N];
+    pub(crate) fn totals(&self, sum: &mut Counters, rebase: bool) {
+        *sum = Counters::ZERO;
         let mut pass = self.removal.reaping.lock();
         *pass = pass.wrapping_add(1).max(1);
         let p = *pass;
@@ -253,9 +260,7 @@ impl NetState {
                     return;
                 }
                 f.info(&mut fi);
-                for (s, v) in sum.iter_mut().zip(fi.counters.iter()) {
-                    *s = s.wrapping_add(*v);
-                }
+                sum.add(&fi.counters);
             };
             {
                 let g = rcu::read_lock();
@@ -275,13 +280,10 @@ impl NetState {
         }
         let bh = bh::disable();
         let mut r = self.removal.state.lock(&bh);
-        for (s, (t, b)) in sum.iter_mut().zip(r.retired.iter().zip(r.base.iter())) {
-            *s = s.wrapping_add(t.wrapping_sub(*b));
-        }
+        sum.add(&r.retired);
+        sum.sub(&r.base);
         if rebase {
-            for (b, s) in r.base.iter_mut().zip(sum.iter()) {
-                *b = b.wrapping_add(*s);
-            }
+            r.base.add(sum);
         }
     }
 

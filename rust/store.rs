@@ -17,9 +17,8 @@ use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::psn::{Psn, PsnRange};
-use crate::ffi;
 use crate::host::Glue;
-use crate::inject;
+use crate::inject::{self, Template};
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{Copied, FlowArray};
 use crate::kernel_ext::skb::{sk_buff, DropReason, Skb};
@@ -135,7 +134,7 @@ pub(crate) struct Stores {
     pub(crate) current: Option<Current>,
     /// How restored and held packets are rebuilt and where they enter
     /// (written by the flow from its packets, `crate::flow`).
-    pub(crate) tpl: ffi::crem_template,
+    pub(crate) tpl: Template,
     counters: Counters,
     /// Octets charged for what the stores keep now.
     mem: u64,
@@ -199,9 +198,8 @@ impl Stores {
             caps: *caps,
             fixed,
             current: None,
-            // SAFETY: a C struct of integers, for which all zeros is valid
-            // (and means: no packet seen yet, nothing can be restored).
-            tpl: unsafe { core::mem::zeroed() },
+            // No packet seen yet: nothing can be restored.
+            tpl: Template::default(),
             counters: Counters::default(),
             mem: 0,
             slots,

@@ -16,7 +16,6 @@
 //! that all land in one chain.
 
 use crate::crem_core::wire::FlowKind;
-use crate::ffi;
 use crate::kernel_ext::bh::{new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::rcu::Reader;
 use crate::kernel_ext::rcu_hlist::{Chains, Link};
@@ -33,7 +32,7 @@ pub(crate) const BUCKETS: usize = 256;
 pub(crate) const SIDE_CSF: u8 = 0;
 pub(crate) const SIDE_CRF: u8 = 1;
 
-/// The flow kind codes of the keys (`CREM_KIND_*`, crem_flow.h).
+/// The flow kind codes of the keys (`nl::flow_kind`).
 pub(crate) const KIND_REQUESTS: u8 = 0;
 pub(crate) const KIND_RESPONSES: u8 = 1;
 
@@ -64,30 +63,6 @@ pub(crate) struct FlowKey {
     pub(crate) dqp: u32,
     pub(crate) side: u8,
     pub(crate) kind: u8,
-}
-
-impl From<ffi::crem_flow_key> for FlowKey {
-    fn from(k: ffi::crem_flow_key) -> Self {
-        FlowKey {
-            saddr: k.saddr,
-            daddr: k.daddr,
-            dqp: k.dqp,
-            side: k.side,
-            kind: k.kind,
-        }
-    }
-}
-
-impl From<FlowKey> for ffi::crem_flow_key {
-    fn from(k: FlowKey) -> Self {
-        ffi::crem_flow_key {
-            saddr: k.saddr,
-            daddr: k.daddr,
-            dqp: k.dqp,
-            side: k.side,
-            kind: k.kind,
-        }
-    }
 }
 
 /// `jhash`'s final mix (`include/linux/jhash.h`).

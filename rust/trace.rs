@@ -13,8 +13,15 @@ use crate::crem_core::wire::{self, Message, RequestKind};
 use crate::ffi;
 use crate::table::FlowKey;
 
-fn c(k: &FlowKey) -> ffi::crem_flow_key {
-    (*k).into()
+/// The key as the tracepoints take it.
+fn c(k: &FlowKey) -> ffi::crem_trace_key {
+    ffi::crem_trace_key {
+        saddr: k.saddr,
+        daddr: k.daddr,
+        dqp: k.dqp,
+        side: k.side,
+        kind: k.kind,
+    }
 }
 
 /// Flow `k` of `peer` is in its table and started.

@@ -14,11 +14,11 @@
 #define _CREM_TRACE_H
 
 #include <linux/tracepoint.h>
-#include "crem_flow.h"
+#include "helpers.h" /* struct crem_trace_key, the uapi enums */
 
 /* The constants TP_printk compares with, for tools that read its format. */
 TRACE_DEFINE_ENUM(CREM_SIDE_CSF);
-TRACE_DEFINE_ENUM(CREM_KIND_REQUESTS);
+TRACE_DEFINE_ENUM(CREM_FLOW_KIND_REQUESTS);
 
 #define CREM_TP_KEY_ENTRY                                                                  \
 	__field(__be32, saddr) __field(__be32, daddr) __field(u32, dqp) __field(u8, side)  \
@@ -35,12 +35,12 @@ TRACE_DEFINE_ENUM(CREM_KIND_REQUESTS);
 #define CREM_TP_KEY_ARGS                                                                   \
 	&__entry->saddr, &__entry->daddr, __entry->dqp,                                    \
 	__entry->side == CREM_SIDE_CSF ? "csf" : "crf",                                    \
-	__entry->kind == CREM_KIND_REQUESTS ? "requests" : "responses"
+	__entry->kind == CREM_FLOW_KIND_REQUESTS ? "requests" : "responses"
 
 /* A flow is in the table and started (crem_flow_up), or removed (crem_flow_down,
  * with the CLOSE reason its engine ended with, -1: none). */
 DECLARE_EVENT_CLASS(crem_flow_life,
-	TP_PROTO(const struct crem_flow_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
 	TP_ARGS(k, peer, close),
 	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(__be32, peer) __field(int, close)),
 	TP_fast_assign(CREM_TP_KEY_ASSIGN(k); __entry->peer = peer; __entry->close = close;),
@@ -48,16 +48,16 @@ DECLARE_EVENT_CLASS(crem_flow_life,
 		  __entry->close)
 );
 DEFINE_EVENT(crem_flow_life, crem_flow_up,
-	TP_PROTO(const struct crem_flow_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
 	TP_ARGS(k, peer, close));
 DEFINE_EVENT(crem_flow_life, crem_flow_down,
-	TP_PROTO(const struct crem_flow_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
 	TP_ARGS(k, peer, close));
 
 /* A flow-change event (enum crem_flow_event: the circuit breaker tripped or
  * cleared, a CLOSE received with @reason), as netlink's flow-change. */
 TRACE_EVENT(crem_flow_change,
-	TP_PROTO(const struct crem_flow_key *k, u32 event, u16 reason),
+	TP_PROTO(const struct crem_trace_key *k, u32 event, u16 reason),
 	TP_ARGS(k, event, reason),
 	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(u32, event) __field(u16, reason)),
 	TP_fast_assign(CREM_TP_KEY_ASSIGN(k); __entry->event = event; __entry->reason = reason;),
@@ -70,7 +70,7 @@ TRACE_EVENT(crem_flow_change,
 /* The flow's FEC configuration in force changed: a sender's acknowledged,
  * or a receiver's accepted (@id: its Config ID). */
 TRACE_EVENT(crem_config,
-	TP_PROTO(const struct crem_flow_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t),
+	TP_PROTO(const struct crem_trace_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t),
 	TP_ARGS(k, id, scheme, fk, fm, t),
 	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(u8, id) __field(u8, scheme) __field(u8, fk)
 			 __field(u8, fm) __field(u16, t)),
@@ -84,7 +84,7 @@ TRACE_EVENT(crem_config,
  * before it go on) or on its way now; @ok false: dropped (ICRC failure, no
  * header yet, no memory; the flow's counters say which). */
 TRACE_EVENT(crem_restore,
-	TP_PROTO(const struct crem_flow_key *k, u32 psn, bool held, bool ok),
+	TP_PROTO(const struct crem_trace_key *k, u32 psn, bool held, bool ok),
 	TP_ARGS(k, psn, held, ok),
 	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(u32, psn) __field(bool, held)
 			 __field(bool, ok)),
@@ -99,7 +99,7 @@ TRACE_EVENT(crem_restore,
  * ranges (@lost PSNs) from @first; @fallback: it asks for the Source Copy
  * fallback. */
 TRACE_EVENT(crem_request,
-	TP_PROTO(const struct crem_flow_key *k, bool ranges, bool fallback, u32 first, u8 fk,
+	TP_PROTO(const struct crem_trace_key *k, bool ranges, bool fallback, u32 first, u8 fk,
 		 u8 lost),
 	TP_ARGS(k, ranges, fallback, first, fk, lost),
 	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(bool, ranges) __field(bool, fallback)

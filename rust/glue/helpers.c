@@ -14,11 +14,28 @@
 #include <net/udp_tunnel.h>
 #include <linux/rtnetlink.h>
 #include <net/netns/generic.h>
+#include <linux/moduleparam.h>
 #include "helpers.h"
-#include "crem-nl-gen.h"
 
 #define CREATE_TRACE_POINTS
 #include "crem_trace.h"
+
+/*
+ * The module parameters: module_param is a macro, and the module! macro of
+ * 6.12's Rust has none. Rust reads them (rust/collector.rs, rust/socket.rs).
+ */
+
+/* Seconds without packets or messages before a flow is removed; 0: never. */
+unsigned int crem_flow_idle_s = 30;
+module_param_named(flow_idle_s, crem_flow_idle_s, uint, 0644);
+MODULE_PARM_DESC(flow_idle_s, "seconds a flow may stay idle before it is removed (0 = never)");
+
+#ifdef CREM_TEST_BUILD
+/* The test build's fault injection (rust/socket.rs). */
+unsigned int crem_fault_corrupt_repair;
+module_param_named(fault_corrupt_repair, crem_fault_corrupt_repair, uint, 0644);
+MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAIR sent (0 = never)");
+#endif
 
 #ifdef CONFIG_X86
 void crem_h_kernel_fpu_begin(void)
@@ -472,27 +489,27 @@ struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q)
 	return __skb_dequeue(q);
 }
 
-void crem_h_trace_flow_up(const struct crem_flow_key *k, __be32 peer)
+void crem_h_trace_flow_up(const struct crem_trace_key *k, __be32 peer)
 {
 	trace_crem_flow_up(k, peer, -1);
 }
 
-void crem_h_trace_flow_down(const struct crem_flow_key *k, __be32 peer, int close)
+void crem_h_trace_flow_down(const struct crem_trace_key *k, __be32 peer, int close)
 {
 	trace_crem_flow_down(k, peer, close);
 }
 
-void crem_h_trace_flow_change(const struct crem_flow_key *k, u32 event, u16 reason)
+void crem_h_trace_flow_change(const struct crem_trace_key *k, u32 event, u16 reason)
 {
 	trace_crem_flow_change(k, event, reason);
 }
 
-void crem_h_trace_config(const struct crem_flow_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t)
+void crem_h_trace_config(const struct crem_trace_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t)
 {
 	trace_crem_config(k, id, scheme, fk, fm, t);
 }
 
-void crem_h_trace_restore(const struct crem_flow_key *k, u32 psn, bool held, bool ok)
+void crem_h_trace_restore(const struct crem_trace_key *k, u32 psn, bool held, bool ok)
 {
 	trace_crem_restore(k, psn, held, ok);
 }
@@ -502,7 +519,7 @@ bool crem_h_trace_request_enabled(void)
 	return trace_crem_request_enabled();
 }
 
-void crem_h_trace_request(const struct crem_flow_key *k, bool ranges, bool fallback, u32 first,
+void crem_h_trace_request(const struct crem_trace_key *k, bool ranges, bool fallback, u32 first,
 			  u8 fk, u8 lost)
 {
 	trace_crem_request(k, ranges, fallback, first, fk, lost);

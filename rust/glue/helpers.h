@@ -4,12 +4,18 @@
  * (rust/kernel_ext), which bindgen cannot: helpers.c defines them, the
  * module-local bindgen step (Kbuild) reads this file, so a prototype that
  * drifts from its definition is a build error. Nothing here decides
- * anything; each wrapper is its kernel function under another name.
+ * anything; each wrapper is its kernel function under another name. The
+ * module parameters (module_param is a macro too) are helpers.c's; the
+ * generated netlink tables (crem-nl-gen.h) and netfilter's constants are
+ * included for the same bindgen step.
  */
 #ifndef CREM_HELPERS_H
 #define CREM_HELPERS_H
 
 #include <linux/types.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/capability.h>
 #include <linux/skbuff.h>
 #include <linux/netdevice.h>
 #include <linux/etherdevice.h>
@@ -25,6 +31,16 @@
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
+/* Module parameters (helpers.c): seconds a flow may stay idle before the
+ * collector removes it (rust/collector.rs); test build: corrupt every Nth
+ * coded REPAIR sent (rust/socket.rs; 0: never). */
+extern unsigned int crem_flow_idle_s;
+#ifdef CREM_TEST_BUILD
+extern unsigned int crem_fault_corrupt_repair;
+#endif
+
+#include "crem-nl-gen.h"
+
 #endif
 
 /* The okfn of a netfilter hook (NF_HOOK). */
@@ -34,6 +50,16 @@ typedef int (*crem_h_okfn)(struct net *net, struct sock *sk, struct sk_buff *skb
 /* asm/fpu/api.h, asm/cpufeature.h */
 void crem_h_kernel_fpu_begin(void);
 bool crem_h_boot_cpu_has(unsigned int feature);
+/* Module parameters (helpers.c): seconds a flow may stay idle before the
+ * collector removes it (rust/collector.rs); test build: corrupt every Nth
+ * coded REPAIR sent (rust/socket.rs; 0: never). */
+extern unsigned int crem_flow_idle_s;
+#ifdef CREM_TEST_BUILD
+extern unsigned int crem_fault_corrupt_repair;
+#endif
+
+#include "crem-nl-gen.h"
+
 #endif
 
 /* bottom_half.h */
@@ -221,14 +247,28 @@ void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nes
  * The module's tracepoints (crem_trace.h, created in helpers.c): each
  * wrapper fires one (a static key: nothing is done unless it is enabled).
  */
-struct crem_flow_key;
-void crem_h_trace_flow_up(const struct crem_flow_key *k, __be32 peer);
-void crem_h_trace_flow_down(const struct crem_flow_key *k, __be32 peer, int close);
-void crem_h_trace_flow_change(const struct crem_flow_key *k, u32 event, u16 reason);
-void crem_h_trace_config(const struct crem_flow_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t);
-void crem_h_trace_restore(const struct crem_flow_key *k, u32 psn, bool held, bool ok);
+struct crem_trace_key {
+	__be32 saddr, daddr; /* the flow's key (rust/table.rs FlowKey) */
+	u32 dqp;
+	u8 side, kind; /* enum crem_side, enum crem_flow_kind */
+};
+void crem_h_trace_flow_up(const struct crem_trace_key *k, __be32 peer);
+void crem_h_trace_flow_down(const struct crem_trace_key *k, __be32 peer, int close);
+void crem_h_trace_flow_change(const struct crem_trace_key *k, u32 event, u16 reason);
+void crem_h_trace_config(const struct crem_trace_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t);
+void crem_h_trace_restore(const struct crem_trace_key *k, u32 psn, bool held, bool ok);
 bool crem_h_trace_request_enabled(void);
-void crem_h_trace_request(const struct crem_flow_key *k, bool ranges, bool fallback, u32 first,
+void crem_h_trace_request(const struct crem_trace_key *k, bool ranges, bool fallback, u32 first,
 			  u8 fk, u8 lost);
+
+/* Module parameters (helpers.c): seconds a flow may stay idle before the
+ * collector removes it (rust/collector.rs); test build: corrupt every Nth
+ * coded REPAIR sent (rust/socket.rs; 0: never). */
+extern unsigned int crem_flow_idle_s;
+#ifdef CREM_TEST_BUILD
+extern unsigned int crem_fault_corrupt_repair;
+#endif
+
+#include "crem-nl-gen.h"
 
 #endif

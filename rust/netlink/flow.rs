@@ -6,12 +6,18 @@
 
 use super::{errno, state};
 use crate::crem_core::ctl;
+use crate::crem_core::nl::{
+    flow_stat, msg_type, side, CounterKind, FLOW_STATS, FLOW_STATS_MSGS_IN_BY_TYPE,
+    FLOW_STATS_MSGS_OUT_BY_TYPE,
+};
+use crate::engine::PinRefused;
 use crate::ffi::{self, *};
 use crate::flow::{info_buffer, Flow};
+use crate::flow_info::{Counters, FlowInfo};
 use crate::kernel_ext::bh;
 use crate::kernel_ext::genl::{self, Attr, Attrs, Dump, ExtAck, Info, Msg, Writer};
 use crate::kernel_ext::rcu;
-use crate::netns::{NetState, FS_N};
+use crate::netns::NetState;
 use crate::table::{Cursor, FlowKey};
 use core::ffi::c_int;
 use kernel::bindings;
@@ -20,47 +26,32 @@ use kernel::error::{code::*, Result};
 /// The flow set's attributes (`N` = its largest type + 1).
 type FlowAttrs<'r> = Attrs<'r, { CREM_A_FLOW_MAX as usize + 1 }>;
 
-/// The flat counters; then msgs-in-by-type and msgs-out-by-type; then
-/// those appended after them (`glue/crem_engine.h`).
-const FS_FLAT: usize = CREM_FS_FLAT as usize;
-const SLOTS: usize = CREM_MSG_SLOTS as usize;
-const FS_TAIL: usize = CREM_FS_TAIL as usize;
-const FS_TAIL_N: usize = CREM_FS_TAIL_N as usize;
-
-// The flow-stats attributes are the counters in order, with the two
-// by-type nests between the flat ones and the tail.
-const _: () = assert!(
-    CREM_A_FLOW_STATS_SOURCES as usize + FS_FLAT - 1 == CREM_A_FLOW_STATS_CODED_RETX_LOST as usize
-);
-const _: () = assert!(
-    CREM_A_FLOW_STATS_REPAIRS_CE as usize + FS_TAIL_N - 1 == CREM_A_FLOW_STATS_MAX as usize
-);
-const _: () =
-    assert!(CREM_A_MSG_TYPES_OTHER as usize - CREM_A_MSG_TYPES_REPAIR as usize + 1 == SLOTS);
-const _: () = assert!(FS_TAIL + FS_TAIL_N == FS_N);
-
-/// A msg-types nest of `c` (`crate::host::msg_slot` order).
-pub(super) fn put_msg_types(w: &mut Writer<'_>, ty: u32, c: &[u64]) -> Result {
-    w.nest(ty, |w| {
-        for (i, v) in (0u32..u32::MAX).zip(c.iter().take(SLOTS)) {
-            w.u64(CREM_A_MSG_TYPES_REPAIR + i, *v, CREM_A_MSG_TYPES_PAD)?;
+/// A msg-types nest of `c` (by `nl::msg_type` index), from the set's
+/// generated table.
+pub(super) fn put_msg_types(w: &mut Writer<'_>, ty: u16, c: &[u64; msg_type::N]) -> Result {
+    w.nest(ty.into(), |w| {
+        for a in msg_type::COUNTERS {
+            if let CounterKind::U64(i) = a.kind {
+                let v = c.get(i).copied().unwrap_or(0);
+                w.u64(a.id.into(), v, CREM_A_MSG_TYPES_PAD)?;
+            }
         }
         Ok(())
     })
 }
 
-/// A flow-stats nest of `c`.
-pub(super) fn put_counters(w: &mut Writer<'_>, ty: u32, c: &[u64; FS_N]) -> Result {
-    w.nest(ty, |w| {
-        for (i, v) in (0u32..u32::MAX).zip(c.iter().take(FS_FLAT)) {
-            w.u64(CREM_A_FLOW_STATS_SOURCES + i, *v, CREM_A_FLOW_STATS_PAD)?;
-        }
-        let by_type = c.get(FS_FLAT..FS_TAIL).unwrap_or(&[]);
-        let (msgs_in, msgs_out) = by_type.split_at(by_type.len().min(SLOTS));
-        put_msg_types(w, CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE, msgs_in)?;
-        put_msg_types(w, CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE, msgs_out)?;
-        for (i, v) in (0u32..u32::MAX).zip(c.iter().skip(FS_TAIL).take(FS_TAIL_N)) {
-            w.u64(CREM_A_FLOW_STATS_REPAIRS_CE + i, *v, CREM_A_FLOW_STATS_PAD)?;
+/// A flow-stats nest of `c`, from the set's generated table (a counter
+/// the spec adds is written with nothing added here).
+pub(super) fn put_counters(w: &mut Writer<'_>, ty: u16, c: &Counters) -> Result {
+    w.nest(ty.into(), |w| {
+        for a in flow_stat::COUNTERS {
+            match (a.kind, a.id) {
+                (CounterKind::U64(i), _) => w.u64(a.id.into(), c.get(i), CREM_A_FLOW_STATS_PAD)?,
+                (_, FLOW_STATS_MSGS_IN_BY_TYPE) => put_msg_types(w, a.id, &c.msgs_in)?,
+                (_, FLOW_STATS_MSGS_OUT_BY_TYPE) => put_msg_types(w, a.id, &c.msgs_out)?,
+                // A nest this kernel does not fill (none today): left out.
+                _ => {}
+            }
         }
         Ok(())
     })
@@ -72,7 +63,7 @@ pub(super) fn put_counters(w: &mut Writer<'_>, ty: u32, c: &[u64; FS_N]) -> Resu
 pub(crate) fn put_flow(
     w: &mut Writer<'_>,
     f: &Flow,
-    fi: &mut ffi::crem_flow_info,
+    fi: &mut FlowInfo,
     ev: Option<(u8, u16)>,
     id: bool,
 ) -> Result {
@@ -83,11 +74,11 @@ pub(crate) fn put_flow(
 /// The flow nest of `fi` (see [`put_flow`]).
 pub(crate) fn put_info(
     w: &mut Writer<'_>,
-    fi: &ffi::crem_flow_info,
+    fi: &FlowInfo,
     ev: Option<(u8, u16)>,
     id: bool,
 ) -> Result {
-    let csf = u32::from(fi.key.side) == crem_side_CREM_SIDE_CSF;
+    let csf = fi.key.side == side::CSF;
     w.nest(CREM_A_CMD_FLOW, |w| {
         if id {
             w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
@@ -108,26 +99,26 @@ pub(crate) fn put_info(
         w.u32(CREM_A_FLOW_MIN_RTT_US, fi.min_rtt_us)?;
         w.u32(CREM_A_FLOW_RDMA_MTU, fi.rdma_mtu)?;
         if csf {
-            w.u8(CREM_A_FLOW_RDMA_MTU_EXACT, fi.rdma_mtu_exact)?;
+            w.u8(CREM_A_FLOW_RDMA_MTU_EXACT, fi.rdma_mtu_exact.into())?;
         }
         w.u32(CREM_A_FLOW_LOSS_PPM, fi.loss_ppm)?;
         w.u8(CREM_A_FLOW_LOSS_CLASS, fi.loss_class)?;
         w.u8(CREM_A_FLOW_BREAKER, fi.breaker)?;
         w.u64(CREM_A_FLOW_MEMORY, fi.mem, CREM_A_FLOW_PAD)?;
         w.u64(CREM_A_FLOW_AGE_MS, fi.age_ms, CREM_A_FLOW_PAD)?;
-        put_counters(w, CREM_A_FLOW_STATS, &fi.counters)?;
+        put_counters(w, FLOW_STATS, &fi.counters)?;
         if csf {
-            w.u8(CREM_A_FLOW_PINNED, fi.pinned)?;
+            w.u8(CREM_A_FLOW_PINNED, fi.pinned.into())?;
         }
-        if fi.heard != 0 {
-            w.u64(CREM_A_FLOW_LAST_MSG_MS, fi.last_msg_ms, CREM_A_FLOW_PAD)?;
+        if let Some(ms) = fi.last_msg_ms {
+            w.u64(CREM_A_FLOW_LAST_MSG_MS, ms, CREM_A_FLOW_PAD)?;
         }
-        if fi.has_limits != 0 {
-            w.u8(CREM_A_FLOW_SCHEMES, fi.schemes)?;
-            w.u8(CREM_A_FLOW_MAX_K, fi.max_k)?;
-            w.u8(CREM_A_FLOW_MAX_M, fi.max_m)?;
-            w.u16(CREM_A_FLOW_MAX_SYMBOL_LEN, fi.max_t)?;
-            w.u16(CREM_A_FLOW_MAX_OPEN_BLOCKS, fi.max_open_blocks)?;
+        if let Some(l) = fi.limits {
+            w.u8(CREM_A_FLOW_SCHEMES, l.schemes)?;
+            w.u8(CREM_A_FLOW_MAX_K, l.max_k)?;
+            w.u8(CREM_A_FLOW_MAX_M, l.max_m)?;
+            w.u16(CREM_A_FLOW_MAX_SYMBOL_LEN, l.max_t)?;
+            w.u16(CREM_A_FLOW_MAX_OPEN_BLOCKS, l.max_open_blocks)?;
         }
         if let Some((ev, reason)) = ev {
             w.u8(CREM_A_FLOW_EVENT, ev)?;
@@ -149,7 +140,7 @@ pub(crate) const FLOW_MSG_SIZE: usize = genl::total_size(0) // the flow nest
     + 4 * genl::total_size(2) // symbol-len, close-reason, max-symbol-len, max-open-blocks
     + 3 * genl::total_size_64bit(8) // memory, age-ms, last-msg-ms
     + 3 * genl::total_size(0) // stats, msgs-{in,out}-by-type
-    + FS_N * genl::total_size_64bit(8);
+    + (flow_stat::N + 2 * msg_type::N) * genl::total_size_64bit(8);
 
 /// flow-get's dump: the flows that fit in each part. `args[0]`: where the
 /// walk of the table stopped (`Cursor`); `args[1]`: 0 before the first
@@ -371,7 +362,7 @@ pub(super) fn del(info: &Info<'_>) -> Result {
         let g = rcu::read_lock();
         let f = find(st, &sel, &tb, &info.extack(), &g)?;
         let bh = bh::disable();
-        st.remove(f, CREM_CLOSE_NORMAL as i8, &bh)
+        st.remove(f, crate::removal::CLOSE_NORMAL, &bh)
     };
     // Its flow-down and CLOSE before the reply (the one removed
     // meanwhile's too).
@@ -398,38 +389,37 @@ fn km(tb: &FlowAttrs<'_>, ext: &ExtAck<'_>) -> Result<(u8, u8)> {
     })
 }
 
-/// flow-set's outcomes from the engine (`Flow::pin`).
-fn pin_result(rc: u32, at: Option<Attr<'_>>, ext: &ExtAck<'_>) -> Result {
-    let (text, e) = match rc {
-        CREM_PIN_OK => return Ok(()),
-        CREM_PIN_NOT_SENDER => {
+/// flow-set's refusals from the engine (`Flow::pin`).
+fn pin_refused(why: PinRefused, at: Option<Attr<'_>>, ext: &ExtAck<'_>) -> kernel::error::Error {
+    let (text, e) = match why {
+        PinRefused::NotSender => {
             ext.msg(c"only a sender (csf) flow chooses its k and m", at);
-            return Err(EINVAL);
+            return EINVAL;
         }
-        CREM_PIN_BUSY => (
+        PinRefused::Busy => (
             c"the flow's previous configuration is not in effect yet (it starts at its Effective PSN, after more packets): retry later",
             EBUSY,
         ),
-        CREM_PIN_OUTSIDE_LIMITS => (
+        PinRefused::OutsideLimits => (
             c"k or m is outside the limits negotiated with the peer (see the flow's k/m maxima in HELLO)",
             ERANGE,
         ),
-        CREM_PIN_NO_SLOT => (
+        PinRefused::NoSlot => (
             c"the peer holds no free configuration slot: retry later",
             EBUSY,
         ),
-        CREM_PIN_NOT_ESTABLISHED => (
+        PinRefused::NotEstablished => (
             c"the flow is not protected (negotiating, or unprotected): nothing to pin",
             EAGAIN,
         ),
-        CREM_PIN_NO_POLICY => (
+        PinRefused::NoPolicy => (
             c"the flow was set up with adaptive off: there is no policy to hand it back to",
             errno(bindings::EOPNOTSUPP),
         ),
-        _ => (c"the flow is gone", ENOENT),
+        PinRefused::Failed => (c"the flow is gone", ENOENT),
     };
     ext.msg(text, None);
-    Err(e)
+    e
 }
 
 pub(super) fn set(info: &Info<'_>) -> Result {
@@ -462,8 +452,8 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     let (k, m) = if pin { km(&tb, &ext)? } else { (0, 0) };
     let g = rcu::read_lock();
     let f = find(st, &sel, &tb, &ext, &g)?;
-    let rc = f.pin(k, m, pin);
-    pin_result(rc, tb.get(CREM_A_FLOW_ID), &ext)
+    f.pin(k, m, pin)
+        .map_err(|why| pin_refused(why, tb.get(CREM_A_FLOW_ID), &ext))
 }
 
 pub(super) fn new(info: &Info<'_>) -> Result {

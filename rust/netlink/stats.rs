@@ -14,19 +14,20 @@ use crate::crem_core::nl::{
     stat, CounterKind, STATS_MSGS_IN_BY_TYPE, STATS_MSGS_OUT_BY_TYPE, STATS_TOTALS,
 };
 use crate::ffi::*;
+use crate::flow_info::Counters;
 use crate::host::MSG_SLOTS;
 use crate::kernel_ext::genl::{Info, Msg, Writer};
-use crate::netns::{NetState, FS_N};
+use crate::netns::NetState;
 use kernel::bindings;
 use kernel::error::{code::*, Result};
 
 /// The set's nests: what each holds.
-fn put_nest(w: &mut Writer<'_>, id: u16, sum: &[u64; FS_N], msgs: &[u64]) -> Result {
-    let (msgs_in, msgs_out) = msgs.split_at(msgs.len().min(MSG_SLOTS));
+fn put_nest(w: &mut Writer<'_>, id: u16, sum: &Counters, msgs: &[[u64; MSG_SLOTS]; 2]) -> Result {
+    let [msgs_in, msgs_out] = msgs;
     match id {
-        STATS_TOTALS => put_counters(w, id.into(), sum),
-        STATS_MSGS_IN_BY_TYPE => put_msg_types(w, id.into(), msgs_in),
-        STATS_MSGS_OUT_BY_TYPE => put_msg_types(w, id.into(), msgs_out),
+        STATS_TOTALS => put_counters(w, id, sum),
+        STATS_MSGS_IN_BY_TYPE => put_msg_types(w, id, msgs_in),
+        STATS_MSGS_OUT_BY_TYPE => put_msg_types(w, id, msgs_out),
         // A nest this kernel does not fill (none today): left out.
         _ => Ok(()),
     }
@@ -43,7 +44,7 @@ fn value(st: &NetState, i: usize) -> u64 {
 
 pub(super) fn get(info: &Info<'_>) -> Result {
     let st = state(info.net())?;
-    let mut sum = [0u64; FS_N];
+    let mut sum = Counters::ZERO;
     st.totals(&mut sum, false);
     let msgs = st.msg_counts();
     let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
@@ -65,7 +66,7 @@ pub(super) fn reset(info: &Info<'_>) -> Result {
     let st = state(info.net())?;
     st.reset_counters();
     // Flow counters are never rewound: the totals restart from here.
-    let mut sum = [0u64; FS_N];
+    let mut sum = Counters::ZERO;
     st.totals(&mut sum, true);
     Ok(())
 }
