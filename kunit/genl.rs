@@ -23,7 +23,7 @@ use kernel::bindings;
 const ATTRS_AT: usize = 16 + 4;
 
 /// A flow's state with every attribute the nest may hold, each value
-/// distinct (and the counters large, so no two are equal by chance).
+/// distinct (the counters too: half past u32, half small).
 fn full_info() -> FlowInfo {
     let mut fi = FlowInfo::default();
     fi.key.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
@@ -56,8 +56,13 @@ fn full_info() -> FlowInfo {
         .iter_mut()
         .chain(c.msgs_in.iter_mut())
         .chain(c.msgs_out.iter_mut());
+    // Both widths of a uint: 8 octets past u32, else 4.
     for (i, c) in (0u64..).zip(all) {
-        *c = (i + 1) * 1_000_003 + (1 << 40);
+        *c = if i % 2 == 0 {
+            (i + 1) * 1_000_003 + (1 << 40)
+        } else {
+            i + 1
+        };
     }
     fi
 }
@@ -70,7 +75,7 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
     };
     const CLOSE: u8 = crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED as u8;
     let built = msg
-        .notification(CREM_CMD_FLOW_CHANGE as u8)
+        .notification(CREM_CMD_FLOW_CHANGE_NTF as u8)
         .and_then(|mut w| {
             put_info(&mut w, &fi, Some((CLOSE, 4)), true)?;
             w.end();
@@ -148,8 +153,8 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
     let mut wrong = 0u32;
     for a in flow_stat::COUNTERS {
         let ok = match (a.kind, a.id) {
-            (CounterKind::U64(i), _) => {
-                st.get(a.id.into()).and_then(Attr::u64) == Some(fi.counters.get(i))
+            (CounterKind::Value(i), _) => {
+                st.get(a.id.into()).and_then(Attr::uint) == Some(fi.counters.get(i))
             }
             (_, FLOW_STATS_MSGS_IN_BY_TYPE) => {
                 msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_in, &ext)
@@ -183,7 +188,7 @@ fn msg_types_read_back(
         return false;
     };
     msg_type::COUNTERS.iter().all(|a| match a.kind {
-        CounterKind::U64(i) => tb.get(a.id.into()).and_then(Attr::u64) == want.get(i).copied(),
+        CounterKind::Value(i) => tb.get(a.id.into()).and_then(Attr::uint) == want.get(i).copied(),
         CounterKind::Nest(_) => true,
     })
 }

@@ -189,7 +189,7 @@ fn put_config_body(w: &mut Writer<'_>, c: &Config) -> Result {
     // nest's attributes are copied into ours.
     let mut m = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
     {
-        let mut s = m.notification(CREM_CMD_CONFIG_CHANGED as u8)?;
+        let mut s = m.notification(CREM_CMD_CONFIG_CHANGE_NTF as u8)?;
         put_config(&mut s, c)?;
         s.end();
     }

@@ -46,10 +46,11 @@ TYPES = {
     "u16": "U16",
     "u32": "U32",
     "u64": "U64",
+    "uint": "Uint",
     "binary": "Binary",
     "nest": "Nest",
 }
-ATTR_KEYS = {"name", "type", "doc", "enum", "checks", "multi-attr", "nested-attributes", "value"}
+ATTR_KEYS = {"name", "type", "doc", "enum", "enum-as-flags", "display-hint", "checks", "multi-attr", "nested-attributes", "value"}
 CHECK_KEYS = {"min", "max"}
 SET_KEYS = {"name", "doc", "attributes", "name-prefix", "attr-cnt-name"}
 ENUM_KEYS = {"name", "type", "doc", "entries", "name-prefix", "enum-name", "value-start"}
@@ -82,9 +83,9 @@ HEADER = """\
 //! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`.
 //! - The counter sets stats, flow-stats and msg-types have a module each,
 //!   `stat`, `flow_stat` and `msg_type` (the set's name in snake case
-//!   without its final s): `<ATTR>` is a `u64` attribute's index (`usize`)
-//!   among the set's `u64` attributes in spec order, `N` their number, and
-//!   `COUNTERS` ([`Counter`]) every attribute but the pad in spec order.
+//!   without its final s): `<ATTR>` is a `uint` attribute's index (`usize`)
+//!   among the set's `uint` attributes in spec order, `N` their number, and
+//!   `COUNTERS` ([`Counter`]) every attribute in spec order.
 
 use super::{AttrSet, AttrSpec, AttrType, Counter, CounterKind};
 """
@@ -264,6 +265,7 @@ def parse(spec):
                 "id": aid,
                 "multi": multi,
                 "enum": a.get("enum"),
+                "flags": a.get("enum-as-flags", False),
                 "min": checks.get("min"),
                 "max": checks.get("max"),
                 "nested": nested,
@@ -282,6 +284,15 @@ def parse(spec):
                 fail(f"{s['name']}.{a['name']}: no attribute set {a['nested']}")
             if a["enum"] is not None and a["enum"] not in enum_names:
                 fail(f"{s['name']}.{a['name']}: no enum {a['enum']}")
+            if a["enum"] is not None:
+                # ynl-gen-c derives the policy's bound from the enum (the
+                # last value, or the mask of an enum-as-flags): a
+                # hand-written one would only be a second copy.
+                if a["max"] is not None:
+                    fail(f"{s['name']}.{a['name']}: checks max with enum {a['enum']} "
+                         "(the generator derives it from the enum)")
+                n = len(next(e for e in enums if e["name"] == a["enum"])["entries"])
+                a["max"] = (1 << n) - 1 if a["flags"] else n - 1
     for name in COUNTER_SETS:
         s = next((s for s in sets if s["name"] == name), None)
         if s is None:
@@ -289,8 +300,8 @@ def parse(spec):
         for a in s["attrs"]:
             if a["type"] == "nest" and a["nested"] not in COUNTER_SETS:
                 fail(f"{name}.{a['name']}: a counter set nests only counter sets")
-            if a["type"] not in ("pad", "u64", "nest"):
-                fail(f"{name}.{a['name']}: a counter set holds u64, nests and a pad, not {a['type']}")
+            if a["type"] not in ("uint", "nest"):
+                fail(f"{name}.{a['name']}: a counter set holds uint counters and nests, not {a['type']}")
 
     ops = []
     nxt = 1  # nlspec.py, unified ids: from 1 unless given
@@ -441,10 +452,10 @@ def generate(spec, spdx):
 
     for sname, m in COUNTER_SETS.items():
         s = next(s for s in sets if s["name"] == sname)
-        attrs = [a for a in s["attrs"] if a["type"] != "pad"]
-        u64s = [a for a in attrs if a["type"] == "u64"]
+        attrs = s["attrs"]
+        u64s = [a for a in attrs if a["type"] == "uint"]
         w("\n")
-        w(f"/// The counter set `{sname}`: the index of each `u64` attribute among them\n"
+        w(f"/// The counter set `{sname}`: the index of each `uint` attribute among them\n"
           f"/// (spec order), their number and the table of its attributes.\n")
         w(f"pub mod {m} {{\n")
         w("    use super::{Counter, CounterKind};\n")
@@ -456,13 +467,13 @@ def generate(spec, spdx):
             local.add(c)
             w(f"    /// `{sname}.{a['name']}`.\n")
             w(f"    pub const {ident(c)}: usize = {i};\n")
-        w(f"    /// The `u64` attributes of `{sname}`.\n")
+        w(f"    /// The `uint` attributes of `{sname}`.\n")
         w(f"    pub const N: usize = {len(u64s)};\n")
-        w(f"    /// Every attribute of `{sname}` but the pad, in spec order.\n")
+        w(f"    /// Every attribute of `{sname}`, in spec order.\n")
         w("    pub const COUNTERS: &[Counter] = &[\n")
         for a in attrs:
-            if a["type"] == "u64":
-                kind = f"CounterKind::U64({upper(a['name'])})"
+            if a["type"] == "uint":
+                kind = f"CounterKind::Value({upper(a['name'])})"
             else:
                 kind = f"CounterKind::Nest(&super::{set_consts[a['nested']]})"
             w("        Counter {\n")

@@ -63,19 +63,21 @@ class GenRust(unittest.TestCase):
     def test_a_new_counter_makes_check_fail(self):
         spec = self.spec_copy()
         fs = self.attr_set(spec, "flow-stats")
-        fs["attributes"].append({"name": "new-counter", "type": "u64", "doc": "A new one."})
+        fs["attributes"].append({"name": "new-counter", "type": "uint", "doc": "A new one."})
         path = self.write_spec(spec)
         r = run("--spec", path, "--check")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("is stale", r.stderr)
-        self.assertIn("+pub const FLOW_STATS_NEW_COUNTER: u16 = 39;", r.stdout)
+        # Ids from 1, none given: the new one's is the set's length.
+        nid = len(fs["attributes"])
+        self.assertIn(f"+pub const FLOW_STATS_NEW_COUNTER: u16 = {nid};", r.stdout)
         # Written elsewhere: the counter table and its index follow.
         out = os.path.join(self.tmp.name, "generated.rs")
         r = run("--spec", path, "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, encoding="utf-8") as f:
             text = f.read()
-        n = sum(1 for a in fs["attributes"] if a["type"] == "u64")
+        n = sum(1 for a in fs["attributes"] if a["type"] == "uint")
         self.assertIn(f"    pub const NEW_COUNTER: usize = {n - 1};\n", text)
         self.assertIn(f"    pub const N: usize = {n};\n", text)
         self.assertIn('doc: "A new one.",', text)
@@ -107,6 +109,15 @@ class GenRust(unittest.TestCase):
         self.assertIn("Do not edit", text)
         self.assertEqual(text, gen_rust.generate(self.spec_copy(), self.spdx))
 
+    def test_enum_bounds_are_derived(self):
+        """An enum attribute's max is its last value (ynl-gen-c's
+        NLA_POLICY_MAX), an enum-as-flags one's the mask of its bits."""
+        text = gen_rust.generate(self.spec_copy(), self.spdx)
+        role = text[text.index('name: "role",\n'):]
+        self.assertIn("max: Some(2),", role[:role.index("doc:")])
+        schemes = text[text.index('name: "schemes",\n'):]
+        self.assertIn("max: Some(7),", schemes[:schemes.index("doc:")])
+
     def test_refuses_what_it_cannot_express(self):
         spec = self.spec_copy()
         self.attr_set(spec, "flow")["attributes"].append({"name": "label", "type": "string"})
@@ -122,8 +133,14 @@ class GenRust(unittest.TestCase):
         self.refused(spec, ["config.k checks", "max-len"])
 
         spec = self.spec_copy()
-        self.attr_set(spec, "flow")["attributes"][1]["display-hint"] = "ipv4"
-        self.refused(spec, ["display-hint"])
+        self.attr_set(spec, "flow")["attributes"][1]["sub-type"] = "u32"
+        self.refused(spec, ["sub-type"])
+
+        # A bound the generator derives from the enum, written by hand.
+        spec = self.spec_copy()
+        next(a for a in self.attr_set(spec, "config")["attributes"]
+             if a["name"] == "role")["checks"] = {"max": 2}
+        self.refused(spec, ["config.role", "derives it from the enum"])
 
         spec = self.spec_copy()
         spec["attribute-sets"].append({"name": "flow-get", "subset-of": "flow", "attributes": []})

@@ -119,9 +119,9 @@ impl NetState {
             return;
         };
         let (cmd, ev) = match n {
-            Notification::Up => (ffi::CREM_CMD_FLOW_UP, None),
-            Notification::Down => (ffi::CREM_CMD_FLOW_DOWN, None),
-            Notification::Change(e, r) => (ffi::CREM_CMD_FLOW_CHANGE, Some((e, r))),
+            Notification::Up => (ffi::CREM_CMD_FLOW_UP_NTF, None),
+            Notification::Down => (ffi::CREM_CMD_FLOW_DOWN_NTF, None),
+            Notification::Change(e, r) => (ffi::CREM_CMD_FLOW_CHANGE_NTF, Some((e, r))),
         };
         // On the stack: callers may hold RCU, no allocation here. (About
         // 560 octets: identity, state and the counters.)

@@ -20,7 +20,7 @@
 //! returns only once every flow its caller removed is freed; the totals
 //! and flow-reset take it too (taken before any RCU section or spinlock).
 
-use crate::crem_core::nl::stat;
+use crate::crem_core::nl::{close_reason, stat};
 use crate::events::Notification;
 use crate::ffi;
 use crate::flow::{self, Flow};
@@ -47,14 +47,15 @@ pub(crate) struct Mark {
     counted: AtomicU32,
 }
 
-/// The CLOSE a removal sends (crem-draft, "CREM CLOSE Reasons"), as a
+/// The CLOSE a removal sends (crem-draft, "CREM CLOSE Reasons", the
+/// spec's close-reason enum), as a
 /// flow's mark keeps it: a reason's code, or `CLOSE_NONE`: none (the CSF
 /// ends silently; the CRF, which releases its held packets in any case,
 /// closes as normal termination).
 pub(crate) const CLOSE_NONE: i8 = -1;
-pub(crate) const CLOSE_NORMAL: i8 = 0;
-pub(crate) const CLOSE_FLOW_ENDED: i8 = 1;
-pub(crate) const CLOSE_SYNC_FAILED: i8 = 2;
+pub(crate) const CLOSE_NORMAL: i8 = close_reason::NORMAL as i8;
+pub(crate) const CLOSE_FLOW_ENDED: i8 = close_reason::FLOW_ENDED as i8;
+pub(crate) const CLOSE_SYNC_FAILED: i8 = close_reason::SYNC_FAILED as i8;
 
 /// The collector's mark of a flow it keeps (else a `CLOSE_*`).
 pub(crate) const GC_KEEP: i8 = -2;

@@ -164,8 +164,8 @@ case $case_ in
     check "PATH_REPORT: taken from the reporter, dropped from another address" \
       "[ \$(res stats $out/crem after.gwa path-reports) -ge 1 ] && [ \$(res stats $out/crem after.gwa drop-msg-peer) -gt \$(res stats $out/crem gwa drop-msg-peer) ]"
     # wan.sh deletes gwa's sender flows at the end: gwb's receivers report it.
-    check "flow del at gwa: gwb notifies flow-change close-received, reason 0 (normal termination)" \
-      "grep -q '\"event\":\"close-received\",\"close-reason\":0' $out/crem/events.gwb.log"
+    check "flow del at gwa: gwb notifies flow-change close-received, reason normal (0)" \
+      "grep -q '\"event\":\"close-received\",\"close-reason\":\"normal\"' $out/crem/events.gwb.log"
     # Selective repeat instead of coded retransmission (issue 13 #6): the
     # CRFs send T/C AETH reports, never a REPAIR_REQUEST, and the CSFs
     # answer the PSNs a report shows lost with Source Copy.

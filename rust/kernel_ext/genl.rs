@@ -89,6 +89,17 @@ impl<'r> Attr<'r> {
         self.array().map(u64::from_ne_bytes)
     }
 
+    /// A `uint` (`nla_get_uint`): 4 octets, or 8. (The module receives
+    /// none; KUnit reads back what it wrote.)
+    #[cfg(crem_kunit)]
+    pub(crate) fn uint(self) -> Option<u64> {
+        match self.payload().len() {
+            4 => self.u32().map(u64::from),
+            8 => self.u64(),
+            _ => None,
+        }
+    }
+
     pub(crate) fn u16(self) -> Option<u16> {
         self.array().map(u16::from_ne_bytes)
     }
@@ -514,6 +525,15 @@ impl<'m> Writer<'m> {
     /// An IPv4 address in network order (`nla_put_in_addr`).
     pub(crate) fn in_addr(&mut self, ty: u32, be: u32) -> Result {
         self.bytes(ty, &be.to_ne_bytes())
+    }
+
+    /// A `uint` attribute (`nla_put_uint`): 4 octets while the value fits
+    /// them, else 8 (no pad: a `uint` reader takes either, unaligned).
+    pub(crate) fn uint(&mut self, ty: u32, v: u64) -> Result {
+        match u32::try_from(v) {
+            Ok(v) => self.u32(ty, v),
+            Err(_) => self.bytes(ty, &v.to_ne_bytes()),
+        }
     }
 
     /// A 64-bit attribute, aligned by a `pad` attribute where needed

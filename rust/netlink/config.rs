@@ -107,7 +107,7 @@ fn notify(st: &NetState) {
     }
     let sent = snapshot(st).and_then(|c| {
         let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
-        let mut w = msg.notification(CREM_CMD_CONFIG_CHANGED as u8)?;
+        let mut w = msg.notification(CREM_CMD_CONFIG_CHANGE_NTF as u8)?;
         put_config(&mut w, &c)?;
         w.end();
         genl::multicast(msg, net, Group::Events, bindings::GFP_KERNEL)

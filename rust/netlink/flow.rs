@@ -31,9 +31,8 @@ type FlowAttrs<'r> = Attrs<'r, { CREM_A_FLOW_MAX as usize + 1 }>;
 pub(super) fn put_msg_types(w: &mut Writer<'_>, ty: u16, c: &[u64; msg_type::N]) -> Result {
     w.nest(ty.into(), |w| {
         for a in msg_type::COUNTERS {
-            if let CounterKind::U64(i) = a.kind {
-                let v = c.get(i).copied().unwrap_or(0);
-                w.u64(a.id.into(), v, CREM_A_MSG_TYPES_PAD)?;
+            if let CounterKind::Value(i) = a.kind {
+                w.uint(a.id.into(), c.get(i).copied().unwrap_or(0))?;
             }
         }
         Ok(())
@@ -46,7 +45,7 @@ pub(super) fn put_counters(w: &mut Writer<'_>, ty: u16, c: &Counters) -> Result 
     w.nest(ty.into(), |w| {
         for a in flow_stat::COUNTERS {
             match (a.kind, a.id) {
-                (CounterKind::U64(i), _) => w.u64(a.id.into(), c.get(i), CREM_A_FLOW_STATS_PAD)?,
+                (CounterKind::Value(i), _) => w.uint(a.id.into(), c.get(i))?,
                 (_, FLOW_STATS_MSGS_IN_BY_TYPE) => put_msg_types(w, a.id, &c.msgs_in)?,
                 (_, FLOW_STATS_MSGS_OUT_BY_TYPE) => put_msg_types(w, a.id, &c.msgs_out)?,
                 // A nest this kernel does not fill (none today): left out.
@@ -140,7 +139,7 @@ pub(crate) const FLOW_MSG_SIZE: usize = genl::total_size(0) // the flow nest
     + 4 * genl::total_size(2) // symbol-len, close-reason, max-symbol-len, max-open-blocks
     + 3 * genl::total_size_64bit(8) // memory, age-ms, last-msg-ms
     + 3 * genl::total_size(0) // stats, msgs-{in,out}-by-type
-    + (flow_stat::N + 2 * msg_type::N) * genl::total_size_64bit(8);
+    + (flow_stat::N + 2 * msg_type::N) * genl::total_size(8); // uints, 8 at most
 
 /// flow-get's dump: the flows that fit in each part. `args[0]`: where the
 /// walk of the table stopped (`Cursor`); `args[1]`: 0 before the first

@@ -52,7 +52,7 @@ pub(super) fn get(info: &Info<'_>) -> Result {
     w.nest(CREM_A_CMD_STATS, |w| {
         for c in stat::COUNTERS {
             match c.kind {
-                CounterKind::U64(i) => w.u64(c.id.into(), value(st, i), CREM_A_STATS_PAD)?,
+                CounterKind::Value(i) => w.uint(c.id.into(), value(st, i))?,
                 CounterKind::Nest(_) => put_nest(w, c.id, &sum, &msgs)?,
             }
         }

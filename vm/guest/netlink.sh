@@ -104,7 +104,7 @@ for m in 3 2 3 2; do
   ynl --do config-set --json "{\"config\": {\"m\": $m}}" >/dev/null
 done
 wait
-expect "config-set notifies the events group" "config-changed" cat /tmp/events.txt
+expect "config-set notifies the events group" "config-change-ntf" cat /tmp/events.txt
 # The group carries Flow IDs (flow-up/down/change): CAP_NET_ADMIN to join.
 checks setpriv --reuid 65534 --regid 65534 --clear-groups $CHECKS subscribe refused \
   "an unprivileged user cannot join the events group"

@@ -89,7 +89,7 @@ enum crem_flow_kind {
 };
 
 /**
- * enum crem_flow_event - What a flow-change notification reports.
+ * enum crem_flow_event - What a flow-change-ntf notification reports.
  * @CREM_FLOW_EVENT_BREAKER_TRIPPED: The circuit breaker tripped (no repairs,
  *   no coded retransmission).
  * @CREM_FLOW_EVENT_BREAKER_CLEARED: The circuit breaker cleared; protection
@@ -101,6 +101,24 @@ enum crem_flow_event {
 	CREM_FLOW_EVENT_BREAKER_TRIPPED,
 	CREM_FLOW_EVENT_BREAKER_CLEARED,
 	CREM_FLOW_EVENT_CLOSE_RECEIVED,
+};
+
+/**
+ * enum crem_close_reason - Why a CLOSE was sent (the CREM CLOSE Reasons
+ *   registry; a peer may send a value this list lacks, shown as its number).
+ * @CREM_CLOSE_REASON_NORMAL: Normal termination.
+ * @CREM_CLOSE_REASON_FLOW_ENDED: The flow ended (idle).
+ * @CREM_CLOSE_REASON_SYNC_FAILED: Parameter synchronization failed.
+ * @CREM_CLOSE_REASON_RESOURCES_EXHAUSTED: Resources exhausted.
+ * @CREM_CLOSE_REASON_CIRCUIT_BREAKER: The circuit breaker (the REPAIR path
+ *   stayed too lossy).
+ */
+enum crem_close_reason {
+	CREM_CLOSE_REASON_NORMAL,
+	CREM_CLOSE_REASON_FLOW_ENDED,
+	CREM_CLOSE_REASON_SYNC_FAILED,
+	CREM_CLOSE_REASON_RESOURCES_EXHAUSTED,
+	CREM_CLOSE_REASON_CIRCUIT_BREAKER,
 };
 
 /**
@@ -159,8 +177,7 @@ enum {
 };
 
 enum {
-	CREM_A_STATS_PAD = 1,
-	CREM_A_STATS_ROCE_LOCAL_IN,
+	CREM_A_STATS_ROCE_LOCAL_IN = 1,
 	CREM_A_STATS_ROCE_FORWARD,
 	CREM_A_STATS_ROCE_LOCAL_OUT,
 	CREM_A_STATS_SOURCES,
@@ -196,8 +213,7 @@ enum {
 };
 
 enum {
-	CREM_A_MSG_TYPES_PAD = 1,
-	CREM_A_MSG_TYPES_REPAIR,
+	CREM_A_MSG_TYPES_REPAIR = 1,
 	CREM_A_MSG_TYPES_HELLO,
 	CREM_A_MSG_TYPES_HELLO_ACK,
 	CREM_A_MSG_TYPES_PARAM_UPDATE,
@@ -214,8 +230,7 @@ enum {
 };
 
 enum {
-	CREM_A_FLOW_STATS_PAD = 1,
-	CREM_A_FLOW_STATS_SOURCES,
+	CREM_A_FLOW_STATS_SOURCES = 1,
 	CREM_A_FLOW_STATS_SOURCE_OCTETS,
 	CREM_A_FLOW_STATS_UNPROTECTED,
 	CREM_A_FLOW_STATS_REPAIRS_SENT,
@@ -311,11 +326,11 @@ enum {
 	CREM_CMD_STATS_GET,
 	CREM_CMD_STATS_RESET,
 	CREM_CMD_FLOW_GET,
-	CREM_CMD_CONFIG_CHANGED,
+	CREM_CMD_CONFIG_CHANGE_NTF,
 	CREM_CMD_FLOW_DEL,
-	CREM_CMD_FLOW_UP,
-	CREM_CMD_FLOW_DOWN,
-	CREM_CMD_FLOW_CHANGE,
+	CREM_CMD_FLOW_UP_NTF,
+	CREM_CMD_FLOW_DOWN_NTF,
+	CREM_CMD_FLOW_CHANGE_NTF,
 	CREM_CMD_FLOW_SET,
 	CREM_CMD_FLOW_NEW,
 	CREM_CMD_FLOW_RESET,

@@ -28,6 +28,8 @@ pub enum AttrType {
     U32,
     /// `u64` (aligned with the set's pad attribute).
     U64,
+    /// `uint`: a `u64` value in 4 octets, or 8 once it needs them (no pad).
+    Uint,
     /// `binary`: octets.
     Binary,
     /// `nest`: the attributes of another set (`nested-attributes`).
@@ -43,6 +45,7 @@ impl AttrType {
             AttrType::U16 => "u16",
             AttrType::U32 => "u32",
             AttrType::U64 => "u64",
+            AttrType::Uint => "uint",
             AttrType::Binary => "binary",
             AttrType::Nest(_) => "nest",
         }
@@ -54,7 +57,7 @@ impl AttrType {
             AttrType::U8 => Some(u8::MAX as u64),
             AttrType::U16 => Some(u16::MAX as u64),
             AttrType::U32 => Some(u32::MAX as u64),
-            AttrType::U64 => Some(u64::MAX),
+            AttrType::U64 | AttrType::Uint => Some(u64::MAX),
             _ => None,
         }
     }
@@ -103,8 +106,7 @@ impl AttrSet {
 }
 
 /// One reported attribute of a counter set (stats, flow-stats, msg-types),
-/// an entry of its `COUNTERS` table (every attribute but the pad, in spec
-/// order).
+/// an entry of its `COUNTERS` table (every attribute, in spec order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counter {
     /// Attribute type number.
@@ -118,9 +120,10 @@ pub struct Counter {
 /// What a counter set's attribute holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CounterKind {
-    /// A `u64`: its index among the set's `u64` attributes (0 to the set
-    /// module's `N`, in spec order; the module names each index).
-    U64(usize),
+    /// A counter (a `uint` attribute): its index among the set's counters
+    /// (0 to the set module's `N`, in spec order; the module names each
+    /// index).
+    Value(usize),
     /// A nest of another counter set (e.g. msg-types in flow-stats).
     Nest(&'static AttrSet),
 }
@@ -163,9 +166,8 @@ mod tests {
         assert_eq!(AttrType::Nest(&PEER_SET).yaml_name(), "nest");
     }
 
-    /// Each counter set's table: every attribute but the pad, in spec
-    /// order; the `u64`s numbered 0..N in that order, as the index
-    /// constants say.
+    /// Each counter set's table: every attribute, in spec order; the
+    /// counters numbered 0..N in that order, as the index constants say.
     #[test]
     fn counter_tables_follow_their_sets() {
         for (set, counters, n) in [
@@ -173,13 +175,13 @@ mod tests {
             (&FLOW_STATS_SET, flow_stat::COUNTERS, flow_stat::N),
             (&MSG_TYPES_SET, msg_type::COUNTERS, msg_type::N),
         ] {
-            let mut attrs = set.attrs.iter().filter(|a| a.ty != AttrType::Pad);
+            let mut attrs = set.attrs.iter();
             let mut next = 0;
             for c in counters {
                 let a = attrs.next().unwrap();
                 assert_eq!((c.id, c.name), (a.id, a.name), "{}", set.name);
                 match (c.kind, a.ty) {
-                    (CounterKind::U64(i), AttrType::U64) => {
+                    (CounterKind::Value(i), AttrType::Uint) => {
                         assert_eq!(i, next, "{}.{}", set.name, a.name);
                         next += 1;
                     }

@@ -173,6 +173,17 @@ pub fn decode(set: &'static AttrSet, buf: &[u8]) -> Result<Vec<Attr>, DecodeErro
                 exact(8)?;
                 Value::U64(parse_u64(v)?)
             }
+            // 4 octets, or 8 once the value needs them (nla_put_uint).
+            AttrType::Uint => match v.len() {
+                4 => Value::U64(parse_u32(v)?.into()),
+                8 => Value::U64(parse_u64(v)?),
+                n => {
+                    return Err(DecodeError::from(format!(
+                        "attribute {} has {n} octets, expected 4 or 8",
+                        what()
+                    )))
+                }
+            },
             AttrType::Binary => Value::Bytes(v.to_vec()),
             AttrType::Nest(inner) => Value::Nest(decode(inner, v)?),
         };
@@ -251,14 +262,30 @@ mod tests {
     }
 
     #[test]
-    fn decodes_u64_with_pad_and_skips_unknown() {
+    fn decodes_uint_of_4_or_8_octets_u64_with_pad_and_skips_unknown() {
         let buf: Vec<u8> = vec![
-            4, 0, 1, 0, // pad (empty)
-            12, 0, 7, 0, 42, 0, 0, 0, 0, 0, 0, 0, // malformed = 42
+            8, 0, 6, 0, 42, 0, 0, 0, // malformed = 42 (a uint in 4 octets)
+            12, 0, 7, 0, 0, 0, 0, 0, 1, 0, 0, 0, // flows-created = 2^32
             8, 0, 99, 0, 1, 2, 3, 4, // unknown id 99: skipped
         ];
         let got = decode(&STATS_SET, &buf).unwrap();
-        assert_eq!(got, vec![Attr::u64(STATS_MALFORMED, 42)]);
+        assert_eq!(
+            got,
+            vec![
+                Attr::u64(STATS_MALFORMED, 42),
+                Attr::u64(STATS_FLOWS_CREATED, 1 << 32)
+            ]
+        );
+        // A uint of another width is refused, named.
+        let e = decode(&STATS_SET, &[6, 0, 6, 0, 1, 0, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("stats.malformed"), "{e}");
+        // A u64 of the config set, after its pad (skipped).
+        let buf: Vec<u8> = vec![
+            4, 0, 15, 0, // pad
+            12, 0, 12, 0, 0, 0, 0, 4, 0, 0, 0, 0, // max-memory 64 MiB
+        ];
+        let got = decode(&CONFIG_SET, &buf).unwrap();
+        assert_eq!(got, vec![Attr::u64(CONFIG_MAX_MEMORY, 64 << 20)]);
     }
 
     #[test]

@@ -338,11 +338,11 @@ pub fn enum_val(names: &'static [&'static str], v: u64) -> EnumVal {
 pub struct Counters(pub Vec<(&'static str, u64)>);
 
 impl Counters {
-    /// The u64 attributes of `set` found in `attrs` (nests and pads are not
-    /// counters and are left out).
+    /// The counters (uint attributes) of `set` found in `attrs` (nests are
+    /// not counters and are left out).
     pub fn from_attrs(set: &'static AttrSet, attrs: &[Attr]) -> Counters {
         let mut v = Vec::new();
-        for spec in set.attrs.iter().filter(|s| s.ty == AttrType::U64) {
+        for spec in set.attrs.iter().filter(|s| s.ty == AttrType::Uint) {
             if let Some(x) = attrs
                 .iter()
                 .find(|a| a.id == spec.id)
@@ -417,7 +417,7 @@ impl ByType {
         MSG_TYPES_SET
             .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty == AttrType::Uint)
             .map(|a| {
                 let (i, o) = self.count(a.name);
                 (a.name, i, o)
@@ -610,12 +610,22 @@ pub struct Flow {
     /// flow-change notifications only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event: Option<EnumVal>,
-    #[serde(rename = "close-reason", skip_serializing_if = "Option::is_none")]
+    /// As the spec's close-reason enum names it (a number it lacks as
+    /// the number).
+    #[serde(
+        rename = "close-reason",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_close_reason"
+    )]
     pub close_reason: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<u8>,
-    /// Negotiated limits (the smaller of both sides').
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Negotiated limits (the smaller of both sides'). A bit set of
+    /// fec-scheme (enum-as-flags): JSON lists the names, in bit order.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "ser_schemes"
+    )]
     pub schemes: Option<u8>,
     #[serde(rename = "max-k", skip_serializing_if = "Option::is_none")]
     pub max_k: Option<u8>,
@@ -699,6 +709,36 @@ impl Flow {
 }
 
 /// The scheme names of a bit set (bit s: scheme s), comma-separated.
+/// Name of a CLOSE reason (the spec's close-reason enum), or its number.
+pub fn close_reason_name(r: u16) -> String {
+    uapi::enum_name(CLOSE_REASON, r.into()).map_or_else(|| r.to_string(), str::to_string)
+}
+
+fn ser_close_reason<S: Serializer>(r: &Option<u16>, s: S) -> Result<S::Ok, S::Error> {
+    match r.and_then(|r| uapi::enum_name(CLOSE_REASON, r.into())) {
+        Some(n) => s.serialize_str(n),
+        None => r.serialize(s),
+    }
+}
+
+/// The schemes of bit set `bits` in bit order: by name, a bit the spec's
+/// fec-scheme lacks by its number (as YNL decodes enum-as-flags).
+fn ser_schemes<S: Serializer>(bits: &Option<u8>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let Some(bits) = *bits else {
+        return s.serialize_none();
+    };
+    let set: Vec<u8> = (0..8u8).filter(|b| bits & (1 << b) != 0).collect();
+    let mut seq = s.serialize_seq(Some(set.len()))?;
+    for b in set {
+        match uapi::enum_name(FEC_SCHEME, b.into()) {
+            Some(n) => seq.serialize_element(n)?,
+            None => seq.serialize_element(&b)?,
+        }
+    }
+    seq.end()
+}
+
 pub fn scheme_set_names(bits: u8) -> String {
     let names: Vec<String> = (0..8u8)
         .filter(|s| bits & (1 << s) != 0)
@@ -875,21 +915,20 @@ pub(crate) mod tests {
         assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(7));
     }
 
-    /// A stats-get reply's stats nest as the kernel lays it out (u64s in
-    /// host order, x86), with a pad and the totals nest.
+    /// A stats-get reply's stats nest as the kernel lays it out (uints in
+    /// host order, x86: 4 octets, or 8 as nla_put_uint writes a value past
+    /// u32), with the totals nest.
     pub(crate) fn stats_nest() -> Vec<u8> {
         vec![
-            4, 0, 1, 0, // pad
-            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // roce-local-in 5
-            12, 0, 8, 0, 3, 0, 0, 0, 0, 0, 0, 0, // flows-created 3
-            12, 0, 15, 0, 0, 1, 0, 0, 0, 0, 0, 0, // drop-msg-invalid 256
-            12, 0, 19, 0, 2, 0, 0, 0, 0, 0, 0, 0, // flows-active 2
-            12, 0, 20, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, // memory 4096
-            40, 0, 21, 0x80, // totals | NLA_F_NESTED
-            4, 0, 1, 0, // pad
-            12, 0, 14, 0, 9, 0, 0, 0, 0, 0, 0, 0, // restored 9
+            8, 0, 1, 0, 5, 0, 0, 0, // roce-local-in 5 (4 octets)
+            12, 0, 7, 0, 3, 0, 0, 0, 0, 0, 0, 0, // flows-created 3 (8 octets)
+            8, 0, 14, 0, 0, 1, 0, 0, // drop-msg-invalid 256
+            8, 0, 18, 0, 2, 0, 0, 0, // flows-active 2
+            12, 0, 19, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, // memory 4096
+            32, 0, 20, 0x80, // totals | NLA_F_NESTED
+            8, 0, 13, 0, 9, 0, 0, 0, // restored 9
             8, 0, 99, 0, 1, 2, 3, 4, // unknown id 99: skipped
-            12, 0, 27, 0, 1, 0, 0, 0, 0, 0, 0, 0, // inject-failures 1
+            12, 0, 26, 0, 1, 0, 0, 0, 0, 0, 0, 0, // inject-failures 1
         ]
     }
 
@@ -917,7 +956,7 @@ pub(crate) mod tests {
         MSG_TYPES_SET
             .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty == AttrType::Uint)
             .map(|a| Attr::u64(a.id, base + u64::from(a.id)))
             .collect()
     }
@@ -929,7 +968,7 @@ pub(crate) mod tests {
         let mut fs: Vec<Attr> = FLOW_STATS_SET
             .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty == AttrType::Uint)
             .map(|a| Attr::u64(a.id, a.id.into()))
             .collect();
         // The nests first: the order on the wire does not matter.
@@ -938,7 +977,7 @@ pub(crate) mod tests {
         let mut top: Vec<Attr> = STATS_SET
             .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty == AttrType::Uint)
             .rev() // the order on the wire does not matter
             .map(|a| Attr::u64(a.id, a.id.into()))
             .collect();
@@ -964,35 +1003,36 @@ pub(crate) mod tests {
             let nest = matches!(c.kind, CounterKind::Nest(_));
             assert_eq!(j[k].is_object(), nest, "{k}");
         }
-        for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::U64) {
+        for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::Uint) {
             assert_eq!(j[a.name], u64::from(a.id), "{}", a.name);
         }
         // A "msg-types" object: every type in spec order.
-        let types: Vec<&str> = MSG_TYPES_SET.attrs[1..].iter().map(|a| a.name).collect();
+        let types: Vec<&str> = MSG_TYPES_SET.attrs.iter().map(|a| a.name).collect();
         assert_eq!(types.len(), msg_type::N);
         let check_by_type = |o: &serde_json::Value, base: u64| {
             let o = o.as_object().unwrap();
             assert_eq!(o.keys().map(|k| k.as_str()).collect::<Vec<_>>(), types);
-            for a in &MSG_TYPES_SET.attrs[1..] {
+            for a in MSG_TYPES_SET.attrs {
                 assert_eq!(o[a.name], base + u64::from(a.id), "{}", a.name);
             }
         };
         check_by_type(&j["msgs-in-by-type"], 100);
         check_by_type(&j["msgs-out-by-type"], 200);
-        assert_eq!(j["msgs-in-by-type"]["repair"], 102);
-        assert_eq!(j["msgs-out-by-type"]["other"], 212);
+        assert_eq!(j["msgs-in-by-type"]["repair"], 101);
+        assert_eq!(j["msgs-out-by-type"]["other"], 211);
 
         let t = j["totals"].as_object().unwrap();
-        let want: Vec<&str> = FLOW_STATS_SET.attrs[1..].iter().map(|a| a.name).collect();
+        let want: Vec<&str> = FLOW_STATS_SET.attrs.iter().map(|a| a.name).collect();
         assert_eq!(t.keys().map(|k| k.as_str()).collect::<Vec<_>>(), want);
         assert_eq!(t.len(), flow_stat::COUNTERS.len());
         assert_eq!(
             t.keys().next_back().map(|k| k.as_str()),
             flow_stat::COUNTERS.last().map(|c| c.name)
         );
-        for a in FLOW_STATS_SET.attrs[1..]
+        for a in FLOW_STATS_SET
+            .attrs
             .iter()
-            .filter(|a| a.ty == AttrType::U64)
+            .filter(|a| a.ty == AttrType::Uint)
         {
             assert_eq!(t[a.name], u64::from(a.id), "{}", a.name);
         }
@@ -1009,22 +1049,21 @@ pub(crate) mod tests {
     /// CREM socket's in and out, and one in the totals.
     pub(crate) fn stats_by_type_nest() -> Vec<u8> {
         vec![
-            12, 0, 13, 0, 14, 0, 0, 0, 0, 0, 0, 0, // msgs-in 14
-            12, 0, 14, 0, 3, 0, 0, 0, 0, 0, 0, 0, // msgs-out 3
-            32, 0, 21, 0x80, // totals | NLA_F_NESTED
-            12, 0, 20, 0, 5, 0, 0, 0, 0, 0, 0, 0, // msgs-in 5
-            16, 0, 29, 0x80, // msgs-in-by-type | NLA_F_NESTED
-            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // repair 5
-            64, 0, 26, 0x80, // msgs-in-by-type | NLA_F_NESTED
-            4, 0, 1, 0, // pad
-            12, 0, 2, 0, 12, 0, 0, 0, 0, 0, 0, 0, // repair 12
-            12, 0, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, // hello 1
-            12, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, // hello-ack 0
+            8, 0, 12, 0, 14, 0, 0, 0, // msgs-in 14
+            8, 0, 13, 0, 3, 0, 0, 0, // msgs-out 3
+            24, 0, 20, 0x80, // totals | NLA_F_NESTED
+            8, 0, 19, 0, 5, 0, 0, 0, // msgs-in 5
+            12, 0, 28, 0x80, // msgs-in-by-type | NLA_F_NESTED
+            8, 0, 1, 0, 5, 0, 0, 0, // repair 5
+            48, 0, 25, 0x80, // msgs-in-by-type | NLA_F_NESTED
+            12, 0, 1, 0, 12, 0, 0, 0, 0, 0, 0, 0, // repair 12 (8 octets)
+            8, 0, 2, 0, 1, 0, 0, 0, // hello 1
+            8, 0, 3, 0, 0, 0, 0, 0, // hello-ack 0
             8, 0, 99, 0, 1, 2, 3, 4, // unknown id 99: skipped
-            12, 0, 12, 0, 1, 0, 0, 0, 0, 0, 0, 0, // other 1
-            28, 0, 27, 0x80, // msgs-out-by-type | NLA_F_NESTED
-            12, 0, 4, 0, 1, 0, 0, 0, 0, 0, 0, 0, // hello-ack 1
-            12, 0, 8, 0, 0, 1, 0, 0, 0, 0, 0, 0, // loss-report 256
+            8, 0, 11, 0, 1, 0, 0, 0, // other 1
+            20, 0, 26, 0x80, // msgs-out-by-type | NLA_F_NESTED
+            8, 0, 3, 0, 1, 0, 0, 0, // hello-ack 1
+            8, 0, 7, 0, 0, 1, 0, 0, // loss-report 256
         ]
     }
 
@@ -1070,8 +1109,9 @@ pub(crate) mod tests {
         for k in j["msgs-out-by-type"].as_object().unwrap().keys() {
             assert!(MSG_TYPES_SET.by_name(k).is_some(), "{k}");
         }
-        // A by-type counter of the wrong size is refused, named.
-        let e = attr::decode(&STATS_SET, &[12, 0, 26, 0x80, 8, 0, 2, 0, 1, 0, 0, 0]).unwrap_err();
+        // A by-type counter of the wrong size (neither 4 nor 8) is
+        // refused, named.
+        let e = attr::decode(&STATS_SET, &[12, 0, 25, 0x80, 6, 0, 1, 0, 1, 0, 0, 0]).unwrap_err();
         assert!(e.to_string().contains("msg-types.repair"), "{e}");
     }
 
@@ -1098,11 +1138,10 @@ pub(crate) mod tests {
             8, 0, 18, 0, 198, 51, 100, 2, // peer
             4, 0, 1, 0, // pad
             12, 0, 19, 0, 0x39, 0x30, 0, 0, 0, 0, 0, 0, // age-ms 12345
-            44, 0, 20, 0x80, // stats | NLA_F_NESTED
-            4, 0, 1, 0, // pad
-            12, 0, 12, 0, 40, 0, 0, 0, 0, 0, 0, 0, // received 40
-            12, 0, 14, 0, 2, 0, 0, 0, 0, 0, 0, 0, // restored 2
-            12, 0, 26, 0, 2, 0, 0, 0, 0, 0, 0, 0, // injected 2
+            28, 0, 20, 0x80, // stats | NLA_F_NESTED
+            8, 0, 11, 0, 40, 0, 0, 0, // received 40
+            8, 0, 13, 0, 2, 0, 0, 0, // restored 2
+            8, 0, 25, 0, 2, 0, 0, 0, // injected 2
             8, 0, 30, 0, 0x20, 0x4e, 0, 0, // min-rtt-us 20000
         ]
     }
@@ -1159,18 +1198,18 @@ pub(crate) mod tests {
 
     #[test]
     fn flow_rejects_misfit_new_attributes() {
-        // age-ms as 4 octets, a stats counter as 4 octets.
+        // age-ms (a u64) as 4 octets, a stats counter (a uint) as 2.
         let e = attr::decode(&FLOW_SET, &[8, 0, 19, 0, 1, 0, 0, 0]).unwrap_err();
         assert!(e.to_string().contains("flow.age-ms"), "{e}");
-        let e = attr::decode(&FLOW_SET, &[12, 0, 20, 0x80, 8, 0, 2, 0, 1, 0, 0, 0]).unwrap_err();
+        let e = attr::decode(&FLOW_SET, &[12, 0, 20, 0x80, 6, 0, 1, 0, 1, 0, 0, 0]).unwrap_err();
         assert!(e.to_string().contains("flow-stats.sources"), "{e}");
     }
 
     #[test]
     fn stats_and_flow_json() {
         let buf: Vec<u8> = vec![
-            12, 0, 2, 0, 5, 0, 0, 0, 0, 0, 0, 0, // roce-local-in 5
-            12, 0, 7, 0, 1, 0, 0, 0, 0, 0, 0, 0, // malformed 1
+            8, 0, 1, 0, 5, 0, 0, 0, // roce-local-in 5
+            12, 0, 6, 0, 1, 0, 0, 0, 0, 0, 0, 0, // malformed 1
         ];
         let s = Stats::from_attrs(&attr::decode(&STATS_SET, &buf).unwrap());
         assert_eq!(

@@ -1,6 +1,8 @@
 //! Human-readable output of configuration, counters and flows.
 
-use crate::model::{scheme_name, scheme_set_names, ByType, Config, Counters, Flow, Stats};
+use crate::model::{
+    close_reason_name, scheme_name, scheme_set_names, ByType, Config, Counters, Flow, Stats,
+};
 use crate::parse::{format_duration_us, format_epsilon, format_size};
 use crate::uapi::{AttrSet, AttrSpec, AttrType, FLOW_STATS_SET, STATS_SET};
 use std::fmt::Write;
@@ -151,7 +153,7 @@ fn groups(
             let names = set
                 .attrs
                 .iter()
-                .filter(|a| a.ty == AttrType::U64 && section(a) == t)
+                .filter(|a| a.ty == AttrType::Uint && section(a) == t)
                 .map(|a| a.name)
                 .collect();
             (t, names)
@@ -672,7 +674,7 @@ pub fn flow_detail(f: &Flow) -> String {
 /// One line for a flow-up/flow-down/flow-change notification.
 pub fn flow_line(f: &Flow) -> String {
     let ev = match (f.event, f.close_reason) {
-        (Some(e), Some(r)) => format!("{e} (reason {r}) "),
+        (Some(e), Some(r)) => format!("{e} (reason {}) ", close_reason_name(r)),
         (Some(e), None) => format!("{e} "),
         _ => String::new(),
     };
@@ -689,7 +691,7 @@ pub fn flow_line(f: &Flow) -> String {
     )
 }
 
-/// One line for a config-changed notification.
+/// One line for a config-change-ntf notification.
 pub fn config_line(c: &Config) -> String {
     let mut parts = Vec::new();
     let mut p = |k: &str, v: Option<String>| {
@@ -869,8 +871,36 @@ mod tests {
         };
         assert_eq!(
             flow_line(&f),
-            "close-received (reason 4) id 7 crf responses - -> - dest-qp - peer - state -"
+            "close-received (reason circuit-breaker) id 7 crf responses - -> - dest-qp - peer - state -"
         );
+        // A reason the registry lacks, by number; JSON as YNL decodes it.
+        let g = Flow {
+            close_reason: Some(300),
+            ..f.clone()
+        };
+        assert!(flow_line(&g).starts_with("close-received (reason 300) "));
+        let j = |f: &Flow| serde_json::to_value(f).unwrap()["close-reason"].clone();
+        assert_eq!(j(&f), serde_json::json!("circuit-breaker"));
+        assert_eq!(j(&g), serde_json::json!(300));
+    }
+
+    /// schemes (fec-scheme as flags) in JSON: the names in bit order, an
+    /// unknown bit by its number, as YNL's cli.py decodes the attribute.
+    #[test]
+    fn schemes_json_as_flags() {
+        let j = |bits| {
+            let f = Flow {
+                schemes: Some(bits),
+                ..Default::default()
+            };
+            serde_json::to_value(&f).unwrap()["schemes"].clone()
+        };
+        assert_eq!(
+            j(0b111),
+            serde_json::json!(["source-copy", "cauchy", "xor"])
+        );
+        assert_eq!(j(0b1010), serde_json::json!(["cauchy", 3]));
+        assert_eq!(j(0), serde_json::json!([]));
     }
 
     #[test]
@@ -1077,7 +1107,7 @@ mod tests {
         let stats = stats_groups();
         let flow = flow_stats_groups();
         for (set, groups) in [(&STATS_SET, &stats), (&FLOW_STATS_SET, &flow)] {
-            for a in set.attrs.iter().filter(|a| a.ty == AttrType::U64) {
+            for a in set.attrs.iter().filter(|a| a.ty == AttrType::Uint) {
                 let n = groups.iter().filter(|(_, g)| g.contains(&a.name)).count();
                 assert_eq!(n, 1, "{}.{} is in {n} sections", set.name, a.name);
             }

@@ -3,7 +3,7 @@
 //! replaces a list whole and has no generation to compare, so two writers
 //! can each read the same list and the later write drop the other's
 //! element. That race cannot be closed from here; it is detected instead:
-//! the writer listens to the config-changed notifications from before its
+//! the writer listens to the config-change-ntf notifications from before its
 //! read, and reads the configuration back after its write. Any change
 //! other than its own fails the command (exit 1) with what it saw.
 
@@ -11,7 +11,7 @@ use crate::model::{Addr, Config, Peer};
 use crate::nl::{self, Conn};
 use crate::parse::PeerSel;
 use crate::request::{get_config, set_config};
-use crate::uapi::{CMD_A_CONFIG, CMD_CONFIG_CHANGED, MCGRP_EVENTS};
+use crate::uapi::{CMD_A_CONFIG, CMD_CONFIG_CHANGE_NTF, MCGRP_EVENTS};
 use crate::{Fail, Res};
 
 /// The peer list with `new` added: a prefix not configured is appended,
@@ -102,7 +102,7 @@ pub fn addconf(cur: &Config, file: &Config) -> Result<Config, String> {
 }
 
 /// Why the read-modify-write that read `read` and meant to leave `meant`
-/// may have lost or undone another change, from the config-changed
+/// may have lost or undone another change, from the config-change-ntf
 /// notifications received meanwhile (`notified`; `lost` if some were
 /// dropped) and the configuration read back after the write (`after`);
 /// `None` if nothing else changed it. A notification of `read` itself is a
@@ -190,7 +190,7 @@ pub fn modify(edit: impl FnOnce(&Config) -> Result<Config, String>) -> Res {
     let (msgs, lost) = events.drain_notifications()?;
     let notified: Vec<Config> = msgs
         .iter()
-        .filter(|m| m.cmd == CMD_CONFIG_CHANGED)
+        .filter(|m| m.cmd == CMD_CONFIG_CHANGE_NTF)
         .filter_map(|m| m.nest(CMD_A_CONFIG))
         .map(|a| Config::from_attrs(a, true))
         .collect();
@@ -208,7 +208,7 @@ CONCURRENT CHANGES:
     writes it back: another process changing the configuration between
     the read and the write would have its change undone (or undo this
     one). crem-ctl cannot prevent that; it detects it. It listens to the
-    config-changed notifications from before its read and reads the
+    config-change-ntf notifications from before its read and reads the
     configuration back after its write; if anything but its own change
     shows, it fails (exit 1) with 'conflict: ...', naming what differs.
     Check 'crem-ctl show config' and run it again. 'crem-ctl set' and

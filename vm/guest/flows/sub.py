@@ -34,4 +34,6 @@ while len(ynl.async_msg_queue) < n and time.time() < end:
     time.sleep(0.05)
 print(json.dumps([{'name': m['name'], 'msg': m['msg']} for m in ynl.async_msg_queue]
                  + [{'name': 'lost', 'msg': {}}] * lost,
-                 default=lambda b: b.hex()))
+                 # bytes as YNL's cli.py writes them; an enum-as-flags set
+                 # (schemes) as a sorted list
+                 default=lambda v: sorted(v) if isinstance(v, set) else v.hex()))

@@ -40,6 +40,8 @@ INTERESTING = [0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 65536, 65537, 
                1000001, 0x7fffffff, 0x80000000, 0xffffffff, 1 << 32, 68719476736,
                68719476737, (1 << 64) - 1]
 WIDTH = {'u8': 1, 'u16': 2, 'u32': 4, 'u64': 8, 'pad': 0}
+# A uint (the counters) is 4 octets, or 8: each width at random.
+UINT_WIDTHS = (4, 8)
 
 
 class Spec:
@@ -80,7 +82,7 @@ class Fuzz:
 
     def scalar(self, a):
         t = a['type']
-        w = WIDTH[t]
+        w = self.r.choice(UINT_WIDTHS) if t == 'uint' else WIDTH[t]
         chk = a.get('checks', {})
         name = a['name']
         c = self.r.random()

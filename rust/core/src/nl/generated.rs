@@ -19,9 +19,9 @@
 //! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`.
 //! - The counter sets stats, flow-stats and msg-types have a module each,
 //!   `stat`, `flow_stat` and `msg_type` (the set's name in snake case
-//!   without its final s): `<ATTR>` is a `u64` attribute's index (`usize`)
-//!   among the set's `u64` attributes in spec order, `N` their number, and
-//!   `COUNTERS` ([`Counter`]) every attribute but the pad in spec order.
+//!   without its final s): `<ATTR>` is a `uint` attribute's index (`usize`)
+//!   among the set's `uint` attributes in spec order, `N` their number, and
+//!   `COUNTERS` ([`Counter`]) every attribute in spec order.
 
 use super::{AttrSet, AttrSpec, AttrType, Counter, CounterKind};
 
@@ -44,16 +44,16 @@ pub const CMD_STATS_GET: u8 = 3;
 pub const CMD_STATS_RESET: u8 = 4;
 /// Operation `flow-get`.
 pub const CMD_FLOW_GET: u8 = 5;
-/// Operation `config-changed`.
-pub const CMD_CONFIG_CHANGED: u8 = 6;
+/// Operation `config-change-ntf`.
+pub const CMD_CONFIG_CHANGE_NTF: u8 = 6;
 /// Operation `flow-del`.
 pub const CMD_FLOW_DEL: u8 = 7;
-/// Operation `flow-up`.
-pub const CMD_FLOW_UP: u8 = 8;
-/// Operation `flow-down`.
-pub const CMD_FLOW_DOWN: u8 = 9;
-/// Operation `flow-change`.
-pub const CMD_FLOW_CHANGE: u8 = 10;
+/// Operation `flow-up-ntf`.
+pub const CMD_FLOW_UP_NTF: u8 = 8;
+/// Operation `flow-down-ntf`.
+pub const CMD_FLOW_DOWN_NTF: u8 = 9;
+/// Operation `flow-change-ntf`.
+pub const CMD_FLOW_CHANGE_NTF: u8 = 10;
 /// Operation `flow-set`.
 pub const CMD_FLOW_SET: u8 = 11;
 /// Operation `flow-new`.
@@ -67,11 +67,11 @@ pub const OPS: &[(&str, u8)] = &[
     ("stats-get", CMD_STATS_GET),
     ("stats-reset", CMD_STATS_RESET),
     ("flow-get", CMD_FLOW_GET),
-    ("config-changed", CMD_CONFIG_CHANGED),
+    ("config-change-ntf", CMD_CONFIG_CHANGE_NTF),
     ("flow-del", CMD_FLOW_DEL),
-    ("flow-up", CMD_FLOW_UP),
-    ("flow-down", CMD_FLOW_DOWN),
-    ("flow-change", CMD_FLOW_CHANGE),
+    ("flow-up-ntf", CMD_FLOW_UP_NTF),
+    ("flow-down-ntf", CMD_FLOW_DOWN_NTF),
+    ("flow-change-ntf", CMD_FLOW_CHANGE_NTF),
     ("flow-set", CMD_FLOW_SET),
     ("flow-new", CMD_FLOW_NEW),
     ("flow-reset", CMD_FLOW_RESET),
@@ -171,7 +171,7 @@ pub mod flow_kind {
 }
 
 /// Enum `flow-event`: entry names in value order (value = index). What a
-/// flow-change notification reports.
+/// flow-change-ntf notification reports.
 pub const FLOW_EVENT: &[&str] = &["breaker-tripped", "breaker-cleared", "close-received"];
 /// Values of enum `flow-event`.
 pub mod flow_event {
@@ -181,6 +181,30 @@ pub mod flow_event {
     pub const BREAKER_CLEARED: u8 = 1;
     /// `close-received`.
     pub const CLOSE_RECEIVED: u8 = 2;
+}
+
+/// Enum `close-reason`: entry names in value order (value = index). Why a CLOSE
+/// was sent (the CREM CLOSE Reasons registry; a peer may send a value this list
+/// lacks, shown as its number).
+pub const CLOSE_REASON: &[&str] = &[
+    "normal",
+    "flow-ended",
+    "sync-failed",
+    "resources-exhausted",
+    "circuit-breaker",
+];
+/// Values of enum `close-reason`.
+pub mod close_reason {
+    /// `normal`.
+    pub const NORMAL: u8 = 0;
+    /// `flow-ended`.
+    pub const FLOW_ENDED: u8 = 1;
+    /// `sync-failed`.
+    pub const SYNC_FAILED: u8 = 2;
+    /// `resources-exhausted`.
+    pub const RESOURCES_EXHAUSTED: u8 = 3;
+    /// `circuit-breaker`.
+    pub const CIRCUIT_BREAKER: u8 = 4;
 }
 
 /// Enum `fec-scheme`: entry names in value order (value = index). A FEC scheme
@@ -218,6 +242,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("side", SIDE),
     ("flow-kind", FLOW_KIND),
     ("flow-event", FLOW_EVENT),
+    ("close-reason", CLOSE_REASON),
     ("fec-scheme", FEC_SCHEME),
     ("adaptive", ADAPTIVE),
 ];
@@ -265,177 +290,170 @@ pub const CONFIG_PAD: u16 = 15;
 /// `config.max-bdp` (`CREM_A_CONFIG_MAX_BDP`).
 pub const CONFIG_MAX_BDP: u16 = 16;
 
-// Attribute set "stats". Counters, 64-bit, monotonic until reset.
-/// `stats.pad` (`CREM_A_STATS_PAD`).
-pub const STATS_PAD: u16 = 1;
+// Attribute set "stats". Counters, monotonic until reset (each a uint, 4 octets
+// or 8 once its value needs them).
 /// `stats.roce-local-in` (`CREM_A_STATS_ROCE_LOCAL_IN`).
-pub const STATS_ROCE_LOCAL_IN: u16 = 2;
+pub const STATS_ROCE_LOCAL_IN: u16 = 1;
 /// `stats.roce-forward` (`CREM_A_STATS_ROCE_FORWARD`).
-pub const STATS_ROCE_FORWARD: u16 = 3;
+pub const STATS_ROCE_FORWARD: u16 = 2;
 /// `stats.roce-local-out` (`CREM_A_STATS_ROCE_LOCAL_OUT`).
-pub const STATS_ROCE_LOCAL_OUT: u16 = 4;
+pub const STATS_ROCE_LOCAL_OUT: u16 = 3;
 /// `stats.sources` (`CREM_A_STATS_SOURCES`).
-pub const STATS_SOURCES: u16 = 5;
+pub const STATS_SOURCES: u16 = 4;
 /// `stats.non-sources` (`CREM_A_STATS_NON_SOURCES`).
-pub const STATS_NON_SOURCES: u16 = 6;
+pub const STATS_NON_SOURCES: u16 = 5;
 /// `stats.malformed` (`CREM_A_STATS_MALFORMED`).
-pub const STATS_MALFORMED: u16 = 7;
+pub const STATS_MALFORMED: u16 = 6;
 /// `stats.flows-created` (`CREM_A_STATS_FLOWS_CREATED`).
-pub const STATS_FLOWS_CREATED: u16 = 8;
+pub const STATS_FLOWS_CREATED: u16 = 7;
 /// `stats.drop-flow-limit` (`CREM_A_STATS_DROP_FLOW_LIMIT`).
-pub const STATS_DROP_FLOW_LIMIT: u16 = 9;
+pub const STATS_DROP_FLOW_LIMIT: u16 = 8;
 /// `stats.drop-flow-alloc` (`CREM_A_STATS_DROP_FLOW_ALLOC`).
-pub const STATS_DROP_FLOW_ALLOC: u16 = 10;
+pub const STATS_DROP_FLOW_ALLOC: u16 = 9;
 /// `stats.drop-memory` (`CREM_A_STATS_DROP_MEMORY`).
-pub const STATS_DROP_MEMORY: u16 = 11;
+pub const STATS_DROP_MEMORY: u16 = 10;
 /// `stats.drop-linearize` (`CREM_A_STATS_DROP_LINEARIZE`).
-pub const STATS_DROP_LINEARIZE: u16 = 12;
+pub const STATS_DROP_LINEARIZE: u16 = 11;
 /// `stats.msgs-in` (`CREM_A_STATS_MSGS_IN`).
-pub const STATS_MSGS_IN: u16 = 13;
+pub const STATS_MSGS_IN: u16 = 12;
 /// `stats.msgs-out` (`CREM_A_STATS_MSGS_OUT`).
-pub const STATS_MSGS_OUT: u16 = 14;
+pub const STATS_MSGS_OUT: u16 = 13;
 /// `stats.drop-msg-invalid` (`CREM_A_STATS_DROP_MSG_INVALID`).
-pub const STATS_DROP_MSG_INVALID: u16 = 15;
+pub const STATS_DROP_MSG_INVALID: u16 = 14;
 /// `stats.drop-msg-peer` (`CREM_A_STATS_DROP_MSG_PEER`).
-pub const STATS_DROP_MSG_PEER: u16 = 16;
+pub const STATS_DROP_MSG_PEER: u16 = 15;
 /// `stats.drop-msg-no-flow` (`CREM_A_STATS_DROP_MSG_NO_FLOW`).
-pub const STATS_DROP_MSG_NO_FLOW: u16 = 17;
+pub const STATS_DROP_MSG_NO_FLOW: u16 = 16;
 /// `stats.drop-send` (`CREM_A_STATS_DROP_SEND`).
-pub const STATS_DROP_SEND: u16 = 18;
+pub const STATS_DROP_SEND: u16 = 17;
 /// `stats.flows-active` (`CREM_A_STATS_FLOWS_ACTIVE`).
-pub const STATS_FLOWS_ACTIVE: u16 = 19;
+pub const STATS_FLOWS_ACTIVE: u16 = 18;
 /// `stats.memory` (`CREM_A_STATS_MEMORY`).
-pub const STATS_MEMORY: u16 = 20;
+pub const STATS_MEMORY: u16 = 19;
 /// `stats.totals` (`CREM_A_STATS_TOTALS`).
-pub const STATS_TOTALS: u16 = 21;
+pub const STATS_TOTALS: u16 = 20;
 /// `stats.flows-removed` (`CREM_A_STATS_FLOWS_REMOVED`).
-pub const STATS_FLOWS_REMOVED: u16 = 22;
+pub const STATS_FLOWS_REMOVED: u16 = 21;
 /// `stats.drop-notify` (`CREM_A_STATS_DROP_NOTIFY`).
-pub const STATS_DROP_NOTIFY: u16 = 23;
+pub const STATS_DROP_NOTIFY: u16 = 22;
 /// `stats.flows-expired` (`CREM_A_STATS_FLOWS_EXPIRED`).
-pub const STATS_FLOWS_EXPIRED: u16 = 24;
+pub const STATS_FLOWS_EXPIRED: u16 = 23;
 /// `stats.path-reports` (`CREM_A_STATS_PATH_REPORTS`).
-pub const STATS_PATH_REPORTS: u16 = 25;
+pub const STATS_PATH_REPORTS: u16 = 24;
 /// `stats.msgs-in-by-type` (`CREM_A_STATS_MSGS_IN_BY_TYPE`).
-pub const STATS_MSGS_IN_BY_TYPE: u16 = 26;
+pub const STATS_MSGS_IN_BY_TYPE: u16 = 25;
 /// `stats.msgs-out-by-type` (`CREM_A_STATS_MSGS_OUT_BY_TYPE`).
-pub const STATS_MSGS_OUT_BY_TYPE: u16 = 27;
+pub const STATS_MSGS_OUT_BY_TYPE: u16 = 26;
 /// `stats.gso-segmented` (`CREM_A_STATS_GSO_SEGMENTED`).
-pub const STATS_GSO_SEGMENTED: u16 = 28;
+pub const STATS_GSO_SEGMENTED: u16 = 27;
 /// `stats.drop-gso` (`CREM_A_STATS_DROP_GSO`).
-pub const STATS_DROP_GSO: u16 = 29;
+pub const STATS_DROP_GSO: u16 = 28;
 /// `stats.skip-bridged` (`CREM_A_STATS_SKIP_BRIDGED`).
-pub const STATS_SKIP_BRIDGED: u16 = 30;
+pub const STATS_SKIP_BRIDGED: u16 = 29;
 /// `stats.drop-dev-gone` (`CREM_A_STATS_DROP_DEV_GONE`).
-pub const STATS_DROP_DEV_GONE: u16 = 31;
+pub const STATS_DROP_DEV_GONE: u16 = 30;
 
 // Attribute set "msg-types". CREM messages counted by message type (the 4-bit
-// Type of the common header), 64-bit. "other" counts datagrams of version 1
-// with a type this module does not know, of another version, or too short for a
-// header.
-/// `msg-types.pad` (`CREM_A_MSG_TYPES_PAD`).
-pub const MSG_TYPES_PAD: u16 = 1;
+// Type of the common header). "other" counts datagrams of version 1 with a type
+// this module does not know, of another version, or too short for a header.
 /// `msg-types.repair` (`CREM_A_MSG_TYPES_REPAIR`).
-pub const MSG_TYPES_REPAIR: u16 = 2;
+pub const MSG_TYPES_REPAIR: u16 = 1;
 /// `msg-types.hello` (`CREM_A_MSG_TYPES_HELLO`).
-pub const MSG_TYPES_HELLO: u16 = 3;
+pub const MSG_TYPES_HELLO: u16 = 2;
 /// `msg-types.hello-ack` (`CREM_A_MSG_TYPES_HELLO_ACK`).
-pub const MSG_TYPES_HELLO_ACK: u16 = 4;
+pub const MSG_TYPES_HELLO_ACK: u16 = 3;
 /// `msg-types.param-update` (`CREM_A_MSG_TYPES_PARAM_UPDATE`).
-pub const MSG_TYPES_PARAM_UPDATE: u16 = 5;
+pub const MSG_TYPES_PARAM_UPDATE: u16 = 4;
 /// `msg-types.param-ack` (`CREM_A_MSG_TYPES_PARAM_ACK`).
-pub const MSG_TYPES_PARAM_ACK: u16 = 6;
+pub const MSG_TYPES_PARAM_ACK: u16 = 5;
 /// `msg-types.repair-request` (`CREM_A_MSG_TYPES_REPAIR_REQUEST`).
-pub const MSG_TYPES_REPAIR_REQUEST: u16 = 7;
+pub const MSG_TYPES_REPAIR_REQUEST: u16 = 6;
 /// `msg-types.loss-report` (`CREM_A_MSG_TYPES_LOSS_REPORT`).
-pub const MSG_TYPES_LOSS_REPORT: u16 = 8;
+pub const MSG_TYPES_LOSS_REPORT: u16 = 7;
 /// `msg-types.path-report` (`CREM_A_MSG_TYPES_PATH_REPORT`).
-pub const MSG_TYPES_PATH_REPORT: u16 = 9;
+pub const MSG_TYPES_PATH_REPORT: u16 = 8;
 /// `msg-types.close` (`CREM_A_MSG_TYPES_CLOSE`).
-pub const MSG_TYPES_CLOSE: u16 = 10;
+pub const MSG_TYPES_CLOSE: u16 = 9;
 /// `msg-types.tc-aeth` (`CREM_A_MSG_TYPES_TC_AETH`).
-pub const MSG_TYPES_TC_AETH: u16 = 11;
+pub const MSG_TYPES_TC_AETH: u16 = 10;
 /// `msg-types.other` (`CREM_A_MSG_TYPES_OTHER`).
-pub const MSG_TYPES_OTHER: u16 = 12;
+pub const MSG_TYPES_OTHER: u16 = 11;
 
-// Attribute set "flow-stats". Counters of one flow (or the sum over flows),
-// 64-bit.
-/// `flow-stats.pad` (`CREM_A_FLOW_STATS_PAD`).
-pub const FLOW_STATS_PAD: u16 = 1;
+// Attribute set "flow-stats". Counters of one flow (or the sum over flows).
 /// `flow-stats.sources` (`CREM_A_FLOW_STATS_SOURCES`).
-pub const FLOW_STATS_SOURCES: u16 = 2;
+pub const FLOW_STATS_SOURCES: u16 = 1;
 /// `flow-stats.source-octets` (`CREM_A_FLOW_STATS_SOURCE_OCTETS`).
-pub const FLOW_STATS_SOURCE_OCTETS: u16 = 3;
+pub const FLOW_STATS_SOURCE_OCTETS: u16 = 2;
 /// `flow-stats.unprotected` (`CREM_A_FLOW_STATS_UNPROTECTED`).
-pub const FLOW_STATS_UNPROTECTED: u16 = 4;
+pub const FLOW_STATS_UNPROTECTED: u16 = 3;
 /// `flow-stats.repairs-sent` (`CREM_A_FLOW_STATS_REPAIRS_SENT`).
-pub const FLOW_STATS_REPAIRS_SENT: u16 = 5;
+pub const FLOW_STATS_REPAIRS_SENT: u16 = 4;
 /// `flow-stats.coded-retx` (`CREM_A_FLOW_STATS_CODED_RETX`).
-pub const FLOW_STATS_CODED_RETX: u16 = 6;
+pub const FLOW_STATS_CODED_RETX: u16 = 5;
 /// `flow-stats.source-copies` (`CREM_A_FLOW_STATS_SOURCE_COPIES`).
-pub const FLOW_STATS_SOURCE_COPIES: u16 = 7;
+pub const FLOW_STATS_SOURCE_COPIES: u16 = 6;
 /// `flow-stats.repair-octets` (`CREM_A_FLOW_STATS_REPAIR_OCTETS`).
-pub const FLOW_STATS_REPAIR_OCTETS: u16 = 8;
+pub const FLOW_STATS_REPAIR_OCTETS: u16 = 7;
 /// `flow-stats.requests-received` (`CREM_A_FLOW_STATS_REQUESTS_RECEIVED`).
-pub const FLOW_STATS_REQUESTS_RECEIVED: u16 = 9;
+pub const FLOW_STATS_REQUESTS_RECEIVED: u16 = 8;
 /// `flow-stats.fallback-requests-received` (`CREM_A_FLOW_STATS_FALLBACK_REQUESTS_RECEIVED`).
-pub const FLOW_STATS_FALLBACK_REQUESTS_RECEIVED: u16 = 10;
+pub const FLOW_STATS_FALLBACK_REQUESTS_RECEIVED: u16 = 9;
 /// `flow-stats.blocks-given-up` (`CREM_A_FLOW_STATS_BLOCKS_GIVEN_UP`).
-pub const FLOW_STATS_BLOCKS_GIVEN_UP: u16 = 11;
+pub const FLOW_STATS_BLOCKS_GIVEN_UP: u16 = 10;
 /// `flow-stats.received` (`CREM_A_FLOW_STATS_RECEIVED`).
-pub const FLOW_STATS_RECEIVED: u16 = 12;
+pub const FLOW_STATS_RECEIVED: u16 = 11;
 /// `flow-stats.repairs-received` (`CREM_A_FLOW_STATS_REPAIRS_RECEIVED`).
-pub const FLOW_STATS_REPAIRS_RECEIVED: u16 = 13;
+pub const FLOW_STATS_REPAIRS_RECEIVED: u16 = 12;
 /// `flow-stats.restored` (`CREM_A_FLOW_STATS_RESTORED`).
-pub const FLOW_STATS_RESTORED: u16 = 14;
+pub const FLOW_STATS_RESTORED: u16 = 13;
 /// `flow-stats.icrc-failures` (`CREM_A_FLOW_STATS_ICRC_FAILURES`).
-pub const FLOW_STATS_ICRC_FAILURES: u16 = 15;
+pub const FLOW_STATS_ICRC_FAILURES: u16 = 14;
 /// `flow-stats.requests-sent` (`CREM_A_FLOW_STATS_REQUESTS_SENT`).
-pub const FLOW_STATS_REQUESTS_SENT: u16 = 16;
+pub const FLOW_STATS_REQUESTS_SENT: u16 = 15;
 /// `flow-stats.fallbacks` (`CREM_A_FLOW_STATS_FALLBACKS`).
-pub const FLOW_STATS_FALLBACKS: u16 = 17;
+pub const FLOW_STATS_FALLBACKS: u16 = 16;
 /// `flow-stats.abandoned` (`CREM_A_FLOW_STATS_ABANDONED`).
-pub const FLOW_STATS_ABANDONED: u16 = 18;
+pub const FLOW_STATS_ABANDONED: u16 = 17;
 /// `flow-stats.blocks-incomplete` (`CREM_A_FLOW_STATS_BLOCKS_INCOMPLETE`).
-pub const FLOW_STATS_BLOCKS_INCOMPLETE: u16 = 19;
+pub const FLOW_STATS_BLOCKS_INCOMPLETE: u16 = 18;
 /// `flow-stats.msgs-in` (`CREM_A_FLOW_STATS_MSGS_IN`).
-pub const FLOW_STATS_MSGS_IN: u16 = 20;
+pub const FLOW_STATS_MSGS_IN: u16 = 19;
 /// `flow-stats.msgs-out` (`CREM_A_FLOW_STATS_MSGS_OUT`).
-pub const FLOW_STATS_MSGS_OUT: u16 = 21;
+pub const FLOW_STATS_MSGS_OUT: u16 = 20;
 /// `flow-stats.send-failures` (`CREM_A_FLOW_STATS_SEND_FAILURES`).
-pub const FLOW_STATS_SEND_FAILURES: u16 = 22;
+pub const FLOW_STATS_SEND_FAILURES: u16 = 21;
 /// `flow-stats.store-full` (`CREM_A_FLOW_STATS_STORE_FULL`).
-pub const FLOW_STATS_STORE_FULL: u16 = 23;
+pub const FLOW_STATS_STORE_FULL: u16 = 22;
 /// `flow-stats.alloc-failures` (`CREM_A_FLOW_STATS_ALLOC_FAILURES`).
-pub const FLOW_STATS_ALLOC_FAILURES: u16 = 24;
+pub const FLOW_STATS_ALLOC_FAILURES: u16 = 23;
 /// `flow-stats.held-dropped` (`CREM_A_FLOW_STATS_HELD_DROPPED`).
-pub const FLOW_STATS_HELD_DROPPED: u16 = 25;
+pub const FLOW_STATS_HELD_DROPPED: u16 = 24;
 /// `flow-stats.injected` (`CREM_A_FLOW_STATS_INJECTED`).
-pub const FLOW_STATS_INJECTED: u16 = 26;
+pub const FLOW_STATS_INJECTED: u16 = 25;
 /// `flow-stats.inject-failures` (`CREM_A_FLOW_STATS_INJECT_FAILURES`).
-pub const FLOW_STATS_INJECT_FAILURES: u16 = 27;
+pub const FLOW_STATS_INJECT_FAILURES: u16 = 26;
 /// `flow-stats.coded-retx-lost` (`CREM_A_FLOW_STATS_CODED_RETX_LOST`).
-pub const FLOW_STATS_CODED_RETX_LOST: u16 = 28;
+pub const FLOW_STATS_CODED_RETX_LOST: u16 = 27;
 /// `flow-stats.msgs-in-by-type` (`CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE`).
-pub const FLOW_STATS_MSGS_IN_BY_TYPE: u16 = 29;
+pub const FLOW_STATS_MSGS_IN_BY_TYPE: u16 = 28;
 /// `flow-stats.msgs-out-by-type` (`CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE`).
-pub const FLOW_STATS_MSGS_OUT_BY_TYPE: u16 = 30;
+pub const FLOW_STATS_MSGS_OUT_BY_TYPE: u16 = 29;
 /// `flow-stats.repairs-ce` (`CREM_A_FLOW_STATS_REPAIRS_CE`).
-pub const FLOW_STATS_REPAIRS_CE: u16 = 31;
+pub const FLOW_STATS_REPAIRS_CE: u16 = 30;
 /// `flow-stats.repair-path-signals` (`CREM_A_FLOW_STATS_REPAIR_PATH_SIGNALS`).
-pub const FLOW_STATS_REPAIR_PATH_SIGNALS: u16 = 32;
+pub const FLOW_STATS_REPAIR_PATH_SIGNALS: u16 = 31;
 /// `flow-stats.retx-budget-limited` (`CREM_A_FLOW_STATS_RETX_BUDGET_LIMITED`).
-pub const FLOW_STATS_RETX_BUDGET_LIMITED: u16 = 33;
+pub const FLOW_STATS_RETX_BUDGET_LIMITED: u16 = 32;
 /// `flow-stats.retx-budget-symbols` (`CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS`).
-pub const FLOW_STATS_RETX_BUDGET_SYMBOLS: u16 = 34;
+pub const FLOW_STATS_RETX_BUDGET_SYMBOLS: u16 = 33;
 /// `flow-stats.restore-no-header` (`CREM_A_FLOW_STATS_RESTORE_NO_HEADER`).
-pub const FLOW_STATS_RESTORE_NO_HEADER: u16 = 35;
+pub const FLOW_STATS_RESTORE_NO_HEADER: u16 = 34;
 /// `flow-stats.repair-rate-limited` (`CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED`).
-pub const FLOW_STATS_REPAIR_RATE_LIMITED: u16 = 36;
+pub const FLOW_STATS_REPAIR_RATE_LIMITED: u16 = 35;
 /// `flow-stats.store-overwritten` (`CREM_A_FLOW_STATS_STORE_OVERWRITTEN`).
-pub const FLOW_STATS_STORE_OVERWRITTEN: u16 = 37;
+pub const FLOW_STATS_STORE_OVERWRITTEN: u16 = 36;
 /// `flow-stats.held-overwritten` (`CREM_A_FLOW_STATS_HELD_OVERWRITTEN`).
-pub const FLOW_STATS_HELD_OVERWRITTEN: u16 = 38;
+pub const FLOW_STATS_HELD_OVERWRITTEN: u16 = 37;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -723,19 +741,9 @@ pub const STATS_SET: AttrSet = AttrSet {
     name: "stats",
     attrs: &[
         AttrSpec {
-            id: STATS_PAD,
-            name: "pad",
-            ty: AttrType::Pad,
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "",
-        },
-        AttrSpec {
             id: STATS_ROCE_LOCAL_IN,
             name: "roce-local-in",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -745,7 +753,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_ROCE_FORWARD,
             name: "roce-forward",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -755,7 +763,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_ROCE_LOCAL_OUT,
             name: "roce-local-out",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -765,7 +773,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_SOURCES,
             name: "sources",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -775,7 +783,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_NON_SOURCES,
             name: "non-sources",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -785,7 +793,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_MALFORMED,
             name: "malformed",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -795,7 +803,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_FLOWS_CREATED,
             name: "flows-created",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -805,7 +813,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_FLOW_LIMIT,
             name: "drop-flow-limit",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -815,7 +823,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_FLOW_ALLOC,
             name: "drop-flow-alloc",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -825,7 +833,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_MEMORY,
             name: "drop-memory",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -835,7 +843,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_LINEARIZE,
             name: "drop-linearize",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -845,7 +853,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_MSGS_IN,
             name: "msgs-in",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -855,7 +863,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_MSGS_OUT,
             name: "msgs-out",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -865,7 +873,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_MSG_INVALID,
             name: "drop-msg-invalid",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -875,7 +883,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_MSG_PEER,
             name: "drop-msg-peer",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -885,7 +893,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_MSG_NO_FLOW,
             name: "drop-msg-no-flow",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -895,7 +903,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_SEND,
             name: "drop-send",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -905,7 +913,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_FLOWS_ACTIVE,
             name: "flows-active",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -915,7 +923,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_MEMORY,
             name: "memory",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -935,7 +943,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_FLOWS_REMOVED,
             name: "flows-removed",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -945,17 +953,17 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_NOTIFY,
             name: "drop-notify",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
             max: None,
-            doc: "Notifications (flow-up, flow-down, flow-change, config-changed) not sent: out of memory, or a listener's buffer full.",
+            doc: "Notifications (flow-up-ntf, flow-down-ntf, flow-change-ntf, config-change-ntf) not sent: out of memory, or a listener's buffer full.",
         },
         AttrSpec {
             id: STATS_FLOWS_EXPIRED,
             name: "flows-expired",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -965,7 +973,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_PATH_REPORTS,
             name: "path-reports",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -995,7 +1003,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_GSO_SEGMENTED,
             name: "gso-segmented",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1005,7 +1013,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_GSO,
             name: "drop-gso",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1015,7 +1023,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_SKIP_BRIDGED,
             name: "skip-bridged",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1025,7 +1033,7 @@ pub const STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: STATS_DROP_DEV_GONE,
             name: "drop-dev-gone",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1040,19 +1048,9 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
     name: "msg-types",
     attrs: &[
         AttrSpec {
-            id: MSG_TYPES_PAD,
-            name: "pad",
-            ty: AttrType::Pad,
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "",
-        },
-        AttrSpec {
             id: MSG_TYPES_REPAIR,
             name: "repair",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1062,7 +1060,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_HELLO,
             name: "hello",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1072,7 +1070,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_HELLO_ACK,
             name: "hello-ack",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1082,7 +1080,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_PARAM_UPDATE,
             name: "param-update",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1092,7 +1090,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_PARAM_ACK,
             name: "param-ack",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1102,7 +1100,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_REPAIR_REQUEST,
             name: "repair-request",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1112,7 +1110,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_LOSS_REPORT,
             name: "loss-report",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1122,7 +1120,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_PATH_REPORT,
             name: "path-report",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1132,7 +1130,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_CLOSE,
             name: "close",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1142,7 +1140,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_TC_AETH,
             name: "tc-aeth",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1152,7 +1150,7 @@ pub const MSG_TYPES_SET: AttrSet = AttrSet {
         AttrSpec {
             id: MSG_TYPES_OTHER,
             name: "other",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1167,19 +1165,9 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
     name: "flow-stats",
     attrs: &[
         AttrSpec {
-            id: FLOW_STATS_PAD,
-            name: "pad",
-            ty: AttrType::Pad,
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "",
-        },
-        AttrSpec {
             id: FLOW_STATS_SOURCES,
             name: "sources",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1189,7 +1177,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_SOURCE_OCTETS,
             name: "source-octets",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1199,7 +1187,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_UNPROTECTED,
             name: "unprotected",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1209,7 +1197,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIRS_SENT,
             name: "repairs-sent",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1219,7 +1207,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_CODED_RETX,
             name: "coded-retx",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1229,7 +1217,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_SOURCE_COPIES,
             name: "source-copies",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1239,7 +1227,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIR_OCTETS,
             name: "repair-octets",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1249,7 +1237,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REQUESTS_RECEIVED,
             name: "requests-received",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1259,7 +1247,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_FALLBACK_REQUESTS_RECEIVED,
             name: "fallback-requests-received",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1269,7 +1257,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_BLOCKS_GIVEN_UP,
             name: "blocks-given-up",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1279,7 +1267,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_RECEIVED,
             name: "received",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1289,7 +1277,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIRS_RECEIVED,
             name: "repairs-received",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1299,7 +1287,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_RESTORED,
             name: "restored",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1309,7 +1297,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_ICRC_FAILURES,
             name: "icrc-failures",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1319,7 +1307,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REQUESTS_SENT,
             name: "requests-sent",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1329,7 +1317,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_FALLBACKS,
             name: "fallbacks",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1339,7 +1327,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_ABANDONED,
             name: "abandoned",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1349,7 +1337,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_BLOCKS_INCOMPLETE,
             name: "blocks-incomplete",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1359,7 +1347,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_MSGS_IN,
             name: "msgs-in",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1369,7 +1357,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_MSGS_OUT,
             name: "msgs-out",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1379,7 +1367,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_SEND_FAILURES,
             name: "send-failures",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1389,7 +1377,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_STORE_FULL,
             name: "store-full",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1399,7 +1387,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_ALLOC_FAILURES,
             name: "alloc-failures",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1409,7 +1397,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_HELD_DROPPED,
             name: "held-dropped",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1419,7 +1407,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_INJECTED,
             name: "injected",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1429,7 +1417,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_INJECT_FAILURES,
             name: "inject-failures",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1439,7 +1427,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_CODED_RETX_LOST,
             name: "coded-retx-lost",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1469,7 +1457,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIRS_CE,
             name: "repairs-ce",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1479,7 +1467,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIR_PATH_SIGNALS,
             name: "repair-path-signals",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1489,7 +1477,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_RETX_BUDGET_LIMITED,
             name: "retx-budget-limited",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1499,7 +1487,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_RETX_BUDGET_SYMBOLS,
             name: "retx-budget-symbols",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1509,7 +1497,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_RESTORE_NO_HEADER,
             name: "restore-no-header",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1519,7 +1507,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_REPAIR_RATE_LIMITED,
             name: "repair-rate-limited",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1529,7 +1517,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_STORE_OVERWRITTEN,
             name: "store-overwritten",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1539,7 +1527,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
         AttrSpec {
             id: FLOW_STATS_HELD_OVERWRITTEN,
             name: "held-overwritten",
-            ty: AttrType::U64,
+            ty: AttrType::Uint,
             multi: false,
             enum_name: None,
             min: None,
@@ -1610,7 +1598,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("flow-state"),
             min: None,
-            max: None,
+            max: Some(3),
             doc: "Where the flow stands.",
         },
         AttrSpec {
@@ -1630,7 +1618,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("fec-scheme"),
             min: None,
-            max: None,
+            max: Some(2),
             doc: "FEC scheme in use.",
         },
         AttrSpec {
@@ -1690,7 +1678,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("loss-class"),
             min: None,
-            max: None,
+            max: Some(2),
             doc: "CSF: the class of the losses seen.",
         },
         AttrSpec {
@@ -1700,7 +1688,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("breaker"),
             min: None,
-            max: None,
+            max: Some(1),
             doc: "CSF: the circuit breaker's state.",
         },
         AttrSpec {
@@ -1720,7 +1708,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("side"),
             min: None,
-            max: None,
+            max: Some(1),
             doc: "Which half of CREM the flow is.",
         },
         AttrSpec {
@@ -1760,7 +1748,7 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("flow-kind"),
             min: None,
-            max: None,
+            max: Some(1),
             doc: "Which packets of the connection the flow protects.",
         },
         AttrSpec {
@@ -1770,18 +1758,18 @@ pub const FLOW_SET: AttrSet = AttrSet {
             multi: false,
             enum_name: Some("flow-event"),
             min: None,
-            max: None,
-            doc: "flow-change only: what happened.",
+            max: Some(2),
+            doc: "flow-change-ntf only: what happened.",
         },
         AttrSpec {
             id: FLOW_CLOSE_REASON,
             name: "close-reason",
             ty: AttrType::U16,
             multi: false,
-            enum_name: None,
+            enum_name: Some("close-reason"),
             min: None,
-            max: None,
-            doc: "flow-change close-received only: the CLOSE reason (CREM CLOSE Reasons registry: 0 normal, 1 flow ended, 2 parameter synchronization failed, 3 resources exhausted, 4 circuit breaker).",
+            max: Some(4),
+            doc: "flow-change-ntf close-received only: the peer's CLOSE reason.",
         },
         AttrSpec {
             id: FLOW_PINNED,
@@ -1798,10 +1786,10 @@ pub const FLOW_SET: AttrSet = AttrSet {
             name: "schemes",
             ty: AttrType::U8,
             multi: false,
-            enum_name: None,
+            enum_name: Some("fec-scheme"),
             min: None,
-            max: None,
-            doc: "Negotiated limits (the smaller of both sides'; a CSF has them from HELLO_ACK on, a CRF from its HELLO): the FEC schemes both support, bit s for scheme s (0 Source Copy, 1 Cauchy RS, 2 XOR).",
+            max: Some(7),
+            doc: "Negotiated limits (the smaller of both sides'; a CSF has them from HELLO_ACK on, a CRF from its HELLO): the FEC schemes both support, bit s for scheme s.",
         },
         AttrSpec {
             id: FLOW_MAX_K,
@@ -1898,7 +1886,7 @@ pub const CMD_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "The netns's configuration (config-get, config-set, config-changed).",
+            doc: "The netns's configuration (config-get, config-set, config-change-ntf).",
         },
         AttrSpec {
             id: CMD_A_STATS,
@@ -1934,7 +1922,7 @@ pub const SETS: &[&AttrSet] = &[
     &CMD_SET,
 ];
 
-/// The counter set `stats`: the index of each `u64` attribute among them
+/// The counter set `stats`: the index of each `uint` attribute among them
 /// (spec order), their number and the table of its attributes.
 pub mod stat {
     use super::{Counter, CounterKind};
@@ -1992,104 +1980,104 @@ pub mod stat {
     pub const SKIP_BRIDGED: usize = 25;
     /// `stats.drop-dev-gone`.
     pub const DROP_DEV_GONE: usize = 26;
-    /// The `u64` attributes of `stats`.
+    /// The `uint` attributes of `stats`.
     pub const N: usize = 27;
-    /// Every attribute of `stats` but the pad, in spec order.
+    /// Every attribute of `stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::STATS_ROCE_LOCAL_IN,
             name: "roce-local-in",
-            kind: CounterKind::U64(ROCE_LOCAL_IN),
+            kind: CounterKind::Value(ROCE_LOCAL_IN),
         },
         Counter {
             id: super::STATS_ROCE_FORWARD,
             name: "roce-forward",
-            kind: CounterKind::U64(ROCE_FORWARD),
+            kind: CounterKind::Value(ROCE_FORWARD),
         },
         Counter {
             id: super::STATS_ROCE_LOCAL_OUT,
             name: "roce-local-out",
-            kind: CounterKind::U64(ROCE_LOCAL_OUT),
+            kind: CounterKind::Value(ROCE_LOCAL_OUT),
         },
         Counter {
             id: super::STATS_SOURCES,
             name: "sources",
-            kind: CounterKind::U64(SOURCES),
+            kind: CounterKind::Value(SOURCES),
         },
         Counter {
             id: super::STATS_NON_SOURCES,
             name: "non-sources",
-            kind: CounterKind::U64(NON_SOURCES),
+            kind: CounterKind::Value(NON_SOURCES),
         },
         Counter {
             id: super::STATS_MALFORMED,
             name: "malformed",
-            kind: CounterKind::U64(MALFORMED),
+            kind: CounterKind::Value(MALFORMED),
         },
         Counter {
             id: super::STATS_FLOWS_CREATED,
             name: "flows-created",
-            kind: CounterKind::U64(FLOWS_CREATED),
+            kind: CounterKind::Value(FLOWS_CREATED),
         },
         Counter {
             id: super::STATS_DROP_FLOW_LIMIT,
             name: "drop-flow-limit",
-            kind: CounterKind::U64(DROP_FLOW_LIMIT),
+            kind: CounterKind::Value(DROP_FLOW_LIMIT),
         },
         Counter {
             id: super::STATS_DROP_FLOW_ALLOC,
             name: "drop-flow-alloc",
-            kind: CounterKind::U64(DROP_FLOW_ALLOC),
+            kind: CounterKind::Value(DROP_FLOW_ALLOC),
         },
         Counter {
             id: super::STATS_DROP_MEMORY,
             name: "drop-memory",
-            kind: CounterKind::U64(DROP_MEMORY),
+            kind: CounterKind::Value(DROP_MEMORY),
         },
         Counter {
             id: super::STATS_DROP_LINEARIZE,
             name: "drop-linearize",
-            kind: CounterKind::U64(DROP_LINEARIZE),
+            kind: CounterKind::Value(DROP_LINEARIZE),
         },
         Counter {
             id: super::STATS_MSGS_IN,
             name: "msgs-in",
-            kind: CounterKind::U64(MSGS_IN),
+            kind: CounterKind::Value(MSGS_IN),
         },
         Counter {
             id: super::STATS_MSGS_OUT,
             name: "msgs-out",
-            kind: CounterKind::U64(MSGS_OUT),
+            kind: CounterKind::Value(MSGS_OUT),
         },
         Counter {
             id: super::STATS_DROP_MSG_INVALID,
             name: "drop-msg-invalid",
-            kind: CounterKind::U64(DROP_MSG_INVALID),
+            kind: CounterKind::Value(DROP_MSG_INVALID),
         },
         Counter {
             id: super::STATS_DROP_MSG_PEER,
             name: "drop-msg-peer",
-            kind: CounterKind::U64(DROP_MSG_PEER),
+            kind: CounterKind::Value(DROP_MSG_PEER),
         },
         Counter {
             id: super::STATS_DROP_MSG_NO_FLOW,
             name: "drop-msg-no-flow",
-            kind: CounterKind::U64(DROP_MSG_NO_FLOW),
+            kind: CounterKind::Value(DROP_MSG_NO_FLOW),
         },
         Counter {
             id: super::STATS_DROP_SEND,
             name: "drop-send",
-            kind: CounterKind::U64(DROP_SEND),
+            kind: CounterKind::Value(DROP_SEND),
         },
         Counter {
             id: super::STATS_FLOWS_ACTIVE,
             name: "flows-active",
-            kind: CounterKind::U64(FLOWS_ACTIVE),
+            kind: CounterKind::Value(FLOWS_ACTIVE),
         },
         Counter {
             id: super::STATS_MEMORY,
             name: "memory",
-            kind: CounterKind::U64(MEMORY),
+            kind: CounterKind::Value(MEMORY),
         },
         Counter {
             id: super::STATS_TOTALS,
@@ -2099,22 +2087,22 @@ pub mod stat {
         Counter {
             id: super::STATS_FLOWS_REMOVED,
             name: "flows-removed",
-            kind: CounterKind::U64(FLOWS_REMOVED),
+            kind: CounterKind::Value(FLOWS_REMOVED),
         },
         Counter {
             id: super::STATS_DROP_NOTIFY,
             name: "drop-notify",
-            kind: CounterKind::U64(DROP_NOTIFY),
+            kind: CounterKind::Value(DROP_NOTIFY),
         },
         Counter {
             id: super::STATS_FLOWS_EXPIRED,
             name: "flows-expired",
-            kind: CounterKind::U64(FLOWS_EXPIRED),
+            kind: CounterKind::Value(FLOWS_EXPIRED),
         },
         Counter {
             id: super::STATS_PATH_REPORTS,
             name: "path-reports",
-            kind: CounterKind::U64(PATH_REPORTS),
+            kind: CounterKind::Value(PATH_REPORTS),
         },
         Counter {
             id: super::STATS_MSGS_IN_BY_TYPE,
@@ -2129,27 +2117,27 @@ pub mod stat {
         Counter {
             id: super::STATS_GSO_SEGMENTED,
             name: "gso-segmented",
-            kind: CounterKind::U64(GSO_SEGMENTED),
+            kind: CounterKind::Value(GSO_SEGMENTED),
         },
         Counter {
             id: super::STATS_DROP_GSO,
             name: "drop-gso",
-            kind: CounterKind::U64(DROP_GSO),
+            kind: CounterKind::Value(DROP_GSO),
         },
         Counter {
             id: super::STATS_SKIP_BRIDGED,
             name: "skip-bridged",
-            kind: CounterKind::U64(SKIP_BRIDGED),
+            kind: CounterKind::Value(SKIP_BRIDGED),
         },
         Counter {
             id: super::STATS_DROP_DEV_GONE,
             name: "drop-dev-gone",
-            kind: CounterKind::U64(DROP_DEV_GONE),
+            kind: CounterKind::Value(DROP_DEV_GONE),
         },
     ];
 }
 
-/// The counter set `flow-stats`: the index of each `u64` attribute among them
+/// The counter set `flow-stats`: the index of each `uint` attribute among them
 /// (spec order), their number and the table of its attributes.
 pub mod flow_stat {
     use super::{Counter, CounterKind};
@@ -2223,144 +2211,144 @@ pub mod flow_stat {
     pub const STORE_OVERWRITTEN: usize = 33;
     /// `flow-stats.held-overwritten`.
     pub const HELD_OVERWRITTEN: usize = 34;
-    /// The `u64` attributes of `flow-stats`.
+    /// The `uint` attributes of `flow-stats`.
     pub const N: usize = 35;
-    /// Every attribute of `flow-stats` but the pad, in spec order.
+    /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::FLOW_STATS_SOURCES,
             name: "sources",
-            kind: CounterKind::U64(SOURCES),
+            kind: CounterKind::Value(SOURCES),
         },
         Counter {
             id: super::FLOW_STATS_SOURCE_OCTETS,
             name: "source-octets",
-            kind: CounterKind::U64(SOURCE_OCTETS),
+            kind: CounterKind::Value(SOURCE_OCTETS),
         },
         Counter {
             id: super::FLOW_STATS_UNPROTECTED,
             name: "unprotected",
-            kind: CounterKind::U64(UNPROTECTED),
+            kind: CounterKind::Value(UNPROTECTED),
         },
         Counter {
             id: super::FLOW_STATS_REPAIRS_SENT,
             name: "repairs-sent",
-            kind: CounterKind::U64(REPAIRS_SENT),
+            kind: CounterKind::Value(REPAIRS_SENT),
         },
         Counter {
             id: super::FLOW_STATS_CODED_RETX,
             name: "coded-retx",
-            kind: CounterKind::U64(CODED_RETX),
+            kind: CounterKind::Value(CODED_RETX),
         },
         Counter {
             id: super::FLOW_STATS_SOURCE_COPIES,
             name: "source-copies",
-            kind: CounterKind::U64(SOURCE_COPIES),
+            kind: CounterKind::Value(SOURCE_COPIES),
         },
         Counter {
             id: super::FLOW_STATS_REPAIR_OCTETS,
             name: "repair-octets",
-            kind: CounterKind::U64(REPAIR_OCTETS),
+            kind: CounterKind::Value(REPAIR_OCTETS),
         },
         Counter {
             id: super::FLOW_STATS_REQUESTS_RECEIVED,
             name: "requests-received",
-            kind: CounterKind::U64(REQUESTS_RECEIVED),
+            kind: CounterKind::Value(REQUESTS_RECEIVED),
         },
         Counter {
             id: super::FLOW_STATS_FALLBACK_REQUESTS_RECEIVED,
             name: "fallback-requests-received",
-            kind: CounterKind::U64(FALLBACK_REQUESTS_RECEIVED),
+            kind: CounterKind::Value(FALLBACK_REQUESTS_RECEIVED),
         },
         Counter {
             id: super::FLOW_STATS_BLOCKS_GIVEN_UP,
             name: "blocks-given-up",
-            kind: CounterKind::U64(BLOCKS_GIVEN_UP),
+            kind: CounterKind::Value(BLOCKS_GIVEN_UP),
         },
         Counter {
             id: super::FLOW_STATS_RECEIVED,
             name: "received",
-            kind: CounterKind::U64(RECEIVED),
+            kind: CounterKind::Value(RECEIVED),
         },
         Counter {
             id: super::FLOW_STATS_REPAIRS_RECEIVED,
             name: "repairs-received",
-            kind: CounterKind::U64(REPAIRS_RECEIVED),
+            kind: CounterKind::Value(REPAIRS_RECEIVED),
         },
         Counter {
             id: super::FLOW_STATS_RESTORED,
             name: "restored",
-            kind: CounterKind::U64(RESTORED),
+            kind: CounterKind::Value(RESTORED),
         },
         Counter {
             id: super::FLOW_STATS_ICRC_FAILURES,
             name: "icrc-failures",
-            kind: CounterKind::U64(ICRC_FAILURES),
+            kind: CounterKind::Value(ICRC_FAILURES),
         },
         Counter {
             id: super::FLOW_STATS_REQUESTS_SENT,
             name: "requests-sent",
-            kind: CounterKind::U64(REQUESTS_SENT),
+            kind: CounterKind::Value(REQUESTS_SENT),
         },
         Counter {
             id: super::FLOW_STATS_FALLBACKS,
             name: "fallbacks",
-            kind: CounterKind::U64(FALLBACKS),
+            kind: CounterKind::Value(FALLBACKS),
         },
         Counter {
             id: super::FLOW_STATS_ABANDONED,
             name: "abandoned",
-            kind: CounterKind::U64(ABANDONED),
+            kind: CounterKind::Value(ABANDONED),
         },
         Counter {
             id: super::FLOW_STATS_BLOCKS_INCOMPLETE,
             name: "blocks-incomplete",
-            kind: CounterKind::U64(BLOCKS_INCOMPLETE),
+            kind: CounterKind::Value(BLOCKS_INCOMPLETE),
         },
         Counter {
             id: super::FLOW_STATS_MSGS_IN,
             name: "msgs-in",
-            kind: CounterKind::U64(MSGS_IN),
+            kind: CounterKind::Value(MSGS_IN),
         },
         Counter {
             id: super::FLOW_STATS_MSGS_OUT,
             name: "msgs-out",
-            kind: CounterKind::U64(MSGS_OUT),
+            kind: CounterKind::Value(MSGS_OUT),
         },
         Counter {
             id: super::FLOW_STATS_SEND_FAILURES,
             name: "send-failures",
-            kind: CounterKind::U64(SEND_FAILURES),
+            kind: CounterKind::Value(SEND_FAILURES),
         },
         Counter {
             id: super::FLOW_STATS_STORE_FULL,
             name: "store-full",
-            kind: CounterKind::U64(STORE_FULL),
+            kind: CounterKind::Value(STORE_FULL),
         },
         Counter {
             id: super::FLOW_STATS_ALLOC_FAILURES,
             name: "alloc-failures",
-            kind: CounterKind::U64(ALLOC_FAILURES),
+            kind: CounterKind::Value(ALLOC_FAILURES),
         },
         Counter {
             id: super::FLOW_STATS_HELD_DROPPED,
             name: "held-dropped",
-            kind: CounterKind::U64(HELD_DROPPED),
+            kind: CounterKind::Value(HELD_DROPPED),
         },
         Counter {
             id: super::FLOW_STATS_INJECTED,
             name: "injected",
-            kind: CounterKind::U64(INJECTED),
+            kind: CounterKind::Value(INJECTED),
         },
         Counter {
             id: super::FLOW_STATS_INJECT_FAILURES,
             name: "inject-failures",
-            kind: CounterKind::U64(INJECT_FAILURES),
+            kind: CounterKind::Value(INJECT_FAILURES),
         },
         Counter {
             id: super::FLOW_STATS_CODED_RETX_LOST,
             name: "coded-retx-lost",
-            kind: CounterKind::U64(CODED_RETX_LOST),
+            kind: CounterKind::Value(CODED_RETX_LOST),
         },
         Counter {
             id: super::FLOW_STATS_MSGS_IN_BY_TYPE,
@@ -2375,47 +2363,47 @@ pub mod flow_stat {
         Counter {
             id: super::FLOW_STATS_REPAIRS_CE,
             name: "repairs-ce",
-            kind: CounterKind::U64(REPAIRS_CE),
+            kind: CounterKind::Value(REPAIRS_CE),
         },
         Counter {
             id: super::FLOW_STATS_REPAIR_PATH_SIGNALS,
             name: "repair-path-signals",
-            kind: CounterKind::U64(REPAIR_PATH_SIGNALS),
+            kind: CounterKind::Value(REPAIR_PATH_SIGNALS),
         },
         Counter {
             id: super::FLOW_STATS_RETX_BUDGET_LIMITED,
             name: "retx-budget-limited",
-            kind: CounterKind::U64(RETX_BUDGET_LIMITED),
+            kind: CounterKind::Value(RETX_BUDGET_LIMITED),
         },
         Counter {
             id: super::FLOW_STATS_RETX_BUDGET_SYMBOLS,
             name: "retx-budget-symbols",
-            kind: CounterKind::U64(RETX_BUDGET_SYMBOLS),
+            kind: CounterKind::Value(RETX_BUDGET_SYMBOLS),
         },
         Counter {
             id: super::FLOW_STATS_RESTORE_NO_HEADER,
             name: "restore-no-header",
-            kind: CounterKind::U64(RESTORE_NO_HEADER),
+            kind: CounterKind::Value(RESTORE_NO_HEADER),
         },
         Counter {
             id: super::FLOW_STATS_REPAIR_RATE_LIMITED,
             name: "repair-rate-limited",
-            kind: CounterKind::U64(REPAIR_RATE_LIMITED),
+            kind: CounterKind::Value(REPAIR_RATE_LIMITED),
         },
         Counter {
             id: super::FLOW_STATS_STORE_OVERWRITTEN,
             name: "store-overwritten",
-            kind: CounterKind::U64(STORE_OVERWRITTEN),
+            kind: CounterKind::Value(STORE_OVERWRITTEN),
         },
         Counter {
             id: super::FLOW_STATS_HELD_OVERWRITTEN,
             name: "held-overwritten",
-            kind: CounterKind::U64(HELD_OVERWRITTEN),
+            kind: CounterKind::Value(HELD_OVERWRITTEN),
         },
     ];
 }
 
-/// The counter set `msg-types`: the index of each `u64` attribute among them
+/// The counter set `msg-types`: the index of each `uint` attribute among them
 /// (spec order), their number and the table of its attributes.
 pub mod msg_type {
     use super::{Counter, CounterKind};
@@ -2441,64 +2429,64 @@ pub mod msg_type {
     pub const TC_AETH: usize = 9;
     /// `msg-types.other`.
     pub const OTHER: usize = 10;
-    /// The `u64` attributes of `msg-types`.
+    /// The `uint` attributes of `msg-types`.
     pub const N: usize = 11;
-    /// Every attribute of `msg-types` but the pad, in spec order.
+    /// Every attribute of `msg-types`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
             id: super::MSG_TYPES_REPAIR,
             name: "repair",
-            kind: CounterKind::U64(REPAIR),
+            kind: CounterKind::Value(REPAIR),
         },
         Counter {
             id: super::MSG_TYPES_HELLO,
             name: "hello",
-            kind: CounterKind::U64(HELLO),
+            kind: CounterKind::Value(HELLO),
         },
         Counter {
             id: super::MSG_TYPES_HELLO_ACK,
             name: "hello-ack",
-            kind: CounterKind::U64(HELLO_ACK),
+            kind: CounterKind::Value(HELLO_ACK),
         },
         Counter {
             id: super::MSG_TYPES_PARAM_UPDATE,
             name: "param-update",
-            kind: CounterKind::U64(PARAM_UPDATE),
+            kind: CounterKind::Value(PARAM_UPDATE),
         },
         Counter {
             id: super::MSG_TYPES_PARAM_ACK,
             name: "param-ack",
-            kind: CounterKind::U64(PARAM_ACK),
+            kind: CounterKind::Value(PARAM_ACK),
         },
         Counter {
             id: super::MSG_TYPES_REPAIR_REQUEST,
             name: "repair-request",
-            kind: CounterKind::U64(REPAIR_REQUEST),
+            kind: CounterKind::Value(REPAIR_REQUEST),
         },
         Counter {
             id: super::MSG_TYPES_LOSS_REPORT,
             name: "loss-report",
-            kind: CounterKind::U64(LOSS_REPORT),
+            kind: CounterKind::Value(LOSS_REPORT),
         },
         Counter {
             id: super::MSG_TYPES_PATH_REPORT,
             name: "path-report",
-            kind: CounterKind::U64(PATH_REPORT),
+            kind: CounterKind::Value(PATH_REPORT),
         },
         Counter {
             id: super::MSG_TYPES_CLOSE,
             name: "close",
-            kind: CounterKind::U64(CLOSE),
+            kind: CounterKind::Value(CLOSE),
         },
         Counter {
             id: super::MSG_TYPES_TC_AETH,
             name: "tc-aeth",
-            kind: CounterKind::U64(TC_AETH),
+            kind: CounterKind::Value(TC_AETH),
         },
         Counter {
             id: super::MSG_TYPES_OTHER,
             name: "other",
-            kind: CounterKind::U64(OTHER),
+            kind: CounterKind::Value(OTHER),
         },
     ];
 }

@@ -17,21 +17,22 @@ use state::{Event, State};
 #[command(
     long_about = "\
 Subscribes to the family's \"events\" multicast group and prints every
-notification of this namespace as it arrives, one line each:
+notification of this namespace as it arrives, one line each, named as the
+family's notification without its -ntf (config-change-ntf: config-change):
 
-    config-changed   the configuration changed (config-set): the new one
+    config-change    the configuration changed (config-set): the new one
     flow-up          a flow was set up: ID, side, addresses, destination
                      QP, peer and state
     flow-down        a flow was removed (flow del, port change, role
                      disabled), with its last state; no notification is
                      sent for the flows of a namespace being deleted
     flow-change      a flow event: its circuit breaker tripped or cleared
-                     (CSF), or the peer sent CLOSE (with the reason: 0
-                     normal, 1 flow ended, 2 parameter synchronization
-                     failed, 3 resources exhausted, 4 circuit breaker)
+                     (CSF), or the peer sent CLOSE (with the reason:
+                     normal, flow-ended, sync-failed, resources-exhausted,
+                     circuit-breaker, or a number the registry lacks)
 
 With -j, one JSON object per line (even with --pretty):
-{\"event\": \"config-changed\", \"config\": {...}} or
+{\"event\": \"config-change\", \"config\": {...}} or
 {\"event\": \"flow-up\" | \"flow-down\" | \"flow-change\", \"flow\": FLOW}, FLOW as in
 'crem-ctl flow --help'. Output is flushed after each event, so it can be
 piped. A notification the kernel could not send (out of memory) is counted
@@ -56,7 +57,7 @@ LOST NOTIFICATIONS:
         {\"event\": \"flow-down\", \"resync\": true, \"flow\": {...}} (-j)
 
     (a flow-down for each flow gone, a flow-up for each new one,
-    config-changed if the configuration differs), then a line that ends
+    config-change if the configuration differs), then a line that ends
     the resync:
 
         resync: config unchanged, 0 flows up, 40 down; 8 flows
@@ -199,7 +200,7 @@ fn resync(c: &mut Conn, state: &mut State, p: &mut Printer) -> Res {
     let changes = state.resync(cfg, flows);
     let count = |name: &str| changes.iter().filter(|e| e.name() == name).count();
     let (up, down) = (count("flow-up"), count("flow-down"));
-    let config_changed = count("config-changed") > 0;
+    let config_changed = count("config-change") > 0;
     for ev in &changes {
         p.event(ev, true);
     }
@@ -318,7 +319,7 @@ mod tests {
             None,
             false,
         );
-        assert_eq!(c, "{\"event\":\"config-changed\",\"config\":{}}\n");
+        assert_eq!(c, "{\"event\":\"config-change\",\"config\":{}}\n");
     }
 
     #[test]

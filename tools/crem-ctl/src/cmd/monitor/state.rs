@@ -24,27 +24,29 @@ impl Event {
     pub fn from_msg(m: &CremMsg) -> Option<Event> {
         let flow = || m.nest(CMD_A_FLOW).map(Flow::from_attrs).unwrap_or_default();
         Some(match m.cmd {
-            CMD_CONFIG_CHANGED => Event::ConfigChanged(
+            CMD_CONFIG_CHANGE_NTF => Event::ConfigChanged(
                 m.nest(CMD_A_CONFIG)
                     .map(|a| Config::from_attrs(a, true))
                     .unwrap_or_default(),
             ),
-            CMD_FLOW_UP => Event::FlowUp(flow()),
-            CMD_FLOW_DOWN => Event::FlowDown(flow()),
-            CMD_FLOW_CHANGE => Event::FlowChange(flow()),
+            CMD_FLOW_UP_NTF => Event::FlowUp(flow()),
+            CMD_FLOW_DOWN_NTF => Event::FlowDown(flow()),
+            CMD_FLOW_CHANGE_NTF => Event::FlowChange(flow()),
             _ => return None,
         })
     }
 
-    /// The operation's name, as the notification's ("flow-up", ...).
+    /// The notification's operation name without the spec's "-ntf"
+    /// ("flow-up", ..., "config-change").
     pub fn name(&self) -> &'static str {
         let cmd = match self {
-            Event::ConfigChanged(_) => CMD_CONFIG_CHANGED,
-            Event::FlowUp(_) => CMD_FLOW_UP,
-            Event::FlowDown(_) => CMD_FLOW_DOWN,
-            Event::FlowChange(_) => CMD_FLOW_CHANGE,
+            Event::ConfigChanged(_) => CMD_CONFIG_CHANGE_NTF,
+            Event::FlowUp(_) => CMD_FLOW_UP_NTF,
+            Event::FlowDown(_) => CMD_FLOW_DOWN_NTF,
+            Event::FlowChange(_) => CMD_FLOW_CHANGE_NTF,
         };
-        op_name(cmd).expect("a known notification")
+        let op = op_name(cmd).expect("a known notification");
+        op.strip_suffix("-ntf").unwrap_or(op)
     }
 }
 
@@ -114,7 +116,7 @@ impl State {
 
     /// What differs between the known state and a fresh dump, as events:
     /// a flow-down for each flow gone, a flow-up for each new one (each set
-    /// in key order), config-changed if the configuration differs (last,
+    /// in key order), config-change if the configuration differs (last,
     /// as the kernel sends it after the flow-downs of a role or port
     /// change). The
     /// dump becomes the state. What happened and was undone in between (a
@@ -199,7 +201,7 @@ pub(super) mod tests {
         assert!(s.apply(&Event::FlowUp(csf(0, 9))));
         assert!(!s.apply(&Event::FlowUp(csf(77, 9))));
         assert!(s.apply(&Event::FlowDown(csf(77, 9))));
-        // A flow-change updates what is known; config-changed always prints.
+        // A flow-change updates what is known; config-change always prints.
         assert!(s.apply(&Event::FlowChange(crf(3, 2))));
         assert!(s.apply(&Event::ConfigChanged(Config::default())));
         assert_eq!(s.flows(), 2);
@@ -221,7 +223,7 @@ pub(super) mod tests {
                 ("flow-down", Some(1)),
                 ("flow-up", Some(4)),
                 ("flow-up", Some(5)),
-                ("config-changed", None),
+                ("config-change", None),
             ]
         );
         assert_eq!(ev[3], Event::ConfigChanged(cfg(8)));
