@@ -38,7 +38,7 @@ typedef int (*crem_rs_test_fn)(char *msg, size_t len);
 	}
 
 /* The hook benchmark's C half (kunit/bench_hook.rs): a forwarded packet's route and hook call. */
-unsigned int crem_kunit_hook_forward(struct sk_buff *skb);
+unsigned int crem_kunit_hook_forward(struct sk_buff *skb, void *priv);
 bool crem_kunit_hook_route(struct sk_buff *skb);
 
 static int crem_kunit_okfn(struct net *net, struct sock *sk, struct sk_buff *skb)

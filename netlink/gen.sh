@@ -17,7 +17,7 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 # root" (named in the generated comment) by a MAINTAINERS file: lay out a
 # miniature tree so the files say "netlink/crem.yaml".
 mkdir -p "$work/netlink" "$work/out"
-cp "$src/Documentation/netlink/genetlink.yaml" "$work/"
+cp "$src/Documentation/netlink/genetlink-legacy.yaml" "$work/"
 touch "$work/MAINTAINERS"
 cp "$here/crem.yaml" "$work/netlink/"
 spec=$work/netlink/crem.yaml
@@ -25,13 +25,11 @@ ynl() { (cd "$work" && /usr/bin/python3 "$gen" --spec "$spec" "$@"); }
 ynl --mode kernel --header -o "$work/out/crem-nl-gen.h"
 ynl --mode kernel --source -o "$work/out/crem-nl-gen.c"
 ynl --mode uapi --header -o "$work/out/crem.h"
-# 6.12's spec schema knows only admin-perm; the family is netns-aware, so a
-# namespace's own admin (CAP_NET_ADMIN in its user namespace) may change it.
-sed -i 's/GENL_ADMIN_PERM/GENL_UNS_ADMIN_PERM/' "$work/out/crem-nl-gen.c"
-# Nor can it say "4 or 16 octets" of a binary attribute, nor flag a multicast
-# group: addresses get a validation function (rust/netlink/config.rs; reporters may also
-# be empty, which clears the list), and "events", which carries Flow IDs,
-# needs CAP_NET_ADMIN to join. Each substitution must happen exactly once.
+# 6.12's generator cannot say "4 or 16 octets" of a binary attribute:
+# addresses get a validation function (rust/netlink/config.rs; reporters may
+# also be empty, which clears the list). Each substitution must happen
+# exactly once. (The permission is the spec's uns-admin-perm; the events
+# group's CAP_NET_ADMIN is the family's, which the module defines.)
 subst() { # FILE FROM TO
   local n
   n=$(grep -cF -- "$2" "$1" || true)
@@ -44,8 +42,6 @@ for a in PEER_PREFIX PEER_ADDR FLOW_SRC FLOW_DST FLOW_PEER; do
 done
 subst "$work/out/crem-nl-gen.c" "[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, }," \
   "[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),"
-subst "$work/out/crem-nl-gen.c" '[CREM_NLGRP_EVENTS] = { "events", },' \
-  '[CREM_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },'
 subst "$work/out/crem-nl-gen.h" "/* Common nested types */" \
   "int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack);
 int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);

@@ -198,7 +198,7 @@ def parse(spec):
     """The spec as the generator needs it: plain lists and dicts, checked."""
     proto = spec.get("protocol", "genetlink")
     if proto not in ("genetlink", "genetlink-legacy"):
-        fail(f"protocol {proto}: gen_rust.py knows genetlink only")
+        fail(f"protocol {proto}: gen_rust.py knows genetlink and genetlink-legacy only")
     if spec.get("msg-id-model", "unified") != "unified":
         fail("msg-id-model: gen_rust.py knows the unified model only")
     fam = {

@@ -81,7 +81,7 @@ impl kernel::Module for Crem {
         let workspaces = workspace::workspaces()?;
         let pernet = netns::register()?;
         let netdev = NetdevGone::register::<device::DevGone>()?;
-        let genl = genl::Registration::register()?;
+        let genl = netlink::register()?;
         let caps = crem_core::engine::module_caps::caps_for(
             crem_core::engine::module_caps::MAX_BDP_DEFAULT,
             32,

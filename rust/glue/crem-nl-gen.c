@@ -178,7 +178,7 @@ static const struct nla_policy crem_flow_reset_nl_policy[CREM_A_CMD_FLOW + 1] = 
 };
 
 /* Ops table for crem */
-static const struct genl_split_ops crem_nl_ops[] = {
+const struct genl_split_ops crem_nl_ops[10] = {
 	{
 		.cmd	= CREM_CMD_CONFIG_GET,
 		.doit	= crem_nl_config_get_doit,
@@ -244,17 +244,5 @@ static const struct genl_split_ops crem_nl_ops[] = {
 };
 
 static const struct genl_multicast_group crem_nl_mcgrps[] = {
-	[CREM_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },
-};
-
-struct genl_family crem_nl_family __ro_after_init = {
-	.name		= CREM_FAMILY_NAME,
-	.version	= CREM_FAMILY_VERSION,
-	.netnsok	= true,
-	.parallel_ops	= true,
-	.module		= THIS_MODULE,
-	.split_ops	= crem_nl_ops,
-	.n_split_ops	= ARRAY_SIZE(crem_nl_ops),
-	.mcgrps		= crem_nl_mcgrps,
-	.n_mcgrps	= ARRAY_SIZE(crem_nl_mcgrps),
+	[CREM_NLGRP_EVENTS] = { "events", },
 };

@@ -21,6 +21,9 @@ extern const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_HELD_
 extern const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1];
 extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
 
+/* Ops table for crem */
+extern const struct genl_split_ops crem_nl_ops[10];
+
 int crem_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info);
 int crem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info);
 int crem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
@@ -35,7 +38,5 @@ int crem_nl_flow_reset_doit(struct sk_buff *skb, struct genl_info *info);
 enum {
 	CREM_NLGRP_EVENTS,
 };
-
-extern struct genl_family crem_nl_family;
 
 #endif /* _LINUX_CREM_GEN_H */

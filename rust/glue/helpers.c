@@ -525,6 +525,8 @@ void crem_h_trace_request(const struct crem_trace_key *k, bool ranges, bool fall
 	trace_crem_request(k, ranges, fallback, first, fk, lost);
 }
 
+const u8 crem_h_genl_mcast_cap_net_admin = GENL_MCAST_CAP_NET_ADMIN;
+
 struct sk_buff *crem_h_genlmsg_new(size_t payload, gfp_t gfp)
 {
 	return genlmsg_new(payload, gfp);

@@ -239,6 +239,10 @@ void crem_h_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
 void crem_h_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
 /* NL_SET_ERR_MSG (@msg static) and NL_SET_ERR_MSG_FMT("%s", @text), each
  * with NL_SET_BAD_ATTR(@bad) if @bad; NL_SET_ERR_ATTR_MISS. */
+/* GENL_MCAST_CAP_NET_ADMIN (a BIT() macro, which bindgen does not evaluate),
+ * for the family's multicast groups (rust/kernel_ext/genl.rs). */
+extern const u8 crem_h_genl_mcast_cap_net_admin;
+
 void crem_h_extack_msg(struct netlink_ext_ack *extack, const char *msg, const struct nlattr *bad);
 void crem_h_extack_fmt(struct netlink_ext_ack *extack, const char *text, const struct nlattr *bad);
 void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nest, u32 type);

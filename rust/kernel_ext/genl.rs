@@ -6,10 +6,12 @@
 //!
 //! 6.12's `kernel` crate has no genetlink; later kernels' `kernel::net::netlink`
 //! has multicast only (`NetlinkSkBuff`, `GenlMsg`, `Family`), whose names
-//! these mirror. The family, its op table and its policies stay C,
-//! generated from `netlink/crem.yaml` (`glue/crem-nl-gen.c`); the handlers
-//! that table names are Rust (`crate::netlink`). Static inlines and macros
-//! are one-line wrappers in `glue/helpers.c`.
+//! these mirror. The op table and the policies are C, generated from
+//! `netlink/crem.yaml` (`glue/crem-nl-gen.c`); the family that holds them
+//! is defined here ([`Registration`], from the module's [`FamilySpec`]),
+//! as genetlink-legacy leaves it to the module; the handlers the table
+//! names are Rust (`crate::netlink`). Static inlines and macros are
+//! one-line wrappers in `glue/helpers.c`.
 
 use crate::ffi;
 use core::ffi::{c_int, c_void, CStr};
@@ -454,16 +456,84 @@ impl Drop for Msg {
     }
 }
 
+/// A multicast group of a family: its name and its `GENL_MCAST_*` flags.
+pub(crate) struct GroupSpec {
+    pub(crate) name: &'static str,
+    pub(crate) flags: u8,
+}
+
+/// What a family is made of: genetlink-legacy leaves the `genl_family` to
+/// the module (the generator emits its split ops and policies only).
+pub(crate) struct FamilySpec<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) version: u8,
+    /// The generated split ops.
+    pub(crate) ops: &'static [ffi::genl_split_ops],
+    /// Its multicast groups, in the order of their generated ids (copied).
+    pub(crate) groups: &'a [GroupSpec],
+}
+
+/// The most multicast groups a family here has.
+const MAX_GROUPS: usize = 4;
+
+/// The module's family: written once by [`Registration::register`] (module
+/// init, before it is registered), then the kernel's until it is
+/// unregistered (`genl_register_family` sets its private fields).
+// SAFETY: all zeros is a valid `genl_family` (as a C static starts).
+static mut FAMILY: ffi::genl_family = unsafe { core::mem::zeroed() };
+// SAFETY: as above, for the groups it points to.
+static mut GROUPS: [ffi::genl_multicast_group; MAX_GROUPS] = unsafe { core::mem::zeroed() };
+
+/// Copies `s` into a C name field, NUL-terminated (EINVAL if it does not
+/// fit, or holds a NUL).
+fn c_name(dst: &mut [core::ffi::c_char], s: &str) -> Result {
+    if s.len() >= dst.len() || s.as_bytes().contains(&0) {
+        return Err(EINVAL);
+    }
+    for (d, b) in dst.iter_mut().zip(s.bytes().chain(core::iter::repeat(0))) {
+        *d = b as core::ffi::c_char;
+    }
+    Ok(())
+}
+
 /// The family registered (`genl_register_family`: its ops callable, its
-/// group joinable), unregistered on drop.
+/// groups joinable), unregistered on drop.
 pub(crate) struct Registration(());
 
 impl Registration {
-    /// Registers the generated family (module init, once).
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: the generated family, registered once (by the module's
-        // init) and unregistered by `Drop` before the module is freed.
-        to_result(unsafe { ffi::genl_register_family(ptr::addr_of_mut!(ffi::crem_nl_family)) })?;
+    /// Defines the module's family from `spec` and registers it (module
+    /// init, once): netns-aware, its ops run in parallel (each handler
+    /// takes the locks it needs).
+    pub(crate) fn register(spec: &FamilySpec<'_>) -> Result<Self> {
+        if spec.groups.len() > MAX_GROUPS {
+            return Err(EINVAL);
+        }
+        let n_ops = u8::try_from(spec.ops.len()).map_err(|_| EINVAL)?;
+        // SAFETY: module init runs once, before the family is registered:
+        // nothing else reads or writes these statics until then.
+        let (f, groups) = unsafe {
+            (
+                &mut *ptr::addr_of_mut!(FAMILY),
+                &mut *ptr::addr_of_mut!(GROUPS),
+            )
+        };
+        for (g, s) in groups.iter_mut().zip(spec.groups) {
+            c_name(&mut g.name, s.name)?;
+            g.flags = s.flags;
+        }
+        c_name(&mut f.name, spec.name)?;
+        f.version = spec.version.into();
+        f.set_netnsok(1);
+        f.set_parallel_ops(1);
+        f.module = crate::THIS_MODULE.as_ptr();
+        f.split_ops = spec.ops.as_ptr();
+        f.n_split_ops = n_ops;
+        f.mcgrps = groups.as_ptr();
+        f.n_mcgrps = spec.groups.len() as u8;
+        // SAFETY: the family just defined, registered once and
+        // unregistered by `Drop` before the module is freed; its ops and
+        // groups are statics.
+        to_result(unsafe { ffi::genl_register_family(ptr::addr_of_mut!(FAMILY)) })?;
         Ok(Registration(()))
     }
 }
@@ -477,8 +547,8 @@ impl Drop for Registration {
 }
 
 fn family() -> *const ffi::genl_family {
-    // Only the address of the generated family is taken.
-    ptr::addr_of!(ffi::crem_nl_family)
+    // Only the address of the family is taken.
+    ptr::addr_of!(FAMILY)
 }
 
 /// The message being written: its genetlink header, attributes appended

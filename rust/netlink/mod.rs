@@ -21,13 +21,35 @@ pub(crate) use config::{edit, put_config, ConfigAttrs};
 pub(crate) use flow::put_info;
 pub(crate) use flow::{put_flow, FLOW_MSG_SIZE};
 
-use crate::crem_core::ctl;
+use crate::crem_core::{ctl, nl};
 use crate::ffi;
-use crate::kernel_ext::genl::{Attr, Dump, ExtAck, Info};
+use crate::kernel_ext::genl::{self, Attr, Dump, ExtAck, FamilySpec, GroupSpec, Info};
 use crate::netns::{self, NetState};
 use core::ffi::c_int;
 use kernel::bindings;
 use kernel::error::{Error, Result};
+
+// The generated group ids: events is the first and only group.
+const _: () = assert!(ffi::CREM_NLGRP_EVENTS == 0 && nl::MCGRPS.len() == 1);
+
+/// Registers the family (module init): the spec's name, version and
+/// generated ops; its one multicast group, events, which carries Flow IDs,
+/// joinable with CAP_NET_ADMIN over the netns only.
+pub(crate) fn register() -> Result<genl::Registration> {
+    // SAFETY: a constant the C side defines (`GENL_MCAST_CAP_NET_ADMIN`).
+    let cap_net_admin = unsafe { ffi::crem_h_genl_mcast_cap_net_admin };
+    // SAFETY: only the generated op table's address and length are taken.
+    let ops = unsafe { &*core::ptr::addr_of!(ffi::crem_nl_ops) };
+    genl::Registration::register(&FamilySpec {
+        name: nl::FAMILY_NAME,
+        version: nl::FAMILY_VERSION,
+        ops,
+        groups: &[GroupSpec {
+            name: nl::MCGRP_EVENTS,
+            flags: cap_net_admin,
+        }],
+    })
+}
 
 /// The netns state of `net` (every netns has one while the family's ops
 /// can run: the pernet init made it before any socket of the netns

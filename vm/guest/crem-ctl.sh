@@ -11,9 +11,9 @@ set -u
 CTL=$arg_ctl
 # A world-readable copy of the YNL client, as in netlink.sh.
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
-cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink-legacy.yaml" /tmp/ynl/
 chmod -R a+rX /tmp/ynl
-YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --schema /tmp/ynl/genetlink.yaml --output-json"
+YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --schema /tmp/ynl/genetlink-legacy.yaml --output-json"
 EX=$OUT/examples
 mkdir -p "$EX"
 

@@ -16,9 +16,9 @@ CTL=$arg_ctl
 EX=$OUT/examples # example outputs for the README
 mkdir -p "$EX"
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
-cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink-legacy.yaml" /tmp/ynl/
 mkdir -p /tmp/fl && cp "$here"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
-YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --schema /tmp/ynl/genetlink.yaml --output-json"
+YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --schema /tmp/ynl/genetlink-legacy.yaml --output-json"
 N1="ip netns exec n1" N2="ip netns exec n2"
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }

@@ -10,7 +10,7 @@ here=$(dirname "$0")
 . "$here/common.sh"
 CTL=$arg_ctl
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
-cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink-legacy.yaml" /tmp/ynl/
 mkdir -p /tmp/fl && cp "$here"/flows/*.py /tmp/fl/ && chmod -R a+rX /tmp/ynl /tmp/fl
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }

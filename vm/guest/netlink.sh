@@ -10,10 +10,10 @@ set -u
 # A world-readable copy of the client, so unprivileged users can run it too.
 mkdir -p /tmp/ynl && cp -r "$arg_ksrc/tools/net/ynl/cli.py" "$arg_ksrc/tools/net/ynl/lib" /tmp/ynl/
 cp "$(dirname "$0")"/netlink/*.py /tmp/ynl/
-cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink.yaml" /tmp/ynl/
+cp "$arg_spec" /tmp/ynl/crem.yaml && cp "$arg_ksrc/Documentation/netlink/genetlink-legacy.yaml" /tmp/ynl/
 chmod -R a+rX /tmp/ynl
 # --no-schema: netlink/gen.sh (make check's netlink-spec) validates the spec
-# against genetlink.yaml; here it would cost seconds per run under TCG.
+# against genetlink-legacy.yaml; here it would cost seconds per run under TCG.
 YNL="python3 /tmp/ynl/cli.py --spec /tmp/ynl/crem.yaml --no-schema"
 ynl() { $YNL "$@" 2>&1; }
 pass=0 fail=0

@@ -51,7 +51,7 @@ mod tests {
     fn matches_yaml_spec() {
         let y = spec();
         assert_eq!(s(&y, "name"), Some(FAMILY_NAME));
-        assert_eq!(s(&y, "protocol"), Some("genetlink"));
+        assert_eq!(s(&y, "protocol"), Some("genetlink-legacy"));
         // ynl-gen-c uses version 1 when the spec has none.
         assert_eq!(n(&y, "version").unwrap_or(1), FAMILY_VERSION as u64);
 

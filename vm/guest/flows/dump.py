@@ -13,7 +13,7 @@ from lib import YnlFamily, Netlink  # noqa: E402
 from lib.ynl import NlMsgs  # noqa: E402
 
 NLM_F_DUMP_INTR = 0x10
-ynl = YnlFamily('/tmp/ynl/crem.yaml', '/tmp/ynl/genetlink.yaml')
+ynl = YnlFamily('/tmp/ynl/crem.yaml', '/tmp/ynl/genetlink-legacy.yaml')
 op = ynl.ops['flow-get']
 
 def dump():

@@ -19,7 +19,7 @@ from lib import YnlFamily  # noqa: E402
 
 SO_RCVBUFFORCE = 33
 n, end, ready = int(sys.argv[1]), time.time() + float(sys.argv[2]), sys.argv[3]
-ynl = YnlFamily('/tmp/ynl/crem.yaml', '/tmp/ynl/genetlink.yaml')
+ynl = YnlFamily('/tmp/ynl/crem.yaml', '/tmp/ynl/genetlink-legacy.yaml')
 ynl.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
 ynl.ntf_subscribe('events')
 open(ready, 'w').close()
