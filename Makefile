@@ -9,7 +9,7 @@ KMAKE = PATH=/usr/bin:/bin:/usr/sbin:/sbin:$$HOME/.cargo/bin $(MAKE) LLVM=1 \
 MODULE_SRCS = Kbuild include rust/crem_main.rs rust/collector.rs rust/config.rs rust/create.rs rust/dispatch.rs rust/ffi.rs rust/engine.rs rust/events.rs rust/flow.rs rust/flow_info.rs rust/device.rs rust/hook.rs rust/hook_points.rs \
 	rust/host.rs rust/inject.rs rust/netns.rs rust/pool.rs rust/removal.rs rust/netlink rust/socket.rs rust/gf.rs rust/store.rs rust/table.rs rust/trace.rs rust/workspace.rs \
 	rust/kernel_ext \
-	rust/glue rust/core/src kunit
+	rust/helpers netlink rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
 	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench bench-gf connects clean help netlink-gen \

@@ -48,9 +48,9 @@ int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack 
 
 /* Common nested types */"
 # Paths as the module includes them.
-sed -i 's|#include "crem.h"|#include "../../include/uapi/linux/crem.h"|; s|#include <uapi/linux/crem.h>|#include "../../include/uapi/linux/crem.h"|' \
+sed -i 's|#include "crem.h"|#include "../include/uapi/linux/crem.h"|; s|#include <uapi/linux/crem.h>|#include "../include/uapi/linux/crem.h"|' \
   "$work/out/crem-nl-gen.h" "$work/out/crem-nl-gen.c"
-dests=("$top/rust/glue/crem-nl-gen.h" "$top/rust/glue/crem-nl-gen.c" "$top/include/uapi/linux/crem.h")
+dests=("$here/crem-nl-gen.h" "$here/crem-nl-gen.c" "$top/include/uapi/linux/crem.h")
 outs=("$work/out/crem-nl-gen.h" "$work/out/crem-nl-gen.c" "$work/out/crem.h")
 if [ "${1:-}" = --check ]; then
   rc=0

@@ -4,10 +4,10 @@
 //! The crate root only wires things together: protocol logic is crem-core
 //! (compiled in unchanged from `rust/core`); the module's registrations are
 //! the fields of [`Crem`]. What stays C is generated (the netlink family,
-//! `glue/crem-nl-gen.c`) or a one-line wrapper of a static inline or macro
-//! (`glue/helpers.c`, which also holds the module parameters:
+//! `netlink/crem-nl-gen.c`) or a one-line wrapper of a static inline or macro
+//! (`helpers/helpers.c`, which also holds the module parameters:
 //! `module_param` is a macro, and 6.12's `module!` has no parameters) and
-//! the tracepoints' definitions (`glue/crem_trace.h`: `TRACE_EVENT` is C's).
+//! the tracepoints' definitions (`helpers/crem_trace.h`: `TRACE_EVENT` is C's).
 
 use kernel::prelude::*;
 use kernel_ext::genl;

@@ -361,7 +361,7 @@ fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
 /// only, never the production module): corrupts one symbol octet of every
 /// Nth coded (scheme 1) REPAIR this node sends, after encoding and before
 /// the UDP checksum, as a corrupting middlebox would. N is the module
-/// parameter `fault_corrupt_repair` (`glue/helpers.c`; 0: off).
+/// parameter `fault_corrupt_repair` (`helpers/helpers.c`; 0: off).
 mod fault {
     use crate::kernel_ext::skb::Skb;
 

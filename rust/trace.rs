@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The module's tracepoints (tracefs `events/crem/`, defined in
-//! `glue/crem_trace.h`): a flow's life (up, down), its flow-change events
+//! `helpers/crem_trace.h`): a flow's life (up, down), its flow-change events
 //! (circuit breaker, CLOSE received), the FEC configuration in force, each
 //! decoded source packet, each REPAIR_REQUEST. Each is a static key: a
 //! disabled one costs a call and a test; `request` decodes its message only

@@ -7,11 +7,11 @@
 //! 6.12's `kernel` crate has no genetlink; later kernels' `kernel::net::netlink`
 //! has multicast only (`NetlinkSkBuff`, `GenlMsg`, `Family`), whose names
 //! these mirror. The op table and the policies are C, generated from
-//! `netlink/crem.yaml` (`glue/crem-nl-gen.c`); the family that holds them
+//! `netlink/crem.yaml` (`netlink/crem-nl-gen.c`); the family that holds them
 //! is defined here ([`Registration`], from the module's [`FamilySpec`]),
 //! as genetlink-legacy leaves it to the module; the handlers the table
 //! names are Rust (`crate::netlink`). Static inlines and macros are
-//! one-line wrappers in `glue/helpers.c`.
+//! one-line wrappers in `helpers/helpers.c`.
 
 use crate::ffi;
 use core::ffi::{c_int, c_void, CStr};

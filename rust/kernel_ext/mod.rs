@@ -3,7 +3,7 @@
 //! `kernel` crate lacks them. Each mirrors an upstream name where one
 //! exists, so that a later kernel's abstraction can replace it file by
 //! file; every `unsafe` block in them says why it is sound. Static inlines
-//! they need are one-line wrappers in `glue/helpers.c`.
+//! they need are one-line wrappers in `helpers/helpers.c`.
 
 pub(crate) mod bh;
 #[cfg(target_arch = "x86_64")]

@@ -8,7 +8,7 @@
 //!
 //! 6.12's `kernel` crate has no socket type; the configuration structs of
 //! `udp_sock_create` and `setup_udp_tunnel_sock` are filled by wrappers in
-//! `glue/helpers.c`.
+//! `helpers/helpers.c`.
 
 use super::skb::{DropReason, Skb};
 use crate::ffi;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The "crem" generic netlink family's handlers, which its generated op
-//! table (`glue/crem-nl-gen.c`, from `netlink/crem.yaml`) names: the
+//! table (`netlink/crem-nl-gen.c`, from `netlink/crem.yaml`) names: the
 //! configuration (`config`, with the policy callbacks of the address
 //! attributes), counters (`stats`), flows (`flow`) and the flow
 //! notifications `crate::events` sends.

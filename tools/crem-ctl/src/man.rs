@@ -421,13 +421,13 @@ mod tests {
     }
 
     /// The module parameters the module's sources declare: module_param()
-    /// in the C glue (the Rust crate root has none: checked).
+    /// in the C helpers (the Rust crate root has none: checked).
     fn module_params() -> Vec<String> {
         assert!(
             !repo_file("rust/crem_main.rs").contains("params:"),
             "module! declares parameters: teach this test to read them"
         );
-        let dir = format!("{}/../../rust/glue", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/../../rust/helpers", env!("CARGO_MANIFEST_DIR"));
         let mut names = Vec::new();
         for e in std::fs::read_dir(dir).unwrap() {
             let path = e.unwrap().path();

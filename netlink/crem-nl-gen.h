@@ -9,7 +9,7 @@
 #include <net/netlink.h>
 #include <net/genetlink.h>
 
-#include "../../include/uapi/linux/crem.h"
+#include "../include/uapi/linux/crem.h"
 
 int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack);
 int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);

@@ -8,7 +8,7 @@
 
 #include "crem-nl-gen.h"
 
-#include "../../include/uapi/linux/crem.h"
+#include "../include/uapi/linux/crem.h"
 
 /* Integer value ranges */
 static const struct netlink_range_validation crem_a_config_epsilon_ppb_range = {
