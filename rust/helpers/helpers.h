@@ -31,16 +31,6 @@
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
-/* Module parameters (helpers.c): seconds a flow may stay idle before the
- * collector removes it (rust/collector.rs); test build: corrupt every Nth
- * coded REPAIR sent (rust/socket.rs; 0: never). */
-extern unsigned int crem_flow_idle_s;
-#ifdef CREM_TEST_BUILD
-extern unsigned int crem_fault_corrupt_repair;
-#endif
-
-#include "crem-nl-gen.h"
-
 #endif
 
 /* The okfn of a netfilter hook (NF_HOOK). */
@@ -50,16 +40,6 @@ typedef int (*crem_h_okfn)(struct net *net, struct sock *sk, struct sk_buff *skb
 /* asm/fpu/api.h, asm/cpufeature.h */
 void crem_h_kernel_fpu_begin(void);
 bool crem_h_boot_cpu_has(unsigned int feature);
-/* Module parameters (helpers.c): seconds a flow may stay idle before the
- * collector removes it (rust/collector.rs); test build: corrupt every Nth
- * coded REPAIR sent (rust/socket.rs; 0: never). */
-extern unsigned int crem_flow_idle_s;
-#ifdef CREM_TEST_BUILD
-extern unsigned int crem_fault_corrupt_repair;
-#endif
-
-#include "crem-nl-gen.h"
-
 #endif
 
 /* bottom_half.h */
@@ -237,12 +217,11 @@ int crem_h_nla_parse_nested(struct nlattr **tb, int max, const struct nlattr *nl
 struct nlattr *crem_h_nla_nest_start(struct sk_buff *skb, int type);
 void crem_h_nla_nest_end(struct sk_buff *skb, struct nlattr *start);
 void crem_h_nla_nest_cancel(struct sk_buff *skb, struct nlattr *start);
-/* NL_SET_ERR_MSG (@msg static) and NL_SET_ERR_MSG_FMT("%s", @text), each
- * with NL_SET_BAD_ATTR(@bad) if @bad; NL_SET_ERR_ATTR_MISS. */
 /* GENL_MCAST_CAP_NET_ADMIN (a BIT() macro, which bindgen does not evaluate),
  * for the family's multicast groups (rust/kernel_ext/genl.rs). */
 extern const u8 crem_h_genl_mcast_cap_net_admin;
-
+/* NL_SET_ERR_MSG (@msg static) and NL_SET_ERR_MSG_FMT("%s", @text), each
+ * with NL_SET_BAD_ATTR(@bad) if @bad; NL_SET_ERR_ATTR_MISS. */
 void crem_h_extack_msg(struct netlink_ext_ack *extack, const char *msg, const struct nlattr *bad);
 void crem_h_extack_fmt(struct netlink_ext_ack *extack, const char *text, const struct nlattr *bad);
 void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nest, u32 type);

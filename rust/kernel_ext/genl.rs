@@ -478,10 +478,14 @@ const MAX_GROUPS: usize = 4;
 
 /// The module's family: written once by [`Registration::register`] (module
 /// init, before it is registered), then the kernel's until it is
-/// unregistered (`genl_register_family` sets its private fields).
+/// unregistered (`genl_register_family` sets its private fields). Read-only
+/// once the module's init returns, as the generated C family was
+/// (`__ro_after_init`): nothing writes it after registration.
 // SAFETY: all zeros is a valid `genl_family` (as a C static starts).
+#[link_section = ".data..ro_after_init"]
 static mut FAMILY: ffi::genl_family = unsafe { core::mem::zeroed() };
 // SAFETY: as above, for the groups it points to.
+#[link_section = ".data..ro_after_init"]
 static mut GROUPS: [ffi::genl_multicast_group; MAX_GROUPS] = unsafe { core::mem::zeroed() };
 
 /// Copies `s` into a C name field, NUL-terminated (EINVAL if it does not

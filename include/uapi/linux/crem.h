@@ -7,7 +7,7 @@
 #define _UAPI_LINUX_CREM_H
 
 #define CREM_FAMILY_NAME	"crem"
-#define CREM_FAMILY_VERSION	1
+#define CREM_FAMILY_VERSION	2
 
 /**
  * enum crem_role - Where the module sits.

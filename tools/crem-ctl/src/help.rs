@@ -11,8 +11,9 @@ EXIT STATUS:
        printed verbatim), a netlink or I/O error, an ICRC mismatch, or data
        that cannot be decoded
     2  usage error: bad command line, key, value or file; nothing was sent
-    3  CREM is not available: the crem module is not loaded, or it does not
-       support the operation (no such command)
+    3  CREM is not available: the crem module is not loaded, it does not
+       support the operation (no such command), or its netlink family has
+       another version than this crem-ctl's
     4  permission denied: changing CREM needs CAP_NET_ADMIN over the network
        namespace";
 

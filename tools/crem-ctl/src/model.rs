@@ -708,12 +708,14 @@ impl Flow {
     }
 }
 
-/// The scheme names of a bit set (bit s: scheme s), comma-separated.
 /// Name of a CLOSE reason (the spec's close-reason enum), or its number.
 pub fn close_reason_name(r: u16) -> String {
     uapi::enum_name(CLOSE_REASON, r.into()).map_or_else(|| r.to_string(), str::to_string)
 }
 
+/// close-reason in JSON: its name, or the number of a reason the registry
+/// lacks (YNL 6.12's cli.py cannot decode such a value: its enum lookup
+/// raises KeyError).
 fn ser_close_reason<S: Serializer>(r: &Option<u16>, s: S) -> Result<S::Ok, S::Error> {
     match r.and_then(|r| uapi::enum_name(CLOSE_REASON, r.into())) {
         Some(n) => s.serialize_str(n),
@@ -739,6 +741,7 @@ fn ser_schemes<S: Serializer>(bits: &Option<u8>, s: S) -> Result<S::Ok, S::Error
     seq.end()
 }
 
+/// The scheme names of a bit set (bit s: scheme s), comma-separated.
 pub fn scheme_set_names(bits: u8) -> String {
     let names: Vec<String> = (0..8u8)
         .filter(|s| bits & (1 << s) != 0)

@@ -152,6 +152,9 @@ pub enum Error {
     },
     /// The "crem" family is not registered: the module is not loaded.
     NoFamily,
+    /// The module's family has another version (another message layout)
+    /// than this crem-ctl's.
+    Version { module: u32 },
     /// The module does not implement this operation.
     Unsupported(&'static str),
     Io(&'static str, io::Error),
@@ -172,7 +175,7 @@ impl Error {
             Error::Kernel { errno, .. } if *errno == libc_eperm() || *errno == 13 => 4,
             Error::Kernel { errno, .. } if *errno == 95 => 3,
             Error::Io(_, e) if e.kind() == io::ErrorKind::PermissionDenied => 4,
-            Error::NoFamily | Error::Unsupported(_) => 3,
+            Error::NoFamily | Error::Unsupported(_) | Error::Version { .. } => 3,
             _ => 1,
         }
     }
@@ -214,6 +217,12 @@ impl fmt::Display for Error {
             Error::NoFamily => f.write_str(
                 "the crem kernel module is not loaded (no generic netlink family \"crem\"); \
                  load it with 'modprobe crem' or 'insmod crem.ko'",
+            ),
+            Error::Version { module } => write!(
+                f,
+                "the crem module speaks family version {module}, this crem-ctl version {} \
+                 (their messages differ); use the crem-ctl built with the module",
+                uapi::FAMILY_VERSION
             ),
             Error::Unsupported(op) => write!(
                 f,
@@ -279,6 +288,19 @@ impl Family {
     }
     pub fn group(&self, name: &str) -> Option<u32> {
         self.groups.iter().find(|(n, _)| n == name).map(|x| x.1)
+    }
+}
+
+/// The family must have this crem-ctl's version: a version changes when
+/// messages change layout (attribute ids, nests), which would otherwise
+/// be misread.
+fn check_version(fam: &Family) -> Result<(), Error> {
+    if fam.version == u32::from(uapi::FAMILY_VERSION) {
+        Ok(())
+    } else {
+        Err(Error::Version {
+            module: fam.version,
+        })
     }
 }
 
@@ -356,6 +378,7 @@ impl Conn {
         if fam.id == 0 {
             return Err(Error::NoFamily);
         }
+        check_version(&fam)?;
         Ok(fam)
     }
 
@@ -735,6 +758,26 @@ mod tests {
         );
         assert_eq!(join.exit_code(), 4);
         assert!(join.to_string().contains("events group"), "{join}");
+    }
+
+    /// A module whose family has another version is refused before any
+    /// request (exit 3, both versions named); the same version passes.
+    #[test]
+    fn family_version_must_match() {
+        let fam = |version| Family {
+            id: 30,
+            version,
+            ..Family::default()
+        };
+        assert!(check_version(&fam(u32::from(uapi::FAMILY_VERSION))).is_ok());
+        let e = check_version(&fam(1)).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        let text = e.to_string();
+        assert!(text.contains("family version 1"), "{text}");
+        assert!(
+            text.contains(&format!("this crem-ctl version {}", uapi::FAMILY_VERSION)),
+            "{text}"
+        );
     }
 
     #[test]

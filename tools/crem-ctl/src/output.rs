@@ -873,7 +873,7 @@ mod tests {
             flow_line(&f),
             "close-received (reason circuit-breaker) id 7 crf responses - -> - dest-qp - peer - state -"
         );
-        // A reason the registry lacks, by number; JSON as YNL decodes it.
+        // A reason the registry lacks, by number (YNL 6.12 cannot decode one).
         let g = Flow {
             close_reason: Some(300),
             ..f.clone()

@@ -28,7 +28,7 @@ use super::{AttrSet, AttrSpec, AttrType, Counter, CounterKind};
 /// Generic netlink family name (`CREM_FAMILY_NAME`).
 pub const FAMILY_NAME: &str = "crem";
 /// Family version (`CREM_FAMILY_VERSION`).
-pub const FAMILY_VERSION: u8 = 1;
+pub const FAMILY_VERSION: u8 = 2;
 /// Multicast group "events".
 pub const MCGRP_EVENTS: &str = "events";
 /// Every multicast group, in spec order.
