@@ -154,7 +154,9 @@ pub enum Error {
     NoFamily,
     /// The module's family has another version (another message layout)
     /// than this crem-ctl's.
-    Version { module: u32 },
+    Version {
+        module: u32,
+    },
     /// The module does not implement this operation.
     Unsupported(&'static str),
     Io(&'static str, io::Error),
