@@ -12,9 +12,9 @@ use crate::crem_core::engine::Limits;
 use crate::crem_core::nl::{
     flow_stat, msg_type, side, CounterKind, FLOW_STATS_MSGS_IN_BY_TYPE, FLOW_STATS_MSGS_OUT_BY_TYPE,
 };
-use crate::ffi::{self, *};
+use crate::ffi::*;
 use crate::flow_info::FlowInfo;
-use crate::kernel_ext::genl::{Attr, Attrs, ExtAck, Msg};
+use crate::kernel_ext::genl::{Attr, Attrs, ExtAck, Msg, Nested};
 use crate::netlink::{put_info, FLOW_MSG_SIZE};
 use core::ffi::{c_char, c_int, CStr};
 use kernel::bindings;
@@ -88,29 +88,14 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
         let _ = write!(c.w, "payload {used} > estimate {FLOW_MSG_SIZE}; ");
         c.check(false, "the estimate");
     }
-    let Some(nest_at) = data.get(ATTRS_AT..) else {
+    let Some(attrs) = data.get(ATTRS_AT..) else {
         c.check(false, "a message with attributes");
         return;
     };
-    // SAFETY: the nest `put_info` wrote at the message's first attribute,
-    // whole within `data` (ended), alive while `msg` is.
-    let nest = unsafe { Attr::from_raw(nest_at.as_ptr().cast()) };
-    let Some(nest) = nest.filter(|a| u32::from(a.ty()) == CREM_A_CMD_FLOW) else {
-        c.check(false, "the flow nest first");
-        return;
-    };
-    // SAFETY: a zeroed extack (integers and pointers) is an empty one.
-    let mut e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
-    let ext = ExtAck::of(&mut e);
-    // SAFETY: only the addresses of the generated policies are taken.
-    let (flow_pol, stats_pol) = unsafe {
-        (
-            &*core::ptr::addr_of!(ffi::crem_flow_nl_policy),
-            &*core::ptr::addr_of!(ffi::crem_flow_stats_nl_policy),
-        )
-    };
-    let Ok(tb) = Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::parse(nest, flow_pol, &ext) else {
-        c.check(false, "the flow policy accepts the nest");
+    // The flow's attributes at the top level, each once.
+    let Some(tb) = Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::of_list(Nested::of_bytes(attrs))
+    else {
+        c.check(false, "flow attributes, each once");
         return;
     };
     let u32_of = |t| tb.get(t).and_then(Attr::u32);
@@ -143,9 +128,8 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
         c.check(false, "a stats nest");
         return;
     };
-    let Ok(st) = Attrs::<{ CREM_A_FLOW_STATS_MAX as usize + 1 }>::parse(stats, stats_pol, &ext)
-    else {
-        c.check(false, "the flow-stats policy accepts the nest");
+    let Some(st) = Attrs::<{ CREM_A_FLOW_STATS_MAX as usize + 1 }>::of_list(stats.nested()) else {
+        c.check(false, "flow-stats counters, each once");
         return;
     };
     // Every counter at its attribute (the spec's tables), the by-type
@@ -157,10 +141,10 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
                 st.get(a.id.into()).and_then(Attr::uint) == Some(fi.counters.get(i))
             }
             (_, FLOW_STATS_MSGS_IN_BY_TYPE) => {
-                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_in, &ext)
+                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_in)
             }
             (_, FLOW_STATS_MSGS_OUT_BY_TYPE) => {
-                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_out, &ext)
+                msg_types_read_back(st.get(a.id.into()), &fi.counters.msgs_out)
             }
             _ => true,
         };
@@ -175,15 +159,9 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
 }
 
 /// Whether msg-types nest `nest` holds `want`, slot by slot.
-fn msg_types_read_back(
-    nest: Option<Attr<'_>>,
-    want: &[u64; msg_type::N],
-    ext: &ExtAck<'_>,
-) -> bool {
-    // SAFETY: only the address of the generated policy is taken.
-    let pol = unsafe { &*core::ptr::addr_of!(ffi::crem_msg_types_nl_policy) };
+fn msg_types_read_back(nest: Option<Attr<'_>>, want: &[u64; msg_type::N]) -> bool {
     let Some(tb) =
-        nest.and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::parse(n, pol, ext).ok())
+        nest.and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::of_list(n.nested()))
     else {
         return false;
     };

@@ -8,9 +8,9 @@
 
 use super::{run, Checks};
 use crate::crem_core::ctl::{self, Addr, Config, Peer, Recovery, Role};
-use crate::ffi::{self, *};
-use crate::kernel_ext::genl::{Attr, ExtAck, Msg, Writer};
-use crate::netlink::{edit, put_config, ConfigAttrs};
+use crate::ffi::*;
+use crate::kernel_ext::genl::{Attr, ExtAck, Msg, Nested, Writer};
+use crate::netlink::{edit, put_config, request_policy, ConfigAttrs};
 use core::ffi::{c_char, c_int, CStr};
 use kernel::bindings;
 use kernel::error::Result;
@@ -102,15 +102,17 @@ impl Outcome {
     }
 }
 
-/// Writes a config-set nest with `body`, reads it as config-set does
-/// (policy, then edit onto `into`), and says how that went. (Boxed, and
+/// Writes config-set's attributes with `body`, reads them as config-set
+/// does (its op's policy, then edit onto `into`), and says how that went.
+/// They are in a nest here (type 1), which the policy parses as
+/// genetlink parses a request's top level. (Boxed, and
 /// not inlined: eleven cases' outcomes in one frame overflow the stack.)
 #[inline(never)]
 fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Option<KBox<Outcome>> {
     let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL)?;
     {
         let mut w = msg.notification(CREM_CMD_CONFIG_SET as u8).ok()?;
-        w.nest(CREM_A_CMD_CONFIG, body).ok()?;
+        w.nest(1, body).ok()?;
         w.end();
     }
     let data = msg.data();
@@ -142,9 +144,9 @@ fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Opti
     let mut e: bindings::netlink_ext_ack = unsafe { core::mem::zeroed() };
     {
         let ext = ExtAck::of(&mut e);
-        // SAFETY: only the address of the generated policy is taken.
-        let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_config_nl_policy) };
-        let r = ConfigAttrs::parse(nest, policy, &ext).and_then(|tb| edit(into, nest, &tb, &ext));
+        let policy = request_policy(CREM_CMD_CONFIG_SET)?;
+        let r = ConfigAttrs::parse(nest, policy, &ext)
+            .and_then(|tb| edit(into, &tb, nest.nested(), &ext));
         if let Err(err) = r {
             o.errno = err.to_errno();
         }
@@ -183,10 +185,11 @@ fn roundtrip(c: &mut Checks<'_>) {
     );
 }
 
-/// `put_config`'s attributes without its own nest (`read` writes that).
+/// `put_config`'s attributes (config-get's reply) as config-set's.
 fn put_config_body(w: &mut Writer<'_>, c: &Config) -> Result {
-    // put_config writes a whole config nest: into a scratch message, whose
-    // nest's attributes are copied into ours.
+    // put_config writes a message's attributes: into a scratch message,
+    // whose attributes are copied into ours (but pad, which config-set
+    // does not take).
     let mut m = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
     {
         let mut s = m.notification(CREM_CMD_CONFIG_CHANGE_NTF as u8)?;
@@ -194,10 +197,7 @@ fn put_config_body(w: &mut Writer<'_>, c: &Config) -> Result {
         s.end();
     }
     let data = m.data();
-    // SAFETY: as in `read`.
-    let nest = unsafe { Attr::from_raw(data.get(ATTRS_AT..).ok_or(EINVAL)?.as_ptr().cast()) }
-        .ok_or(EINVAL)?;
-    for a in nest.nested() {
+    for a in Nested::of_bytes(data.get(ATTRS_AT..).ok_or(EINVAL)?) {
         if u32::from(a.ty()) == CREM_A_CONFIG_PEER {
             w.nest(CREM_A_CONFIG_PEER, |w| {
                 for p in a.nested() {
@@ -235,8 +235,7 @@ fn refused(
         return;
     };
     let at = at(&o);
-    let ok =
-        o.errno == errno.to_kernel() && o.text() == want && o.bad_at.is_some() && o.bad_at == at;
+    let ok = o.errno == errno.to_kernel() && o.text() == want && o.bad_at == at;
     if !ok {
         let t = core::str::from_utf8(o.text()).unwrap_or("?");
         let _ = write!(
@@ -335,11 +334,9 @@ fn refusals(c: &mut Checks<'_>) {
     refused(c, "role", o, ctl::EINVAL, role_text, |o| {
         o.attr(CREM_A_CONFIG_ROLE, 0)
     });
-    // ...else the config nest itself (the host's role is the old one).
+    // ...else no attribute: the request (the host's role is the old one).
     let o = fresh(&mut |w| w.u16(CREM_A_CONFIG_PORT, 0));
-    refused(c, "role kept", o, ctl::EINVAL, role_text, |_| {
-        Some(ATTRS_AT)
-    });
+    refused(c, "role kept", o, ctl::EINVAL, role_text, |_| None);
     // A peer without its address: the peer nest is named.
     let o = fresh(&mut |w| {
         w.nest(CREM_A_CONFIG_PEER, |w| {

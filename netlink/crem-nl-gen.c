@@ -34,7 +34,14 @@ static const struct netlink_range_validation crem_a_config_max_bdp_range = {
 };
 
 /* Common nested types */
-const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_MAX_BDP + 1] = {
+const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
+	[CREM_A_PEER_PREFIX] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+	[CREM_A_PEER_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
+	[CREM_A_PEER_ADDR] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+};
+
+/* CREM_CMD_CONFIG_SET - do */
+static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_MAX_BDP + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
 	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),
@@ -47,134 +54,51 @@ const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_MAX_BDP + 1] = {
 	[CREM_A_CONFIG_HOLD_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_hold_us_range),
 	[CREM_A_CONFIG_MAX_FLOWS] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_flows_range),
 	[CREM_A_CONFIG_MAX_MEMORY] = NLA_POLICY_FULL_RANGE(NLA_U64, &crem_a_config_max_memory_range),
+	[CREM_A_CONFIG_MAX_BDP] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_bdp_range),
 	[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
-	[CREM_A_CONFIG_MAX_BDP] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_bdp_range),
-};
-
-const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_RDMA_MTU_EXACT + 1] = {
-	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
-	[CREM_A_FLOW_SRC] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
-	[CREM_A_FLOW_DST] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
-	[CREM_A_FLOW_DEST_QP] = { .type = NLA_U32, },
-	[CREM_A_FLOW_STATE] = NLA_POLICY_MAX(NLA_U8, 3),
-	[CREM_A_FLOW_CONFIG_ID] = { .type = NLA_U8, },
-	[CREM_A_FLOW_SCHEME] = NLA_POLICY_MAX(NLA_U8, 2),
-	[CREM_A_FLOW_K] = { .type = NLA_U8, },
-	[CREM_A_FLOW_M] = { .type = NLA_U8, },
-	[CREM_A_FLOW_SYMBOL_LEN] = { .type = NLA_U16, },
-	[CREM_A_FLOW_SRTT_US] = { .type = NLA_U32, },
-	[CREM_A_FLOW_LOSS_PPM] = { .type = NLA_U32, },
-	[CREM_A_FLOW_LOSS_CLASS] = NLA_POLICY_MAX(NLA_U8, 2),
-	[CREM_A_FLOW_BREAKER] = NLA_POLICY_MAX(NLA_U8, 1),
-	[CREM_A_FLOW_MEMORY] = { .type = NLA_U64, },
-	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
-	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
-	[CREM_A_FLOW_AGE_MS] = { .type = NLA_U64, },
-	[CREM_A_FLOW_STATS] = NLA_POLICY_NESTED(crem_flow_stats_nl_policy),
-	[CREM_A_FLOW_KIND] = NLA_POLICY_MAX(NLA_U8, 1),
-	[CREM_A_FLOW_EVENT] = NLA_POLICY_MAX(NLA_U8, 2),
-	[CREM_A_FLOW_CLOSE_REASON] = NLA_POLICY_MAX(NLA_U16, 4),
-	[CREM_A_FLOW_PINNED] = { .type = NLA_U8, },
-	[CREM_A_FLOW_SCHEMES] = NLA_POLICY_MASK(NLA_U8, 0x7),
-	[CREM_A_FLOW_MAX_K] = { .type = NLA_U8, },
-	[CREM_A_FLOW_MAX_M] = { .type = NLA_U8, },
-	[CREM_A_FLOW_MAX_SYMBOL_LEN] = { .type = NLA_U16, },
-	[CREM_A_FLOW_MAX_OPEN_BLOCKS] = { .type = NLA_U16, },
-	[CREM_A_FLOW_MIN_RTT_US] = { .type = NLA_U32, },
-	[CREM_A_FLOW_LAST_MSG_MS] = { .type = NLA_U64, },
-	[CREM_A_FLOW_RDMA_MTU] = { .type = NLA_U32, },
-	[CREM_A_FLOW_RDMA_MTU_EXACT] = { .type = NLA_U8, },
-};
-
-const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_HELD_OVERWRITTEN + 1] = {
-	[CREM_A_FLOW_STATS_SOURCES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_SOURCE_OCTETS] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_UNPROTECTED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REPAIRS_SENT] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_CODED_RETX] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_SOURCE_COPIES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REPAIR_OCTETS] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REQUESTS_RECEIVED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_FALLBACK_REQUESTS_RECEIVED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_BLOCKS_GIVEN_UP] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_RECEIVED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REPAIRS_RECEIVED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_RESTORED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_ICRC_FAILURES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REQUESTS_SENT] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_FALLBACKS] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_ABANDONED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_BLOCKS_INCOMPLETE] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_MSGS_IN] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_MSGS_OUT] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_SEND_FAILURES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_STORE_FULL] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_ALLOC_FAILURES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_HELD_DROPPED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_INJECTED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_INJECT_FAILURES] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_CODED_RETX_LOST] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_MSGS_IN_BY_TYPE] = NLA_POLICY_NESTED(crem_msg_types_nl_policy),
-	[CREM_A_FLOW_STATS_MSGS_OUT_BY_TYPE] = NLA_POLICY_NESTED(crem_msg_types_nl_policy),
-	[CREM_A_FLOW_STATS_REPAIRS_CE] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REPAIR_PATH_SIGNALS] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_RETX_BUDGET_LIMITED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_RETX_BUDGET_SYMBOLS] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_RESTORE_NO_HEADER] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_REPAIR_RATE_LIMITED] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_STORE_OVERWRITTEN] = { .type = NLA_UINT, },
-	[CREM_A_FLOW_STATS_HELD_OVERWRITTEN] = { .type = NLA_UINT, },
-};
-
-const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1] = {
-	[CREM_A_MSG_TYPES_REPAIR] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_HELLO] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_HELLO_ACK] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_PARAM_UPDATE] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_PARAM_ACK] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_REPAIR_REQUEST] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_LOSS_REPORT] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_PATH_REPORT] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_CLOSE] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_TC_AETH] = { .type = NLA_UINT, },
-	[CREM_A_MSG_TYPES_OTHER] = { .type = NLA_UINT, },
-};
-
-const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
-	[CREM_A_PEER_PREFIX] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
-	[CREM_A_PEER_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
-	[CREM_A_PEER_ADDR] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
-};
-
-/* CREM_CMD_CONFIG_SET - do */
-static const struct nla_policy crem_config_set_nl_policy[CREM_A_CMD_CONFIG + 1] = {
-	[CREM_A_CMD_CONFIG] = NLA_POLICY_NESTED(crem_config_nl_policy),
 };
 
 /* CREM_CMD_FLOW_GET - do */
-static const struct nla_policy crem_flow_get_nl_policy[CREM_A_CMD_FLOW + 1] = {
-	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+static const struct nla_policy crem_flow_get_nl_policy[CREM_A_FLOW_PEER + 1] = {
+	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 };
 
 /* CREM_CMD_FLOW_DEL - do */
-static const struct nla_policy crem_flow_del_nl_policy[CREM_A_CMD_FLOW + 1] = {
-	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+static const struct nla_policy crem_flow_del_nl_policy[CREM_A_FLOW_PEER + 1] = {
+	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 };
 
 /* CREM_CMD_FLOW_SET - do */
-static const struct nla_policy crem_flow_set_nl_policy[CREM_A_CMD_FLOW + 1] = {
-	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+static const struct nla_policy crem_flow_set_nl_policy[CREM_A_FLOW_PINNED + 1] = {
+	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+	[CREM_A_FLOW_K] = { .type = NLA_U8, },
+	[CREM_A_FLOW_M] = { .type = NLA_U8, },
+	[CREM_A_FLOW_PINNED] = { .type = NLA_U8, },
 };
 
 /* CREM_CMD_FLOW_NEW - do */
-static const struct nla_policy crem_flow_new_nl_policy[CREM_A_CMD_FLOW + 1] = {
-	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+static const struct nla_policy crem_flow_new_nl_policy[CREM_A_FLOW_KIND + 1] = {
+	[CREM_A_FLOW_SRC] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+	[CREM_A_FLOW_DST] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
+	[CREM_A_FLOW_DEST_QP] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_KIND] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_K] = { .type = NLA_U8, },
+	[CREM_A_FLOW_M] = { .type = NLA_U8, },
 };
 
 /* CREM_CMD_FLOW_RESET - do */
-static const struct nla_policy crem_flow_reset_nl_policy[CREM_A_CMD_FLOW + 1] = {
-	[CREM_A_CMD_FLOW] = NLA_POLICY_NESTED(crem_flow_nl_policy),
+static const struct nla_policy crem_flow_reset_nl_policy[CREM_A_FLOW_PEER + 1] = {
+	[CREM_A_FLOW_ID] = { .type = NLA_U32, },
+	[CREM_A_FLOW_SIDE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_FLOW_PEER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),
 };
 
 /* Ops table for crem */
@@ -188,7 +112,7 @@ const struct genl_split_ops crem_nl_ops[10] = {
 		.cmd		= CREM_CMD_CONFIG_SET,
 		.doit		= crem_nl_config_set_doit,
 		.policy		= crem_config_set_nl_policy,
-		.maxattr	= CREM_A_CMD_CONFIG,
+		.maxattr	= CREM_A_CONFIG_MAX_BDP,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -205,7 +129,7 @@ const struct genl_split_ops crem_nl_ops[10] = {
 		.cmd		= CREM_CMD_FLOW_GET,
 		.doit		= crem_nl_flow_get_doit,
 		.policy		= crem_flow_get_nl_policy,
-		.maxattr	= CREM_A_CMD_FLOW,
+		.maxattr	= CREM_A_FLOW_PEER,
 		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
@@ -217,28 +141,28 @@ const struct genl_split_ops crem_nl_ops[10] = {
 		.cmd		= CREM_CMD_FLOW_DEL,
 		.doit		= crem_nl_flow_del_doit,
 		.policy		= crem_flow_del_nl_policy,
-		.maxattr	= CREM_A_CMD_FLOW,
+		.maxattr	= CREM_A_FLOW_PEER,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= CREM_CMD_FLOW_SET,
 		.doit		= crem_nl_flow_set_doit,
 		.policy		= crem_flow_set_nl_policy,
-		.maxattr	= CREM_A_CMD_FLOW,
+		.maxattr	= CREM_A_FLOW_PINNED,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= CREM_CMD_FLOW_NEW,
 		.doit		= crem_nl_flow_new_doit,
 		.policy		= crem_flow_new_nl_policy,
-		.maxattr	= CREM_A_CMD_FLOW,
+		.maxattr	= CREM_A_FLOW_KIND,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= CREM_CMD_FLOW_RESET,
 		.doit		= crem_nl_flow_reset_doit,
 		.policy		= crem_flow_reset_nl_policy,
-		.maxattr	= CREM_A_CMD_FLOW,
+		.maxattr	= CREM_A_FLOW_PEER,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

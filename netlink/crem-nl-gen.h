@@ -15,10 +15,6 @@ int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *ext
 int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);
 
 /* Common nested types */
-extern const struct nla_policy crem_config_nl_policy[CREM_A_CONFIG_MAX_BDP + 1];
-extern const struct nla_policy crem_flow_nl_policy[CREM_A_FLOW_RDMA_MTU_EXACT + 1];
-extern const struct nla_policy crem_flow_stats_nl_policy[CREM_A_FLOW_STATS_HELD_OVERWRITTEN + 1];
-extern const struct nla_policy crem_msg_types_nl_policy[CREM_A_MSG_TYPES_OTHER + 1];
 extern const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1];
 
 /* Ops table for crem */

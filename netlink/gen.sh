@@ -27,22 +27,26 @@ ynl --mode kernel --source -o "$work/out/crem-nl-gen.c"
 ynl --mode uapi --header -o "$work/out/crem.h"
 # 6.12's generator cannot say "4 or 16 octets" of a binary attribute:
 # addresses get a validation function (rust/netlink/config.rs; reporters may
-# also be empty, which clears the list). Each substitution must happen
-# exactly once. (The permission is the spec's uns-admin-perm; the events
-# group's CAP_NET_ADMIN is the family's, which the module defines.)
-subst() { # FILE FROM TO
+# also be empty, which clears the list). Each op's policy has its own copy of
+# the attributes it takes, so each substitution happens as many times as
+# ops take the attribute (given). (The permission is the spec's
+# uns-admin-perm; the events group's CAP_NET_ADMIN is the family's, which the
+# module defines.)
+subst() { # FILE COUNT FROM TO
   local n
-  n=$(grep -cF -- "$2" "$1" || true)
-  [ "$n" = 1 ] || die "gen.sh: expected one '$2' in $(basename "$1"), found $n (generator changed?)"
-  FROM=$2 TO=$3 perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+  n=$(grep -cF -- "$3" "$1" || true)
+  [ "$n" = "$2" ] || die "gen.sh: expected $2 '$3' in $(basename "$1"), found $n (generator or spec changed?)"
+  FROM=$3 TO=$4 perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/g' "$1"
 }
-for a in PEER_PREFIX PEER_ADDR FLOW_SRC FLOW_DST FLOW_PEER; do
-  subst "$work/out/crem-nl-gen.c" "[CREM_A_${a}] = { .type = NLA_BINARY, }," \
-    "[CREM_A_${a}] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),"
+# peer.prefix, peer.addr: the peer nest's policy; flow.src, flow.dst:
+# flow-new's; flow.peer: flow-get, -del, -set and -reset's.
+for a in PEER_PREFIX:1 PEER_ADDR:1 FLOW_SRC:1 FLOW_DST:1 FLOW_PEER:4; do
+  subst "$work/out/crem-nl-gen.c" "${a#*:}" "[CREM_A_${a%:*}] = { .type = NLA_BINARY, }," \
+    "[CREM_A_${a%:*}] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_addr, 16),"
 done
-subst "$work/out/crem-nl-gen.c" "[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, }," \
+subst "$work/out/crem-nl-gen.c" 1 "[CREM_A_CONFIG_REPORTER] = { .type = NLA_BINARY, }," \
   "[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),"
-subst "$work/out/crem-nl-gen.h" "/* Common nested types */" \
+subst "$work/out/crem-nl-gen.h" 1 "/* Common nested types */" \
   "int crem_nl_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack);
 int crem_nl_validate_reporter(const struct nlattr *attr, struct netlink_ext_ack *extack);
 

@@ -76,11 +76,12 @@ HEADER = """\
 //! - `<ENUM>`: an enum's entry names in value order (value = index), all in
 //!   `ENUMS`; module `<enum>` (snake case) holds its values (`u8`) as
 //!   `<ENTRY>`.
-//! - `<SET>_<ATTR>`: attribute ids (`u16`); the set `cmd`'s are
-//!   `CMD_A_<ATTR>` (`CMD_` are commands). An attribute name that would
+//! - `<SET>_<ATTR>`: attribute ids (`u16`). An attribute name that would
 //!   equal another name of this file gets `_ATTR` (`FLOW_STATE_ATTR`: the
 //!   enum `FLOW_STATE` has the name).
-//! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`.
+//! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`; `OP_SETS`
+//!   gives each operation's set, whose attributes its messages carry at
+//!   the top level.
 //! - The counter sets stats, flow-stats and msg-types have a module each,
 //!   `stat`, `flow_stat` and `msg_type` (the set's name in snake case
 //!   without its final s): `<ATTR>` is a `uint` attribute's index (`usize`)
@@ -311,15 +312,29 @@ def parse(spec):
         if not isinstance(v, int) or not 0 < v <= 255:
             fail(f"operation {o['name']}: id {v!r}")
         nxt = v + 1
-        ops.append({"name": o["name"], "id": v, "doc": doc_text(o)})
+        ops.append({"name": o["name"], "id": v, "doc": doc_text(o),
+                    "set": o.get("attribute-set"), "notify": o.get("notify")})
     if len({o["id"] for o in ops}) != len(ops):
         fail("an operation id twice")
+    # Each op's attributes are its set's at the top level (per-op subsets,
+    # no wrapping nest); a notification's are those of the op it notifies as.
+    by_name = {o["name"]: o for o in ops}
+    set_names = {s["name"] for s in sets}
+    for o in ops:
+        if o["notify"] is not None:
+            if o["set"] is not None:
+                fail(f"operation {o['name']}: notify and attribute-set both")
+            n = by_name.get(o["notify"])
+            if n is None or n["set"] is None:
+                fail(f"operation {o['name']}: notifies as {o['notify']!r}, which has no attribute-set")
+            o["set"] = n["set"]
+        if o["set"] is not None and o["set"] not in set_names:
+            fail(f"operation {o['name']}: no attribute set {o['set']!r}")
     return fam, enums, sets, ops
 
 
 def attr_const(set_name, attr_name):
-    prefix = "CMD_A" if set_name == "cmd" else upper(set_name)
-    return f"{prefix}_{upper(attr_name)}"
+    return f"{upper(set_name)}_{upper(attr_name)}"
 
 
 def comment(prefix, text, indent=""):
@@ -345,6 +360,7 @@ def generate(spec, spdx):
     names.add("OPS", "the operations")
     names.add("ENUMS", "the enums")
     names.add("SETS", "the attribute sets")
+    names.add("OP_SETS", "the operations' attribute sets")
     mcgrp_consts = [names.add(f"MCGRP_{upper(g)}", f"multicast group {g}") for g in fam["mcgrps"]]
     cmd_consts = [names.add(f"CMD_{upper(o['name'])}", f"operation {o['name']}") for o in ops]
     enum_consts = {e["name"]: names.add(upper(e["name"]), f"enum {e['name']}") for e in enums}
@@ -448,6 +464,15 @@ def generate(spec, spdx):
     w("pub const SETS: &[&AttrSet] = &[\n")
     for s in sets:
         w(f"    &{set_consts[s['name']]},\n")
+    w("];\n")
+    w("\n")
+    w("/// Each operation's attribute set, whose attributes its messages carry\n")
+    w("/// at the top level (a notification's: the op it notifies as), in spec\n")
+    w("/// order: (command id, set).\n")
+    w("pub const OP_SETS: &[(u8, &AttrSet)] = &[\n")
+    for o, c in zip(ops, cmd_consts):
+        if o["set"] is not None:
+            w(f"    ({c}, &{set_consts[o['set']]}),\n")
     w("];\n")
 
     for sname, m in COUNTER_SETS.items():

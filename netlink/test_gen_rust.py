@@ -103,7 +103,7 @@ class GenRust(unittest.TestCase):
         self.assertIn("pub const FLOW_STATE_ATTR: u16 = 6;", text)
         self.assertIn("pub const FLOW_STATE: &[&str] =", text)
         self.assertIn("pub const FLOW_KIND_ATTR: u16 = 21;", text)
-        self.assertIn("pub const CMD_A_CONFIG: u16 = 1;", text)
+        self.assertIn("    (CMD_FLOW_CHANGE_NTF, &FLOW_SET),", text)
         self.assertIn("pub const CMD_CONFIG_GET: u8 = 1;", text)
         self.assertIn("pub mod flow_stat {", text)
         self.assertIn("Do not edit", text)
@@ -145,6 +145,17 @@ class GenRust(unittest.TestCase):
         spec = self.spec_copy()
         spec["attribute-sets"].append({"name": "flow-get", "subset-of": "flow", "attributes": []})
         self.refused(spec, ["subset-of"])
+
+        # A notification of an op without a set; an op of a set that is not.
+        spec = self.spec_copy()
+        ops = spec["operations"]["list"]
+        next(o for o in ops if o["name"] == "stats-reset").pop("attribute-set")
+        ops.append({"name": "stats-reset-ntf", "notify": "stats-reset", "mcgrp": "events"})
+        self.refused(spec, ["stats-reset-ntf", "no attribute-set"])
+        spec = self.spec_copy()
+        next(o for o in spec["operations"]["list"]
+             if o["name"] == "flow-del")["attribute-set"] = "flows"
+        self.refused(spec, ["flow-del", "no attribute set 'flows'"])
 
         spec = self.spec_copy()
         next(d for d in spec["definitions"] if d["name"] == "side")["value-start"] = 1

@@ -6,8 +6,8 @@
 //! allocates, and it reads the flow under the same lock), so the event is
 //! marked on the flow (`host.rs`) and the netns's work item here sends what
 //! is marked. Two of a kind in a row before the work runs are sent once
-//! (the flow nest shows the state then). The flow nest is the netlink
-//! side's (`crate::netlink`).
+//! (the flow's attributes show the state then). They are written by the
+//! netlink side (`crate::netlink`).
 
 use crate::crem_core::nl::stat;
 use crate::ffi;

@@ -594,6 +594,13 @@ struct nlattr **crem_h_genl_info_attrs(const struct genl_info *info)
 	return info->attrs;
 }
 
+const struct nlattr *crem_h_genl_info_payload(const struct genl_info *info, int *len)
+{
+	/* The family has no user header: the attributes follow genlmsghdr. */
+	*len = genlmsg_len(info->genlhdr);
+	return genlmsg_data(info->genlhdr);
+}
+
 struct netlink_ext_ack *crem_h_genl_info_extack(const struct genl_info *info)
 {
 	return info->extack;

@@ -208,6 +208,8 @@ void *crem_h_genlmsg_put_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			      const struct genl_family *f, u8 cmd);
 struct net *crem_h_genl_info_net(const struct genl_info *info);
 struct nlattr **crem_h_genl_info_attrs(const struct genl_info *info);
+/* The request's attributes in order: genlmsg_data(), @*len octets */
+const struct nlattr *crem_h_genl_info_payload(const struct genl_info *info, int *len);
 struct netlink_ext_ack *crem_h_genl_info_extack(const struct genl_info *info);
 struct net *crem_h_skb_sock_net(const struct sk_buff *skb);
 /* netlink_ns_capable(@skb, @net->user_ns, @cap) */

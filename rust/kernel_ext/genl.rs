@@ -114,7 +114,9 @@ impl<'r> Attr<'r> {
 
     /// The attributes of a nest, in their order (`nla_for_each_nested`):
     /// those of a nest its policy validated (`nla_parse_nested` of the
-    /// nest that holds it, or of itself).
+    /// nest that holds it, or of itself). (The module reads its requests
+    /// through their ops' policies; KUnit reads nests back.)
+    #[cfg(crem_kunit)]
     pub(crate) fn nested(self) -> Nested<'r> {
         Nested {
             rest: self.payload(),
@@ -136,6 +138,15 @@ impl<'r> Attr<'r> {
 pub(crate) struct Nested<'r> {
     /// What follows the attributes met so far.
     rest: &'r [u8],
+}
+
+impl<'r> Nested<'r> {
+    /// The attributes in `rest`, a message's (after its headers) or a
+    /// nest's payload that the module wrote (KUnit).
+    #[cfg(crem_kunit)]
+    pub(crate) fn of_bytes(rest: &'r [u8]) -> Self {
+        Nested { rest }
+    }
 }
 
 impl<'r> Iterator for Nested<'r> {
@@ -169,17 +180,21 @@ pub(crate) struct Attrs<'r, const N: usize> {
 }
 
 impl<'r, const N: usize> Attrs<'r, N> {
-    /// Parses `nest` with `policy` (the generated policy of its set); the
-    /// kernel's refusal is in `ext`.
+    /// Parses `nest` with `policy` (a generated policy: of its set, or an
+    /// op's; at most `N` entries); the kernel's refusal is in `ext`.
     pub(crate) fn parse(
         nest: Attr<'r>,
-        policy: &'static [bindings::nla_policy; N],
+        policy: &'static [bindings::nla_policy],
         ext: &ExtAck<'r>,
     ) -> Result<Self> {
         let mut tb = [ptr::null_mut(); N];
-        let max = c_int::try_from(N.saturating_sub(1)).map_err(|_| EINVAL)?;
-        // SAFETY: `tb` and `policy` have `max + 1` entries; `nest` a parsed
-        // attribute of the request; the extack is the request's or null.
+        if policy.is_empty() || policy.len() > N {
+            return Err(EINVAL);
+        }
+        let max = c_int::try_from(policy.len() - 1).map_err(|_| EINVAL)?;
+        // SAFETY: `policy` has `max + 1` entries and `tb` at least as many;
+        // `nest` a parsed attribute of the request; the extack is the
+        // request's or null.
         let rc = unsafe {
             ffi::crem_h_nla_parse_nested(
                 tb.as_mut_ptr(),
@@ -198,6 +213,30 @@ impl<'r, const N: usize> Attrs<'r, N> {
         })
     }
 
+    /// A `doit`'s request, parsed by genetlink with the op's policy
+    /// (`tb`: `maxattr + 1` entries, or null for an op without one): the
+    /// types past either bound are absent.
+    ///
+    /// # Safety
+    ///
+    /// `tb` is null or a `genl_info`'s attrs for an op whose `maxattr` is
+    /// `maxattr`, each entry null or an attribute of a request alive for
+    /// `'r`.
+    unsafe fn of_request(tb: *mut *mut bindings::nlattr, maxattr: u32) -> Self {
+        let mut out = [ptr::null_mut(); N];
+        if !tb.is_null() {
+            let n = usize::try_from(maxattr).map_or(N, |m| m.saturating_add(1).min(N));
+            for (i, slot) in out.iter_mut().take(n).enumerate() {
+                // SAFETY: `i <= maxattr`: within the table (the contract).
+                *slot = unsafe { *tb.add(i) };
+            }
+        }
+        Attrs {
+            tb: out,
+            _r: PhantomData,
+        }
+    }
+
     /// The attribute of type `ty`, if given.
     pub(crate) fn get(&self, ty: u32) -> Option<Attr<'r>> {
         let a = *self.tb.get(usize::try_from(ty).ok()?)?;
@@ -208,6 +247,25 @@ impl<'r, const N: usize> Attrs<'r, N> {
 
     pub(crate) fn has(&self, ty: u32) -> bool {
         self.get(ty).is_some()
+    }
+
+    /// The attributes of `list` by type, without a policy (a reply has
+    /// none: KUnit reads back what the module wrote); `None` if one's type
+    /// is `N` or more, or one is given twice.
+    #[cfg(crem_kunit)]
+    pub(crate) fn of_list(list: Nested<'r>) -> Option<Self> {
+        let mut tb: [*mut bindings::nlattr; N] = [ptr::null_mut(); N];
+        for a in list {
+            let slot = tb.get_mut(usize::from(a.ty()))?;
+            if !slot.is_null() {
+                return None;
+            }
+            *slot = a.as_ptr().cast_mut();
+        }
+        Some(Attrs {
+            tb,
+            _r: PhantomData,
+        })
     }
 }
 
@@ -299,7 +357,21 @@ impl<'r> ExtAck<'r> {
     }
 }
 
+/// The `maxattr` of `cmd`'s do in the op table `ops` (a dump of the same
+/// command, which takes no request here, has 0): 0 if none.
+pub(crate) fn op_maxattr(ops: &[ffi::genl_split_ops], cmd: u32) -> u32 {
+    ops.iter()
+        .filter(|o| u32::from(o.cmd) == cmd)
+        .map(|o| o.maxattr)
+        .max()
+        .unwrap_or(0)
+}
+
 /// A `doit`'s request: the genl_info and the skb it came in, for the call.
+/// Its attributes are at the top level, parsed by genetlink with the op's
+/// own policy (the generated op table's, from the op's `request` list in
+/// the spec): an attribute the op does not take was refused before the
+/// `doit` ran.
 pub(crate) struct Info<'r> {
     skb: *mut bindings::sk_buff,
     info: *mut ffi::genl_info,
@@ -313,7 +385,7 @@ impl<'r> Info<'r> {
     /// # Safety
     ///
     /// `skb` and `info` are a `doit`'s arguments, valid for `'r` (the call),
-    /// and `maxattr` is that op's (the generated op table's).
+    /// and `maxattr` is that op's (the op table's: [`op_maxattr`]).
     pub(crate) unsafe fn from_raw(
         skb: *mut bindings::sk_buff,
         info: *mut ffi::genl_info,
@@ -341,31 +413,32 @@ impl<'r> Info<'r> {
         }
     }
 
-    /// The top-level attribute `ty`, if given.
-    pub(crate) fn attr(&self, ty: u32) -> Option<Attr<'r>> {
-        if ty > self.maxattr || self.maxattr == 0 {
-            return None;
-        }
-        // SAFETY: a live genl_info; its attrs (non-null for a maxattr > 0)
-        // has `maxattr + 1` entries, and `ty <= maxattr`; each is null or
-        // an attribute of the request, validated by the op's policy.
+    /// The request's attributes by type (`N`: the op's set's largest type
+    /// + 1).
+    pub(crate) fn attrs<const N: usize>(&self) -> Attrs<'r, N> {
+        // SAFETY: a live genl_info; its attrs has the op's `maxattr + 1`
+        // entries (or is null), each null or an attribute of the request,
+        // which lives for the call.
         unsafe {
             let tb = ffi::crem_h_genl_info_attrs(self.info);
-            if tb.is_null() {
-                return None;
-            }
-            Attr::from_raw(*tb.add(ty as usize))
+            Attrs::of_request(tb, self.maxattr)
         }
     }
 
-    /// The top-level attribute `ty`; if missing, the extack says so
-    /// (`GENL_REQ_ATTR_CHECK`).
-    pub(crate) fn require(&self, ty: u32) -> Option<Attr<'r>> {
-        let a = self.attr(ty);
-        if a.is_none() {
-            self.extack().missing(None, ty);
-        }
-        a
+    /// The request's attributes in their order (a multi-attr's entries
+    /// among them), which the op's policy validated.
+    pub(crate) fn list(&self) -> Nested<'r> {
+        let mut len: c_int = 0;
+        // SAFETY: a live genl_info: its message holds `len` octets of
+        // attributes from the returned address, alive for the call.
+        let rest = unsafe {
+            let at = ffi::crem_h_genl_info_payload(self.info, &mut len);
+            match usize::try_from(len) {
+                Ok(n) if n > 0 && !at.is_null() => core::slice::from_raw_parts(at.cast::<u8>(), n),
+                _ => &[],
+            }
+        };
+        Nested { rest }
     }
 
     /// Whether the sender has CAP_NET_ADMIN over the request's netns's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The netns's configuration over the family: config-get, config-set, the
-//! config-changed notification, and the policy callbacks of the address
+//! config-change-ntf notification, and the policy callbacks of the address
 //! attributes. The rules and texts are crem-core's (`ctl`); this file
 //! reads the attributes into a `ctl::Edit`, looks up what the rules need
 //! from the kernel (routes, the initial netns's limits), binds the socket
@@ -45,9 +45,9 @@ fn init_limits() -> Result<Limits> {
     Ok(init_state()?.settings.limits())
 }
 
-/// The config nest of `c`.
+/// The attributes of `c` (config-get's reply, config-change-ntf).
 pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
-    w.nest(CREM_A_CMD_CONFIG, |w| {
+    {
         w.u16(CREM_A_CONFIG_PORT, c.port)?;
         w.u8(CREM_A_CONFIG_ROLE, c.role.into())?;
         w.u8(CREM_A_CONFIG_RECOVERY, c.recovery.into())?;
@@ -72,7 +72,7 @@ pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
             })?;
         }
         Ok(())
-    })
+    }
 }
 
 /// A copy of `st`'s configuration (boxed: 1.4 KB); for a limited
@@ -98,7 +98,7 @@ pub(super) fn get(info: &Info<'_>) -> Result {
     msg.reply(info)
 }
 
-/// config-changed to the events group of `st`'s netns, if anyone listens
+/// config-change-ntf to the events group of `st`'s netns, if anyone listens
 /// (process context); a notification lost is counted (drop-notify).
 fn notify(st: &NetState) {
     let net = st.net().as_ptr();
@@ -119,17 +119,16 @@ fn notify(st: &NetState) {
     }
 }
 
-/// The attribute a refusal names: the config nest, one of its attributes,
-/// or the list entry being read (`entry`, with its peer nest's attributes
-/// if it is a peer).
+/// The attribute a refusal names: one of the request's attributes, or the
+/// list entry being read (`entry`, with its peer nest's attributes if it
+/// is a peer); none for the request as a whole.
 fn locate<'r>(
     f: Option<Field>,
-    nest: Attr<'r>,
     tb: &ConfigAttrs<'r>,
     entry: Option<(Attr<'r>, Option<&PeerAttrs<'r>>)>,
 ) -> Option<Attr<'r>> {
     match f? {
-        Field::Nest => Some(nest),
+        Field::Request => None,
         Field::Config(id) => tb.get(id.into()),
         Field::Reporter(_) | Field::Peer(_) => entry.map(|(a, _)| a),
         Field::PeerAttr(_, id) => entry?.1?.get(id.into()),
@@ -137,13 +136,13 @@ fn locate<'r>(
     }
 }
 
-/// The config nest's attributes applied to `c` (a snapshot): the scalars,
-/// then the reporter and peer lists in the nest's order, then the rules
-/// across them (`ctl::Edit`).
+/// config-set's attributes (`tb` by type, `list` in order) applied to `c`
+/// (a snapshot): the scalars, then the reporter and peer lists in the
+/// request's order, then the rules across them (`ctl::Edit`).
 pub(crate) fn edit<'r>(
     c: &mut Config,
-    nest: Attr<'r>,
     tb: &ConfigAttrs<'r>,
+    list: genl::Nested<'r>,
     ext: &ExtAck<'r>,
 ) -> Result<ctl::Given> {
     let mut e = ctl::Edit::new(c);
@@ -193,8 +192,8 @@ pub(crate) fn edit<'r>(
     // SAFETY: only the address of the generated policy is taken (an array
     // of `CREM_A_PEER_MAX + 1` entries, as the type says).
     let peer_policy = unsafe { &*core::ptr::addr_of!(ffi::crem_peer_nl_policy) };
-    // The nest was validated whole by `tb`'s parse.
-    for a in nest.nested() {
+    // The request was validated whole by the op's policy (`tb`'s parse).
+    for a in list {
         let r = match u32::from(a.ty()) {
             CREM_A_CONFIG_REPORTER => e.reporter(a.payload()).map_err(|r| (r, None)),
             CREM_A_CONFIG_PEER if a.payload().is_empty() => {
@@ -211,15 +210,11 @@ pub(crate) fn edit<'r>(
             _ => Ok(()),
         };
         if let Err((r, p)) = r {
-            return Err(refuse(
-                ext,
-                &r,
-                locate(r.at, nest, tb, Some((a, p.as_ref()))),
-            ));
+            return Err(refuse(ext, &r, locate(r.at, tb, Some((a, p.as_ref())))));
         }
     }
     e.finish()
-        .map_err(|r| refuse(ext, &r, locate(r.at, nest, tb, None)))
+        .map_err(|r| refuse(ext, &r, locate(r.at, tb, None)))
 }
 
 /// The MTU of the route to IPv4 address `a` in `st`'s netns, if there is
@@ -235,20 +230,16 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     let net = info.net();
     let st = state(net)?;
     let ext = info.extack();
-    let nest = info.require(CREM_A_CMD_CONFIG).ok_or(EINVAL)?;
-    // SAFETY: only the address of the generated policy is taken (an array
-    // of `CREM_A_CONFIG_MAX + 1` entries, as the type says).
-    let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_config_nl_policy) };
-    let tb = ConfigAttrs::parse(nest, policy, &ext)?;
+    let tb: ConfigAttrs<'_> = info.attrs();
     let mut c = KBox::new(Config::DEFAULT, GFP_KERNEL)?;
     let init = init_state()?;
     let limited = limited(st);
-    let at = |r: &ctl::Refusal| locate(r.at, nest, &tb, None);
+    let at = |r: &ctl::Refusal| locate(r.at, &tb, None);
 
     let setter = st.settings.setter();
     st.settings.snapshot(&mut c);
     let (serving, was) = (c.socket_port(), c.role);
-    let given = edit(&mut c, nest, &tb, &ext)?;
+    let given = edit(&mut c, &tb, info.list(), &ext)?;
     if limited {
         ctl::check_limits(&mut c, given, init_limits()?).map_err(|r| refuse(&ext, &r, at(&r)))?;
     }

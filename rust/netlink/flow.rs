@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Flows over the family: the flow nest (`put_flow`, also the
+//! Flows over the family: a flow's attributes (`put_flow`, also the
 //! notifications'), the dump, consistent under churn through the table's
 //! generation (NLM_F_DUMP_INTR when it moved), and the ops that name one
 //! flow by its Flow ID (get, del, set, reset) or make one (new).
@@ -11,7 +11,7 @@ use crate::crem_core::nl::{
     FLOW_STATS_MSGS_OUT_BY_TYPE,
 };
 use crate::engine::PinRefused;
-use crate::ffi::{self, *};
+use crate::ffi::*;
 use crate::flow::{info_buffer, Flow};
 use crate::flow_info::{Counters, FlowInfo};
 use crate::kernel_ext::bh;
@@ -56,7 +56,8 @@ pub(super) fn put_counters(w: &mut Writer<'_>, ty: u16, c: &Counters) -> Result 
     })
 }
 
-/// The flow nest of `f` (its state read into `fi`): `ev`, a flow-change
+/// The attributes of flow `f` (its state read into `fi`; a reply's or a
+/// notification's): `ev`, a flow-change
 /// event (`CREM_FLOW_EVENT_*`) with its close reason; `id`: with the Flow
 /// ID (the reader has CAP_NET_ADMIN over the netns).
 pub(crate) fn put_flow(
@@ -70,7 +71,7 @@ pub(crate) fn put_flow(
     put_info(w, fi, ev, id)
 }
 
-/// The flow nest of `fi` (see [`put_flow`]).
+/// The attributes of `fi` (see [`put_flow`]).
 pub(crate) fn put_info(
     w: &mut Writer<'_>,
     fi: &FlowInfo,
@@ -78,7 +79,7 @@ pub(crate) fn put_info(
     id: bool,
 ) -> Result {
     let csf = fi.key.side == side::CSF;
-    w.nest(CREM_A_CMD_FLOW, |w| {
+    {
         if id {
             w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
         }
@@ -126,12 +127,11 @@ pub(crate) fn put_info(
             }
         }
         Ok(())
-    })
+    }
 }
 
-/// The payload of a message with one flow nest ([`put_flow`]), at most.
-pub(crate) const FLOW_MSG_SIZE: usize = genl::total_size(0) // the flow nest
-    + 6 * genl::total_size(4) // id, dest-qp, srtt-us, min-rtt-us, loss-ppm, rdma-mtu
+/// The payload of a message with one flow ([`put_flow`]), at most.
+pub(crate) const FLOW_MSG_SIZE: usize = 6 * genl::total_size(4) // id, dest-qp, srtt-us, min-rtt-us, loss-ppm, rdma-mtu
     + 3 * genl::total_size(4) // src, dst, peer
     // side, kind, state, config-id, scheme, k, m, loss-class, breaker,
     // event, pinned, schemes, max-k, max-m, rdma-mtu-exact
@@ -198,36 +198,21 @@ struct Sel {
     peer: u32,
 }
 
-/// The request's flow nest, parsed; `needs`: what it must hold (for the
-/// text when it is missing).
-fn flow_nest<'r>(info: &Info<'r>, needs: &str) -> Result<(Attr<'r>, FlowAttrs<'r>)> {
-    let ext = info.extack();
-    let Some(nest) = info.require(CREM_A_CMD_FLOW) else {
-        ext.fmt(format_args!("a flow nest with {needs} is required"), None);
-        return Err(EINVAL);
-    };
-    // SAFETY: only the address of the generated policy is taken (an array
-    // of `CREM_A_FLOW_MAX + 1` entries, as the type says).
-    let policy = unsafe { &*core::ptr::addr_of!(ffi::crem_flow_nl_policy) };
-    let tb = FlowAttrs::parse(nest, policy, &ext)?;
-    Ok((nest, tb))
-}
-
-/// One IPv4 address of a flow nest (`what` names it in the text); absent:
-/// an error if `required`, else 0.
+/// One IPv4 address of a flow request (`what` names it in the text);
+/// absent: an error if `required`, else 0.
 fn addr<'r>(
     tb: &FlowAttrs<'r>,
     ty: u32,
     what: &str,
     required: bool,
-    nest: Attr<'r>,
     ext: &ExtAck<'r>,
 ) -> Result<u32> {
     let Some(a) = tb.get(ty) else {
         if !required {
             return Ok(0);
         }
-        ext.fmt(format_args!("a new flow needs {what}"), Some(nest));
+        ext.missing(None, ty);
+        ext.fmt(format_args!("a new flow needs {what}"), None);
         return Err(EINVAL);
     };
     a.in_addr().ok_or_else(|| {
@@ -241,10 +226,10 @@ fn addr<'r>(
 
 fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
     let ext = info.extack();
-    let (nest, tb) = flow_nest(info, "the flow's id")?;
+    let tb: FlowAttrs<'r> = info.attrs();
     let Some(id_attr) = tb.get(CREM_A_FLOW_ID) else {
-        ext.missing(Some(nest), CREM_A_FLOW_ID);
-        ext.msg(c"the flow's id is required", Some(nest));
+        ext.missing(None, CREM_A_FLOW_ID);
+        ext.msg(c"the flow's id is required", None);
         return Err(EINVAL);
     };
     let id = id_attr.u32().unwrap_or(0);
@@ -257,7 +242,7 @@ fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
     }
     // The policy allows only csf and crf.
     let side = tb.get(CREM_A_FLOW_SIDE).and_then(Attr::u8);
-    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, nest, &ext)?;
+    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, &ext)?;
     Ok((Sel { id, side, peer }, tb))
 }
 
@@ -374,7 +359,7 @@ pub(super) fn del(info: &Info<'_>) -> Result {
     Ok(())
 }
 
-/// k and m of a flow nest, given together (flow-set, flow-new): the rules
+/// k and m of a flow request, given together (flow-set, flow-new): the rules
 /// are crem-core's (`ctl::km`, config-set's texts for the two it shares).
 fn km(tb: &FlowAttrs<'_>, ext: &ExtAck<'_>) -> Result<(u8, u8)> {
     // Present but unreadable (the policy makes that impossible) is 0.
@@ -458,12 +443,12 @@ pub(super) fn set(info: &Info<'_>) -> Result {
 pub(super) fn new(info: &Info<'_>) -> Result {
     let ext = info.extack();
     let st = state(info.net())?;
-    let (nest, tb) = flow_nest(info, "src, dst and dest-qp")?;
-    let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, nest, &ext)?;
-    let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, nest, &ext)?;
+    let tb: FlowAttrs<'_> = info.attrs();
+    let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, &ext)?;
+    let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, &ext)?;
     let Some(qp) = tb.get(CREM_A_FLOW_DEST_QP) else {
-        ext.missing(Some(nest), CREM_A_FLOW_DEST_QP);
-        ext.msg(c"a new flow needs dest-qp", Some(nest));
+        ext.missing(None, CREM_A_FLOW_DEST_QP);
+        ext.msg(c"a new flow needs dest-qp", None);
         return Err(EINVAL);
     };
     let dqp = qp.u32().unwrap_or(u32::MAX);

@@ -38,17 +38,34 @@ const _: () = assert!(ffi::CREM_NLGRP_EVENTS == 0 && nl::MCGRPS.len() == 1);
 pub(crate) fn register() -> Result<genl::Registration> {
     // SAFETY: a constant the C side defines (`GENL_MCAST_CAP_NET_ADMIN`).
     let cap_net_admin = unsafe { ffi::crem_h_genl_mcast_cap_net_admin };
-    // SAFETY: only the generated op table's address and length are taken.
-    let ops = unsafe { &*core::ptr::addr_of!(ffi::crem_nl_ops) };
     genl::Registration::register(&FamilySpec {
         name: nl::FAMILY_NAME,
         version: nl::FAMILY_VERSION,
-        ops,
+        ops: ops(),
         groups: &[GroupSpec {
             name: nl::MCGRP_EVENTS,
             flags: cap_net_admin,
         }],
     })
+}
+
+/// The generated op table (`netlink/crem-nl-gen.c`).
+fn ops() -> &'static [ffi::genl_split_ops] {
+    // SAFETY: a constant table of the generated C, never written.
+    unsafe { &*core::ptr::addr_of!(ffi::crem_nl_ops) }
+}
+
+/// The request policy of `cmd`'s do in the op table (its `maxattr + 1`
+/// entries), if it has one: KUnit parses as genetlink would.
+#[cfg(crem_kunit)]
+pub(crate) fn request_policy(cmd: u32) -> Option<&'static [bindings::nla_policy]> {
+    let op = ops()
+        .iter()
+        .find(|o| u32::from(o.cmd) == cmd && !o.policy.is_null())?;
+    let n = usize::try_from(op.maxattr).ok()?.checked_add(1)?;
+    // SAFETY: the generated table's policies have `maxattr + 1` entries and
+    // are constant.
+    Some(unsafe { core::slice::from_raw_parts(op.policy, n) })
 }
 
 /// The netns state of `net` (every netns has one while the family's ops
@@ -82,19 +99,19 @@ fn to_c(r: Result) -> c_int {
     }
 }
 
-/// Each doit of the op table: its request, bounded by the op's `maxattr`
-/// (the generated table's, from the same YAML as the constants), to its
-/// handler; the prototype is checked against the generated header's.
+/// Each doit of the op table: its request (attributes parsed by the op's
+/// generated policy) to its handler; the prototype is checked against the
+/// generated header's.
 macro_rules! doit {
-    ($name:ident, $maxattr:expr, $handler:path) => {
+    ($name:ident, $cmd:expr, $handler:path) => {
         #[no_mangle]
         unsafe extern "C" fn $name(
             skb: *mut bindings::sk_buff,
             info: *mut ffi::genl_info,
         ) -> c_int {
             // SAFETY: genetlink calls a doit with its request's skb and
-            // genl_info, live for the call; `$maxattr` is this op's.
-            let info = unsafe { Info::from_raw(skb, info, $maxattr) };
+            // genl_info, live for the call; the maxattr is its op's.
+            let info = unsafe { Info::from_raw(skb, info, genl::op_maxattr(ops(), $cmd)) };
             to_c($handler(&info))
         }
         const _: [unsafe extern "C" fn(*mut bindings::sk_buff, *mut ffi::genl_info) -> c_int; 2] =
@@ -102,15 +119,31 @@ macro_rules! doit {
     };
 }
 
-doit!(crem_nl_config_get_doit, 0, config::get);
-doit!(crem_nl_config_set_doit, ffi::CREM_A_CMD_CONFIG, config::set);
-doit!(crem_nl_stats_get_doit, 0, stats::get);
-doit!(crem_nl_stats_reset_doit, 0, stats::reset);
-doit!(crem_nl_flow_get_doit, ffi::CREM_A_CMD_FLOW, flow::get);
-doit!(crem_nl_flow_del_doit, ffi::CREM_A_CMD_FLOW, flow::del);
-doit!(crem_nl_flow_set_doit, ffi::CREM_A_CMD_FLOW, flow::set);
-doit!(crem_nl_flow_new_doit, ffi::CREM_A_CMD_FLOW, flow::new);
-doit!(crem_nl_flow_reset_doit, ffi::CREM_A_CMD_FLOW, flow::reset);
+doit!(
+    crem_nl_config_get_doit,
+    ffi::CREM_CMD_CONFIG_GET,
+    config::get
+);
+doit!(
+    crem_nl_config_set_doit,
+    ffi::CREM_CMD_CONFIG_SET,
+    config::set
+);
+doit!(crem_nl_stats_get_doit, ffi::CREM_CMD_STATS_GET, stats::get);
+doit!(
+    crem_nl_stats_reset_doit,
+    ffi::CREM_CMD_STATS_RESET,
+    stats::reset
+);
+doit!(crem_nl_flow_get_doit, ffi::CREM_CMD_FLOW_GET, flow::get);
+doit!(crem_nl_flow_del_doit, ffi::CREM_CMD_FLOW_DEL, flow::del);
+doit!(crem_nl_flow_set_doit, ffi::CREM_CMD_FLOW_SET, flow::set);
+doit!(crem_nl_flow_new_doit, ffi::CREM_CMD_FLOW_NEW, flow::new);
+doit!(
+    crem_nl_flow_reset_doit,
+    ffi::CREM_CMD_FLOW_RESET,
+    flow::reset
+);
 
 /// flow-get's dump.
 #[no_mangle]

@@ -13,7 +13,6 @@ use super::state;
 use crate::crem_core::nl::{
     stat, CounterKind, STATS_MSGS_IN_BY_TYPE, STATS_MSGS_OUT_BY_TYPE, STATS_TOTALS,
 };
-use crate::ffi::*;
 use crate::flow_info::Counters;
 use crate::host::MSG_SLOTS;
 use crate::kernel_ext::genl::{Info, Msg, Writer};
@@ -49,15 +48,12 @@ pub(super) fn get(info: &Info<'_>) -> Result {
     let msgs = st.msg_counts();
     let mut msg = Msg::new(Msg::goodsize(), bindings::GFP_KERNEL).ok_or(ENOMEM)?;
     let mut w = msg.reply_to(info)?;
-    w.nest(CREM_A_CMD_STATS, |w| {
-        for c in stat::COUNTERS {
-            match c.kind {
-                CounterKind::Value(i) => w.uint(c.id.into(), value(st, i))?,
-                CounterKind::Nest(_) => put_nest(w, c.id, &sum, &msgs)?,
-            }
+    for c in stat::COUNTERS {
+        match c.kind {
+            CounterKind::Value(i) => w.uint(c.id.into(), value(st, i))?,
+            CounterKind::Nest(_) => put_nest(&mut w, c.id, &sum, &msgs)?,
         }
-        Ok(())
-    })?;
+    }
     w.end();
     msg.reply(info)
 }

@@ -59,10 +59,12 @@ def norm(v):
 ynl = json.load(open(sys.argv[1]))
 ctl = json.load(open(sys.argv[2]))
 key = sys.argv[3]
-if key == "flow":      # a dump: a list of {"flow": {...}} messages
-    ynl = {"flow": [m.get("flow", {}) for m in ynl]}
+# cli.py gives each message's attributes as they are, at the top level (no
+# nest per op); crem-ctl -j wraps them in {key: ...}.
+if key == "flow":      # a dump: a list of messages, each one flow's attributes
+    ynl = {"flow": list(ynl or [])}
 else:                  # a do: the reply's attributes; empty lists are absent
-    ynl = {key: ynl.get(key, {})}
+    ynl = {key: dict(ynl or {})}
     if key == "config":
         ynl["config"].setdefault("reporter", [])
         ynl["config"].setdefault("peer", [])

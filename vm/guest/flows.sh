@@ -71,7 +71,7 @@ if wait_flows 10; then ok "10 HELLOs from the peer set up 10 CRF flows"; else
   bad "10 HELLOs from the peer set up 10 CRF flows" "$($N1 $YNL --dump flow-get)"; fi
 $N1 $YNL --dump flow-get >/tmp/dump.json
 check "every flow: crf, 192.0.2.1 -> 203.0.113.1, peer 10.0.0.2, an id" 0 "^True" \
-  py "all(f['flow']['side'] == 'crf' and f['flow']['src'] == '192.0.2.1' and f['flow']['dst'] == '203.0.113.1' and f['flow']['peer'] == '10.0.0.2' and f['flow']['id'] > 0 for f in j), sorted(f['flow']['dest-qp'] for f in j) == list(range(1, 11))" </tmp/dump.json
+  py "all(f['side'] == 'crf' and f['src'] == '192.0.2.1' and f['dst'] == '203.0.113.1' and f['peer'] == '10.0.0.2' and f['id'] > 0 for f in j), sorted(f['dest-qp'] for f in j) == list(range(1, 11))" </tmp/dump.json
 check "crem-ctl -j flow lists the same 10 flows" 0 "^10$" \
   sh -c "$N1 $CTL -j flow | python3 -c 'import json,sys; j=json.load(sys.stdin)[\"flow\"]; print(len(set(f[\"id\"] for f in j)))'"
 # flow list's filters (applied by crem-ctl to the dump) and -s.
@@ -101,23 +101,23 @@ check "crem-ctl -j peer: last-msg-ms of the peer, the most recent of its flows'"
 check "crem-ctl peer: a HEARD column" 0 "NEWEST +HEARD" $N1 "$CTL" peer
 check "crem-ctl -s flow: each crf flow's counters under its line" 0 "^flows: 10 .* received +repairs-received +restored +icrc-failures +requests-sent +fallbacks +abandoned +msgs-in +msgs-out +[0-9]+ " \
   cat "$EX/flows-s.txt"
-id1=$(py 'j[0]["flow"]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["flow"]["dest-qp"]' </tmp/dump.json)
-id2=$(py 'j[1]["flow"]["id"]' </tmp/dump.json)
-bogus=$(py 'next(i for i in range(1, 99) if i not in [f["flow"]["id"] for f in j])' </tmp/dump.json)
-check "flow-get do by id returns that one flow" 0 "^\{'flow': \{'id': $id1,.*'dest-qp': $qp1," \
-  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $id1}}' | tr '\"' \"'\""
+id1=$(py 'j[0]["id"]' </tmp/dump.json) qp1=$(py 'j[0]["dest-qp"]' </tmp/dump.json)
+id2=$(py 'j[1]["id"]' </tmp/dump.json)
+bogus=$(py 'next(i for i in range(1, 99) if i not in [f["id"] for f in j])' </tmp/dump.json)
+check "flow-get do by id returns that one flow (its attributes at the top level)" 0 "^\{'id': $id1,.*'dest-qp': $qp1," \
+  sh -c "$N1 $YNL --do flow-get --json '{\"id\": $id1}' | tr '\"' \"'\""
 check "flow-get do by id and side" 0 "'id': $id1," \
-  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $id1, \"side\": 1}}' | tr '\"' \"'\""
+  sh -c "$N1 $YNL --do flow-get --json '{\"id\": $id1, \"side\": 1}' | tr '\"' \"'\""
 check "flow-get of an unknown id: extack names it" 1 "no flow with id $bogus" \
-  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $bogus}}"
+  $N1 $YNL --do flow-get --json "{\"id\": $bogus}"
 check "flow-get on the wrong side: no such flow" 1 "no flow with id $id1 on that side" \
-  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"side\": 0}}"
-check "flow-get without id: extack" 1 "the flow's id is required" \
-  $N1 $YNL --do flow-get --json '{"flow": {"side": 1}}'
-check "flow-get with side 5: the policy refuses it, naming flow.side" 1 "integer out of range.*'bad-attr': '.flow.side'" \
-  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"side\": 5}}"
+  $N1 $YNL --do flow-get --json "{\"id\": $id1, \"side\": 0}"
+check "flow-get without id: extack, id named missing" 1 "the flow's id is required.*'miss-type': 'id'" \
+  $N1 $YNL --do flow-get --json '{"side": 1}'
+check "flow-get with side 5: the policy refuses it, naming side" 1 "integer out of range.*'bad-attr': '.side'" \
+  $N1 $YNL --do flow-get --json "{\"id\": $id1, \"side\": 5}"
 check "flow-get with a 16-octet peer: extack" 1 "peer must be an IPv4 address" \
-  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1, \"peer\": \"20010db8000000000000000000000001\"}}"
+  $N1 $YNL --do flow-get --json "{\"id\": $id1, \"peer\": \"20010db8000000000000000000000001\"}"
 check "crem-ctl flow show ID (flow-get do)" 0 "\"id\":$id1,.*\"dest-qp\":$qp1," \
   $N1 "$CTL" -j flow show "$id1"
 check "crem-ctl flow show ID side crf peer 10.0.0.2" 0 "^flow $id1:.*side: +crf" \
@@ -130,36 +130,36 @@ check "crem-ctl show ID side crf (as flow show)" 0 "^flow $id1:.*side: +crf" \
 # against blind injection: kept as wg show keeps keys), deleting needs
 # CAP_NET_ADMIN over n1.
 check "nobody cannot delete a flow (EPERM)" 1 "Operation not permitted|EPERM" \
-  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-del --json "{\"id\": $id1}"
 check "root of a user namespace cannot delete n1's flows" 1 "Operation not permitted|EPERM" \
-  $N1 unshare -r $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+  $N1 unshare -r $YNL --do flow-del --json "{\"id\": $id1}"
 check "crem-ctl flow del as nobody: exit 4" 4 "CAP_NET_ADMIN" \
   $N1 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow del "$id1"
 check "nobody's dump lists the flows, without their ids" 0 "^\[10, True\]$" \
-  sh -c "$N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --dump flow-get | python3 -c 'import json,sys; j=json.load(sys.stdin); print([len(j), all(\"id\" not in f[\"flow\"] and f[\"flow\"][\"dest-qp\"] > 0 for f in j)])'"
+  sh -c "$N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --dump flow-get | python3 -c 'import json,sys; j=json.load(sys.stdin); print([len(j), all(\"id\" not in f and f[\"dest-qp\"] > 0 for f in j)])'"
 check "nobody cannot get a flow by its id (EPERM), the extack says why" 1 "flow-get by id needs CAP_NET_ADMIN" \
-  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-get --json "{\"flow\": {\"id\": $id1}}"
+  $N1 setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do flow-get --json "{\"id\": $id1}"
 check "crem-ctl -j flow as nobody: the flows, no ids" 0 "^\[10, False\]$" \
   sh -c "$N1 setpriv --reuid 65534 --regid 65534 --clear-groups $CTL -j flow | python3 -c 'import json,sys; j=json.load(sys.stdin)[\"flow\"]; print([len(j), any(\"id\" in f for f in j)])'"
 check "crem-ctl flow show ID as nobody: exit 4, the kernel's reason" 4 "flow-get by id needs CAP_NET_ADMIN" \
   $N1 setpriv --reuid 65534 --regid 65534 --clear-groups "$CTL" flow show "$id1"
 check "crem-ctl monitor as nobody: exit 4 (the events group needs CAP_NET_ADMIN)" 4 "events group .*needs CAP_NET_ADMIN" \
   $N1 setpriv --reuid 65534 --regid 65534 --clear-groups timeout 10 "$CTL" monitor --count 1
-check "flow-del by id (cli.py)" 0 "^null" $N1 $YNL --do flow-del --json "{\"flow\": {\"id\": $id1}}"
+check "flow-del by id (cli.py)" 0 "^null" $N1 $YNL --do flow-del --json "{\"id\": $id1}"
 check "the deleted flow is gone" 1 "no flow with id $id1" \
-  $N1 $YNL --do flow-get --json "{\"flow\": {\"id\": $id1}}"
+  $N1 $YNL --do flow-get --json "{\"id\": $id1}"
 check "flow-del of an unknown id: extack" 1 "no flow with id $bogus" \
-  $N1 $YNL --do flow-del --json "{\"flow\": {\"id\": $bogus}}"
+  $N1 $YNL --do flow-del --json "{\"id\": $bogus}"
 check "crem-ctl flow del ID side crf" 0 "^$" $N1 "$CTL" flow del "$id2" side crf
 check "8 flows left" 0 "^8$" nflows
 ctl_n() { "$CTL" -n n1 -j flow | py "len(j['flow'])"; }
 check "crem-ctl -n n1 (from the VM's own namespace) lists them too" 0 "^8$" ctl_n
 check "stats: flows-created 10, flows-removed 2, flows-active 8, no notification dropped" 0 \
-  "^\[10, 2, 8, 0\]" sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print([s[k] for k in (\"flows-created\", \"flows-removed\", \"flows-active\", \"drop-notify\")])'"
+  "^\[10, 2, 8, 0\]" sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin); print([s[k] for k in (\"flows-created\", \"flows-removed\", \"flows-active\", \"drop-notify\")])'"
 wait $ynl_pid $ctl_pid $txt_pid
 cp /tmp/ev-ctl.txt "$EX/monitor.txt"
 check "YNL subscriber: 10 flow-up, then flow-down of both deleted flows" 0 "^\[10, \[$id1, $id2\]\]" \
-  py "[sum(e['name'] == 'flow-up-ntf' for e in j), [e['msg']['flow']['id'] for e in j if e['name'] == 'flow-down-ntf']]" </tmp/ev-ynl.json
+  py "[sum(e['name'] == 'flow-up-ntf' for e in j), [e['msg']['id'] for e in j if e['name'] == 'flow-down-ntf']]" </tmp/ev-ynl.json
 check "crem-ctl -j monitor: the same 12 events" 0 "^\[10, \[$id1, $id2\], 'crf'\]" \
   python3 -c "import json; j=[json.loads(l) for l in open('/tmp/ev-ctl.json')]; print([sum(e['event'] == 'flow-up' for e in j), [e['flow']['id'] for e in j if e['event'] == 'flow-down'], j[0]['flow']['side']])"
 check "crem-ctl monitor (text)" 0 "flow-up: id [0-9]+ crf requests 192.0.2.1 -> 203.0.113.1 dest-qp 0x0000(0[1-9]|0a) peer 10.0.0.2 state protected.*flow-down: id $id1 " \
@@ -192,11 +192,11 @@ check "flow add of an existing flow: extack" 1 "a sender flow for these addresse
 check "flow add toward a destination without peer: extack" 1 "no peer is configured for the destination 198.51.100.1" \
   $N2 "$CTL" flow add 192.0.2.7 198.51.100.1 qp 5
 check "flow-new of a crf flow (cli.py): extack" 1 "only a sender \(csf\) flow can be added" \
-  $N2 $YNL --do flow-new --json '{"flow": {"src": "c0000207", "dst": "cb007109", "dest-qp": 5, "side": 1}}'
+  $N2 $YNL --do flow-new --json '{"src": "c0000207", "dst": "cb007109", "dest-qp": 5, "side": 1}'
 check "flow-new with a 16-octet src (cli.py): extack" 1 "src must be an IPv4 address" \
-  $N2 $YNL --do flow-new --json '{"flow": {"src": "20010db8000000000000000000000001", "dst": "cb007109", "dest-qp": 5}}'
-check "flow-new without dest-qp (cli.py): extack" 1 "a new flow needs dest-qp" \
-  $N2 $YNL --do flow-new --json '{"flow": {"src": "c0000207", "dst": "cb007109"}}'
+  $N2 $YNL --do flow-new --json '{"src": "20010db8000000000000000000000001", "dst": "cb007109", "dest-qp": 5}'
+check "flow-new without dest-qp (cli.py): extack, dest-qp named missing" 1 "a new flow needs dest-qp.*'miss-type': 'dest-qp'" \
+  $N2 $YNL --do flow-new --json '{"src": "c0000207", "dst": "cb007109"}'
 # The added flow: HELLO, HELLO_ACK (its id), PARAM_UPDATE, PARAM_ACK.
 i=0
 while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-qp'] == 0x77 and f['state'] == 'protected' and f['id'] for f in json.load(sys.stdin)['flow']))"; do
@@ -229,7 +229,7 @@ check "n2's flow: out hello 1, param-update >= 1; in hello-ack 1, param-ack >= 1
 $N1 $YNL --do stats-get >/tmp/st-ynl.json
 $N1 "$CTL" -j stats >/tmp/st-ctl.json
 check "n1 stats by type: every HELLO counted in (hello.py's 10 and n2's 2), cli.py and crem-ctl -j agree" 0 "^True$" \
-  python3 -c "import json; y=json.load(open('/tmp/st-ynl.json'))['stats']; c=json.load(open('/tmp/st-ctl.json')); c=c.get('stats', c); print(y['msgs-in-by-type']['hello'] == 12 and y['msgs-in-by-type'] == c['msgs-in-by-type'] and y['msgs-out-by-type']['hello-ack'] == 12 and sum(y['msgs-in-by-type'].values()) == y['msgs-in'])"
+  python3 -c "import json; y=json.load(open('/tmp/st-ynl.json')); c=json.load(open('/tmp/st-ctl.json')); c=c.get('stats', c); print(y['msgs-in-by-type']['hello'] == 12 and y['msgs-in-by-type'] == c['msgs-in-by-type'] and y['msgs-out-by-type']['hello-ack'] == 12 and sum(y['msgs-in-by-type'].values()) == y['msgs-in'])"
 # flow-reset: the flow's counters restart from zero; the netns totals keep them.
 crf="$aid side crf peer 10.0.0.2"
 $N1 "$CTL" stats >"$EX/stats-n1.txt" 2>&1
@@ -244,13 +244,13 @@ check "n1's crf flow counted messages before the reset" 0 "^True$" \
 check "crem-ctl flow reset ID side crf peer 10.0.0.2" 0 "^$" $N1 "$CTL" flow reset $crf
 $N1 "$CTL" flow show $crf >"$EX/flow-show-crf-reset.txt" 2>&1
 check "...its counters are zero" 0 "^True$" \
-  sh -c "$N1 $YNL --do flow-get --json '{\"flow\": {\"id\": $aid, \"side\": 1}}' | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"flow\"][\"stats\"]; print(all(v == 0 for k, v in s.items() if not isinstance(v, dict)) and all(v == 0 for d in s.values() if isinstance(d, dict) for v in d.values()))'"
+  sh -c "$N1 $YNL --do flow-get --json '{\"id\": $aid, \"side\": 1}' | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print(all(v == 0 for k, v in s.items() if not isinstance(v, dict)) and all(v == 0 for d in s.values() if isinstance(d, dict) for v in d.values()))'"
 check "...and the netns totals still count them" 0 "^True$" \
   sh -c "$N1 $CTL -j stats | python3 -c 'import json,sys; j=json.load(sys.stdin); print((j.get(\"stats\", j))[\"totals\"][\"msgs-in\"] >= $before)'"
 check "flow-set of a crf flow (cli.py): extack" 1 "only a sender \(csf\) flow chooses its k and m" \
-  $N1 $YNL --do flow-set --json "{\"flow\": {\"id\": $aid, \"side\": 1, \"k\": 8, \"m\": 2}}"
+  $N1 $YNL --do flow-set --json "{\"id\": $aid, \"side\": 1, \"k\": 8, \"m\": 2}"
 check "flow-reset (cli.py) of the csf flow in n2" 0 "^null" \
-  $N2 $YNL --do flow-reset --json "{\"flow\": {\"id\": $aid, \"side\": 0}}"
+  $N2 $YNL --do flow-reset --json "{\"id\": $aid, \"side\": 0}"
 # Deleting the added flow sends CLOSE: n1's crf flow closes and its collector
 # removes it (a closed flow goes after 5 s, whatever flow_idle_s).
 check "crem-ctl flow del of the added flows (n2)" 0 "^$" \
@@ -258,7 +258,7 @@ check "crem-ctl flow del of the added flows (n2)" 0 "^$" \
 if wait_flows 8; then ok "CLOSE reached n1: its crf flows for them are gone"; else
   bad "CLOSE reached n1: its crf flows for them are gone" "$($N1 "$CTL" flow)"; fi
 check "n1: the flow totals count every message its socket sent, by type (CLOSEs of removed flows too)" 0 "^True$" \
-  sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin)[\"stats\"]; print(s[\"msgs-out-by-type\"] == s[\"totals\"][\"msgs-out-by-type\"] and s[\"msgs-out-by-type\"][\"close\"] == 2)'"
+  sh -c "$N1 $YNL --do stats-get | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"msgs-out-by-type\"] == s[\"totals\"][\"msgs-out-by-type\"] and s[\"msgs-out-by-type\"][\"close\"] == 2)'"
 
 # Per-element edits of n2's lists (read-modify-write through config-get
 # and config-set), addconf and syncconf. n2's own flows are gone; its list

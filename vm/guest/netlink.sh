@@ -40,33 +40,36 @@ insmod "$arg_module" || exit 1
 expect "defaults: port 0 (no default port), role disabled, k 32" \
   "'k': 32,.*'port': 0,.*'role': 'disabled'" ynl --do config-get
 expect "role without port is refused with a reason" \
-  "set a CREM port before enabling a role" ynl --do config-set --json '{"config": {"role": 1}}'
+  "set a CREM port before enabling a role" ynl --do config-set --json '{"role": 1}'
 expect "set port, role, k, m" "^None $" \
-  ynl --do config-set --json '{"config": {"port": 50000, "role": 1, "k": 16, "m": 4}}'
+  ynl --do config-set --json '{"port": 50000, "role": 1, "k": 16, "m": 4}'
 expect "get shows the new values" "'k': 16" ynl --do config-get
 # config-set binds the new port before the old one goes, one setter at a
 # time from snapshot to commit; values the module cannot serve are refused.
 checks $CHECKS port-in-use
 checks $CHECKS race 40
 checks $CHECKS refusals
+# Each op's attributes at the top level, only those it takes (its policy):
+# others refused ("Unsupported attribute", EINVAL), missing ones named.
+checks $CHECKS request-attrs
 ip netns add mtu
 ip -n mtu link set lo up
 ip -n mtu link add d0 type dummy && ip -n mtu link set d0 mtu 1000 up && ip -n mtu addr add 10.9.0.1/24 dev d0
 checks ip netns exec mtu $CHECKS mtu
 ip netns del mtu
 expect "k + m > 255 is refused, naming the rule" "k \+ m must not exceed 255" \
-  ynl --do config-set --json '{"config": {"k": 200, "m": 100}}'
+  ynl --do config-set --json '{"k": 200, "m": 100}'
 expect "refused set changed nothing" "'k': 16" ynl --do config-get
 expect "a 5-octet address is refused" "address must be 4 \(IPv4\) or 16 \(IPv6\) octets" \
-  ynl --do config-set --json '{"config": {"reporter": ["0102030405"]}}'
+  ynl --do config-set --json '{"reporter": ["0102030405"]}'
 expect "policy range: hold-us above 1 s is refused" "out of range|range" \
-  ynl --do config-set --json '{"config": {"hold-us": 2000000}}'
+  ynl --do config-set --json '{"hold-us": 2000000}'
 expect "reporters and peers are stored" "'prefix-len': 24" \
-  sh -c "$YNL --do config-set --json '{\"config\": {\"reporter\": [\"c6336401\"], \"peer\": [{\"prefix\": \"cb007100\", \"prefix-len\": 24, \"addr\": \"c6336402\"}]}}' >/dev/null 2>&1; $YNL --do config-get 2>&1"
+  sh -c "$YNL --do config-set --json '{\"reporter\": [\"c6336401\"], \"peer\": [{\"prefix\": \"cb007100\", \"prefix-len\": 24, \"addr\": \"c6336402\"}]}' >/dev/null 2>&1; $YNL --do config-get 2>&1"
 expect "a peer prefix with host bits set is refused" "prefix has host bits set beyond prefix-len" \
-  ynl --do config-set --json '{"config": {"peer": [{"prefix": "cb007107", "prefix-len": 24, "addr": "c6336402"}]}}'
+  ynl --do config-set --json '{"peer": [{"prefix": "cb007107", "prefix-len": 24, "addr": "c6336402"}]}'
 expect "an empty reporter clears the list" "'k': 16" \
-  sh -c "$YNL --do config-set --json '{\"config\": {\"reporter\": [\"\"]}}' >/dev/null 2>&1; $YNL --do config-get 2>&1 | grep -v reporter"
+  sh -c "$YNL --do config-set --json '{\"reporter\": [\"\"]}' >/dev/null 2>&1; $YNL --do config-get 2>&1 | grep -v reporter"
 expect "stats are readable" "'malformed': 0" ynl --do stats-get
 expect "flow dump is empty (no flow in this netns yet)" "^\[\] $" ynl --dump flow-get
 ip netns add other
@@ -74,13 +77,13 @@ expect "another netns has its own (default) configuration" "'port': 0" \
   ip netns exec other $YNL --do config-get
 expect "an unprivileged user cannot change it" "Operation not permitted|EPERM|-1" \
   setpriv --reuid 65534 --regid 65534 --clear-groups $YNL \
-  --do config-set --json '{"config": {"port": 1}}'
+  --do config-set --json '{"port": 1}'
 expect "an unprivileged user can read it" "'port': 50000" \
   setpriv --reuid 65534 --regid 65534 --clear-groups $YNL --do config-get
 expect "root of a user namespace cannot change the initial netns" "Operation not permitted|EPERM|-1" \
-  unshare -r $YNL --do config-set --json '{"config": {"port": 1}}'
+  unshare -r $YNL --do config-set --json '{"port": 1}'
 expect "...but may configure its own netns" "^None $" \
-  unshare -r -n $YNL --do config-set --json '{"config": {"port": 7}}'
+  unshare -r -n $YNL --do config-set --json '{"port": 7}'
 # Limits: capped by the policy; a netns of another user namespace gets no
 # more than the initial netns's (lowered with them), and its flows stop there.
 checks $CHECKS caps
@@ -101,10 +104,13 @@ kill $uns; wait $uns 2>/dev/null
 ynl --subscribe events --sleep 8 >/tmp/events.txt &
 for m in 3 2 3 2; do
   sleep 1.5
-  ynl --do config-set --json "{\"config\": {\"m\": $m}}" >/dev/null
+  ynl --do config-set --json "{\"m\": $m}" >/dev/null
 done
 wait
 expect "config-set notifies the events group" "config-change-ntf" cat /tmp/events.txt
+# The notification's attributes are config-get's, at its top level (no
+# config nest): cli.py's sorted dict starts with adaptive.
+expect "...with the configuration at the message's top level" "'msg': \{'adaptive': " cat /tmp/events.txt
 # The group carries Flow IDs (flow-up/down/change): CAP_NET_ADMIN to join.
 checks setpriv --reuid 65534 --regid 65534 --clear-groups $CHECKS subscribe refused \
   "an unprivileged user cannot join the events group"

@@ -7,7 +7,7 @@
 #define _UAPI_LINUX_CREM_H
 
 #define CREM_FAMILY_NAME	"crem"
-#define CREM_FAMILY_VERSION	2
+#define CREM_FAMILY_VERSION	3
 
 /**
  * enum crem_role - Where the module sits.
@@ -309,15 +309,6 @@ enum {
 
 	__CREM_A_FLOW_MAX,
 	CREM_A_FLOW_MAX = (__CREM_A_FLOW_MAX - 1)
-};
-
-enum {
-	CREM_A_CMD_CONFIG = 1,
-	CREM_A_CMD_STATS,
-	CREM_A_CMD_FLOW,
-
-	__CREM_A_CMD_MAX,
-	CREM_A_CMD_MAX = (__CREM_A_CMD_MAX - 1)
 };
 
 enum {

@@ -92,11 +92,11 @@ impl Errno {
 /// ids are those of [`super::nl`] (`CONFIG_*`, `PEER_*`, `FLOW_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
-    /// The config nest itself (the C's `nest`, `CMD_A_CONFIG`).
-    Nest,
-    /// Attribute `id` of the config nest (the C's `tb[id]`), a scalar.
+    /// The request as a whole (no attribute: the extack names none).
+    Request,
+    /// Attribute `id` of config-set's request (`tb[id]`), a scalar.
     Config(u16),
-    /// The reporter attribute of the config nest given `n`-th (from 0,
+    /// The reporter attribute of config-set given `n`-th (from 0,
     /// empty ones counted).
     Reporter(u16),
     /// The peer nest given `n`-th (from 0, empty ones counted).
@@ -104,7 +104,7 @@ pub enum Field {
     /// Attribute `id` (`PEER_*`) within the peer nest given `n`-th:
     /// `PeerAttr(n, id)`.
     PeerAttr(u16, u16),
-    /// Attribute `id` (`FLOW_*`) of a flow nest.
+    /// Attribute `id` (`FLOW_*`) of a flow request.
     Flow(u16),
 }
 

@@ -146,6 +146,11 @@ pub fn op_name(cmd: u8) -> Option<&'static str> {
     OPS.iter().find(|(_, c)| *c == cmd).map(|(n, _)| *n)
 }
 
+/// The attribute set of command `cmd`'s messages (their top level).
+pub fn op_set(cmd: u8) -> Option<&'static AttrSet> {
+    OP_SETS.iter().find(|(c, _)| *c == cmd).map(|(_, s)| *s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +163,14 @@ mod tests {
         assert_eq!(enum_value(RECOVERY, "selective-repeat"), Some(1));
         assert_eq!(enum_value(RECOVERY, "nope"), None);
         assert_eq!(op_name(CMD_FLOW_GET), Some("flow-get"));
+        assert_eq!(op_set(CMD_FLOW_GET).map(|s| s.name), Some("flow"));
+        assert_eq!(op_set(CMD_FLOW_CHANGE_NTF).map(|s| s.name), Some("flow"));
+        assert_eq!(
+            op_set(CMD_CONFIG_CHANGE_NTF).map(|s| s.name),
+            Some("config")
+        );
+        assert_eq!(op_set(CMD_STATS_RESET).map(|s| s.name), Some("stats"));
+        assert_eq!(op_set(0), None);
         assert_eq!(op_name(0), None);
         assert_eq!(CONFIG_SET.by_id(CONFIG_PORT).map(|a| a.name), Some("port"));
         assert_eq!(CONFIG_SET.by_name("port").map(|a| a.id), Some(CONFIG_PORT));

@@ -284,7 +284,7 @@ fn which_attribute_a_rule_names() {
     serving.port = 50000;
     serving.role = Role::Host;
     // role from before, port given 0: the nest.
-    assert_eq!(at(&serving, &|e| e.port(0)), Some(Field::Nest));
+    assert_eq!(at(&serving, &|e| e.port(0)), Some(Field::Request));
     assert_eq!(
         at(&Config::DEFAULT, &|e| e.role(Role::Host)),
         cfg(nl::CONFIG_ROLE)
@@ -297,11 +297,11 @@ fn which_attribute_a_rule_names() {
     let mut bad = Config::DEFAULT;
     bad.k = 250;
     bad.m = 10;
-    assert_eq!(at(&bad, &|e| e.port(1)), Some(Field::Nest));
+    assert_eq!(at(&bad, &|e| e.port(1)), Some(Field::Request));
     // m: m if given, else the nest (k given does not count).
     let mut m17 = Config::DEFAULT;
     m17.m = 17;
-    assert_eq!(at(&m17, &|e| e.k(1)), Some(Field::Nest));
+    assert_eq!(at(&m17, &|e| e.k(1)), Some(Field::Request));
     // symbol-len: symbol-len if given, else nothing.
     let mut t10 = Config::DEFAULT;
     t10.symbol_len = 10;
@@ -315,7 +315,7 @@ fn which_attribute_a_rule_names() {
     // Port 4791 from before (never stored, but as C): the nest.
     let mut roce = Config::DEFAULT;
     roce.port = 4791;
-    assert_eq!(at(&roce, &|e| e.k(1)), Some(Field::Nest));
+    assert_eq!(at(&roce, &|e| e.k(1)), Some(Field::Request));
 }
 
 fn edited(base: &Config, f: impl FnOnce(&mut Edit<'_>)) -> (Config, Given) {
@@ -343,7 +343,7 @@ fn mtu_is_checked_as_c_calls_it() {
             .unwrap()
     });
     let r = check_mtu(&c, g, small).unwrap_err();
-    assert_eq!((r.at, r.errno), (Some(Field::Nest), EMSGSIZE));
+    assert_eq!((r.at, r.errno), (Some(Field::Request), EMSGSIZE));
     // An empty peer nest counts as given (C: tb[PEER]); the list is then empty.
     let (c, g) = edited(&base, |e| e.peer_empty());
     assert_eq!(check_mtu(&c, g, |_| panic!("no peer")), Ok(()));
@@ -443,7 +443,7 @@ fn bind_results() {
     let r = bind_result(&c, Given::NONE, 0, -12).unwrap_err();
     assert_eq!(
         (r.at, r.errno.get(), r.errno.to_kernel()),
-        (Some(Field::Nest), 12, -12)
+        (Some(Field::Request), 12, -12)
     );
     // No errno: EINVAL (never from the socket).
     assert_eq!(bind_result(&c, g, 0, 5).unwrap_err().errno, EINVAL);
@@ -745,7 +745,7 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
         }
     }
     let tb = |id: u16| given(id).then_some(Field::Config(id));
-    let nest = Some(Field::Nest);
+    let nest = Some(Field::Request);
     if c.role != 0 && c.port == 0 {
         return Err(einval(tb(nl::CONFIG_ROLE).or(nest), Why::RoleWithoutPort));
     }
@@ -810,7 +810,7 @@ fn c_check_mtu(c: &CCfg, ops: &[Op], route: &dyn Fn([u8; 4]) -> Option<u32>) -> 
             let at = if given(nl::CONFIG_SYMBOL_LEN) {
                 Field::Config(nl::CONFIG_SYMBOL_LEN)
             } else {
-                Field::Nest
+                Field::Request
             };
             let why = Why::Mtu {
                 symbol_len: c.symbol_len,

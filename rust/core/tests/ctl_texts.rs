@@ -251,7 +251,7 @@ fn rows() -> Vec<Row> {
         got: refused(bind_result(&c, Given::NONE, 0, -13)),
         text: "cannot bind the CREM port 50001: error -13 (nothing changed)",
         errno: ctl::Errno::from_kernel(-13).unwrap(),
-        at: Some(Field::Nest),
+        at: Some(Field::Request),
     });
     v
 }

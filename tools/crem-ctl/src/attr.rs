@@ -230,35 +230,32 @@ mod tests {
 
     #[test]
     fn encodes_like_the_kernel() {
-        // port 50000, k 16, one reporter, one peer — octet by octet.
-        let attrs = vec![Attr::nest(
-            CMD_A_CONFIG,
-            vec![
-                Attr::u16(CONFIG_PORT, 50000),
-                Attr::u8(CONFIG_K, 16),
-                Attr::bytes(CONFIG_REPORTER, vec![198, 51, 100, 1]),
-                Attr::nest(
-                    CONFIG_PEER,
-                    vec![
-                        Attr::bytes(PEER_PREFIX, vec![203, 0, 113, 0]),
-                        Attr::u8(PEER_PREFIX_LEN, 24),
-                        Attr::bytes(PEER_ADDR, vec![198, 51, 100, 2]),
-                    ],
-                ),
-            ],
-        )];
+        // A config-set request (the config set's attributes at the top
+        // level): port 50000, k 16, one reporter, one peer — octet by octet.
+        let attrs = vec![
+            Attr::u16(CONFIG_PORT, 50000),
+            Attr::u8(CONFIG_K, 16),
+            Attr::bytes(CONFIG_REPORTER, vec![198, 51, 100, 1]),
+            Attr::nest(
+                CONFIG_PEER,
+                vec![
+                    Attr::bytes(PEER_PREFIX, vec![203, 0, 113, 0]),
+                    Attr::u8(PEER_PREFIX_LEN, 24),
+                    Attr::bytes(PEER_ADDR, vec![198, 51, 100, 2]),
+                ],
+            ),
+        ];
         let want: Vec<u8> = vec![
-            56, 0, 0x01, 0x80, // CMD_A_CONFIG | NLA_F_NESTED, len 4+52
             6, 0, 1, 0, 0x50, 0xc3, 0, 0, // port 50000 (host order), padded
             5, 0, 5, 0, 16, 0, 0, 0, // k 16, padded
             8, 0, 13, 0, 198, 51, 100, 1, // reporter
-            28, 0, 14, 0x80, // peer nest
+            28, 0, 14, 0x80, // peer | NLA_F_NESTED, 4 + 24
             8, 0, 1, 0, 203, 0, 113, 0, // prefix
             5, 0, 2, 0, 24, 0, 0, 0, // prefix-len
             8, 0, 3, 0, 198, 51, 100, 2, // addr
         ];
         assert_eq!(encode(&attrs), want);
-        assert_eq!(decode(&CMD_SET, &want).unwrap(), attrs);
+        assert_eq!(decode(&CONFIG_SET, &want).unwrap(), attrs);
     }
 
     #[test]
@@ -299,39 +296,33 @@ mod tests {
 
     #[test]
     fn offsets_map_to_attribute_paths() {
-        let attrs = vec![Attr::nest(
-            CMD_A_CONFIG,
-            vec![
-                Attr::u16(CONFIG_PORT, 1),
-                Attr::bytes(CONFIG_REPORTER, vec![1, 2, 3, 4, 5]),
-                Attr::nest(
-                    CONFIG_PEER,
-                    vec![
-                        Attr::bytes(PEER_PREFIX, vec![10, 0, 0, 0]),
-                        Attr::bytes(PEER_ADDR, vec![0; 16]),
-                    ],
-                ),
-            ],
-        )];
+        // A config-set request: its attributes at the top level.
+        let attrs = vec![
+            Attr::u16(CONFIG_PORT, 1),
+            Attr::bytes(CONFIG_REPORTER, vec![1, 2, 3, 4, 5]),
+            Attr::nest(
+                CONFIG_PEER,
+                vec![
+                    Attr::bytes(PEER_PREFIX, vec![10, 0, 0, 0]),
+                    Attr::bytes(PEER_ADDR, vec![0; 16]),
+                ],
+            ),
+            Attr::u8(99, 1),
+        ];
         let buf = encode(&attrs);
-        assert_eq!(path_at(&CMD_SET, &buf, 0).as_deref(), Some("cmd.config"));
-        assert_eq!(
-            path_at(&CMD_SET, &buf, 4).as_deref(),
-            Some("cmd.config.port")
-        );
-        assert_eq!(
-            path_at(&CMD_SET, &buf, 12).as_deref(),
-            Some("cmd.config.reporter")
-        );
-        // peer nest at 4+8+12 = 24, its addr at 24+4+8 = 36
-        assert_eq!(
-            path_at(&CMD_SET, &buf, 24).as_deref(),
-            Some("cmd.config.peer")
-        );
-        assert_eq!(
-            path_at(&CMD_SET, &buf, 36).as_deref(),
-            Some("cmd.config.peer.addr")
-        );
-        assert_eq!(path_at(&CMD_SET, &buf, 1000), None);
+        let at = |o| path_at(&CONFIG_SET, &buf, o);
+        // port at 0 (8 octets padded), reporter at 8 (9, padded to 12), the
+        // peer nest at 20, its prefix at 20+4 = 24 and its addr at 24+8 =
+        // 32; the nest is 4+8+20 = 32 octets, so id 99 is at 52.
+        assert_eq!(at(0).as_deref(), Some("config.port"));
+        assert_eq!(at(8).as_deref(), Some("config.reporter"));
+        // Within an attribute's value: that attribute.
+        assert_eq!(at(12).as_deref(), Some("config.reporter"));
+        assert_eq!(at(20).as_deref(), Some("config.peer"));
+        assert_eq!(at(24).as_deref(), Some("config.peer.prefix"));
+        assert_eq!(at(32).as_deref(), Some("config.peer.addr"));
+        // One the set lacks (the kernel's "Unsupported attribute"): its id.
+        assert_eq!(at(52).as_deref(), Some("config.99"));
+        assert_eq!(at(1000), None);
     }
 }

@@ -290,7 +290,7 @@ prefix = 2001:db8:1::/48
             .collect();
         let u = parse(&uncommented.join("\n")).unwrap();
         assert_eq!(u.reporter.as_ref().map(Vec::len), Some(1));
-        let attrs = attr::decode(&CONFIG_SET, &crate::model::tests::default_reply_nest()).unwrap();
+        let attrs = attr::decode(&CONFIG_SET, &crate::model::tests::default_reply()).unwrap();
         let d = Config::from_attrs(&attrs, true);
         assert_eq!(
             (
@@ -320,7 +320,7 @@ prefix = 2001:db8:1::/48
     fn kernel_reply_round_trips_through_the_file() {
         // A config-get reply (defaults) → file → config-set attributes that
         // carry exactly the same values.
-        let attrs = attr::decode(&CONFIG_SET, &crate::model::tests::default_reply_nest()).unwrap();
+        let attrs = attr::decode(&CONFIG_SET, &crate::model::tests::default_reply()).unwrap();
         let got = Config::from_attrs(&attrs, true);
         let text = format(&got);
         let back = parse(&text).unwrap();
@@ -330,8 +330,9 @@ prefix = 2001:db8:1::/48
         );
     }
 
-    /// The config nest setconf sends for `text`, on the wire.
-    fn setconf_nest(text: &str) -> Vec<u8> {
+    /// The config-set request setconf sends for `text` (its attributes,
+    /// after the genetlink header), on the wire.
+    fn setconf_request(text: &str) -> Vec<u8> {
         attr::encode(&parse(text).unwrap().to_attrs())
     }
 
@@ -340,12 +341,12 @@ prefix = 2001:db8:1::/48
         // Only K: no reporter or peer attribute, so the kernel keeps both
         // lists (an empty one would clear them and end all protection).
         assert_eq!(
-            setconf_nest("[CREM]\nK = 16\n"),
+            setconf_request("[CREM]\nK = 16\n"),
             [5, 0, 5, 0, 16, 0, 0, 0] // k 16
         );
         // Peers only: the reporter list is not touched.
         assert_eq!(
-            setconf_nest("[Peer]\nPrefix = 203.0.113.0/24\nAddress = 198.51.100.2\n"),
+            setconf_request("[Peer]\nPrefix = 203.0.113.0/24\nAddress = 198.51.100.2\n"),
             [
                 28, 0, 14, 0x80, // peer | NLA_F_NESTED
                 8, 0, 1, 0, 203, 0, 113, 0, // prefix
@@ -360,7 +361,7 @@ prefix = 2001:db8:1::/48
         let text = "[CREM]\nReporter = 198.51.100.1\n\n\
                     [Peer]\nPrefix = 203.0.113.0/24\nAddress = 198.51.100.2\n";
         assert_eq!(
-            setconf_nest(text),
+            setconf_request(text),
             [
                 8, 0, 13, 0, 198, 51, 100, 1, // reporter
                 28, 0, 14, 0x80, // peer | NLA_F_NESTED
@@ -375,14 +376,14 @@ prefix = 2001:db8:1::/48
     fn none_empties_a_list_explicitly() {
         // One empty attribute per list: the kernel's encoding of "clear".
         assert_eq!(
-            setconf_nest("[CREM]\nReporter = none\nPeer = none\n"),
+            setconf_request("[CREM]\nReporter = none\nPeer = none\n"),
             [
                 4, 0, 13, 0, // reporter, empty
                 4, 0, 14, 0x80, // peer, an empty nest
             ]
         );
         assert_eq!(
-            setconf_nest("[CREM]\nK = 16\nPeer = none\n"),
+            setconf_request("[CREM]\nK = 16\nPeer = none\n"),
             [5, 0, 5, 0, 16, 0, 0, 0, 4, 0, 14, 0x80]
         );
         // showconf writes empty lists as none, so its file empties them

@@ -184,7 +184,8 @@ impl Config {
         out
     }
 
-    /// The attributes of the config nest (CREM_A_CMD_CONFIG's contents).
+    /// The attributes of the "config" set this gives: config-set's
+    /// request, at the top level.
     pub fn to_attrs(&self) -> Vec<Attr> {
         // The scalars, from a copy: the field table borrows mutably.
         let mut v: Vec<Attr> = self
@@ -216,8 +217,8 @@ impl Config {
         v
     }
 
-    /// From the attributes of a config nest (as [`crate::attr::decode`]
-    /// returns them for the "config" set). A reply always carries the lists,
+    /// From the attributes of a config-get reply or config-change-ntf (as
+    /// [`crate::attr::decode`] returns them for the "config" set). A reply always carries the lists,
     /// possibly empty; `complete` makes absent lists empty rather than None.
     pub fn from_attrs(attrs: &[Attr], complete: bool) -> Config {
         let mut c = Config::default();
@@ -766,8 +767,9 @@ pub(crate) mod tests {
     use crate::attr;
 
     /// The config-get reply of the kernel's defaults (crem_cfg_defaults),
-    /// as crem_put_cfg lays it out, by hand.
-    pub(crate) fn default_reply_nest() -> Vec<u8> {
+    /// its attributes (after the genetlink header) as put_config lays them
+    /// out, by hand.
+    pub(crate) fn default_reply() -> Vec<u8> {
         vec![
             6, 0, 1, 0, 0, 0, 0, 0, // port 0
             5, 0, 2, 0, 0, 0, 0, 0, // role disabled
@@ -786,7 +788,7 @@ pub(crate) mod tests {
 
     #[test]
     fn config_from_kernel_bytes() {
-        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let attrs = attr::decode(&CONFIG_SET, &default_reply()).unwrap();
         let c = Config::from_attrs(&attrs, true);
         assert_eq!(c.port, Some(0));
         assert_eq!(c.role.unwrap().to_string(), "disabled");
@@ -800,7 +802,7 @@ pub(crate) mod tests {
         assert_eq!(c.peer, Some(vec![]));
         // and back: the same octets, plus one empty reporter and one empty
         // peer nest, which tell the kernel to clear those (empty) lists
-        let mut want = default_reply_nest();
+        let mut want = default_reply();
         want.extend_from_slice(&[4, 0, 13, 0, 4, 0, 14, 0x80]);
         assert_eq!(attr::encode(&c.to_attrs()), want);
     }
@@ -821,6 +823,8 @@ pub(crate) mod tests {
             }]),
             ..Default::default()
         };
+        // config-set's request: only attributes its policy lists.
+        crate::uapi::tests::assert_in_request(CMD_CONFIG_SET, &c.to_attrs());
         let bytes = attr::encode(&c.to_attrs());
         let back = Config::from_attrs(&attr::decode(&CONFIG_SET, &bytes).unwrap(), false);
         assert_eq!(back, c);
@@ -828,7 +832,7 @@ pub(crate) mod tests {
 
     #[test]
     fn json_shape_uses_yaml_names() {
-        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let attrs = attr::decode(&CONFIG_SET, &default_reply()).unwrap();
         let mut c = Config::from_attrs(&attrs, true);
         c.peer = Some(vec![Peer {
             prefix: Addr(vec![203, 0, 113, 0]),
@@ -885,7 +889,7 @@ pub(crate) mod tests {
 
     #[test]
     fn overlay_is_config_set() {
-        let attrs = attr::decode(&CONFIG_SET, &default_reply_nest()).unwrap();
+        let attrs = attr::decode(&CONFIG_SET, &default_reply()).unwrap();
         let cur = Config::from_attrs(&attrs, true);
         let change = Config {
             k: Some(16),
@@ -918,10 +922,10 @@ pub(crate) mod tests {
         assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(7));
     }
 
-    /// A stats-get reply's stats nest as the kernel lays it out (uints in
-    /// host order, x86: 4 octets, or 8 as nla_put_uint writes a value past
-    /// u32), with the totals nest.
-    pub(crate) fn stats_nest() -> Vec<u8> {
+    /// A stats-get reply's attributes (the stats set's, at the top level)
+    /// as the kernel lays them out (uints in host order, x86: 4 octets, or
+    /// 8 as nla_put_uint writes a value past u32), with the totals nest.
+    pub(crate) fn stats_reply() -> Vec<u8> {
         vec![
             8, 0, 1, 0, 5, 0, 0, 0, // roce-local-in 5 (4 octets)
             12, 0, 7, 0, 3, 0, 0, 0, 0, 0, 0, 0, // flows-created 3 (8 octets)
@@ -937,7 +941,7 @@ pub(crate) mod tests {
 
     #[test]
     fn stats_with_totals_from_kernel_bytes() {
-        let attrs = attr::decode(&STATS_SET, &stats_nest()).unwrap();
+        let attrs = attr::decode(&STATS_SET, &stats_reply()).unwrap();
         let s = Stats::from_attrs(&attrs);
         assert_eq!(s.counters.get("flows-created"), Some(3));
         assert_eq!(s.counters.get("memory"), Some(4096));
@@ -1048,9 +1052,9 @@ pub(crate) mod tests {
         assert_eq!(serde_json::to_value(f.stats.unwrap()).unwrap(), j["totals"]);
     }
 
-    /// A stats-get reply's stats nest with the by-type nests, by hand: the
+    /// A stats-get reply's attributes with the by-type nests, by hand: the
     /// CREM socket's in and out, and one in the totals.
-    pub(crate) fn stats_by_type_nest() -> Vec<u8> {
+    pub(crate) fn stats_by_type_reply() -> Vec<u8> {
         vec![
             8, 0, 12, 0, 14, 0, 0, 0, // msgs-in 14
             8, 0, 13, 0, 3, 0, 0, 0, // msgs-out 3
@@ -1072,7 +1076,7 @@ pub(crate) mod tests {
 
     #[test]
     fn stats_with_by_type_from_kernel_bytes() {
-        let s = Stats::from_attrs(&attr::decode(&STATS_SET, &stats_by_type_nest()).unwrap());
+        let s = Stats::from_attrs(&attr::decode(&STATS_SET, &stats_by_type_reply()).unwrap());
         assert_eq!(s.counters.get("msgs-in"), Some(14));
         assert_eq!(
             s.counters.get("msgs-in-by-type"),
@@ -1118,8 +1122,9 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("msg-types.repair"), "{e}");
     }
 
-    /// One flow of a flow-get dump, new attributes included, by hand.
-    pub(crate) fn flow_nest() -> Vec<u8> {
+    /// One message of a flow-get dump, its flow attributes (at the top
+    /// level), new attributes included, by hand.
+    pub(crate) fn flow_reply() -> Vec<u8> {
         vec![
             8, 0, 2, 0, 7, 0, 0, 0, // id 7
             8, 0, 3, 0, 192, 0, 2, 1, // src
@@ -1151,7 +1156,7 @@ pub(crate) mod tests {
 
     #[test]
     fn flow_with_side_peer_age_and_stats() {
-        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &flow_nest()).unwrap());
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &flow_reply()).unwrap());
         assert_eq!(f.side.unwrap().to_string(), "crf");
         assert_eq!(f.peer.as_ref().unwrap().to_string(), "198.51.100.2");
         assert_eq!(f.age_ms, Some(12345));

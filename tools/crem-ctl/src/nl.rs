@@ -7,7 +7,7 @@
 //! (NLMSGERR_ATTR_OFFS) is mapped back to by walking the request.
 
 use crate::attr::{self, Attr};
-use crate::uapi::{self, CMD_SET};
+use crate::uapi::{self, AttrSet};
 use netlink_packet_core::{
     DecodeError, Emitable, NetlinkHeader, NetlinkMessage, NetlinkPayload, NlaBuffer, NlasIterator,
     ParseableParametrized, NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST,
@@ -42,8 +42,10 @@ const NLMSGERR_ATTR_MISS_NEST: u16 = 6;
 const NLMSG_HDRLEN: usize = 16;
 const GENL_HDRLEN: usize = 4;
 
-/// A message of the "crem" family: command and top-level ("cmd" set)
-/// attributes.
+/// A message of the "crem" family: its command and its attributes, those
+/// of the command's attribute set ([`uapi::op_set`]: "config", "stats" or
+/// "flow"), which every message carries at the top level. A command this
+/// crem-ctl does not know has none read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CremMsg {
     pub cmd: u8,
@@ -75,18 +77,11 @@ impl ParseableParametrized<[u8], GenlHeader> for CremMsg {
     fn parse_with_param(buf: &[u8], header: GenlHeader) -> Result<Self, DecodeError> {
         Ok(CremMsg {
             cmd: header.cmd,
-            attrs: attr::decode(&CMD_SET, buf)?,
+            attrs: match uapi::op_set(header.cmd) {
+                Some(set) => attr::decode(set, buf)?,
+                None => Vec::new(),
+            },
         })
-    }
-}
-
-impl CremMsg {
-    /// The contents of top-level attribute `id` (first occurrence).
-    pub fn nest(&self, id: u16) -> Option<&[Attr]> {
-        self.attrs
-            .iter()
-            .find(|a| a.id == id)
-            .and_then(Attr::as_nest)
     }
 }
 
@@ -338,7 +333,7 @@ impl Conn {
             cmd: GenlCtrlCmd::GetFamily,
             nlas: vec![GenlCtrlAttrs::FamilyName(uapi::FAMILY_NAME.to_string())],
         });
-        let replies = match self.transact(req, false, "CTRL_CMD_GETFAMILY") {
+        let replies = match self.transact(req, false, "CTRL_CMD_GETFAMILY", None) {
             Ok((r, _)) => r,
             Err(Error::Kernel { errno: 2, .. }) => return Err(Error::NoFamily),
             Err(e) => return Err(e),
@@ -398,7 +393,7 @@ impl Conn {
         }
         let mut req = GenlMessage::from_payload(CremMsg { cmd, attrs });
         req.set_resolved_family_id(self.family.id);
-        let (r, _) = self.transact(req, dump, op)?;
+        let (r, _) = self.transact(req, dump, op, uapi::op_set(cmd))?;
         Ok(r.into_iter().map(|m| m.payload).collect())
     }
 
@@ -417,7 +412,7 @@ impl Conn {
                 attrs: attrs.clone(),
             });
             req.set_resolved_family_id(self.family.id);
-            let (r, intr) = self.transact(req, true, op)?;
+            let (r, intr) = self.transact(req, true, op, uapi::op_set(cmd))?;
             if !intr {
                 return Ok(r.into_iter().map(|m| m.payload).collect());
             }
@@ -425,11 +420,15 @@ impl Conn {
         Err(Error::Inconsistent(op))
     }
 
+    /// Sends `msg` and collects its replies; `set` is the attribute set of
+    /// its attributes (the request's op's), which names the one an extack
+    /// points at.
     fn transact<F>(
         &mut self,
         msg: GenlMessage<F>,
         dump: bool,
         op: &'static str,
+        set: Option<&'static AttrSet>,
     ) -> Result<(Vec<GenlMessage<F>>, bool), Error>
     where
         F: GenlFamily + Emitable + ParseableParametrized<[u8], GenlHeader> + fmt::Debug,
@@ -492,7 +491,7 @@ impl Conn {
                                 }
                                 Ok((out, intr))
                             }
-                            Some(code) => Err(kernel_error(op, -code.get(), extack, &attrs)),
+                            Some(code) => Err(kernel_error(op, -code.get(), extack, set, &attrs)),
                         };
                     }
                     NetlinkPayload::Done(d) => {
@@ -500,7 +499,7 @@ impl Conn {
                         // not: the kernel acknowledges a dump with NLMSG_DONE.
                         let extack = parse_extack_tlvs(&d.extended_ack);
                         if d.code != 0 {
-                            return Err(kernel_error(op, -d.code, extack, &attrs));
+                            return Err(kernel_error(op, -d.code, extack, set, &attrs));
                         }
                         return Ok((out, intr));
                     }
@@ -644,11 +643,19 @@ fn set_sol_socket<T>(sock: &Socket, opt: libc::c_int, v: &T) -> io::Result<()> {
     }
 }
 
-fn kernel_error(op: &'static str, errno: i32, extack: Extack, attrs: &[u8]) -> Error {
+/// The error the kernel answered the request `op` with; `attrs`: the
+/// request's attributes (after its genetlink header), of `set` (its op's
+/// set), where the extack's offset names one (e.g. `config.m`).
+fn kernel_error(
+    op: &'static str,
+    errno: i32,
+    extack: Extack,
+    set: Option<&'static AttrSet>,
+    attrs: &[u8],
+) -> Error {
     let attr = extack.offset.and_then(|o| {
         let o = (o as usize).checked_sub(NLMSG_HDRLEN + GENL_HDRLEN)?;
-        let p = attr::path_at(&CMD_SET, attrs, o)?;
-        Some(p.strip_prefix("cmd.").unwrap_or(&p).to_string())
+        attr::path_at(set?, attrs, o)
     });
     Error::Kernel {
         op,
@@ -719,11 +726,10 @@ mod tests {
 
     #[test]
     fn kernel_error_names_the_attribute() {
-        let req = encode(&[Attr::nest(
-            CMD_A_CONFIG,
-            vec![Attr::u8(CONFIG_K, 200), Attr::u8(CONFIG_M, 100)],
-        )]);
-        // config nest at 20, k at 24, m at 32 (from the netlink header).
+        // config-set's attributes at the top level: k at 20, m at 28 (from
+        // the netlink header: 16 octets, then the genetlink header's 4).
+        let req = encode(&[Attr::u8(CONFIG_K, 200), Attr::u8(CONFIG_M, 100)]);
+        let set = op_set(CMD_CONFIG_SET);
         let e = kernel_error(
             "config-set",
             22,
@@ -731,9 +737,10 @@ mod tests {
                 NLM_F_CAPPED | NLM_F_ACK_TLVS,
                 &capped_error(
                     "k + m must not exceed 255 (Repair Indices need i + k <= 255)",
-                    32,
+                    28,
                 ),
             ),
+            set,
             &req,
         );
         let text = e.to_string();
@@ -746,11 +753,20 @@ mod tests {
             "{text}"
         );
         assert_eq!(e.exit_code(), 1);
-        let perm = kernel_error("config-set", 1, Extack::default(), &req);
+        // The offset of the genetlink header (20 - 4) names no attribute.
+        let at = |set, o| match kernel_error("x", 22, capped(o), set, &req) {
+            Error::Kernel { attr, .. } => attr,
+            e => panic!("{e:?}"),
+        };
+        assert_eq!(at(set, 16), None);
+        assert_eq!(at(set, 20).as_deref(), Some("config.k"));
+        // Nor does an offset without the request's set.
+        assert_eq!(at(None, 20), None);
+        let perm = kernel_error("config-set", 1, Extack::default(), set, &req);
         assert_eq!(perm.exit_code(), 4);
         assert!(perm.to_string().contains("CAP_NET_ADMIN"));
         // Reading Flow IDs and joining the events group need it too.
-        let get = kernel_error("flow-get", 1, Extack::default(), &req);
+        let get = kernel_error("flow-get", 1, Extack::default(), set, &req);
         assert!(get
             .to_string()
             .contains("Flow IDs are shown only to CAP_NET_ADMIN"));
@@ -760,6 +776,44 @@ mod tests {
         );
         assert_eq!(join.exit_code(), 4);
         assert!(join.to_string().contains("events group"), "{join}");
+    }
+
+    fn capped(offs: u32) -> Extack {
+        parse_extack(
+            NLM_F_CAPPED | NLM_F_ACK_TLVS,
+            &capped_error("Unsupported attribute", offs),
+        )
+    }
+
+    /// A flow request's attributes are named in the flow set: the one a
+    /// flow-del must not carry (its policy has id, side and peer only), the
+    /// kernel's "Unsupported attribute", and a missing id (MISS_TYPE).
+    #[test]
+    fn kernel_error_names_a_flow_attribute() {
+        // id at 20, k (no flow-del attribute) at 28.
+        let req = encode(&[Attr::u32(FLOW_ID, 7), Attr::u8(FLOW_K, 2)]);
+        let e = kernel_error("flow-del", 22, capped(28), op_set(CMD_FLOW_DEL), &req);
+        assert_eq!(
+            e.to_string(),
+            "Unsupported attribute\n  (flow-del: Invalid argument; attribute flow.k)"
+        );
+        // The message, then MISS_TYPE in place of the offset (no attribute
+        // to point at).
+        let mut p = capped_error("the flow's id is required", 0);
+        p.truncate(p.len() - 8);
+        p.extend_from_slice(&8u16.to_ne_bytes());
+        p.extend_from_slice(&NLMSGERR_ATTR_MISS_TYPE.to_ne_bytes());
+        p.extend_from_slice(&u32::from(FLOW_ID).to_ne_bytes());
+        let miss = parse_extack(NLM_F_CAPPED | NLM_F_ACK_TLVS, &p);
+        assert_eq!(
+            (miss.offset, miss.miss_type, miss.miss_nest),
+            (None, Some(u32::from(FLOW_ID)), None)
+        );
+        let e = kernel_error("flow-reset", 22, miss, op_set(CMD_FLOW_RESET), &[]);
+        assert_eq!(
+            e.to_string(),
+            "the flow's id is required\n  (flow-reset: Invalid argument; missing attribute type 2)"
+        );
     }
 
     /// A module whose family has another version is refused before any
@@ -791,17 +845,23 @@ mod tests {
 
     #[test]
     fn crem_msg_parses_genl_payload() {
-        let body = encode(&[Attr::nest(CMD_A_STATS, vec![Attr::u64(STATS_SOURCES, 9)])]);
-        let m = CremMsg::parse_with_param(
-            &body,
-            GenlHeader {
-                cmd: CMD_STATS_GET,
-                version: 1,
-            },
-        )
-        .unwrap();
+        let parse =
+            |cmd, body: &[u8]| CremMsg::parse_with_param(body, GenlHeader { cmd, version: 2 });
+        // stats-get's reply: the stats set's attributes at the top level.
+        let body = encode(&[Attr::u64(STATS_SOURCES, 9)]);
+        let m = parse(CMD_STATS_GET, &body).unwrap();
         assert_eq!(m.cmd, CMD_STATS_GET);
-        assert_eq!(m.nest(CMD_A_STATS).unwrap(), &[Attr::u64(STATS_SOURCES, 9)]);
-        assert_eq!(m.nest(CMD_A_CONFIG), None);
+        assert_eq!(m.attrs, [Attr::u64(STATS_SOURCES, 9)]);
+        // The command chooses the set: id 4 of the config set (adaptive) is
+        // a u8, so these 8 octets are refused there, named.
+        let e = parse(CMD_CONFIG_GET, &body).unwrap_err();
+        assert!(e.to_string().contains("config.adaptive"), "{e}");
+        // A notification's is the set of the op it notifies as.
+        let body = encode(&[Attr::u32(FLOW_ID, 7), Attr::u8(FLOW_SIDE, 1)]);
+        let m = parse(CMD_FLOW_UP_NTF, &body).unwrap();
+        assert_eq!(m.attrs, [Attr::u32(FLOW_ID, 7), Attr::u8(FLOW_SIDE, 1)]);
+        // A command this crem-ctl does not know: nothing read, no error.
+        let m = parse(200, &body).unwrap();
+        assert_eq!((m.cmd, m.attrs), (200, vec![]));
     }
 }

@@ -785,7 +785,7 @@ mod tests {
     fn flow_table() {
         assert_eq!(flows(&[], false, None), "flows: none\n");
         assert_eq!(flows(&[], true, Some(4)), "flows: none of 4 match\n");
-        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_reply()).unwrap());
         let bare = Flow {
             id: Some(9),
             side: Some(enum_val(SIDE, 5)),
@@ -905,7 +905,7 @@ mod tests {
 
     #[test]
     fn flow_detail_block() {
-        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_reply()).unwrap());
         let d = flow_detail(&f);
         eprintln!("{d}");
         assert!(d.starts_with("flow 7:\n  side:       crf (receiver"), "{d}");
@@ -955,7 +955,8 @@ mod tests {
 
     #[test]
     fn stats_sections_and_rates() {
-        let st = Stats::from_attrs(&attr::decode(&STATS_SET, &model::tests::stats_nest()).unwrap());
+        let st =
+            Stats::from_attrs(&attr::decode(&STATS_SET, &model::tests::stats_reply()).unwrap());
         let s = stats(&st);
         eprintln!("{s}");
         assert_eq!(
@@ -1002,7 +1003,7 @@ mod tests {
     #[test]
     fn by_type_tables() {
         let st = Stats::from_attrs(
-            &attr::decode(&STATS_SET, &model::tests::stats_by_type_nest()).unwrap(),
+            &attr::decode(&STATS_SET, &model::tests::stats_by_type_reply()).unwrap(),
         );
         let s = stats(&st);
         eprintln!("{s}");
@@ -1039,7 +1040,7 @@ mod tests {
             ""
         );
         let old = stats(&Stats::from_attrs(
-            &attr::decode(&STATS_SET, &model::tests::stats_nest()).unwrap(),
+            &attr::decode(&STATS_SET, &model::tests::stats_reply()).unwrap(),
         ));
         assert!(!old.contains("by type"), "{old}");
 
@@ -1069,7 +1070,8 @@ mod tests {
 
     #[test]
     fn flow_detail_by_type() {
-        let mut f = Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_nest()).unwrap());
+        let mut f =
+            Flow::from_attrs(&attr::decode(&FLOW_SET, &model::tests::flow_reply()).unwrap());
         let stats = f.stats.as_mut().unwrap();
         stats.by_type = ByType {
             msgs_in: Some(Counters(vec![("repair", 146), ("hello", 1), ("close", 0)])),

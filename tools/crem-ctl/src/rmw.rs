@@ -11,7 +11,7 @@ use crate::model::{Addr, Config, Peer};
 use crate::nl::{self, Conn};
 use crate::parse::PeerSel;
 use crate::request::{get_config, set_config};
-use crate::uapi::{CMD_A_CONFIG, CMD_CONFIG_CHANGE_NTF, MCGRP_EVENTS};
+use crate::uapi::{CMD_CONFIG_CHANGE_NTF, MCGRP_EVENTS};
 use crate::{Fail, Res};
 
 /// The peer list with `new` added: a prefix not configured is appended,
@@ -191,8 +191,7 @@ pub fn modify(edit: impl FnOnce(&Config) -> Result<Config, String>) -> Res {
     let notified: Vec<Config> = msgs
         .iter()
         .filter(|m| m.cmd == CMD_CONFIG_CHANGE_NTF)
-        .filter_map(|m| m.nest(CMD_A_CONFIG))
-        .map(|a| Config::from_attrs(a, true))
+        .map(|m| Config::from_attrs(&m.attrs, true))
         .collect();
     match conflict(&read, &meant, &notified, lost, &after) {
         None => Ok(()),

@@ -13,7 +13,7 @@
 pub use crem_core::nl::*;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_yaml::Value;
 
@@ -170,6 +170,14 @@ mod tests {
                 .unwrap_or_else(|| panic!("op {name} missing in crem_core::nl"));
             assert_eq!(ours.1 as u64, id, "op {name}: value");
             assert_eq!(op_name(ours.1), Some(name));
+            // The set its messages carry at the top level: its own, or for
+            // a notification that of the op it notifies as.
+            let set = s(op, "attribute-set").or_else(|| {
+                let of = s(op, "notify")?;
+                let o = ops.iter().find(|o| s(o, "name") == Some(of))?;
+                s(o, "attribute-set")
+            });
+            assert_eq!(op_set(ours.1).map(|x| x.name), set, "op {name}: set");
         }
         let find_op = |name: &str| -> Option<u8> {
             ops.iter()
@@ -194,6 +202,50 @@ mod tests {
             .filter_map(|g| s(g, "name"))
             .collect();
         assert_eq!(groups, vec![MCGRP_EVENTS]);
+    }
+
+    /// The attributes the spec lists for operation `op`'s do request (its
+    /// policy: the kernel refuses any other).
+    pub(crate) fn request_attrs(op: &str) -> Vec<String> {
+        let y = spec();
+        let o = y["operations"]["list"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|o| s(o, "name") == Some(op))
+            .unwrap_or_else(|| panic!("op {op}"))
+            .clone();
+        o["do"]["request"]["attributes"]
+            .as_sequence()
+            .map(|v| v.iter().map(|a| a.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Asserts that the request `attrs` (the top level of a `cmd` request)
+    /// has only attributes of its operation's request, named in its set.
+    pub(crate) fn assert_in_request(cmd: u8, attrs: &[crate::attr::Attr]) {
+        let op = op_name(cmd).unwrap();
+        let set = op_set(cmd).unwrap();
+        let allowed = request_attrs(op);
+        for a in attrs {
+            let name = set.by_id(a.id).map(|x| x.name).unwrap_or("?");
+            assert!(
+                allowed.iter().any(|n| n == name),
+                "{op} sends {}.{name} (id {}), not in its request {allowed:?}",
+                set.name,
+                a.id
+            );
+        }
+    }
+
+    #[test]
+    fn request_lists() {
+        assert_eq!(request_attrs("flow-del"), ["id", "side", "peer"]);
+        assert!(request_attrs("config-get").is_empty());
+        let set = request_attrs("config-set");
+        for a in CONFIG_SET.attrs.iter().filter(|a| a.ty != AttrType::Pad) {
+            assert!(set.iter().any(|n| n == a.name), "config-set: {}", a.name);
+        }
     }
 
     /// Every `NAME [= VALUE],` entry of every enum in the generated uapi

@@ -12,13 +12,13 @@ from lib import YnlFamily, NlError  # noqa: E402
 ynl = YnlFamily('/tmp/ynl/crem.yaml', '')
 end, keep, deleted = time.time() + float(sys.argv[1]), int(sys.argv[2]), 0
 while time.time() < end:
-    flows = [m['flow'] for m in ynl.dump('flow-get', {})]
+    flows = ynl.dump('flow-get', {})  # each the flow's attributes
     if len(flows) <= keep:
         time.sleep(0.01)
         continue
     for f in random.sample(flows, len(flows) - keep):
         try:
-            ynl.do('flow-del', {'flow': {'id': f['id'], 'side': f['side']}})
+            ynl.do('flow-del', {'id': f['id'], 'side': f['side']})
             deleted += 1
         except NlError:
             pass  # gone meanwhile

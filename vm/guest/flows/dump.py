@@ -30,7 +30,8 @@ def dump():
             if m.done:
                 return flows, intr
             d = ynl.nlproto.decode(ynl, m, op)
-            flows.append(ynl._decode(d.raw_attrs, op.attr_set.name)['flow'])
+            # A message's attributes are the flow's (no flow nest).
+            flows.append(ynl._decode(d.raw_attrs, op.attr_set.name))
 
 res = dict(dumps=0, interrupted=0, failures=0, duplicates=0, max_flows=0, errors=[])
 # At least 6 dumps however slow the kernel (a debug kernel takes seconds per

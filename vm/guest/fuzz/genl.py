@@ -112,9 +112,11 @@ class Genl:
         return fid, groups
 
 
-# crem.yaml numbers used by wire.py to learn the live flows.
+# crem.yaml numbers used by wire.py to learn the live flows and the
+# handlers' counts (nl.py checks them against the spec it is given). Each
+# operation's messages carry its attribute set's attributes at their top
+# level: a flow-get dump's, the flow's; stats-get's, the counters.
 CMD_FLOW_GET, CMD_STATS_GET = 5, 3
-A_CMD_FLOW = 3
 FLOW = {1: 'pad', 2: 'id', 3: 'src', 4: 'dst', 5: 'dest-qp', 6: 'state', 7: 'config-id',
         8: 'scheme', 9: 'k', 10: 'm', 11: 'symbol-len', 17: 'side', 18: 'peer', 21: 'kind'}
 
@@ -128,22 +130,21 @@ def flows(g, fid):
     err, msgs = g.request(fid, CMD_FLOW_GET, dump=True)
     out = []
     for m in msgs:
-        for t, p in attrs(m):
-            if t == A_CMD_FLOW:
-                f = {}
-                for ft, fp in attrs(p):
-                    name = FLOW.get(ft)
-                    if name in ('src', 'dst', 'peer'):
-                        f[name] = bytes(fp)
-                    elif name:
-                        f[name] = _int(fp)
-                out.append(f)
+        f = {}
+        for ft, fp in attrs(m):
+            name = FLOW.get(ft)
+            if name in ('src', 'dst', 'peer'):
+                f[name] = bytes(fp)
+            elif name:
+                f[name] = _int(fp)
+        out.append(f)
     return out
 
 
+# The msg-types set in its order: attribute n (from 1) is MSG_TYPES[n - 1].
 MSG_TYPES = ['repair', 'hello', 'hello-ack', 'param-update', 'param-ack', 'repair-request',
              'loss-report', 'path-report', 'close', 'tc-aeth', 'other']
-A_CMD_STATS, A_STATS_TOTALS, A_FLOW_STATS_MSGS_IN_BY_TYPE = 2, 21, 29
+A_STATS_TOTALS, A_FLOW_STATS_MSGS_IN_BY_TYPE = 20, 28
 
 
 def handled_by_type(g, fid):
@@ -152,15 +153,12 @@ def handled_by_type(g, fid):
     err, msgs = g.request(fid, CMD_STATS_GET)
     out = dict.fromkeys(MSG_TYPES, 0)
     for m in msgs:
-        for t, p in attrs(m):
-            if t != A_CMD_STATS:
+        for t2, p2 in attrs(m):
+            if t2 != A_STATS_TOTALS:
                 continue
-            for t2, p2 in attrs(p):
-                if t2 != A_STATS_TOTALS:
-                    continue
-                for t3, p3 in attrs(p2):
-                    if t3 == A_FLOW_STATS_MSGS_IN_BY_TYPE:
-                        for t4, p4 in attrs(p3):
-                            if 2 <= t4 < 2 + len(MSG_TYPES):
-                                out[MSG_TYPES[t4 - 2]] = _int(p4)
+            for t3, p3 in attrs(p2):
+                if t3 == A_FLOW_STATS_MSGS_IN_BY_TYPE:
+                    for t4, p4 in attrs(p3):
+                        if 1 <= t4 <= len(MSG_TYPES):
+                            out[MSG_TYPES[t4 - 1]] = _int(p4)
     return out

@@ -5,9 +5,13 @@
   nl.py --spec crem.yaml --seconds N --seed S --label NAME
         --target NETNS[:OP,OP] ... [--userns]
 
-Requests are built from the YNL spec: for each operation its request
-attribute set with valid values (the checks' ranges, enums, 4- or 16-octet
-addresses, Flow IDs of the live flows from a dump every few seconds), then
+Requests are built from the YNL spec: for each operation the attributes
+its do request lists (its attribute-set's, at the message's top level, as
+the op's policy takes them), each present or not, with valid values (the
+checks' ranges, enums, 4- or 16-octet addresses, Flow IDs of the live flows
+from a dump every few seconds); now and then an attribute of the op's set
+that the op does not list (its policy refuses it: "Unsupported attribute",
+or "Unknown attribute type" past its largest) or one of another set; then
 mutated: wrong types and lengths, unknown and extra attributes, attributes
 missing, nests flattened or nested too deep, repeated multi-attrs, huge
 values, bad genetlink headers and commands, no NLM_F_ACK or NLM_F_REQUEST.
@@ -52,14 +56,45 @@ class Spec:
         self.sets = {}
         for s in y['attribute-sets']:
             self.sets[s['name']] = [dict(a, value=i + 1) for i, a in enumerate(s['attributes'])]
+        ops = y['operations']['list']
+        set_of = {o['name']: o.get('attribute-set') for o in ops}
         self.ops = []
-        for i, o in enumerate(y['operations']['list']):
+        for i, o in enumerate(ops):
+            # Each op's messages carry its set's attributes at the top level
+            # (a notification's: those of the op it notifies as).
+            aset = o.get('attribute-set') or set_of.get(o.get('notify'))
             if 'notify' in o or 'event' in o:
-                self.ops.append({'name': o['name'], 'value': i + 1, 'req': [], 'notify': True})
+                self.ops.append({'name': o['name'], 'value': i + 1, 'req': [], 'notify': True,
+                                 'set': aset})
                 continue
-            req = (o.get('do') or {}).get('request', {}).get('attributes', [])
+            req = ((o.get('do') or {}).get('request') or {}).get('attributes', [])
             self.ops.append({'name': o['name'], 'value': i + 1, 'req': req,
-                             'do': 'do' in o, 'dump': 'dump' in o, 'set': o['attribute-set']})
+                             'do': 'do' in o, 'dump': 'dump' in o, 'set': aset})
+
+    def op_value(self, name):
+        return next(o['value'] for o in self.ops if o['name'] == name)
+
+    def attr_value(self, set_name, name):
+        return next(a['value'] for a in self.sets[set_name] if a['name'] == name)
+
+
+def check_genl_numbers(spec):
+    """genl.py's numbers (wire.py learns the flows and the handlers' counts
+    with them) must be the spec's: the mismatches, as text."""
+    bad = []
+    want = {'CMD_FLOW_GET': spec.op_value('flow-get'), 'CMD_STATS_GET': spec.op_value('stats-get'),
+            'A_STATS_TOTALS': spec.attr_value('stats', 'totals'),
+            'A_FLOW_STATS_MSGS_IN_BY_TYPE': spec.attr_value('flow-stats', 'msgs-in-by-type')}
+    for k, v in want.items():
+        if getattr(genl, k) != v:
+            bad.append(f'genl.{k} is {getattr(genl, k)}, the spec has {v}')
+    for v, name in genl.FLOW.items():
+        if spec.attr_value('flow', name) != v:
+            bad.append(f'genl.FLOW[{v}] is {name}, the spec has {spec.attr_value("flow", name)}')
+    names = [a['name'] for a in spec.sets['msg-types']]
+    if genl.MSG_TYPES != names:
+        bad.append(f'genl.MSG_TYPES is {genl.MSG_TYPES}, the spec has {names}')
+    return bad
 
 
 class Fuzz:
@@ -74,8 +109,10 @@ class Fuzz:
             f = self.r.choice(self.flows)
             return f.get(self.r.choice(['src', 'dst', 'peer']), b'\x0a\0\0\x02')
         if c < 0.7:
-            return bytes([self.r.choice([10, 192, 203, 0, 255, 127]), 0, self.r.randint(0, 2),
-                          self.r.randint(0, 255)])
+            # 10.8.0.0/16: nz's configured peer (fuzz-kernel.sh), so that
+            # flow-new there finds one.
+            return bytes([self.r.choice([10, 192, 203, 0, 255, 127]), self.r.choice([0, 8]),
+                          self.r.randint(0, 2), self.r.randint(0, 255)])
         if c < 0.85:
             return bytes(self.r.getrandbits(8) for _ in range(16))
         return b''
@@ -118,48 +155,62 @@ class Fuzz:
             return nla(a['value'], b'\0' * self.r.choice([0, 4, 8]))
         return nla(a['value'], self.scalar(a))
 
-    def nest(self, set_name, depth=0):
-        attrs = self.spec.sets[set_name]
-        if depth > 3:
-            return b''
-        out = b''
-        chosen = [a for a in attrs if self.r.random() < 0.35]
-        for a in chosen:
+    def some(self, attrs, depth, p):
+        """Each of @attrs with probability @p (a multi-attr repeated): the
+        encoded attributes, one bytes each."""
+        out = []
+        for a in attrs:
+            if self.r.random() >= p:
+                continue
             reps = 1
             if a.get('multi-attr'):
                 reps = self.r.choice([1, 1, 2, 3, 8, 64, 300])
-            for _ in range(reps):
-                out += self.attr(a, depth)
+            out += [self.attr(a, depth) for _ in range(reps)]
         return out
 
-    def mutate_attrs(self, body):
-        """Attribute-level damage to a built body."""
+    def nest(self, set_name, depth=0):
+        if depth > 3:
+            return b''
+        return b''.join(self.some(self.spec.sets[set_name], depth, 0.35))
+
+    def mutate_attrs(self, body, attrs):
+        """Attribute-level damage to a built body; @attrs: the op's set (its
+        types are the message's top-level types)."""
         b = bytearray(body)
+        n = max(len(attrs), 1)
+        nests = [a for a in attrs if a['type'] == 'nest']
         for _ in range(self.r.randint(1, 3)):
             c = self.r.randrange(9)
             if c == 0:   # unknown attribute type, beyond the set
-                b += nla(self.r.choice([0, 4, 30, 31, 0x3fff]), self.r.randbytes(self.r.choice([0, 1, 4, 8, 17])))
+                b += nla(self.r.choice([0, n + 1, n + 2, 31, 0x3fff]),
+                         self.r.randbytes(self.r.choice([0, 1, 4, 8, 17])))
             elif c == 1 and len(b) >= 4:   # wrong length of the first attribute
                 b[0:2] = struct.pack('=H', self.r.choice([0, 1, 3, 4, 5, 7, len(b) + 4, 0xffff]))
-            elif c == 2:   # a scalar with the wrong width
-                t = self.r.randint(1, 16)
+            elif c == 2:   # an attribute of the set with the wrong width
+                t = self.r.randint(1, n)
                 b += nla(t, self.r.randbytes(self.r.choice([0, 1, 2, 3, 5, 7, 9, 16, 17])))
             elif c == 3:   # a nest of nests of nests
                 inner = nla(1, b'\1')
                 for _ in range(self.r.choice([2, 8, 30])):
-                    inner = nla(self.r.randint(1, 3) | NLA_F_NESTED, inner)
+                    t = self.r.choice(nests)['value'] if nests and self.r.random() < 0.5 \
+                        else self.r.randint(1, n)
+                    inner = nla(t | NLA_F_NESTED, inner)
                 b += inner
             elif c == 4 and b:   # truncate
                 del b[self.r.randrange(len(b)):]
             elif c == 5 and b:
                 i = self.r.randrange(len(b))
                 b[i] ^= 1 << self.r.randrange(8)
-            elif c == 6:   # an attribute that is a nest, given flat (or the reverse)
-                b += nla(self.r.randint(1, 3), self.r.randbytes(self.r.choice([1, 4, 8])))
+            elif c == 6 and attrs:   # a nest given flat, or a scalar given as a nest
+                a = self.r.choice(nests if nests and self.r.random() < 0.5 else attrs)
+                if a['type'] == 'nest':
+                    b += nla(a['value'], self.r.randbytes(self.r.choice([1, 4, 8])))
+                else:
+                    b += nla(a['value'] | NLA_F_NESTED, nla(1, self.r.randbytes(4)))
             elif c == 7:   # duplicate it all
                 b += bytes(b)
             elif c == 8:   # huge: many attributes
-                b += nla(self.r.randint(1, 15), b'\0' * 4) * self.r.choice([100, 1000])
+                b += nla(self.r.randint(1, n), b'\0' * 4) * self.r.choice([100, 1000])
         return bytes(b[:60000])
 
     def message(self):
@@ -167,16 +218,25 @@ class Fuzz:
         # Notifications are no requests: a few, for their EOPNOTSUPP.
         op = self.r.choices(self.ops, [0.15 if o.get('notify') else 1 for o in self.ops])[0]
         dump = op.get('dump', False) and self.r.random() < 0.6 or self.r.random() < 0.05
-        body = b''
-        for top in op['req']:
-            a = next(x for x in self.spec.sets[op.get('set', 'cmd')] if x['name'] == top)
-            if self.r.random() < 0.95:
-                body += self.attr(a, 0)
-        if self.r.random() < 0.1:   # attributes of another operation's set
-            a = self.r.choice(self.spec.sets['cmd'])
-            body += self.attr(a, 0)
+        # The op's own attributes, at the top level: each of those its do
+        # request lists, present with a probability drawn per message (from
+        # nearly empty requests to full ones; most are well-formed).
+        attrs = self.spec.sets.get(op.get('set'), [])
+        listed = [a for a in attrs if a['name'] in op['req']]
+        parts = self.some(listed, 0, self.r.choice([0.3, 0.6, 0.9, 1.0]))
+        unlisted = [a for a in attrs if a['name'] not in op['req']]
+        if unlisted and self.r.random() < 0.1:
+            # One of the op's set that it does not take: its policy refuses
+            # it (an op without a policy, a get or the dump, ignores it).
+            parts.insert(self.r.randint(0, len(parts)), self.attr(self.r.choice(unlisted), 0))
+        if self.r.random() < 0.05:   # one of another set: the same types, other meanings
+            other = self.spec.sets[self.r.choice(sorted(self.spec.sets))]
+            parts.insert(self.r.randint(0, len(parts)), self.attr(self.r.choice(other), 0))
+        if self.r.random() < 0.2:   # any order (the reporter and peer lists' too)
+            self.r.shuffle(parts)
+        body = b''.join(parts)
         if self.r.random() < 0.35:
-            body = self.mutate_attrs(body)
+            body = self.mutate_attrs(body, attrs)
         cmd, version = op['value'], 1
         flags = NLM_F_REQUEST | NLM_F_ACK | (NLM_F_DUMP if dump else 0)
         c = self.r.random()
@@ -227,6 +287,10 @@ def main():
     print(f'{a.label}: seed {seed} (replay: FUZZ_SEED={seed}), uid {os.getuid()}', flush=True)
     rng = random.Random(seed)
     spec = Spec(a.spec)
+    bad = check_genl_numbers(spec)
+    if bad:
+        print(f'{a.label}: genl.py does not match {a.spec}: ' + '; '.join(bad), flush=True)
+        sys.exit(1)
     targets = []
     fid = groups = None
 

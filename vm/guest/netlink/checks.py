@@ -9,6 +9,8 @@ Cases:
                 the reason; the old port keeps its configuration and serves
   race N        two config-set callers at once lose no update (N port flips)
   refusals      values the module cannot serve are refused, not clamped
+  request-attrs each op takes only its own attributes, at the top level:
+                others refused by its policy; missing ones named at the top
   mtu           symbol-len against the MTU of the route to a peer (netns mtu)
   caps          the policy's caps on max-flows, max-memory and max-bdp
   userns        in a netns of another user namespace: the initial netns's
@@ -17,6 +19,7 @@ Cases:
   expect-limits NAME F M  check NAME: config-get shows max-flows F, max-memory M
   subscribe refused|allowed NAME  check NAME: joining the events group is that
 """
+import errno
 import socket
 import sys
 import threading
@@ -61,18 +64,18 @@ def refused(name, op, req, want):
 
 
 def config():
-    return ynl.do('config-get', {})['config']
+    return ynl.do('config-get', {})
 
 
 def stats():
-    return ynl.do('stats-get', {})['stats']
+    return ynl.do('stats-get', {})
 
 
 def port_in_use():
     blocker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     blocker.bind(('0.0.0.0', 50001))
     refused('a port in use is refused, saying so and that the old port still serves',
-            'config-set', {'config': {'port': 50001}},
+            'config-set', {'port': 50001},
             'port 50001 is in use by another socket; port 50000 still serves CREM')
     blocker.close()
     c = config()
@@ -95,7 +98,7 @@ def race(n):
     def flip():
         y = family()
         for i in range(n):
-            y.do('config-set', {'config': {'port': 50010 + i % 2}})
+            y.do('config-set', {'port': 50010 + i % 2})
         done.set()
 
     t = threading.Thread(target=flip)
@@ -103,14 +106,14 @@ def race(n):
     t.start()
     while not done.is_set():
         sets += 1
-        ynl.do('config-set', {'config': {'hold-us': sets}})
+        ynl.do('config-set', {'hold-us': sets})
         if config()['hold-us'] != sets:
             lost += 1
     t.join()
     report(lost == 0 and sets > 1,
            'concurrent config-sets: none undoes another (a port flipper, a hold-us setter)',
            f'lost {lost} of {sets} hold-us updates')
-    ynl.do('config-set', {'config': {'port': 50000, 'hold-us': 0}})
+    ynl.do('config-set', {'port': 50000, 'hold-us': 0})
     with open('/proc/net/udp') as f:
         ports = [int(line.split()[1].split(':')[1], 16) for line in f.readlines()[1:]]
     ports = [p for p in ports if p != 4791]  # rdma_rxe's
@@ -121,69 +124,150 @@ def race(n):
 
 def refusals():
     refused("port 4791 (RoCEv2's) is refused as the CREM port", 'config-set',
-            {'config': {'port': 4791}}, "4791 is RoCEv2's own port")
+            {'port': 4791}, "4791 is RoCEv2's own port")
     refused("m above 16 is refused, naming the module's largest m", 'config-set',
-            {'config': {'m': 17}}, 'm must not exceed 16')
+            {'m': 17}, 'm must not exceed 16')
     refused("symbol-len above the decode buffer's 1104 is refused", 'config-set',
-            {'config': {'symbol-len': 1105}}, 'symbol-len must not exceed 1104')
+            {'symbol-len': 1105}, 'symbol-len must not exceed 1104')
     c = config()
     report((c['port'], c['m'], c['symbol-len']) == (50000, 4, 0),
            '...and nothing of them was taken', c)
     refused('flow-new with m above 16 is refused (was clamped)', 'flow-new',
-            {'flow': {'src': 'c0000201', 'dst': 'cb007101', 'dest-qp': 1, 'k': 8, 'm': 17}},
+            {'src': 'c0000201', 'dst': 'cb007101', 'dest-qp': 1, 'k': 8, 'm': 17},
             'm must not exceed 16')
-    refused('address attributes: the policy refuses a 3-octet flow src even where it is not read',
-            'flow-get', {'flow': {'id': 1, 'src': 'c00002'}},
+    # Each op's policy has only the attributes it takes (flow-get: id, side,
+    # peer); a src there is refused whatever its length (request_attrs).
+    refused("address attributes: the policy refuses a 3-octet flow peer before flow-get's handler runs",
+            'flow-get', {'id': 1, 'peer': 'c00002'},
             'address must be 4 (IPv4) or 16 (IPv6) octets')
     refused('...and a 3-octet peer prefix', 'config-set',
-            {'config': {'peer': [{'prefix': 'cb0071', 'prefix-len': 8, 'addr': 'c6336402'}]}},
+            {'peer': [{'prefix': 'cb0071', 'prefix-len': 8, 'addr': 'c6336402'}]},
             'address must be 4 (IPv4) or 16 (IPv6) octets')
+
+
+def refused_as(name, op, req, err, msg, bad=None, miss=None):
+    """op with req must fail with errno err and an extack of exactly: the
+    text msg, the attribute path bad (YNL's '.name'; None: the extack
+    points at no attribute) and the missing attribute miss (its name; None:
+    none), never a missing nest (the op's attributes are at the top level)."""
+    try:
+        ynl.do(op, req)
+        report(False, name, f'{op} {req}: accepted')
+        return
+    except NlError as e:
+        x = e.nl_msg.extack or {}
+        got = (e.error, x.get('msg'), x.get('bad-attr', x.get('bad-attr-offs')),
+               x.get('miss-type'), x.get('miss-nest'))
+    want = (err, msg, bad, miss, None)
+    report(got == want, name, f'{op} {req}: (errno, msg, bad-attr, miss-type, miss-nest) '
+           f'{got}, want {want}')
+
+
+def request_attrs():
+    """Each op takes its own attributes at the top level of its request
+    (the spec's do request list, the op's policy): genetlink refuses any
+    other before the handler runs, as strict validation does: an attribute
+    of the op's set that the op does not list is NLA_UNSPEC in its policy
+    ("Unsupported attribute"), one past the largest it lists is beyond its
+    maxattr ("Unknown attribute type"); both EINVAL, pointing at it."""
+    src, dst = 'c0000201', 'cb007101'
+    refused_as('flow-del with k (not a flow-del attribute): "Unsupported attribute", at k',
+               'flow-del', {'id': 1, 'k': 4}, errno.EINVAL, 'Unsupported attribute', '.k')
+    refused_as('flow-get with src: "Unsupported attribute", at src',
+               'flow-get', {'id': 1, 'src': src}, errno.EINVAL, 'Unsupported attribute', '.src')
+    refused_as('flow-set with dst: "Unsupported attribute", at dst',
+               'flow-set', {'id': 1, 'dst': dst}, errno.EINVAL, 'Unsupported attribute', '.dst')
+    refused_as('flow-new with id: "Unsupported attribute", at id',
+               'flow-new', {'src': src, 'dst': dst, 'dest-qp': 1, 'id': 5},
+               errno.EINVAL, 'Unsupported attribute', '.id')
+    refused_as("flow-new with pinned (past flow-new's largest, kind): "
+               '"Unknown attribute type", at pinned',
+               'flow-new', {'src': src, 'dst': dst, 'dest-qp': 1, 'pinned': 1},
+               errno.EINVAL, 'Unknown attribute type', '.pinned')
+    refused_as("flow-reset with pinned (past flow-reset's largest, peer): "
+               '"Unknown attribute type", at pinned',
+               'flow-reset', {'id': 1, 'pinned': 0}, errno.EINVAL, 'Unknown attribute type',
+               '.pinned')
+    # A missing attribute: the extack names its type at the top level (no
+    # missing nest) and points at no attribute.
+    for op in ('flow-get', 'flow-del', 'flow-set', 'flow-reset'):
+        refused_as(f'{op} without id: the id named missing, no nest, no attribute pointed at',
+                   op, {'side': 1}, errno.EINVAL, "the flow's id is required", None, 'id')
+    refused_as('flow-get with no attribute at all: the same',
+               'flow-get', {}, errno.EINVAL, "the flow's id is required", None, 'id')
+    refused_as('flow-new without src: src named missing',
+               'flow-new', {'dst': dst, 'dest-qp': 1}, errno.EINVAL, 'a new flow needs src',
+               None, 'src')
+    refused_as('flow-new without dst: dst named missing',
+               'flow-new', {'src': src, 'dest-qp': 1}, errno.EINVAL, 'a new flow needs dst',
+               None, 'dst')
+    refused_as('flow-new without dest-qp: dest-qp named missing',
+               'flow-new', {'src': src, 'dst': dst}, errno.EINVAL, 'a new flow needs dest-qp',
+               None, 'dest-qp')
+    refused_as('flow-new with no attribute at all: src named missing first',
+               'flow-new', {}, errno.EINVAL, 'a new flow needs src', None, 'src')
+    # A config-set rule whose attribute was not given names the request as
+    # a whole: no attribute pointed at (it was the config nest). Here port
+    # 50000 and role host are set: port 0 alone leaves the role without one.
+    refused_as('config-set port 0 under a role: refused, pointing at no attribute (role not given)',
+               'config-set', {'port': 0}, errno.EINVAL,
+               'set a CREM port before enabling a role (there is no default port)')
+    # An empty config-set is a request that sets nothing: taken, the
+    # configuration unchanged.
+    before = config()
+    name = 'config-set with no attribute: taken (nothing set), the configuration unchanged'
+    try:
+        r = ynl.do('config-set', {})
+        report(r is None and config() == before, name,
+               f'reply {r}; before {before}; after {config()}')
+    except NlError as e:
+        report(False, name, f'refused: errno {e.error}, extack {e.nl_msg.extack}')
 
 
 def mtu():
     peer = [{'prefix': '0a080000', 'prefix-len': 16, 'addr': '0a090002'}]
     refused('symbol-len whose REPAIRs exceed the MTU toward a peer is refused', 'config-set',
-            {'config': {'symbol-len': 1000, 'peer': peer}},
+            {'symbol-len': 1000, 'peer': peer},
             'symbol-len 1000: REPAIRs need MTU 1112, the route to 10.9.0.2 has 1000')
-    ynl.do('config-set', {'config': {'symbol-len': 888, 'peer': peer}})
+    ynl.do('config-set', {'symbol-len': 888, 'peer': peer})
     report(config()['symbol-len'] == 888, '...one that fits is taken', config())
 
 
 def caps():
     refused('policy cap: max-flows above 65536 is refused', 'config-set',
-            {'config': {'max-flows': 65537}}, 'out of range')
+            {'max-flows': 65537}, 'out of range')
     refused('policy cap: max-memory above 64 GiB is refused', 'config-set',
-            {'config': {'max-memory': (64 << 30) + 1}}, 'out of range')
-    ynl.do('config-set', {'config': {'max-flows': 65536, 'max-memory': 64 << 30}})
+            {'max-memory': (64 << 30) + 1}, 'out of range')
+    ynl.do('config-set', {'max-flows': 65536, 'max-memory': 64 << 30})
     c = config()
     report((c['max-flows'], c['max-memory']) == (65536, 64 << 30), '...the caps themselves are taken', c)
     report(c.get('max-bdp') == 256, 'max-bdp: flows are sized for 256 packets in flight by default', c)
     for bad in (63, (1 << 19) + 1):
         refused(f'policy cap: max-bdp {bad} (outside 64..524288) is refused', 'config-set',
-                {'config': {'max-bdp': bad}}, 'out of range')
-    ynl.do('config-set', {'config': {'max-bdp': 6104}})
+                {'max-bdp': bad}, 'out of range')
+    ynl.do('config-set', {'max-bdp': 6104})
     report(config().get('max-bdp') == 6104, '...6104 (10 Gbit/s x 20 ms at 4 KiB) is taken', config())
-    ynl.do('config-set', {'config': {'max-bdp': 256}})
+    ynl.do('config-set', {'max-bdp': 256})
 
 
 def userns():
     """Run as root of a new user namespace with its own netns, while the
     initial netns has max-flows 8 and max-memory 32 MiB."""
     refused("user namespace's netns: max-flows above the initial netns's is refused",
-            'config-set', {'config': {'max-flows': 100}},
+            'config-set', {'max-flows': 100},
             "max-flows 100 is above the initial netns's max-flows (8)")
-    refused('...so is max-memory', 'config-set', {'config': {'max-memory': 64 << 20}},
+    refused('...so is max-memory', 'config-set', {'max-memory': 64 << 20},
             "max-memory 67108864 is above the initial netns's (33554432)")
     c = config()
     report((c['max-flows'], c['max-memory']) == (8, 32 << 20),
            '...its defaults are shown within them', c)
     # No route to the peer here (lo only): the flows stay negotiating.
-    ynl.do('config-set', {'config': {'port': 7000, 'role': 2, 'peer': [
-        {'prefix': '0a000000', 'prefix-len': 8, 'addr': 'c6336402'}]}})
+    ynl.do('config-set', {'port': 7000, 'role': 2, 'peer': [
+        {'prefix': '0a000000', 'prefix-len': 8, 'addr': 'c6336402'}]})
     added, why = 0, 'none'
     for q in range(1, 13):
         try:
-            ynl.do('flow-new', {'flow': {'src': 'c0000201', 'dst': '0a000001', 'dest-qp': q}})
+            ynl.do('flow-new', {'src': 'c0000201', 'dst': '0a000001', 'dest-qp': q})
             added += 1
         except NlError as e:
             why = extack(e)
@@ -194,7 +278,7 @@ def userns():
 
 
 def set_limits(f, m):
-    ynl.do('config-set', {'config': {'max-flows': int(f), 'max-memory': int(m)}})
+    ynl.do('config-set', {'max-flows': int(f), 'max-memory': int(m)})
 
 
 def expect_limits(name, f, m):
@@ -212,6 +296,7 @@ def subscribe(want, name):
 
 
 CASES = {'port-in-use': port_in_use, 'race': lambda n: race(int(n)), 'refusals': refusals,
+         'request-attrs': request_attrs,
          'mtu': mtu, 'caps': caps, 'userns': userns, 'set-limits': set_limits,
          'expect-limits': expect_limits, 'subscribe': subscribe}
 try:

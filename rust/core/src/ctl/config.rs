@@ -108,7 +108,7 @@ impl From<Recovery> for u8 {
 }
 
 /// A netns's configuration (`struct crem_cfg`; the attributes of the
-/// config nest, `netlink/crem.yaml`, say what each means).
+/// config set, `netlink/crem.yaml`, say what each means).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The CREM port; 0: none (there is no default port).
@@ -201,7 +201,7 @@ impl Default for Config {
     }
 }
 
-/// The attributes of a config nest an [`Edit`] was given (the C's non-NULL
+/// The attributes of config-set an [`Edit`] was given (the C's non-NULL
 /// `tb[]` entries): some rules apply, and some refusals point at an
 /// attribute, only when it was given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -235,17 +235,17 @@ impl Given {
         }
     }
 
-    /// The attribute `id` if given, else the nest (`tb[id] ?: nest`).
-    const fn attr_or_nest(self, id: u16) -> Option<Field> {
+    /// The attribute `id` if given, else the request as a whole.
+    const fn attr_or_request(self, id: u16) -> Option<Field> {
         match self.attr(id) {
             Some(f) => Some(f),
-            None => Some(Field::Nest),
+            None => Some(Field::Request),
         }
     }
 }
 
 /// One config-set applied to a configuration (`crem_apply_cfg`): one call
-/// per attribute of the config nest, in the nest's order, then
+/// per attribute of config-set, in the request's order, then
 /// [`Edit::finish`].
 ///
 /// A scalar given twice keeps the later value (as `nla_parse`'s `tb[]`
@@ -448,20 +448,20 @@ impl<'c> Edit<'c> {
         let (c, g) = (&*self.c, self.given);
         let refuse = |at, why| Err(Refusal::new(at, why));
         if c.role != Role::Disabled && c.port == 0 {
-            return refuse(g.attr_or_nest(nl::CONFIG_ROLE), Why::RoleWithoutPort);
+            return refuse(g.attr_or_request(nl::CONFIG_ROLE), Why::RoleWithoutPort);
         }
         if c.port == ROCEV2_UDP_PORT {
-            return refuse(g.attr_or_nest(nl::CONFIG_PORT), Why::RocePort);
+            return refuse(g.attr_or_request(nl::CONFIG_PORT), Why::RocePort);
         }
         if u16::from(c.k) + u16::from(c.m) > 255 {
             let at = match g.attr(nl::CONFIG_M) {
                 Some(m) => Some(m),
-                None => g.attr_or_nest(nl::CONFIG_K),
+                None => g.attr_or_request(nl::CONFIG_K),
             };
             return refuse(at, Why::KPlusM);
         }
         if c.m > MAX_M {
-            return refuse(g.attr_or_nest(nl::CONFIG_M), Why::MTooLarge);
+            return refuse(g.attr_or_request(nl::CONFIG_M), Why::MTooLarge);
         }
         if c.symbol_len != 0 && c.symbol_len < SYMBOL_LEN_MIN {
             return refuse(g.attr(nl::CONFIG_SYMBOL_LEN), Why::SymbolLenTooSmall);
@@ -539,7 +539,7 @@ pub fn check_limits(c: &mut Config, given: Given, lim: Limits) -> Result<(), Ref
 /// symbol-len is not 0: for each IPv4 peer in list order whose address
 /// `route_mtu` finds a route to (`None`: no route; not judged), symbol-len
 /// plus [`REPAIR_OVERHEAD`] must fit that route's MTU. The refusal names
-/// symbol-len if given, else the nest.
+/// symbol-len if given, else the request.
 pub fn check_mtu(
     c: &Config,
     given: Given,
@@ -554,7 +554,7 @@ pub fn check_mtu(
         let Some(mtu) = route_mtu(peer) else { continue };
         if need > mtu {
             return Err(Refusal::new(
-                given.attr_or_nest(nl::CONFIG_SYMBOL_LEN),
+                given.attr_or_request(nl::CONFIG_SYMBOL_LEN),
                 Why::Mtu {
                     symbol_len: c.symbol_len,
                     need,
@@ -571,7 +571,7 @@ pub fn check_mtu(
 /// result `err`: 0 or a negative errno; `serving`: the port it served
 /// before, the old configuration's [`Config::socket_port`]): the port in
 /// use by another socket, while an old one still serves or not; any other
-/// error as it is. The refusal names the port if given, else the nest, and
+/// error as it is. The refusal names the port if given, else the request, and
 /// returns `err` (an `err` above 0 or below -4095 is no errno: EINVAL).
 pub fn bind_result(c: &Config, given: Given, serving: u16, err: i32) -> Result<(), Refusal> {
     let port = c.port;
@@ -584,18 +584,18 @@ pub fn bind_result(c: &Config, given: Given, serving: u16, err: i32) -> Result<(
     } else {
         Why::Bind { port, err }
     };
-    Err(Refusal::new(given.attr_or_nest(nl::CONFIG_PORT), why))
+    Err(Refusal::new(given.attr_or_request(nl::CONFIG_PORT), why))
 }
 
 /// Explains netfilter hooks that could not be registered for the new
 /// role (`err`: 0 or a negative errno): the refusal names the role if
-/// given, else the nest, and returns `err` (no errno: EINVAL).
+/// given, else the request, and returns `err` (no errno: EINVAL).
 pub fn hooks_result(given: Given, err: i32) -> Result<(), Refusal> {
     if err == 0 {
         return Ok(());
     }
     Err(Refusal::new(
-        given.attr_or_nest(nl::CONFIG_ROLE),
+        given.attr_or_request(nl::CONFIG_ROLE),
         Why::Hooks { err },
     ))
 }
@@ -647,14 +647,14 @@ mod tests {
             "cannot register the role's netfilter hooks: error -12 (nothing changed)"
         );
         let r = hooks_result(Given::NONE, 5).unwrap_err();
-        assert_eq!((r.at, r.errno.get()), (Some(Field::Nest), 22));
+        assert_eq!((r.at, r.errno.get()), (Some(Field::Request), 22));
     }
 
     #[test]
     fn given() {
         let g = Given::NONE.with(nl::CONFIG_K).with(40);
         assert!(g.has(nl::CONFIG_K) && !g.has(nl::CONFIG_M) && !g.has(40));
-        assert_eq!(g.attr_or_nest(nl::CONFIG_M), Some(Field::Nest));
+        assert_eq!(g.attr_or_request(nl::CONFIG_M), Some(Field::Request));
         assert_eq!(g.attr(nl::CONFIG_M), None);
         assert_eq!(g.attr(nl::CONFIG_K), Some(Field::Config(nl::CONFIG_K)));
     }

@@ -5,7 +5,7 @@ use super::super::engine::module_caps::MAX_M;
 use super::super::nl;
 use super::{Field, Refusal, Why};
 
-/// k and m of a flow nest (`FLOW_K`, `FLOW_M`; `None`: absent), given
+/// k and m of a flow request (`FLOW_K`, `FLOW_M`; `None`: absent), given
 /// together: both present (else [`Why::KmTogether`], naming k if given,
 /// else m, else nothing), k at least 1 ([`Why::KZero`], naming k), k + m at
 /// most 255 ([`Why::KPlusM`], naming m), m at most [`MAX_M`]

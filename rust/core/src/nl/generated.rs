@@ -12,11 +12,12 @@
 //! - `<ENUM>`: an enum's entry names in value order (value = index), all in
 //!   `ENUMS`; module `<enum>` (snake case) holds its values (`u8`) as
 //!   `<ENTRY>`.
-//! - `<SET>_<ATTR>`: attribute ids (`u16`); the set `cmd`'s are
-//!   `CMD_A_<ATTR>` (`CMD_` are commands). An attribute name that would
+//! - `<SET>_<ATTR>`: attribute ids (`u16`). An attribute name that would
 //!   equal another name of this file gets `_ATTR` (`FLOW_STATE_ATTR`: the
 //!   enum `FLOW_STATE` has the name).
-//! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`.
+//! - `<SET>_SET`: a set's table ([`AttrSet`]), all in `SETS`; `OP_SETS`
+//!   gives each operation's set, whose attributes its messages carry at
+//!   the top level.
 //! - The counter sets stats, flow-stats and msg-types have a module each,
 //!   `stat`, `flow_stat` and `msg_type` (the set's name in snake case
 //!   without its final s): `<ATTR>` is a `uint` attribute's index (`usize`)
@@ -28,7 +29,7 @@ use super::{AttrSet, AttrSpec, AttrType, Counter, CounterKind};
 /// Generic netlink family name (`CREM_FAMILY_NAME`).
 pub const FAMILY_NAME: &str = "crem";
 /// Family version (`CREM_FAMILY_VERSION`).
-pub const FAMILY_VERSION: u8 = 2;
+pub const FAMILY_VERSION: u8 = 3;
 /// Multicast group "events".
 pub const MCGRP_EVENTS: &str = "events";
 /// Every multicast group, in spec order.
@@ -523,14 +524,6 @@ pub const FLOW_LAST_MSG_MS: u16 = 31;
 pub const FLOW_RDMA_MTU: u16 = 32;
 /// `flow.rdma-mtu-exact` (`CREM_A_FLOW_RDMA_MTU_EXACT`).
 pub const FLOW_RDMA_MTU_EXACT: u16 = 33;
-
-// Attribute set "cmd". Top-level attributes of every message.
-/// `cmd.config` (`CREM_A_CMD_CONFIG`).
-pub const CMD_A_CONFIG: u16 = 1;
-/// `cmd.stats` (`CREM_A_CMD_STATS`).
-pub const CMD_A_STATS: u16 = 2;
-/// `cmd.flow` (`CREM_A_CMD_FLOW`).
-pub const CMD_A_FLOW: u16 = 3;
 
 /// Attribute set `peer`.
 pub const PEER_SET: AttrSet = AttrSet {
@@ -1874,43 +1867,6 @@ pub const FLOW_SET: AttrSet = AttrSet {
     ],
 };
 
-/// Attribute set `cmd`.
-pub const CMD_SET: AttrSet = AttrSet {
-    name: "cmd",
-    attrs: &[
-        AttrSpec {
-            id: CMD_A_CONFIG,
-            name: "config",
-            ty: AttrType::Nest(&CONFIG_SET),
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "The netns's configuration (config-get, config-set, config-change-ntf).",
-        },
-        AttrSpec {
-            id: CMD_A_STATS,
-            name: "stats",
-            ty: AttrType::Nest(&STATS_SET),
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "The netns's counters (stats-get).",
-        },
-        AttrSpec {
-            id: CMD_A_FLOW,
-            name: "flow",
-            ty: AttrType::Nest(&FLOW_SET),
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "One flow (the flow operations and notifications).",
-        },
-    ],
-};
-
 /// Every attribute set, in spec order.
 pub const SETS: &[&AttrSet] = &[
     &PEER_SET,
@@ -1919,7 +1875,25 @@ pub const SETS: &[&AttrSet] = &[
     &MSG_TYPES_SET,
     &FLOW_STATS_SET,
     &FLOW_SET,
-    &CMD_SET,
+];
+
+/// Each operation's attribute set, whose attributes its messages carry
+/// at the top level (a notification's: the op it notifies as), in spec
+/// order: (command id, set).
+pub const OP_SETS: &[(u8, &AttrSet)] = &[
+    (CMD_CONFIG_GET, &CONFIG_SET),
+    (CMD_CONFIG_SET, &CONFIG_SET),
+    (CMD_STATS_GET, &STATS_SET),
+    (CMD_STATS_RESET, &STATS_SET),
+    (CMD_FLOW_GET, &FLOW_SET),
+    (CMD_CONFIG_CHANGE_NTF, &CONFIG_SET),
+    (CMD_FLOW_DEL, &FLOW_SET),
+    (CMD_FLOW_UP_NTF, &FLOW_SET),
+    (CMD_FLOW_DOWN_NTF, &FLOW_SET),
+    (CMD_FLOW_CHANGE_NTF, &FLOW_SET),
+    (CMD_FLOW_SET, &FLOW_SET),
+    (CMD_FLOW_NEW, &FLOW_SET),
+    (CMD_FLOW_RESET, &FLOW_SET),
 ];
 
 /// The counter set `stats`: the index of each `uint` attribute among them

@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn stats_watch_json_is_one_line_per_sample() {
-        let nest = crate::model::tests::stats_nest();
+        let nest = crate::model::tests::stats_reply();
         let st = Stats::from_attrs(&attr::decode(&STATS_SET, &nest).unwrap());
         let line = watch_sample(&st, Some((&st, 1.0)), 1.0, true);
         assert!(

@@ -5,7 +5,6 @@
 use super::FLOW_JSON;
 use crate::attr::Attr;
 use crate::help;
-use crate::model::Flow;
 use crate::nl::Conn;
 use crate::parse::FlowNew;
 use crate::stdio::Format;
@@ -66,10 +65,9 @@ pub fn run(a: Args, fmt: Format) -> Res {
     let new = FlowNew::parse(&a.src, &a.dst, &a.args).map_err(Fail::Usage)?;
     let mut c = Conn::open()?;
     let r = c.request(CMD_FLOW_NEW, request(&new), false)?;
-    let f = r
-        .iter()
-        .find_map(|m| m.nest(CMD_A_FLOW))
-        .map(Flow::from_attrs)
+    let f = crate::request::flows(&r)
+        .into_iter()
+        .next()
         .ok_or_else(|| {
             Fail::Failed(
                 "flow-new: the kernel accepted the flow but replied without it \
@@ -83,22 +81,23 @@ pub fn run(a: Args, fmt: Format) -> Res {
     Ok(())
 }
 
-/// flow-new's request: the nest in attribute order (src, dst, dest-qp, k,
-/// m, kind); no kind leaves the kernel's default (requests).
+/// flow-new's request: flow attributes at the top level (all in its
+/// policy), in attribute order (src, dst, dest-qp, k, m, kind); no kind
+/// leaves the kernel's default (requests). No side: a new flow is a csf.
 fn request(f: &FlowNew) -> Vec<Attr> {
-    let mut nest = vec![
+    let mut v = vec![
         Attr::bytes(FLOW_SRC, f.src.octets().to_vec()),
         Attr::bytes(FLOW_DST, f.dst.octets().to_vec()),
         Attr::u32(FLOW_DEST_QP, f.dest_qp),
     ];
     if let Some((k, m)) = f.k_m {
-        nest.push(Attr::u8(FLOW_K, k));
-        nest.push(Attr::u8(FLOW_M, m));
+        v.push(Attr::u8(FLOW_K, k));
+        v.push(Attr::u8(FLOW_M, m));
     }
     if let Some(kind) = f.kind {
-        nest.push(Attr::u8(FLOW_KIND_ATTR, kind));
+        v.push(Attr::u8(FLOW_KIND_ATTR, kind));
     }
-    vec![Attr::nest(CMD_A_FLOW, nest)]
+    v
 }
 
 #[cfg(test)]
@@ -166,8 +165,9 @@ mod tests {
 
     #[test]
     fn flow_new_requests() {
-        // Everything: the nest in attribute order (src, dst, dest-qp, k, m,
-        // kind), octet by octet as the kernel's policy reads it.
+        // Everything: the attributes at the top level in attribute order
+        // (src, dst, dest-qp, k, m, kind), octet by octet as the kernel's
+        // policy reads it.
         let r = req(
             "192.0.2.1",
             "203.0.113.1",
@@ -175,20 +175,16 @@ mod tests {
         );
         assert_eq!(
             r,
-            vec![Attr::nest(
-                CMD_A_FLOW,
-                vec![
-                    Attr::bytes(FLOW_SRC, vec![192, 0, 2, 1]),
-                    Attr::bytes(FLOW_DST, vec![203, 0, 113, 1]),
-                    Attr::u32(FLOW_DEST_QP, 17),
-                    Attr::u8(FLOW_K, 16),
-                    Attr::u8(FLOW_M, 2),
-                    Attr::u8(FLOW_KIND_ATTR, 1),
-                ]
-            )]
+            vec![
+                Attr::bytes(FLOW_SRC, vec![192, 0, 2, 1]),
+                Attr::bytes(FLOW_DST, vec![203, 0, 113, 1]),
+                Attr::u32(FLOW_DEST_QP, 17),
+                Attr::u8(FLOW_K, 16),
+                Attr::u8(FLOW_M, 2),
+                Attr::u8(FLOW_KIND_ATTR, 1),
+            ]
         );
         let want: Vec<u8> = vec![
-            52, 0, 3, 0x80, // CMD_A_FLOW | NLA_F_NESTED, 4 + 48
             8, 0, 3, 0, 192, 0, 2, 1, // src
             8, 0, 4, 0, 203, 0, 113, 1, // dst
             8, 0, 5, 0, 0x11, 0, 0, 0, // dest-qp 17
@@ -197,13 +193,13 @@ mod tests {
             5, 0, 21, 0, 1, 0, 0, 0, // kind responses
         ];
         assert_eq!(attr::encode(&r), want);
-        assert_eq!(attr::decode(&CMD_SET, &want).unwrap(), r);
+        assert_eq!(attr::decode(&FLOW_SET, &want).unwrap(), r);
+        crate::uapi::tests::assert_in_request(CMD_FLOW_NEW, &r);
 
         // The minimum: no kind (the kernel's default, requests), no k/m.
         assert_eq!(
             attr::encode(&req("10.0.0.1", "10.0.0.2", &["dest-qp", "16777215"])),
             vec![
-                28, 0, 3, 0x80, // flow nest
                 8, 0, 3, 0, 10, 0, 0, 1, // src
                 8, 0, 4, 0, 10, 0, 0, 2, // dst
                 8, 0, 5, 0, 0xff, 0xff, 0xff, 0, // dest-qp 0xffffff
@@ -215,9 +211,8 @@ mod tests {
             "10.0.0.2",
             &["qp", "1", "k", "255", "m", "0", "kind", "requests"],
         );
-        let nest = r[0].as_nest().unwrap();
         assert_eq!(
-            nest[3..].to_vec(),
+            r[3..].to_vec(),
             [
                 Attr::u8(FLOW_K, 255),
                 Attr::u8(FLOW_M, 0),

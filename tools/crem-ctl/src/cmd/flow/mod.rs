@@ -230,8 +230,8 @@ fn send(cmd: u8, sel: &FlowSel) -> Res {
     Ok(())
 }
 
-/// The attributes that name the flow `sel` selects, inside a request's
-/// "flow" nest.
+/// The attributes that name the flow `sel` selects (id, side, peer), at
+/// the top level of a flow request.
 fn selector(sel: &FlowSel) -> Vec<Attr> {
     let mut v = vec![Attr::u32(FLOW_ID, sel.id)];
     if let Some(s) = sel.side {
@@ -246,7 +246,7 @@ fn selector(sel: &FlowSel) -> Vec<Attr> {
 /// A request for the flow `sel` selects and nothing more (flow-get, -del,
 /// -reset).
 fn request(sel: &FlowSel) -> Vec<Attr> {
-    vec![Attr::nest(CMD_A_FLOW, selector(sel))]
+    selector(sel)
 }
 
 #[cfg(test)]
@@ -324,18 +324,32 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let s = FlowSel::parse("7", &kv).unwrap();
-        // The request: flow { id 7, side 0, peer 10.0.0.2 }.
+        // The request: id 7, side 0, peer 10.0.0.2 at the top level (all
+        // flow-get's, -del's and -reset's policies have).
+        let r = request(&s);
         assert_eq!(
-            request(&s),
-            vec![Attr::nest(
-                CMD_A_FLOW,
-                vec![
-                    Attr::u32(FLOW_ID, 7),
-                    Attr::u8(FLOW_SIDE, 0),
-                    Attr::bytes(FLOW_PEER, vec![10, 0, 0, 2]),
-                ]
-            )]
+            r,
+            vec![
+                Attr::u32(FLOW_ID, 7),
+                Attr::u8(FLOW_SIDE, 0),
+                Attr::bytes(FLOW_PEER, vec![10, 0, 0, 2]),
+            ]
         );
+        assert_eq!(
+            crate::attr::encode(&r),
+            [
+                8, 0, 2, 0, 7, 0, 0, 0, // id 7
+                5, 0, 17, 0, 0, 0, 0, 0, // side csf
+                8, 0, 18, 0, 10, 0, 0, 2, // peer 10.0.0.2
+            ]
+        );
+        // All in the policies of the three ops (the kernel refuses others).
+        for cmd in [CMD_FLOW_GET, CMD_FLOW_DEL, CMD_FLOW_RESET] {
+            crate::uapi::tests::assert_in_request(cmd, &r);
+        }
+        // Only the id: nothing else.
+        let r = request(&FlowSel::parse("9", &[]).unwrap());
+        assert_eq!(crate::attr::encode(&r), [8, 0, 2, 0, 9, 0, 0, 0]);
     }
 
     /// The JSON section of `flow --help` names every key that `-j flow` can

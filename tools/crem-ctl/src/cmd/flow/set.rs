@@ -50,17 +50,18 @@ pub fn run(a: Args) -> Res {
     Ok(())
 }
 
-/// flow-set's request: the selection, then k and m (pin) or pinned 0.
+/// flow-set's request, flow attributes at the top level: the selection
+/// (id, side, peer), then k and m (pin) or pinned 0.
 fn request(set: &FlowSet) -> Vec<Attr> {
-    let mut nest = super::selector(&set.sel);
+    let mut v = super::selector(&set.sel);
     match set.pin {
         Pin::Fixed { k, m } => {
-            nest.push(Attr::u8(FLOW_K, k));
-            nest.push(Attr::u8(FLOW_M, m));
+            v.push(Attr::u8(FLOW_K, k));
+            v.push(Attr::u8(FLOW_M, m));
         }
-        Pin::Adaptive => nest.push(Attr::u8(FLOW_PINNED, 0)),
+        Pin::Adaptive => v.push(Attr::u8(FLOW_PINNED, 0)),
     }
-    vec![Attr::nest(CMD_A_FLOW, nest)]
+    v
 }
 
 #[cfg(test)]
@@ -68,6 +69,7 @@ mod tests {
     use super::super::tests::action;
     use super::super::Action;
     use super::*;
+    use crate::attr;
     use crate::Cli;
     use clap::Parser;
 
@@ -91,24 +93,38 @@ mod tests {
             let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
             request(&FlowSet::parse("7", &args).unwrap())
         };
+        let r = req(&["side", "csf", "peer", "10.0.0.2", "k", "8", "m", "1"]);
         assert_eq!(
-            req(&["side", "csf", "k", "8", "m", "1"]),
-            vec![Attr::nest(
-                CMD_A_FLOW,
-                vec![
-                    Attr::u32(FLOW_ID, 7),
-                    Attr::u8(FLOW_SIDE, 0),
-                    Attr::u8(FLOW_K, 8),
-                    Attr::u8(FLOW_M, 1),
-                ]
-            )]
+            r,
+            vec![
+                Attr::u32(FLOW_ID, 7),
+                Attr::u8(FLOW_SIDE, 0),
+                Attr::bytes(FLOW_PEER, vec![10, 0, 0, 2]),
+                Attr::u8(FLOW_K, 8),
+                Attr::u8(FLOW_M, 1),
+            ]
         );
+        crate::uapi::tests::assert_in_request(CMD_FLOW_SET, &r);
+        // On the wire: the flow attributes at the top level, no nest.
         assert_eq!(
-            req(&["adaptive"]),
-            vec![Attr::nest(
-                CMD_A_FLOW,
-                vec![Attr::u32(FLOW_ID, 7), Attr::u8(FLOW_PINNED, 0)]
-            )]
+            attr::encode(&r),
+            [
+                8, 0, 2, 0, 7, 0, 0, 0, // id 7
+                5, 0, 17, 0, 0, 0, 0, 0, // side csf
+                8, 0, 18, 0, 10, 0, 0, 2, // peer 10.0.0.2
+                5, 0, 9, 0, 8, 0, 0, 0, // k 8
+                5, 0, 10, 0, 1, 0, 0, 0, // m 1
+            ]
+        );
+        let r = req(&["adaptive"]);
+        assert_eq!(r, [Attr::u32(FLOW_ID, 7), Attr::u8(FLOW_PINNED, 0)]);
+        crate::uapi::tests::assert_in_request(CMD_FLOW_SET, &r);
+        assert_eq!(
+            attr::encode(&r),
+            [
+                8, 0, 2, 0, 7, 0, 0, 0, // id 7
+                5, 0, 24, 0, 0, 0, 0, 0, // pinned 0
+            ]
         );
     }
 }

@@ -22,13 +22,11 @@ impl Event {
     /// The event a notification carries; `None` for a message that is no
     /// notification this crem-ctl knows.
     pub fn from_msg(m: &CremMsg) -> Option<Event> {
-        let flow = || m.nest(CMD_A_FLOW).map(Flow::from_attrs).unwrap_or_default();
+        // Its attributes are at its top level: the config set's
+        // (config-change), else the flow set's.
+        let flow = || Flow::from_attrs(&m.attrs);
         Some(match m.cmd {
-            CMD_CONFIG_CHANGE_NTF => Event::ConfigChanged(
-                m.nest(CMD_A_CONFIG)
-                    .map(|a| Config::from_attrs(a, true))
-                    .unwrap_or_default(),
-            ),
+            CMD_CONFIG_CHANGE_NTF => Event::ConfigChanged(Config::from_attrs(&m.attrs, true)),
             CMD_FLOW_UP_NTF => Event::FlowUp(flow()),
             CMD_FLOW_DOWN_NTF => Event::FlowDown(flow()),
             CMD_FLOW_CHANGE_NTF => Event::FlowChange(flow()),
@@ -182,6 +180,44 @@ pub(super) mod tests {
                 (e.name(), id)
             })
             .collect()
+    }
+
+    /// A notification's attributes are at the top level, of the set of
+    /// the op it notifies as (config-change: config; the flow ones: flow),
+    /// decoded from its octets.
+    #[test]
+    fn events_from_notifications() {
+        use crate::attr::{encode, Attr};
+        use netlink_packet_core::ParseableParametrized;
+        use netlink_packet_generic::GenlHeader;
+        let msg = |cmd, attrs: &[Attr]| {
+            CremMsg::parse_with_param(&encode(attrs), GenlHeader { cmd, version: 2 }).unwrap()
+        };
+        let ev = Event::from_msg(&msg(CMD_CONFIG_CHANGE_NTF, &[Attr::u8(CONFIG_K, 8)]));
+        let want = Config {
+            k: Some(8),
+            reporter: Some(vec![]),
+            peer: Some(vec![]),
+            ..Config::default()
+        };
+        assert_eq!(ev, Some(Event::ConfigChanged(want)));
+        let f = [
+            Attr::u32(FLOW_ID, 7),
+            Attr::u8(FLOW_SIDE, 1),
+            Attr::u32(FLOW_DEST_QP, 9),
+        ];
+        let want = Flow {
+            id: Some(7),
+            side: Some(enum_val(SIDE, 1)),
+            dest_qp: Some(9),
+            ..Flow::default()
+        };
+        assert_eq!(
+            Event::from_msg(&msg(CMD_FLOW_DOWN_NTF, &f)),
+            Some(Event::FlowDown(want))
+        );
+        // A reply is no notification.
+        assert_eq!(Event::from_msg(&msg(CMD_FLOW_GET, &f)), None);
     }
 
     #[test]
