@@ -235,14 +235,14 @@ static struct kunit_suite crem_table_suite = {
 	.test_cases = crem_table_cases,
 };
 
-CREM_RS_TEST(genl_flow_nest)
+CREM_RS_TEST(genl_flow_reply)
 CREM_RS_TEST(genl_extack)
 CREM_RS_TEST(genl_config_roundtrip)
 CREM_RS_TEST(genl_config_refusals)
 
-/* The genetlink abstraction and the flow nest (rust/kernel_ext/genl.rs, rust/netlink/). */
+/* The genetlink abstraction and the flow's attributes (rust/kernel_ext/genl.rs, rust/netlink/). */
 static struct kunit_case crem_genl_cases[] = {
-	KUNIT_CASE(genl_flow_nest),
+	KUNIT_CASE(genl_flow_reply),
 	KUNIT_CASE(genl_extack),
 	KUNIT_CASE(genl_config_roundtrip),
 	KUNIT_CASE(genl_config_refusals),

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The carried genetlink abstraction (`rust/kernel_ext/genl.rs`) and the
-//! flow nest (`rust/netlink/flow.rs`): a flow with every conditional
-//! attribute fits the size its notifications are allocated with, and reads
-//! back through the kernel's own parser and the generated policies with
-//! the values written; extack texts are set as the kernel's macros set
-//! them, a formatted one truncated at 79 octets as `NL_SET_ERR_MSG_FMT`
-//! truncates.
+//! The carried genetlink abstraction (`rust/kernel_ext/genl.rs`) and a
+//! flow's attributes (`rust/netlink/flow.rs`): a flow with every
+//! conditional attribute fits the size its notifications are allocated
+//! with, and reads back from the message's top level, each attribute once
+//! and whole (a reply has no policy), with the values written; extack
+//! texts are set as the kernel's macros set them, a formatted one truncated
+//! at 79 octets as `NL_SET_ERR_MSG_FMT` truncates.
 
 use super::{run, Checks};
 use crate::crem_core::engine::Limits;
@@ -22,7 +22,7 @@ use kernel::bindings;
 /// `NLMSG_HDRLEN` + `GENL_HDRLEN`: where a message's attributes start.
 const ATTRS_AT: usize = 16 + 4;
 
-/// A flow's state with every attribute the nest may hold, each value
+/// A flow's state with every attribute a reply may hold, each value
 /// distinct (the counters too: half past u32, half small).
 fn full_info() -> FlowInfo {
     let mut fi = FlowInfo::default();
@@ -67,7 +67,7 @@ fn full_info() -> FlowInfo {
     fi
 }
 
-fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
+fn flow_reply_fits_and_reads_back(c: &mut Checks<'_>) {
     let fi = full_info();
     let Some(mut msg) = Msg::new(FLOW_MSG_SIZE, bindings::GFP_KERNEL) else {
         c.check(false, "a message (out of memory)");
@@ -93,7 +93,8 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
         return;
     };
     // The flow's attributes at the top level, each once.
-    let Some(tb) = Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::of_list(Nested::of_bytes(attrs))
+    let list = Nested::of_bytes(attrs);
+    let Some(tb) = Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::of_list(list, Some(CREM_A_FLOW_PAD))
     else {
         c.check(false, "flow attributes, each once");
         return;
@@ -128,7 +129,8 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
         c.check(false, "a stats nest");
         return;
     };
-    let Some(st) = Attrs::<{ CREM_A_FLOW_STATS_MAX as usize + 1 }>::of_list(stats.nested()) else {
+    let Some(st) = Attrs::<{ CREM_A_FLOW_STATS_MAX as usize + 1 }>::of_list(stats.nested(), None)
+    else {
         c.check(false, "flow-stats counters, each once");
         return;
     };
@@ -160,8 +162,8 @@ fn flow_nest_fits_and_parses(c: &mut Checks<'_>) {
 
 /// Whether msg-types nest `nest` holds `want`, slot by slot.
 fn msg_types_read_back(nest: Option<Attr<'_>>, want: &[u64; msg_type::N]) -> bool {
-    let Some(tb) =
-        nest.and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::of_list(n.nested()))
+    let Some(tb) = nest
+        .and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::of_list(n.nested(), None))
     else {
         return false;
     };
@@ -237,10 +239,10 @@ fn extack_texts(c: &mut Checks<'_>) {
 }
 
 #[no_mangle]
-extern "C" fn crem_kunit_genl_flow_nest(msg: *mut c_char, len: usize) -> c_int {
+extern "C" fn crem_kunit_genl_flow_reply(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
         let mut c = Checks::new(w);
-        flow_nest_fits_and_parses(&mut c);
+        flow_reply_fits_and_reads_back(&mut c);
         c.ok
     })
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-//! config-get's nest and config-set's reading of it
+//! config-get's reply and config-set's reading of its request
 //! (`rust/netlink/config.rs`): a configuration with every attribute and
-//! full lists, written as config-get writes it, passes the generated
-//! policy (its address callbacks included) and reads back through
-//! config-set's edit as the same configuration; and each kind of refusal
-//! names the attribute the C named, with crem-core's text and errno.
+//! full lists, written as config-get writes it, passes config-set's own
+//! generated policy (its address callbacks included) and reads back
+//! through config-set's edit as the same configuration; and each kind of
+//! refusal names the attribute the C named (or none, for the request as a
+//! whole), with crem-core's text and errno. The test wraps the request's
+//! attributes in a nest (type 1), parsed as genetlink parses a request.
 
 use super::{run, Checks};
 use crate::crem_core::ctl::{self, Addr, Config, Peer, Recovery, Role};
@@ -76,7 +78,7 @@ fn text(e: &bindings::netlink_ext_ack) -> &[u8] {
     unsafe { CStr::from_ptr(e._msg.cast()) }.to_bytes()
 }
 
-/// What reading a config nest gave: its errno (0: accepted), the extack's
+/// What reading config-set's attributes gave: its errno (0: accepted), the extack's
 /// text, and the attribute the extack names as the offset of its header in
 /// the message (None: none).
 struct Outcome {
@@ -84,7 +86,8 @@ struct Outcome {
     text: [u8; 128],
     text_len: usize,
     bad_at: Option<usize>,
-    /// Offsets of the nest's own attributes, in order, with their types.
+    /// Offsets of the request's attributes (the wrapping nest's), in
+    /// order, with their types.
     attrs: [(u16, usize); 64],
     n_attrs: usize,
 }
@@ -94,7 +97,7 @@ impl Outcome {
         self.text.get(..self.text_len).unwrap_or(&[])
     }
 
-    /// The offset of the `nth` attribute of type `ty` in the nest.
+    /// The offset of the `nth` attribute of type `ty` in the request.
     fn attr(&self, ty: u32, nth: usize) -> Option<usize> {
         let list = self.attrs.get(..self.n_attrs)?;
         let mut of_ty = list.iter().filter(|(t, _)| u32::from(*t) == ty);
@@ -221,7 +224,7 @@ fn peer(w: &mut Writer<'_>, prefix: &[u8], len: u8, addr: &[u8]) -> Result {
 }
 
 /// One refusal: its errno, text and the attribute it names (the offset of
-/// `at`'s header, from the outcome's attribute list).
+/// `at`'s header, from the outcome's attribute list, which must have it).
 fn refused(
     c: &mut Checks<'_>,
     what: &str,
@@ -234,7 +237,36 @@ fn refused(
         c.check(false, what);
         return;
     };
-    let at = at(&o);
+    let Some(at) = at(&o) else {
+        c.check(false, "the attribute to name is in the request");
+        return;
+    };
+    refusal(c, what, &o, errno, want, Some(at));
+}
+
+/// As [`refused`], for a refusal of the request as a whole: it names no
+/// attribute.
+fn refused_whole(
+    c: &mut Checks<'_>,
+    what: &str,
+    o: Option<KBox<Outcome>>,
+    errno: ctl::Errno,
+    want: &[u8],
+) {
+    match o {
+        Some(o) => refusal(c, what, &o, errno, want, None),
+        None => c.check(false, what),
+    }
+}
+
+fn refusal(
+    c: &mut Checks<'_>,
+    what: &str,
+    o: &Outcome,
+    errno: ctl::Errno,
+    want: &[u8],
+    at: Option<usize>,
+) {
     let ok = o.errno == errno.to_kernel() && o.text() == want && o.bad_at == at;
     if !ok {
         let t = core::str::from_utf8(o.text()).unwrap_or("?");
@@ -336,7 +368,7 @@ fn refusals(c: &mut Checks<'_>) {
     });
     // ...else no attribute: the request (the host's role is the old one).
     let o = fresh(&mut |w| w.u16(CREM_A_CONFIG_PORT, 0));
-    refused(c, "role kept", o, ctl::EINVAL, role_text, |_| None);
+    refused_whole(c, "role kept", o, ctl::EINVAL, role_text);
     // A peer without its address: the peer nest is named.
     let o = fresh(&mut |w| {
         w.nest(CREM_A_CONFIG_PEER, |w| {

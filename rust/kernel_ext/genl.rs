@@ -134,7 +134,9 @@ impl<'r> Attr<'r> {
     }
 }
 
-/// The attributes of a nest in order ([`Attr::nested`]).
+/// Attributes in order: a request's ([`Info::list`]) or a nest's
+/// ([`Attr::nested`]). Each is checked to lie within the octets given
+/// (`nla_ok`); one that does not ends the iteration.
 pub(crate) struct Nested<'r> {
     /// What follows the attributes met so far.
     rest: &'r [u8],
@@ -166,14 +168,14 @@ impl<'r> Iterator for Nested<'r> {
         // `nla_next`: the next one is 4-aligned (`len` is a u16's).
         self.rest = self.rest.get((len + 3) & !3..).unwrap_or(&[]);
         // SAFETY: `a` is an attribute, 4-aligned, whose header and payload
-        // lie in the nest's payload (checked above), which lives for 'r;
-        // the nest's policy validated it (`nested`'s contract).
+        // lie in the octets given (checked above), which live for 'r.
         unsafe { Attr::from_raw(a) }
     }
 }
 
-/// A nest's attributes by type, `nla_parse_nested` with a generated policy
-/// (`N` = the set's largest type + 1).
+/// Attributes by type (`N` = their set's largest type + 1): a request's as
+/// genetlink parsed them with its op's policy ([`Info::attrs`]), or a
+/// nest's, `nla_parse_nested` with a generated policy ([`Attrs::parse`]).
 pub(crate) struct Attrs<'r, const N: usize> {
     tb: [*mut bindings::nlattr; N],
     _r: PhantomData<&'r bindings::nlattr>,
@@ -240,8 +242,9 @@ impl<'r, const N: usize> Attrs<'r, N> {
     /// The attribute of type `ty`, if given.
     pub(crate) fn get(&self, ty: u32) -> Option<Attr<'r>> {
         let a = *self.tb.get(usize::try_from(ty).ok()?)?;
-        // SAFETY: `nla_parse_nested` filled `tb` with attributes of the
-        // request (alive for 'r) or null.
+        // SAFETY: every constructor fills `tb` with null or attributes that
+        // lie within octets alive for 'r (a request's, or a message KUnit
+        // reads back).
         unsafe { Attr::from_raw(a) }
     }
 
@@ -251,18 +254,25 @@ impl<'r, const N: usize> Attrs<'r, N> {
 
     /// The attributes of `list` by type, without a policy (a reply has
     /// none: KUnit reads back what the module wrote); `None` if one's type
-    /// is `N` or more, or one is given twice.
+    /// is `N` or more, one but `pad` (the set's pad type, which
+    /// `nla_put_64bit` may write before each 64-bit value) is given twice,
+    /// or the octets do not end with a whole attribute.
     #[cfg(crem_kunit)]
-    pub(crate) fn of_list(list: Nested<'r>) -> Option<Self> {
+    pub(crate) fn of_list(list: Nested<'r>, pad: Option<u32>) -> Option<Self> {
         let mut tb: [*mut bindings::nlattr; N] = [ptr::null_mut(); N];
+        let (total, mut seen) = (list.rest.len(), 0usize);
         for a in list {
+            seen += (NLA_HDRLEN + a.payload().len() + 3) & !3;
+            if pad == Some(u32::from(a.ty())) {
+                continue;
+            }
             let slot = tb.get_mut(usize::from(a.ty()))?;
             if !slot.is_null() {
                 return None;
             }
             *slot = a.as_ptr().cast_mut();
         }
-        Some(Attrs {
+        (seen == total).then_some(Attrs {
             tb,
             _r: PhantomData,
         })
@@ -357,14 +367,14 @@ impl<'r> ExtAck<'r> {
     }
 }
 
-/// The `maxattr` of `cmd`'s do in the op table `ops` (a dump of the same
-/// command, which takes no request here, has 0): 0 if none.
+/// The `maxattr` of `cmd`'s do in the split op table `ops` (the entry
+/// genetlink sizes a doit's attrs by; a dump of the command is another
+/// entry): 0 if none.
 pub(crate) fn op_maxattr(ops: &[ffi::genl_split_ops], cmd: u32) -> u32 {
+    let cap_do = ffi::GENL_CMD_CAP_DO as u8;
     ops.iter()
-        .filter(|o| u32::from(o.cmd) == cmd)
-        .map(|o| o.maxattr)
-        .max()
-        .unwrap_or(0)
+        .find(|o| u32::from(o.cmd) == cmd && o.flags & cap_do != 0)
+        .map_or(0, |o| o.maxattr)
 }
 
 /// A `doit`'s request: the genl_info and the skb it came in, for the call.
@@ -426,8 +436,13 @@ impl<'r> Info<'r> {
     }
 
     /// The request's attributes in their order (a multi-attr's entries
-    /// among them), which the op's policy validated.
+    /// among them), which the op's policy validated; none for an op
+    /// without a policy (genetlink parses nothing for it: what it carries
+    /// is ignored).
     pub(crate) fn list(&self) -> Nested<'r> {
+        if self.maxattr == 0 {
+            return Nested { rest: &[] };
+        }
         let mut len: c_int = 0;
         // SAFETY: a live genl_info: its message holds `len` octets of
         // attributes from the returned address, alive for the call.

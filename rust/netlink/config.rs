@@ -47,32 +47,30 @@ fn init_limits() -> Result<Limits> {
 
 /// The attributes of `c` (config-get's reply, config-change-ntf).
 pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
-    {
-        w.u16(CREM_A_CONFIG_PORT, c.port)?;
-        w.u8(CREM_A_CONFIG_ROLE, c.role.into())?;
-        w.u8(CREM_A_CONFIG_RECOVERY, c.recovery.into())?;
-        w.u8(CREM_A_CONFIG_ADAPTIVE, c.adaptive.into())?;
-        w.u8(CREM_A_CONFIG_K, c.k)?;
-        w.u8(CREM_A_CONFIG_M, c.m)?;
-        w.u16(CREM_A_CONFIG_SYMBOL_LEN, c.symbol_len)?;
-        w.u32(CREM_A_CONFIG_EPSILON_PPB, c.epsilon_ppb)?;
-        w.u8(CREM_A_CONFIG_M_CONG, c.m_cong)?;
-        w.u32(CREM_A_CONFIG_HOLD_US, c.hold_us)?;
-        w.u32(CREM_A_CONFIG_MAX_FLOWS, c.max_flows)?;
-        w.u64(CREM_A_CONFIG_MAX_MEMORY, c.max_memory, CREM_A_CONFIG_PAD)?;
-        w.u32(CREM_A_CONFIG_MAX_BDP, c.max_bdp)?;
-        for r in c.reporters.iter() {
-            w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
-        }
-        for p in c.peers.iter() {
-            w.nest(CREM_A_CONFIG_PEER, |w| {
-                w.bytes(CREM_A_PEER_PREFIX, p.prefix.octets())?;
-                w.u8(CREM_A_PEER_PREFIX_LEN, p.len)?;
-                w.bytes(CREM_A_PEER_ADDR, p.addr.octets())
-            })?;
-        }
-        Ok(())
+    w.u16(CREM_A_CONFIG_PORT, c.port)?;
+    w.u8(CREM_A_CONFIG_ROLE, c.role.into())?;
+    w.u8(CREM_A_CONFIG_RECOVERY, c.recovery.into())?;
+    w.u8(CREM_A_CONFIG_ADAPTIVE, c.adaptive.into())?;
+    w.u8(CREM_A_CONFIG_K, c.k)?;
+    w.u8(CREM_A_CONFIG_M, c.m)?;
+    w.u16(CREM_A_CONFIG_SYMBOL_LEN, c.symbol_len)?;
+    w.u32(CREM_A_CONFIG_EPSILON_PPB, c.epsilon_ppb)?;
+    w.u8(CREM_A_CONFIG_M_CONG, c.m_cong)?;
+    w.u32(CREM_A_CONFIG_HOLD_US, c.hold_us)?;
+    w.u32(CREM_A_CONFIG_MAX_FLOWS, c.max_flows)?;
+    w.u64(CREM_A_CONFIG_MAX_MEMORY, c.max_memory, CREM_A_CONFIG_PAD)?;
+    w.u32(CREM_A_CONFIG_MAX_BDP, c.max_bdp)?;
+    for r in c.reporters.iter() {
+        w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
     }
+    for p in c.peers.iter() {
+        w.nest(CREM_A_CONFIG_PEER, |w| {
+            w.bytes(CREM_A_PEER_PREFIX, p.prefix.octets())?;
+            w.u8(CREM_A_PEER_PREFIX_LEN, p.len)?;
+            w.bytes(CREM_A_PEER_ADDR, p.addr.octets())
+        })?;
+    }
+    Ok(())
 }
 
 /// A copy of `st`'s configuration (boxed: 1.4 KB); for a limited
@@ -192,7 +190,8 @@ pub(crate) fn edit<'r>(
     // SAFETY: only the address of the generated policy is taken (an array
     // of `CREM_A_PEER_MAX + 1` entries, as the type says).
     let peer_policy = unsafe { &*core::ptr::addr_of!(ffi::crem_peer_nl_policy) };
-    // The request was validated whole by the op's policy (`tb`'s parse).
+    // The request was validated whole by the op's policy (genetlink parsed
+    // it into `tb` before the handler ran).
     for a in list {
         let r = match u32::from(a.ty()) {
             CREM_A_CONFIG_REPORTER => e.reporter(a.payload()).map_err(|r| (r, None)),

@@ -79,55 +79,53 @@ pub(crate) fn put_info(
     id: bool,
 ) -> Result {
     let csf = fi.key.side == side::CSF;
-    {
-        if id {
-            w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
-        }
-        w.in_addr(CREM_A_FLOW_SRC, fi.key.saddr)?;
-        w.in_addr(CREM_A_FLOW_DST, fi.key.daddr)?;
-        w.u32(CREM_A_FLOW_DEST_QP, fi.key.dqp)?;
-        w.u8(CREM_A_FLOW_SIDE, fi.key.side)?;
-        w.u8(CREM_A_FLOW_KIND, fi.key.kind)?;
-        w.in_addr(CREM_A_FLOW_PEER, fi.peer)?;
-        w.u8(CREM_A_FLOW_STATE, fi.state)?;
-        w.u8(CREM_A_FLOW_CONFIG_ID, fi.config_id)?;
-        w.u8(CREM_A_FLOW_SCHEME, fi.scheme)?;
-        w.u8(CREM_A_FLOW_K, fi.k)?;
-        w.u8(CREM_A_FLOW_M, fi.m)?;
-        w.u16(CREM_A_FLOW_SYMBOL_LEN, fi.symbol_len)?;
-        w.u32(CREM_A_FLOW_SRTT_US, fi.srtt_us)?;
-        w.u32(CREM_A_FLOW_MIN_RTT_US, fi.min_rtt_us)?;
-        w.u32(CREM_A_FLOW_RDMA_MTU, fi.rdma_mtu)?;
-        if csf {
-            w.u8(CREM_A_FLOW_RDMA_MTU_EXACT, fi.rdma_mtu_exact.into())?;
-        }
-        w.u32(CREM_A_FLOW_LOSS_PPM, fi.loss_ppm)?;
-        w.u8(CREM_A_FLOW_LOSS_CLASS, fi.loss_class)?;
-        w.u8(CREM_A_FLOW_BREAKER, fi.breaker)?;
-        w.u64(CREM_A_FLOW_MEMORY, fi.mem, CREM_A_FLOW_PAD)?;
-        w.u64(CREM_A_FLOW_AGE_MS, fi.age_ms, CREM_A_FLOW_PAD)?;
-        put_counters(w, FLOW_STATS, &fi.counters)?;
-        if csf {
-            w.u8(CREM_A_FLOW_PINNED, fi.pinned.into())?;
-        }
-        if let Some(ms) = fi.last_msg_ms {
-            w.u64(CREM_A_FLOW_LAST_MSG_MS, ms, CREM_A_FLOW_PAD)?;
-        }
-        if let Some(l) = fi.limits {
-            w.u8(CREM_A_FLOW_SCHEMES, l.schemes)?;
-            w.u8(CREM_A_FLOW_MAX_K, l.max_k)?;
-            w.u8(CREM_A_FLOW_MAX_M, l.max_m)?;
-            w.u16(CREM_A_FLOW_MAX_SYMBOL_LEN, l.max_t)?;
-            w.u16(CREM_A_FLOW_MAX_OPEN_BLOCKS, l.max_open_blocks)?;
-        }
-        if let Some((ev, reason)) = ev {
-            w.u8(CREM_A_FLOW_EVENT, ev)?;
-            if u32::from(ev) == crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
-                w.u16(CREM_A_FLOW_CLOSE_REASON, reason)?;
-            }
-        }
-        Ok(())
+    if id {
+        w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
     }
+    w.in_addr(CREM_A_FLOW_SRC, fi.key.saddr)?;
+    w.in_addr(CREM_A_FLOW_DST, fi.key.daddr)?;
+    w.u32(CREM_A_FLOW_DEST_QP, fi.key.dqp)?;
+    w.u8(CREM_A_FLOW_SIDE, fi.key.side)?;
+    w.u8(CREM_A_FLOW_KIND, fi.key.kind)?;
+    w.in_addr(CREM_A_FLOW_PEER, fi.peer)?;
+    w.u8(CREM_A_FLOW_STATE, fi.state)?;
+    w.u8(CREM_A_FLOW_CONFIG_ID, fi.config_id)?;
+    w.u8(CREM_A_FLOW_SCHEME, fi.scheme)?;
+    w.u8(CREM_A_FLOW_K, fi.k)?;
+    w.u8(CREM_A_FLOW_M, fi.m)?;
+    w.u16(CREM_A_FLOW_SYMBOL_LEN, fi.symbol_len)?;
+    w.u32(CREM_A_FLOW_SRTT_US, fi.srtt_us)?;
+    w.u32(CREM_A_FLOW_MIN_RTT_US, fi.min_rtt_us)?;
+    w.u32(CREM_A_FLOW_RDMA_MTU, fi.rdma_mtu)?;
+    if csf {
+        w.u8(CREM_A_FLOW_RDMA_MTU_EXACT, fi.rdma_mtu_exact.into())?;
+    }
+    w.u32(CREM_A_FLOW_LOSS_PPM, fi.loss_ppm)?;
+    w.u8(CREM_A_FLOW_LOSS_CLASS, fi.loss_class)?;
+    w.u8(CREM_A_FLOW_BREAKER, fi.breaker)?;
+    w.u64(CREM_A_FLOW_MEMORY, fi.mem, CREM_A_FLOW_PAD)?;
+    w.u64(CREM_A_FLOW_AGE_MS, fi.age_ms, CREM_A_FLOW_PAD)?;
+    put_counters(w, FLOW_STATS, &fi.counters)?;
+    if csf {
+        w.u8(CREM_A_FLOW_PINNED, fi.pinned.into())?;
+    }
+    if let Some(ms) = fi.last_msg_ms {
+        w.u64(CREM_A_FLOW_LAST_MSG_MS, ms, CREM_A_FLOW_PAD)?;
+    }
+    if let Some(l) = fi.limits {
+        w.u8(CREM_A_FLOW_SCHEMES, l.schemes)?;
+        w.u8(CREM_A_FLOW_MAX_K, l.max_k)?;
+        w.u8(CREM_A_FLOW_MAX_M, l.max_m)?;
+        w.u16(CREM_A_FLOW_MAX_SYMBOL_LEN, l.max_t)?;
+        w.u16(CREM_A_FLOW_MAX_OPEN_BLOCKS, l.max_open_blocks)?;
+    }
+    if let Some((ev, reason)) = ev {
+        w.u8(CREM_A_FLOW_EVENT, ev)?;
+        if u32::from(ev) == crem_flow_event_CREM_FLOW_EVENT_CLOSE_RECEIVED {
+            w.u16(CREM_A_FLOW_CLOSE_REASON, reason)?;
+        }
+    }
+    Ok(())
 }
 
 /// The payload of a message with one flow ([`put_flow`]), at most.

@@ -283,13 +283,13 @@ fn which_attribute_a_rule_names() {
     let mut serving = Config::DEFAULT;
     serving.port = 50000;
     serving.role = Role::Host;
-    // role from before, port given 0: the nest.
+    // role from before, port given 0: the request.
     assert_eq!(at(&serving, &|e| e.port(0)), Some(Field::Request));
     assert_eq!(
         at(&Config::DEFAULT, &|e| e.role(Role::Host)),
         cfg(nl::CONFIG_ROLE)
     );
-    // k + m: m if given, else k, else the nest.
+    // k + m: m if given, else k, else the request.
     let mut k250 = Config::DEFAULT;
     k250.k = 250;
     assert_eq!(at(&k250, &|e| e.m(10)), cfg(nl::CONFIG_M));
@@ -298,7 +298,7 @@ fn which_attribute_a_rule_names() {
     bad.k = 250;
     bad.m = 10;
     assert_eq!(at(&bad, &|e| e.port(1)), Some(Field::Request));
-    // m: m if given, else the nest (k given does not count).
+    // m: m if given, else the request (k given does not count).
     let mut m17 = Config::DEFAULT;
     m17.m = 17;
     assert_eq!(at(&m17, &|e| e.k(1)), Some(Field::Request));
@@ -312,7 +312,7 @@ fn which_attribute_a_rule_names() {
         at(&t10, &|e| e.symbol_len(2000)),
         cfg(nl::CONFIG_SYMBOL_LEN)
     );
-    // Port 4791 from before (never stored, but as C): the nest.
+    // Port 4791 from before (never stored, but as C): the request.
     let mut roce = Config::DEFAULT;
     roce.port = 4791;
     assert_eq!(at(&roce, &|e| e.k(1)), Some(Field::Request));
@@ -337,7 +337,7 @@ fn mtu_is_checked_as_c_calls_it() {
     // Neither symbol-len nor a peer given: not checked (nothing looked up).
     let (c, g) = edited(&base, |e| e.k(8));
     assert_eq!(check_mtu(&c, g, |_| panic!("looked up")), Ok(()));
-    // A peer given (the same list again): checked, naming the nest.
+    // A peer given (the same list again): checked, naming the request.
     let (c, g) = edited(&base, |e| {
         e.peer(Some(&[10, 8, 0, 0]), Some(16), Some(&[10, 9, 0, 2]))
             .unwrap()
@@ -555,7 +555,7 @@ fn used(c: &CCfg) -> (CCfg, Vec<CAddr>, Vec<CPeer>) {
     )
 }
 
-/// One attribute of the config nest, as the handler meets it.
+/// One attribute of config-set's request, as the handler meets it.
 #[derive(Clone, Debug)]
 enum Op {
     Port(u16),
@@ -634,7 +634,7 @@ fn c_host_bits(a: &CAddr, len: u8) -> bool {
     false
 }
 
-/// `crem_apply_cfg` on `c` with the nest `ops`; the peers' attribute
+/// `crem_apply_cfg` on `c` with the request `ops`; the peers' attribute
 /// number `n` as Field counts peer attributes (empty ones too).
 fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
     // tb[]: the last of each.

@@ -845,8 +845,15 @@ mod tests {
 
     #[test]
     fn crem_msg_parses_genl_payload() {
-        let parse =
-            |cmd, body: &[u8]| CremMsg::parse_with_param(body, GenlHeader { cmd, version: 2 });
+        let parse = |cmd, body: &[u8]| {
+            CremMsg::parse_with_param(
+                body,
+                GenlHeader {
+                    cmd,
+                    version: uapi::FAMILY_VERSION,
+                },
+            )
+        };
         // stats-get's reply: the stats set's attributes at the top level.
         let body = encode(&[Attr::u64(STATS_SOURCES, 9)]);
         let m = parse(CMD_STATS_GET, &body).unwrap();

@@ -191,7 +191,14 @@ pub(super) mod tests {
         use netlink_packet_core::ParseableParametrized;
         use netlink_packet_generic::GenlHeader;
         let msg = |cmd, attrs: &[Attr]| {
-            CremMsg::parse_with_param(&encode(attrs), GenlHeader { cmd, version: 2 }).unwrap()
+            CremMsg::parse_with_param(
+                &encode(attrs),
+                GenlHeader {
+                    cmd,
+                    version: FAMILY_VERSION,
+                },
+            )
+            .unwrap()
         };
         let ev = Event::from_msg(&msg(CMD_CONFIG_CHANGE_NTF, &[Attr::u8(CONFIG_K, 8)]));
         let want = Config {
