@@ -144,6 +144,10 @@ pub enum Error {
         extack: Extack,
         /// The offending attribute (e.g. `config.k`), from the extack offset.
         attr: Option<String>,
+        /// The missing attribute (e.g. `flow.id`), from the extack's
+        /// missing type, named in the request's set when it is at the top
+        /// level and the set has it.
+        missing: Option<String>,
     },
     /// The "crem" family is not registered: the module is not loaded.
     NoFamily,
@@ -190,13 +194,16 @@ impl fmt::Display for Error {
                 errno,
                 extack,
                 attr,
+                missing,
             } => {
                 let mut detail = format!("{op}: {}", strerror(*errno));
                 if let Some(a) = attr {
                     detail.push_str(&format!("; attribute {a}"));
                 }
-                if let Some(t) = extack.miss_type {
-                    detail.push_str(&format!("; missing attribute type {t}"));
+                match (missing, extack.miss_type) {
+                    (Some(m), _) => detail.push_str(&format!("; missing attribute {m}")),
+                    (None, Some(t)) => detail.push_str(&format!("; missing attribute type {t}")),
+                    (None, None) => {}
                 }
                 if *errno == 1 || *errno == 13 {
                     detail.push_str(if *op == "flow-get" {
@@ -657,11 +664,21 @@ fn kernel_error(
         let o = (o as usize).checked_sub(NLMSG_HDRLEN + GENL_HDRLEN)?;
         attr::path_at(set?, attrs, o)
     });
+    // A missing attribute of a nest (MISS_NEST) is named by number: the
+    // nest's set would need the request walked to its offset.
+    let missing = match (set, extack.miss_type, extack.miss_nest) {
+        (Some(s), Some(t), None) => u16::try_from(t)
+            .ok()
+            .and_then(|t| s.by_id(t))
+            .map(|a| format!("{}.{}", s.name, a.name)),
+        _ => None,
+    };
     Error::Kernel {
         op,
         errno,
         extack,
         attr,
+        missing,
     }
 }
 
@@ -809,11 +826,20 @@ mod tests {
             (miss.offset, miss.miss_type, miss.miss_nest),
             (None, Some(u32::from(FLOW_ID)), None)
         );
-        let e = kernel_error("flow-reset", 22, miss, op_set(CMD_FLOW_RESET), &[]);
+        let e = kernel_error("flow-reset", 22, miss.clone(), op_set(CMD_FLOW_RESET), &[]);
         assert_eq!(
             e.to_string(),
-            "the flow's id is required\n  (flow-reset: Invalid argument; missing attribute type 2)"
+            "the flow's id is required\n  (flow-reset: Invalid argument; missing attribute flow.id)"
         );
+        // Without the request's set, or of a type the set lacks: by number.
+        let e = kernel_error("flow-reset", 22, miss.clone(), None, &[]);
+        assert!(e.to_string().ends_with("; missing attribute type 2)"));
+        let odd = Extack {
+            miss_type: Some(999),
+            ..miss
+        };
+        let e = kernel_error("flow-reset", 22, odd, op_set(CMD_FLOW_RESET), &[]);
+        assert!(e.to_string().ends_with("; missing attribute type 999)"));
     }
 
     /// A module whose family has another version is refused before any
