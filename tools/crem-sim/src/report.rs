@@ -533,6 +533,8 @@ impl<K: crate::caps::Caps> World<'_, K> {
         put("csf.blocks_closed_early", c.blocks_closed_early);
         put("csf.blocks_acked", c.blocks_acked);
         put("csf.blocks_given_up", c.blocks_given_up);
+        put("csf.released_quiet", c.released_quiet);
+        put("csf.requests_released", c.requests_released);
         put("csf.repairs_ordinary", c.repairs_ordinary);
         put("csf.repairs_retx", c.repairs_retx);
         put("csf.repairs_source_copy", c.repairs_source_copy);
@@ -671,7 +673,7 @@ impl<K: crate::caps::Caps> World<'_, K> {
         }
 
         // Capacities: with the simulation's sizes none of these may move.
-        let must_be_zero: [(&str, u64); 23] = [
+        let must_be_zero: [(&str, u64); 24] = [
             ("csf.drops.not_retained", d.not_retained),
             ("csf.drops.oversize_payload", d.oversize_payload),
             ("csf.drops.late_source", d.late_source),
@@ -682,6 +684,7 @@ impl<K: crate::caps::Caps> World<'_, K> {
             ("csf.drops.unparsable", d.unparsable),
             ("csf.given_up_ring", c.given_up_ring),
             ("csf.given_up_budget", c.given_up_budget),
+            ("csf.requests_released", c.requests_released),
             ("csf.config_rejected", c.config_rejected),
             ("crf.blocks_evicted", f.blocks_evicted),
             ("crf.drop_repair_capacity", f.drop_repair_capacity),

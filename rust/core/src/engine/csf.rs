@@ -346,6 +346,13 @@ pub struct CsfCounters {
     pub given_up_budget: u64,
     /// … because they were older than `give_up_after`.
     pub given_up_age: u64,
+    /// Blocks whose sources were released under the retention budget
+    /// before their RDMA ACK because no request had come for them within
+    /// 1.25 SRTT of their close (`Csf::release_quiet`; not in
+    /// `blocks_given_up`: the block stays in the ring).
+    pub released_quiet: u64,
+    /// Requests and T/C reports naming a block released so (not answered).
+    pub requests_released: u64,
     /// Blocks released by [`Csf::shutdown`].
     pub blocks_released_shutdown: u64,
     /// Ordinary repairs sent.
@@ -518,6 +525,9 @@ pub struct Csf<St: CsfStorage> {
     retx_budget: RetxBudget,
     log: SendLog,
     tc: TcState,
+    /// Blocks starting before this PSN were looked at by `release_quiet`
+    /// (None: from the oldest).
+    quiet_from: Option<Psn>,
     counters: CsfCounters,
 }
 
@@ -556,6 +566,7 @@ impl<St: CsfStorage> Csf<St> {
             retx_budget: RetxBudget::new(),
             log: SendLog::new(),
             tc: TcState::default(),
+            quiet_from: None,
             counters: CsfCounters::default(),
         }
     }
@@ -583,6 +594,7 @@ impl<St: CsfStorage> Csf<St> {
         self.retx_budget = RetxBudget::new();
         self.log.clear();
         self.tc = TcState::default();
+        self.quiet_from = None;
         self.counters = CsfCounters::default();
     }
 
@@ -950,7 +962,7 @@ impl<St: CsfStorage> Csf<St> {
                 .counters
                 .source_octets
                 .wrapping_add(payload.len() as u64);
-            self.retain(psn, payload.len() as u64, io.store)
+            self.retain(now, psn, payload.len() as u64, io.store)
         };
         if verdict != SourceVerdict::Retain {
             // A provisional block computes its repairs from the store
@@ -1014,6 +1026,7 @@ impl<St: CsfStorage> Csf<St> {
         }
         if self.ring.is_empty() {
             self.tc.wait_since = None;
+            self.quiet_from = None;
         }
     }
 
@@ -1217,6 +1230,7 @@ impl<St: CsfStorage> Csf<St> {
     /// `retention_span`); `NotRetained` if it cannot fit at all.
     fn retain<S: SourceStore + ?Sized>(
         &mut self,
+        now: Nanos,
         psn: Psn,
         len: u64,
         store: &mut S,
@@ -1237,7 +1251,9 @@ impl<St: CsfStorage> Csf<St> {
         while self.counters.retention_octets.saturating_add(len) > budget
             && self.ring.oldest().is_some_and(|b| !b.open)
         {
-            self.give_up_oldest(GiveUp::Budget, store);
+            if !self.release_quiet(now, store) {
+                self.give_up_oldest(GiveUp::Budget, store);
+            }
         }
         if self.counters.retention_octets.saturating_add(len) > budget {
             self.counters.drops.not_retained = self.counters.drops.not_retained.wrapping_add(1);
@@ -1251,6 +1267,50 @@ impl<St: CsfStorage> Csf<St> {
         c.retention_octets = c.retention_octets.saturating_add(len);
         c.retention_octets_max = c.retention_octets_max.max(c.retention_octets);
         SourceVerdict::Retain
+    }
+
+    /// Over the retention budget: releases the sources of the oldest
+    /// closed block that no request, T/C report or path report has named
+    /// and that closed at least 1.25 SRTT ago. The draft lets a CSF give a
+    /// block up before its RDMA ACK; this picks the block least likely to
+    /// need a retransmission, where giving up the oldest block would pick
+    /// the one most likely to (its hole is what holds the cumulative RDMA
+    /// ACK back, so the retention grows to a round trip plus the slowest
+    /// recovery in progress). The CRF asks for a block about an SRTT after
+    /// its close (its repairs' one-way delay, the allowance, the request's
+    /// way back); a request that comes later, or again after a lost one,
+    /// finds the block released and the RDMA transport recovers. False
+    /// if no block qualifies.
+    fn release_quiet<S: SourceStore + ?Sized>(&mut self, now: Nanos, store: &mut S) -> bool {
+        let quiet_for = self.srtt.saturating_add(self.srtt / 4);
+        let from = self.quiet_from.map_or(0, |p| self.ring.count_before(p));
+        for n in from..self.ring.len() {
+            let Some(b) = self.ring.get_mut(n) else {
+                break;
+            };
+            if b.open || now < b.closed_at.saturating_add(quiet_for) {
+                // Blocks close in PSN order: the rest are younger.
+                return false;
+            }
+            self.quiet_from = Some(b.start.wrapping_add(1));
+            let named = b.released
+                || b.last_response.is_some()
+                || b.last_info.is_some()
+                || !b.tc_sent.is_empty()
+                || !b.dropped.is_empty();
+            if named || b.retained == 0 {
+                continue;
+            }
+            b.released = true;
+            let (range, retained) = (b.range(), b.retained);
+            b.retained = 0;
+            let c = &mut self.counters;
+            c.retention_octets = c.retention_octets.saturating_sub(retained);
+            c.released_quiet = c.released_quiet.wrapping_add(1);
+            store.release(range);
+            return true;
+        }
+        false
     }
 
     /// Pops the oldest block and releases its PSNs.
@@ -1267,6 +1327,7 @@ impl<St: CsfStorage> Csf<St> {
         }
         if self.ring.is_empty() {
             self.tc.wait_since = None;
+            self.quiet_from = None;
         }
     }
 

@@ -433,9 +433,15 @@ impl<St: CrfStorage> Crf<St> {
         for j in 0..x.k as usize {
             let p = x.psn(j);
             if let Some(s) = self.win.slot(p) {
-                if drop_sources && self.win.at(s) & KEPT != 0 {
+                let f = self.win.at(s);
+                if drop_sources && f & KEPT != 0 {
                     store.drop_source(s);
                     self.win.clear(p, KEPT);
+                }
+                if f & (IN_BLOCK | RESOLVED) == IN_BLOCK {
+                    // Back to gap tracking (an evicted block): the
+                    // sources around it may be needed again.
+                    self.win.unresolve(p);
                 }
                 self.win.clear(p, IN_BLOCK);
             }

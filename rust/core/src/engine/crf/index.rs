@@ -362,11 +362,6 @@ impl<St: CrfStorage> Crf<St> {
             .is_some_and(|x| x.live && start.forward_distance(x.start) < k as u32)
     }
 
-    /// The open block with the lowest start.
-    pub(super) fn first_block(&self) -> Option<usize> {
-        (self.ring_len > 0).then(|| self.ring_at(0))
-    }
-
     /// Diagnostic: whether the indexes agree with the storage (every
     /// open block once in the ring, in order; every free slot once in its
     /// heap, which is a heap; each block's repairs listed in ascending

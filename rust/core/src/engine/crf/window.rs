@@ -99,8 +99,18 @@ pub(super) struct Window<F, D> {
     pub(super) deliver_next: Psn,
     /// Lowest PSN not resolved.
     pub(super) resolve_next: Psn,
-    /// Source copies below this PSN have been dropped.
+    /// Lowest PSN neither resolved nor covered by a live block: a source
+    /// more than k − 1 before it belongs to no block that can still be
+    /// decoded (see `Crf::advance_resolve`). Never behind `resolve_next`.
+    pub(super) need_next: Psn,
+    /// Source copies below this PSN have been dropped, but those of live
+    /// blocks (dropped when their block is freed).
     pub(super) drop_next: Psn,
+    /// Next PSN the far sweep looks at (see `Crf::advance_resolve`): it
+    /// drops sources ahead of `need_next` that no gap is near.
+    pub(super) far_next: Psn,
+    /// The last gap (unresolved, in no live block) the far sweep saw.
+    pub(super) far_gap: Psn,
     /// Lowest PSN not yet examined for gap detection.
     pub(super) detect_next: Psn,
     /// Lowest source PSN seen: positions from here on are expected.
@@ -131,7 +141,10 @@ impl<const W: usize> Window<[u16; W], [u32; W]> {
             addr_of_mut!((*slot).highest).write(Psn::ZERO);
             addr_of_mut!((*slot).deliver_next).write(Psn::ZERO);
             addr_of_mut!((*slot).resolve_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).need_next).write(Psn::ZERO);
             addr_of_mut!((*slot).drop_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).far_next).write(Psn::ZERO);
+            addr_of_mut!((*slot).far_gap).write(Psn::ZERO);
             addr_of_mut!((*slot).detect_next).write(Psn::ZERO);
             addr_of_mut!((*slot).origin).write(Psn::ZERO);
         }
@@ -150,7 +163,10 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
             highest: Psn::ZERO,
             deliver_next: Psn::ZERO,
             resolve_next: Psn::ZERO,
+            need_next: Psn::ZERO,
             drop_next: Psn::ZERO,
+            far_next: Psn::ZERO,
+            far_gap: Psn::ZERO,
             detect_next: Psn::ZERO,
             origin: Psn::ZERO,
         };
@@ -173,7 +189,10 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
         self.highest = Psn::ZERO;
         self.deliver_next = Psn::ZERO;
         self.resolve_next = Psn::ZERO;
+        self.need_next = Psn::ZERO;
         self.drop_next = Psn::ZERO;
+        self.far_next = Psn::ZERO;
+        self.far_gap = Psn::ZERO;
         self.detect_next = Psn::ZERO;
         self.origin = Psn::ZERO;
     }
@@ -189,7 +208,10 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
         self.highest = first.prev();
         self.deliver_next = first;
         self.resolve_next = first;
+        self.need_next = first;
         self.drop_next = first;
+        self.far_next = first;
+        self.far_gap = first;
         self.detect_next = first;
         self.origin = first;
     }
@@ -279,13 +301,28 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
         }
     }
 
+    /// `p` is unresolved again, or newly expected (a block gave it back to
+    /// gap tracking, or the origin moved back): both frontiers that pass
+    /// only resolved PSNs return to it.
+    pub(super) fn unresolve(&mut self, p: Psn) {
+        if p.is_before(self.resolve_next) {
+            self.resolve_next = p;
+        }
+        if p.is_before(self.need_next) {
+            self.need_next = p;
+        }
+    }
+
     /// Raises every frontier to at least `base` after a slide.
     pub(super) fn clamp_frontiers(&mut self) {
         let b = self.base;
         for f in [
             &mut self.deliver_next,
             &mut self.resolve_next,
+            &mut self.need_next,
             &mut self.drop_next,
+            &mut self.far_next,
+            &mut self.far_gap,
             &mut self.detect_next,
             &mut self.origin,
         ] {

@@ -197,6 +197,10 @@ impl<St: CsfStorage> Csf<St> {
         let Some(blk) = self.ring.get(n).copied() else {
             return;
         };
+        if blk.released {
+            self.counters.requests_released = self.counters.requests_released.wrapping_add(1);
+            return;
+        }
         if blk
             .last_response
             .is_some_and(|t| now < t.saturating_add(self.srtt))
@@ -281,6 +285,9 @@ impl<St: CsfStorage> Csf<St> {
             c.path_dropped_psns = c.path_dropped_psns.wrapping_add(1);
             let hit = self.ring.find(p).and_then(|n| self.ring.get_mut(n));
             match hit {
+                Some(b) if b.released => {
+                    c.requests_released = c.requests_released.wrapping_add(1);
+                }
                 Some(b) => {
                     if let Some(j) = b.position(p) {
                         if b.present.contains(j) && b.dropped.insert(j) {

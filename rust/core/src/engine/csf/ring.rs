@@ -52,6 +52,10 @@ pub struct Block {
     pub(super) closed_at: Nanos,
     /// Octets of retained source payloads.
     pub(super) retained: u64,
+    /// Its sources were given up under the retention budget before the
+    /// RDMA ACK (see `Csf::release_quiet`): the entry stays, so that the
+    /// ACK and requests still find the block, but nothing is re-sent.
+    pub(super) released: bool,
     /// Opened while the configuration was provisional (see
     /// [`super::Csf::set_provisional`]): its m_eff ordinary repairs are
     /// computed from the retained sources and sent once the configuration
@@ -84,6 +88,7 @@ impl Block {
         last_info: None,
         closed_at: 0,
         retained: 0,
+        released: false,
         deferred: false,
     };
 
@@ -294,6 +299,20 @@ impl<R: Slots<Block>> Ring<R> {
         }
         let n = lo.checked_sub(1)?;
         self.get(n)?.position(psn).map(|_| n)
+    }
+
+    /// Number of blocks starting before `psn` (serial order, as
+    /// [`Ring::find`]): the age index of the first one at or after it.
+    pub(super) fn count_before(&self, psn: Psn) -> usize {
+        let (mut lo, mut hi) = (0usize, self.len);
+        while lo < hi {
+            let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
+            match self.get(mid) {
+                Some(b) if b.start.is_before(psn) => lo = mid.wrapping_add(1),
+                _ => hi = mid,
+            }
+        }
+        lo
     }
 
     /// Age index of the block starting at `start`.

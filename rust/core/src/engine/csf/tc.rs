@@ -158,6 +158,11 @@ impl<St: CsfStorage> Csf<St> {
                 continue;
             }
             matched = matched.saturating_add(named.len() as u64);
+            if b.released {
+                let c = &mut self.counters;
+                c.requests_released = c.requests_released.wrapping_add(1);
+                continue;
+            }
             if now >= b.tc_round.saturating_add(srtt) || now < b.tc_round {
                 b.tc_round = now;
                 b.tc_sent = Bitmap::EMPTY;
