@@ -788,6 +788,8 @@ impl Engine {
                 ),
                 (fs::FALLBACK_REQUESTS_RECEIVED, k.requests_fallback),
                 (fs::BLOCKS_GIVEN_UP, k.blocks_given_up),
+                (fs::BLOCKS_RELEASED_QUIET, k.released_quiet),
+                (fs::REQUESTS_RELEASED, k.requests_released),
                 (fs::CODED_RETX_LOST, k.retx_lost),
                 (
                     fs::REPAIR_PATH_SIGNALS,

@@ -471,3 +471,47 @@ fn proactive_repairs_stay_within_m_over_k() {
         "{c:?}"
     );
 }
+
+/// Over the retention budget, the CSF gives up a block no request has
+/// named (closed 1.25 SRTT ago or more) before the oldest one, which a
+/// request names: that one is in recovery, and its hole holds the
+/// cumulative RDMA ACK back (crem-sim at 10 Gbit/s × 20 ms retained 1.7
+/// to 2.5 BDP; docs/perf.md). Before, the oldest block went.
+#[test]
+fn the_budget_releases_a_quiet_block_before_one_in_recovery() {
+    let mut prm = params();
+    prm.retention_budget = 1200;
+    prm.initial_srtt = MS;
+    let mut h: H<16, 8192> = H::new(prm, Some(cfg(1, 4, 1, 200)));
+    // Blocks 0..3 and 4..7 of 100-octet sources (the budget holds 12).
+    for i in 0..8u32 {
+        assert!(h.src(i as u64, i, 1, &payload(i, 100)).retain());
+    }
+    let _ = h.take();
+    // Block 0 lost 1 and 2 and asks; it is answered.
+    h.request(2 * MS, &block_req(1, 4, 1, 0, 1, 7, &[1, 2], false));
+    assert_eq!(h.reps().len(), 1);
+    // 1.25 SRTT after the close, four more sources overflow the budget.
+    for i in 8..13u32 {
+        assert!(h.src(3 * MS + i as u64, i, 1, &payload(i, 100)).retain());
+    }
+    let c = *h.csf.counters();
+    assert_eq!((c.given_up_budget, c.blocks_given_up), (0, 0));
+    assert_eq!(c.released_quiet, 1);
+    assert_eq!(h.store.released, vec![PsnRange::new(Psn::new(4), 4)]);
+    assert!((0..4).all(|p| h.store.pkts.contains_key(&p)));
+    assert!(h.csf.retention_octets() <= 1200);
+    // A late request for the released block is counted, not answered.
+    let _ = h.take();
+    h.request(4 * MS, &block_req(1, 4, 0, 4, 1, 8, &[0], false));
+    // (The open block 12.. closes idle meanwhile: its repair goes.)
+    assert!(h.reps().iter().all(|r| r.block_start != Psn::new(4)));
+    assert_eq!(h.csf.counters().requests_released, 1);
+    // Block 0's second round is still answered.
+    h.request(4 * MS, &block_req(1, 4, 1, 0, 1, 9, &[1, 2], false));
+    assert_eq!(h.reps().len(), 1);
+    // The RDMA ACK pops both; nothing is released twice.
+    h.ack(5 * MS, 7);
+    assert_eq!(h.store.released.len(), 2);
+    assert_eq!(h.csf.counters().blocks_acked, 2);
+}

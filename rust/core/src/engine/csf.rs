@@ -1321,7 +1321,7 @@ impl<St: CsfStorage> Csf<St> {
             }
             self.counters.retention_octets =
                 self.counters.retention_octets.saturating_sub(b.retained);
-            if b.covered > 0 {
+            if b.covered > 0 && !b.released {
                 store.release(b.range());
             }
         }

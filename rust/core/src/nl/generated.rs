@@ -455,6 +455,10 @@ pub const FLOW_STATS_REPAIR_RATE_LIMITED: u16 = 35;
 pub const FLOW_STATS_STORE_OVERWRITTEN: u16 = 36;
 /// `flow-stats.held-overwritten` (`CREM_A_FLOW_STATS_HELD_OVERWRITTEN`).
 pub const FLOW_STATS_HELD_OVERWRITTEN: u16 = 37;
+/// `flow-stats.blocks-released-quiet` (`CREM_A_FLOW_STATS_BLOCKS_RELEASED_QUIET`).
+pub const FLOW_STATS_BLOCKS_RELEASED_QUIET: u16 = 38;
+/// `flow-stats.requests-released` (`CREM_A_FLOW_STATS_REQUESTS_RELEASED`).
+pub const FLOW_STATS_REQUESTS_RELEASED: u16 = 39;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -1527,6 +1531,26 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF: held packets let go out of order because another PSN was held in their slot (the slots span the CRF's window, so 0 unless a held PSN has left the window).",
         },
+        AttrSpec {
+            id: FLOW_STATS_BLOCKS_RELEASED_QUIET,
+            name: "blocks-released-quiet",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: blocks whose sources the retention budget let go before their acknowledgment, chosen because no request had named them within 1.25 SRTT of their close (before the oldest block, which may be in recovery; not in blocks-given-up: the block stays known).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_REQUESTS_RELEASED,
+            name: "requests-released",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: requests, T/C AETH reports and path reports naming a block so released (not answered: RDMA recovers). Above 0, the retention budget (max-memory) is below what the flow's recoveries need.",
+        },
     ],
 };
 
@@ -2185,8 +2209,12 @@ pub mod flow_stat {
     pub const STORE_OVERWRITTEN: usize = 33;
     /// `flow-stats.held-overwritten`.
     pub const HELD_OVERWRITTEN: usize = 34;
+    /// `flow-stats.blocks-released-quiet`.
+    pub const BLOCKS_RELEASED_QUIET: usize = 35;
+    /// `flow-stats.requests-released`.
+    pub const REQUESTS_RELEASED: usize = 36;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 35;
+    pub const N: usize = 37;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2373,6 +2401,16 @@ pub mod flow_stat {
             id: super::FLOW_STATS_HELD_OVERWRITTEN,
             name: "held-overwritten",
             kind: CounterKind::Value(HELD_OVERWRITTEN),
+        },
+        Counter {
+            id: super::FLOW_STATS_BLOCKS_RELEASED_QUIET,
+            name: "blocks-released-quiet",
+            kind: CounterKind::Value(BLOCKS_RELEASED_QUIET),
+        },
+        Counter {
+            id: super::FLOW_STATS_REQUESTS_RELEASED,
+            name: "requests-released",
+            kind: CounterKind::Value(REQUESTS_RELEASED),
         },
     ];
 }
