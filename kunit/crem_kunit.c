@@ -10,7 +10,7 @@
 #include <net/net_namespace.h>
 #include <net/route.h>
 
-typedef int (*crem_rs_test_fn)(char *msg, size_t len);
+typedef int (*crem_case_fn)(char *msg, size_t len);
 
 #define CREM_RS_TEST(name)                                                     \
 	int crem_kunit_##name(char *msg, size_t len);                          \

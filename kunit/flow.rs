@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! A flow's Rust half (`rust/flow.rs`) driven through the entry points C
-//! calls, on a test glue instead of the C table and socket: its timer
+//! calls, on test ops (`host::FlowOps`) instead of the netns's table and socket: its timer
 //! drives the engine (a CSF's unanswered HELLO is retransmitted by the
 //! timer alone and gives up on schedule), killing it stops the timer, and
 //! its counters and flow-reset report what it sent.
@@ -19,7 +19,7 @@ use crate::crem_core::wire::{
 use crate::engine::EngineParams;
 use crate::flow::{self, Flow};
 use crate::flow_info::FlowInfo;
-use crate::host::Glue;
+use crate::host::FlowOps;
 use crate::inject::Template;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::skb::{Lent, Skb};
@@ -32,7 +32,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
-/// What the flow reached outside Rust: the test's glue finds it through
+/// What the flow reached outside itself: the test's ops find it through
 /// [`HOST`]. Cells: the flow's callbacks (under its lock, maybe in
 /// softirq) and the test read it; the KUnit VM has one CPU and the
 /// callbacks are serialised by the flow's lock.
@@ -52,7 +52,7 @@ static HOST: AtomicPtr<TestHost> = AtomicPtr::new(core::ptr::null_mut());
 
 fn host<'a>() -> Option<&'a TestHost> {
     // SAFETY: set by `make` to the running case's host, which outlives its
-    // flow (the only caller of the glue); only shared references are made.
+    // flow (the only caller of the ops); only shared references are made.
     unsafe { HOST.load(Ordering::Relaxed).as_ref() }
 }
 
@@ -84,7 +84,7 @@ fn t_event(_: &Flow) {
     }
 }
 
-static TEST_GLUE: Glue = Glue {
+static TEST_OPS: FlowOps = FlowOps {
     send: t_send,
     charge: t_charge,
     uncharge: t_uncharge,
@@ -102,7 +102,7 @@ fn sleep_ms(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
-/// A set-up sender flow (fixed k = 8, m = 2, coded recovery) whose glue
+/// A set-up sender flow (fixed k = 8, m = 2, coded recovery) whose ops
 /// reaches `h`; freed by `free`.
 fn make(h: &TestHost) -> Option<*mut Flow> {
     make_km(h, 8, 2)
@@ -113,7 +113,7 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     HOST.store(core::ptr::from_ref(h).cast_mut(), Ordering::Relaxed);
     // Its net is reached only to inject restored packets: a CSF never does.
     let caps = caps_for(MAX_BDP_DEFAULT, 32);
-    let b = Flow::new(NonNull::dangling(), None, true, &caps, &TEST_GLUE)?;
+    let b = Flow::new(NonNull::dangling(), None, true, &caps, &TEST_OPS)?;
     // SAFETY: kept in place until `free` rebuilds the pinned box.
     let f = kernel::alloc::Box::into_raw(unsafe { Pin::into_inner_unchecked(b) });
     let mut p = EngineParams::default();

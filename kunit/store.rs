@@ -11,7 +11,7 @@ use crate::crem_core::engine::module_caps::{caps_for, FlowCaps, MAX_BDP_DEFAULT}
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::ffi;
 use crate::flow::Flow;
-use crate::host::Glue;
+use crate::host::FlowOps;
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::skb::Skb;
 use crate::store::{Current, Owner, Stores};
@@ -54,8 +54,8 @@ unsafe fn no_send(_: &Flow, _: &Bh, _: u8, _: *mut bindings::sk_buff_head, _: &[
 }
 fn no_event(_: &Flow) {}
 
-/// The stores' glue: a test budget, nothing else reached.
-static TEST_GLUE: Glue = Glue {
+/// The stores' ops: a test budget, nothing else reached.
+static TEST_OPS: FlowOps = FlowOps {
     send: no_send,
     charge: test_charge,
     uncharge: test_uncharge,
@@ -95,7 +95,7 @@ impl Fixture {
             // SAFETY: only its address is taken.
             net: NonNull::from(unsafe { &*core::ptr::addr_of!(ffi::init_net) }),
             netns: None,
-            glue: &TEST_GLUE,
+            ops: &TEST_OPS,
         };
         Stores::new(owner, csf, &self.caps, 0).ok()
     }

@@ -25,7 +25,7 @@ use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire;
 use crate::engine::{Engine, EngineParams, PinRefused};
 use crate::flow_info::{Counters, FlowInfo};
-use crate::host::{FlowIds, Glue, Host, Outside};
+use crate::host::{FlowIds, FlowOps, Host, Outside};
 use crate::inject::Template;
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
@@ -71,7 +71,7 @@ pub(crate) struct Flow {
     timer: HrTimer,
     #[pin]
     state: BhLock<Locked>,
-    glue: &'static Glue,
+    ops: &'static FlowOps,
     /// Its identity and links, set up with its engine, before it is
     /// inserted (a spare has none until it is taken).
     links: Links,
@@ -149,14 +149,14 @@ impl Flow {
         netns: Option<NonNull<NetState>>,
         csf: bool,
         caps: &FlowCaps,
-        glue: &'static Glue,
+        ops: &'static FlowOps,
     ) -> Option<FlowBox> {
         let owner = Owner {
             #[cfg(crem_kunit)]
             ctx: NonNull::dangling(),
             net,
             netns,
-            glue,
+            ops,
         };
         let engine = Engine::new(owner, csf, caps)?;
         let state = Locked {
@@ -173,7 +173,7 @@ impl Flow {
                 // `flow_timer` requires.
                 timer <- unsafe { HrTimer::new(flow_timer) },
                 state <- new_bh_lock!(state, "crem_flow"),
-                glue,
+                ops,
                 links: Links::new(FlowKey::default(), 0),
                 netns,
                 peer_port: AtomicU16::new(0),
@@ -352,9 +352,9 @@ impl Flow {
         Some((ev as u8, o.close_reason))
     }
 
-    /// What the flow calls outside Rust (`host::Glue`).
-    pub(crate) fn glue(&self) -> &'static Glue {
-        self.glue
+    /// What the flow calls outside itself (`host::FlowOps`).
+    pub(crate) fn ops(&self) -> &'static FlowOps {
+        self.ops
     }
 
     /// The flow's netns, if any.
@@ -576,7 +576,7 @@ impl Spare {
     pub(crate) fn new(st: &NetState, side: u8, caps: &FlowCaps) -> Option<Self> {
         let csf = side == crate::table::SIDE_CSF;
         let netns = Some(NonNull::from(st));
-        let f = Flow::new(st.net(), netns, csf, caps, &Glue::NETNS)?;
+        let f = Flow::new(st.net(), netns, csf, caps, &FlowOps::NETNS)?;
         // SAFETY: kept where it is (a pointer) until `free` rebuilds the
         // pinned box.
         let f = Box::into_raw(unsafe { Pin::into_inner_unchecked(f) });

@@ -49,10 +49,10 @@ const _: () = assert!(
 /// The slot of REPAIR_REQUESTs.
 const REQUEST_SLOT: usize = msg_type::REPAIR_REQUEST;
 
-/// What a flow calls outside its engine: the
-/// socket, event work and the netns's memory budget ([`Glue::NETNS`]), or a
-/// test's stand-ins.
-pub(crate) struct Glue {
+/// What a flow calls outside itself (its operations, as a netdevice has
+/// `net_device_ops`): the socket, event work and the netns's memory
+/// budget ([`FlowOps::NETNS`]), or a test's stand-ins.
+pub(crate) struct FlowOps {
     /// Sends a message of the flow with a TOS (or queues it on the defer
     /// queue, if not null): false if it could not. Called under the flow's
     /// lock; the queue is null or an initialised `socket::Outbox`'s.
@@ -65,10 +65,10 @@ pub(crate) struct Glue {
     pub(crate) event: fn(&Flow),
 }
 
-impl Glue {
+impl FlowOps {
     /// The netns's: its socket (`socket.rs`), memory budget (`netns.rs`)
     /// and event work (`events.rs`).
-    pub(crate) const NETNS: Glue = Glue {
+    pub(crate) const NETNS: FlowOps = FlowOps {
         send: crate::socket::flow_send,
         charge: netns_charge,
         uncharge: netns_uncharge,
@@ -85,7 +85,7 @@ fn netns_event(f: &Flow) {
 }
 
 /// The flow's netns's budget (`max-memory`); a flow of no netns (a KUnit
-/// case's of the netns glue) keeps nothing.
+/// case's of the netns ops) keeps nothing.
 unsafe fn netns_charge(o: &Owner, n: u32) -> bool {
     o.netns().is_some_and(|st| st.charge(n))
 }
@@ -173,7 +173,7 @@ impl<'a> Host<'a> {
         if ev == flow_event::CLOSE_RECEIVED {
             self.out.close_reason = reason;
         }
-        (self.flow.glue().event)(self.flow);
+        (self.flow.ops().event)(self.flow);
     }
 
     /// The flow's key.
@@ -247,7 +247,7 @@ impl Sink for Host<'_> {
         // SAFETY: the flow is locked, `defer` null or an `Outbox`'s
         // (`Host::new`); `msg` is copied.
         let sent =
-            unsafe { (self.flow.glue().send)(self.flow, self.ids.bh, self.tos, self.defer, msg) };
+            unsafe { (self.flow.ops().send)(self.flow, self.ids.bh, self.tos, self.defer, msg) };
         let o = &mut *self.out;
         if !sent {
             o.send_fail = o.send_fail.wrapping_add(1);

@@ -274,7 +274,7 @@ impl Drop for Outbox {
 /// A flow's message `msg`, with `tos`, to its peer (the port it answered
 /// from): at once, or onto `defer` (if not null) for the hook to flush. False if it could not be
 /// (counted by the caller for the flow; a failed send also for the netns).
-/// The flow's `Glue::NETNS` send.
+/// The flow's `FlowOps::NETNS` send.
 ///
 /// # Safety
 ///

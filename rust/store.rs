@@ -17,7 +17,7 @@ use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::psn::{Psn, PsnRange};
-use crate::host::Glue;
+use crate::host::FlowOps;
 use crate::inject::{self, Template};
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{Copied, FlowArray};
@@ -73,17 +73,17 @@ impl Held {
 }
 
 /// The flow these stores belong to: whose budget they charge (through its
-/// glue: its netns's `max-memory`, or a test's) and where their packets go
+/// ops: its netns's `max-memory`, or a test's) and where their packets go
 /// on. The flow frees its engine (and so these stores) before itself.
 pub(crate) struct Owner {
-    /// What a test's glue charges (its stand-in budget; KUnit only).
+    /// What a test's ops charge (its stand-in budget; KUnit only).
     #[cfg(crem_kunit)]
     pub(crate) ctx: NonNull<core::ffi::c_void>,
     pub(crate) net: NonNull<bindings::net>,
     /// The netns's state (none: a KUnit case's flow), which outlives its
     /// flows.
     pub(crate) netns: Option<NonNull<NetState>>,
-    pub(crate) glue: &'static Glue,
+    pub(crate) ops: &'static FlowOps,
 }
 
 impl Owner {
@@ -237,7 +237,7 @@ impl Stores {
         // SAFETY: the flow is live (`Owner`), and locked (our `&mut self`
         // comes from an engine call) or unreachable (the stores' drop, which
         // only uncharges); its budget charges and counts a refusal.
-        if !unsafe { (self.owner.glue.charge)(&self.owner, n) } {
+        if !unsafe { (self.owner.ops.charge)(&self.owner, n) } {
             bump(&mut self.counters.store_full);
             return false;
         }
@@ -247,7 +247,7 @@ impl Stores {
 
     fn uncharge(&mut self, n: u32) {
         // SAFETY: as in `charge`.
-        unsafe { (self.owner.glue.uncharge)(&self.owner, n) };
+        unsafe { (self.owner.ops.uncharge)(&self.owner, n) };
         self.mem = self.mem.wrapping_sub(u64::from(n));
     }
 

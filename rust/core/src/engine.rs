@@ -3,7 +3,7 @@
 //!
 //! Every engine is driven by calls (a packet seen, a message received, the
 //! time now, a timer fired) and answers with values or through the small
-//! traits below; none reads a clock, allocates or does I/O. The kernel glue
+//! traits below; none reads a clock, allocates or does I/O. The kernel module
 //! and the simulation tests drive the same code.
 
 pub mod crf;

@@ -1,5 +1,5 @@
 //! Per-flow orchestration: the engines of one protected flow glued together
-//! the same way for every caller (the kernel glue, the simulation, tests).
+//! the same way for every caller (the kernel module, the simulation, tests).
 //!
 //! * [`SenderFlow`]: HELLO and PARAM_UPDATE ([`CsfNegotiation`]), the
 //!   [`Csf`] and the redundancy [`Policy`]. It applies acknowledged

@@ -37,7 +37,7 @@ fn udp_datagram(payload: &[u8]) -> Vec<u8> {
     u
 }
 
-/// ICRC check of a UDP payload, as the kernel glue would do it after
+/// ICRC check of a UDP payload, as the kernel module does it after
 /// rebuilding the flow's IP/UDP headers.
 pub fn icrc_ok(payload: &[u8]) -> bool {
     let udp = udp_datagram(payload);
