@@ -557,6 +557,8 @@ impl<K: crate::caps::Caps> World<'_, K> {
         put("csf.retention_octets_max", c.retention_octets_max);
         put("csf.drops.repair_rate_limited", d.repair_rate_limited);
         put("csf.drops.repair_cancelled_acked", d.repair_cancelled_acked);
+        put("csf.drops.retx_budget_limited", d.retx_budget_limited);
+        put("csf.drops.retx_budget_symbols", d.retx_budget_symbols);
         put("crf.sources", f.sources);
         put("crf.sources_duplicate", f.sources_duplicate);
         put("crf.sources_stale", f.sources_stale);

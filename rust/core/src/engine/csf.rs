@@ -44,7 +44,8 @@
 //! * Coded and Source Copy answers (requests and selective repeat) never
 //!   exceed the lost sources a request names, and all of them together are
 //!   paid from a second budget, `retx_rate_percent` of the source octets
-//!   seen plus `retx_burst_blocks` whole answers (`csf/budget.rs`): the
+//!   seen plus a depth of `retx_burst_blocks` whole answers or that share
+//!   of the retained octets, whichever is more (`csf/budget.rs`): the
 //!   requests that choose the blocks may be forged, the flow rate cannot.
 //!   What it cannot pay is cut short (Source Copy) or left unanswered
 //!   (coded) and counted, never queued.
@@ -956,6 +957,9 @@ impl<St: CsfStorage> Csf<St> {
                 p.retx_burst_blocks,
                 cfg.k,
                 cfg.t,
+                self.counters
+                    .retention_octets
+                    .saturating_add(payload.len() as u64),
             );
             self.counters.sources = self.counters.sources.wrapping_add(1);
             self.counters.source_octets = self

@@ -14,15 +14,19 @@
 //! remote peer cannot inflate) at `retx_rate_percent`, and debited by the
 //! octets of every coded retransmission and Source Copy message sent. It
 //! holds at most `retx_burst_blocks` whole answers (k symbols of the
-//! largest message for T) and starts full, so that the first losses of a
-//! flow, or one block lost whole, are repaired at once. Over any interval
-//! the answers stay within that share of the source octets plus the burst,
-//! however many requests arrive. An answer the budget cannot pay is cut
-//! short (Source Copy: the positions that fit) or not sent (coded: fewer
-//! than M symbols would not decode); the block stays unanswered, so a
-//! later request finds it once the budget has refilled. Ordinary, proactive
-//! and INFO messages are not charged: the m/k bucket and the per-block
-//! limits bound those.
+//! largest message for T) or `retx_rate_percent` of the retained source
+//! octets, whichever is more, and starts full, so that the first losses of
+//! a flow, or one block lost whole, are repaired at once. The second term
+//! pays for the losses of the last round trip before the flow pauses or
+//! ends, requested when no source earns any more: at 100 Gbit/s and 20 ms
+//! that is some 500 symbols at 1 % loss, four blocks' worth is 128. Over
+//! any interval the answers stay within that share of the source octets
+//! plus the depth, however many requests arrive. An answer the budget
+//! cannot pay is cut short (Source Copy: the positions that fit) or not
+//! sent (coded: fewer than M symbols would not decode); the block stays
+//! unanswered, so a later request finds it once the budget has refilled.
+//! Ordinary, proactive and INFO messages are not charged: the m/k bucket
+//! and the per-block limits bound those.
 //!
 //! Integers only: tokens are counted in hundredths of an octet so that the
 //! percentage credit is exact.
@@ -50,13 +54,27 @@ impl RetxBudget {
         }
     }
 
-    /// A new source of `len` octets passed in a block coded with k and T:
-    /// earns `percent` % of it, up to `burst` whole answers for (k, T).
-    pub(super) fn earn(&mut self, len: usize, percent: u8, burst: u8, k: u8, t: u16) {
+    /// A new source of `len` octets passed in a block coded with k and T,
+    /// with `retained` octets held (this source included): earns `percent`
+    /// % of it, up to `burst` whole answers for (k, T) or `percent` % of
+    /// the retained octets, whichever is more. The losses of the last
+    /// round trip before the flow pauses or ends are requested when no
+    /// source earns any more: a depth of a few blocks cannot pay them at a
+    /// high bandwidth-delay product.
+    pub(super) fn earn(
+        &mut self,
+        len: usize,
+        percent: u8,
+        burst: u8,
+        k: u8,
+        t: u16,
+        retained: u64,
+    ) {
         let cap = (burst.max(1) as u64)
             .saturating_mul(k as u64)
             .saturating_mul(scratch_len(t) as u64)
-            .saturating_mul(UNIT);
+            .saturating_mul(UNIT)
+            .max(retained.saturating_mul(percent as u64));
         if !self.started {
             self.started = true;
             self.tokens = cap;
@@ -115,25 +133,25 @@ mod tests {
         let mut b = RetxBudget::new();
         assert_eq!(b.affordable(100), 0);
         // k = 2, T = 16: a whole answer is 2 · (84 + 16) = 200 octets.
-        b.earn(10, 25, 1, 2, 16);
+        b.earn(10, 25, 1, 2, 16, 0);
         assert_eq!(b.octets(), 200);
         assert_eq!(b.affordable(100), 2);
         b.spend(150);
         assert_eq!(b.octets(), 50);
         // 25 % of 3 octets is 0.75: kept, not rounded away.
         for _ in 0..4 {
-            b.earn(3, 25, 1, 2, 16);
+            b.earn(3, 25, 1, 2, 16, 0);
         }
         assert_eq!(b.octets(), 53);
         for _ in 0..1000 {
-            b.earn(1000, 25, 1, 2, 16);
+            b.earn(1000, 25, 1, 2, 16, 0);
         }
         assert_eq!(b.octets(), 200, "capped");
         b.spend(usize::MAX);
         assert_eq!(b.affordable(1), 0);
         // Burst 0 still allows one whole answer.
         let mut b = RetxBudget::new();
-        b.earn(0, 0, 0, 255, u16::MAX);
+        b.earn(0, 0, 0, 255, u16::MAX, 0);
         assert_eq!(b.affordable(scratch_len(u16::MAX)), 255);
         assert_eq!(b.affordable(0), 0);
     }
