@@ -187,7 +187,7 @@ fn ten_gbits_by_20_ms_is_protected_within_1_5_bdp() {
 }
 
 #[test]
-#[ignore = "610,360 packets, two cells: run with --release (about 3 min)"]
+#[ignore = "610,360 packets, two cells: run with --release (about 40 s)"]
 fn hundred_gbits_by_20_ms_is_protected_when_sized_for_its_bdp() {
     let sized = run_cell(&cell(100, P100, 10 * P100, 1));
     assert_protected(&sized);
@@ -197,7 +197,7 @@ fn hundred_gbits_by_20_ms_is_protected_when_sized_for_its_bdp() {
 }
 
 #[test]
-#[ignore = "610,360 packets: run with --release (about 2 min)"]
+#[ignore = "610,360 packets: run with --release (about 30 s)"]
 fn hundred_gbits_by_20_ms_within_1_5_bdp() {
     let mut c = cell(100, P100, 10 * P100, 1);
     c.retention_budget = budget_for_1_5_bdp(100);
