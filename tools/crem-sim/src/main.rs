@@ -30,8 +30,8 @@ cumulative ACKs (real AETH packets the CSF uses to release retention).
 
   Negotiation is the real HELLO/HELLO_ACK and PARAM_UPDATE/PARAM_ACK exchange \
 over the links. With the policy on, LOSS_REPORTs drive the redundancy policy \
-(EWMA loss estimate, smallest m meeting epsilon = 1e-4, m = 0 when one coded \
-round suffices, hysteresis, circuit breaker) and its decisions are negotiated; \
+(EWMA loss estimate, at least 1 % until 1024 packets were counted, smallest m \
+meeting epsilon = 1e-4, hysteresis, circuit breaker) and its decisions are negotiated; \
 off, the fixed (k, m) of --m is used throughout.
 
   Recovery modes: coded (REPAIR_REQUEST: two coded rounds, then Source Copy), \

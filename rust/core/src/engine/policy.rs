@@ -8,13 +8,19 @@
 //!   and of expected packets, whose ratio is p, so that an interval with 3
 //!   packets does not weigh as much as one with 3000;
 //! * [`binomial`]: the smallest m with `P(more than m of k + m lost) < ε`, in
-//!   integer arithmetic ([`prob::Prob`]), with the m = 0 rule documented on
-//!   [`binomial::choose_m`];
+//!   integer arithmetic ([`prob::Prob`]), with the draft's m = 0 rule
+//!   documented on [`binomial::choose_m`] (off by default: rxe and RoCE NICs
+//!   do not wait the round trip it counts on; README, "The adaptive policy
+//!   against fixed settings");
+//! * a prior: until the LOSS_REPORTs have counted one loss window of
+//!   packets, decisions take at least `prior_loss_ppb` (1 %), so that a
+//!   flow's first blocks are protected;
 //! * [`classify`]: congestion vs transmission loss; congestion caps m at
 //!   `m_cong`;
 //! * CE or loss on REPAIR messages: m is halved at each decision while the
 //!   condition is reported, and set to zero once it has persisted for more
-//!   than a second;
+//!   than a second (loss counted over about four reports and beyond what
+//!   chance and the pairing of counts explain);
 //! * [`breaker`]: the circuit breaker;
 //! * hysteresis: at most one configuration change per 2 · SRTT — except that a
 //!   tripped circuit breaker forces m = 0 at once (a safety stop; its own 1 s
@@ -37,7 +43,7 @@ pub use self::prob::Prob;
 
 use super::super::fec::Scheme;
 use super::super::wire::{LossReport, PathReport};
-use super::loss_window::LossWindow;
+use super::loss_window::{LossWindow, MAX_WINDOW_SHIFT};
 use super::{Limits, Nanos, SEC};
 
 /// Parts per billion: the unit of every ratio in the policy's configuration.
@@ -59,6 +65,10 @@ pub struct PolicyConfig {
     /// m = 0 when one coded-retransmission round meets ε (see
     /// [`binomial::choose_m`]); false for flows without one-RTT recovery.
     pub retx_rule: bool,
+    /// The loss a flow starts from, ppb: until its LOSS_REPORTs have
+    /// counted one loss window of packets, decisions take at least this
+    /// rate (0: none, a flow starts at m = 0).
+    pub prior_loss_ppb: u32,
     /// REPAIR loss counts as a signal when the repair loss fraction exceeds the
     /// source loss fraction of the same report by this much (ppb): repairs
     /// share the path's transmission loss, only excess loss is congestion.
@@ -74,14 +84,16 @@ pub struct PolicyConfig {
 }
 
 impl PolicyConfig {
-    /// k 32, ε 1e-4, m_cong 1, loss window 1024 packets, m = 0 rule on, repair-loss
+    /// k 32, ε 1e-4, m_cong 1, loss window 1024 packets, m = 0 rule off,
+    /// prior 1 %, repair-loss
     /// margin 2 % and at least 2 lost, 1 s, draft breaker values.
     pub const DEFAULT: PolicyConfig = PolicyConfig {
         k: 32,
         epsilon_ppb: 100_000,
         m_cong: 1,
         loss_window_shift: 10,
-        retx_rule: true,
+        retx_rule: false,
+        prior_loss_ppb: 10_000_000,
         repair_loss_margin_ppb: 20_000_000,
         repair_loss_min: 2,
         repair_zero_after: SEC,
@@ -186,6 +198,14 @@ pub struct Policy {
     cfg: PolicyConfig,
     /// The loss estimate p.
     loss: LossWindow,
+    /// Source packets the LOSS_REPORTs counted (up to a window: the prior
+    /// holds until then).
+    counted: u32,
+    /// REPAIRs sent for the reports' intervals, and received: sums that
+    /// keep 3/4 at each report (about the last four), in 1/256 of a REPAIR
+    /// (see `on_loss_report`).
+    rep_sent: u64,
+    rep_recv: u64,
     classifier: Classifier,
     breaker: Breaker,
     repair_onset: Option<Nanos>,
@@ -200,6 +220,9 @@ impl Policy {
         Policy {
             cfg,
             loss: LossWindow::new(),
+            counted: 0,
+            rep_sent: 0,
+            rep_recv: 0,
             classifier: Classifier::new(cfg.classifier),
             breaker: Breaker::new(cfg.breaker),
             repair_onset: None,
@@ -241,6 +264,7 @@ impl Policy {
         }
         self.loss
             .update(r.expected, r.received, self.cfg.loss_window_shift);
+        self.counted = self.counted.saturating_add(r.expected);
         self.classifier.on_loss_report(now, r);
     }
 
@@ -257,13 +281,35 @@ impl Policy {
         self.observe(now, r);
         let lost = r.expected.saturating_sub(r.received);
 
-        // CE or excess loss on REPAIR messages.
-        let rep_lost = repairs_sent.saturating_sub(r.repairs_received);
-        let src_loss_ppb = ratio_ppb(lost as u64, r.expected as u64);
-        let rep_loss_ppb = ratio_ppb(rep_lost as u64, repairs_sent as u64);
-        let rep_loss = rep_lost > 0
-            && rep_lost >= self.cfg.repair_loss_min
-            && rep_loss_ppb > src_loss_ppb.saturating_add(self.cfg.repair_loss_margin_ppb as u64);
+        // CE or excess loss on REPAIR messages. The REPAIRs sent for an
+        // interval are the caller's estimate (whole buckets of its log at
+        // each end: up to a quarter of an interval off either way), and an
+        // interval carries a few dozen: judged one report at a time, chance
+        // and that misalignment tripped the signal (crem-sim at 1 %, k 16:
+        // 12 to 20 times a second, each halving m; issue 13 #8). So the
+        // counts are summed over about the last four reports, where one
+        // interval's surplus is the next one's deficit, and the excess, less
+        // a quarter of this interval's REPAIRs (the misalignment at the
+        // newest end), must be beyond chance at the sources' loss rate.
+        let ewma = |s: u64, x: u32| (s - s / 4).saturating_add(u64::from(x) << 8);
+        self.rep_sent = ewma(self.rep_sent, repairs_sent);
+        self.rep_recv = ewma(self.rep_recv, r.repairs_received);
+        let whole = |v: u64| (v >> 8).min(u64::from(u32::MAX)) as u32;
+        let sent_w = whole(self.rep_sent);
+        let lost_w = whole(self.rep_sent.saturating_sub(self.rep_recv));
+        let rep_lost_now = repairs_sent.saturating_sub(r.repairs_received);
+        let src_loss_ppb = self
+            .loss_ppb()
+            .max(ratio_ppb(lost as u64, r.expected as u64));
+        let rep_loss_ppb = ratio_ppb(u64::from(lost_w), u64::from(sent_w));
+        let rep_loss = rep_lost_now > 0
+            && lost_w >= self.cfg.repair_loss_min
+            && rep_loss_ppb > src_loss_ppb.saturating_add(self.cfg.repair_loss_margin_ppb as u64)
+            && beyond_chance(
+                lost_w.saturating_sub(repairs_sent / 4),
+                sent_w,
+                src_loss_ppb,
+            );
         if r.repairs_ce_marked > 0 || rep_loss {
             self.counters.repair_path_signals = self.counters.repair_path_signals.saturating_add(1);
             if self.repair_onset.is_none() {
@@ -318,8 +364,10 @@ impl Policy {
         } else {
             (Scheme::Xor, limits.max_m.min(1), false)
         };
-        let p = self.loss_estimate();
-        let classification = self.classifier.classify(now, !p.is_zero());
+        let classification = self
+            .classifier
+            .classify(now, !self.loss_estimate().is_zero());
+        let p = self.decision_estimate();
         let (m, why, coded_retx) = if self.breaker.state().is_open() {
             (0, Why::Breaker, false)
         } else {
@@ -388,6 +436,22 @@ impl Policy {
         Prob::from_ratio(lost, expected)
     }
 
+    /// The p decisions use: the estimate, and at least the prior until a
+    /// window of packets was counted.
+    fn decision_estimate(&self) -> Prob {
+        let p = self.loss_estimate();
+        let window = 1u32 << self.cfg.loss_window_shift.min(MAX_WINDOW_SHIFT);
+        if self.counted >= window {
+            return p;
+        }
+        let prior = Prob::from_ppb(u64::from(self.cfg.prior_loss_ppb).min(PPB));
+        if prior > p {
+            prior
+        } else {
+            p
+        }
+    }
+
     /// p in parts per billion, for operators.
     pub fn loss_ppb(&self) -> u64 {
         self.loss_estimate().to_ppb()
@@ -439,6 +503,40 @@ impl Policy {
 }
 
 /// `num / den` in ppb, 0 when `den` is 0.
+/// Whether `lost` of `sent` REPAIRs is more than the path's loss rate
+/// (`p_ppb`, the sources' estimate) explains: above the binomial mean by
+/// four standard deviations and one (`mean + 4·√mean + 1`). A report
+/// interval carries a few dozen REPAIRs, so a margin in percent alone let
+/// chance trip it: at 1 % loss, k 16 and m 2, two of 25 REPAIRs lost in one
+/// interval (2.6 % of the reports) halved m, 20 times a second in crem-sim,
+/// and m swung (issue 13 #8).
+fn beyond_chance(lost: u32, sent: u32, p_ppb: u64) -> bool {
+    // Fixed point, 1/1024: mean = sent·p, at most 2^32·2^10.
+    let mean = u64::from(sent)
+        .saturating_mul(p_ppb.min(PPB))
+        .saturating_mul(1024)
+        / PPB;
+    let sd = isqrt(mean.saturating_mul(1024));
+    u64::from(lost).saturating_mul(1024)
+        > mean
+            .saturating_add(sd.saturating_mul(4))
+            .saturating_add(1024)
+}
+
+/// ⌊√v⌋ (Newton's method on integers).
+fn isqrt(v: u64) -> u64 {
+    if v < 2 {
+        return v;
+    }
+    let mut x = v;
+    let mut y = v.div_ceil(2);
+    while y < x {
+        x = y;
+        y = x.saturating_add(v.checked_div(x).unwrap_or(0)) / 2;
+    }
+    x
+}
+
 fn ratio_ppb(num: u64, den: u64) -> u64 {
     if den == 0 {
         return 0;
