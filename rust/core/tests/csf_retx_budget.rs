@@ -192,6 +192,11 @@ fn forged_tc_reports_share_the_budget() {
 }
 
 fn block_req(start: Psn, id: u16) -> RepairRequest<'static> {
+    lost_req(start, id, 0, K, Bitmap256::first_n(K as usize))
+}
+
+/// A block request for `start` naming `lost`, `held` repairs held.
+fn lost_req(start: Psn, id: u16, held: u8, m: u8, lost: Bitmap256) -> RepairRequest<'static> {
     RepairRequest {
         flow_id: 0xBEEF,
         fallback: false,
@@ -199,11 +204,11 @@ fn block_req(start: Psn, id: u16) -> RepairRequest<'static> {
             config_id: 1,
             scheme: FecScheme::CauchyRs,
             k: K,
-            repairs_held: 0,
+            repairs_held: held,
             block_start: start,
-            suggested_m: K,
+            suggested_m: m,
             request_id: id,
-            lost: Bitmap256::first_n(K as usize),
+            lost,
         }),
     }
 }
@@ -219,20 +224,7 @@ fn single_block_loss_is_still_repaired_at_once() {
     for j in [3, 9, 30] {
         l.set(j);
     }
-    let req = RepairRequest {
-        flow_id: 0xBEEF,
-        fallback: false,
-        kind: RequestKind::Block(BlockRequest {
-            config_id: 1,
-            scheme: FecScheme::CauchyRs,
-            k: K,
-            repairs_held: 1,
-            block_start: Psn::ZERO,
-            suggested_m: 2,
-            request_id: 5,
-            lost: l,
-        }),
-    };
+    let req = lost_req(Psn::ZERO, 5, 1, 2, l);
     h.request(now, &req);
     let r = h.reps();
     assert_eq!(r.len(), 2);
@@ -256,20 +248,7 @@ fn the_last_round_trip_is_answered_after_the_last_source() {
     }
     let mut symbols = 0u64;
     for b in 0..24u32 {
-        let req = RepairRequest {
-            flow_id: 0xBEEF,
-            fallback: false,
-            kind: RequestKind::Block(BlockRequest {
-                config_id: 1,
-                scheme: FecScheme::CauchyRs,
-                k: K,
-                repairs_held: 0,
-                block_start: start.wrapping_add(b * K as u32),
-                suggested_m: 8,
-                request_id: b as u16 + 1,
-                lost,
-            }),
-        };
+        let req = lost_req(start.wrapping_add(b * K as u32), b as u16 + 1, 0, 8, lost);
         h.request(now + SRTT + b as u64 * GAP, &req);
         symbols += answered(&h.take()).1;
     }
