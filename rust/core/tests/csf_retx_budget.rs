@@ -32,13 +32,13 @@ const SYMBOL_MAX: u64 = REPAIR_HEADER_MAX as u64 + T as u64;
 const BURST: u64 = BURST_BLOCKS * K as u64 * SYMBOL_MAX;
 /// Source octets the ring retains when full (64 blocks of 32 sources).
 const RETAINED: u64 = BLOCKS as u64 * K as u64 * PAYLOAD as u64;
-/// Depth of the budget: the burst cap or the rate share of the retained
-/// octets, whichever is more (512 000 octets here, against 2 310 144 for
-/// resending the retention as Source Copy).
-const DEPTH: u64 = if BURST > RETAINED * RATE_PERCENT / 100 {
+/// Depth of the budget: the burst cap or a quarter of the rate share of
+/// the retained octets, whichever is more (151 552 octets here: the burst,
+/// against 2 310 144 for resending the retention as Source Copy).
+const DEPTH: u64 = if BURST > RETAINED * RATE_PERCENT / 400 {
     BURST
 } else {
-    RETAINED * RATE_PERCENT / 100
+    RETAINED * RATE_PERCENT / 400
 };
 
 type Hb = H<BLOCKS, { 2 * T as usize }>;
@@ -119,7 +119,7 @@ fn one_range_request_cannot_resend_the_retention() {
     h.request(now, &req);
     let (octets, n) = answered(&h.take());
     // Unbounded, this is all 2048 sources as Source Copy (2 310 144
-    // octets, 8 620 times the request). The depth allows 512 000.
+    // octets, 8 620 times the request). The depth allows 151 552.
     assert!(
         octets <= DEPTH,
         "{n} symbols, {octets} octets > depth {DEPTH}"
@@ -153,7 +153,7 @@ fn repeated_requests_stay_within_the_flow_rate_share() {
         (now, next, sourced) = (t, next + per_srtt, sourced + o);
     }
     // 25 % of the 1 000 000 source octets of the ten SRTTs, plus the depth:
-    // 762 000 octets (unbounded: about 23 MB).
+    // 401 552 octets (unbounded: about 23 MB).
     let bound = DEPTH + sourced * RATE_PERCENT / 100;
     assert!(total <= bound, "{total} octets > {bound}");
     // And the share is used: more than the burst alone.
@@ -233,14 +233,28 @@ fn single_block_loss_is_still_repaired_at_once() {
 }
 
 /// The losses of the last round trip are requested after the last source,
-/// when nothing earns any more: 24 of the 64 retained blocks lost 8
-/// sources each, 192 coded symbols against a depth of 4 answers (128).
-/// Before, the budget ran dry and the rest went unanswered (crem-sim at
-/// 100 Gbit/s x 20 ms: 365 losses left to RDMA, 25 blocks fell back; the
-/// depth is now also 25 % of what is retained: 512 000 octets here).
+/// when nothing earns any more. A flow of a high bandwidth-delay product
+/// (1024 blocks of 32 retained, 32 MB): 24 blocks lost 8 sources each, 192
+/// coded symbols against a burst of 4 answers (128). Before, the budget
+/// ran dry and the rest went unanswered (crem-sim at 100 Gbit/s x 20 ms:
+/// 365 losses left to RDMA, 25 blocks fell back); the depth is now also a
+/// quarter of the rate share of what is retained (2 MB here).
 #[test]
 fn the_last_round_trip_is_answered_after_the_last_source() {
-    let (mut h, now, _) = retained();
+    let prm = CsfParams {
+        retention_budget: 64 << 20,
+        ..params()
+    };
+    let mut h: H<1024, { 2 * T as usize }> = H::new(prm, Some(cfg(1, K, 1, T)));
+    h.csf.set_srtt(SRTT);
+    let n = 1024 * K as u32;
+    let mut now = 0;
+    for psn in 0..n {
+        h.src(now, psn, 1, &payload(psn, PAYLOAD));
+        now += GAP;
+    }
+    assert_eq!(h.csf.blocks_held(), 1024);
+    h.take();
     let (start, _) = h.csf.oldest_block().unwrap();
     let mut lost = Bitmap256::new();
     for j in 8..16 {

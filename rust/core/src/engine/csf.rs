@@ -44,8 +44,9 @@
 //! * Coded and Source Copy answers (requests and selective repeat) never
 //!   exceed the lost sources a request names, and all of them together are
 //!   paid from a second budget, `retx_rate_percent` of the source octets
-//!   seen plus a depth of `retx_burst_blocks` whole answers or that share
-//!   of the retained octets, whichever is more (`csf/budget.rs`): the
+//!   seen plus a depth of `retx_burst_blocks` whole answers or a quarter
+//!   of that share of the retained octets, whichever is more
+//!   (`csf/budget.rs`): the
 //!   requests that choose the blocks may be forged, the flow rate cannot.
 //!   What it cannot pay is cut short (Source Copy) or left unanswered
 //!   (coded) and counted, never queued.

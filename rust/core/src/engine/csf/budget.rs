@@ -14,14 +14,19 @@
 //! remote peer cannot inflate) at `retx_rate_percent`, and debited by the
 //! octets of every coded retransmission and Source Copy message sent. It
 //! holds at most `retx_burst_blocks` whole answers (k symbols of the
-//! largest message for T) or `retx_rate_percent` of the retained source
-//! octets, whichever is more, and starts full, so that the first losses of
-//! a flow, or one block lost whole, are repaired at once. The second term
-//! pays for the losses of the last round trip before the flow pauses or
-//! ends, requested when no source earns any more: at 100 Gbit/s and 20 ms
-//! that is some 500 symbols at 1 % loss, four blocks' worth is 128. Over
-//! any interval the answers stay within that share of the source octets
-//! plus the depth, however many requests arrive. An answer the budget
+//! largest message for T) or a quarter of `retx_rate_percent` of the
+//! retained source octets (6.25 % at the default 25), whichever is more,
+//! and starts full, so that the first losses of a flow, or one block lost
+//! whole, are repaired at once. The second term pays for the losses of the
+//! last round trip before the flow pauses or ends, requested when no
+//! source earns any more: at 100 Gbit/s and 20 ms that is some 500 symbols
+//! at 1 % loss, four blocks' worth is 128 (stop 44: 365 losses went to
+//! RDMA). It covers a loss rate up to about 6 % of what is retained; a
+//! forged request can draw no more at once (Security Considerations: a
+//! quarter of the share, not the whole, so that one 268-octet request does
+//! not send a quarter of the retention). Over any interval the answers stay
+//! within the share of the source octets plus the depth, however many
+//! requests arrive. An answer the budget
 //! cannot pay is cut short (Source Copy: the positions that fit) or not
 //! sent (coded: fewer than M symbols would not decode); the block stays
 //! unanswered, so a later request finds it once the budget has refilled.
@@ -56,11 +61,11 @@ impl RetxBudget {
 
     /// A new source of `len` octets passed in a block coded with k and T,
     /// with `retained` octets held (this source included): earns `percent`
-    /// % of it, up to `burst` whole answers for (k, T) or `percent` % of
-    /// the retained octets, whichever is more. The losses of the last
-    /// round trip before the flow pauses or ends are requested when no
-    /// source earns any more: a depth of a few blocks cannot pay them at a
-    /// high bandwidth-delay product.
+    /// % of it, up to `burst` whole answers for (k, T) or a quarter of
+    /// `percent` % of the retained octets, whichever is more. The losses of
+    /// the last round trip before the flow pauses or ends are requested
+    /// when no source earns any more: a depth of a few blocks cannot pay
+    /// them at a high bandwidth-delay product.
     pub(super) fn earn(
         &mut self,
         len: usize,
@@ -74,7 +79,7 @@ impl RetxBudget {
             .saturating_mul(k as u64)
             .saturating_mul(scratch_len(t) as u64)
             .saturating_mul(UNIT)
-            .max(retained.saturating_mul(percent as u64));
+            .max(retained.saturating_mul(percent as u64) / 4);
         if !self.started {
             self.started = true;
             self.tokens = cap;
