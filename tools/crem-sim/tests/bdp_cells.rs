@@ -21,7 +21,7 @@
 //!
 //! * 10 Gbit/s, seeds 1 to 3: protected at max-bdp 6104, not at 256; with
 //!   the sender's retention budget at 1.5 BDP less its structures, each
-//!   side holds at most 1.5 BDP (sender 1.46, receiver about 0.2) and every
+//!   side holds at most 1.5 BDP (sender 1.48, receiver about 0.2) and every
 //!   loss is still restored. Unbounded, the sender retains 1.7 to 2.5 BDP:
 //!   a source waits for the RDMA ACK, which waits for every hole to be
 //!   filled (a round trip and more). Under the budget it gives up first
