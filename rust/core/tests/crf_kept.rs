@@ -96,3 +96,33 @@ fn a_gap_of_no_known_block_keeps_its_neighbourhood() {
     assert_eq!(rig.crf.counters().restored, 1);
     assert_eq!(kept(&rig), vec![61, 62, 63]);
 }
+
+/// An evicted block's sources, and late arrivals, are dropped once no gap
+/// needs them (before the review of stop 44 they stayed until the window
+/// slid past them: the sweep had passed them).
+#[test]
+fn an_evicted_block_lets_its_sources_go() {
+    let mut rig = Rig::new(base_cfg());
+    let cfg = cauchy(1, 4, 1, 80);
+    assert!(rig.crf.accept_config(cfg));
+    let p = pkts(128);
+    let csf = Csf::new(cfg, 0, p.clone());
+    // 17 blocks lose their positions 1 and 2 and are learned from their
+    // one repair: the CRF holds 16, so block 0 is evicted.
+    for b in 0..17usize {
+        for q in [4 * b as u32, 4 * b as u32 + 3] {
+            rig.source(q, p[q as usize].as_ref().unwrap(), false);
+        }
+        rig.repair_bytes(&csf.ordinary(b)[0], false);
+    }
+    assert!(rig.crf.counters().blocks_evicted >= 1);
+    // RDMA resends block 0's two; clean traffic follows.
+    for q in [1, 2] {
+        rig.source(q, p[q as usize].as_ref().unwrap(), false);
+    }
+    for q in 68..128 {
+        rig.source(q, p[q as usize].as_ref().unwrap(), false);
+    }
+    let k = kept(&rig);
+    assert!(k.iter().all(|&q| q >= 4), "{k:?}");
+}

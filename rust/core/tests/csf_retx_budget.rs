@@ -239,22 +239,31 @@ fn single_block_loss_is_still_repaired_at_once() {
 /// ran dry and the rest went unanswered (crem-sim at 100 Gbit/s x 20 ms:
 /// 365 losses left to RDMA, 25 blocks fell back); the depth is now also a
 /// quarter of the rate share of what is retained (2 MB here).
-#[test]
-fn the_last_round_trip_is_answered_after_the_last_source() {
+/// A CSF that has retained 1024 blocks of 32 sources (32 MB, a high
+/// bandwidth-delay product), repairs sent; the time after the last.
+fn big_retained() -> (Box<H<1024, { 2 * T as usize }>>, Nanos) {
     let prm = CsfParams {
         retention_budget: 64 << 20,
         ..params()
     };
-    let mut h: H<1024, { 2 * T as usize }> = H::new(prm, Some(cfg(1, K, 1, T)));
+    let mut h = Box::new(H::<1024, { 2 * T as usize }>::new(
+        prm,
+        Some(cfg(1, K, 1, T)),
+    ));
     h.csf.set_srtt(SRTT);
-    let n = 1024 * K as u32;
     let mut now = 0;
-    for psn in 0..n {
+    for psn in 0..1024 * K as u32 {
         h.src(now, psn, 1, &payload(psn, PAYLOAD));
         now += GAP;
     }
     assert_eq!(h.csf.blocks_held(), 1024);
     h.take();
+    (h, now)
+}
+
+#[test]
+fn the_last_round_trip_is_answered_after_the_last_source() {
+    let (mut h, now) = big_retained();
     let (start, _) = h.csf.oldest_block().unwrap();
     let mut lost = Bitmap256::new();
     for j in 8..16 {
@@ -268,4 +277,25 @@ fn the_last_round_trip_is_answered_after_the_last_source() {
     }
     assert_eq!(h.csf.counters().drops.retx_budget_limited, 0);
     assert_eq!(symbols, 24 * 8);
+}
+
+/// The retained term's bound: one forged FALLBACK request of 64 ranges of
+/// 255 PSNs (16 320 Source Copies, about 19 MB unbounded) draws at most a
+/// quarter of the 25 % share of the 32 MB retained, 2 048 000 octets.
+#[test]
+fn a_forged_request_draws_at_most_the_retained_term() {
+    let (mut h, now) = big_retained();
+    let (start, _) = h.csf.oldest_block().unwrap();
+    let ranges: Vec<PsnRange> = (0..64u32)
+        .map(|i| PsnRange::new(start.wrapping_add(i * 255), 255))
+        .collect();
+    h.request(now + SRTT, &range_req(&ranges, 9, true));
+    let (octets, n) = answered(&h.take());
+    let depth = 1024 * K as u64 * PAYLOAD as u64 * RATE_PERCENT / 400;
+    assert!(octets <= depth, "{n} symbols, {octets} octets > {depth}");
+    assert!(
+        octets + SYMBOL_MAX > depth,
+        "{n} symbols, {octets} octets: the depth is paid"
+    );
+    assert!(h.csf.counters().drops.retx_budget_limited > 0);
 }

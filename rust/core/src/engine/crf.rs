@@ -1120,6 +1120,9 @@ impl<St: CrfStorage> Crf<St> {
         // must never name a received packet as lost).
         if host.keep_source(s, psn, payload) {
             self.win.set(psn, window::KEPT);
+            if f & window::IN_BLOCK == 0 {
+                self.win.kept_outside_block(psn);
+            }
         } else {
             inc(&mut self.counters.store_refused);
         }

@@ -350,10 +350,13 @@ pub struct CsfCounters {
     pub given_up_age: u64,
     /// Blocks whose sources were released under the retention budget
     /// before their RDMA ACK because no request had come for them within
-    /// 1.25 SRTT of their close (`Csf::release_quiet`; not in
-    /// `blocks_given_up`: the block stays in the ring).
+    /// 1.25 SRTT of their close (`Csf::release_quiet`; not counted in
+    /// `blocks_given_up` then, since the block stays in the ring; it is if
+    /// it later leaves by age, ring or budget).
     pub released_quiet: u64,
-    /// Requests and T/C reports naming a block released so (not answered).
+    /// Requests and T/C reports naming a block released so (one per block
+    /// named), and PSNs of path reports in one (one per PSN); not
+    /// answered.
     pub requests_released: u64,
     /// Blocks released by [`Csf::shutdown`].
     pub blocks_released_shutdown: u64,
@@ -1033,6 +1036,14 @@ impl<St: CsfStorage> Csf<St> {
             self.tc.wait_since = None;
             self.quiet_from = None;
         }
+        // A cursor the oldest block has passed says nothing any more; left,
+        // it would fall 2^23 PSNs behind in a long flow and its serial
+        // comparison would flip (every block "before" it: nothing quiet).
+        if let (Some(q), Some(b)) = (self.quiet_from, self.ring.oldest()) {
+            if !b.start.is_before(q) {
+                self.quiet_from = None;
+            }
+        }
     }
 
     /// Releases every retained block (flow closed).
@@ -1298,7 +1309,10 @@ impl<St: CsfStorage> Csf<St> {
                 return false;
             }
             self.quiet_from = Some(b.start.wrapping_add(1));
+            // A provisional block still owes its ordinary repairs, made
+            // from its sources once the configuration is confirmed.
             let named = b.released
+                || b.deferred
                 || b.last_response.is_some()
                 || b.last_info.is_some()
                 || !b.tc_sent.is_empty()
@@ -1333,6 +1347,14 @@ impl<St: CsfStorage> Csf<St> {
         if self.ring.is_empty() {
             self.tc.wait_since = None;
             self.quiet_from = None;
+        }
+        // A cursor the oldest block has passed says nothing any more; left,
+        // it would fall 2^23 PSNs behind in a long flow and its serial
+        // comparison would flip (every block "before" it: nothing quiet).
+        if let (Some(q), Some(b)) = (self.quiet_from, self.ring.oldest()) {
+            if !b.start.is_before(q) {
+                self.quiet_from = None;
+            }
         }
     }
 

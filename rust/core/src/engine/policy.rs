@@ -289,8 +289,10 @@ impl Policy {
         // 12 to 20 times a second, each halving m; issue 13 #8). So the
         // counts are summed over about the last four reports, where one
         // interval's surplus is the next one's deficit, and the excess, less
-        // a quarter of this interval's REPAIRs (the misalignment at the
-        // newest end), must be beyond chance at the sources' loss rate.
+        // an eighth of this interval's REPAIRs (one bucket of misalignment
+        // at the newest end), must be beyond chance at the sources' loss
+        // rate. Our ruling: with a few dozen REPAIRs a report, an excess of
+        // some 10 % is what can be told from chance within a few reports.
         let ewma = |s: u64, x: u32| (s - s / 4).saturating_add(u64::from(x) << 8);
         self.rep_sent = ewma(self.rep_sent, repairs_sent);
         self.rep_recv = ewma(self.rep_recv, r.repairs_received);
@@ -306,7 +308,7 @@ impl Policy {
             && lost_w >= self.cfg.repair_loss_min
             && rep_loss_ppb > src_loss_ppb.saturating_add(self.cfg.repair_loss_margin_ppb as u64)
             && beyond_chance(
-                lost_w.saturating_sub(repairs_sent / 4),
+                lost_w.saturating_sub(repairs_sent / 8),
                 sent_w,
                 src_loss_ppb,
             );
@@ -502,7 +504,6 @@ impl Policy {
     }
 }
 
-/// `num / den` in ppb, 0 when `den` is 0.
 /// Whether `lost` of `sent` REPAIRs is more than the path's loss rate
 /// (`p_ppb`, the sources' estimate) explains: above the binomial mean by
 /// four standard deviations and one (`mean + 4·√mean + 1`). A report
@@ -511,11 +512,9 @@ impl Policy {
 /// interval (2.6 % of the reports) halved m, 20 times a second in crem-sim,
 /// and m swung (issue 13 #8).
 fn beyond_chance(lost: u32, sent: u32, p_ppb: u64) -> bool {
-    // Fixed point, 1/1024: mean = sent·p, at most 2^32·2^10.
-    let mean = u64::from(sent)
-        .saturating_mul(p_ppb.min(PPB))
-        .saturating_mul(1024)
-        / PPB;
+    // Fixed point, 1/1024: mean = sent·p, p in ppm (sent·ppm·1024 < 2^62).
+    let ppm = p_ppb.min(PPB) / 1000;
+    let mean = u64::from(sent).saturating_mul(ppm).saturating_mul(1024) / 1_000_000;
     let sd = isqrt(mean.saturating_mul(1024));
     u64::from(lost).saturating_mul(1024)
         > mean
@@ -537,6 +536,7 @@ fn isqrt(v: u64) -> u64 {
     x
 }
 
+/// `num / den` in ppb, 0 when `den` is 0.
 fn ratio_ppb(num: u64, den: u64) -> u64 {
     if den == 0 {
         return 0;

@@ -114,6 +114,11 @@ impl<const B: usize, const A: usize> H<B, A> {
         self.csf.on_timer(now, io!(self));
     }
 
+    /// The provisional configuration was acknowledged.
+    pub fn confirm(&mut self) {
+        self.csf.confirm(io!(self));
+    }
+
     pub fn request(&mut self, now: Nanos, req: &RepairRequest<'_>) {
         self.csf.on_repair_request(now, req, io!(self));
     }

@@ -443,6 +443,9 @@ impl<St: CrfStorage> Crf<St> {
                     // sources around it may be needed again.
                     self.win.unresolve(p);
                 }
+                if !drop_sources && f & KEPT != 0 {
+                    self.win.kept_outside_block(p);
+                }
                 self.win.clear(p, IN_BLOCK);
             }
         }

@@ -313,6 +313,16 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
         }
     }
 
+    /// A source at `p` was kept and no live block covers it: if the near
+    /// sweep has passed `p`, it returns to it (an evicted block's sources,
+    /// a late arrival), so that they go once no gap needs them rather
+    /// than when the window slides.
+    pub(super) fn kept_outside_block(&mut self, p: Psn) {
+        if p.is_before(self.drop_next) && !p.is_before(self.base) {
+            self.drop_next = p;
+        }
+    }
+
     /// Raises every frontier to at least `base` after a slide.
     pub(super) fn clamp_frontiers(&mut self) {
         let b = self.base;
