@@ -375,26 +375,9 @@ impl<St: CrfStorage> Crf<St> {
     /// trip of sources after it (crem-sim at 10 Gbit/s × 20 ms: 0.9 to 1.7
     /// BDP; docs/perf.md).
     pub(super) fn advance_resolve<S: SymbolStore + ?Sized>(&mut self, store: &mut S) {
-        for _ in 0..self.win.cap() {
-            let p = self.win.resolve_next;
-            if p.is_after(self.win.highest) {
-                break;
-            }
-            if self.win.get(p) & RESOLVED == 0 {
-                break;
-            }
-            self.win.resolve_next = p.next();
-        }
-        if self.win.need_next.is_before(self.win.resolve_next) {
-            self.win.need_next = self.win.resolve_next;
-        }
-        for _ in 0..self.win.cap() {
-            let p = self.win.need_next;
-            if p.is_after(self.win.highest) || self.win.get(p) & (RESOLVED | IN_BLOCK) == 0 {
-                break;
-            }
-            self.win.need_next = p.next();
-        }
+        self.win.resolve_next = self.win.walk(self.win.resolve_next, RESOLVED);
+        let from = self.win.need_next.serial_max(self.win.resolve_next);
+        self.win.need_next = self.win.walk(from, RESOLVED | IN_BLOCK);
         if self.requests_from.is_none() {
             // No configuration yet, so no k: sources behind the frontier
             // may still belong to a block coded before PARAM_ACK whose

@@ -301,6 +301,20 @@ impl<F: Slots<u16>, D: Slots<u32>> Window<F, D> {
         }
     }
 
+    /// The first PSN from `from` on (up to one past `highest`) that has
+    /// none of the flags `any`: where a frontier that passes such PSNs
+    /// stops.
+    pub(super) fn walk(&self, from: Psn, any: u16) -> Psn {
+        let mut p = from;
+        for _ in 0..self.cap() {
+            if p.is_after(self.highest) || self.get(p) & any == 0 {
+                break;
+            }
+            p = p.next();
+        }
+        p
+    }
+
     /// `p` is unresolved again, or newly expected (a block gave it back to
     /// gap tracking, or the origin moved back): both frontiers that pass
     /// only resolved PSNs return to it.

@@ -281,38 +281,36 @@ impl<R: Slots<Block>> Ring<R> {
         Some(b)
     }
 
-    /// Age index of the block covering `psn`.
-    ///
-    /// Blocks are held in PSN order, so this is a binary search for the
-    /// newest block starting at or before `psn` (serial order, valid while
-    /// the retained window spans less than 2^23 PSNs, which the retention
-    /// budget guarantees in practice; otherwise the answer is just `None`).
-    pub(super) fn find(&self, psn: Psn) -> Option<usize> {
-        let (mut lo, mut hi) = (0usize, self.len);
-        while lo < hi {
-            let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
-            if self.get(mid)?.start.is_before_or_eq(psn) {
-                lo = mid.wrapping_add(1);
-            } else {
-                hi = mid;
-            }
-        }
-        let n = lo.checked_sub(1)?;
-        self.get(n)?.position(psn).map(|_| n)
-    }
-
-    /// Number of blocks starting before `psn` (serial order, as
-    /// [`Ring::find`]): the age index of the first one at or after it.
-    pub(super) fn count_before(&self, psn: Psn) -> usize {
+    /// Number of blocks, oldest first, for which `before` holds (blocks
+    /// are in PSN order, so it holds for a prefix): a binary search, valid
+    /// while the retained window spans less than 2^23 PSNs, which the
+    /// retention budget guarantees in practice.
+    fn prefix(&self, before: impl Fn(&Block) -> bool) -> usize {
         let (mut lo, mut hi) = (0usize, self.len);
         while lo < hi {
             let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
             match self.get(mid) {
-                Some(b) if b.start.is_before(psn) => lo = mid.wrapping_add(1),
+                Some(b) if before(b) => lo = mid.wrapping_add(1),
                 _ => hi = mid,
             }
         }
         lo
+    }
+
+    /// Age index of the block covering `psn`: the newest starting at or
+    /// before it, if it covers `psn` (otherwise, or past the serial range
+    /// of [`Ring::prefix`], `None`).
+    pub(super) fn find(&self, psn: Psn) -> Option<usize> {
+        let n = self
+            .prefix(|b| b.start.is_before_or_eq(psn))
+            .checked_sub(1)?;
+        self.get(n)?.position(psn).map(|_| n)
+    }
+
+    /// Number of blocks starting before `psn` (serial order): the age
+    /// index of the first one at or after it.
+    pub(super) fn count_before(&self, psn: Psn) -> usize {
+        self.prefix(|b| b.start.is_before(psn))
     }
 
     /// Age index of the block starting at `start`.
