@@ -56,6 +56,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,7 +69,18 @@ import results  # noqa: E402  (vm/results.py: the one reader of a run's files)
 import plot  # noqa: E402  (vm/plot.py: the figure; matplotlib only when drawing)
 
 TOP = os.path.dirname(HERE)
-TESTS = ("write_bw", "rping")
+# What a boot runs, by workload (--workloads; --tests names any transfer
+# vm/topo.sh takes instead). nvme: NVMe over Fabrics on rxe, fio with crc32c
+# verification (vm/guest/nvme.sh): sequential 128 KiB writes and reads at
+# queue depth 8, random 4 KiB writes at 16 and reads at 1. multiqp:
+# ib_write_bw over 8 queue pairs at once (8 flows for CREM).
+WORKLOADS = {
+    "perftest": ("write_bw", "rping"),
+    "nvme": ("fio_write_128k_qd8", "fio_read_128k_qd8", "fio_randwrite_4k_qd16",
+             "fio_randread_4k_qd1"),
+    "multiqp": ("write_bw_q8",),
+}
+DEFAULT_WORKLOADS = "perftest"
 # What topo.sh configures the gateways with in each CREM mode: --crem (k/m
 # fixed or adaptive) and --recovery (what recovers losses past the repairs).
 CREM_MODES = {
@@ -97,13 +109,14 @@ def run_cell(args, bins, cell, head):
     cmd = [os.path.join(HERE, "topo.sh"), "--out", out, "--rtt", str(rtt),
            "--loss", str(loss), "--rate", str(args.rate), "--size", str(args.size),
            "--iters", str(args.iters), "--trials", str(args.trials),
-           "--tmo", str(args.timeout), "--tests", ":".join(TESTS)]
+           "--tmo", str(args.timeout), "--tests", ":".join(tests(args)),
+           "--fio-mib", str(args.fio_mib), "--fio-rand-ios", str(args.fio_rand_ios)]
     if mode != "off":
         crem, recovery = CREM_MODES[mode]
         cmd += ["--gw-module", bins["module"], "--crem", crem, "--recovery", recovery,
                 "--ctl", bins["ctl"], "--k", str(args.k), "--m", str(args.m),
                 "--hold", str(args.hold)]
-    log(f"{head}: {name}: {args.trials} x ({', '.join(TESTS)}), "
+    log(f"{head}: {name}: {args.trials} x ({', '.join(tests(args))}), "
         f"timeout {args.timeout} s each; logs in {out}")
     t0 = time.monotonic()
     rc = subprocess.call(cmd, stdout=subprocess.DEVNULL)
@@ -143,7 +156,8 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             log(f"cell {mode}: no gateway counters in {out} (stats.gw*.json missing)")
     by_kind = results.restored_by_kind(out) if tot is not None else None
     runs = []
-    for test in TESTS:
+    udp_drops = results.host_udp_drops(out)
+    for test in tests(args):
         s = results.summarize(rows, test)
         run = {
             "mode": mode, "test": test, "loss_pct": loss, "rtt_ms": rtt,
@@ -159,7 +173,13 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "failed_after_connecting": s["failed_after_connecting"],
             "connect_retries": s["connect_retries"],
             "verified": s["verified"],
+            "iops": s["iops"], "p50_us": s["p50_us"], "p99_us": s["p99_us"],
+            "qps": s["qps"], "window_mbps": s["window_mbps"],
+            "rxe": s["rxe"],
+            "rxe_gbn": rxe_sum(s["rxe"], ("out_of_seq_request", "rcvd_seq_err")),
+            "rxe_timeouts": rxe_sum(s["rxe"], ("completer_retry_err",)),
             "lost_packets": lost,
+            "host_udp_drops": udp_drops,
             "restored": None, "coded_retx_symbols": None, "source_copies": None, "fallbacks": None,
             "repair_overhead": None,
             "counters_scope": "cell",
@@ -185,15 +205,22 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
     return runs
 
 
-def finish(runs):
+def rxe_sum(rxe, names):
+    """The sum of rxe's counters NAMES (both hosts, every trial), or None when
+    the run did not record them."""
+    return None if rxe is None else sum(rxe.get(n, 0) for n in names)
+
+
+def finish(runs, tests=None):
     """Goodput relative to the loss-free off cell's of the same RTT, and the
-    table's order."""
+    table's order (TESTS', else the order the tests first appear in)."""
+    tests = list(tests or dict.fromkeys(r["test"] for r in runs))
     ref = {(r["rtt_ms"], r["test"]): r["goodput_mbps"] for r in runs
            if r["mode"] == "off" and r["loss_pct"] == 0}
     for r in runs:
         base = ref.get((r["rtt_ms"], r["test"]))
         r["goodput_vs_lossfree"] = round(r["goodput_mbps"] / base, 3) if base else None
-    runs.sort(key=lambda r: TESTS.index(r["test"]))  # table order; stable within a test
+    runs.sort(key=lambda r: tests.index(r["test"]))  # table order; stable within a test
 
 
 def dash(v, fmt="{}"):
@@ -205,9 +232,16 @@ def print_table(args, runs):
     notes on transfers that did not complete."""
     for rtt in sorted({r["rtt_ms"] for r in runs}):
         print_rtt_table(args, rtt, [r for r in runs if r["rtt_ms"] == rtt])
-    print("lost: netem drops per boot, both directions; restored/overhead/coded retx/"
-          "src copies/fallbacks: both gateways, per cell (shared by its two rows); "
-          "'-': no CREM")
+    print("lost: netem drops per boot, both directions; window: the Mbit/s rxe's window "
+          "allows (128 packets per QP per RTT); rxe gbn: gaps rxe saw (out_of_seq_request + "
+          "rcvd_seq_err), rxe rto: its retransmission timeouts (completer_retry_err), both "
+          "hosts, all trials; restored/overhead/coded retx/src copies/fallbacks: both "
+          "gateways, per cell (shared by its rows); '-': no CREM or not recorded")
+    drops = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["host_udp_drops"]) for r in runs
+                    if r.get("host_udp_drops")})
+    for mode, loss, rtt, n in drops:
+        print(f"{cell_name(mode, loss, rtt)}: the host dropped {n} datagrams on the emulated "
+              f"links (socket buffers; losses netem did not make)")
     for r in runs:
         if r["not_completed"] or r["connect_retries"]:
             print(f"{r['mode']} {r['test']} @ {r['loss_pct']:g}%, rtt {r['rtt_ms']} ms: "
@@ -220,27 +254,47 @@ def print_table(args, runs):
 
 def print_rtt_table(args, rtt, runs):
     losses = ",".join(f"{x:g}" for x in args.loss)
+    tests = list(dict.fromkeys(r["test"] for r in runs))
     print(f"\nRDMA over the emulated WAN: rtt {rtt} ms, loss {losses}% per direction, "
           f"rate {args.rate or 'unlimited'}{' Mbit/s' if args.rate else ''}; "
-          f"ib_write_bw {args.iters} x {args.size} B, rping -V; CREM k={args.k} m={args.m} "
-          f"hold={args.hold} us; medians of {args.trials} trial(s), timeout {args.timeout} s")
-    cols = [("mode", 9, "<"), ("test", 9, "<"), ("loss%", 6, ">"), ("goodput Mb/s", 13, ">"),
-            ("vs 0%", 7, ">"), ("time s", 8, ">"), ("done", 6, ">"), ("verified", 9, ">"),
-            ("lost", 6, ">"), ("restored", 9, ">"), ("overhead", 9, ">"),
-            ("coded retx", 11, ">"), ("src copies", 11, ">"), ("fallbacks", 10, ">")]
+          f"{', '.join(tests)}; ib_write_bw {args.iters} x {args.size} B; CREM k={args.k} "
+          f"m={args.m} hold={args.hold} us; medians of {args.trials} trial(s), "
+          f"timeout {args.timeout} s")
+    cols = [("mode", 9, "<"), ("test", 22, "<"), ("loss%", 6, ">"), ("goodput Mb/s", 13, ">"),
+            ("vs 0%", 7, ">"), ("window", 8, ">"), ("time s", 8, ">"), ("done", 6, ">"),
+            ("verified", 9, ">"), ("lost", 6, ">"), ("rxe gbn", 8, ">"), ("rxe rto", 8, ">"),
+            ("restored", 9, ">"), ("overhead", 9, ">"), ("coded retx", 11, ">"),
+            ("src copies", 11, ">"), ("fallbacks", 10, ">")]
+    table(cols, [[r["mode"], r["test"], f"{r['loss_pct']:g}", f"{r['goodput_mbps']:.3f}",
+                  dash(r["goodput_vs_lossfree"], "{:.2f}"), dash(r.get("window_mbps"), "{:.0f}"),
+                  dash(r["completion_s"], "{:.2f}"), f"{r['completed']}/{r['trials']}",
+                  ("yes" if r["verified"] else "no") if results.verifies(r["test"]) else "n/a",
+                  dash(r["lost_packets"]), dash(r.get("rxe_gbn")), dash(r.get("rxe_timeouts")),
+                  dash(r["restored"]), dash(r["repair_overhead"], "{:.3f}"),
+                  dash(r["coded_retx_symbols"]), dash(r["source_copies"]), dash(r["fallbacks"])]
+                 for test in tests for r in runs if r["test"] == test])
+    fio = [r for test in tests for r in runs if r["test"] == test and r.get("iops") is not None]
+    if fio:
+        print(f"\nNVMe over Fabrics (fio, crc32c verify; {args.fio_mib} MiB sequential, "
+              f"{args.fio_rand_ios} random I/Os): rtt {rtt} ms, medians of {args.trials} trial(s)")
+        cols = [("mode", 9, "<"), ("test", 22, "<"), ("loss%", 6, ">"), ("MB/s", 8, ">"),
+                ("vs 0%", 7, ">"), ("IOPS", 8, ">"), ("p50 ms", 8, ">"), ("p99 ms", 9, ">"),
+                ("done", 6, ">"), ("verified", 9, ">"), ("rxe gbn", 8, ">"), ("rxe rto", 8, ">")]
+        table(cols, [[r["mode"], r["test"], f"{r['loss_pct']:g}", f"{r['goodput_mbps'] / 8:.2f}",
+                      dash(r["goodput_vs_lossfree"], "{:.2f}"), dash(r["iops"], "{:.0f}"),
+                      dash(r["p50_us"] and r["p50_us"] / 1000, "{:.1f}"),
+                      dash(r["p99_us"] and r["p99_us"] / 1000, "{:.1f}"),
+                      f"{r['completed']}/{r['trials']}", "yes" if r["verified"] else "no",
+                      dash(r.get("rxe_gbn")), dash(r.get("rxe_timeouts"))] for r in fio])
+
+
+def table(cols, rows):
+    """Print a header of COLS ((name, width, alignment)) and ROWS under it."""
     hdr = "".join(f"{n:{a}{w}}" for n, w, a in cols)
     print(hdr)
     print("-" * len(hdr))
-    for test in TESTS:
-        for r in (x for x in runs if x["test"] == test):
-            vals = [r["mode"], r["test"], f"{r['loss_pct']:g}", f"{r['goodput_mbps']:.3f}",
-                    dash(r["goodput_vs_lossfree"], "{:.2f}"), dash(r["completion_s"], "{:.2f}"),
-                    f"{r['completed']}/{r['trials']}",
-                    ("yes" if r["verified"] else "no") if r["test"] == "rping" else "n/a",
-                    dash(r["lost_packets"]), dash(r["restored"]),
-                    dash(r["repair_overhead"], "{:.3f}"), dash(r["coded_retx_symbols"]),
-                    dash(r["source_copies"]), dash(r["fallbacks"])]
-            print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
+    for vals in rows:
+        print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
 
 
 def snapshot(path, tmp):
@@ -296,6 +350,36 @@ def progress(i, n, elapsed):
     return f"cell {i}/{n}, {duration(elapsed)} elapsed, {left}"
 
 
+def workload_list(text):
+    """An argparse type: comma-separated workloads -> their transfers, in
+    order, each once."""
+    names = [w.strip() for w in text.split(",") if w.strip()]
+    bad = [w for w in names if w not in WORKLOADS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown {','.join(bad) or '(empty)'}; "
+                                         f"choose from {','.join(WORKLOADS)}")
+    return list(dict.fromkeys(t for w in names for t in WORKLOADS[w]))
+
+
+def test_list(text):
+    """An argparse type: comma-separated transfers vm/topo.sh takes."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in names if not TEST_RE.fullmatch(t)]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown {','.join(bad) or '(empty)'}")
+    return list(dict.fromkeys(names))
+
+
+def tests(args):
+    """The transfers every trial of a cell runs: --tests, else --workloads'."""
+    return args.tests or args.workloads
+
+
+# The transfers vm/guest/host.sh runs (its --tests).
+TEST_RE = re.compile(r"write_bw(_q[1-9][0-9]*)?|rping|rping_bulk|connect"
+                     r"|fio_(read|write|randread|randwrite)_[1-9][0-9]*[kKmM]?_qd[1-9][0-9]*")
+
+
 def make_parser():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -316,6 +400,18 @@ def make_parser():
     p.add_argument("--k", type=int, default=16, help="CREM source packets per block (default 16)")
     p.add_argument("--m", type=int, default=2, help="CREM repairs per block (default 2)")
     p.add_argument("--hold", type=int, default=30000, help="CRF hold time in us (default 30000)")
+    p.add_argument("--workloads", type=workload_list, default=DEFAULT_WORKLOADS,
+                   help="comma-separated workloads every cell runs, each trial: "
+                        + "; ".join(f"{w}: {', '.join(t)}" for w, t in WORKLOADS.items())
+                        + f" (default {DEFAULT_WORKLOADS})")
+    p.add_argument("--tests", type=test_list, default=None,
+                   help="comma-separated transfers instead of --workloads: any vm/topo.sh "
+                        "--tests takes (write_bw, write_bw_qN, rping, rping_bulk, connect, "
+                        "fio_RW_BS_qdN such as fio_randread_4k_qd32)")
+    p.add_argument("--fio-mib", type=int, default=32,
+                   help="MiB each sequential fio test moves (default 32)")
+    p.add_argument("--fio-rand-ios", type=int, default=1024,
+                   help="I/Os each random fio test makes (default 1024)")
     p.add_argument("--modes", default=",".join(MODES),
                    help="comma-separated modes for the lossy cells (default "
                         "off,fixed,adaptive,sr,both); "
@@ -357,7 +453,7 @@ def main():
         runs += run_cell(args, bins, cell, progress(i, len(cells), time.monotonic() - t0))
     log(f"{len(cells)} cells in {duration(time.monotonic() - t0)}")
 
-    finish(runs)
+    finish(runs, tests(args))
     print_table(args, runs)
 
     doc = document(args, modes, hashes, runs)
@@ -392,7 +488,8 @@ def document(args, modes, hashes, runs):
         "params": {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
                    "size": args.size, "iters": args.iters, "trials": args.trials,
                    "timeout_s": args.timeout, "k": args.k, "m": args.m, "hold_us": args.hold,
-                   "modes": modes},
+                   "modes": modes, "tests": tests(args), "fio_mib": args.fio_mib,
+                   "fio_rand_ios": args.fio_rand_ios},
         "sha256": hashes,
         "notes": {"medians": "goodput_mbps and completion_s are medians over completed trials",
                   "sweep": "params rtt_ms and loss_pct are the lists swept; each run has its "
@@ -406,6 +503,16 @@ def document(args, modes, hashes, runs):
                                  "was never set up, after up to 3 attempts) + "
                                  "failed_after_connecting (data had begun to flow; never "
                                  "retried); connect_retries: attempts beyond the first",
+                  "rxe": "rxe's hw_counters of both hosts (sysfs), summed over the cell's "
+                         "trials of the test; rxe_gbn = out_of_seq_request + rcvd_seq_err "
+                         "(gaps: go-back-N), rxe_timeouts = completer_retry_err",
+                  "window_mbps": "the goodput rxe's window allows the test's queue pairs: "
+                                 "qps x 128 packets x RDMA MTU per RTT",
+                  "fio": "iops, p50_us, p99_us (completion latency): fio's, medians over "
+                         "completed trials; goodput is fio's bandwidth in the test's "
+                         "direction; verified: crc32c of every 4 KiB block",
+                  "host_udp_drops": "datagrams the host's sockets dropped on the emulated "
+                                    "links during the boot (losses netem did not make)",
                   "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "
                                                "the gateways forwarded, per boot (TCG: "
                                                "compare cells, not absolute values)"},

@@ -68,3 +68,26 @@ kvm_usable() {
 # report: a splat, KASAN, lockdep or kmemleak finding. Status 0 if any does.
 KERNEL_REPORT_RE='BUG:|WARNING:|Oops|KASAN|kmemleak: [1-9][0-9]* new suspected|possible circular locking|inconsistent lock state|sleeping function called|skb_under_panic|Kernel panic'
 kernel_reports() { grep -lE "$KERNEL_REPORT_RE" "$@" 2>/dev/null; }
+
+# The VMs' links are QEMU UDP sockets on loopback. Under TCG a guest drains
+# its virtio ring in bursts, and QEMU stops reading a socket while the ring
+# is full: with Linux's default 208 KiB receive buffer the host kernel then
+# dropped what a link carried (7,069 datagrams in one loss-free NVMe write
+# run, rcvd_seq_err and RDMA retries with netem dropping nothing). Those are
+# losses no netem setting asked for, on links CREM does not cover.
+# HOST_UDP_RMEM is the receive buffer QEMU's sockets get (the default for
+# new sockets: QEMU sets none of its own); host_udp_drops reads the host's
+# UDP receive-buffer drop counter, which topo.sh reports per run.
+HOST_UDP_RMEM=${HOST_UDP_RMEM:-8388608}
+host_udp_buffers() {
+  local cur
+  cur=$(cat /proc/sys/net/core/rmem_default)
+  [ "$cur" -ge "$HOST_UDP_RMEM" ] && return 0
+  if [ -w /proc/sys/net/core/rmem_default ]; then
+    echo "$HOST_UDP_RMEM" >/proc/sys/net/core/rmem_default
+    say "net.core.rmem_default $cur -> $HOST_UDP_RMEM (the VM links' sockets)"
+  else
+    say "warning: net.core.rmem_default is $cur and not writable here: the VM links may drop datagrams under load (see host_udp_drops)"
+  fi
+}
+host_udp_drops() { awk '/^Udp:/ { v = $6 } END { print v + 0 }' /proc/net/snmp; }

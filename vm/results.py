@@ -6,7 +6,11 @@ and of the demo's own results JSON (demo_doc(), for vm/plot.py).
 Files read (all optional; a missing one reads as "unknown"):
   results.txt           host a's RESULT lines ("RESULT test=... trial=...
                         completed=0|1 seconds= bytes= mbps= verified=0|1
-                        connected=0|1 attempts=N [rc=N]")
+                        connected=0|1 attempts=N [rc=N] qps=N window_mbps=W
+                        rxe_a=NAME:DELTA,... rxe_b=..."; fio tests add
+                        iops= p50_us= p99_us= verify_bytes= wall_s=)
+  host-udp-drops        datagrams the host's sockets (the emulated links)
+                        dropped during the run (topo.sh)
   wan.console.log       the WAN VM's console: netem's "gwa Sent ... (dropped N"
                         lines, and the module's "crem: netns exit: ..." lines
   a/b.console.log       the hosts' consoles (netns exit lines, host mode)
@@ -39,8 +43,13 @@ with a note on stderr; predicates answer by exit status):
   results.py count DIR [F=V ...]   RESULT lines with every field F equal to V
   results.py has DIR F=V ...       exit 0 iff count > 0
   results.py all-done DIR          exit 0 iff some transfer ran and all completed
-  results.py all-verified DIR      exit 0 iff every rping/rping_bulk verified
-  results.py completed-verified DIR  exit 0 iff every completed rping verified
+  results.py all-verified DIR      exit 0 iff every verifying transfer (rping,
+                                   rping_bulk, connect, fio_*) verified
+  results.py completed-verified DIR  exit 0 iff every completed verifying
+                                   transfer verified
+  results.py rxe DIR [HOST]        rxe's counters, summed over the transfers
+                                   (HOST a or b; both by default), JSON
+  results.py host-udp-drops DIR    datagrams the emulated links dropped ("?")
   results.py restored-kind DIR KIND  restored by the gateways' CRF flows of KIND
                                    (requests, responses)
   results.py lost-sources DIR SRC DST  RoCEv2 source transmissions SRC -> DST
@@ -67,6 +76,15 @@ import sys
 GATEWAYS = ("gwa", "gwb")
 HOSTS = ("a", "b")
 RPING_TESTS = ("rping", "rping_bulk", "connect")
+# rxe's counters that mean RDMA's own recovery ran: a gap seen by a responder
+# (out_of_seq_request) or a requester (rcvd_seq_err: go-back-N from there),
+# and a retransmission timeout (completer_retry_err).
+RXE_RECOVERY = ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err")
+
+
+def verifies(test):
+    """TEST checks its payload end to end: rping -V, and fio's crc32c verify."""
+    return test in RPING_TESTS or test.startswith("fio_")
 
 
 # ---- RESULT lines ----------------------------------------------------------
@@ -113,13 +131,44 @@ def all_done(rs):
 
 def all_verified(rs):
     """Every rping-family transfer (completed or not) verified its payload."""
-    return all(r.get("verified") == "1" for r in rs if r.get("test") in RPING_TESTS)
+    return all(r.get("verified") == "1" for r in rs if verifies(r.get("test", "")))
 
 
 def completed_verified(rs):
     """Every rping-family transfer that completed verified its payload."""
     return all(r.get("verified") == "1" for r in rs
-               if r.get("test") in RPING_TESTS and completed(r))
+               if verifies(r.get("test", "")) and completed(r))
+
+
+def rxe_deltas(r, host):
+    """rxe's counters over one transfer on HOST (a or b) from a RESULT row's
+    rxe_a/rxe_b field ("name:delta,..."), as a dict; {} when not recorded."""
+    out = {}
+    for kv in r.get(f"rxe_{host}", "").split(","):
+        name, _, v = kv.partition(":")
+        if name and v.lstrip("-").isdigit():
+            out[name] = int(v)
+    return out
+
+
+def rxe_sum(rs, hosts=HOSTS):
+    """rxe's counters summed over the rows RS and HOSTS; None when no row
+    recorded them (runs before they were read)."""
+    tot, seen = collections.Counter(), False
+    for r in rs:
+        for h in hosts:
+            d = rxe_deltas(r, h)
+            seen |= bool(d)
+            tot.update(d)
+    return dict(tot) if seen else None
+
+
+def _field(x, key):
+    """Row X's field KEY as a float, None when absent or not a number."""
+    try:
+        return float(x[key])
+    except (KeyError, ValueError):
+        return None
 
 
 def connections(rs):
@@ -220,8 +269,16 @@ def summarize(rs, test):
         "goodput_mbps": mbps(r, test),
         "completion_s": median([float(x["seconds"]) for x in done]),
         "bytes": int(r[0]["bytes"]) if r and r[0].get("bytes", "").isdigit() else None,
-        "verified": test in RPING_TESTS and bool(done)
+        "verified": verifies(test) and bool(done)
                     and all(x.get("verified") == "1" for x in done),
+        # fio's (medians over completed trials; None for other tests)
+        "iops": median([v for v in (_field(x, "iops") for x in done) if v is not None], 1),
+        "p50_us": median([v for v in (_field(x, "p50_us") for x in done) if v is not None], 0),
+        "p99_us": median([v for v in (_field(x, "p99_us") for x in done) if v is not None], 0),
+        "qps": int(r[0]["qps"]) if r and r[0].get("qps", "").isdigit() else None,
+        "window_mbps": _field(r[0], "window_mbps") if r else None,
+        # RDMA's own recovery on both hosts over every trial (run or not)
+        "rxe": rxe_sum(r),
         "never_connected": c["never_connected"],
         "failed_after_connecting": c["failed_after_connecting"],
         "connect_retries": c["connect_retries"],
@@ -230,6 +287,8 @@ def summarize(rs, test):
                            "mbps": float(x.get("mbps", 0)),
                            "connected": {"1": True, "0": False}.get(x.get("connected")),
                            "attempts": int(x.get("attempts", 1)),
+                           **{f"rxe_{h}": rxe_deltas(x, h) for h in HOSTS
+                              if rxe_deltas(x, h)},
                            **({"rc": int(x["rc"])} if x.get("rc", "").isdigit() else {})}
                           for x in r],
     }
@@ -246,6 +305,13 @@ def _read(path):
 
 
 NETEM_RE = re.compile(r"gw[ab] Sent \d+ bytes \d+ pkt \(dropped (\d+)")
+
+
+def host_udp_drops(d):
+    """Datagrams the host's UDP sockets (the VMs' links) dropped during the
+    run (topo.sh's host-udp-drops), None when unknown (older runs)."""
+    text = _read(os.path.join(d, "host-udp-drops"))
+    return int(text) if text and text.strip().isdigit() else None
 
 
 def netem_drops(d):
@@ -541,6 +607,12 @@ def main(argv):
         return 0 if match(rows(d), **_fields(rest)) else 1
     elif cmd == "all-done":
         need(0); return 0 if all_done(rows(d)) else 1
+    elif cmd == "rxe":
+        if len(rest) > 1 or (rest and rest[0] not in HOSTS):
+            raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")
+        print(json.dumps(rxe_sum(rows(d), tuple(rest) or HOSTS) or {}, sort_keys=True))
+    elif cmd == "host-udp-drops":
+        need(0); v = host_udp_drops(d); print("?" if v is None else v)
     elif cmd == "all-verified":
         need(0); return 0 if all_verified(rows(d)) else 1
     elif cmd == "completed-verified":

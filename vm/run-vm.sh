@@ -58,6 +58,10 @@ append+=" init=$here/guest-init.sh panic=-1 crem.name=$name crem.script=$script"
 [ -n "$args" ] && append+=" crem.args=$args"
 [ "$variant" = debug ] && append+=" panic_on_warn=1 kasan.fault=panic"
 [ "$kunit" = 1 ] || append+=" kunit.enable=0"
+# One RAM disk for the NVMe over Fabrics target (guest/nvme.sh); brd is
+# built in, so only the command line sizes it. Its pages are allocated as
+# they are written.
+append+=" brd.rd_nr=1 brd.rd_size=131072"
 # Under TCG the guest finds no HPET or PM timer (no ACPI in the config) and
 # cannot calibrate its TSC, so it fell back to the jiffies clocksource:
 # every clock read and hrtimer in 1 ms steps (a 2 ms netem RTT measured as
@@ -65,6 +69,7 @@ append+=" init=$here/guest-init.sh panic=-1 crem.name=$name crem.script=$script"
 tsc_khz=$([ "$(kvm_usable)" = yes ] || host_tsc_khz)
 [ -n "$tsc_khz" ] && append+=" tsc_early_khz=$tsc_khz tsc=reliable clocksource=tsc"
 
+host_udp_buffers
 qemu=(qemu-system-x86_64 -machine q35 -m "$mem" -smp 1 -nographic -no-reboot
   -kernel "$kernel" -append "$append"
   -virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"

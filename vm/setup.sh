@@ -21,6 +21,7 @@ pkgs=(
   groff-base man-db
   zsh fish
   libisal-dev
+  nvme-cli fio
 )
 
 need_apt=()

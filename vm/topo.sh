@@ -14,8 +14,16 @@
 #   --trials N         repetitions of every transfer [1]
 #   --tests LIST       colon-separated: write_bw, rping, connect (rping -V -C 1
 #                      -S 64: a connection and one exchange), rping_bulk (rping -V
-#                      with 40 x 32 KiB buffers) [write_bw:rping]
+#                      with 40 x 32 KiB buffers), write_bw_qN (ib_write_bw
+#                      -q N: N queue pairs), fio_RW_BS_qdN (NVMe over Fabrics
+#                      on rxe: host b exports a RAM disk through nvmet-rdma,
+#                      host a runs fio rw=RW bs=BS iodepth=N with crc32c
+#                      verification, e.g. fio_write_128k_qd8,
+#                      fio_randread_4k_qd16; see guest/nvme.sh)
+#                      [write_bw:rping]
 #   --tmo SECS         per-transfer timeout [120]
+#   --fio-mib N        MiB each sequential fio test moves [32]
+#   --fio-rand-ios N   I/Os each random fio test makes [1024]
 #   --host-module KO   load this crem.ko on both RDMA hosts (host mode)
 #   --gw-module KO     load this crem.ko in the WAN VM (gateway mode)
 #   --crem MODE        off | fixed | adaptive: configure the gateways to
@@ -45,6 +53,8 @@
 #   --variant V        kernel: normal or debug [normal]
 #   --out DIR          results directory [fresh under /tmp]
 # Prints the RESULT lines of host a; they are also in DIR/results.txt.
+# DIR/host-udp-drops: datagrams the host's UDP sockets (the emulated links)
+# dropped during the run, losses netem did not make (lib.sh).
 # Exit status: 0 when all three VMs ran their scripts to the end (transfers
 # that did not complete are results, not errors), else non-zero.
 set -euo pipefail
@@ -52,12 +62,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" recovery=coded
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" recovery=coded fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
-    --tmo) tmo=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
+    --tmo) tmo=$2 ;; --fio-mib) fiomib=$2 ;; --fio-rand-ios) fioios=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
     --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
@@ -89,7 +99,8 @@ wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold" recovery="$recovery")
-host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo" mtu="$mtu")
+host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo" mtu="$mtu" rtt_ms="$rtt"
+  fio_mib="$fiomib" fio_rand_ios="$fioios")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
@@ -97,6 +108,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$tos" ] && host_args+=(tos="$tos")
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
+udp0=$(host_udp_drops)
 say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
@@ -109,6 +121,10 @@ rc=0
 wait "$a" || rc=$?
 touch "$out/a.done"
 for p in $b $wan; do wait "$p" || rc=$?; done
+# Datagrams the host dropped at the links' sockets while these VMs ran
+# (lib.sh: host_udp_buffers). Any other UDP load on the host counts too.
+echo $(( $(host_udp_drops) - udp0 )) >"$out/host-udp-drops"
+[ "$(cat "$out/host-udp-drops")" = 0 ] || say "the host dropped $(cat "$out/host-udp-drops") datagrams at its UDP sockets during this run (losses on the emulated links netem did not make)"
 [ -f "$out/results.txt" ] && cat "$out/results.txt"
 [ "$rc" = 0 ] || say "a VM failed (rc $rc); console logs in $out"
 exit "$rc"

@@ -71,3 +71,18 @@ cremtrace_stop() {
   grep -E ' crem_[a-z_]+:' $TRACEFS/trace >"$1"
   cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun/ { n += $2 } END { print "overrun " n + 0 }'
 }
+# rxe_counters: rxe0's own counters (hw_counters: sent_pkts, rcvd_seq_err,
+# out_of_seq_request, duplicate_request, completer_retry_err, ...), a
+# "name value" line each.
+rxe_counters() {
+  local f
+  for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+    [ -f "$f" ] && echo "${f##*/} $(cat "$f")"
+  done
+}
+# rxe_delta BEFORE: stdin (rxe_counters now) less the counters in file
+# BEFORE, as "name:delta,..." (every counter, zeros too, so a reader can
+# tell 0 from unread).
+rxe_delta() {
+  awk 'NR == FNR { b[$1] = $2; next } { printf "%s%s:%d", n++ ? "," : "", $1, $2 - b[$1] }' "$1" -
+}

@@ -2,6 +2,10 @@
 # An RDMA host VM (soft-RoCE rxe on eth0). role=b serves, role=a runs the
 # transfers and writes RESULT lines to the shared results directory.
 # Arguments: role=a|b size= iters= trials= tests=write_bw:rping:rping_bulk tmo_s= module=
+#   tests: write_bw, write_bw_qN (ib_write_bw -q N: N queue pairs, each
+#   writing iters x size), rping, rping_bulk, connect, and fio_RW_BS_qdN
+#   (NVMe over Fabrics: see nvme.sh; fio_mib= fio_rand_ios=)
+#   rtt_ms=N: the WAN's RTT, for the RESULT lines' window ceiling
 #   mtu=N: eth0's MTU (rxe's active RDMA MTU follows it) [1500]
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
@@ -15,6 +19,7 @@
 #   $OUT/ROLE.tap.pcap (64 octets of each frame)
 set -u
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/nvme.sh"
 role=${arg_role:?role=a|b}
 if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
 ip link set eth0 mtu ${arg_mtu:-1500} || exit 1
@@ -37,6 +42,7 @@ stats_out() {
 }
 rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
 log "rxe0 on eth0 (MTU $(cat /sys/class/net/eth0/mtu)): $(ibv_devinfo -d rxe0 2>/dev/null | grep -o 'active_mtu:.*' | tr -s ' \t' ' ')"
+rdma_mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
 if [ -n "${arg_tos:-}" ]; then
   cfs=/sys/kernel/config
   mountpoint -q $cfs || mount -t configfs none $cfs || exit 1
@@ -70,12 +76,35 @@ bulk_count=${arg_bulk_count:-40} bulk_size=${arg_bulk_size:-32768}
 # second connection was rejected) and would fail the retry too.
 server_cmd() {
   case $1 in
-    write_bw) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits" ;;
+    write_bw|write_bw_q*) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $(qp_opt $1)" ;;
     rping) echo "rping -s -a 0.0.0.0 -V -C $rping_count -S $rping_size" ;;
     rping_bulk) echo "rping -s -a 0.0.0.0 -V -C $bulk_count -S $bulk_size" ;;
     connect) echo "rping -s -a 0.0.0.0 -V -C 1 -S 64" ;;
+    # nvmet-rdma serves these (exported at start): nothing to start.
+    fio_*) echo "sleep $((tmo + 10))" ;;
   esac
 }
+# qps TEST: the queue pairs a write_bw test runs (write_bw_qN: N, else 1).
+qps() { case $1 in write_bw_q*) echo "${1#write_bw_q}" ;; *) echo 1 ;; esac; }
+qp_opt() { [ "$(qps $1)" = 1 ] || echo "-q $(qps $1)"; }
+# qps_of TEST: the queue pairs that carried TEST's data: write_bw's -q, the
+# NVMe controller's I/O queues (one per CPU: 1 here), else 1.
+qps_of() {
+  case $1 in
+    fio_*) local c; c=$(nvme_dev); c=${c#/dev/}; c=${c%n1}
+      echo $(( $(cat /sys/class/nvme/$c/queue_count 2>/dev/null || echo 2) - 1 )) ;;
+    *) qps $1 ;;
+  esac
+}
+# window_mbps N: the ceiling rxe's window puts on N queue pairs, in Mbit/s:
+# at most 128 packets unacknowledged per QP (RXE_MAX_UNACKED_PSNS), each of
+# the active RDMA MTU, per RTT. A goodput near it is window-limited, not
+# loss-limited. "-" without an RTT.
+window_mbps() {
+  [ "${arg_rtt_ms:-0}" -gt 0 ] || { echo -; return; }
+  awk "BEGIN{printf \"%.1f\", $1 * 128 * $rdma_mtu * 8 / ($arg_rtt_ms * 1000)}"
+}
+case " $(echo "${arg_tests:-}" | tr ':' ' ') " in *" fio_"*) fio=1 ;; *) fio=0 ;; esac
 if [ -n "${arg_capture:-}" ]; then
   # Real RoCEv2 packets, as this host sends and receives them: crem-core's
   # ICRC fixtures (vm/capture-fixtures.sh) and diagnosis of recoveries.
@@ -83,6 +112,7 @@ if [ -n "${arg_capture:-}" ]; then
   sleep 1
 fi
 if [ "$role" = b ]; then
+  if [ $fio = 1 ]; then nvmet_export || exit 1; fi
   touch $OUT/b.ready
   n=1
   while :; do
@@ -95,6 +125,7 @@ if [ "$role" = b ]; then
     # Tell A only once the server listens: a connect before that is rejected.
     i=0; while ! rdma resource show cm_id 2>/dev/null | grep -q LISTEN && [ $i -lt 200 ]; do
       sleep 0.1; i=$((i + 1)); done
+    rxe_counters >/tmp/rxe.before
     touch $OUT/srv.$n
     if [ "${arg_unload:-0}" = 1 ] && [ "$last" = 1 ] && [ -z "${unloader:-}" ]; then
       # Teardown with flows mid-transfer: held packets, retained clones,
@@ -115,6 +146,7 @@ if [ "$role" = b ]; then
     i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
     kill $pid 2>/dev/null
     wait $pid; echo "server $n ($test) rc=$?" >>$OUT/server.$n.log
+    rxe_counters | rxe_delta /tmp/rxe.before >$OUT/rxe.b.$n
     touch $OUT/fin.$n
     n=$((n + 1))
   done
@@ -127,6 +159,7 @@ if [ "$role" = b ]; then
   fi
   stats_out
   tap_stop
+  [ $fio = 1 ] && nvmet_unexport
   unload_crem || exit 1
   exit 0
 fi
@@ -183,6 +216,7 @@ mkdir -p $cmt 2>/dev/null && echo 1 >$cmt/events/rdma_cma/cm_event_handler/enabl
 #   median 6.6 s against 5.7 s).
 connected() {
   case $1 in
+    fio_*) [ -n "$(nvme_dev)" ] ;;
     write_bw) grep -q "remote address:" "$2" ;;
     *) if [ $cm_trace = 1 ]; then grep -Eq " (ESTABLISHED|CONNECT_RESPONSE) \(" "$3"
        else [ -s "$2" ] && ! grep -Eq "cma event|CONNECTED state|rdma_connect|connect error|rdma_resolve" "$2"; fi ;;
@@ -217,11 +251,14 @@ for t in $(seq 1 "$trials"); do
     serve $test
     clog=/tmp/client.$n.log cmlog=/tmp/cm.$n.log
     [ $cm_trace = 1 ] && echo >$cmt/trace
-    start=$(now_ns) teardown=ok end_ns=
+    rxe_counters >/tmp/rxe.before
+    start=$(now_ns) teardown=ok end_ns= extra=
     case $test in
-      write_bw)
-        bytes=$((size * iters))
-        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $peer >$clog 2>&1 &
+      write_bw|write_bw_q*)
+        bytes=$((size * iters * $(qps $test)))
+        # shellcheck disable=SC2046
+        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits \
+          $(qp_opt $test) $peer >$clog 2>&1 &
         cpid=$!; report_ns=
         # Its report row comes once every iteration has completed; what
         # follows is teardown (a final handshake with the server, the CM's
@@ -261,6 +298,18 @@ for t in $(seq 1 "$trials"); do
         bytes=64
         timeout $tmo rping -c -a $peer -V -C 1 -S 64 >$clog 2>&1
         rc=$?; verified=1 ;;
+      fio_*)
+        # The NVMe connection is made once, before the first fio test, and
+        # is not part of any transfer's time; fio's own numbers are the
+        # result (fio_result.py), the wall time is wall_s.
+        bytes=0 verified=0
+        if nvme_attach; then
+          fio_run $test $OUT/fio.$n.json; rc=$?
+          cp $OUT/fio.$n.json $clog
+          if r=$(python3 "$(dirname "$0")/fio_result.py" $OUT/fio.$n.json $test); then
+            extra=$r bytes=$(echo "$r" | sed 's/.*bytes=\([0-9]*\).*/\1/')
+          else [ $rc = 0 ] && rc=1; fi
+        else rc=1; cp /tmp/nvme-connect.log $clog; fi ;;
       *) log "unknown test $test"; exit 2 ;;
     esac
     if [ $test != write_bw ] && [ $rc != 0 ] && rping_teardown_race $clog; then
@@ -284,18 +333,25 @@ for t in $(seq 1 "$trials"); do
     attempt=$((attempt + 1)); sleep 1
     done
     served
-    if [ $rc = 0 ]; then
+    rxe="rxe_a=$(rxe_counters | rxe_delta /tmp/rxe.before) rxe_b=$(cat $OUT/rxe.b.$k 2>/dev/null)"
+    ceiling="qps=$(qps_of $test) window_mbps=$(window_mbps $(qps_of $test))"
+    if [ $rc = 0 ] && [ -n "$extra" ]; then
+      # fio's own numbers (bytes seconds mbps verified ...), then ours.
+      result "test=$test trial=$t completed=1 $extra wall_s=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")" \
+        "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"
+    elif [ $rc = 0 ]; then
       secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
       result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
-        "connected=1 attempts=$attempt teardown=$teardown"
+        "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"
     else
       fails=$((fails + 1)); tail -3 $OUT/client.$n.log
       result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
-        "connected=$conn attempts=$attempt"
+        "connected=$conn attempts=$attempt $ceiling $rxe"
     fi
   done
 done
+nvme_detach
 touch $OUT/a.done
 stats_out
 unload_crem || exit 1

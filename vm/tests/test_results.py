@@ -412,13 +412,89 @@ class DemoTable(unittest.TestCase):
             demo.print_table(self.args, self.runs)
         lines = buf.getvalue().splitlines()
         self.assertIn("ib_write_bw 20 x 65536 B", lines[1])
-        self.assertTrue(lines[2].startswith("mode     test      loss% goodput Mb/s"))
+        self.assertTrue(lines[2].startswith("mode     test "))
+        self.assertIn(" loss% goodput Mb/s  vs 0%  window", lines[2])
         row = next(x for x in lines if x.startswith("fixed    write_bw"))
-        self.assertEqual(row.split(), ["fixed", "write_bw", "1", "1.873", "0.91", "5.60", "1/1",
-                                       "n/a", "41", "14", "0.175", "0", "1", "2"])
-        row = next(x for x in lines if x.startswith("off      rping         0"))
-        self.assertEqual(row.split()[3:8], ["0.221", "1.00", "7.40", "1/1", "yes"])
-        self.assertEqual(row.split()[8:], ["0", "-", "-", "-", "-", "-"])
+        # window, rxe gbn, rxe rto: "-", the recorded run read no rxe counters
+        self.assertEqual(row.split(), ["fixed", "write_bw", "1", "1.873", "0.91", "-", "5.60",
+                                       "1/1", "n/a", "41", "-", "-", "14", "0.175", "0", "1",
+                                       "2"])
+        row = next(x for x in lines if x.startswith("off      rping ") and x.split()[2] == "0")
+        self.assertEqual(row.split()[3:9], ["0.221", "1.00", "-", "7.40", "1/1", "yes"])
+        self.assertEqual(row.split()[9:], ["0", "-", "-", "-", "-", "-", "-", "-"])
+
+
+NVME = os.path.join(FIX, "nvme-off")
+
+
+class Workloads(unittest.TestCase):
+    """fio's RESULT fields and rxe's counters (issue 19), on a real run."""
+
+    def test_fio_summary(self):
+        s = results.summarize(results.rows(NVME), "fio_write_128k_qd8")
+        self.assertEqual((s["goodput_mbps"], s["completion_s"], s["bytes"], s["verified"]),
+                         (9.095, 29.516, 33554432, True))
+        self.assertEqual((s["iops"], s["p50_us"], s["p99_us"]), (8.7, 221250, 10938745))
+        self.assertEqual((s["qps"], s["window_mbps"]), (1, 104.9))
+        # Both hosts, the one trial: rxe's own recovery ran without netem loss.
+        self.assertEqual({k: s["rxe"][k] for k in results.RXE_RECOVERY},
+                         {"out_of_seq_request": 6, "rcvd_seq_err": 4, "completer_retry_err": 118})
+        t = s["trial_results"][0]
+        self.assertEqual((t["rxe_a"]["duplicate_request"], t["rxe_b"]["completer_retry_err"]),
+                         (330, 116))
+        s = results.summarize(results.rows(NVME), "fio_randread_4k_qd1")
+        self.assertEqual((s["iops"], s["p50_us"], s["p99_us"], s["bytes"]),
+                         (66.5, 13435, 21889, 4194304))
+
+    def test_a_failed_verify_is_not_verified(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(NVME, "results.txt")) as f:
+            lines = f.read().splitlines()
+        bad = lines[1].replace("completed=1", "completed=0").replace("verified=1", "verified=0")
+        with open(os.path.join(d, "results.txt"), "w") as f:
+            f.write("\n".join([lines[0], bad]) + "\n")
+        self.assertFalse(results.all_verified(results.rows(d)))
+        self.assertTrue(results.completed_verified(results.rows(d)))
+        self.assertTrue(results.all_verified(results.rows(NVME)))
+        self.assertEqual(cli("all-verified", d)[0], 1)
+
+    def test_rows_without_rxe_counters(self):
+        self.assertIsNone(results.rxe_sum(results.rows(OFF1)))
+        self.assertNotIn("rxe_a", results.summarize(results.rows(OFF1), "write_bw")
+                         ["trial_results"][0])
+
+    def test_cli(self):
+        rc, out = cli("rxe", NVME, "b")
+        self.assertEqual(rc, 0)
+        self.assertEqual(json.loads(out)["completer_retry_err"], 118)
+        self.assertEqual(cli("host-udp-drops", NVME), (0, "7069"))
+        self.assertEqual(cli("host-udp-drops", OFF1), (0, "?"))
+        self.assertNotEqual(cli("rxe", NVME, "c")[0], 0)
+
+    def test_demo_rows_and_fio_table(self):
+        args = demo.make_parser().parse_args(["--trials", "1", "--workloads", "nvme"])
+        runs = demo.read_cell(args, "off", 0.0, 10, NVME)
+        demo.finish(runs)
+        self.assertEqual([r["test"] for r in runs], list(demo.WORKLOADS["nvme"]))
+        w = runs[0]
+        self.assertEqual((w["rxe_gbn"], w["rxe_timeouts"], w["window_mbps"], w["host_udp_drops"]),
+                         (10, 118, 104.9, 7069))
+        self.assertEqual(w["goodput_vs_lossfree"], 1.0)
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            demo.print_table(args, runs)
+        lines = buf.getvalue().splitlines()
+        i = next(i for i, x in enumerate(lines) if x.startswith("NVMe over Fabrics"))
+        row = next(x for x in lines[i:] if x.startswith("off      fio_randread_4k_qd1"))
+        self.assertEqual(row.split()[2:], ["0", "0.27", "1.00", "66", "13.4", "21.9", "1/1",
+                                           "yes", "0", "0"])
+        self.assertIn("the host dropped 7069 datagrams", buf.getvalue())
+        self.assertEqual(demo.test_list("fio_randread_4k_qd32,write_bw_q8,rping"),
+                         ["fio_randread_4k_qd32", "write_bw_q8", "rping"])
+        for bad in ("fio_randrw_4k_qd1", "write_bw_q0", "fio_read_4k"):
+            with self.assertRaises(Exception):
+                demo.test_list(bad)
 
 
 if __name__ == "__main__":
