@@ -12,7 +12,7 @@ MODULE_SRCS = Kbuild include rust/crem_main.rs rust/collector.rs rust/config.rs 
 	rust/helpers netlink rust/core/src kunit
 
 .PHONY: all module module-kunit module-debug setup kernel kernel-debug check \
-	check-debug check-debug-all check-full check-flows demo fuzz fuzz-kernel bench bench-gf connects clean help netlink-gen \
+	check-debug check-debug-all check-full check-flows demo demo-full fuzz fuzz-kernel bench bench-gf connects clean help netlink-gen \
 	install install-module install-tools uninstall uninstall-module uninstall-tools \
 	check-install ctl-release
 
@@ -26,6 +26,8 @@ help:
 	@echo "make check-debug-all  every in-VM step on the debug kernel"
 	@echo "make check-full   make check, the longer cases and every debug-kernel step"
 	@echo "make demo         RDMA over the emulated lossy long link, with and without CREM"
+	@echo "make demo-full    the grid: workloads (perftest, NVMe-oF/fio, 8 QPs) x loss x RTT"
+	@echo "                  x mode (gateway and host), 3 trials each (hours; README)"
 	@echo "make fuzz         run every fuzz target for FUZZ_SECONDS (default 30) each"
 	@echo "make fuzz-kernel  fuzz crem.ko in a debug-kernel VM: CREM datagrams and genetlink"
 	@echo "                  for FUZZ_KERNEL_SECONDS (default 120; FUZZ_SEED= replays)"
@@ -85,6 +87,15 @@ check-debug-all:
 demo: module
 	cargo build -p crem-ctl --release
 	vm/demo.py $(DEMO_ARGS)
+
+# The grid (issue 19 #5): every workload (ib_write_bw and rping, NVMe over
+# Fabrics with fio, 8 queue pairs) x loss x RTT x mode, gateway and host
+# mode, three trials per cell. Hours under TCG: see README.
+DEMO_FULL_ARGS ?= --workloads perftest,nvme,multiqp --modes off,fixed,adaptive,sr,both,host \
+	--loss 0.5,1,3 --rtt 10,50 --trials 3
+demo-full: module
+	cargo build -p crem-ctl --release
+	vm/demo.py $(DEMO_FULL_ARGS) $(DEMO_ARGS)
 
 fuzz:
 	rust/core/fuzz/run.sh $(or $(FUZZ_SECONDS),30)

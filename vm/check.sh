@@ -211,12 +211,16 @@ if [ "$variant" != debug ]; then
   [ "${CREM_CHECK_DEBUG:-0}" = 1 ] && [ "$variant" = normal ] ||
     step e2e-adversarial "$here/e2e.sh" adversarial normal
   step e2e-host "$here/e2e.sh" host normal
+  # NVMe over Fabrics with fio's verification at 1 % loss (issue 19 #1).
+  step e2e-nvme "$here/e2e.sh" nvme normal
   if [ "$variant" = full ]; then
     # Left out of make check for CI's budget; the loss-free smoke case's
     # checks are also made by e2e-lossy's reference run and demo-short.
     lanes "crem-ctl-qemu $here/crem-ctl.sh $top/crem.ko $ctl normal" \
       -- "line-churn $here/line.sh churn $top/crem.ko $ctl normal"
     step e2e-smoke "$here/e2e.sh" smoke normal
+    # 100 MiB on 1, 8 and 32 queue pairs (issue 19 #2, #3): minutes.
+    step e2e-long "$here/e2e.sh" long normal
     # crem-sim's 100 Gbit/s x 20 ms cells (issue 14 item 5): 610,360
     # packets each, about a minute in release, too long for make check.
     step sim-100g cargo test --release -p crem-sim --test bdp_cells -- --ignored

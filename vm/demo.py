@@ -14,14 +14,21 @@ Cells, each one boot of the three-VM topology (vm/topo.sh), for each RTT:
   sr       @ LOSS    fixed k/m; losses past the repairs: selective repeat (the
                      CRF's T/C AETH reports, answered with Source Copy)
   both     @ LOSS    fixed k/m; coded retransmission and selective repeat
+  host     @ LOSS    (only with --modes ...,host) crem.ko on the rxe hosts
+                     (host mode), fixed k/m, coded retransmission
 --loss and --rtt take comma-separated lists (--loss 0,0.1,0.5,1,2,5 --rtt
 10,50): every mode runs at every loss, for every RTT, in that order (RTT,
 then loss, then mode). Before each cell a progress line on stderr says which
 cell of how many runs, the time elapsed and an estimate of the time left (the
 mean time of the cells done so far, times the cells left).
-Every boot runs TRIALS x (ib_write_bw, rping -V); rping verifies the payload.
-Goodput and completion time are medians over the completed trials; transfers
-that hit the timeout are counted ("done" column), not hidden.
+Every boot runs TRIALS x the transfers of --workloads: perftest (ib_write_bw,
+rping -V; rping verifies the payload; the default), nvme (NVMe over Fabrics on
+rxe: fio sequential 128 KiB writes and reads, random 4 KiB writes and reads,
+each block checked by crc32c), multiqp (ib_write_bw over 8 queue pairs), or
+the transfers --tests names. Goodput and completion time are medians over the
+completed trials; transfers that hit the timeout are counted ("done"
+column), not hidden. A second table gives fio's IOPS and completion
+latencies (p50, p99) for the nvme transfers.
 
 Columns:
   goodput        median Mbit/s of application payload
@@ -29,18 +36,25 @@ Columns:
                  and RTT
   time           median completion time, "-" when no trial completed
   done           completed / trials
-  verified       rping -V checked every completed transfer's payload
+  window         the goodput rxe's window allows: 128 packets per queue pair
+                 per RTT (RXE_MAX_UNACKED_PSNS) x RDMA MTU x queue pairs; a
+                 goodput near it is window-limited, not loss-limited
+  verified       rping -V or fio's crc32c checked every completed transfer
   lost           packets netem dropped on the WAN, both directions, whole boot
                  (includes CREM's own repair/control packets)
+  rxe gbn        gaps rxe itself saw on both hosts, all trials of the row
+                 (hw_counters out_of_seq_request + rcvd_seq_err): RDMA's own
+                 go-back-N ran; 0 when CREM restored every loss in time
+  rxe rto        rxe's retransmission timeouts (completer_retry_err)
   restored       packets the CRFs rebuilt from repairs (gateway totals)
   overhead       repair octets / source octets at the CSFs
   coded retx     coded retransmission symbols sent on request
   src copies     Source Copy symbols sent (answers to T/C AETH reports, i.e.
                  selective repeat, and to FALLBACK requests)
   fallbacks      blocks handed back to rxe's go-back-N
-CREM's counters come from `crem-ctl -j stats` totals of both gateways, read
-once at the end of the boot: they cover both tests of a cell, so the write_bw
-and rping rows of a cell show the same numbers (JSON: counters_scope "cell").
+CREM's counters come from `crem-ctl -j stats` totals of both gateways (both
+hosts in host mode), read once at the end of the boot: they cover every test
+of a cell, so its rows show the same numbers (JSON: counters_scope "cell").
 Without CREM (mode off) they are not applicable: "-" and null in the JSON.
 
 A cell whose VMs die before any transfer ran (a boot failure) is booted once
@@ -81,15 +95,24 @@ WORKLOADS = {
     "multiqp": ("write_bw_q8",),
 }
 DEFAULT_WORKLOADS = "perftest"
-# What topo.sh configures the gateways with in each CREM mode: --crem (k/m
-# fixed or adaptive) and --recovery (what recovers losses past the repairs).
+# What topo.sh configures in each CREM mode: --crem (k/m fixed or adaptive),
+# --recovery (what recovers losses past the repairs) and where crem.ko runs:
+# the gateways (gw) or the rxe hosts themselves (host mode, coded recovery).
 CREM_MODES = {
-    "fixed": ("fixed", "coded"),
-    "adaptive": ("adaptive", "coded"),
-    "sr": ("fixed", "selective-repeat"),
-    "both": ("fixed", "both"),
+    "fixed": ("fixed", "coded", "gw"),
+    "adaptive": ("adaptive", "coded", "gw"),
+    "sr": ("fixed", "selective-repeat", "gw"),
+    "both": ("fixed", "both", "gw"),
+    "host": ("fixed", "coded", "host"),
 }
-MODES = ("off",) + tuple(CREM_MODES)
+# The default modes (host mode runs when asked: --modes ...,host).
+MODES = ("off", "fixed", "adaptive", "sr", "both")
+ALL_MODES = ("off",) + tuple(CREM_MODES)
+
+
+def crem_nodes(mode):
+    """Whose counters a cell of MODE reads: the gateways' or the hosts'."""
+    return results.HOSTS if CREM_MODES.get(mode, (0, 0, "gw"))[2] == "host" else results.GATEWAYS
 
 
 def log(msg):
@@ -112,9 +135,12 @@ def run_cell(args, bins, cell, head):
            "--tmo", str(args.timeout), "--tests", ":".join(tests(args)),
            "--fio-mib", str(args.fio_mib), "--fio-rand-ios", str(args.fio_rand_ios)]
     if mode != "off":
-        crem, recovery = CREM_MODES[mode]
-        cmd += ["--gw-module", bins["module"], "--crem", crem, "--recovery", recovery,
-                "--ctl", bins["ctl"], "--k", str(args.k), "--m", str(args.m),
+        crem, recovery, where = CREM_MODES[mode]
+        if where == "host":
+            cmd += ["--host-module", bins["module"], "--host-crem", crem]
+        else:
+            cmd += ["--gw-module", bins["module"], "--crem", crem, "--recovery", recovery]
+        cmd += ["--ctl", bins["ctl"], "--k", str(args.k), "--m", str(args.m),
                 "--hold", str(args.hold)]
     log(f"{head}: {name}: {args.trials} x ({', '.join(tests(args))}), "
         f"timeout {args.timeout} s each; logs in {out}")
@@ -146,15 +172,17 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
     rows = results.rows(out)
     lost = results.netem_drops(out)
     tot, reader_error = None, None
+    nodes = crem_nodes(mode)
+    files = f"stats.{{{','.join(nodes)}}}.json"
     if mode != "off":
         try:
-            tot = results.totals(out)
+            tot = results.totals(out, nodes)
         except ValueError as e:
-            reader_error = f"stats.gw*.json: {e}"
-            log(f"cell {mode}: cannot sum the gateway counters in {out}: {e}")
+            reader_error = f"{files}: {e}"
+            log(f"cell {mode}: cannot sum the CREM counters in {out}: {e}")
         if tot is None and reader_error is None:
-            log(f"cell {mode}: no gateway counters in {out} (stats.gw*.json missing)")
-    by_kind = results.restored_by_kind(out) if tot is not None else None
+            log(f"cell {mode}: no CREM counters in {out} ({files} missing)")
+    by_kind = results.restored_by_kind(out, nodes) if tot is not None else None
     runs = []
     udp_drops = results.host_udp_drops(out)
     for test in tests(args):
@@ -175,6 +203,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "verified": s["verified"],
             "iops": s["iops"], "p50_us": s["p50_us"], "p99_us": s["p99_us"],
             "qps": s["qps"], "window_mbps": s["window_mbps"],
+            "nvme_recoveries": s["nvme_recoveries"],
             "rxe": s["rxe"],
             "rxe_gbn": rxe_sum(s["rxe"], ("out_of_seq_request", "rcvd_seq_err")),
             "rxe_timeouts": rxe_sum(s["rxe"], ("completer_retry_err",)),
@@ -279,13 +308,17 @@ def print_rtt_table(args, rtt, runs):
               f"{args.fio_rand_ios} random I/Os): rtt {rtt} ms, medians of {args.trials} trial(s)")
         cols = [("mode", 9, "<"), ("test", 22, "<"), ("loss%", 6, ">"), ("MB/s", 8, ">"),
                 ("vs 0%", 7, ">"), ("IOPS", 8, ">"), ("p50 ms", 8, ">"), ("p99 ms", 9, ">"),
-                ("done", 6, ">"), ("verified", 9, ">"), ("rxe gbn", 8, ">"), ("rxe rto", 8, ">")]
+                ("done", 6, ">"), ("verified", 9, ">"), ("recovered", 10, ">"),
+                ("rxe gbn", 8, ">"), ("rxe rto", 8, ">")]
         table(cols, [[r["mode"], r["test"], f"{r['loss_pct']:g}", f"{r['goodput_mbps'] / 8:.2f}",
                       dash(r["goodput_vs_lossfree"], "{:.2f}"), dash(r["iops"], "{:.0f}"),
                       dash(r["p50_us"] and r["p50_us"] / 1000, "{:.1f}"),
                       dash(r["p99_us"] and r["p99_us"] / 1000, "{:.1f}"),
                       f"{r['completed']}/{r['trials']}", "yes" if r["verified"] else "no",
-                      dash(r.get("rxe_gbn")), dash(r.get("rxe_timeouts"))] for r in fio])
+                      dash(r.get("nvme_recoveries")), dash(r.get("rxe_gbn")),
+                      dash(r.get("rxe_timeouts"))] for r in fio])
+        print("recovered: the NVMe controller's error recoveries (a queue pair in error or a "
+              "timeout; it reconnects after 10 s), all trials")
 
 
 def table(cols, rows):
@@ -414,7 +447,8 @@ def make_parser():
                    help="I/Os each random fio test makes (default 1024)")
     p.add_argument("--modes", default=",".join(MODES),
                    help="comma-separated modes for the lossy cells (default "
-                        "off,fixed,adaptive,sr,both); "
+                        "off,fixed,adaptive,sr,both; host: crem.ko on the rxe hosts, "
+                        "fixed k/m, instead of the gateways); "
                         "the loss-free off reference always runs")
     p.add_argument("--module", default=os.path.join(TOP, "crem.ko"),
                    help="crem.ko for the gateways (default: the repo's, built by make module)")
@@ -430,9 +464,10 @@ def main():
     args = p.parse_args()
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    bad = [m for m in modes if m not in MODES]
+    bad = [m for m in modes if m not in ALL_MODES]
     if bad or not modes:
-        p.error(f"--modes: unknown {','.join(bad) or '(empty)'}; choose from {','.join(MODES)}")
+        p.error(f"--modes: unknown {','.join(bad) or '(empty)'}; "
+                f"choose from {','.join(ALL_MODES)}")
     if args.trials < 1:
         p.error("--trials must be >= 1")
     bins, hashes = {}, {}
@@ -510,7 +545,9 @@ def document(args, modes, hashes, runs):
                                  "qps x 128 packets x RDMA MTU per RTT",
                   "fio": "iops, p50_us, p99_us (completion latency): fio's, medians over "
                          "completed trials; goodput is fio's bandwidth in the test's "
-                         "direction; verified: crc32c of every 4 KiB block",
+                         "direction; verified: crc32c of every 4 KiB block; "
+                         "nvme_recoveries: host a's NVMe controller error recoveries "
+                         "during the test's transfers",
                   "host_udp_drops": "datagrams the host's sockets dropped on the emulated "
                                     "links during the boot (losses netem did not make)",
                   "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "

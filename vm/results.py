@@ -8,7 +8,8 @@ Files read (all optional; a missing one reads as "unknown"):
                         completed=0|1 seconds= bytes= mbps= verified=0|1
                         connected=0|1 attempts=N [rc=N] qps=N window_mbps=W
                         rxe_a=NAME:DELTA,... rxe_b=..."; fio tests add
-                        iops= p50_us= p99_us= verify_bytes= wall_s=)
+                        iops= p50_us= p99_us= verify_bytes= wall_s=
+                        nvme_recoveries=)
   host-udp-drops        datagrams the host's sockets (the emulated links)
                         dropped during the run (topo.sh)
   wan.console.log       the WAN VM's console: netem's "gwa Sent ... (dropped N"
@@ -277,6 +278,11 @@ def summarize(rs, test):
         "p99_us": median([v for v in (_field(x, "p99_us") for x in done) if v is not None], 0),
         "qps": int(r[0]["qps"]) if r and r[0].get("qps", "").isdigit() else None,
         "window_mbps": _field(r[0], "window_mbps") if r else None,
+        # the NVMe controller's error recoveries (QP in error, timeouts),
+        # every trial; None for other tests and runs that did not count them
+        "nvme_recoveries": (sum(int(x["nvme_recoveries"]) for x in r
+                                if x.get("nvme_recoveries", "").isdigit())
+                            if any("nvme_recoveries" in x for x in r) else None),
         # RDMA's own recovery on both hosts over every trial (run or not)
         "rxe": rxe_sum(r),
         "never_connected": c["never_connected"],

@@ -252,7 +252,7 @@ for t in $(seq 1 "$trials"); do
     clog=/tmp/client.$n.log cmlog=/tmp/cm.$n.log
     [ $cm_trace = 1 ] && echo >$cmt/trace
     rxe_counters >/tmp/rxe.before
-    start=$(now_ns) teardown=ok end_ns= extra=
+    start=$(now_ns) teardown=ok end_ns= extra= extra_rec=
     case $test in
       write_bw|write_bw_q*)
         bytes=$((size * iters * $(qps $test)))
@@ -302,12 +302,13 @@ for t in $(seq 1 "$trials"); do
         # The NVMe connection is made once, before the first fio test, and
         # is not part of any transfer's time; fio's own numbers are the
         # result (fio_result.py), the wall time is wall_s.
-        bytes=0 verified=0
+        bytes=0 verified=0 rec0=$(nvme_recoveries)
         if nvme_attach; then
           fio_run $test $OUT/fio.$n.json; rc=$?
+          extra_rec="nvme_recoveries=$(( $(nvme_recoveries) - rec0 ))"
           cp $OUT/fio.$n.json $clog
           if r=$(python3 "$(dirname "$0")/fio_result.py" $OUT/fio.$n.json $test); then
-            extra=$r bytes=$(echo "$r" | sed 's/.*bytes=\([0-9]*\).*/\1/')
+            extra="$r $extra_rec" bytes=$(echo "$r" | sed 's/^bytes=\([0-9]*\).*/\1/')
           else [ $rc = 0 ] && rc=1; fi
         else rc=1; cp /tmp/nvme-connect.log $clog; fi ;;
       *) log "unknown test $test"; exit 2 ;;
@@ -347,7 +348,7 @@ for t in $(seq 1 "$trials"); do
     else
       fails=$((fails + 1)); tail -3 $OUT/client.$n.log
       result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
-        "connected=$conn attempts=$attempt $ceiling $rxe"
+        "connected=$conn attempts=$attempt $ceiling $rxe $extra_rec"
     fi
   done
 done

@@ -92,3 +92,8 @@ fio_run() {
   [ -s /tmp/fio.err ] && cat /tmp/fio.err >>"$2.err"
   return $rc
 }
+
+# nvme_recoveries: how often host a's NVMe controller has gone into error
+# recovery so far (a QP in error, a keep-alive or I/O timeout: it
+# reconnects after 10 s), from the kernel log.
+nvme_recoveries() { dmesg | grep -c 'nvme nvme[0-9]*: starting error recovery'; }
