@@ -18,7 +18,7 @@ fio_mib=${arg_fio_mib:-32} fio_rand_ios=${arg_fio_rand_ios:-1024}
 
 # fio_common: what every fio run here shares (the verification format).
 fio_common() {
-  echo "--direct=1 --ioengine=libaio --verify=crc32c --verify_interval=4096" \
+  echo "--direct=1 --ioengine=libaio --verify=crc32c --verify_interval=4096 --verify_state_save=0" \
     "--verify_fatal=1 --size=${fio_mib}M --output-format=json"
 }
 
