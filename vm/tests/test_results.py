@@ -498,5 +498,18 @@ class Workloads(unittest.TestCase):
                 demo.test_list(bad)
 
 
+    def test_host_mode_cell_reads_the_hosts_counters(self):
+        args = demo.make_parser().parse_args(["--trials", "2", "--tests", "write_bw,rping_bulk",
+                                              "--modes", "off,host"])
+        runs = demo.read_cell(args, "host", 1.0, 10, HOST)
+        self.assertEqual([(r["test"], r["restored"], r["fallbacks"], r["coded_retx_symbols"])
+                          for r in runs], [("write_bw", 82, 3, 21), ("rping_bulk", 82, 3, 21)])
+        self.assertNotIn("reader_error", runs[0])
+        # A gateway mode cell of the same directory finds no gateway files.
+        self.assertIsNone(demo.read_cell(args, "fixed", 1.0, 10, HOST)[0]["restored"])
+        self.assertEqual(demo.crem_nodes("host"), results.HOSTS)
+        self.assertEqual(demo.crem_nodes("sr"), results.GATEWAYS)
+
+
 if __name__ == "__main__":
     unittest.main()
