@@ -369,6 +369,18 @@ print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_e
         "$(res stats "$d" gwa totals.unprotected)); restored $(gw "$d" totals.restored)," \
         "fallbacks $(gw "$d" totals.fallbacks), drop-flow-limit $(gw "$d" drop-flow-limit); rxe:" \
         "$(res rxe "$d" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err")))')"
+      # Per flow: the octets each of gwa's request flows carried over the
+      # transfer's time (flows alive at the end; ib_write_bw reports the sum).
+      say "$q QP(s), per flow Mb/s (min, median, max over $(res flows "$d" gwa | python3 -c '
+import json, sys
+print(sum(1 for f in map(json.loads, sys.stdin) if f.get("side") == "csf" and f.get("kind") == "requests"))') flows):" \
+        "$(res flows "$d" gwa | python3 -c '
+import json, statistics, sys
+secs = float(sys.argv[1])
+v = sorted(f["stats"]["source-octets"] * 8 / secs / 1e6 for f in map(json.loads, sys.stdin)
+           if f.get("side") == "csf" and f.get("kind") == "requests" and f["stats"]["sources"] > 1000)
+print(" ".join(f"{x:.1f}" for x in (v[0], statistics.median(v), v[-1])) if v and secs > 0 else "-")' \
+          "$(res rows "$d" | python3 -c 'import json,sys; print([json.loads(l).get("seconds", 0) for l in sys.stdin][0])')")"
       check "$q QP(s): the transfer completed" "all_done $d"
       # Its QPs' request flows at gwa, plus rping-free set-up: at least q.
       check "$q QP(s): gwa made a sender flow for each QP ($flows)" "[ $flows -ge $q ]"

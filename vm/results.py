@@ -48,6 +48,9 @@ with a note on stderr; predicates answer by exit status):
                                    rping_bulk, connect, fio_*) verified
   results.py completed-verified DIR  exit 0 iff every completed verifying
                                    transfer verified
+  results.py flows DIR [NAMES]      the flows of flows.NAME.json (NAMES comma-
+                                   separated; the gateways by default), a
+                                   JSON object per line
   results.py rxe DIR [HOST]        rxe's counters, summed over the transfers
                                    (HOST a or b; both by default), JSON
   results.py host-udp-drops DIR    datagrams the emulated links dropped ("?")
@@ -613,6 +616,11 @@ def main(argv):
         return 0 if match(rows(d), **_fields(rest)) else 1
     elif cmd == "all-done":
         need(0); return 0 if all_done(rows(d)) else 1
+    elif cmd == "flows":
+        if len(rest) > 1:
+            raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")
+        for f in flows(d, rest[0].split(",") if rest else GATEWAYS):
+            print(json.dumps(f, sort_keys=True))
     elif cmd == "rxe":
         if len(rest) > 1 or (rest and rest[0] not in HOSTS):
             raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")

@@ -471,6 +471,11 @@ class Workloads(unittest.TestCase):
         self.assertEqual(cli("host-udp-drops", NVME), (0, "7069"))
         self.assertEqual(cli("host-udp-drops", OFF1), (0, "?"))
         self.assertNotEqual(cli("rxe", NVME, "c")[0], 0)
+        rc, out = cli("flows", FIXED, "gwa")
+        self.assertEqual(rc, 0)
+        self.assertEqual([json.loads(x) for x in out.splitlines()],
+                         results.flows(FIXED, ["gwa"]))
+        self.assertGreater(len(out.splitlines()), 0)
 
     def test_demo_rows_and_fio_table(self):
         args = demo.make_parser().parse_args(["--trials", "1", "--workloads", "nvme"])
