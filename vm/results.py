@@ -51,6 +51,12 @@ with a note on stderr; predicates answer by exit status):
   results.py flows DIR [NAMES]      the flows of flows.NAME.json (NAMES comma-
                                    separated; the gateways by default), a
                                    JSON object per line
+  results.py qp-flows DIR NAME MESSAGES SIZE SECS  the sender flows of NAME
+                                   that carried a transfer's QPs (MESSAGES x
+                                   SIZE octets each, in SECS s): how many,
+                                   the most packets one never saw, the most
+                                   it passed unprotected, goodput min /
+                                   median / max, JSON
   results.py rxe DIR [HOST]        rxe's counters, summed over the transfers
                                    (HOST a or b; both by default), JSON
   results.py host-udp-drops DIR    datagrams the emulated links dropped ("?")
@@ -546,6 +552,36 @@ def flows(d, names=GATEWAYS):
     return out
 
 
+def qp_flows(d, name, messages, size, secs):
+    """The sender flows of NAME (a gateway or host) that carried a transfer's
+    queue pairs, each MESSAGES writes of SIZE octets in SECS seconds: the
+    request flows that saw at least half of a QP's packets (the QPs' own; a
+    connection's control traffic is smaller). Per flow, `short`: the QP's
+    packets (MESSAGES x SIZE / the flow's RDMA MTU) it never counted as
+    sources (they passed before it existed), `unprotected`: those it passed
+    unprotected (no configuration yet), and its goodput. {"flows": N,
+    "short_max", "unprotected_max", "mbps": [min, median, max]}; N 0 when
+    none."""
+    out = {"flows": 0, "short_max": None, "unprotected_max": None, "mbps": None}
+    short, unprot, rates = [], [], []
+    for f in flows(d, [name]):
+        mtu = f.get("rdma-mtu") or 0
+        if f.get("side") != "csf" or f.get("kind") != "requests" or mtu <= 0:
+            continue
+        expected = messages * -(-size // mtu)
+        st = f.get("stats", {})
+        if get(st, "sources") * 2 < expected:
+            continue
+        short.append(max(0, expected - get(st, "sources")))
+        unprot.append(get(st, "unprotected"))
+        if secs > 0:
+            rates.append(round(get(st, "source-octets") * 8 / secs / 1e6, 3))
+    if short:
+        out.update({"flows": len(short), "short_max": max(short), "unprotected_max": max(unprot),
+                    "mbps": [min(rates), median(rates), max(rates)] if rates else None})
+    return out
+
+
 def restored_by_kind(d, names=GATEWAYS):
     """Packets restored by the CRF flows of each kind: {"requests": N, ...}."""
     out = {}
@@ -621,6 +657,9 @@ def main(argv):
             raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")
         for f in flows(d, rest[0].split(",") if rest else GATEWAYS):
             print(json.dumps(f, sort_keys=True))
+    elif cmd == "qp-flows":
+        need(4)
+        print(json.dumps(qp_flows(d, rest[0], int(rest[1]), int(rest[2]), float(rest[3]))))
     elif cmd == "rxe":
         if len(rest) > 1 or (rest and rest[0] not in HOSTS):
             raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")

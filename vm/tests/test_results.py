@@ -516,5 +516,17 @@ class Workloads(unittest.TestCase):
         self.assertEqual(demo.crem_nodes("sr"), results.GATEWAYS)
 
 
+    def test_qp_flows(self):
+        d = os.path.join(FIX, "multiqp-fixed")
+        q = results.qp_flows(d, "gwa", 100, 65536, 11.846)
+        # 6,400 packets per QP (100 x 64 KiB at MTU 1024); two flows were
+        # made late and saw 5,187 and 4,184 of theirs.
+        self.assertEqual((q["flows"], q["short_max"], q["unprotected_max"]), (8, 2216, 0))
+        self.assertEqual(q["mbps"][2], 4.496)  # 6,400 x 1,040 octets in 11.846 s
+        self.assertEqual(results.qp_flows(d, "gwb", 100, 65536, 11.846)["flows"], 0)
+        rc, out = cli("qp-flows", d, "gwa", "100", "65536", "11.846")
+        self.assertEqual((rc, json.loads(out)["short_max"]), (0, 2216))
+
+
 if __name__ == "__main__":
     unittest.main()
