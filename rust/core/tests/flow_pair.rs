@@ -1224,3 +1224,30 @@ fn rdma_acks_time_the_srtt() {
         panic!("no PSN timed");
     }
 }
+
+/// The CRF is made only after the CSF's eighth HELLO (its creation waited
+/// in the peer's queue) and its one HELLO_ACK arrives after the CSF gave
+/// up (255 ms): the nonce still proves it answers this session, so the
+/// flow is protected rather than left unprotected until a new flow.
+#[test]
+fn hello_ack_after_give_up_protects_the_flow() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(sender_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.pause_reverse(true);
+    p.start();
+    p.advance(300 * MS);
+    assert!(p
+        .snd_events
+        .iter()
+        .any(|e| matches!(e, SenderEvent::GaveUp)));
+    assert_eq!(p.snd.flow_id(), None);
+    p.pause_reverse(false);
+    assert!(p
+        .snd_events
+        .iter()
+        .any(|e| matches!(e, SenderEvent::Established { .. })));
+    assert_eq!(p.snd.state(), FlowState::Established);
+    assert!(p.snd.flow_id().is_some());
+}

@@ -136,11 +136,13 @@ fn hello_backoff_schedule_then_unprotected() {
         (k.hello_sent, k.hello_retransmits, k.hello_gave_up),
         (8, 7, 1)
     );
-    // A late HELLO_ACK does not protect the flow.
-    let a = ack_for(&c);
+    // A late HELLO_ACK of another session does not protect the flow (one
+    // of this session does: `late_hello_ack_after_give_up_establishes`).
+    let mut a = ack_for(&c);
+    a.nonce ^= 1;
     assert_eq!(
         c.on_hello_ack(&a, &mut s),
-        HelloAckOutcome::Ignored(Ignored::WrongState)
+        HelloAckOutcome::Ignored(Ignored::BadNonce)
     );
     assert_eq!(c.state(), CsfState::Unprotected);
     assert_eq!(c.config_for_block(Psn::new(0), &mut s), None);
@@ -751,4 +753,31 @@ fn backed_off_rto_carries_to_the_next_update_until_one_is_clean() {
     let mut c2 = csf();
     c2.start(0, NONCE, &mut s);
     assert_eq!(c2.rtt_probe(), Some(0));
+}
+
+/// A HELLO_ACK of this session's nonce that arrives after the eighth HELLO
+/// went unanswered (the CRF was made late) still establishes the flow; one
+/// of another nonce does not, nor one after incompatible limits.
+#[test]
+fn late_hello_ack_after_give_up_establishes() {
+    let mut c = csf();
+    let mut s = Rec::default();
+    c.start(0, NONCE, &mut s);
+    while let Some(d) = c.next_deadline() {
+        c.on_timer(d, &mut s);
+    }
+    assert_eq!(c.state(), CsfState::Unprotected);
+    let mut other = ack_for(&c);
+    other.nonce = NONCE ^ 1;
+    assert_eq!(
+        c.on_hello_ack(&other, &mut s),
+        HelloAckOutcome::Ignored(Ignored::BadNonce)
+    );
+    let a = ack_for(&c);
+    assert!(matches!(
+        c.on_hello_ack(&a, &mut s),
+        HelloAckOutcome::Established { flow_id: FID, .. }
+    ));
+    assert_eq!(c.state(), CsfState::Established { flow_id: FID });
+    assert_eq!(c.next_deadline(), None);
 }

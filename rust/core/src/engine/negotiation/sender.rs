@@ -148,8 +148,10 @@ pub struct CsfNegCounters {
     pub hello_ack_bad_nonce: u64,
     /// HELLO_ACKs with wrong echoed fields or Flow ID 0.
     pub hello_ack_mismatch: u64,
-    /// HELLO_ACKs in a state that does not expect one (late, after giving up).
+    /// HELLO_ACKs in a state that does not expect one.
     pub hello_ack_unexpected: u64,
+    /// HELLO_ACKs that arrived after the CSF gave up on HELLO (handled).
+    pub hello_ack_late: u64,
     /// Repeated HELLO_ACKs after establishment.
     pub hello_ack_duplicate: u64,
     /// HELLO_ACKs whose limits leave nothing usable.
@@ -241,6 +243,10 @@ pub struct CsfNegotiation {
     flow: FlowDescriptor,
     state: CsfState,
     nonce: u64,
+    /// Unprotected because eight HELLOs went unanswered (not for
+    /// incompatible limits): a HELLO_ACK of this session's nonce that
+    /// arrives later (the CRF was made late) still establishes the flow.
+    late_ack_ok: bool,
     hello_rto: Nanos,
     hello_deadline: Nanos,
     /// First HELLO of the session sent at.
@@ -271,6 +277,7 @@ impl CsfNegotiation {
             flow,
             state: CsfState::Idle,
             nonce: 0,
+            late_ack_ok: false,
             hello_rto: HELLO_RTO,
             hello_deadline: 0,
             hello_sent: 0,
@@ -290,6 +297,7 @@ impl CsfNegotiation {
     pub fn start<S: Sink + ?Sized>(&mut self, now: Nanos, nonce: u64, sink: &mut S) {
         self.release();
         self.nonce = nonce;
+        self.late_ack_ok = false;
         self.state = CsfState::Hello { attempts: 1 };
         self.hello_rto = HELLO_RTO;
         self.hello_deadline = now.saturating_add(HELLO_RTO);
@@ -360,6 +368,10 @@ impl CsfNegotiation {
         inc(&mut self.counters.hello_ack_received);
         match self.state {
             CsfState::Hello { .. } => {}
+            // The CRF answered after the CSF gave up: late, not wrong.
+            CsfState::Unprotected if self.late_ack_ok => {
+                inc(&mut self.counters.hello_ack_late);
+            }
             CsfState::Established { flow_id } if ack.nonce == self.nonce => {
                 if ack.flow_id == flow_id {
                     inc(&mut self.counters.hello_ack_duplicate);
@@ -394,6 +406,8 @@ impl CsfNegotiation {
         };
         let eff = self.local.min(&peer);
         let flow_id = ack.flow_id;
+        // Answered: one answer only, whatever it leads to.
+        self.late_ack_ok = false;
         let fec_bits = (1u8 << u8::from(Scheme::CauchyRs)) | (1u8 << u8::from(Scheme::Xor));
         if eff.schemes & fec_bits == 0
             || eff.max_k == 0
@@ -738,6 +752,7 @@ impl CsfNegotiation {
             CsfState::Hello { attempts } if now >= self.hello_deadline => {
                 if attempts >= MAX_ATTEMPTS {
                     self.state = CsfState::Unprotected;
+                    self.late_ack_ok = true;
                     inc(&mut self.counters.hello_gave_up);
                     return Some(NegEvent::HelloGaveUp);
                 }
