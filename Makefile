@@ -86,13 +86,14 @@ check-debug-all:
 # The demo needs crem.ko (gateways) and crem-ctl (their configuration).
 # Two runs: ib_write_bw and rping in every mode, then the second workload,
 # NVMe over Fabrics with fio, without CREM and with fixed k/m (one trial:
-# without CREM its writes run into the timeout). DEMO_ARGS goes to both.
+# without CREM its writes run into the timeout). DEMO_ARGS goes to both
+# (the NVMe run's own settings win over it).
 DEMO_NVME_ARGS ?= --workloads nvme --modes off,fixed --trials 1 --fio-mib 16 \
 	--fio-rand-ios 256 --timeout 45
 demo: module
 	cargo build -p crem-ctl --release
 	vm/demo.py $(DEMO_ARGS)
-	vm/demo.py $(DEMO_NVME_ARGS) $(DEMO_ARGS)
+	vm/demo.py $(DEMO_ARGS) $(DEMO_NVME_ARGS)
 
 # The grid (issue 19 #5): every workload (ib_write_bw and rping, NVMe over
 # Fabrics with fio, 8 queue pairs) x loss x RTT x mode, gateway and host

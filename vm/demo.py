@@ -397,10 +397,25 @@ def workload_list(text):
 def test_list(text):
     """An argparse type: comma-separated transfers vm/topo.sh takes."""
     names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in names if not TEST_RE.fullmatch(t)]
+    bad = [t for t in names if not TEST_RE.fullmatch(t)
+           or (t.startswith("fio_") and t.split("_")[2][-1] in "kK"
+               and int(t.split("_")[2][:-1]) % 4)]
     if bad or not names:
-        raise argparse.ArgumentTypeError(f"unknown {','.join(bad) or '(empty)'}")
+        raise argparse.ArgumentTypeError(f"unknown {','.join(bad) or '(empty)'} (fio block "
+                                         f"sizes: whole 4 KiB blocks, e.g. 4k, 128k, 1m)")
     return list(dict.fromkeys(names))
+
+
+def fio_mib(text):
+    """An argparse type: MiB a sequential fio test moves, 1 to the RAM disk's."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if not 1 <= v <= FIO_MAX_MIB:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: want 1 to {FIO_MAX_MIB} (the NVMe target's RAM disk)")
+    return v
 
 
 def tests(args):
@@ -409,8 +424,12 @@ def tests(args):
 
 
 # The transfers vm/guest/host.sh runs (its --tests).
+# fio block sizes are whole 4 KiB blocks: every block carries its crc32c
+# header (--verify_interval=4096).
 TEST_RE = re.compile(r"write_bw(_q[1-9][0-9]*)?|rping|rping_bulk|connect"
-                     r"|fio_(read|write|randread|randwrite)_[1-9][0-9]*[kKmM]?_qd[1-9][0-9]*")
+                     r"|fio_(read|write|randread|randwrite)_([1-9][0-9]*[mM]|[1-9][0-9]*[kK])"
+                     r"_qd[1-9][0-9]*")
+FIO_MAX_MIB = 128  # the RAM disk run-vm.sh gives the target (brd.rd_size)
 
 
 def make_parser():
@@ -441,8 +460,9 @@ def make_parser():
                    help="comma-separated transfers instead of --workloads: any vm/topo.sh "
                         "--tests takes (write_bw, write_bw_qN, rping, rping_bulk, connect, "
                         "fio_RW_BS_qdN such as fio_randread_4k_qd32)")
-    p.add_argument("--fio-mib", type=int, default=32,
-                   help="MiB each sequential fio test moves (default 32)")
+    p.add_argument("--fio-mib", type=fio_mib, default=32, metavar=f"1..{FIO_MAX_MIB}",
+                   help="MiB each sequential fio test moves, at most the target's RAM disk "
+                        f"({FIO_MAX_MIB}; default 32)")
     p.add_argument("--fio-rand-ios", type=int, default=1024,
                    help="I/Os each random fio test makes (default 1024)")
     p.add_argument("--modes", default=",".join(MODES),

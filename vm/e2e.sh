@@ -364,7 +364,9 @@ print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_e
       topo "$d" --crem fixed --loss 1 --tests $test --iters $iters --tmo 300
       secs=$(res rows "$d" | python3 -c 'import json,sys; print([json.loads(l).get("seconds", 0) for l in sys.stdin][0])')
       qf=$(res qp-flows "$d" gwa "$iters" 65536 "${secs/-/0}")
-      qv() { echo "$qf" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
+      # (0 for a value qp-flows could not give: no flow at all fails the
+      # check above, not the script.)
+      qv() { echo "$qf" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]] or 0)" "$1"; }
       say "$q QP(s), $(( q * iters )) x 64 KiB: $(mbps "$d" $test) Mb/s (rxe window ceiling" \
         "$(res rows "$d" | python3 -c 'import json,sys; print([json.loads(l).get("window_mbps") for l in sys.stdin][0])')" \
         "Mb/s); per QP flow at gwa: $qf; restored $(gw "$d" totals.restored)," \

@@ -83,9 +83,9 @@ host_udp_buffers() {
   local cur
   cur=$(cat /proc/sys/net/core/rmem_default)
   [ "$cur" -ge "$HOST_UDP_RMEM" ] && return 0
-  if [ -w /proc/sys/net/core/rmem_default ]; then
-    echo "$HOST_UDP_RMEM" >/proc/sys/net/core/rmem_default
-    say "net.core.rmem_default $cur -> $HOST_UDP_RMEM (the VM links' sockets)"
+  # Host-wide and left so (every later VM run needs it too).
+  if echo "$HOST_UDP_RMEM" 2>/dev/null >/proc/sys/net/core/rmem_default; then
+    say "net.core.rmem_default $cur -> $HOST_UDP_RMEM (the VM links' sockets; left so)"
   else
     say "warning: net.core.rmem_default is $cur and not writable here: the VM links may drop datagrams under load (see host_udp_drops)"
   fi

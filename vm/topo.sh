@@ -92,7 +92,8 @@ rm -f "$out"/stats.*.json "$out"/flows.*.json
 
 # Four UDP ports per link end, away from anything else on loopback.
 base=$(( 20000 + (RANDOM % 2000) * 10 ))
-common=(--variant "$variant" --out "$out" --timeout $(( trials * 3 * (tmo + 70) + 300 )))
+ntests=$(echo "$tests" | tr ':' '\n' | grep -c .)
+common=(--variant "$variant" --out "$out" --timeout $(( trials * (ntests + 1) * (tmo + 70) + 300 )))
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$capture" ] && wan_args+=(capture="$capture")

@@ -64,13 +64,29 @@ nvme_attach() {
   local t0 i=0
   [ -n "$(nvme_dev)" ] && return 0
   t0=$(now_ns)
-  nvme connect -t rdma -a "$peer" -s $NVME_PORT -n $NVME_NQN >/tmp/nvme-connect.log 2>&1 \
+  # Recoveries keep the kernel's 10 s reconnect delay (what an operator
+  # gets), but a controller lost for longer than a transfer's timeout is
+  # given up, so that no test waits on the previous one's for minutes.
+  nvme connect -t rdma -a "$peer" -s $NVME_PORT -n $NVME_NQN --ctrl-loss-tmo="$tmo" \
+    >/tmp/nvme-connect.log 2>&1 \
     || { log "nvme connect failed: $(tail -1 /tmp/nvme-connect.log)"; return 1; }
   while [ -z "$(nvme_dev)" ] || [ ! -b "$(nvme_dev)" ]; do
     i=$((i + 1)); [ $i -gt 300 ] && { log "no namespace after nvme connect"; return 1; }
     sleep 0.1
   done
   log "nvme connect: $(nvme_dev) in $(( ($(now_ns) - t0) / 1000000 )) ms"
+}
+
+# nvme_live: wait (at most the transfer timeout) until host a's controller
+# is live again after a recovery; status 1 if it is not.
+nvme_live() {
+  local c i=0
+  c=$(nvme_dev); c=${c#/dev/}; c=${c%n1}
+  [ -n "$c" ] || return 1
+  while [ "$(cat /sys/class/nvme/$c/state 2>/dev/null)" != live ]; do
+    i=$((i + 1)); [ $i -gt $((tmo * 10)) ] && { log "$c not live: $(cat /sys/class/nvme/$c/state)"; return 1; }
+    sleep 0.1
+  done
 }
 
 nvme_detach() {
@@ -86,7 +102,8 @@ fio_run() {
   case $rw in write|read) amount= ;; randwrite|randread) amount="--number_ios=$fio_rand_ios" ;;
     *) log "$1: unknown fio rw $rw"; return 2 ;; esac
   # shellcheck disable=SC2046
-  timeout "$tmo" fio --name="$1" --filename="$(nvme_dev)" --rw="$rw" --bs="$bs" \
+  # -k: fio waits for its in-flight I/O after SIGTERM.
+  timeout -k 10 "$tmo" fio --name="$1" --filename="$(nvme_dev)" --rw="$rw" --bs="$bs" \
     --iodepth="$qd" $amount $(fio_common) >"$2" 2>/tmp/fio.err
   local rc=$?
   [ -s /tmp/fio.err ] && cat /tmp/fio.err >>"$2.err"

@@ -773,6 +773,8 @@ fn late_hello_ack_after_give_up_establishes() {
         c.on_hello_ack(&other, &mut s),
         HelloAckOutcome::Ignored(Ignored::BadNonce)
     );
+    // Another session's answer is not a late one of ours.
+    assert_eq!(c.counters().hello_ack_late, 0);
     let a = ack_for(&c);
     assert!(matches!(
         c.on_hello_ack(&a, &mut s),
@@ -780,4 +782,5 @@ fn late_hello_ack_after_give_up_establishes() {
     ));
     assert_eq!(c.state(), CsfState::Established { flow_id: FID });
     assert_eq!(c.next_deadline(), None);
+    assert_eq!(c.counters().hello_ack_late, 1);
 }

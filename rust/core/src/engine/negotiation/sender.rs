@@ -150,7 +150,8 @@ pub struct CsfNegCounters {
     pub hello_ack_mismatch: u64,
     /// HELLO_ACKs in a state that does not expect one.
     pub hello_ack_unexpected: u64,
-    /// HELLO_ACKs that arrived after the CSF gave up on HELLO (handled).
+    /// HELLO_ACKs of this session that arrived after the CSF gave up on
+    /// HELLO (taken: the flow is established, or closed if incompatible).
     pub hello_ack_late: u64,
     /// Repeated HELLO_ACKs after establishment.
     pub hello_ack_duplicate: u64,
@@ -368,10 +369,9 @@ impl CsfNegotiation {
         inc(&mut self.counters.hello_ack_received);
         match self.state {
             CsfState::Hello { .. } => {}
-            // The CRF answered after the CSF gave up: late, not wrong.
-            CsfState::Unprotected if self.late_ack_ok => {
-                inc(&mut self.counters.hello_ack_late);
-            }
+            // The CRF answered after the CSF gave up: late, not wrong
+            // (counted below once it proves to be this session's answer).
+            CsfState::Unprotected if self.late_ack_ok => {}
             CsfState::Established { flow_id } if ack.nonce == self.nonce => {
                 if ack.flow_id == flow_id {
                     inc(&mut self.counters.hello_ack_duplicate);
@@ -407,6 +407,9 @@ impl CsfNegotiation {
         let eff = self.local.min(&peer);
         let flow_id = ack.flow_id;
         // Answered: one answer only, whatever it leads to.
+        if self.late_ack_ok {
+            inc(&mut self.counters.hello_ack_late);
+        }
         self.late_ack_ok = false;
         let fec_bits = (1u8 << u8::from(Scheme::CauchyRs)) | (1u8 << u8::from(Scheme::Xor));
         if eff.schemes & fec_bits == 0
