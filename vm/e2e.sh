@@ -125,6 +125,25 @@ restored_kind() { res restored-kind "$1" "$2"; }
 # counts, printed at netns exit whether or not CREM was configured).
 fwd_cost() { res fwd-cost "$1"; }
 ratio() { awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1 / $2; else print 0 }"; }
+# fields DIR TEST KEY...: the values of KEYs in TEST's first RESULT line
+# ("None" where it has none), space-separated.
+fields() {
+  local d=$1 t=$2; shift 2
+  res rows "$d" | python3 -c '
+import json, sys
+for r in map(json.loads, sys.stdin):
+    if r["test"] == sys.argv[1]:
+        print(" ".join(str(r.get(k)) for k in sys.argv[2:]))
+        break' "$t" "$@"
+}
+# rxe_recovery DIR: rxe's own recovery counters, both hosts, the whole run.
+rxe_recovery() {
+  res rxe "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(", ".join(f"{k} {d.get(k, 0)}" for k in
+                ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request")))'
+}
 
 case $case_ in
   lossy)
@@ -331,16 +350,10 @@ PY
     t=fio_write_128k_qd8:fio_read_128k_qd8:fio_randwrite_4k_qd16:fio_randread_4k_qd16
     topo "$out/n" --crem fixed --loss 1 --tests $t --fio-mib 16 --fio-rand-ios 512
     for x in ${t//:/ }; do
-      say "$x: $(res rows "$out/n" | python3 -c '
-import json, sys
-for r in map(json.loads, sys.stdin):
-    if r["test"] == sys.argv[1]:
-        print(" ".join(f"{k}={r.get(k)}" for k in ("completed", "verified", "mbps", "iops", "p50_us", "p99_us", "nvme_recoveries")))' "$x")"
+      say "$x (completed, verified, Mb/s, IOPS, p50 us, p99 us, NVMe recoveries):" \
+        "$(fields "$out/n" $x completed verified mbps iops p50_us p99_us nvme_recoveries)"
     done
-    say "rxe, both hosts: $(res rxe "$out/n" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err", "duplicate_request")))')"
+    say "rxe, both hosts: $(rxe_recovery "$out/n")"
     say "CREM: restored $(gw "$out/n" totals.restored) (flows alive at the end: requests" \
       "$(restored_kind "$out/n" requests), READ responses $(restored_kind "$out/n" responses))," \
       "unprotected $(gw "$out/n" totals.unprotected), coded-retx $(gw "$out/n" totals.coded-retx)," \
@@ -362,17 +375,18 @@ print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_e
       test=write_bw_q$q iters=$((1600 / q)) d=$out/q$q
       [ $q = 1 ] && test=write_bw
       topo "$d" --crem fixed --loss 1 --tests $test --iters $iters --tmo 300
-      secs=$(res rows "$d" | python3 -c 'import json,sys; print([json.loads(l).get("seconds", 0) for l in sys.stdin][0])')
-      qf=$(res qp-flows "$d" gwa "$iters" 65536 "${secs/-/0}")
+      read -r secs window <<<"$(fields "$d" $test seconds window_mbps)"
+      case $secs in ''|None|-) secs=0 ;; esac
+      qf=$(res qp-flows "$d" gwa "$iters" 65536 "$secs")
       # (0 for a value qp-flows could not give: no flow at all fails the
       # check above, not the script.)
       qv() { echo "$qf" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]] or 0)" "$1"; }
       say "$q QP(s), $(( q * iters )) x 64 KiB: $(mbps "$d" $test) Mb/s (rxe window ceiling" \
-        "$(res rows "$d" | python3 -c 'import json,sys; print([json.loads(l).get("window_mbps") for l in sys.stdin][0])')" \
+        "$window" \
         "Mb/s); per QP flow at gwa: $qf; restored $(gw "$d" totals.restored)," \
         "fallbacks $(gw "$d" totals.fallbacks), drop-flow-limit $(gw "$d" drop-flow-limit)," \
         "flows-created $(res stats "$d" gwa flows-created), expired $(res stats "$d" gwa flows-expired); rxe:" \
-        "$(res rxe "$d" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(", ".join(f"{k} {d.get(k, 0)}" for k in ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err")))')"
+        "$(rxe_recovery "$d")"
       check "$q QP(s): the transfer completed" "all_done $d"
       check "$q QP(s): gwa protected each QP with a sender flow of its own" "[ \"\$(qv flows)\" = $q ]"
       # A QP's packets that its flow never saw (they passed before it was

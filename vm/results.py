@@ -89,7 +89,9 @@ RPING_TESTS = ("rping", "rping_bulk", "connect")
 # rxe's counters that mean RDMA's own recovery ran: a gap seen by a responder
 # (out_of_seq_request) or a requester (rcvd_seq_err: go-back-N from there),
 # and a retransmission timeout (completer_retry_err).
-RXE_RECOVERY = ("out_of_seq_request", "rcvd_seq_err", "completer_retry_err")
+RXE_GAPS = ("out_of_seq_request", "rcvd_seq_err")
+RXE_TIMEOUTS = ("completer_retry_err",)
+RXE_RECOVERY = RXE_GAPS + RXE_TIMEOUTS
 
 
 def verifies(test):
@@ -268,11 +270,23 @@ def connect_failures(rs, d):
     return out
 
 
+def field_median(rs, key, nd):
+    """The median of field KEY over the rows RS that have it, None if none."""
+    return median([v for v in (_field(x, key) for x in rs) if v is not None], nd)
+
+
+def field_sum(rs, key):
+    """The sum of field KEY over the rows RS, None if no row has it."""
+    vals = [v for v in (_field(x, key) for x in rs) if v is not None]
+    return int(sum(vals)) if vals else None
+
+
 def summarize(rs, test):
     """What the demo reports of TEST's transfers in one boot."""
     r = [x for x in rs if x.get("test") == test]
     done = [x for x in r if completed(x)]
     c = connections(r)
+    rxe = rxe_sum(r)
     return {
         "runs": len(r),
         "completed": len(done),
@@ -282,18 +296,18 @@ def summarize(rs, test):
         "verified": verifies(test) and bool(done)
                     and all(x.get("verified") == "1" for x in done),
         # fio's (medians over completed trials; None for other tests)
-        "iops": median([v for v in (_field(x, "iops") for x in done) if v is not None], 1),
-        "p50_us": median([v for v in (_field(x, "p50_us") for x in done) if v is not None], 0),
-        "p99_us": median([v for v in (_field(x, "p99_us") for x in done) if v is not None], 0),
+        "iops": field_median(done, "iops", 1),
+        "p50_us": field_median(done, "p50_us", 0),
+        "p99_us": field_median(done, "p99_us", 0),
         "qps": int(r[0]["qps"]) if r and r[0].get("qps", "").isdigit() else None,
         "window_mbps": _field(r[0], "window_mbps") if r else None,
         # the NVMe controller's error recoveries (QP in error, timeouts),
         # every trial; None for other tests and runs that did not count them
-        "nvme_recoveries": (sum(int(x["nvme_recoveries"]) for x in r
-                                if x.get("nvme_recoveries", "").isdigit())
-                            if any("nvme_recoveries" in x for x in r) else None),
+        "nvme_recoveries": field_sum(r, "nvme_recoveries"),
         # RDMA's own recovery on both hosts over every trial (run or not)
-        "rxe": rxe_sum(r),
+        "rxe": rxe,
+        "rxe_gbn": None if rxe is None else sum(rxe.get(n, 0) for n in RXE_GAPS),
+        "rxe_timeouts": None if rxe is None else sum(rxe.get(n, 0) for n in RXE_TIMEOUTS),
         "never_connected": c["never_connected"],
         "failed_after_connecting": c["failed_after_connecting"],
         "connect_retries": c["connect_retries"],

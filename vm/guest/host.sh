@@ -91,8 +91,7 @@ qp_opt() { [ "$(qps $1)" = 1 ] || echo "-q $(qps $1)"; }
 # NVMe controller's I/O queues (one per CPU: 1 here), else 1.
 qps_of() {
   case $1 in
-    fio_*) local c; c=$(nvme_dev); c=${c#/dev/}; c=${c%n1}
-      echo $(( $(cat /sys/class/nvme/$c/queue_count 2>/dev/null || echo 2) - 1 )) ;;
+    fio_*) echo $(( $(cat /sys/class/nvme/$(nvme_ctrl)/queue_count 2>/dev/null || echo 2) - 1 )) ;;
     *) qps $1 ;;
   esac
 }
@@ -342,12 +341,12 @@ for t in $(seq 1 "$trials"); do
     served
     rxe="rxe_a=$(rxe_counters | rxe_delta /tmp/rxe.before) rxe_b=$(cat $OUT/rxe.b.$k 2>/dev/null)"
     ceiling="qps=$(qps_of $test) window_mbps=$(window_mbps $(qps_of $test))"
+    secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
     if [ $rc = 0 ] && [ -n "$extra" ]; then
       # fio's own numbers (bytes seconds mbps verified ...), then ours.
-      result "test=$test trial=$t completed=1 $extra wall_s=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")" \
+      result "test=$test trial=$t completed=1 $extra wall_s=$secs" \
         "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"
     elif [ $rc = 0 ]; then
-      secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
       result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
         "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"

@@ -58,8 +58,11 @@ nvme_dev() {
   done
 }
 
-# nvme_attach: host a connects (once, before its first fio test); prints the
-# connect's time in ms.
+# nvme_ctrl: host a's controller (nvme0) once connected (or nothing).
+nvme_ctrl() { local d; d=$(nvme_dev); d=${d#/dev/}; echo "${d%n1}"; }
+
+# nvme_attach: host a connects (once, before its first fio test) and logs
+# how long that took.
 nvme_attach() {
   local t0 i=0
   [ -n "$(nvme_dev)" ] && return 0
@@ -81,7 +84,7 @@ nvme_attach() {
 # is live again after a recovery; status 1 if it is not.
 nvme_live() {
   local c i=0
-  c=$(nvme_dev); c=${c#/dev/}; c=${c%n1}
+  c=$(nvme_ctrl)
   [ -n "$c" ] || return 1
   while [ "$(cat /sys/class/nvme/$c/state 2>/dev/null)" != live ]; do
     i=$((i + 1)); [ $i -gt $((tmo * 10)) ] && { log "$c not live: $(cat /sys/class/nvme/$c/state)"; return 1; }
