@@ -43,6 +43,9 @@
 #                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
+#   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
+#                      dual-stack, ib_write_bw by GID index without RDMA CM,
+#                      its out-of-band exchange over IPv4) [4]
 #   --mtu N            MTU of every link (hosts and gateways; rxe's active
 #                      RDMA MTU follows the host's: 4096 from 4192 on) [1500]
 #   --gw-mtu N         MTU of the gateways' links only (hosts keep --mtu):
@@ -62,7 +65,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" recovery=coded fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 recovery=coded fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -72,7 +75,7 @@ while [ $# -gt 0 ]; do
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
-    --tos) tos=$2 ;;
+    --tos) tos=$2 ;; --family) family=$2 ;;
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     --recovery) recovery=$2 ;;
@@ -81,6 +84,7 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+case $family in 4|6) ;; *) die "topo.sh: --family is 4 or 6, not $family" ;; esac
 for m in "$hmod" "$gmod"; do [ -z "$m" ] || [ -f "$m" ] || die "no module at $m"; done
 [ -n "$out" ] || out=$(mktemp -d /tmp/crem-topo.XXXXXX)
 mkdir -p "$out"; rm -f "$out"/*.ready "$out"/a.done "$out"/{req,srv,cdone,fin}.* "$out"/results.txt
@@ -94,14 +98,14 @@ rm -f "$out"/stats.*.json "$out"/flows.*.json
 base=$(( 20000 + (RANDOM % 2000) * 10 ))
 ntests=$(echo "$tests" | tr ':' '\n' | grep -c .)
 common=(--variant "$variant" --out "$out" --timeout $(( trials * (ntests + 1) * (tmo + 70) + 300 )))
-wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}")
+wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" family="$family")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold" recovery="$recovery")
 host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo" mtu="$mtu" rtt_ms="$rtt"
-  fio_mib="$fiomib" fio_rand_ios="$fioios")
+  fio_mib="$fiomib" fio_rand_ios="$fioios" family="$family")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
 [ -n "$capture" ] && host_args+=(capture="$capture")
 [ -n "$forge" ] && host_args+=(forge="$forge")
@@ -110,7 +114,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 udp0=$(host_udp_drops)
-say "topology: rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
+say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \

@@ -457,6 +457,21 @@ unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr)
 	return mtu;
 }
 
+unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = { .daddr = *daddr, .flowi6_proto = IPPROTO_UDP };
+	/* Never NULL: a failed lookup is a dst with its error set. */
+	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
+	unsigned int mtu = dst->error ? 0 : dst_mtu(dst);
+
+	dst_release(dst);
+	return mtu;
+#else
+	return 0;
+#endif
+}
+
 void *crem_h_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);

@@ -24,6 +24,7 @@
 #include <linux/memcontrol.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/ip6_route.h>
 #include <net/udp_tunnel.h>
 #include <net/genetlink.h>
 #include <linux/rtnetlink.h>
@@ -176,6 +177,8 @@ struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 spo
 u8 crem_h_rt_hoplimit(struct rtable *rt);
 /* The MTU of the route to @daddr (ip_route_output_key, dst_mtu), 0 if none. */
 unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr);
+/* The MTU of the route to daddr, 0 if none (or no IPv6 in this kernel). */
+unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr);
 
 /* net_namespace.h: struct net is opaque to Rust (rust/kernel_ext/net.rs). */
 /* net_generic(): the subsystem @id's slot in @net (rust/kernel_ext/pernet.rs). */

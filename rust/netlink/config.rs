@@ -216,12 +216,22 @@ pub(crate) fn edit<'r>(
         .map_err(|r| refuse(ext, &r, locate(r.at, tb, None)))
 }
 
-/// The MTU of the route to IPv4 address `a` in `st`'s netns, if there is
-/// one.
-fn route_mtu(st: &NetState, a: [u8; 4]) -> Option<u32> {
-    // SAFETY: the netns of a state is live while the state is; a route
-    // lookup in process context; the route is put before the return.
-    let mtu = unsafe { ffi::crem_h_route_mtu4(st.net().as_ptr(), u32::from_ne_bytes(a)) };
+/// The MTU of the route to address `a` in `st`'s netns, if there is one.
+fn route_mtu(st: &NetState, a: ctl::Addr) -> Option<u32> {
+    /// `struct in6_addr`'s layout: 16 octets, 4-aligned (its u32 view).
+    #[repr(C, align(4))]
+    struct In6([u8; 16]);
+    let net = st.net().as_ptr();
+    // SAFETY (both): the netns of a state is live while the state is; a
+    // route lookup in process context; the route is put before the return;
+    // the IPv6 address (an `in6_addr` in layout) is read during the call
+    // only.
+    let mtu = match a {
+        ctl::Addr::V4(a) => unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) },
+        ctl::Addr::V6(a) => unsafe {
+            ffi::crem_h_route_mtu6(net, core::ptr::from_ref(&In6(a)).cast())
+        },
+    };
     (mtu != 0).then_some(mtu)
 }
 

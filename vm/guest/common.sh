@@ -3,9 +3,21 @@
 #   A 192.0.2.1 --- 192.0.2.2 [gwa] 198.51.100.1 ==WAN== 198.51.100.2 [gwb] 203.0.113.2 --- 203.0.113.1 B
 A_IP=192.0.2.1 GWA_LAN=192.0.2.2 GWA_WAN=198.51.100.1
 B_IP=203.0.113.1 GWB_LAN=203.0.113.2 GWB_WAN=198.51.100.2
+# family=6 (topo.sh --family 6): the same topology is dual-stack and the
+# transfers run over IPv6 (DESIGN.md: 2001:db8::/32; /64 per link).
+A_IP6=2001:db8:a::1 GWA_LAN6=2001:db8:a::2 GWA_WAN6=2001:db8:f::1
+B_IP6=2001:db8:b::1 GWB_LAN6=2001:db8:b::2 GWB_WAN6=2001:db8:f::2
 OUT=/tmp/out
 log() { echo "[$(hostname)] $*"; }
 now_ns() { date +%s%N; }
+# add6 NETNS DEV ADDR/LEN: an IPv6 address usable at once (no duplicate
+# address detection: it would hold a new address tentative for ~1 s, and
+# rxe's GID for it would carry no traffic meanwhile). NETNS "-": this one.
+add6() {
+  local n=; [ "$1" = - ] || n="-n $1"
+  # shellcheck disable=SC2086
+  ip $n -6 addr add "$3" dev "$2" nodad
+}
 # kv KEY=VALUE...: parse our comma-separated kernel-command-line arguments.
 for kv in "$@"; do case "$kv" in *=*) eval "arg_${kv%%=*}=\"\${kv#*=}\"" ;; esac; done
 # wait_file PATH SECS: wait for a flag file another VM writes into the share.
@@ -70,6 +82,19 @@ cremtrace_stop() {
   echo 0 >$TRACEFS/events/crem/enable
   grep -E ' crem_[a-z_]+:' $TRACEFS/trace >"$1"
   cat $TRACEFS/per_cpu/cpu*/stats | awk '/^overrun/ { n += $2 } END { print "overrun " n + 0 }'
+}
+# gid_index ADDR: the index of rxe0's GID for ADDR (rxe adds a RoCEv2 GID
+# per address of its netdev: an IPv4 one v4-mapped), empty if none.
+gid_index() {
+  local want f
+  want=$(python3 -c 'import ipaddress, sys
+a = ipaddress.ip_address(sys.argv[1])
+if a.version == 4: a = ipaddress.IPv6Address("::ffff:" + str(a))
+print(a.exploded)' "$1") || return 1
+  for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+    [ "$(cat "$f" 2>/dev/null)" = "$want" ] && { echo "${f##*/}"; return 0; }
+  done
+  return 1
 }
 # rxe_counters: rxe0's own counters (hw_counters: sent_pkts, rcvd_seq_err,
 # out_of_seq_request, duplicate_request, completer_retry_err, ...), a

@@ -7,6 +7,10 @@
 #   (NVMe over Fabrics: see nvme.sh; fio_mib= fio_rand_ios=)
 #   rtt_ms=N: the WAN's RTT, for the RESULT lines' window ceiling
 #   mtu=N: eth0's MTU (rxe's active RDMA MTU follows it) [1500]
+#   family=4|6: RDMA over IPv4 or IPv6 [4]. With 6 the host is dual-stack:
+#   rping and NVMe use the IPv6 addresses (RDMA CM), ib_write_bw takes
+#   rxe's GID of the IPv6 address by index (-x; perftest 4.5's -R is
+#   IPv4 only) and exchanges its QP numbers over IPv4 TCP
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
@@ -24,6 +28,14 @@ role=${arg_role:?role=a|b}
 if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
 ip link set eth0 mtu ${arg_mtu:-1500} || exit 1
 ip addr add $me/24 dev eth0 && ip link set eth0 up && ip route add default via $gw || exit 1
+# The addresses RDMA runs over (RDMA CM, NVMe-oF): rme, rpeer; adrfam for
+# nvmet.
+fam=${arg_family:-4} rme=$me rpeer=$peer adrfam=ipv4 any=0.0.0.0
+if [ "$fam" = 6 ]; then
+  if [ "$role" = a ]; then rme=$A_IP6 gw6=$GWA_LAN6 rpeer=$B_IP6; else rme=$B_IP6 gw6=$GWB_LAN6 rpeer=$A_IP6; fi
+  add6 - eth0 $rme/64 && ip -6 route add default via $gw6 || exit 1
+  adrfam=ipv6 any=::
+fi
 load_crem || exit 1
 crem=${arg_crem:-off}
 if [ "$crem" != off ]; then
@@ -42,6 +54,15 @@ stats_out() {
 }
 rdma link add rxe0 type rxe netdev eth0 || { log "rdma link add failed"; exit 1; }
 log "rxe0 on eth0 (MTU $(cat /sys/class/net/eth0/mtu)): $(ibv_devinfo -d rxe0 2>/dev/null | grep -o 'active_mtu:.*' | tr -s ' \t' ' ')"
+# ib_write_bw over IPv6: rxe's GID of our IPv6 address, by index (rxe adds
+# it when it sees the address: wait for it).
+wb_opt=-R
+if [ "$fam" = 6 ]; then
+  i=0; while ! gid=$(gid_index $rme) && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  [ -n "${gid:-}" ] || { log "no rxe0 GID for $rme"; exit 1; }
+  wb_opt="-x $gid"
+  log "IPv6: $rme, rxe0 GID index $gid"
+fi
 rdma_mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
 if [ -n "${arg_tos:-}" ]; then
   cfs=/sys/kernel/config
@@ -76,10 +97,10 @@ bulk_count=${arg_bulk_count:-40} bulk_size=${arg_bulk_size:-32768}
 # second connection was rejected) and would fail the retry too.
 server_cmd() {
   case $1 in
-    write_bw|write_bw_q*) echo "ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits $(qp_opt $1)" ;;
-    rping) echo "rping -s -a 0.0.0.0 -V -C $rping_count -S $rping_size" ;;
-    rping_bulk) echo "rping -s -a 0.0.0.0 -V -C $bulk_count -S $bulk_size" ;;
-    connect) echo "rping -s -a 0.0.0.0 -V -C 1 -S 64" ;;
+    write_bw|write_bw_q*) echo "ib_write_bw $wb_opt -d rxe0 -s $size -n $iters --report_gbits $(qp_opt $1)" ;;
+    rping) echo "rping -s -a $any -V -C $rping_count -S $rping_size" ;;
+    rping_bulk) echo "rping -s -a $any -V -C $bulk_count -S $bulk_size" ;;
+    connect) echo "rping -s -a $any -V -C 1 -S 64" ;;
     # nvmet-rdma serves these (exported at start): nothing to start.
     fio_*) echo "sleep $((tmo + 10))" ;;
   esac
@@ -262,7 +283,7 @@ for t in $(seq 1 "$trials"); do
       write_bw|write_bw_q*)
         bytes=$((size * iters * $(qps $test)))
         # shellcheck disable=SC2046
-        timeout $tmo stdbuf -oL -eL ib_write_bw -R -d rxe0 -s $size -n $iters --report_gbits \
+        timeout $tmo stdbuf -oL -eL ib_write_bw $wb_opt -d rxe0 -s $size -n $iters --report_gbits \
           $(qp_opt $test) $peer >$clog 2>&1 &
         cpid=$!; report_ns=
         # Its report row comes once every iteration has completed; what
@@ -291,17 +312,17 @@ for t in $(seq 1 "$trials"); do
           && ! grep -qi "error\|fail" $clog && rc=0 ;;
       rping)
         bytes=$((rping_count * rping_size))
-        timeout $tmo rping -c -a $peer -V -C $rping_count -S $rping_size >$clog 2>&1
+        timeout $tmo rping -c -a $rpeer -V -C $rping_count -S $rping_size >$clog 2>&1
         rc=$?; verified=1 ;;
       rping_bulk)
         bytes=$((bulk_count * bulk_size))
-        timeout $tmo rping -c -a $peer -V -C $bulk_count -S $bulk_size >$clog 2>&1
+        timeout $tmo rping -c -a $rpeer -V -C $bulk_count -S $bulk_size >$clog 2>&1
         rc=$?; verified=1 ;;
       connect)
         # One 64-octet verified exchange: a connection, nearly nothing else
         # (vm/connects.sh counts connection failures per 100).
         bytes=64
-        timeout $tmo rping -c -a $peer -V -C 1 -S 64 >$clog 2>&1
+        timeout $tmo rping -c -a $rpeer -V -C 1 -S 64 >$clog 2>&1
         rc=$?; verified=1 ;;
       fio_*)
         # The NVMe connection is made once, before the first fio test, and
@@ -344,15 +365,15 @@ for t in $(seq 1 "$trials"); do
     secs=$(awk "BEGIN{printf \"%.3f\", $ns/1e9}")
     if [ $rc = 0 ] && [ -n "$extra" ]; then
       # fio's own numbers (bytes seconds mbps verified ...), then ours.
-      result "test=$test trial=$t completed=1 $extra wall_s=$secs" \
+      result "test=$test family=$fam trial=$t completed=1 $extra wall_s=$secs" \
         "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"
     elif [ $rc = 0 ]; then
       mbps=$(awk "BEGIN{printf \"%.3f\", $bytes*8/($ns/1e3)}")
-      result "test=$test trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
+      result "test=$test family=$fam trial=$t completed=1 seconds=$secs bytes=$bytes mbps=$mbps verified=$verified" \
         "connected=1 attempts=$attempt teardown=$teardown $ceiling $rxe"
     else
       fails=$((fails + 1)); tail -3 $OUT/client.$n.log
-      result "test=$test trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
+      result "test=$test family=$fam trial=$t completed=0 seconds=- bytes=$bytes mbps=0 verified=0 rc=$rc" \
         "connected=$conn attempts=$attempt $ceiling $rxe $extra_rec"
     fi
   done

@@ -55,6 +55,9 @@ checks $CHECKS request-attrs
 ip netns add mtu
 ip -n mtu link set lo up
 ip -n mtu link add d0 type dummy && ip -n mtu link set d0 mtu 1000 up && ip -n mtu addr add 10.9.0.1/24 dev d0
+# IPv6 needs a link MTU of at least 1280: its own device.
+ip -n mtu link add d1 type dummy && ip -n mtu link set d1 mtu 1300 up \
+  && ip -n mtu -6 addr add 2001:db8:9::1/64 dev d1 nodad
 checks ip netns exec mtu $CHECKS mtu
 ip netns del mtu
 expect "k + m > 255 is refused, naming the rule" "k \+ m must not exceed 255" \

@@ -33,10 +33,10 @@ nvmet_export() {
   nv=$cfs/nvmet sub=$cfs/nvmet/subsystems/$NVME_NQN port=$cfs/nvmet/ports/1
   mkdir $sub && echo 1 >$sub/attr_allow_any_host && mkdir $sub/namespaces/1 \
     && echo /dev/ram0 >$sub/namespaces/1/device_path && echo 1 >$sub/namespaces/1/enable \
-    && mkdir $port && echo rdma >$port/addr_trtype && echo ipv4 >$port/addr_adrfam \
-    && echo "$me" >$port/addr_traddr && echo $NVME_PORT >$port/addr_trsvcid \
+    && mkdir $port && echo rdma >$port/addr_trtype && echo $adrfam >$port/addr_adrfam \
+    && echo "$rme" >$port/addr_traddr && echo $NVME_PORT >$port/addr_trsvcid \
     && ln -s $sub $port/subsystems/$NVME_NQN || { log "nvmet configfs set-up failed"; return 1; }
-  log "nvmet-rdma: $NVME_NQN on $me:$NVME_PORT, /dev/ram0 ($(($(cat /sys/block/ram0/size) / 2048)) MiB, first $fio_mib MiB filled)"
+  log "nvmet-rdma: $NVME_NQN on $rme:$NVME_PORT, /dev/ram0 ($(($(cat /sys/block/ram0/size) / 2048)) MiB, first $fio_mib MiB filled)"
 }
 
 # nvmet_unexport: host b's teardown (the port first: no new connections).
@@ -70,7 +70,7 @@ nvme_attach() {
   # Recoveries keep the kernel's 10 s reconnect delay (what an operator
   # gets), but a controller lost for longer than a transfer's timeout is
   # given up, so that no test waits on the previous one's for minutes.
-  nvme connect -t rdma -a "$peer" -s $NVME_PORT -n $NVME_NQN --ctrl-loss-tmo="$tmo" \
+  nvme connect -t rdma -a "$rpeer" -s $NVME_PORT -n $NVME_NQN --ctrl-loss-tmo="$tmo" \
     >/tmp/nvme-connect.log 2>&1 \
     || { log "nvme connect failed: $(tail -1 /tmp/nvme-connect.log)"; return 1; }
   while [ -z "$(nvme_dev)" ] || [ ! -b "$(nvme_dev)" ]; do

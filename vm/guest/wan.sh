@@ -3,6 +3,7 @@
 # eth0 (toward A) lives in netns gwa, eth1 (toward B) in netns gwb; the veth
 # pair wa/wb is the long lossy segment, with netem on both egresses.
 # Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= mtu= module= stop=FLAGFILE
+#   family=4|6: the hosts' transfers run over IPv4 or IPv6 (then dual-stack) [4]
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery=  (gateway protection)
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
@@ -22,6 +23,15 @@ ip -n gwa addr add $GWA_WAN/30 dev wa && ip -n gwa link set wa up
 ip -n gwb addr add $GWB_WAN/30 dev wb && ip -n gwb link set wb up
 ip -n gwa route add 203.0.113.0/24 via $GWB_WAN
 ip -n gwb route add 192.0.2.0/24 via $GWA_WAN
+if [ "${arg_family:-4}" = 6 ]; then
+  # Dual-stack: the transfers run over IPv6 (ib_write_bw's out-of-band
+  # exchange stays IPv4, host.sh).
+  for ns in gwa gwb; do ip netns exec $ns sysctl -q -w net.ipv6.conf.all.forwarding=1; done
+  add6 gwa eth0 $GWA_LAN6/64 && add6 gwa wa $GWA_WAN6/64 \
+    && add6 gwb eth1 $GWB_LAN6/64 && add6 gwb wb $GWB_WAN6/64 || exit 1
+  ip -n gwa -6 route add 2001:db8:b::/64 via $GWB_WAN6 \
+    && ip -n gwb -6 route add 2001:db8:a::/64 via $GWA_WAN6 || exit 1
+fi
 mtu=${arg_mtu:-1500}
 for pair in gwa:eth0 gwa:wa gwb:eth1 gwb:wb; do
   ip -n ${pair%%:*} link set dev ${pair#*:} mtu $mtu || exit 1

@@ -32,8 +32,9 @@ pub mod flow;
 
 pub use self::addr::{Addr, List, Peer};
 pub use self::config::{
-    bind_result, check_limits, check_mtu, clamp, hooks_result, Config, Edit, Given, Limits,
-    Recovery, Role, MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
+    bind_result, check_limits, check_mtu, clamp, hooks_result, repair_overhead, Config, Edit,
+    Given, Limits, Recovery, Role, MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, REPAIR_OVERHEAD_V6,
+    SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
 };
 pub use self::flow::km;
 
@@ -168,10 +169,10 @@ pub enum Why {
     Mtu {
         /// The configured symbol length.
         symbol_len: u16,
-        /// symbol-len plus [`REPAIR_OVERHEAD`].
+        /// symbol-len plus [`repair_overhead`] (by the peer's family).
         need: u32,
-        /// The peer's IPv4 address.
-        peer: [u8; 4],
+        /// The peer's address.
+        peer: Addr,
         /// The route's MTU.
         mtu: u32,
     },
@@ -308,12 +309,20 @@ impl fmt::Display for Why {
             Why::Mtu {
                 symbol_len,
                 need,
-                peer: [a, b, c, d],
+                peer: Addr::V4([a, b, c, d]),
                 mtu,
             } => write!(
                 f,
                 "symbol-len {symbol_len}: REPAIRs need MTU {need}, the route to {a}.{b}.{c}.{d} has {mtu}"
             ),
+            // Shorter: an IPv6 address's text is up to 39 octets, and the
+            // extack holds 79.
+            Why::Mtu {
+                symbol_len,
+                need,
+                peer: peer @ Addr::V6(_),
+                mtu,
+            } => write!(f, "MTU {mtu} to {peer} < {need} for symbol-len {symbol_len}"),
             Why::AboveInitFlows { max_flows, limit } => write!(
                 f,
                 "max-flows {max_flows} is above the initial netns's max-flows ({limit})"

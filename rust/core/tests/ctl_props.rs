@@ -333,7 +333,7 @@ fn mtu_is_checked_as_c_calls_it() {
     base.peers
         .push(peer([10, 8, 0, 0], 16, [10, 9, 0, 2]))
         .unwrap();
-    let small = |_: [u8; 4]| Some(1000);
+    let small = |_: Addr| Some(1000);
     // Neither symbol-len nor a peer given: not checked (nothing looked up).
     let (c, g) = edited(&base, |e| e.k(8));
     assert_eq!(check_mtu(&c, g, |_| panic!("looked up")), Ok(()));
@@ -355,7 +355,7 @@ fn mtu_is_checked_as_c_calls_it() {
     );
     let (c, g) = edited(&base, |e| e.symbol_len(0));
     assert_eq!(check_mtu(&c, g, |_| panic!("looked up")), Ok(()));
-    // Exactly fitting: fine. No route: not judged. IPv6 peers: skipped.
+    // Exactly fitting: fine. No route: not judged.
     let (c, g) = edited(&base, |e| e.symbol_len(888));
     assert_eq!(check_mtu(&c, g, small), Ok(()));
     let (c, g) = edited(&base, |e| e.symbol_len(1000));
@@ -363,11 +363,25 @@ fn mtu_is_checked_as_c_calls_it() {
     let v6 = [0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
     let mut net6 = v6;
     net6[15] = 0;
+    // An IPv6 peer: looked up by its own address, with its 40-octet
+    // header: 1104 + 132 = 1236 fits 1236, not 1235 (IPv4 needs 1216).
     let (c, g) = edited(&Config::DEFAULT, |e| {
         e.symbol_len(1104);
         e.peer(Some(&net6), Some(64), Some(&v6)).unwrap();
     });
-    assert_eq!(check_mtu(&c, g, |_| panic!("IPv6 looked up")), Ok(()));
+    let at = |mtu: u32| move |a: Addr| (a == Addr::V6(v6)).then_some(mtu);
+    assert_eq!(check_mtu(&c, g, at(1236)), Ok(()));
+    let r = check_mtu(&c, g, at(1235)).unwrap_err();
+    assert_eq!(
+        r.why,
+        Why::Mtu {
+            symbol_len: 1104,
+            need: 1236,
+            peer: Addr::V6(v6),
+            mtu: 1235
+        }
+    );
+    assert_eq!(r.errno, EMSGSIZE);
     // The first peer in list order that does not fit.
     let (c, g) = edited(&Config::DEFAULT, |e| {
         e.symbol_len(1104);
@@ -375,9 +389,9 @@ fn mtu_is_checked_as_c_calls_it() {
         e.peer(Some(&[10, 2, 0, 0]), Some(16), Some(&B)).unwrap();
         e.peer(Some(&[10, 3, 0, 0]), Some(16), Some(&C)).unwrap();
     });
-    let mtus = |d: [u8; 4]| match d {
-        A => Some(1500),
-        B => None,
+    let mtus = |d: Addr| match d {
+        Addr::V4(A) => Some(1500),
+        Addr::V4(B) => None,
         _ => Some(1200),
     };
     let r = check_mtu(&c, g, mtus).unwrap_err();
@@ -386,7 +400,7 @@ fn mtu_is_checked_as_c_calls_it() {
         Why::Mtu {
             symbol_len: 1104,
             need: 1216,
-            peer: C,
+            peer: Addr::V4(C),
             mtu: 1200
         }
     );
@@ -790,21 +804,26 @@ fn c_check_limits(c: &mut CCfg, ops: &[Op], flows: u32, mem: u64) -> Result<(), 
     Ok(())
 }
 
-/// `crem_check_mtu`, called as `crem_nl_config_set_doit` calls it.
-fn c_check_mtu(c: &CCfg, ops: &[Op], route: &dyn Fn([u8; 4]) -> Option<u32>) -> Result<(), CErr> {
+/// `crem_check_mtu`, called as `crem_nl_config_set_doit` calls it, and
+/// extended as the Rust was when IPv6 flows came (the C skipped IPv6
+/// peers): an IPv6 peer is checked with its 40-octet header.
+fn c_check_mtu(c: &CCfg, ops: &[Op], route: &dyn Fn(Addr) -> Option<u32>) -> Result<(), CErr> {
     let given = |id: u16| ops.iter().any(|o| o.id() == id);
     if !(given(nl::CONFIG_SYMBOL_LEN) || given(nl::CONFIG_PEER)) {
         return Ok(());
     }
-    let need = c.symbol_len as u32 + (20 + 2 * 4 * 255u32.div_ceil(32) + 8 + 20);
     if c.symbol_len == 0 {
         return Ok(());
     }
     for p in &c.peers[..c.n_peers as usize] {
-        if p.addr.len != 4 {
-            continue;
-        }
-        let d = [p.addr.a[0], p.addr.a[1], p.addr.a[2], p.addr.a[3]];
+        let (d, ip) = match p.addr.len {
+            4 => (
+                Addr::V4([p.addr.a[0], p.addr.a[1], p.addr.a[2], p.addr.a[3]]),
+                20,
+            ),
+            _ => (Addr::V6(p.addr.a), 40),
+        };
+        let need = c.symbol_len as u32 + (20 + 2 * 4 * 255u32.div_ceil(32) + 8 + ip);
         let Some(mtu) = route(d) else { continue };
         if need > mtu {
             let at = if given(nl::CONFIG_SYMBOL_LEN) {
@@ -1068,9 +1087,14 @@ fn limits() -> impl Strategy<Value = Limits> {
 }
 
 /// A route table: an MTU (or none) per address, from one seed.
-fn route(seed: u32) -> impl Fn([u8; 4]) -> Option<u32> {
-    move |d: [u8; 4]| {
-        let h = u32::from_be_bytes(d).wrapping_mul(0x9e37_79b9) ^ seed;
+fn route(seed: u32) -> impl Fn(Addr) -> Option<u32> {
+    move |d: Addr| {
+        let h = d
+            .octets()
+            .iter()
+            .fold(0u32, |h, &o| h.rotate_left(5) ^ u32::from(o))
+            .wrapping_mul(0x9e37_79b9)
+            ^ seed;
         match h % 4 {
             0 => None,
             1 => Some(1500),

@@ -195,7 +195,9 @@ fn rows() -> Vec<Row> {
     let g = e.finish().unwrap();
     v.push(Row {
         c_format: "symbol-len %u: REPAIRs need MTU %u, the route to %pI4 has %u",
-        got: refused(check_mtu(&c, g, |d| (d == [10, 9, 0, 2]).then_some(1000))),
+        got: refused(check_mtu(&c, g, |d| {
+            (d == Addr::V4([10, 9, 0, 2])).then_some(1000)
+        })),
         text: "symbol-len 1000: REPAIRs need MTU 1112, the route to 10.9.0.2 has 1000",
         errno: EMSGSIZE,
         at: cfg(nl::CONFIG_SYMBOL_LEN),
@@ -336,11 +338,24 @@ fn formatted_lengths() {
     let mtu = Why::Mtu {
         symbol_len: 1104,
         need: 1216,
-        peer: [255, 255, 255, 255],
+        peer: Addr::V4([255, 255, 255, 255]),
         mtu: 1215,
     }
     .to_string();
     assert_eq!(mtu.len(), 77, "{mtu}");
+    // IPv6's longest address text is 39 octets (no run of zeros to elide).
+    let mtu6 = Why::Mtu {
+        symbol_len: 1104,
+        need: 1236,
+        peer: Addr::V6([0xff; 16]),
+        mtu: 1235,
+    }
+    .to_string();
+    assert_eq!(
+        mtu6,
+        "MTU 1235 to ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff < 1236 for symbol-len 1104"
+    );
+    assert!(mtu6.len() <= 79, "{} octets: {mtu6}", mtu6.len());
     let mem = Why::AboveInitMemory {
         max_memory: 64 << 30,
         limit: (64 << 30) - 1,

@@ -231,6 +231,14 @@ def mtu():
             'symbol-len 1000: REPAIRs need MTU 1112, the route to 10.9.0.2 has 1000')
     ynl.do('config-set', {'symbol-len': 888, 'peer': peer})
     report(config()['symbol-len'] == 888, '...one that fits is taken', config())
+    # An IPv6 peer: its route's MTU (1300), with a 40-octet IP header.
+    peer6 = [{'prefix': '20010db8000900000000000000000000', 'prefix-len': 64,
+              'addr': '20010db8000900000000000000000002'}]
+    refused('an IPv6 peer: symbol-len 1169 (REPAIRs of 1301) over a route of 1300 is refused',
+            'config-set', {'symbol-len': 1169, 'peer': peer6},
+            'MTU 1300 to 2001:db8:9::2 < 1301 for symbol-len 1169')
+    ynl.do('config-set', {'symbol-len': 1168, 'peer': peer6})
+    report(config()['symbol-len'] == 1168, '...1168 (1300 with IPv6) is taken', config())
 
 
 def caps():

@@ -37,8 +37,18 @@ pub const SYMBOL_LEN_MAX: u16 = 1104;
 /// header, 20 octets plus both bitmaps of ceil(k / 32) words each at the
 /// largest k, 255; UDP; IPv4. 112.
 pub const REPAIR_OVERHEAD: u32 = 20 + 2 * 4 * 255u32.div_ceil(32) + 8 + 20;
+/// The same to an IPv6 peer: its header is 40 octets, not 20. 132.
+pub const REPAIR_OVERHEAD_V6: u32 = REPAIR_OVERHEAD - 20 + 40;
 
-const _: () = assert!(REPAIR_OVERHEAD == 112);
+const _: () = assert!(REPAIR_OVERHEAD == 112 && REPAIR_OVERHEAD_V6 == 132);
+
+/// What a REPAIR to `peer` adds to its symbol (its IP header by family).
+pub const fn repair_overhead(peer: Addr) -> u32 {
+    match peer {
+        Addr::V4(_) => REPAIR_OVERHEAD,
+        Addr::V6(_) => REPAIR_OVERHEAD_V6,
+    }
+}
 const _: () =
     assert!(super::super::engine::module_caps::CSF_ACC == MAX_M as usize * SYMBOL_LEN_MAX as usize);
 const _: () = assert!(super::super::engine::module_caps::DECODE_OUT % SYMBOL_LEN_MAX as usize == 0);
@@ -536,21 +546,21 @@ pub fn check_limits(c: &mut Config, given: Given, lim: Limits) -> Result<(), Ref
 
 /// A symbol length against the routes to the peers (`crem_check_mtu`),
 /// checked when symbol-len or a peer was given (as the C calls it) and
-/// symbol-len is not 0: for each IPv4 peer in list order whose address
+/// symbol-len is not 0: for each peer in list order whose address
 /// `route_mtu` finds a route to (`None`: no route; not judged), symbol-len
-/// plus [`REPAIR_OVERHEAD`] must fit that route's MTU. The refusal names
-/// symbol-len if given, else the request.
+/// plus [`repair_overhead`] (by the peer's family) must fit that route's
+/// MTU. The refusal names symbol-len if given, else the request.
 pub fn check_mtu(
     c: &Config,
     given: Given,
-    mut route_mtu: impl FnMut([u8; 4]) -> Option<u32>,
+    mut route_mtu: impl FnMut(Addr) -> Option<u32>,
 ) -> Result<(), Refusal> {
     if !(given.has(nl::CONFIG_SYMBOL_LEN) || given.has(nl::CONFIG_PEER)) || c.symbol_len == 0 {
         return Ok(());
     }
-    let need = u32::from(c.symbol_len) + REPAIR_OVERHEAD;
     for p in c.peers.iter() {
-        let Some(peer) = p.addr.v4() else { continue };
+        let peer = p.addr;
+        let need = u32::from(c.symbol_len) + repair_overhead(peer);
         let Some(mtu) = route_mtu(peer) else { continue };
         if need > mtu {
             return Err(Refusal::new(
