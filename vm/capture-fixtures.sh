@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 family=4
 [ "${1:-}" = --family ] && family=${2:?--family 4|6}
 out=$(mktemp -d /tmp/crem-capture.XXXXXX)
-"$here/topo.sh" --out "$out" --family "$family" --capture 600 --tests write_bw:rping --iters 4 --size 4096 >/dev/null
+"$here/topo.sh" --out "$out" --family "$family" --capture 600 --tests write_bw:rping --iters 5 --size 4096 >/dev/null
 python3 - "$out/a.pcap" "$here/../rust/core/tests/fixtures" "$family" <<'PY'
 import os, struct, sys
 pcap, dst, family = sys.argv[1], sys.argv[2], int(sys.argv[3])
