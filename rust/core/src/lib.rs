@@ -18,5 +18,6 @@ pub mod fec;
 pub mod gf;
 pub mod nl;
 pub mod psn;
+pub mod report;
 pub mod roce;
 pub mod wire;
