@@ -29,9 +29,14 @@ fuzz_target!(|data: &[u8]| {
     let _ = roce::icrc_v6(data, data);
 
     // As an IP packet.
+    let dropped = crem_core::report::parse_drop(data);
     if let Ok(ip) = roce::split_ip_udp(data) {
         let _ = roce::RocePacket::parse(ip.payload());
         let _ = ip.ecn();
+        // A reporter reads the same BTH as the full parser.
+        if let (Some(d), Ok(b)) = (dropped, roce::Bth::parse(ip.payload())) {
+            assert_eq!((d.dest_qp, d.psn, d.opcode), (b.dest_qp, b.psn, b.opcode));
+        }
     }
     let computed = roce::icrc_from_ip_packet(data);
     let verified = roce::verify_ip_packet(data);
