@@ -358,3 +358,9 @@ fn a_full_table_keeps_pending_and_limited_flows() {
     assert_eq!(a.on_drop(0, &dropped(v4(1), 1, 1), ovf), None);
     assert_eq!(a.poll(0, &mut [], |_| panic!("nothing to emit")), None);
 }
+
+#[test]
+fn a_slot_stays_small_enough_to_lend_by_the_hundred() {
+    let n = std::mem::size_of::<Slot>();
+    assert!(n <= 2048, "Slot is {n} octets");
+}

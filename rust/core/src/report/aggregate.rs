@@ -9,8 +9,7 @@
 
 use super::super::engine::Nanos;
 use super::super::psn::Psn;
-use super::super::wire::FlowAddrs;
-use super::super::wire::{LossCause, Method, PathReport, MAX_HOP_ENTRIES};
+use super::super::wire::{FlowAddrs, HopEntry, LossCause, Method, PathReport, MAX_HOP_ENTRIES};
 use super::encode;
 use super::parse::Dropped;
 
@@ -136,7 +135,8 @@ const NO_HELD: Held = Held {
     n: 0,
 };
 
-/// One flow's reporting state (about 1.7 KiB).
+/// One flow's reporting state (about 1.8 KiB, mostly the held PSNs: the
+/// kernel lends a slice of these, allocated when reporting is turned on).
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
     state: State,
@@ -240,7 +240,7 @@ impl Slot {
 
     /// Holds a downstream entry's fields and as many PSNs as fit; returns
     /// how many PSNs were left out.
-    fn hold(&mut self, e: &super::super::wire::HopEntry<'_>) -> u64 {
+    fn hold(&mut self, e: &HopEntry<'_>) -> u64 {
         let start = usize::from(self.n_held_psns);
         let room = HELD_PSNS.saturating_sub(start).min(u8::MAX as usize);
         let mut n = 0usize;

@@ -25,7 +25,8 @@ const NO_ENTRY: HopEntry<'static> = HopEntry {
 /// fit. Own entries come first (cause 0, 1, 2), then the held ones in
 /// arrival order. Over the budget, PSN lists are cut from the last entry
 /// backwards, then (for budgets below 16 bare entries) whole entries from
-/// the end. Left-out PSNs and entries are counted in `c`.
+/// the end. Left-out PSNs and entries are counted in `c`. Stack: the 16
+/// entries and their lists, about 1 KiB (the kernel's timer runs this).
 pub(super) fn report(s: &Slot, p: &Params, out: &mut [u8], c: &mut Counters) -> Option<usize> {
     let period = s.first_at.checked_div(p.interval).unwrap_or(0) as u32;
     let mut hops = [NO_ENTRY; MAX_HOP_ENTRIES];
