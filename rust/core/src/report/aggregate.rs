@@ -196,7 +196,11 @@ impl Slot {
 
     /// Own entries (causes with drops).
     pub(super) fn own_entries(&self) -> usize {
-        self.lost.iter().filter(|&&l| l > 0).count()
+        // Not `count()`, which would compile in an overflow check.
+        self.lost
+            .iter()
+            .filter(|&&l| l > 0)
+            .fold(0, |n: usize, _| n.wrapping_add(1))
     }
 
     /// Starts a report; returns its due time and whether the gap pushed it.
@@ -219,16 +223,26 @@ impl Slot {
         if let Some(l) = self.lost.get_mut(c) {
             *l = l.saturating_add(1);
         }
-        let total: usize = self.n.iter().map(|&x| usize::from(x)).sum();
+        let total = self
+            .n
+            .iter()
+            .fold(0usize, |a, &x| a.saturating_add(usize::from(x)));
         // Insert at the end of cause c's group, keeping groups in order.
-        let pos: usize = self.n.iter().take(c + 1).map(|&x| usize::from(x)).sum();
+        let pos = self
+            .n
+            .iter()
+            .take(c.saturating_add(1))
+            .fold(0usize, |a, &x| a.saturating_add(usize::from(x)));
         let listed = total < limit
             && match (self.psns.get_mut(pos..=total), self.n.get_mut(c)) {
                 (Some(run), Some(nc)) => {
-                    if let Some(last) = run.last_mut() {
-                        *last = psn;
+                    // psn in front, the rest one to the right (the last
+                    // slot, free, takes the group's last): no panic path,
+                    // unlike `rotate_right`.
+                    let mut carry = psn;
+                    for x in run.iter_mut() {
+                        core::mem::swap(x, &mut carry);
                     }
-                    run.rotate_right(1);
                     *nc = nc.saturating_add(1);
                     true
                 }
@@ -252,7 +266,7 @@ impl Slot {
             .zip(e.dropped.iter())
         {
             *dst = p;
-            n += 1;
+            n = n.saturating_add(1);
         }
         let total = e.dropped.len();
         let Some(h) = self.held.get_mut(usize::from(self.n_held)) else {
@@ -269,8 +283,8 @@ impl Slot {
             n: n as u16,
         };
         self.n_held = self.n_held.saturating_add(1);
-        self.n_held_psns = (start + n) as u16;
-        (total - n) as u64
+        self.n_held_psns = start.saturating_add(n) as u16;
+        total.saturating_sub(n) as u64
     }
 }
 
@@ -330,7 +344,7 @@ impl<'s> Aggregator<'s> {
         self.slots
             .iter()
             .filter(|s| s.state == State::Pending)
-            .count()
+            .fold(0, |n: usize, _| n.wrapping_add(1))
     }
 
     /// The earliest due time of a pending report.
@@ -374,12 +388,12 @@ impl<'s> Aggregator<'s> {
     /// a flow still within its gap).
     pub fn on_drop(&mut self, now: Nanos, d: &Dropped, cause: LossCause) -> Option<Nanos> {
         if !d.is_source {
-            self.counters.non_source += 1;
+            self.counters.non_source = self.counters.non_source.wrapping_add(1);
             return None;
         }
         let p = self.params;
         let Some(s) = self.slot_for(now, &d.addrs, d.dest_qp) else {
-            self.counters.slots_full += 1;
+            self.counters.slots_full = self.counters.slots_full.wrapping_add(1);
             return None;
         };
         let mut armed = None;
@@ -390,8 +404,11 @@ impl<'s> Aggregator<'s> {
             deferred = by_gap;
         }
         let listed = s.record(cause_index(cause), d.psn, p.psn_limit);
-        self.counters.flow_deferred += u64::from(deferred);
-        self.counters.psns_omitted += u64::from(!listed);
+        self.counters.flow_deferred = self
+            .counters
+            .flow_deferred
+            .wrapping_add(u64::from(deferred));
+        self.counters.psns_omitted = self.counters.psns_omitted.wrapping_add(u64::from(!listed));
         armed
     }
 
@@ -406,23 +423,23 @@ impl<'s> Aggregator<'s> {
             s.state == State::Pending && s.due <= horizon && s.dest_qp == qp && s.addrs == r.addrs
         });
         let Some(s) = slot.filter(|_| r.method == Method::NodeLocalDrop) else {
-            self.counters.forwarded += 1;
+            self.counters.forwarded = self.counters.forwarded.wrapping_add(1);
             return Merge::Forward;
         };
         let c = &mut self.counters;
         for e in r.hops.iter() {
-            if s.own_entries() + usize::from(s.n_held) >= MAX_HOP_ENTRIES {
-                c.entries_over += 1;
-                c.psns_omitted += e.dropped.len() as u64;
+            if s.own_entries().saturating_add(usize::from(s.n_held)) >= MAX_HOP_ENTRIES {
+                c.entries_over = c.entries_over.wrapping_add(1);
+                c.psns_omitted = c.psns_omitted.wrapping_add(e.dropped.len() as u64);
                 s.omitted |= !e.dropped.is_empty();
                 continue;
             }
             let left_out = s.hold(&e);
-            c.psns_omitted += left_out;
+            c.psns_omitted = c.psns_omitted.wrapping_add(left_out);
             s.omitted |= left_out > 0;
         }
         s.omitted |= r.truncated;
-        c.merged += 1;
+        c.merged = c.merged.wrapping_add(1);
         Merge::Held(s.due)
     }
 
@@ -432,7 +449,7 @@ impl<'s> Aggregator<'s> {
         match PathReport::decode(bytes) {
             Ok(r) => self.on_downstream(now, &r),
             Err(_) => {
-                self.counters.forwarded += 1;
+                self.counters.forwarded = self.counters.forwarded.wrapping_add(1);
                 Merge::Forward
             }
         }
@@ -465,10 +482,11 @@ impl<'s> Aggregator<'s> {
                             dest_qp: s.dest_qp,
                             bytes,
                         });
-                        self.counters.reports_emitted += 1;
+                        self.counters.reports_emitted =
+                            self.counters.reports_emitted.wrapping_add(1);
                     }
                 }
-                None => self.counters.too_small += 1,
+                None => self.counters.too_small = self.counters.too_small.wrapping_add(1),
             }
             s.state = State::Idle;
             s.last_sent = Some(now);

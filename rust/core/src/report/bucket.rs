@@ -30,7 +30,7 @@ impl TokenBucket {
         TokenBucket {
             rate_per_s,
             burst,
-            credit: burst as u64 * UNIT,
+            credit: (burst as u64).saturating_mul(UNIT),
             last: 0,
         }
     }

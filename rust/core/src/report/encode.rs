@@ -34,10 +34,15 @@ pub(super) fn report(s: &Slot, p: &Params, out: &mut [u8], c: &mut Counters) -> 
     let mut k = 0usize;
     let mut truncated = s.omitted;
     let mut off = 0usize;
-    for (ci, (&lost, &n)) in s.lost.iter().zip(s.n.iter()).enumerate() {
+    // The cause index by hand: `enumerate` would compile in an overflow
+    // check.
+    let mut ci = 0u8;
+    for (&lost, &n) in s.lost.iter().zip(s.n.iter()) {
+        let cause = LossCause::from_u8(ci);
+        ci = ci.wrapping_add(1);
         let n = usize::from(n);
-        let list = s.psns.get(off..off + n).unwrap_or(&[]);
-        off += n;
+        let list = s.psns.get(off..off.saturating_add(n)).unwrap_or(&[]);
+        off = off.saturating_add(n);
         if lost == 0 {
             continue;
         }
@@ -47,18 +52,18 @@ pub(super) fn report(s: &Slot, p: &Params, out: &mut [u8], c: &mut Counters) -> 
                 period,
                 lost_count: lost,
                 queue_delay_change_us: 0,
-                cause: LossCause::from_u8(ci as u8),
+                cause,
                 dropped: DroppedPsns::EMPTY,
             };
             *l = list;
-            k += 1;
+            k = k.saturating_add(1);
         }
     }
     for held in s.held.iter().take(usize::from(s.n_held)) {
         let start = usize::from(held.start);
         let list = s
             .held_psns
-            .get(start..start + usize::from(held.n))
+            .get(start..start.saturating_add(usize::from(held.n)))
             .unwrap_or(&[]);
         match (hops.get_mut(k), lists.get_mut(k)) {
             (Some(h), Some(l)) => {
@@ -71,12 +76,12 @@ pub(super) fn report(s: &Slot, p: &Params, out: &mut [u8], c: &mut Counters) -> 
                     dropped: DroppedPsns::EMPTY,
                 };
                 *l = list;
-                k += 1;
+                k = k.saturating_add(1);
             }
             // Own entries added after a merge filled the 16.
             _ => {
-                c.entries_over += 1;
-                c.psns_omitted += list.len() as u64;
+                c.entries_over = c.entries_over.wrapping_add(1);
+                c.psns_omitted = c.psns_omitted.wrapping_add(list.len() as u64);
                 truncated |= !list.is_empty();
             }
         }
@@ -84,26 +89,28 @@ pub(super) fn report(s: &Slot, p: &Params, out: &mut [u8], c: &mut Counters) -> 
 
     // The Length field is 16 bits, whatever the buffer.
     let budget = out.len().min(usize::from(u16::MAX));
-    let fixed = HEADER_LEN + 4 + s.addrs.wire_len() + 4;
-    let mut len = lists
-        .iter()
-        .take(k)
-        .fold(fixed, |a, l| a + HOP_FIXED + PSN_WORD * l.len());
+    // Small bounded numbers (16 entries of at most 255 PSNs), saturating
+    // only so that no overflow check is compiled in.
+    let fixed = (HEADER_LEN + 4 + 4).saturating_add(s.addrs.wire_len());
+    let mut len = lists.iter().take(k).fold(fixed, |a, l| {
+        a.saturating_add(HOP_FIXED)
+            .saturating_add(PSN_WORD.saturating_mul(l.len()))
+    });
     for l in lists.iter_mut().take(k).rev() {
         if len <= budget {
             break;
         }
-        let cut = (len - budget).div_ceil(PSN_WORD).min(l.len());
-        *l = l.get(..l.len() - cut).unwrap_or(&[]);
-        len -= PSN_WORD * cut;
-        c.psns_omitted += cut as u64;
+        let cut = len.saturating_sub(budget).div_ceil(PSN_WORD).min(l.len());
+        *l = l.get(..l.len().saturating_sub(cut)).unwrap_or(&[]);
+        len = len.saturating_sub(PSN_WORD.saturating_mul(cut));
+        c.psns_omitted = c.psns_omitted.wrapping_add(cut as u64);
         truncated |= cut > 0;
     }
     // Every list is empty by now if this runs.
     while len > budget && k > 1 {
-        k -= 1;
-        len -= HOP_FIXED;
-        c.entries_over += 1;
+        k = k.saturating_sub(1);
+        len = len.saturating_sub(HOP_FIXED);
+        c.entries_over = c.entries_over.wrapping_add(1);
     }
     if len > budget || k == 0 {
         return None;

@@ -43,11 +43,13 @@ fn ip(pkt: &[u8]) -> Option<(FlowAddrs, usize)> {
     let min_l4 = UDP_HDR_LEN + BTH_LEN;
     match pkt.first()? >> 4 {
         4 => {
-            let ihl = usize::from(pkt.first()? & 0x0f) * 4;
+            let ihl = usize::from(pkt.first()? & 0x0f) << 2;
             let total = usize::from(be16(pkt, 2)?);
             let frag_off = be16(pkt, 6)? & 0x1fff;
-            let ok =
-                ihl >= 20 && total >= ihl + min_l4 && frag_off == 0 && *pkt.get(9)? == IPPROTO_UDP;
+            let ok = ihl >= 20
+                && total >= ihl.saturating_add(min_l4)
+                && frag_off == 0
+                && *pkt.get(9)? == IPPROTO_UDP;
             ok.then_some(())?;
             let addrs = FlowAddrs::V4 {
                 src: arr(pkt, 12)?,
