@@ -798,6 +798,15 @@ impl Engine {
                 (fs::RETX_BUDGET_LIMITED, k.drops.retx_budget_limited),
                 (fs::RETX_BUDGET_SYMBOLS, k.drops.retx_budget_symbols),
                 (fs::REPAIR_RATE_LIMITED, k.drops.repair_rate_limited),
+                (fs::PATH_REPORTS, f.counters().path_reports),
+                (fs::PATH_DROPPED_PSNS, k.path_dropped_psns),
+                (fs::PATH_UNKNOWN_PSNS, k.path_unknown_psns),
+                (fs::REPAIRS_PROACTIVE, k.repairs_proactive),
+                (fs::PROACTIVE_LIMITED, k.drops.proactive_limited),
+                (
+                    fs::CONGESTION_CAPPED,
+                    f.policy_counters().congestion_capped,
+                ),
             ] {
                 c.set(i, v);
             }
@@ -840,6 +849,7 @@ impl Engine {
                 (fs::BLOCKS_INCOMPLETE, k.blocks_incomplete),
                 (fs::REPAIRS_CE, k.repairs_ce),
                 (fs::RESTORE_NO_HEADER, k.restore_no_header),
+                (fs::SOURCES_CE, k.sources_ce),
             ] {
                 c.set(i, v);
             }

@@ -46,6 +46,8 @@
 #   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
 #                      dual-stack, ib_write_bw by GID index without RDMA CM,
 #                      its out-of-band exchange over IPv4) [4]
+#   --wb-gid           ib_write_bw by GID index without RDMA CM over IPv4 too
+#                      (an IPv6 run's like-for-like IPv4 reference)
 #   --mtu N            MTU of every link (hosts and gateways; rxe's active
 #                      RDMA MTU follows the host's: 4096 from 4192 on) [1500]
 #   --gw-mtu N         MTU of the gateways' links only (hosts keep --mtu):
@@ -65,7 +67,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 recovery=coded fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 recovery=coded fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -75,6 +77,7 @@ while [ $# -gt 0 ]; do
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
+    --wb-gid) wbgid=1; shift; continue ;;
     --tos) tos=$2 ;; --family) family=$2 ;;
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
@@ -111,6 +114,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ -n "$forge" ] && host_args+=(forge="$forge")
 [ "$unload" = 1 ] && host_args+=(unload=1)
 [ -n "$tos" ] && host_args+=(tos="$tos")
+[ "$wbgid" = 1 ] && host_args+=(wb_gid=1)
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 udp0=$(host_udp_drops)

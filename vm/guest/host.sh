@@ -11,6 +11,8 @@
 #   rping and NVMe use the IPv6 addresses (RDMA CM), ib_write_bw takes
 #   rxe's GID of the IPv6 address by index (-x; perftest 4.5's -R is
 #   IPv4 only) and exchanges its QP numbers over IPv4 TCP
+#   wb_gid=1: ib_write_bw that way over IPv4 too (the like-for-like IPv4
+#   reference of an IPv6 run)
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us=  (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
@@ -57,11 +59,11 @@ log "rxe0 on eth0 (MTU $(cat /sys/class/net/eth0/mtu)): $(ibv_devinfo -d rxe0 2>
 # ib_write_bw over IPv6: rxe's GID of our IPv6 address, by index (rxe adds
 # it when it sees the address: wait for it).
 wb_opt=-R
-if [ "$fam" = 6 ]; then
+if [ "$fam" = 6 ] || [ "${arg_wb_gid:-0}" = 1 ]; then
   i=0; while ! gid=$(gid_index $rme) && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
   [ -n "${gid:-}" ] || { log "no rxe0 GID for $rme"; exit 1; }
   wb_opt="-x $gid"
-  log "IPv6: $rme, rxe0 GID index $gid"
+  log "ib_write_bw over $rme: rxe0 GID index $gid, no RDMA CM"
 fi
 rdma_mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p')
 if [ -n "${arg_tos:-}" ]; then

@@ -57,8 +57,17 @@ if [ "$crem" != off ]; then
     recovery ${arg_recovery:-coded}
   # gwa's own LAN address stands for an on-path Path Reporter (see the
   # PATH_REPORTs at the end).
-  ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $GWA_LAN || exit 1
-  ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
+  # IPv6: peers and reporter by IPv6 address (CREM's messages go over
+  # IPv6 too).
+  if [ "${arg_family:-4}" = 6 ]; then
+    rep=$GWA_LAN6 other=$GWA_WAN6
+    ip netns exec gwa "$arg_ctl" set "$@" peer 2001:db8:b::/64=$GWB_WAN6 reporter $rep || exit 1
+    ip netns exec gwb "$arg_ctl" set "$@" peer 2001:db8:a::/64=$GWA_WAN6 || exit 1
+  else
+    rep=$GWA_LAN other=$GWA_WAN
+    ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $rep || exit 1
+    ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
+  fi
   log "CREM gateways: $crem $*"
   # Flow events with their arrival time, for diagnosis (events.NS.log).
   for ns in gwa gwb; do
@@ -110,22 +119,25 @@ if [ "$crem" != off ]; then
     } >$OUT/flowset.log 2>&1
   fi
   # PATH_REPORTs to gwa about that flow: one from the allow-listed reporter
-  # ($GWA_LAN), one from an address that is neither peer nor reporter
-  # ($GWA_WAN); stats.after.gwa.json shows path-reports and drop-msg-peer.
+  # ($rep), one from an address that is neither peer nor reporter
+  # ($other); stats.after.gwa.json shows path-reports and drop-msg-peer.
+  # The report's AF and the datagrams' family are the flow's.
   if [ -n "$id" ]; then
     f=$(jq -r "[.flow[] | select(.id == $id and .side == \"csf\")][0] | \"\(.src) \(.dst) \(.\"dest-qp\")\"" $OUT/flows.gwa.json)
     # shellcheck disable=SC2086
-    ip netns exec gwa python3 - $f $GWA_LAN $GWA_WAN <<'PY' >>$OUT/flowset.log 2>&1
-import socket, struct, sys
+    ip netns exec gwa python3 - $f $rep $other <<'PY' >>$OUT/flowset.log 2>&1
+import ipaddress, socket, struct, sys
 src, dst, qp, reporter, other = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+src, dst = ipaddress.ip_address(src), ipaddress.ip_address(dst)
 psns = [1, 2]  # PSNs the flow may never have used: counted unknown, harmless
 hop = struct.pack(">IIIiBBH", 7, 1, len(psns), 0, 2, len(psns), 0)
 hop += b"".join(struct.pack(">I", p) for p in psns)
-body = struct.pack(">BBBB", 3, 1, 4, 0) + socket.inet_aton(src) + socket.inet_aton(dst)
+body = struct.pack(">BBBB", 3, 1, src.version, 0) + src.packed + dst.packed
 body += struct.pack(">I", qp) + hop
 msg = struct.pack(">BBHI", 0x18, 0, 8 + len(body), 0) + body
+fam = socket.AF_INET6 if ipaddress.ip_address(reporter).version == 6 else socket.AF_INET
 for frm in (reporter, other):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(fam, socket.SOCK_DGRAM)
     s.bind((frm, 0))
     s.sendto(msg, (other, 7470))
     s.close()
@@ -133,6 +145,8 @@ print(f"path reports sent from {reporter} and {other} about {src} -> {dst} qp {q
 PY
     sleep 0.5
     ip netns exec gwa "$arg_ctl" -j stats >$OUT/stats.after.gwa.json
+    # The flow's own count of them and of the PSNs they named.
+    ip netns exec gwa "$arg_ctl" -j flow show "$id" side csf >$OUT/flow.reported.gwa.json
   fi
   # Close gwa's sender flows: gwb's receivers get CLOSE, a flow-change
   # (close-received) each in events.gwb.log.

@@ -459,6 +459,20 @@ pub const FLOW_STATS_HELD_OVERWRITTEN: u16 = 37;
 pub const FLOW_STATS_BLOCKS_RELEASED_QUIET: u16 = 38;
 /// `flow-stats.requests-released` (`CREM_A_FLOW_STATS_REQUESTS_RELEASED`).
 pub const FLOW_STATS_REQUESTS_RELEASED: u16 = 39;
+/// `flow-stats.path-reports` (`CREM_A_FLOW_STATS_PATH_REPORTS`).
+pub const FLOW_STATS_PATH_REPORTS: u16 = 40;
+/// `flow-stats.path-dropped-psns` (`CREM_A_FLOW_STATS_PATH_DROPPED_PSNS`).
+pub const FLOW_STATS_PATH_DROPPED_PSNS: u16 = 41;
+/// `flow-stats.path-unknown-psns` (`CREM_A_FLOW_STATS_PATH_UNKNOWN_PSNS`).
+pub const FLOW_STATS_PATH_UNKNOWN_PSNS: u16 = 42;
+/// `flow-stats.repairs-proactive` (`CREM_A_FLOW_STATS_REPAIRS_PROACTIVE`).
+pub const FLOW_STATS_REPAIRS_PROACTIVE: u16 = 43;
+/// `flow-stats.proactive-limited` (`CREM_A_FLOW_STATS_PROACTIVE_LIMITED`).
+pub const FLOW_STATS_PROACTIVE_LIMITED: u16 = 44;
+/// `flow-stats.congestion-capped` (`CREM_A_FLOW_STATS_CONGESTION_CAPPED`).
+pub const FLOW_STATS_CONGESTION_CAPPED: u16 = 45;
+/// `flow-stats.sources-ce` (`CREM_A_FLOW_STATS_SOURCES_CE`).
+pub const FLOW_STATS_SOURCES_CE: u16 = 46;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -1551,6 +1565,76 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CSF: requests, T/C AETH reports and path reports naming a block so released (not answered: RDMA recovers). Above 0, the retention budget (max-memory) is below what the flow's recoveries need.",
         },
+        AttrSpec {
+            id: FLOW_STATS_PATH_REPORTS,
+            name: "path-reports",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: PATH_REPORTs taken for this flow (from a configured reporter, or fed by this node's own reporter).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_PATH_DROPPED_PSNS,
+            name: "path-dropped-psns",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: PSNs those reports listed that the flow still retained (each may be repaired proactively).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_PATH_UNKNOWN_PSNS,
+            name: "path-unknown-psns",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: PSNs those reports listed that the flow did not know or no longer retained (nothing to repair).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_REPAIRS_PROACTIVE,
+            name: "repairs-proactive",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: repair symbols sent for blocks a PATH_REPORT named, before the CRF asked (also in repairs-sent).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_PROACTIVE_LIMITED,
+            name: "proactive-limited",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: proactive repair symbols not sent: the per-block cap or the m/k repair rate.",
+        },
+        AttrSpec {
+            id: FLOW_STATS_CONGESTION_CAPPED,
+            name: "congestion-capped",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: adaptive decisions in which m was capped at m-cong because the losses were classified as congestion.",
+        },
+        AttrSpec {
+            id: FLOW_STATS_SOURCES_CE,
+            name: "sources-ce",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: source packets that arrived CE-marked (ECN congestion experienced), the evidence of congestion without a reporter.",
+        },
     ],
 };
 
@@ -2213,8 +2297,22 @@ pub mod flow_stat {
     pub const BLOCKS_RELEASED_QUIET: usize = 35;
     /// `flow-stats.requests-released`.
     pub const REQUESTS_RELEASED: usize = 36;
+    /// `flow-stats.path-reports`.
+    pub const PATH_REPORTS: usize = 37;
+    /// `flow-stats.path-dropped-psns`.
+    pub const PATH_DROPPED_PSNS: usize = 38;
+    /// `flow-stats.path-unknown-psns`.
+    pub const PATH_UNKNOWN_PSNS: usize = 39;
+    /// `flow-stats.repairs-proactive`.
+    pub const REPAIRS_PROACTIVE: usize = 40;
+    /// `flow-stats.proactive-limited`.
+    pub const PROACTIVE_LIMITED: usize = 41;
+    /// `flow-stats.congestion-capped`.
+    pub const CONGESTION_CAPPED: usize = 42;
+    /// `flow-stats.sources-ce`.
+    pub const SOURCES_CE: usize = 43;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 37;
+    pub const N: usize = 44;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2411,6 +2509,41 @@ pub mod flow_stat {
             id: super::FLOW_STATS_REQUESTS_RELEASED,
             name: "requests-released",
             kind: CounterKind::Value(REQUESTS_RELEASED),
+        },
+        Counter {
+            id: super::FLOW_STATS_PATH_REPORTS,
+            name: "path-reports",
+            kind: CounterKind::Value(PATH_REPORTS),
+        },
+        Counter {
+            id: super::FLOW_STATS_PATH_DROPPED_PSNS,
+            name: "path-dropped-psns",
+            kind: CounterKind::Value(PATH_DROPPED_PSNS),
+        },
+        Counter {
+            id: super::FLOW_STATS_PATH_UNKNOWN_PSNS,
+            name: "path-unknown-psns",
+            kind: CounterKind::Value(PATH_UNKNOWN_PSNS),
+        },
+        Counter {
+            id: super::FLOW_STATS_REPAIRS_PROACTIVE,
+            name: "repairs-proactive",
+            kind: CounterKind::Value(REPAIRS_PROACTIVE),
+        },
+        Counter {
+            id: super::FLOW_STATS_PROACTIVE_LIMITED,
+            name: "proactive-limited",
+            kind: CounterKind::Value(PROACTIVE_LIMITED),
+        },
+        Counter {
+            id: super::FLOW_STATS_CONGESTION_CAPPED,
+            name: "congestion-capped",
+            kind: CounterKind::Value(CONGESTION_CAPPED),
+        },
+        Counter {
+            id: super::FLOW_STATS_SOURCES_CE,
+            name: "sources-ce",
+            kind: CounterKind::Value(SOURCES_CE),
         },
     ];
 }
