@@ -398,6 +398,46 @@ int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp)
 	return udp_sock_create(net, &cfg, sockp);
 }
 
+int crem_h_udp_sock_create6(struct net *net, __be16 port, struct socket **sockp)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	/* IPv6 only: IPv4 has a socket of its own. Checksums both ways, as
+	 * RFC 8200 asks of UDP over IPv6 (peers always send them). */
+	struct udp_port_cfg cfg = { .family = AF_INET6, .local_udp_port = port,
+				    .ipv6_v6only = 1, .use_udp6_tx_checksums = 1,
+				    .use_udp6_rx_checksums = 1 };
+
+	return udp_sock_create6(net, &cfg, sockp);
+#else
+	return -EAFNOSUPPORT;
+#endif
+}
+
+int crem_h_udp6_xmit(struct net *net, struct sock *sk, struct sk_buff *skb,
+		     const struct in6_addr *daddr, __be16 sport, __be16 dport, u8 tclass)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = { .daddr = *daddr, .flowi6_proto = IPPROTO_UDP,
+			      .fl6_sport = sport, .fl6_dport = dport };
+	/* Routes and picks the source address (fl6.saddr). */
+	struct dst_entry *dst = ip6_dst_lookup_flow(net, sk, &fl6, NULL);
+
+	if (IS_ERR(dst)) {
+		kfree_skb_reason(skb, SKB_DROP_REASON_IP_OUTNOROUTES);
+		return PTR_ERR(dst);
+	}
+	/* As IPv4's df=0: a message above the path MTU is fragmented here,
+	 * not refused (udp_tunnel6_xmit_skb leaves ignore_df as it is). */
+	skb->ignore_df = 1;
+	udp_tunnel6_xmit_skb(dst, sk, skb, NULL, &fl6.saddr, daddr, tclass,
+			     ip6_dst_hoplimit(dst), 0, sport, dport, false);
+	return 0;
+#else
+	kfree_skb_reason(skb, SKB_DROP_REASON_IP_OUTNOROUTES);
+	return -EAFNOSUPPORT;
+#endif
+}
+
 void crem_h_setup_udp_tunnel_sock(struct net *net, struct socket *sock, void *user_data,
 				  crem_h_encap_rcv rcv)
 {

@@ -25,6 +25,7 @@
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/ip6_route.h>
+#include <net/ip6_tunnel.h>
 #include <net/udp_tunnel.h>
 #include <net/genetlink.h>
 #include <linux/rtnetlink.h>
@@ -160,6 +161,13 @@ int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct 
 typedef int (*crem_h_encap_rcv)(struct sock *sk, struct sk_buff *skb);
 /* udp_sock_create() of an IPv4 socket bound to INADDR_ANY:@port. */
 int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp);
+/* An IPv6-only UDP socket of net bound to port; -EAFNOSUPPORT without IPv6. */
+int crem_h_udp_sock_create6(struct net *net, __be16 port, struct socket **sockp);
+/* Sends skb (data: the UDP payload) from sk's port sport to daddr:dport
+ * with traffic class tclass, routed in net; consumed either way. 0, or the
+ * errno of a failed route lookup. */
+int crem_h_udp6_xmit(struct net *net, struct sock *sk, struct sk_buff *skb,
+		     const struct in6_addr *daddr, __be16 sport, __be16 dport, u8 tclass);
 /* setup_udp_tunnel_sock() with @user_data and @rcv (encap type 1), nothing else. */
 void crem_h_setup_udp_tunnel_sock(struct net *net, struct socket *sock, void *user_data,
 				  crem_h_encap_rcv rcv);

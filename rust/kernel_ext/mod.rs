@@ -11,6 +11,7 @@ pub(crate) mod fpu;
 pub(crate) mod genl;
 pub(crate) mod global;
 pub(crate) mod hrtimer;
+pub(crate) mod in6;
 pub(crate) mod mem;
 pub(crate) mod memcg;
 pub(crate) mod net;

@@ -16,6 +16,7 @@
 
 use super::{refuse, state};
 use crate::crem_core::ctl::{self, Config, Field, Limits, Recovery, Role};
+use crate::kernel_ext::in6::In6Addr;
 use crate::crem_core::nl::stat;
 use crate::ffi::{self, *};
 use crate::kernel_ext::genl::{self, Attr, Attrs, ExtAck, Group, Info, Msg, Writer};
@@ -218,9 +219,6 @@ pub(crate) fn edit<'r>(
 
 /// The MTU of the route to address `a` in `st`'s netns, if there is one.
 fn route_mtu(st: &NetState, a: ctl::Addr) -> Option<u32> {
-    /// `struct in6_addr`'s layout: 16 octets, 4-aligned (its u32 view).
-    #[repr(C, align(4))]
-    struct In6([u8; 16]);
     let net = st.net().as_ptr();
     // SAFETY (both): the netns of a state is live while the state is; a
     // route lookup in process context; the route is put before the return;
@@ -229,7 +227,7 @@ fn route_mtu(st: &NetState, a: ctl::Addr) -> Option<u32> {
     let mtu = match a {
         ctl::Addr::V4(a) => unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) },
         ctl::Addr::V6(a) => unsafe {
-            ffi::crem_h_route_mtu6(net, core::ptr::from_ref(&In6(a)).cast())
+            ffi::crem_h_route_mtu6(net, In6Addr(a).as_ptr())
         },
     };
     (mtu != 0).then_some(mtu)
