@@ -270,8 +270,14 @@ extern "C" fn crem_kunit_config_v6_peers(msg: *mut c_char, len: usize) -> c_int 
             p4.peer_for(&ip([10, 1, 2, 3])).is_none() && p4.peer_for(&ip([0; 4])).is_none(),
             "::/0 never matches an IPv4 (mapped) key",
         );
-        // Only the IPv4 default route: nothing takes IPv6.
-        let only4 = cfg(&[([0; 4], 0, [192, 0, 2, 1])], &[]);
+        // Only the IPv4 default route: nothing takes IPv6. (Not `cfg`,
+        // which adds an IPv6 ::/0.)
+        let mut only4 = Config::DEFAULT;
+        let _ = only4.peers.push(Peer {
+            prefix: Addr::V4([0; 4]),
+            len: 0,
+            addr: Addr::V4([192, 0, 2, 1]),
+        });
         let p0 = Peers::of(&only4);
         c.check(
             n6(v6(&[0, 0xb])).and_then(|a| p0.peer_for(&a)).is_none(),
