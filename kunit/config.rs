@@ -11,6 +11,7 @@ use crate::config::{self, Peers};
 use crate::crem_core::ctl::{Addr, Config, Peer, Recovery, Role};
 use crate::kernel_ext::rcu;
 use core::ffi::{c_char, c_int};
+use kernel::prelude::*;
 
 fn ip(a: [u8; 4]) -> NetAddr {
     NetAddr::from_v4(a)
@@ -136,7 +137,10 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
             let _ = write!(w, "a gateway's defaults say host");
             return false;
         }
-        let cur = config::current(&cfg(&[], &[]));
+        let Ok(cur) = KBox::init(config::current(&cfg(&[], &[])), GFP_KERNEL) else {
+            let _ = write!(w, "allocation failed");
+            return false;
+        };
         let q = ip([10, 1, 2, 3]);
         let seen = |cur: &config::Current| cur.get(&rcu::read_lock()).peer_for(&q);
         let mut got = [seen(&cur), None, None, None];

@@ -307,7 +307,9 @@ impl Peers {
     };
 
     /// The peers and reporters of configuration `c`, and its flows'
-    /// defaults.
+    /// defaults, as a value (KUnit's: the netns's are made and set in
+    /// place, [`current`] and [`Self::set`]).
+    #[cfg(crem_kunit)]
     pub(crate) fn of(c: &Config) -> Self {
         let mut p = Peers::NONE;
         p.set(c);
@@ -375,7 +377,15 @@ impl Peers {
 /// The netns's peers and reporters, as the datapath reads them.
 pub(crate) type Current = RcuDouble<Peers>;
 
-/// A new netns's, of its initial configuration `c`.
-pub(crate) fn current(c: &Config) -> Current {
-    RcuDouble::new(Peers::of(c), Peers::of(c))
+/// A new netns's, of its initial configuration `c`, made in place (two
+/// `Peers` of ~1.4 KiB: not on the stack of the netns's init).
+pub(crate) fn current(c: &Config) -> impl kernel::init::Init<Current> + '_ {
+    // SAFETY: the closure leaves a whole `Peers` at `p` (all of it written
+    // by the constant, then set in place).
+    unsafe {
+        RcuDouble::init_each(move |p: *mut Peers| {
+            p.write(Peers::NONE);
+            (*p).set(c);
+        })
+    }
 }
