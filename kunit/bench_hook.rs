@@ -187,8 +187,8 @@ fn dp(i: usize) -> u64 {
 /// 30 s).
 fn flow_find(saddr: u32, daddr: u32, dqp: u32, side: u8) -> *mut Flow {
     let key = FlowKey {
-        saddr,
-        daddr,
+        saddr: crate::addr::NetAddr::from_be32(saddr),
+        daddr: crate::addr::NetAddr::from_be32(daddr),
         dqp,
         side,
         kind: crate::table::KIND_REQUESTS,
@@ -204,8 +204,8 @@ fn flow_find(saddr: u32, daddr: u32, dqp: u32, side: u8) -> *mut Flow {
 /// `dqp`, or null.
 fn flow_add(dqp: u32, k: u8, m: u8) -> *mut Flow {
     let key = FlowKey {
-        saddr: SADDR,
-        daddr: DADDR,
+        saddr: crate::addr::NetAddr::from_be32(SADDR),
+        daddr: crate::addr::NetAddr::from_be32(DADDR),
         dqp,
         side: crate::table::SIDE_CSF,
         kind: crate::table::KIND_REQUESTS,
@@ -222,7 +222,7 @@ fn peer_msg(buf: &[u8], n: u32) {
     let st = fixture();
     if let Some(m) = buf.get(..n as usize) {
         let src = crate::socket::Dest {
-            addr: PEER,
+            addr: crate::addr::NetAddr::from_be32(PEER),
             port: PORT.to_be(),
             tos: 0,
         };

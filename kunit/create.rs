@@ -7,6 +7,7 @@
 
 use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
+use crate::addr::NetAddr;
 use crate::create::{self, Creation};
 use crate::crem_core::nl::stat;
 use crate::kernel_ext::bh;
@@ -23,8 +24,8 @@ const MAX_FLOWS: u32 = 3;
 /// The receiver flow's key for QP `qp`.
 pub(super) fn key(qp: u32) -> FlowKey {
     FlowKey {
-        saddr: u32::from_ne_bytes([10, 0, 0, 1]),
-        daddr: u32::from_ne_bytes([10, 0, 1, 1]),
+        saddr: NetAddr::from_v4([10, 0, 0, 1]),
+        daddr: NetAddr::from_v4([10, 0, 1, 1]),
         dqp: qp,
         side: SIDE_CRF,
         kind: 0,
@@ -33,7 +34,7 @@ pub(super) fn key(qp: u32) -> FlowKey {
 
 /// Its request from the HELLO of peer 192.0.2.7.
 fn request(qp: u32) -> create::FlowRequest {
-    create::request_for(key(qp), u32::from_ne_bytes([192, 0, 2, 7]), 0x88, 64)
+    create::request_for(key(qp), NetAddr::from_v4([192, 0, 2, 7]), 0x88, 64)
 }
 
 /// `request` from the datapath: whether a flow came back at once, and of

@@ -164,6 +164,7 @@ CREM_RS_TEST(flow_kill_stops_timer)
 CREM_RS_TEST(flow_reset_counters)
 CREM_RS_TEST(config_peer_for)
 CREM_RS_TEST(config_who)
+CREM_RS_TEST(config_v6_peers)
 CREM_RS_TEST(config_commits)
 CREM_RS_TEST(config_hooks_per_role)
 CREM_RS_TEST(pool_fills_and_closes)
@@ -193,6 +194,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(flow_reset_counters),
 	KUNIT_CASE(config_peer_for),
 	KUNIT_CASE(config_who),
+	KUNIT_CASE(config_v6_peers),
 	KUNIT_CASE(config_commits),
 	KUNIT_CASE(config_hooks_per_role),
 	KUNIT_CASE(pool_fills_and_closes),
@@ -219,14 +221,21 @@ CREM_RS_TEST(hlist_moved_entry)
 CREM_RS_TEST(hlist_readers_race)
 CREM_RS_TEST(table_indexes)
 CREM_RS_TEST(table_walk)
+CREM_RS_TEST(table_jhash2)
+CREM_RS_TEST(table_v6)
+CREM_RS_TEST(addr_round_trip)
 
-/* The flow table (rust/table.rs) and its RCU hash chains (kernel_ext/rcu_hlist.rs). */
+/* The flow table (rust/table.rs), its RCU hash chains (kernel_ext/rcu_hlist.rs)
+ * and the addresses of its keys (rust/addr.rs). */
 static struct kunit_case crem_table_cases[] = {
 	KUNIT_CASE(hlist_add_remove),
 	KUNIT_CASE(hlist_moved_entry),
 	KUNIT_CASE(hlist_readers_race),
 	KUNIT_CASE(table_indexes),
 	KUNIT_CASE(table_walk),
+	KUNIT_CASE(table_jhash2),
+	KUNIT_CASE(table_v6),
+	KUNIT_CASE(addr_round_trip),
 	{}
 };
 
@@ -236,6 +245,7 @@ static struct kunit_suite crem_table_suite = {
 };
 
 CREM_RS_TEST(genl_flow_reply)
+CREM_RS_TEST(genl_flow_reply_v6)
 CREM_RS_TEST(genl_extack)
 CREM_RS_TEST(genl_config_roundtrip)
 CREM_RS_TEST(genl_config_refusals)
@@ -243,6 +253,7 @@ CREM_RS_TEST(genl_config_refusals)
 /* The genetlink abstraction and the flow's attributes (rust/kernel_ext/genl.rs, rust/netlink/). */
 static struct kunit_case crem_genl_cases[] = {
 	KUNIT_CASE(genl_flow_reply),
+	KUNIT_CASE(genl_flow_reply_v6),
 	KUNIT_CASE(genl_extack),
 	KUNIT_CASE(genl_config_roundtrip),
 	KUNIT_CASE(genl_config_refusals),

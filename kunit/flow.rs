@@ -121,8 +121,8 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     p.k = k;
     p.m = m;
     p.dqp = 0x11;
-    p.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
-    p.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
+    p.saddr = crate::addr::NetAddr::from_v4([10, 0, 0, 1]);
+    p.daddr = crate::addr::NetAddr::from_v4([10, 0, 1, 1]);
     // Nothing releases what the benchmark's flow retains (no ACKs): the
     // ring's overwrites bound it, not this.
     p.retention_budget = 1 << 30;
@@ -133,7 +133,7 @@ fn make_km(h: &TestHost, k: u8, m: u8) -> Option<*mut Flow> {
     let tpl = Template::default();
     // In no netns's table (null): its Flow ID is nobody's business.
     // SAFETY: made above, not inserted, ours alone.
-    if unsafe { flow::setup(f, &p, 0, &tpl) } != 0 {
+    if unsafe { flow::setup(f, &p, crate::addr::NetAddr::NONE, &tpl) } != 0 {
         free(f);
         return None;
     }

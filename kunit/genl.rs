@@ -8,6 +8,7 @@
 //! at 79 octets as `NL_SET_ERR_MSG_FMT` truncates.
 
 use super::{run, Checks};
+use crate::addr::NetAddr;
 use crate::crem_core::engine::Limits;
 use crate::crem_core::nl::{
     flow_stat, msg_type, side, CounterKind, FLOW_STATS_MSGS_IN_BY_TYPE, FLOW_STATS_MSGS_OUT_BY_TYPE,
@@ -26,11 +27,11 @@ const ATTRS_AT: usize = 16 + 4;
 /// distinct (the counters too: half past u32, half small).
 fn full_info() -> FlowInfo {
     let mut fi = FlowInfo::default();
-    fi.key.saddr = u32::from_ne_bytes([10, 0, 0, 1]);
-    fi.key.daddr = u32::from_ne_bytes([10, 0, 1, 1]);
+    fi.key.saddr = NetAddr::from_v4([10, 0, 0, 1]);
+    fi.key.daddr = NetAddr::from_v4([10, 0, 1, 1]);
     fi.key.dqp = 0xab_cdef;
     fi.key.side = side::CSF;
-    fi.peer = u32::from_ne_bytes([192, 0, 2, 1]);
+    fi.peer = NetAddr::from_v4([192, 0, 2, 1]);
     fi.flow_id = 0xdead_beef;
     fi.state = 1;
     fi.k = 32;
@@ -103,11 +104,11 @@ fn flow_reply_fits_and_reads_back(c: &mut Checks<'_>) {
     let u8_of = |t| tb.get(t).and_then(Attr::u8);
     c.check(u32_of(CREM_A_FLOW_ID) == Some(fi.flow_id), "id");
     c.check(
-        tb.get(CREM_A_FLOW_SRC).and_then(Attr::in_addr) == Some(fi.key.saddr),
+        tb.get(CREM_A_FLOW_SRC).and_then(Attr::in_addr) == fi.key.saddr.be32(),
         "src",
     );
     c.check(
-        tb.get(CREM_A_FLOW_PEER).and_then(Attr::in_addr) == Some(fi.peer),
+        tb.get(CREM_A_FLOW_PEER).and_then(Attr::in_addr) == fi.peer.be32(),
         "peer",
     );
     c.check(u32_of(CREM_A_FLOW_DEST_QP) == Some(fi.key.dqp), "dest-qp");
@@ -161,6 +162,55 @@ fn flow_reply_fits_and_reads_back(c: &mut Checks<'_>) {
 }
 
 /// Whether msg-types nest `nest` holds `want`, slot by slot.
+/// An IPv6 flow's reply: its addresses as 16 octets (IPv4's stay 4: the
+/// case above), within FLOW_MSG_SIZE.
+fn flow_reply_v6(c: &mut Checks<'_>) {
+    let mut fi = full_info();
+    let v6 = |last: u8| {
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        a[15] = last;
+        a
+    };
+    let n6 = |last: u8| NetAddr::from_v6(v6(last)).unwrap_or(NetAddr::NONE);
+    (fi.key.saddr, fi.key.daddr, fi.peer) = (n6(1), n6(2), n6(3));
+    let Some(mut msg) = Msg::new(FLOW_MSG_SIZE, bindings::GFP_KERNEL) else {
+        c.check(false, "a message (out of memory)");
+        return;
+    };
+    let built = msg
+        .notification(CREM_CMD_FLOW_CHANGE_NTF as u8)
+        .and_then(|mut w| {
+            put_info(&mut w, &fi, Some((0, 4)), true)?;
+            w.end();
+            Ok(())
+        });
+    c.check(built.is_ok(), "an IPv6 flow's attributes fit FLOW_MSG_SIZE");
+    let data = msg.data();
+    let Some(tb) = data.get(ATTRS_AT..).and_then(|a| {
+        Attrs::<{ CREM_A_FLOW_MAX as usize + 1 }>::of_list(
+            Nested::of_bytes(a),
+            Some(CREM_A_FLOW_PAD),
+        )
+    }) else {
+        c.check(false, "IPv6 flow attributes, each once");
+        return;
+    };
+    let octets = |t| tb.get(t).map(Attr::payload);
+    c.check(
+        octets(CREM_A_FLOW_SRC) == Some(&v6(1)[..]),
+        "v6 src: 16 octets",
+    );
+    c.check(
+        octets(CREM_A_FLOW_DST) == Some(&v6(2)[..]),
+        "v6 dst: 16 octets",
+    );
+    c.check(
+        octets(CREM_A_FLOW_PEER) == Some(&v6(3)[..]),
+        "v6 peer: 16 octets",
+    );
+}
+
 fn msg_types_read_back(nest: Option<Attr<'_>>, want: &[u64; msg_type::N]) -> bool {
     let Some(tb) = nest
         .and_then(|n| Attrs::<{ CREM_A_MSG_TYPES_MAX as usize + 1 }>::of_list(n.nested(), None))
@@ -243,6 +293,15 @@ extern "C" fn crem_kunit_genl_flow_reply(msg: *mut c_char, len: usize) -> c_int 
     run(msg, len, |w| {
         let mut c = Checks::new(w);
         flow_reply_fits_and_reads_back(&mut c);
+        c.ok
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_genl_flow_reply_v6(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let mut c = Checks::new(w);
+        flow_reply_v6(&mut c);
         c.ok
     })
 }

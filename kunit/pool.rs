@@ -9,6 +9,7 @@
 //! request and the netns's configuration.
 
 use super::{run, Checks};
+use crate::addr::NetAddr;
 use crate::crem_core::ctl::{Config, Recovery, Role};
 use crate::crem_core::engine::module_caps::MAX_BDP_DEFAULT;
 use crate::crem_core::nl::stat;
@@ -144,9 +145,14 @@ pub(super) fn host_cfg() -> Config {
 }
 
 fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
-    let a = u32::from_ne_bytes([10, 0, 0, 1]);
-    let b = u32::from_ne_bytes([10, 0, 1, 1]);
-    let peer = u32::from_ne_bytes([192, 0, 2, 7]);
+    let a = NetAddr::from_v4([10, 0, 0, 1]);
+    let b = NetAddr::from_v4([10, 0, 1, 1]);
+    let peer = NetAddr::from_v4([192, 0, 2, 7]);
+    // The template's IPv4 addresses (`__be32`).
+    let (a4, b4) = (
+        u32::from_ne_bytes([10, 0, 0, 1]),
+        u32::from_ne_bytes([10, 0, 1, 1]),
+    );
     let mut rq = crate::create::FlowRequest::default();
     rq.key.saddr = a;
     rq.key.daddr = b;
@@ -176,7 +182,7 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
         );
         let want = (
             0,
-            (a, b, 0x88, 61, 0xc001u16.to_be(), 0x4000u16.to_be(), true),
+            (a4, b4, 0x88, 61, 0xc001u16.to_be(), 0x4000u16.to_be(), true),
             (a, b, 0x42),
             peer,
         );

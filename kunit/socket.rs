@@ -13,6 +13,7 @@
 use super::flow::{hello, hello_ack, param_ack};
 use super::pool::{host_cfg, with_netns};
 use super::{run, Checks};
+use crate::addr::NetAddr;
 use crate::create;
 use crate::crem_core::ctl::{Addr, Config, Peer};
 use crate::crem_core::nl::stat;
@@ -61,13 +62,13 @@ fn socket_binds_and_receives(w: &mut dyn Write) -> bool {
     with_netns(&cfg, w, |st, w| {
         let dp = |i: usize| st.stat(i) as i64;
         let (inn, out) = (|i: usize| msgs(st, 0, i), |i: usize| msgs(st, 1, i));
-        socket_in(st, u32::from_ne_bytes(lo), &dp, &inn, &out, w)
+        socket_in(st, NetAddr::from_v4(lo), &dp, &inn, &out, w)
     })
 }
 
 fn socket_in(
     st: &NetState,
-    lo: u32,
+    lo: NetAddr,
     dp: &dyn Fn(usize) -> i64,
     msg_in: &dyn Fn(usize) -> i64,
     msg_out: &dyn Fn(usize) -> i64,
@@ -78,13 +79,13 @@ fn socket_in(
     // (a peer is configured for the destination, 10.9.0.7).
     let mut rq = create::request_for(
         FlowKey {
-            saddr: u32::from_ne_bytes([10, 9, 1, 1]),
-            daddr: u32::from_ne_bytes([10, 9, 0, 7]),
+            saddr: NetAddr::from_v4([10, 9, 1, 1]),
+            daddr: NetAddr::from_v4([10, 9, 0, 7]),
             dqp: 1,
             side: SIDE_CSF,
             kind: 0,
         },
-        0,
+        NetAddr::NONE,
         0,
         64,
     );
@@ -217,7 +218,7 @@ fn socket_answers_hello_port(w: &mut dyn Write) -> bool {
         with_netns(&host_cfg(), &mut sink, |b, _| {
             let bound = b.socket.reconfigure(b, PORT2) == Ok(());
             let to = Dest {
-                addr: u32::from_ne_bytes(lo),
+                addr: NetAddr::from_v4(lo),
                 port: PORT.to_be(),
                 tos: 0,
             };

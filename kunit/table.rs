@@ -6,6 +6,7 @@
 //! again; the generation moves with every change.
 
 use super::run;
+use crate::addr::NetAddr;
 use crate::kernel_ext::bh;
 use crate::kernel_ext::rcu;
 use crate::table::{Cursor, FlowKey, FlowTable, InTable, Links, Refused, SIDE_CRF, SIDE_CSF};
@@ -37,14 +38,11 @@ unsafe impl InTable for Entry {
     }
 }
 
-const fn be(a: [u8; 4]) -> u32 {
-    u32::from_ne_bytes(a)
-}
-const A: u32 = be([10, 0, 0, 1]);
-const B: u32 = be([10, 0, 1, 1]);
-const PEER: u32 = be([192, 0, 2, 1]);
+const A: NetAddr = NetAddr::from_v4([10, 0, 0, 1]);
+const B: NetAddr = NetAddr::from_v4([10, 0, 1, 1]);
+const PEER: NetAddr = NetAddr::from_v4([192, 0, 2, 1]);
 
-fn key(saddr: u32, daddr: u32, dqp: u32, side: u8, kind: u8) -> FlowKey {
+fn key(saddr: NetAddr, daddr: NetAddr, dqp: u32, side: u8, kind: u8) -> FlowKey {
     FlowKey {
         saddr,
         daddr,
@@ -130,22 +128,22 @@ fn table_indexes(w: &mut dyn Write) -> bool {
         );
         // Nonces: sender flows only, with the peer.
         check(
-            tag(t.lookup_nonce(PEER, 0xaaaa, &g)) == Some(1),
+            tag(t.lookup_nonce(&PEER, 0xaaaa, &g)) == Some(1),
             "nonce csf",
         );
         check(
-            t.lookup_nonce(PEER, 0xcccc, &g).is_none(),
+            t.lookup_nonce(&PEER, 0xcccc, &g).is_none(),
             "no nonce for crf",
         );
         check(
-            t.lookup_nonce(A, 0xaaaa, &g).is_none(),
+            t.lookup_nonce(&A, 0xaaaa, &g).is_none(),
             "nonce of another peer",
         );
         // Pairs: A to B holds both sender flows, B to A the receiver.
         let mut ab = 0u32;
-        t.for_each_pair(A, B, &g, |e| ab |= 1 << e.tag);
+        t.for_each_pair(&A, &B, &g, |e| ab |= 1 << e.tag);
         let mut ba = 0u32;
-        t.for_each_pair(B, A, &g, |e| ba |= 1 << e.tag);
+        t.for_each_pair(&B, &A, &g, |e| ba |= 1 << e.tag);
         check(ab == 0b110 && ba == 0b1000, "pairs");
     }
     {
@@ -159,23 +157,23 @@ fn table_indexes(w: &mut dyn Write) -> bool {
     {
         let g = rcu::read_lock();
         check(
-            tag(t.lookup_id(PEER, 77, SIDE_CSF, &g)) == Some(1),
+            tag(t.lookup_id(&PEER, 77, SIDE_CSF, &g)) == Some(1),
             "id csf",
         );
         check(
-            tag(t.lookup_id(PEER, 77, SIDE_CRF, &g)) == Some(3),
+            tag(t.lookup_id(&PEER, 77, SIDE_CRF, &g)) == Some(3),
             "id crf, same id",
         );
         check(
-            t.lookup_id(A, 77, SIDE_CSF, &g).is_none(),
+            t.lookup_id(&A, 77, SIDE_CSF, &g).is_none(),
             "id of another peer",
         );
         check(
-            t.lookup_nonce(PEER, 0xaaaa, &g).is_none(),
+            t.lookup_nonce(&PEER, 0xaaaa, &g).is_none(),
             "nonce gone with the id",
         );
-        check(t.id_in_use(PEER, 77, SIDE_CSF, &g), "77 in use");
-        check(!t.id_in_use(PEER, 78, SIDE_CSF, &g), "78 free");
+        check(t.id_in_use(&PEER, 77, SIDE_CSF, &g), "77 in use");
+        check(!t.id_in_use(&PEER, 78, SIDE_CSF, &g), "78 free");
     }
     {
         // A new session: the ID changes (in the same chain here), the old
@@ -187,10 +185,13 @@ fn table_indexes(w: &mut dyn Write) -> bool {
     {
         let g = rcu::read_lock();
         check(
-            tag(t.lookup_id(PEER, 78, SIDE_CSF, &g)) == Some(1),
+            tag(t.lookup_id(&PEER, 78, SIDE_CSF, &g)) == Some(1),
             "id moved",
         );
-        check(t.lookup_id(PEER, 77, SIDE_CSF, &g).is_none(), "old id gone");
+        check(
+            t.lookup_id(&PEER, 77, SIDE_CSF, &g).is_none(),
+            "old id gone",
+        );
     }
     let g1 = t.gen();
     {
@@ -211,11 +212,11 @@ fn table_indexes(w: &mut dyn Write) -> bool {
         let g = rcu::read_lock();
         check(t.lookup(csf.links.key(), &g).is_none(), "unlinked: no key");
         check(
-            t.lookup_id(PEER, 78, SIDE_CSF, &g).is_none(),
+            t.lookup_id(&PEER, 78, SIDE_CSF, &g).is_none(),
             "unlinked: no id",
         );
         check(
-            t.lookup_id(PEER, 79, SIDE_CSF, &g).is_none(),
+            t.lookup_id(&PEER, 79, SIDE_CSF, &g).is_none(),
             "unlinked: not rehashed",
         );
         let mut all = 0u32;
@@ -226,7 +227,7 @@ fn table_indexes(w: &mut dyn Write) -> bool {
         });
         check(all == 0b1100 && n == 2, "for_each: the two left");
         let mut ab = 0u32;
-        t.for_each_pair(A, B, &g, |e| ab |= 1 << e.tag);
+        t.for_each_pair(&A, &B, &g, |e| ab |= 1 << e.tag);
         check(ab == 0b100, "pair without the unlinked");
     }
     check(t.count(SIDE_CSF) == 1, "count after unlink");
@@ -387,4 +388,157 @@ extern "C" fn crem_kunit_table_walk(msg: *mut c_char, len: usize) -> c_int {
 #[no_mangle]
 extern "C" fn crem_kunit_table_indexes(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, table_indexes)
+}
+
+/// An IPv6 address of 2001:db8::/32 ending in `last`, octet 4 `hi`.
+fn v6(hi: u8, last: u8) -> NetAddr {
+    let mut a = [0u8; 16];
+    a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+    a[4] = hi;
+    a[15] = last;
+    NetAddr::from_v6(a).unwrap_or(NetAddr::NONE)
+}
+
+/// The port of `jhash2` gives the kernel's value (the C static inline,
+/// through a test-only wrapper), for every length a key can have and more,
+/// and for several seeds.
+fn table_jhash2(w: &mut dyn Write) -> bool {
+    let mut words = [0u32; 13];
+    for (i, x) in words.iter_mut().enumerate() {
+        *x = (i as u32).wrapping_mul(0x9e37_79b9) ^ 0x5a5a_0f0f;
+    }
+    for seed in [0u32, 1, 0xdead_beef, 0x8000_0001] {
+        for n in 0..=words.len() {
+            let k = words.get(..n).unwrap_or(&[]);
+            let port = crate::table::jhash2(k, seed);
+            // SAFETY: `k` is `n` readable words.
+            let c = unsafe { crate::ffi::crem_h_jhash2(k.as_ptr(), n as u32, seed) };
+            if port != c {
+                let _ = write!(
+                    w,
+                    "{n} words, seed {seed:#x}: port {port:#x}, kernel {c:#x}"
+                );
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// IPv6 keys: found by every index (key, peer and ID, peer and nonce,
+/// address pair) and not confused with an IPv4 key of the same low words;
+/// every address bit moves the key's hash; keys differing only in one high
+/// octet spread over the chains.
+fn table_v6(w: &mut dyn Write) -> bool {
+    let Ok(t) = Table::new() else {
+        let _ = write!(w, "allocation failed");
+        return false;
+    };
+    let mut c = super::Checks::new(w);
+    let (a, b, peer) = (v6(0, 1), v6(1, 1), v6(0xf, 2));
+    // The IPv4 key whose addresses' last words equal the IPv6 ones'.
+    let v4_twin = key(
+        NetAddr::from_v4([0, 0, 0, 1]),
+        NetAddr::from_v4([0, 0, 0, 1]),
+        7,
+        SIDE_CSF,
+        0,
+    );
+    let e6 = Entry {
+        links: Links::new(key(a, b, 7, SIDE_CSF, 0), peer),
+        tag: 1,
+    };
+    let r6 = Entry {
+        links: Links::new(key(b, a, 9, SIDE_CRF, 0), peer),
+        tag: 2,
+    };
+    let e4 = entry(v4_twin, 3);
+    {
+        let bh = bh::disable();
+        // SAFETY: the entries outlive the table's use (declared before its
+        // last lookup, all unlinked at the end); none is in a table.
+        unsafe {
+            c.check(t.insert(&e6, 4, 0x6666, &bh).is_ok(), "insert v6 csf");
+            c.check(t.insert(&r6, 4, 0, &bh).is_ok(), "insert v6 crf");
+            c.check(t.insert(&e4, 4, 0x4444, &bh).is_ok(), "insert v4 twin");
+            t.set_id(&r6, 55, &bh);
+        }
+    }
+    {
+        let g = rcu::read_lock();
+        let tag = |e: Option<&Entry>| e.map(|e| e.tag);
+        c.check(tag(t.lookup(e6.links.key(), &g)) == Some(1), "v6 by key");
+        c.check(tag(t.lookup(&v4_twin, &g)) == Some(3), "v4 twin by key");
+        c.check(
+            tag(t.lookup_nonce(&peer, 0x6666, &g)) == Some(1),
+            "v6 by peer and nonce",
+        );
+        c.check(
+            t.lookup_nonce(&PEER, 0x6666, &g).is_none(),
+            "not by the v4 peer",
+        );
+        c.check(
+            tag(t.lookup_id(&peer, 55, SIDE_CRF, &g)) == Some(2),
+            "v6 by peer and id",
+        );
+        let mut ab = 0u32;
+        t.for_each_pair(&a, &b, &g, |e| ab |= 1 << e.tag);
+        c.check(ab == 0b10, "v6 pair");
+    }
+    {
+        let bh = bh::disable();
+        // SAFETY: inserted in this table above.
+        unsafe {
+            t.unlink(&e6, &bh);
+            t.unlink(&r6, &bh);
+            t.unlink(&e4, &bh);
+        }
+    }
+    // Every bit of either address moves the hash (a 32-bit hash: one
+    // equal value in 256 would be chance once in 2^24 runs).
+    let k0 = key(a, b, 7, SIDE_CSF, 0);
+    let h0 = t.key_hash(&k0);
+    let mut same = 0u32;
+    for bit in 0..256usize {
+        let mut o = [*a.octets(), *b.octets()];
+        if let Some(x) = o.get_mut(bit / 128).and_then(|x| x.get_mut(bit % 128 / 8)) {
+            *x ^= 0x80 >> (bit % 8);
+        }
+        let [s, d] = o;
+        // (No single flip makes 2001:db8::/32 IPv4-mapped.)
+        let k = FlowKey {
+            saddr: NetAddr::from_v6(s).unwrap_or(NetAddr::NONE),
+            daddr: NetAddr::from_v6(d).unwrap_or(NetAddr::NONE),
+            ..k0
+        };
+        if t.key_hash(&k) == h0 {
+            same += 1;
+        }
+    }
+    c.check(same == 0, "a flipped address bit left the hash as it was");
+    // 256 keys that differ in octet 4 of the source only: over 256 chains
+    // a random function fills ~162; under 128 is 6 sigmas away.
+    let mut hit = [false; 256];
+    for hi in 0..=255u8 {
+        let h = t.key_hash(&key(v6(hi, 1), b, 7, SIDE_CSF, 0));
+        if let Some(x) = hit.get_mut(h as usize % 256) {
+            *x = true;
+        }
+    }
+    let used = hit.iter().filter(|&&x| x).count();
+    if used < 128 {
+        let _ = write!(c.w, "keys spread over {used} of 256 chains; ");
+        c.ok = false;
+    }
+    c.ok
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_table_jhash2(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, table_jhash2)
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_table_v6(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, table_v6)
 }

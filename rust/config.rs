@@ -19,6 +19,7 @@
 //! configuration lock, held briefly, never two at once, and never across
 //! a sleep (the commit's `synchronize_rcu` runs under the first two).
 
+use crate::addr::{Family, NetAddr};
 use crate::crem_core::ctl::{self, Addr, Config, Limits, Role};
 use crate::engine::EngineParams;
 use crate::kernel_ext::rcu::RcuDouble;
@@ -199,7 +200,7 @@ impl NetState {
         }
         // SAFETY: updates are serialised by this netns's setter lock, held
         // (checked above).
-        unsafe { self.peers.update(|p| *p = Peers::of(c)) };
+        unsafe { self.peers.update(|p| p.set(c)) };
         {
             let mut cur = self.settings.cfg.lock();
             cur.clone_from(c);
@@ -210,14 +211,39 @@ impl NetState {
     }
 }
 
-/// An IPv4 peer: traffic to or from `prefix/len` is protected with the
-/// CREM function at `addr` (addresses as `__be32`, in memory order).
+/// A peer: traffic to or from `prefix/len` is protected with the CREM
+/// function at `addr`. `len` counts the bits of the 16-octet form (an IPv4
+/// `/n` is `/96+n` of its mapped prefix); `family` is the prefix's, which
+/// only addresses of that family match (a `::/0` must not take IPv4
+/// traffic, whose mapped addresses it would hold).
 #[derive(Clone, Copy)]
-struct Peer4 {
-    prefix: u32,
-    mask: u32,
+struct PeerEntry {
+    prefix: NetAddr,
     len: u8,
-    addr: u32,
+    family: Family,
+    addr: NetAddr,
+}
+
+impl PeerEntry {
+    const NONE: PeerEntry = PeerEntry {
+        prefix: NetAddr::NONE,
+        len: 0,
+        family: Family::V4,
+        addr: NetAddr::NONE,
+    };
+
+    /// Whether `a` is in its prefix.
+    fn holds(&self, a: &NetAddr) -> bool {
+        a.family() == self.family && (a.as_u128() ^ self.prefix.as_u128()) & mask(self.len) == 0
+    }
+}
+
+/// The mask of the first `len` bits of 128 (`len` at most 128).
+fn mask(len: u8) -> u128 {
+    // A shift by 128 (len 0) is none: no bit.
+    u128::MAX
+        .checked_shl(128u32.saturating_sub(u32::from(len)))
+        .unwrap_or(0)
 }
 
 /// What a new flow starts with, of one configuration: its engine's
@@ -233,33 +259,46 @@ pub(crate) struct Defaults {
     pub(crate) host: bool,
 }
 
-/// The peers and reporters of one configuration (IPv4: the datapath's
-/// only family so far; IPv6 entries are kept by the configuration and not
-/// used here), and its flows' defaults.
+/// The peers and reporters of one configuration, of both families (the
+/// datapath sees only IPv4 traffic so far: no IPv6 hook or socket yet, so
+/// IPv6 entries match nothing it has), and its flows' defaults.
 pub(crate) struct Peers {
-    peers: [Peer4; MAX_PEERS],
+    peers: [PeerEntry; MAX_PEERS],
     n_peers: usize,
-    reporters: [u32; MAX_REPORTERS],
+    reporters: [NetAddr; MAX_REPORTERS],
     n_reporters: usize,
     pub(crate) defaults: Defaults,
 }
 
-/// An IPv4 address (`__be32`, in memory order), or None.
-fn v4(a: &Addr) -> Option<u32> {
-    a.v4().map(u32::from_ne_bytes)
+/// A configured peer's entry: its prefix masked to its length (so that a
+/// lookup compares the masked address alone), or None for an impossible
+/// length, for an address of another family than its prefix (`Peer::parse`
+/// refuses both: defence), and for an IPv4-mapped IPv6 prefix or address
+/// (which would alias IPv4 ones; [`NetAddr::from_ctl`]).
+fn entry(p: &ctl::Peer) -> Option<PeerEntry> {
+    let (prefix, addr) = (NetAddr::from_ctl(&p.prefix)?, NetAddr::from_ctl(&p.addr)?);
+    let (family, len) = match p.prefix {
+        Addr::V4(_) if p.len <= 32 => (Family::V4, p.len.saturating_add(96)),
+        Addr::V6(_) if p.len <= 128 => (Family::V6, p.len),
+        _ => return None,
+    };
+    if addr.family() != family {
+        return None;
+    }
+    Some(PeerEntry {
+        prefix: NetAddr::from_u128(prefix.as_u128() & mask(len)),
+        len,
+        family,
+        addr,
+    })
 }
 
 impl Peers {
     /// No peer, no reporter (a new netns's configuration).
     pub(crate) const NONE: Peers = Peers {
-        peers: [Peer4 {
-            prefix: 0,
-            mask: 0,
-            len: 0,
-            addr: 0,
-        }; MAX_PEERS],
+        peers: [PeerEntry::NONE; MAX_PEERS],
         n_peers: 0,
-        reporters: [0; MAX_REPORTERS],
+        reporters: [NetAddr::NONE; MAX_REPORTERS],
         n_reporters: 0,
         defaults: Defaults {
             engine: EngineParams::ZERO,
@@ -267,77 +306,86 @@ impl Peers {
         },
     };
 
-    /// The IPv4 peers and reporters of configuration `c`, and its flows'
-    /// defaults.
+    /// The peers and reporters of configuration `c`, and its flows'
+    /// defaults, as a value (KUnit's: the netns's are made and set in
+    /// place, [`current`] and [`Self::set`]).
+    #[cfg(crem_kunit)]
     pub(crate) fn of(c: &Config) -> Self {
         let mut p = Peers::NONE;
+        p.set(c);
+        p
+    }
+
+    /// Makes this `c`'s ([`Self::of`]) where it is: a commit rewrites the
+    /// unused copy in place, with no 1.4 KiB temporary on the stack.
+    pub(crate) fn set(&mut self, c: &Config) {
+        let p = self;
+        (p.n_peers, p.n_reporters) = (0, 0);
+        p.defaults = Defaults {
+            engine: EngineParams::ZERO,
+            host: false,
+        };
         let e = &mut p.defaults.engine;
         (e.recovery, e.adaptive, e.k, e.m, e.m_cong) =
             (c.recovery.into(), c.adaptive.into(), c.k, c.m, c.m_cong);
         (e.symbol_len, e.hold_us, e.epsilon_ppb) = (c.symbol_len, c.hold_us, c.epsilon_ppb);
         p.defaults.host = c.role == Role::Host;
         for e in c.peers.iter() {
-            let (Some(prefix), Some(addr)) = (v4(&e.prefix), v4(&e.addr)) else {
-                continue;
-            };
-            if e.len > 32 {
-                continue;
-            }
-            let mask = match e.len {
-                0 => 0,
-                l => (u32::MAX << (32 - u32::from(l))).to_be(),
-            };
-            if let Some(slot) = p.peers.get_mut(p.n_peers) {
-                *slot = Peer4 {
-                    prefix,
-                    mask,
-                    len: e.len,
-                    addr,
-                };
+            if let (Some(en), Some(slot)) = (entry(e), p.peers.get_mut(p.n_peers)) {
+                *slot = en;
                 p.n_peers = p.n_peers.saturating_add(1);
             }
         }
         for r in c.reporters.iter() {
-            if let (Some(a), Some(slot)) = (v4(r), p.reporters.get_mut(p.n_reporters)) {
+            if let (Some(a), Some(slot)) =
+                (NetAddr::from_ctl(r), p.reporters.get_mut(p.n_reporters))
+            {
                 *slot = a;
                 p.n_reporters = p.n_reporters.saturating_add(1);
             }
         }
-        p
     }
 
-    fn peers(&self) -> &[Peer4] {
+    fn peers(&self) -> &[PeerEntry] {
         self.peers.get(..self.n_peers).unwrap_or(&[])
     }
 
-    /// The peer protecting traffic to or from `a` (the longest prefix
-    /// holding it; the first of equal ones), or 0.
-    pub(crate) fn peer_for(&self, a: u32) -> u32 {
-        let mut best: Option<&Peer4> = None;
+    /// The peer protecting traffic to or from `a` (the longest prefix of
+    /// its family holding it; the first of equal ones), if any.
+    pub(crate) fn peer_for(&self, a: &NetAddr) -> Option<NetAddr> {
+        let mut best: Option<&PeerEntry> = None;
         for p in self.peers() {
-            if a & p.mask == p.prefix && best.is_none_or(|b| p.len > b.len) {
+            if p.holds(a) && best.is_none_or(|b| p.len > b.len) {
                 best = Some(p);
             }
         }
-        best.map_or(0, |p| p.addr)
+        best.map(|p| p.addr)
     }
 
     /// Whether `a` is a configured peer CREM function.
-    pub(crate) fn is_peer(&self, a: u32) -> bool {
-        self.peers().iter().any(|p| p.addr == a)
+    pub(crate) fn is_peer(&self, a: &NetAddr) -> bool {
+        self.peers().iter().any(|p| p.addr == *a)
     }
 
     /// Whether `a` is an allow-listed Path Reporter.
-    pub(crate) fn is_reporter(&self, a: u32) -> bool {
+    pub(crate) fn is_reporter(&self, a: &NetAddr) -> bool {
         let r = self.reporters.get(..self.n_reporters).unwrap_or(&[]);
-        r.contains(&a)
+        r.contains(a)
     }
 }
 
 /// The netns's peers and reporters, as the datapath reads them.
 pub(crate) type Current = RcuDouble<Peers>;
 
-/// A new netns's, of its initial configuration `c`.
-pub(crate) fn current(c: &Config) -> Current {
-    RcuDouble::new(Peers::of(c), Peers::of(c))
+/// A new netns's, of its initial configuration `c`, made in place (two
+/// `Peers` of ~1.4 KiB: not on the stack of the netns's init).
+pub(crate) fn current(c: &Config) -> impl kernel::init::Init<Current> + '_ {
+    // SAFETY: the closure leaves a whole `Peers` at `p` (all of it written
+    // by the constant, then set in place).
+    unsafe {
+        RcuDouble::init_each(move |p: *mut Peers| {
+            p.write(Peers::NONE);
+            (*p).set(c);
+        })
+    }
 }

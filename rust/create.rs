@@ -16,6 +16,7 @@
 //! inserted any more, so the netns's last flush finds every flow there
 //! will be. The table's own lock nests inside it.
 
+use crate::addr::NetAddr;
 use crate::crem_core::nl::stat;
 use crate::events::Notification;
 use crate::ffi;
@@ -45,8 +46,8 @@ const MAX_HELLO: usize = 64;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct FlowRequest {
     pub(crate) key: FlowKey,
-    /// The peer's address (`__be32` in memory order).
-    pub(crate) peer: u32,
+    /// The peer's address.
+    pub(crate) peer: NetAddr,
     /// The CREM port the peer sends from (its HELLO's, network order), 0:
     /// ours.
     pub(crate) peer_port: u16,
@@ -129,7 +130,7 @@ impl Requests {
 /// A request for the flow of `key` protected with `peer`, its template
 /// starting from `tos` and `ttl` (of its first packet, or for a receiver
 /// flow of the HELLO that asks for it); the rest is the caller's to fill.
-pub(crate) fn request_for(key: FlowKey, peer: u32, tos: u8, ttl: u8) -> FlowRequest {
+pub(crate) fn request_for(key: FlowKey, peer: NetAddr, tos: u8, ttl: u8) -> FlowRequest {
     // No port, no link MTU, no fixed k and m unless the caller sets them.
     FlowRequest {
         key,
@@ -338,7 +339,7 @@ impl Creation {
         f.start(bh, nonce, hello);
         // Announced before a flow-down can be (a removal waits for this
         // section to end before it notifies).
-        trace::flow_up(&FlowKey::from(rq.key), rq.peer);
+        trace::flow_up(&FlowKey::from(rq.key), &rq.peer);
         ntf.flow_up(st, f);
         Ok(f)
     }
@@ -460,15 +461,15 @@ pub(crate) fn add(st: &NetState, key: &FlowKey, fixed: bool, k: u8, m: u8) -> c_
     let (peer, taken) = {
         let g = rcu::read_lock();
         (
-            st.peers.get(&g).peer_for(key.daddr),
+            st.peers.get(&g).peer_for(&key.daddr),
             st.flows.lookup(key, &g).is_some(),
         )
     };
     // Checked ahead too (insertion would refuse), so that nothing is
     // allocated for a flow that cannot be.
-    if peer == 0 {
+    let Some(peer) = peer else {
         return -(bindings::EHOSTUNREACH as c_int);
-    }
+    };
     if taken {
         return NotMade::Exists.to_errno();
     }

@@ -19,6 +19,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 #[path = "core/src/lib.rs"]
 pub mod crem_core;
 
+mod addr;
 mod collector;
 mod config;
 mod create;

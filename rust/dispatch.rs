@@ -6,6 +6,7 @@
 //! asks for one (`create.rs`), which answers it. The socket
 //! (`socket.rs`) hands each datagram to [`receive`].
 
+use crate::addr::{Family, NetAddr};
 use crate::create;
 use crate::crem_core::nl::stat;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
@@ -40,13 +41,10 @@ fn side_code(s: Side) -> u8 {
     }
 }
 
-/// IPv4 addresses in network order (the table's), or `None` for IPv6,
-/// which this version does not protect.
-fn v4(a: FlowAddrs) -> Option<(u32, u32)> {
-    match a {
-        FlowAddrs::V4 { src, dst } => Some((u32::from_ne_bytes(src), u32::from_ne_bytes(dst))),
-        _ => None,
-    }
+/// A message's flow addresses as the table's, either family (`None`: an
+/// IPv6 pair with an IPv4-mapped address, which names no flow).
+fn addrs_of(a: FlowAddrs) -> Option<(NetAddr, NetAddr)> {
+    NetAddr::of_flow(a)
 }
 
 /// The TTL of a receiver flow's restored packets until its first packet
@@ -65,7 +63,7 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
     // is an RCU read-side section for the configuration and the table).
     let bh = bh::disable();
     let cfg = st.peers.get(&*bh);
-    let (peer, reporter) = (cfg.is_peer(from), cfg.is_reporter(from));
+    let (peer, reporter) = (cfg.is_peer(&from), cfg.is_reporter(&from));
     // Nothing is decoded from anyone else.
     if !peer && !reporter {
         return Verdict::NotPeer;
@@ -85,7 +83,7 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
     let (flow, fed) = match route {
         Route::PathReport { addrs, dest_qp } => {
             // About the requests of a flow this node sends.
-            let key = v4(addrs).map(|(saddr, daddr)| FlowKey {
+            let key = addrs_of(addrs).map(|(saddr, daddr)| FlowKey {
                 saddr,
                 daddr,
                 dqp: dest_qp,
@@ -99,12 +97,17 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
             dest_qp,
             kind,
         } => {
-            let (Some((saddr, daddr)), Some(kind)) = (v4(addrs), kind) else {
+            let (Some((saddr, daddr)), Some(kind)) = (addrs_of(addrs), kind) else {
                 return Verdict::Invalid;
             };
+            // An IPv6 flow cannot be protected yet (no IPv6 hook sees its
+            // packets, no IPv6 socket answers): refused as before.
+            if saddr.family() != Family::V4 || daddr.family() != Family::V4 {
+                return Verdict::Invalid;
+            }
             // The peer that protects the flow's source prefix sends its
             // HELLOs, no other.
-            if cfg.peer_for(saddr) != from {
+            if cfg.peer_for(&saddr) != Some(from) {
                 return Verdict::NotPeer;
             }
             let k = FlowKey {
@@ -129,7 +132,7 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
         // The sender learns its Flow ID here, by its HELLO's nonce (which
         // only its peer's answer can know), and where the peer answers.
         Route::Nonce(n) => {
-            let f = t.lookup_nonce(from, n, &*bh);
+            let f = t.lookup_nonce(&from, n, &*bh);
             f.inspect(|f| f.set_peer_port(src.port));
             (f, Verdict::Fed)
         }
@@ -139,10 +142,10 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
             or_receiver,
         } => {
             let f = t
-                .lookup_id(from, flow_id, side_code(side), &*bh)
+                .lookup_id(&from, flow_id, side_code(side), &*bh)
                 .or_else(|| {
                     or_receiver
-                        .then(|| t.lookup_id(from, flow_id, SIDE_CRF, &*bh))
+                        .then(|| t.lookup_id(&from, flow_id, SIDE_CRF, &*bh))
                         .flatten()
                 });
             (f, Verdict::Fed)

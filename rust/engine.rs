@@ -5,6 +5,7 @@
 //! the kernel's clock. Everything here only translates: the protocol is
 //! crem-core's.
 
+use crate::addr::NetAddr;
 use crate::crem_core::engine::crf::{self, CrfConfig, TcThresholds, Workspace};
 use crate::crem_core::engine::csf::{self, CsfIo, CsfParams, SourceVerdict};
 use crate::crem_core::engine::flow::{
@@ -22,7 +23,7 @@ use crate::crem_core::nl::{
 };
 use crate::crem_core::psn::Psn;
 use crate::crem_core::roce::{self, RocePacket};
-use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Message};
+use crate::crem_core::wire::{self, FlowKind, Message};
 use crate::ffi;
 use crate::flow_info::FlowInfo;
 use crate::gf::Coder;
@@ -62,9 +63,9 @@ pub(crate) struct EngineParams {
     pub(crate) hold_us: u32,
     pub(crate) epsilon_ppb: u32,
     pub(crate) dqp: u32,
-    /// Addresses (`__be32` in memory order).
-    pub(crate) saddr: u32,
-    pub(crate) daddr: u32,
+    /// The flow's addresses.
+    pub(crate) saddr: NetAddr,
+    pub(crate) daddr: NetAddr,
     pub(crate) retention_budget: u64,
     pub(crate) rtt_hint_ns: u64,
 }
@@ -84,8 +85,8 @@ impl EngineParams {
         hold_us: 0,
         epsilon_ppb: 0,
         dqp: 0,
-        saddr: 0,
-        daddr: 0,
+        saddr: NetAddr::NONE,
+        daddr: NetAddr::NONE,
         retention_budget: 0,
         rtt_hint_ns: 0,
     };
@@ -211,11 +212,6 @@ fn configured_t(p: &EngineParams) -> Option<u16> {
     (p.symbol_len != 0).then_some(p.symbol_len)
 }
 
-fn v4(a: u32) -> [u8; 4] {
-    // __be32 in memory order.
-    a.to_ne_bytes()
-}
-
 fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
     let mtu = mtu_estimate(p);
     let t = configured_t(p).unwrap_or(roce::symbol_len_for_mtu(mtu));
@@ -268,10 +264,8 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
             max_open_blocks: u16::MAX,
         },
         flow: FlowDescriptor {
-            addrs: FlowAddrs::V4 {
-                src: v4(p.saddr),
-                dst: v4(p.daddr),
-            },
+            // AF 4 or 6 by the addresses' family (a flow's are of one).
+            addrs: NetAddr::flow(p.saddr, p.daddr),
             dest_qp: p.dqp,
             rdma_mtu: mtu as u16,
             kind: kind_of(p.kind),

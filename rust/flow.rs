@@ -17,6 +17,7 @@
 //! timer is cancelled outside the lock (cancelling waits for a running
 //! callback, which takes the lock).
 
+use crate::addr::NetAddr;
 use crate::create::FlowRequest;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::engine::Nanos;
@@ -174,7 +175,7 @@ impl Flow {
                 timer <- unsafe { HrTimer::new(flow_timer) },
                 state <- new_bh_lock!(state, "crem_flow"),
                 ops,
-                links: Links::new(FlowKey::default(), 0),
+                links: Links::new(FlowKey::default(), NetAddr::NONE),
                 netns,
                 peer_port: AtomicU16::new(0),
                 born_ns: AtomicU64::new(0),
@@ -317,7 +318,7 @@ impl Flow {
             let mut g = self.state.lock(&bh);
             let l = &mut *g;
             if !l.dead {
-                trace::flow_down(self.links.key(), self.links.peer(), close_reason);
+                trace::flow_down(self.links.key(), &self.links.peer(), close_reason);
                 let tos = msg_tos(&mut l.engine);
                 // SAFETY: as in `Flow::with`.
                 let ids = self.ids(&bh);
@@ -640,14 +641,19 @@ pub(crate) unsafe fn free(f: *mut Flow) {
 const RTT_HINT_NS: u64 = 10_000_000;
 
 /// Sets up the flow `rf`: its
-/// identity from `p` and `peer` (network order), its engine from `p` and
+/// identity from `p` and `peer`, its engine from `p` and
 /// its template from `tpl` (any context, once, before the flow is
 /// inserted: its maker holds the only pointer to it). 0, or -EINVAL.
 ///
 /// # Safety
 ///
 /// `rf` is null or a live flow not inserted yet, reachable by no one else;
-pub(crate) unsafe fn setup(rf: *mut Flow, p: &EngineParams, peer: u32, tpl: &Template) -> c_int {
+pub(crate) unsafe fn setup(
+    rf: *mut Flow,
+    p: &EngineParams,
+    peer: NetAddr,
+    tpl: &Template,
+) -> c_int {
     if rf.is_null() {
         return EINVAL.to_errno();
     }
@@ -700,9 +706,11 @@ pub(crate) fn setup_request(spare: &Spare, st: &NetState, rq: &FlowRequest) -> R
     (p.link_mtu, p.retention_budget, p.rtt_hint_ns) =
         (rq.link_mtu, st.max_memory() / 4, RTT_HINT_NS);
     // The rest is noted from the flow's packets.
+    // The template stays IPv4's until restored packets can be IPv6 (no IPv6
+    // hook yet: an IPv6 flow is never made, its template would be unused).
     let tpl = Template {
-        saddr: k.saddr,
-        daddr: k.daddr,
+        saddr: k.saddr.be32().unwrap_or(0),
+        daddr: k.daddr.be32().unwrap_or(0),
         tos: rq.tos,
         ttl: rq.ttl,
         sport: rq.sport,

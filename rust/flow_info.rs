@@ -10,6 +10,7 @@
 //! generated table): only the code that counts it sets its index (the
 //! engine's in `Engine::info`, the datapath's in `flow::info_locked`).
 
+use crate::addr::NetAddr;
 use crate::crem_core::engine::Limits;
 use crate::crem_core::nl::{flow_stat, msg_type};
 use crate::table::FlowKey;
@@ -90,8 +91,8 @@ impl Default for Counters {
 #[derive(Clone, Copy, Default)]
 pub(crate) struct FlowInfo {
     pub(crate) key: FlowKey,
-    /// The peer's address (`__be32` in memory order).
-    pub(crate) peer: u32,
+    /// The peer's address.
+    pub(crate) peer: NetAddr,
     /// Since it was set up.
     pub(crate) age_ms: u64,
     /// `nl::flow_state`.

@@ -14,6 +14,7 @@
 //! `on_parsed_source`, `on_parsed_reverse`); every lock the path takes
 //! wants BH off, which [`roce`] guarantees.
 
+use crate::addr::NetAddr;
 use crate::config::Peers;
 use crate::create;
 use crate::crem_core::nl::stat;
@@ -71,12 +72,12 @@ impl NfState {
     }
 }
 
-/// The IPv4 header fields the path reads (addresses in network order),
-/// read once by the filter.
+/// The IPv4 header fields the path reads (addresses as the table keeps
+/// them), read once by the filter.
 #[derive(Clone, Copy)]
 struct Ipv4 {
-    saddr: u32,
-    daddr: u32,
+    saddr: NetAddr,
+    daddr: NetAddr,
     tos: u8,
     ttl: u8,
     /// Raw (network order), as the template keeps it.
@@ -86,7 +87,7 @@ struct Ipv4 {
 impl Ipv4 {
     fn parse(h: &[u8]) -> Option<Self> {
         let b = |i: usize| h.get(i).copied();
-        let w = |i: usize| Some(u32::from_ne_bytes([b(i)?, b(i + 1)?, b(i + 2)?, b(i + 3)?]));
+        let w = |i: usize| Some(NetAddr::from_v4([b(i)?, b(i + 1)?, b(i + 2)?, b(i + 3)?]));
         Some(Ipv4 {
             tos: b(1)?,
             frag_off: u16::from_ne_bytes([b(6)?, b(7)?]),
@@ -152,7 +153,7 @@ struct Call<'a> {
 /// How the netns's role protects a packet at this hook.
 enum Way {
     /// Toward this peer: the sender flow codes it.
-    Toward(u32),
+    Toward(NetAddr),
     /// From a peer: the receiver flow may hold it; an RDMA ACK releases
     /// the reverse flows' retention.
     From,
@@ -168,10 +169,10 @@ impl Call<'_> {
         if !(out || inward) || pkt.protocol() != ETH_P_IP {
             return None;
         }
-        let peer = if out { peers.peer_for(ip.daddr) } else { 0 };
-        if peer != 0 {
+        let peer = if out { peers.peer_for(&ip.daddr) } else { None };
+        if let Some(peer) = peer {
             Some(Way::Toward(peer))
-        } else if inward && peers.peer_for(ip.saddr) != 0 {
+        } else if inward && peers.peer_for(&ip.saddr).is_some() {
             Some(Way::From)
         } else {
             None
@@ -276,7 +277,7 @@ impl Source<'_> {
 fn toward_peer(
     st: &NetState,
     s: &Source<'_>,
-    peer: u32,
+    peer: NetAddr,
     defer: *mut bindings::sk_buff_head,
     bh: &Bh,
 ) {
@@ -307,7 +308,7 @@ fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> bool {
 /// flow to B carries A's QP), so every request sender flow of the reverse
 /// address pair checks the PSN against what it keeps (crem-core ignores
 /// acknowledgements outside it).
-fn acknowledges(st: &NetState, saddr: u32, daddr: u32, rp: &RocePacket<'_>, bh: &Bh) {
+fn acknowledges(st: &NetState, saddr: &NetAddr, daddr: &NetAddr, rp: &RocePacket<'_>, bh: &Bh) {
     st.flows.for_each_pair(daddr, saddr, bh, |f: &Flow| {
         let k = f.links().key();
         if k.side == SIDE_CSF && k.kind == KIND_REQUESTS {
@@ -375,7 +376,7 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
         }
         Way::From => {
             if acks {
-                acknowledges(st, ip.saddr, ip.daddr, &s.rp, bh);
+                acknowledges(st, &ip.saddr, &ip.daddr, &s.rp, bh);
             }
             if kind.is_some() && from_peer(st, &s, bh) {
                 NF_STOLEN

@@ -224,7 +224,7 @@ impl<'a> FlowIds<'a> {
         match self.table {
             Some((t, f)) => {
                 let l = crate::table::InTable::links(f);
-                t.id_in_use(l.peer(), id, l.key().side, self.bh)
+                t.id_in_use(&l.peer(), id, l.key().side, self.bh)
             }
             None => id == 0,
         }

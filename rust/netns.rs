@@ -354,7 +354,7 @@ pub(crate) fn init(net: *mut bindings::net, own: bool, cfg: &Config) -> *mut c_v
         removal <- Removal::new(),
         stats: [const { AtomicU64::new(0) }; stat::N],
         settings <- config::Settings::new(cfg),
-        peers: config::current(cfg),
+        peers <- config::current(cfg),
         flows,
         memcg: MemCg::of_current(),
         net,

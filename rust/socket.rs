@@ -12,6 +12,7 @@
 //! socket before the old one goes, so that a port that cannot be bound
 //! leaves the old one serving.
 
+use crate::addr::NetAddr;
 use crate::crem_core::nl::stat;
 use crate::dispatch;
 use crate::ffi;
@@ -130,9 +131,14 @@ impl Socket {
     /// or as a send drop.
     fn xmit(&self, st: &NetState, bh: &Bh, to: Dest, skb: Skb) -> bool {
         let slot = msg_slot(skb.head());
-        let sent = match self.get(bh) {
-            Some(s) => s.xmit(st.net(), skb, to.addr, to.port, to.tos).is_ok(),
-            None => {
+        let sent = match (self.get(bh), to.addr.be32()) {
+            (Some(s), Some(a)) => s.xmit(st.net(), skb, a, to.port, to.tos).is_ok(),
+            // An IPv6 peer: there is no IPv6 socket to send from yet.
+            (Some(_), None) => {
+                skb.drop_reason(DropReason::IpOutNoRoutes);
+                false
+            }
+            (None, _) => {
                 skb.drop_reason(DropReason::SocketClose);
                 false
             }
@@ -197,11 +203,11 @@ pub(crate) struct Outbox {
 
 /// Where a message goes: an address and UDP port (network order; port 0:
 /// ours, the CREM port of both ends unless a peer answered from another),
-/// with an IP TOS.
+/// with an IP TOS. 20 octets: it rides in an skb's control block.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Dest {
-    pub(crate) addr: u32,
+    pub(crate) addr: NetAddr,
     pub(crate) port: u16,
     pub(crate) tos: u8,
 }
@@ -351,7 +357,7 @@ fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
     let ip = skb.network_header::<20>().ok_or(DropReason::PktTooSmall)?;
     let udp = skb.head();
     Ok(Dest {
-        addr: u32::from_ne_bytes([ip[12], ip[13], ip[14], ip[15]]),
+        addr: NetAddr::from_v4([ip[12], ip[13], ip[14], ip[15]]),
         port: udp.get(..2).map_or(0, |p| u16::from_ne_bytes([p[0], p[1]])),
         tos: ip[1],
     })

@@ -13,8 +13,11 @@
 //!
 //! Bucket hashes are keyed by a per-table random seed: a peer (or anyone
 //! who can make RDMA traffic cross us) must not be able to choose flows
-//! that all land in one chain.
+//! that all land in one chain. So every bit of an address is mixed in
+//! (`jhash2` over all its words, never a fold that would let two
+//! addresses differing in cancelling bits collide for every seed).
 
+use crate::addr::NetAddr;
 use crate::crem_core::wire::FlowKind;
 use crate::kernel_ext::bh::{new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::rcu::Reader;
@@ -53,13 +56,13 @@ pub(crate) fn kind_of(code: u8) -> FlowKind {
     }
 }
 
-/// A flow is one direction of one RC QP (addresses in network order, the
-/// destination QP), on one side, of one kind (requests, or READ responses
-/// and ATOMIC ACKs: their PSN spaces differ).
+/// A flow is one direction of one RC QP (addresses, the destination QP),
+/// on one side, of one kind (requests, or READ responses and ATOMIC ACKs:
+/// their PSN spaces differ).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub(crate) struct FlowKey {
-    pub(crate) saddr: u32,
-    pub(crate) daddr: u32,
+    pub(crate) saddr: NetAddr,
+    pub(crate) daddr: NetAddr,
     pub(crate) dqp: u32,
     pub(crate) side: u8,
     pub(crate) kind: u8,
@@ -83,22 +86,84 @@ fn jhash_final(mut a: u32, mut b: u32, mut c: u32) -> u32 {
     c.wrapping_sub(b.rotate_left(24))
 }
 
-/// `jhash_3words` (and `jhash_2words` with `c` = 0 and `n` = 2).
-fn jhash_words(a: u32, b: u32, c: u32, n: u32, seed: u32) -> u32 {
-    let init = seed.wrapping_add(0xdead_beef).wrapping_add(n << 2);
-    jhash_final(
-        a.wrapping_add(init),
-        b.wrapping_add(init),
-        c.wrapping_add(init),
-    )
+/// `__jhash_mix` (`include/linux/jhash.h`), on `(a, b, c)`.
+fn jhash_mix(a: u32, b: u32, c: u32) -> (u32, u32, u32) {
+    let (mut a, mut b, mut c) = (a, b, c);
+    a = a.wrapping_sub(c);
+    a ^= c.rotate_left(4);
+    c = c.wrapping_add(b);
+    b = b.wrapping_sub(a);
+    b ^= a.rotate_left(6);
+    a = a.wrapping_add(c);
+    c = c.wrapping_sub(b);
+    c ^= b.rotate_left(8);
+    b = b.wrapping_add(a);
+    a = a.wrapping_sub(c);
+    a ^= c.rotate_left(16);
+    c = c.wrapping_add(b);
+    b = b.wrapping_sub(a);
+    b ^= a.rotate_left(19);
+    a = a.wrapping_add(c);
+    c = c.wrapping_sub(b);
+    c ^= b.rotate_left(4);
+    b = b.wrapping_add(a);
+    (a, b, c)
+}
+
+/// `JHASH_INITVAL`.
+const JHASH_INITVAL: u32 = 0xdead_beef;
+
+/// `jhash2(k, k.len(), seed)` (`include/linux/jhash.h`, a static inline:
+/// ported, bit for bit; KUnit compares it with the kernel's).
+pub(crate) fn jhash2(k: &[u32], seed: u32) -> u32 {
+    // A key is a handful of words: its length in octets fits (wrapping
+    // only so that no overflow check is compiled in, as in C).
+    let init = JHASH_INITVAL
+        .wrapping_add((k.len() as u32).wrapping_mul(4))
+        .wrapping_add(seed);
+    let (mut a, mut b, mut c) = (init, init, init);
+    let mut rest = k;
+    // Three words at a time while more than three are left: the last one
+    // to three go through the final mix.
+    while rest.len() > 3 {
+        let Some(([x, y, z], tail)) = rest.split_first_chunk::<3>() else {
+            break;
+        };
+        (a, b, c) = jhash_mix(a.wrapping_add(*x), b.wrapping_add(*y), c.wrapping_add(*z));
+        rest = tail;
+    }
+    match *rest {
+        [x, y, z] => jhash_final(a.wrapping_add(x), b.wrapping_add(y), c.wrapping_add(z)),
+        [x, y] => jhash_final(a.wrapping_add(x), b.wrapping_add(y), c),
+        [x] => jhash_final(a.wrapping_add(x), b, c),
+        _ => c,
+    }
+}
+
+/// `words` of an address then `tail`, hashed ([`jhash2`]).
+fn jhash_addr<const N: usize>(addrs: [&NetAddr; N], tail: &[u32], seed: u32) -> u32 {
+    // At most two addresses and three words: 11 words.
+    let mut w = [0u32; 11];
+    let mut n = 0usize;
+    let mut push = |v: u32| {
+        if let Some(slot) = w.get_mut(n) {
+            *slot = v;
+            n = n.wrapping_add(1);
+        }
+    };
+    for a in addrs {
+        a.words().into_iter().for_each(&mut push);
+    }
+    tail.iter().copied().for_each(&mut push);
+    jhash2(w.get(..n).unwrap_or(&w), seed)
 }
 
 /// A flow's membership of the table: its identity (fixed before it is
 /// inserted), its Flow ID and HELLO nonce, and one link per index.
 pub(crate) struct Links {
     key: FlowKey,
-    /// The peer CREM node (network order).
-    peer: u32,
+    /// The peer CREM node.
+    peer: NetAddr,
     /// 0 until known (a sender learns it from HELLO_ACK). Readers compare
     /// it while the flow may move between ID chains (re-walked).
     flow_id: AtomicU32,
@@ -111,7 +176,7 @@ pub(crate) struct Links {
 }
 
 impl Links {
-    pub(crate) fn new(key: FlowKey, peer: u32) -> Self {
+    pub(crate) fn new(key: FlowKey, peer: NetAddr) -> Self {
         Links {
             key,
             peer,
@@ -127,7 +192,7 @@ impl Links {
     /// Gives a flow made ahead of its traffic (a spare) its identity;
     /// `&mut`: only before it is inserted, while its maker holds the only
     /// reference.
-    pub(crate) fn set_identity(&mut self, key: FlowKey, peer: u32) {
+    pub(crate) fn set_identity(&mut self, key: FlowKey, peer: NetAddr) {
         self.key = key;
         self.peer = peer;
     }
@@ -141,7 +206,7 @@ impl Links {
         &self.key
     }
 
-    pub(crate) fn peer(&self) -> u32 {
+    pub(crate) fn peer(&self) -> NetAddr {
         self.peer
     }
 
@@ -268,21 +333,27 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         })
     }
 
-    fn key_bucket(&self, k: &FlowKey) -> usize {
+    /// The hash of a key (its chain: modulo the chains), 9 words.
+    pub(crate) fn key_hash(&self, k: &FlowKey) -> u32 {
         let c = k.dqp ^ (u32::from(k.side) << 24) ^ (u32::from(k.kind) << 25);
-        jhash_words(k.saddr, k.daddr, c, 3, self.seed) as usize
+        jhash_addr([&k.saddr, &k.daddr], &[c], self.seed)
     }
 
-    fn id_bucket(&self, peer: u32, id: u32, side: u8) -> usize {
-        jhash_words(peer, id ^ (u32::from(side) << 31), 0, 2, self.seed ^ 1) as usize
+    fn key_bucket(&self, k: &FlowKey) -> usize {
+        self.key_hash(k) as usize
     }
 
-    fn pair_bucket(&self, saddr: u32, daddr: u32) -> usize {
-        jhash_words(saddr, daddr, 0, 2, self.seed ^ 2) as usize
+    fn id_bucket(&self, peer: &NetAddr, id: u32, side: u8) -> usize {
+        jhash_addr([peer], &[id ^ (u32::from(side) << 31)], self.seed ^ 1) as usize
     }
 
-    fn nonce_bucket(&self, peer: u32, nonce: u64) -> usize {
-        jhash_words(peer, nonce as u32, (nonce >> 32) as u32, 3, self.seed ^ 3) as usize
+    fn pair_bucket(&self, saddr: &NetAddr, daddr: &NetAddr) -> usize {
+        jhash_addr([saddr, daddr], &[], self.seed ^ 2) as usize
+    }
+
+    fn nonce_bucket(&self, peer: &NetAddr, nonce: u64) -> usize {
+        let words = [nonce as u32, (nonce >> 32) as u32];
+        jhash_addr([peer], &words, self.seed ^ 3) as usize
     }
 
     /// The first flow of chain `bucket` of `chains` (whose links are the
@@ -309,13 +380,13 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
     /// The flow of `side` whose peer `peer` knows it by Flow ID `id`.
     pub(crate) fn lookup_id<'a>(
         &'a self,
-        peer: u32,
+        peer: &NetAddr,
         id: u32,
         side: u8,
         r: &'a impl Reader,
     ) -> Option<&'a F> {
         Self::first(&self.by_id, self.id_bucket(peer, id, side), r, of_id, |l| {
-            l.flow_id() == id && l.peer == peer && l.key.side == side
+            l.flow_id() == id && l.peer == *peer && l.key.side == side
         })
     }
 
@@ -323,13 +394,13 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
     /// Flow ID is not known.
     pub(crate) fn lookup_nonce<'a>(
         &'a self,
-        peer: u32,
+        peer: &NetAddr,
         nonce: u64,
         r: &'a impl Reader,
     ) -> Option<&'a F> {
         let bucket = self.nonce_bucket(peer, nonce);
         Self::first(&self.by_nonce, bucket, r, of_nonce, |l| {
-            l.peer == peer && l.nonce() == nonce
+            l.peer == *peer && l.nonce() == nonce
         })
     }
 
@@ -338,14 +409,14 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
     /// address pairs never do).
     pub(crate) fn for_each_pair<'a>(
         &'a self,
-        saddr: u32,
-        daddr: u32,
+        saddr: &NetAddr,
+        daddr: &NetAddr,
         r: &'a impl Reader,
         mut f: impl FnMut(&'a F),
     ) {
         self.by_pair.find(self.pair_bucket(saddr, daddr), r, |l| {
             let links = of_pair(l);
-            if links.key.saddr == saddr && links.key.daddr == daddr {
+            if links.key.saddr == *saddr && links.key.daddr == *daddr {
                 // SAFETY: as in `first`.
                 f(unsafe { F::from_links(links) });
             }
@@ -354,7 +425,7 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
     }
 
     /// Whether a flow of `peer` and `side` uses Flow ID `id` (0: always).
-    pub(crate) fn id_in_use(&self, peer: u32, id: u32, side: u8, r: &impl Reader) -> bool {
+    pub(crate) fn id_in_use(&self, peer: &NetAddr, id: u32, side: u8, r: &impl Reader) -> bool {
         id == 0 || self.lookup_id(peer, id, side, r).is_some()
     }
 
@@ -414,12 +485,12 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
             // see it twice.
             self.by_key.add_tail(self.key_bucket(&l.key), &l.by_key);
             self.by_pair
-                .add(self.pair_bucket(l.key.saddr, l.key.daddr), &l.by_pair);
+                .add(self.pair_bucket(&l.key.saddr, &l.key.daddr), &l.by_pair);
             if l.key.side == SIDE_CSF {
                 // Published with the link (Release).
                 l.nonce.store(nonce, Ordering::Relaxed);
                 self.by_nonce
-                    .add(self.nonce_bucket(l.peer, nonce), &l.by_nonce);
+                    .add(self.nonce_bucket(&l.peer, nonce), &l.by_nonce);
             }
         }
         n.fetch_add(1, Ordering::Relaxed);
@@ -450,7 +521,7 @@ impl<F: InTable, const B: usize> FlowTable<F, B> {
         unsafe {
             self.by_nonce.del(&l.by_nonce);
             self.by_id
-                .move_to(self.id_bucket(l.peer, id, l.key.side), &l.by_id);
+                .move_to(self.id_bucket(&l.peer, id, l.key.side), &l.by_id);
         }
         self.bump();
     }

@@ -7,6 +7,7 @@
 //! when enabled. The counters stay the complete record; these say which
 //! flow and when.
 
+use crate::addr::NetAddr;
 use crate::crem_core::engine::FecConfig;
 use crate::crem_core::psn::Psn;
 use crate::crem_core::wire::{self, Message, RequestKind};
@@ -16,8 +17,8 @@ use crate::table::FlowKey;
 /// The key as the tracepoints take it.
 fn c(k: &FlowKey) -> ffi::crem_trace_key {
     ffi::crem_trace_key {
-        saddr: k.saddr,
-        daddr: k.daddr,
+        saddr: *k.saddr.octets(),
+        daddr: *k.daddr.octets(),
         dqp: k.dqp,
         side: k.side,
         kind: k.kind,
@@ -25,15 +26,16 @@ fn c(k: &FlowKey) -> ffi::crem_trace_key {
 }
 
 /// Flow `k` of `peer` is in its table and started.
-pub(crate) fn flow_up(k: &FlowKey, peer: u32) {
-    // SAFETY: the key is ours for the call; the wrapper only records it.
-    unsafe { ffi::crem_h_trace_flow_up(&c(k), peer) };
+pub(crate) fn flow_up(k: &FlowKey, peer: &NetAddr) {
+    // SAFETY: the key and the peer's 16 octets are ours for the call; the
+    // wrapper only records them.
+    unsafe { ffi::crem_h_trace_flow_up(&c(k), peer.octets().as_ptr()) };
 }
 
 /// Flow `k` is removed, its engine ended with CLOSE `close` (-1: none).
-pub(crate) fn flow_down(k: &FlowKey, peer: u32, close: i32) {
+pub(crate) fn flow_down(k: &FlowKey, peer: &NetAddr, close: i32) {
     // SAFETY: as in `flow_up`.
-    unsafe { ffi::crem_h_trace_flow_down(&c(k), peer, close) };
+    unsafe { ffi::crem_h_trace_flow_down(&c(k), peer.octets().as_ptr(), close) };
 }
 
 /// A flow-change event (`CREM_FLOW_EVENT_*`, `reason`: of a CLOSE).

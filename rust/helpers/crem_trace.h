@@ -20,38 +20,45 @@
 TRACE_DEFINE_ENUM(CREM_SIDE_CSF);
 TRACE_DEFINE_ENUM(CREM_FLOW_KIND_REQUESTS);
 
+/* Addresses are kept as a struct sockaddr_in or sockaddr_in6 (of the family
+ * of the flow's 16-octet mapped address, crem_trace_sockaddr in helpers.c)
+ * and printed with %pISc: rpcrdma's pattern (include/trace/events/rpcrdma.h),
+ * so that IPv4 reads as the dotted quad it always did and IPv6 as RFC 5952
+ * text, in one fixed-size field. */
+#define CREM_TP_SOCKADDR(name) __array(u8, name, sizeof(struct sockaddr_in6))
 #define CREM_TP_KEY_ENTRY                                                                  \
-	__field(__be32, saddr) __field(__be32, daddr) __field(u32, dqp) __field(u8, side)  \
+	CREM_TP_SOCKADDR(saddr) CREM_TP_SOCKADDR(daddr) __field(u32, dqp) __field(u8, side) \
 	__field(u8, kind)
 #define CREM_TP_KEY_ASSIGN(k)                                                              \
 	do {                                                                               \
-		__entry->saddr = (k)->saddr;                                               \
-		__entry->daddr = (k)->daddr;                                               \
+		crem_trace_sockaddr(__entry->saddr, (k)->saddr);                           \
+		crem_trace_sockaddr(__entry->daddr, (k)->daddr);                           \
 		__entry->dqp = (k)->dqp;                                                   \
 		__entry->side = (k)->side;                                                 \
 		__entry->kind = (k)->kind;                                                 \
 	} while (0)
-#define CREM_TP_KEY_FMT "%pI4 > %pI4 dqp %u %s %s"
+#define CREM_TP_KEY_FMT "%pISc > %pISc dqp %u %s %s"
 #define CREM_TP_KEY_ARGS                                                                   \
-	&__entry->saddr, &__entry->daddr, __entry->dqp,                                    \
+	__entry->saddr, __entry->daddr, __entry->dqp,                                      \
 	__entry->side == CREM_SIDE_CSF ? "csf" : "crf",                                    \
 	__entry->kind == CREM_FLOW_KIND_REQUESTS ? "requests" : "responses"
 
 /* A flow is in the table and started (crem_flow_up), or removed (crem_flow_down,
  * with the CLOSE reason its engine ended with, -1: none). */
 DECLARE_EVENT_CLASS(crem_flow_life,
-	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, const u8 *peer, int close),
 	TP_ARGS(k, peer, close),
-	TP_STRUCT__entry(CREM_TP_KEY_ENTRY __field(__be32, peer) __field(int, close)),
-	TP_fast_assign(CREM_TP_KEY_ASSIGN(k); __entry->peer = peer; __entry->close = close;),
-	TP_printk(CREM_TP_KEY_FMT " peer %pI4 close %d", CREM_TP_KEY_ARGS, &__entry->peer,
+	TP_STRUCT__entry(CREM_TP_KEY_ENTRY CREM_TP_SOCKADDR(peer) __field(int, close)),
+	TP_fast_assign(CREM_TP_KEY_ASSIGN(k); crem_trace_sockaddr(__entry->peer, peer);
+		       __entry->close = close;),
+	TP_printk(CREM_TP_KEY_FMT " peer %pISc close %d", CREM_TP_KEY_ARGS, __entry->peer,
 		  __entry->close)
 );
 DEFINE_EVENT(crem_flow_life, crem_flow_up,
-	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, const u8 *peer, int close),
 	TP_ARGS(k, peer, close));
 DEFINE_EVENT(crem_flow_life, crem_flow_down,
-	TP_PROTO(const struct crem_trace_key *k, __be32 peer, int close),
+	TP_PROTO(const struct crem_trace_key *k, const u8 *peer, int close),
 	TP_ARGS(k, peer, close));
 
 /* A flow-change event (enum crem_flow_event: the circuit breaker tripped or

@@ -15,7 +15,33 @@
 #include <linux/rtnetlink.h>
 #include <net/netns/generic.h>
 #include <linux/moduleparam.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jhash.h>
 #include "helpers.h"
+
+/* The 16 octets at @a (an IPv4 address mapped, ::ffff:a.b.c.d) as the
+ * struct sockaddr_in or sockaddr_in6 %pISc prints, at @to
+ * (sizeof(struct sockaddr_in6) octets of a trace entry: crem_trace.h's
+ * TP_fast_assign, compiled here).
+ * Built aside and copied: neither pointer need be aligned. */
+static void crem_trace_sockaddr(u8 *to, const u8 *a)
+{
+	static const u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} sa = {};
+
+	if (!memcmp(a, mapped, sizeof(mapped))) {
+		sa.v4.sin_family = AF_INET;
+		memcpy(&sa.v4.sin_addr, a + sizeof(mapped), 4);
+	} else {
+		sa.v6.sin6_family = AF_INET6;
+		memcpy(&sa.v6.sin6_addr, a, 16);
+	}
+	memcpy(to, &sa, sizeof(struct sockaddr_in6));
+}
 
 #define CREATE_TRACE_POINTS
 #include "crem_trace.h"
@@ -35,6 +61,11 @@ MODULE_PARM_DESC(flow_idle_s, "seconds a flow may stay idle before it is removed
 unsigned int crem_fault_corrupt_repair;
 module_param_named(fault_corrupt_repair, crem_fault_corrupt_repair, uint, 0644);
 MODULE_PARM_DESC(fault_corrupt_repair, "test only: corrupt every Nth coded REPAIR sent (0 = never)");
+
+u32 crem_h_jhash2(const u32 *k, u32 length, u32 initval)
+{
+	return jhash2(k, length, initval);
+}
 #endif
 
 #ifdef CONFIG_X86
@@ -544,12 +575,12 @@ struct sk_buff *crem_h_skb_dequeue(struct sk_buff_head *q)
 	return __skb_dequeue(q);
 }
 
-void crem_h_trace_flow_up(const struct crem_trace_key *k, __be32 peer)
+void crem_h_trace_flow_up(const struct crem_trace_key *k, const u8 *peer)
 {
 	trace_crem_flow_up(k, peer, -1);
 }
 
-void crem_h_trace_flow_down(const struct crem_trace_key *k, __be32 peer, int close)
+void crem_h_trace_flow_down(const struct crem_trace_key *k, const u8 *peer, int close)
 {
 	trace_crem_flow_down(k, peer, close);
 }

@@ -244,12 +244,14 @@ void crem_h_extack_miss(struct netlink_ext_ack *extack, const struct nlattr *nes
  * wrapper fires one (a static key: nothing is done unless it is enabled).
  */
 struct crem_trace_key {
-	__be32 saddr, daddr; /* the flow's key (rust/table.rs FlowKey) */
+	/* the flow's key (rust/table.rs FlowKey); addresses as rust/addr.rs
+	 * NetAddr: 16 octets, IPv4 mapped (::ffff:a.b.c.d) */
+	u8 saddr[16], daddr[16];
 	u32 dqp;
 	u8 side, kind; /* enum crem_side, enum crem_flow_kind */
 };
-void crem_h_trace_flow_up(const struct crem_trace_key *k, __be32 peer);
-void crem_h_trace_flow_down(const struct crem_trace_key *k, __be32 peer, int close);
+void crem_h_trace_flow_up(const struct crem_trace_key *k, const u8 *peer);
+void crem_h_trace_flow_down(const struct crem_trace_key *k, const u8 *peer, int close);
 void crem_h_trace_flow_change(const struct crem_trace_key *k, u32 event, u16 reason);
 void crem_h_trace_config(const struct crem_trace_key *k, u8 id, u8 scheme, u8 fk, u8 fm, u16 t);
 void crem_h_trace_restore(const struct crem_trace_key *k, u32 psn, bool held, bool ok);
@@ -263,6 +265,8 @@ void crem_h_trace_request(const struct crem_trace_key *k, bool ranges, bool fall
 extern unsigned int crem_flow_idle_s;
 #ifdef CREM_TEST_BUILD
 extern unsigned int crem_fault_corrupt_repair;
+/* The kernel's jhash2, which rust/table.rs ports: KUnit compares them. */
+u32 crem_h_jhash2(const u32 *k, u32 length, u32 initval);
 #endif
 
 #include "crem-nl-gen.h"

@@ -684,11 +684,6 @@ impl<'m> Writer<'m> {
         self.bytes(ty, &v.to_ne_bytes())
     }
 
-    /// An IPv4 address in network order (`nla_put_in_addr`).
-    pub(crate) fn in_addr(&mut self, ty: u32, be: u32) -> Result {
-        self.bytes(ty, &be.to_ne_bytes())
-    }
-
     /// A `uint` attribute (`nla_put_uint`): 4 octets while the value fits
     /// them, else 8 (no pad: a `uint` reader takes either, unaligned).
     pub(crate) fn uint(&mut self, ty: u32, v: u64) -> Result {

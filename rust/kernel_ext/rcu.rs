@@ -7,8 +7,10 @@ use super::bh::Bh;
 use crate::ffi;
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
+use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::bindings;
+use kernel::init::{init_from_closure, Init};
 
 /// A proof that the holder is in an RCU read-side critical section: a
 /// [`Guard`], or a [`Bh`] (a BH-off region is one, `rcupdate.h`).
@@ -53,11 +55,28 @@ pub(crate) struct RcuDouble<T> {
 }
 
 impl<T> RcuDouble<T> {
-    /// Both copies `a` and `b` (equal: readers start on `a`).
-    pub(crate) fn new(a: T, b: T) -> Self {
-        RcuDouble {
-            copies: [UnsafeCell::new(a), UnsafeCell::new(b)],
-            current: AtomicUsize::new(0),
+    /// Both copies made where they are by `init` (equal: readers start on
+    /// the first), so that a large `T` never passes through the stack (a
+    /// value built and moved in would, twice).
+    ///
+    /// # Safety
+    ///
+    /// `init` leaves the `T` its argument points to initialised.
+    pub(crate) unsafe fn init_each(init: impl Fn(*mut T)) -> impl Init<Self> {
+        // SAFETY: both copies are initialised by `init` (the caller's
+        // contract) and `current` is written, so the value is whole when
+        // Ok is returned; nothing fails half way.
+        unsafe {
+            init_from_closure(move |slot: *mut Self| {
+                let copies = addr_of_mut!((*slot).copies).cast::<UnsafeCell<T>>();
+                for i in 0..2 {
+                    // `UnsafeCell<T>` has `T`'s layout; `i` is within the
+                    // array of two.
+                    init(UnsafeCell::raw_get(copies.add(i)));
+                }
+                addr_of_mut!((*slot).current).write(AtomicUsize::new(0));
+                Ok(())
+            })
         }
     }
 

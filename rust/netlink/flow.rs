@@ -5,6 +5,7 @@
 //! flow by its Flow ID (get, del, set, reset) or make one (new).
 
 use super::{errno, state};
+use crate::addr::NetAddr;
 use crate::crem_core::ctl;
 use crate::crem_core::nl::{
     flow_stat, msg_type, side, CounterKind, FLOW_STATS, FLOW_STATS_MSGS_IN_BY_TYPE,
@@ -82,12 +83,13 @@ pub(crate) fn put_info(
     if id {
         w.u32(CREM_A_FLOW_ID, fi.flow_id)?;
     }
-    w.in_addr(CREM_A_FLOW_SRC, fi.key.saddr)?;
-    w.in_addr(CREM_A_FLOW_DST, fi.key.daddr)?;
+    // Addresses as config's: 4 octets for IPv4 (as ever), 16 for IPv6.
+    w.bytes(CREM_A_FLOW_SRC, fi.key.saddr.wire())?;
+    w.bytes(CREM_A_FLOW_DST, fi.key.daddr.wire())?;
     w.u32(CREM_A_FLOW_DEST_QP, fi.key.dqp)?;
     w.u8(CREM_A_FLOW_SIDE, fi.key.side)?;
     w.u8(CREM_A_FLOW_KIND, fi.key.kind)?;
-    w.in_addr(CREM_A_FLOW_PEER, fi.peer)?;
+    w.bytes(CREM_A_FLOW_PEER, fi.peer.wire())?;
     w.u8(CREM_A_FLOW_STATE, fi.state)?;
     w.u8(CREM_A_FLOW_CONFIG_ID, fi.config_id)?;
     w.u8(CREM_A_FLOW_SCHEME, fi.scheme)?;
@@ -130,7 +132,7 @@ pub(crate) fn put_info(
 
 /// The payload of a message with one flow ([`put_flow`]), at most.
 pub(crate) const FLOW_MSG_SIZE: usize = 6 * genl::total_size(4) // id, dest-qp, srtt-us, min-rtt-us, loss-ppm, rdma-mtu
-    + 3 * genl::total_size(4) // src, dst, peer
+    + 3 * genl::total_size(16) // src, dst, peer (IPv6's 16 octets at most)
     // side, kind, state, config-id, scheme, k, m, loss-class, breaker,
     // event, pinned, schemes, max-k, max-m, rdma-mtu-exact
     + 15 * genl::total_size(1)
@@ -192,34 +194,36 @@ pub(super) fn dump(d: &mut Dump<'_>) -> c_int {
 struct Sel {
     id: u32,
     side: Option<u8>,
-    /// 0: any.
-    peer: u32,
+    /// None: any.
+    peer: Option<NetAddr>,
 }
 
 /// One IPv4 address of a flow request (`what` names it in the text);
-/// absent: an error if `required`, else 0.
+/// absent: an error if `required`, else None.
 fn addr<'r>(
     tb: &FlowAttrs<'r>,
     ty: u32,
     what: &str,
     required: bool,
     ext: &ExtAck<'r>,
-) -> Result<u32> {
+) -> Result<Option<NetAddr>> {
     let Some(a) = tb.get(ty) else {
         if !required {
-            return Ok(0);
+            return Ok(None);
         }
         ext.missing(None, ty);
         ext.fmt(format_args!("a new flow needs {what}"), None);
         return Err(EINVAL);
     };
-    a.in_addr().ok_or_else(|| {
-        ext.fmt(
-            format_args!("{what} must be an IPv4 address (4 octets): flows are IPv4 only"),
-            Some(a),
-        );
-        EINVAL
-    })
+    a.in_addr()
+        .map(|a| Some(NetAddr::from_be32(a)))
+        .ok_or_else(|| {
+            ext.fmt(
+                format_args!("{what} must be an IPv4 address (4 octets): flows are IPv4 only"),
+                Some(a),
+            );
+            EINVAL
+        })
 }
 
 fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
@@ -258,7 +262,7 @@ fn find<'a>(
         let l = crate::table::InTable::links(f);
         if l.flow_id() == sel.id
             && sel.side.map_or(true, |s| l.key().side == s)
-            && (sel.peer == 0 || l.peer() == sel.peer)
+            && sel.peer.is_none_or(|p| l.peer() == p)
         {
             found = Some(f);
             n = n.saturating_add(1);
@@ -273,7 +277,11 @@ fn find<'a>(
             } else {
                 ""
             };
-            let with_peer = if sel.peer != 0 { " with that peer" } else { "" };
+            let with_peer = if sel.peer.is_some() {
+                " with that peer"
+            } else {
+                ""
+            };
             ext.fmt(
                 format_args!("no flow with id {id}{on_side}{with_peer}"),
                 tb.get(CREM_A_FLOW_ID),
@@ -442,8 +450,9 @@ pub(super) fn new(info: &Info<'_>) -> Result {
     let ext = info.extack();
     let st = state(info.net())?;
     let tb: FlowAttrs<'_> = info.attrs();
-    let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, &ext)?;
-    let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, &ext)?;
+    // Required: an absent one was refused.
+    let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, &ext)?.unwrap_or_default();
+    let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, &ext)?.unwrap_or_default();
     let Some(qp) = tb.get(CREM_A_FLOW_DEST_QP) else {
         ext.missing(None, CREM_A_FLOW_DEST_QP);
         ext.msg(c"a new flow needs dest-qp", None);
@@ -494,10 +503,10 @@ fn add(st: &NetState, key: &FlowKey, fixed: bool, k: u8, m: u8, ext: &ExtAck<'_>
             None,
         ),
         bindings::EHOSTUNREACH => {
-            let [a, b, c, d] = key.daddr.to_ne_bytes();
+            let dst = key.daddr.ctl();
             ext.fmt(
                 format_args!(
-                    "no peer is configured for the destination {a}.{b}.{c}.{d} (set peer PREFIX=ADDR)"
+                    "no peer is configured for the destination {dst} (set peer PREFIX=ADDR)"
                 ),
                 None,
             );
