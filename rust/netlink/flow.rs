@@ -244,7 +244,9 @@ fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
     }
     // The policy allows only csf and crf.
     let side = tb.get(CREM_A_FLOW_SIDE).and_then(Attr::u8);
-    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, &ext)?;
+    // 0.0.0.0 is any peer, as when the selector was a `__be32` (0: any).
+    let any = NetAddr::from_v4([0; 4]);
+    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, &ext)?.filter(|p| *p != any);
     Ok((Sel { id, side, peer }, tb))
 }
 
