@@ -6,7 +6,7 @@
 //! asks for one (`create.rs`), which answers it. The socket
 //! (`socket.rs`) hands each datagram to [`receive`].
 
-use crate::addr::{Family, NetAddr};
+use crate::addr::NetAddr;
 use crate::create;
 use crate::crem_core::nl::stat;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
@@ -100,11 +100,6 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
             let (Some((saddr, daddr)), Some(kind)) = (addrs_of(addrs), kind) else {
                 return Verdict::Invalid;
             };
-            // An IPv6 flow cannot be protected yet (no IPv6 hook sees its
-            // packets, no IPv6 socket answers): refused as before.
-            if saddr.family() != Family::V4 || daddr.family() != Family::V4 {
-                return Verdict::Invalid;
-            }
             // The peer that protects the flow's source prefix sends its
             // HELLOs, no other.
             if cfg.peer_for(&saddr) != Some(from) {

@@ -29,8 +29,9 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 
-/// Room before a message for the UDP, IPv4 and link headers.
-const HEADROOM: u32 = ffi::LL_MAX_HEADER + 20 + 8;
+/// Room before a message for the UDP, IP (IPv6's 40 octets at most) and
+/// link headers.
+const HEADROOM: u32 = ffi::LL_MAX_HEADER + 40 + 8;
 /// The UDP header a received datagram's data starts with.
 const UDP_HLEN: usize = 8;
 
@@ -133,11 +134,11 @@ impl Socket {
         let slot = msg_slot(skb.head());
         let sent = match (self.get(bh), to.addr.be32()) {
             (Some(s), Some(a)) => s.xmit(st.net(), skb, a, to.port, to.tos).is_ok(),
-            // An IPv6 peer: there is no IPv6 socket to send from yet.
-            (Some(_), None) => {
-                skb.drop_reason(DropReason::IpOutNoRoutes);
-                false
-            }
+            // An IPv6 peer: from the IPv6 socket (none without IPv6 in
+            // the kernel: dropped there, counted here).
+            (Some(s), None) => s
+                .xmit6(st.net(), skb, to.addr.octets(), to.port, to.tos)
+                .is_ok(),
             (None, _) => {
                 skb.drop_reason(DropReason::SocketClose);
                 false
@@ -343,9 +344,11 @@ unsafe extern "C" fn receive(sk: *mut bindings::sock, skb: *mut bindings::sk_buf
 }
 
 /// A received datagram made whole and linear: where it came from (address
-/// and UDP port from its headers, its IP TOS), or why it cannot be read.
+/// and UDP port from its headers, its IPv4 TOS or IPv6 traffic class), or
+/// why it cannot be read.
 fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
-    if u32::from(skb.protocol()) != bindings::ETH_P_IP {
+    let proto = u32::from(skb.protocol());
+    if proto != bindings::ETH_P_IP && proto != bindings::ETH_P_IPV6 {
         return Err(DropReason::UnhandledProto);
     }
     if (skb.len() as usize) < UDP_HLEN {
@@ -354,12 +357,23 @@ fn source(skb: &mut Skb) -> Result<Dest, DropReason> {
     if !Lent::of(skb).linearize() {
         return Err(DropReason::Nomem);
     }
-    let ip = skb.network_header::<20>().ok_or(DropReason::PktTooSmall)?;
+    let (addr, tos) = if proto == bindings::ETH_P_IP {
+        let ip = skb.network_header::<20>().ok_or(DropReason::PktTooSmall)?;
+        (NetAddr::from_v4([ip[12], ip[13], ip[14], ip[15]]), ip[1])
+    } else {
+        // The fixed header (extension headers, if any, follow it).
+        let ip = skb.network_header::<40>().ok_or(DropReason::PktTooSmall)?;
+        let mut a = [0u8; 16];
+        a.copy_from_slice(&ip[8..24]);
+        // An IPv4-mapped source is no IPv6 sender's (RFC 4291 2.5.5.2).
+        let addr = NetAddr::from_v6(a).ok_or(DropReason::IpInAddrErrors)?;
+        (addr, (ip[0] << 4) | (ip[1] >> 4))
+    };
     let udp = skb.head();
     Ok(Dest {
-        addr: NetAddr::from_v4([ip[12], ip[13], ip[14], ip[15]]),
+        addr,
         port: udp.get(..2).map_or(0, |p| u16::from_ne_bytes([p[0], p[1]])),
-        tos: ip[1],
+        tos,
     })
 }
 

@@ -41,6 +41,8 @@ pub(crate) enum DropReason {
     Nomem = bindings::skb_drop_reason_SKB_DROP_REASON_NOMEM,
     /// No output route to its destination.
     IpOutNoRoutes = bindings::skb_drop_reason_SKB_DROP_REASON_IP_OUTNOROUTES,
+    /// An address no sender may have (an IPv4-mapped IPv6 source).
+    IpInAddrErrors = bindings::skb_drop_reason_SKB_DROP_REASON_IP_INADDRERRORS,
 }
 
 /// An owned reference to a socket buffer.
