@@ -104,11 +104,11 @@ fn flow_reply_fits_and_reads_back(c: &mut Checks<'_>) {
     let u8_of = |t| tb.get(t).and_then(Attr::u8);
     c.check(u32_of(CREM_A_FLOW_ID) == Some(fi.flow_id), "id");
     c.check(
-        tb.get(CREM_A_FLOW_SRC).and_then(Attr::in_addr) == fi.key.saddr.be32(),
+        tb.get(CREM_A_FLOW_SRC).map(Attr::payload) == Some(fi.key.saddr.wire()),
         "src",
     );
     c.check(
-        tb.get(CREM_A_FLOW_PEER).and_then(Attr::in_addr) == fi.peer.be32(),
+        tb.get(CREM_A_FLOW_PEER).map(Attr::payload) == Some(fi.peer.wire()),
         "peer",
     );
     c.check(u32_of(CREM_A_FLOW_DEST_QP) == Some(fi.key.dqp), "dest-qp");

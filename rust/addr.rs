@@ -39,7 +39,9 @@ impl NetAddr {
         NetAddr([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a0, a1, a2, a3])
     }
 
-    /// The IPv4 address `a` as a `__be32` (network order in memory).
+    /// The IPv4 address `a` as a `__be32` (network order in memory): the
+    /// KUnit cases' constants.
+    #[cfg(crem_kunit)]
     pub(crate) const fn from_be32(a: u32) -> NetAddr {
         Self::from_v4(a.to_ne_bytes())
     }

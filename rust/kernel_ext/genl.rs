@@ -123,15 +123,6 @@ impl<'r> Attr<'r> {
         }
     }
 
-    /// An IPv4 address (network order, as `nla_get_in_addr`), if the
-    /// payload is exactly 4 octets.
-    pub(crate) fn in_addr(self) -> Option<u32> {
-        if self.payload().len() == 4 {
-            self.u32()
-        } else {
-            None
-        }
-    }
 }
 
 /// Attributes in order: a request's ([`Info::list`]) or a nest's

@@ -198,8 +198,9 @@ struct Sel {
     peer: Option<NetAddr>,
 }
 
-/// One IPv4 address of a flow request (`what` names it in the text);
-/// absent: an error if `required`, else None.
+/// One address of a flow request, IPv4 (4 octets) or IPv6 (16, not
+/// IPv4-mapped, which would alias an IPv4 flow); `what` names it in the
+/// text; absent: an error if `required`, else None.
 fn addr<'r>(
     tb: &FlowAttrs<'r>,
     ty: u32,
@@ -215,15 +216,21 @@ fn addr<'r>(
         ext.fmt(format_args!("a new flow needs {what}"), None);
         return Err(EINVAL);
     };
-    a.in_addr()
-        .map(|a| Some(NetAddr::from_be32(a)))
-        .ok_or_else(|| {
-            ext.fmt(
-                format_args!("{what} must be an IPv4 address (4 octets): flows are IPv4 only"),
-                Some(a),
-            );
-            EINVAL
-        })
+    let p = a.payload();
+    let n = if let Ok(v4) = <[u8; 4]>::try_from(p) {
+        Some(NetAddr::from_v4(v4))
+    } else if let Ok(v6) = <[u8; 16]>::try_from(p) {
+        NetAddr::from_v6(v6)
+    } else {
+        None
+    };
+    n.map(Some).ok_or_else(|| {
+        ext.fmt(
+            format_args!("{what} must be IPv4 (4 octets) or IPv6 (16, not IPv4-mapped)"),
+            Some(a),
+        );
+        EINVAL
+    })
 }
 
 fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
@@ -244,9 +251,11 @@ fn sel_parse<'r>(info: &Info<'r>) -> Result<(Sel, FlowAttrs<'r>)> {
     }
     // The policy allows only csf and crf.
     let side = tb.get(CREM_A_FLOW_SIDE).and_then(Attr::u8);
-    // 0.0.0.0 is any peer, as when the selector was a `__be32` (0: any).
+    // 0.0.0.0 (or ::) is any peer, as when the selector was a `__be32`
+    // (0: any).
     let any = NetAddr::from_v4([0; 4]);
-    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, &ext)?.filter(|p| *p != any);
+    let peer = addr(&tb, CREM_A_FLOW_PEER, "peer", false, &ext)?
+        .filter(|p| *p != any && *p != NetAddr::NONE);
     Ok((Sel { id, side, peer }, tb))
 }
 
@@ -455,6 +464,14 @@ pub(super) fn new(info: &Info<'_>) -> Result {
     // Required: an absent one was refused.
     let saddr = addr(&tb, CREM_A_FLOW_SRC, "src", true, &ext)?.unwrap_or_default();
     let daddr = addr(&tb, CREM_A_FLOW_DST, "dst", true, &ext)?.unwrap_or_default();
+    // A packet's header has both: a flow's addresses are of one family.
+    if saddr.family() != daddr.family() {
+        ext.msg(
+            c"src and dst must be of one family (both IPv4 or both IPv6)",
+            tb.get(CREM_A_FLOW_DST),
+        );
+        return Err(EINVAL);
+    }
     let Some(qp) = tb.get(CREM_A_FLOW_DEST_QP) else {
         ext.missing(None, CREM_A_FLOW_DEST_QP);
         ext.msg(c"a new flow needs dest-qp", None);

@@ -116,8 +116,8 @@ check "flow-get without id: extack, id named missing" 1 "the flow's id is requir
   $N1 $YNL --do flow-get --json '{"side": 1}'
 check "flow-get with side 5: the policy refuses it, naming side" 1 "integer out of range.*'bad-attr': '.side'" \
   $N1 $YNL --do flow-get --json "{\"id\": $id1, \"side\": 5}"
-check "flow-get with a 16-octet peer: extack" 1 "peer must be an IPv4 address" \
-  $N1 $YNL --do flow-get --json "{\"id\": $id1, \"peer\": \"20010db8000000000000000000000001\"}"
+check "flow-get with an IPv4-mapped IPv6 peer: extack" 1 "peer must be IPv4 \(4 octets\) or IPv6 \(16, not IPv4-mapped\)" \
+  $N1 $YNL --do flow-get --json "{\"id\": $id1, \"peer\": \"00000000000000000000ffff0a000002\"}"
 check "crem-ctl flow show ID (flow-get do)" 0 "\"id\":$id1,.*\"dest-qp\":$qp1," \
   $N1 "$CTL" -j flow show "$id1"
 check "crem-ctl flow show ID side crf peer 10.0.0.2" 0 "^flow $id1:.*side: +crf" \
@@ -193,7 +193,7 @@ check "flow add toward a destination without peer: extack" 1 "no peer is configu
   $N2 "$CTL" flow add 192.0.2.7 198.51.100.1 qp 5
 check "flow-new of a crf flow (cli.py): extack" 1 "only a sender \(csf\) flow can be added" \
   $N2 $YNL --do flow-new --json '{"src": "c0000207", "dst": "cb007109", "dest-qp": 5, "side": 1}'
-check "flow-new with a 16-octet src (cli.py): extack" 1 "src must be an IPv4 address" \
+check "flow-new with an IPv6 src and an IPv4 dst (cli.py): extack" 1 "src and dst must be of one family" \
   $N2 $YNL --do flow-new --json '{"src": "20010db8000000000000000000000001", "dst": "cb007109", "dest-qp": 5}'
 check "flow-new without dest-qp (cli.py): extack, dest-qp named missing" 1 "a new flow needs dest-qp.*'miss-type': 'dest-qp'" \
   $N2 $YNL --do flow-new --json '{"src": "c0000207", "dst": "cb007109"}'
@@ -342,6 +342,37 @@ check "churn: flows were created and deleted meanwhile" 0 "^True" \
   python3 -c "print(int(open('/tmp/deleted.txt').read()) > 20)"
 [ "$ctl_bad" = 0 ] && ok "churn: crem-ctl -j flow never failed otherwise nor listed a flow twice ($ctl_runs/10 consistent, the rest retried 10 times)" \
   || bad "churn: crem-ctl -j flow" "$ctl_bad bad runs"
+# IPv6 (AF 6): a HELLO from n2's IPv6 address (its peer for the IPv6
+# prefix) makes n1 a receiver flow of the IPv6 flow, answered over IPv6; the
+# same HELLO over IPv4 (from a peer of another family) is not taken.
+ip -n n1 -6 addr add 2001:db8:ff::1/64 dev v1 nodad && ip -n n2 -6 addr add 2001:db8:ff::2/64 dev v2 nodad
+check "n1: peer add 2001:db8:a::/64=2001:db8:ff::2 (an IPv6 peer)" 0 "" \
+  $N1 "$CTL" peer add 2001:db8:a::/64=2001:db8:ff::2
+# stat_n1 KEY: one of n1's netns counters.
+stat_n1() { $N1 $YNL --do stats-get | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+v6peer0=$(stat_n1 drop-msg-peer)
+check "an AF 6 HELLO over IPv4 from the IPv4 peer: not answered" 0 "^no answer$" \
+  $N2 python3 /tmp/fl/hello.py 901 1 0.002 --v6 2001:db8:a::1 2001:db8:b::1 10.0.0.1 --ack
+check "...counted as from no peer of the flow" 0 "^True$" \
+  python3 -c "print($(stat_n1 drop-msg-peer) == $v6peer0 + 1)"
+check "an AF 6 HELLO from the IPv6 peer is answered over IPv6 (a HELLO_ACK)" 0 "^type 3 len [0-9]+ from 2001:db8:ff::1$" \
+  $N2 python3 /tmp/fl/hello.py 900 1 0.002 --v6 2001:db8:a::1 2001:db8:b::1 2001:db8:ff::1 --ack
+check "...its flow: crf, 2001:db8:a::1 -> 2001:db8:b::1, peer 2001:db8:ff::2, an id (YNL dump)" 0 "^\[True\]$" \
+  sh -c "$N1 $YNL --dump flow-get | python3 -c \"import json,sys; print([f['side'] == 'crf' and f['src'] == '2001:db8:a::1' and f['dst'] == '2001:db8:b::1' and f['peer'] == '2001:db8:ff::2' and f['id'] > 0 for f in json.load(sys.stdin) if f['dest-qp'] == 900])\""
+check "...and crem-ctl shows it (flow side crf peer 2001:db8:ff::2)" 0 "2001:db8:a::1" \
+  $N1 "$CTL" flow side crf peer 2001:db8:ff::2
+# flow-new of an IPv6 flow at n2 (a gateway since above): negotiated with n1
+# over IPv6 until protected.
+check "n2: peer add 2001:db8:b::/64=2001:db8:ff::1" 0 "" \
+  $N2 "$CTL" peer add 2001:db8:b::/64=2001:db8:ff::1
+check "crem-ctl flow add 2001:db8:a::7 2001:db8:b::9 qp 0x99 at n2 (an IPv6 sender flow)" 0 "2001:db8:a::7" \
+  $N2 "$CTL" flow add 2001:db8:a::7 2001:db8:b::9 qp 0x99
+i=0
+while ! $N2 "$CTL" -j flow | python3 -c "import json,sys; exit(not any(f['dest-qp'] == 0x99 and f['state'] == 'protected' and f['id'] for f in json.load(sys.stdin)['flow']))"; do
+  i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1
+done
+check "...protected, with an id from n1, peer 2001:db8:ff::1" 0 "^\[True\]$" \
+  sh -c "$N2 $CTL -j flow side csf | python3 -c \"import json,sys; print([f['state'] == 'protected' and f['id'] > 0 and f['peer'] == '2001:db8:ff::1' and f['dst'] == '2001:db8:b::9' for f in json.load(sys.stdin)['flow'] if f['dest-qp'] == 0x99])\""
 # Teardown by configuration: the role off removes every flow, with flow-down.
 left=$(nflows)
 # A burst of $left notifications: more than a default socket buffer holds

@@ -1,11 +1,11 @@
 //! The words of the flow commands: which flow 'flow show|del|reset ID
 //! [side csf|crf] [peer ADDR]' names, and what 'flow set' and 'flow add'
-//! ask for. Flows are IPv4 only in this version, so their addresses are.
+//! ask for. A flow's addresses are IPv4 or IPv6, both of one family.
 
 use super::value::{in_range, parse_addr, parse_loss_ppm, parse_uint};
 use super::{unknown_key, Words};
 use crate::uapi::{enum_value, FLOW_KIND, FLOW_STATE, SIDE};
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 /// Which flow 'flow show|del|reset ID [side csf|crf] [peer ADDR]' names.
 /// Flow IDs are assigned by each CRF, so side and peer may be needed to
@@ -38,13 +38,7 @@ impl FlowSel {
                             .ok_or_else(|| format!("side: '{v}' is not csf or crf"))?,
                     )
                 }
-                "peer" => {
-                    let a = parse_addr("peer", v)?;
-                    if !a.is_ipv4() {
-                        return Err("peer: flows are IPv4 only in this version".into());
-                    }
-                    sel.peer = Some(a);
-                }
+                "peer" => sel.peer = Some(parse_addr("peer", v)?),
                 _ => return Err(unknown_key(k, "side or peer")),
             }
         }
@@ -159,8 +153,8 @@ const QP_MAX: u64 = 0xff_ffff;
 /// flow to set up ahead of its traffic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowNew {
-    pub src: Ipv4Addr,
-    pub dst: Ipv4Addr,
+    pub src: IpAddr,
+    pub dst: IpAddr,
     pub dest_qp: u32,
     /// k and m, both or neither.
     pub k_m: Option<(u8, u8)>,
@@ -170,13 +164,12 @@ pub struct FlowNew {
 
 impl FlowNew {
     pub fn parse(src: &str, dst: &str, args: &[String]) -> Result<FlowNew, String> {
-        let v4 = |key: &str, s: &str| match parse_addr(key, s)? {
-            IpAddr::V4(a) => Ok(a),
-            IpAddr::V6(_) => Err(format!(
-                "{key}: '{s}' is IPv6; flows are IPv4 only in this version"
-            )),
-        };
-        let (src, dst) = (v4("src", src)?, v4("dst", dst)?);
+        let (src, dst) = (parse_addr("src", src)?, parse_addr("dst", dst)?);
+        if src.is_ipv4() != dst.is_ipv4() {
+            return Err(format!(
+                "src {src} and dst {dst} are of two families: a flow's are both IPv4 or both IPv6"
+            ));
+        }
         let (mut qp, mut kind, mut k, mut m) = (None, None, None, None);
         let mut words = Words::new(args);
         while let Some(key) = words.key() {
@@ -253,7 +246,6 @@ mod tests {
                 &["peer", "nope"],
                 "peer: 'nope' is not an IPv4 or IPv6 address",
             ),
-            ("7", &["peer", "2001:db8::1"], "IPv4 only"),
             ("7", &["k", "1"], "unknown key 'k' (expected side or peer)"),
             ("7", &["side"], "'side' needs a value"),
         ] {
@@ -376,8 +368,8 @@ mod tests {
                 &["kind", "responses", "m", "2", "qp", "0x11", "k", "16"]
             ),
             Ok(FlowNew {
-                src: Ipv4Addr::new(192, 0, 2, 1),
-                dst: Ipv4Addr::new(203, 0, 113, 1),
+                src: "192.0.2.1".parse().unwrap(),
+                dst: "203.0.113.1".parse().unwrap(),
                 dest_qp: 17,
                 k_m: Some((16, 2)),
                 kind: Some(1),
@@ -409,12 +401,20 @@ mod tests {
             (
                 "2001:db8::1",
                 "10.0.0.2",
-                "src: '2001:db8::1' is IPv6; flows are IPv4 only",
+                "src 2001:db8::1 and dst 10.0.0.2 are of two families",
             ),
         ] {
             let e = new(src, dst, &["qp", "1"]).unwrap_err();
             assert!(e.contains(msg), "{src} {dst}: {e}");
         }
+        // An IPv6 flow, and an IPv6 peer in a selector.
+        let f = new("2001:db8:a::1", "2001:db8:b::1", &["qp", "7"]).unwrap();
+        assert_eq!(
+            (f.src.to_string(), f.dst.to_string(), f.dest_qp),
+            ("2001:db8:a::1".into(), "2001:db8:b::1".into(), 7)
+        );
+        let s = FlowSel::parse("7", &words(&["peer", "2001:db8::1"])).unwrap();
+        assert_eq!(s.peer, Some("2001:db8::1".parse().unwrap()));
         // The words.
         for (args, msg) in [
             (&[][..], "give the destination queue pair: qp N"),

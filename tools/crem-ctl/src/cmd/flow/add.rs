@@ -5,6 +5,7 @@
 use super::FLOW_JSON;
 use crate::attr::Attr;
 use crate::help;
+use crate::model::Addr;
 use crate::nl::Conn;
 use crate::parse::FlowNew;
 use crate::stdio::Format;
@@ -22,8 +23,7 @@ does (with -j: {\"flow\": [FLOW]}).
 
     crem-ctl flow add SRC DST qp N [kind requests|responses] [k N m N]
 
-    SRC, DST           the connection's IPv4 addresses (flows are IPv4 only
-                       in this version)
+    SRC, DST           the connection's addresses, both IPv4 or both IPv6
     qp N               destination queue pair, 0..0xffffff, decimal or 0x
                        hex (required; 'dest-qp N' is the same key)
     kind KIND          requests (the default: the requester's packets, CREM
@@ -86,8 +86,8 @@ pub fn run(a: Args, fmt: Format) -> Res {
 /// leaves the kernel's default (requests). No side: a new flow is a csf.
 fn request(f: &FlowNew) -> Vec<Attr> {
     let mut v = vec![
-        Attr::bytes(FLOW_SRC, f.src.octets().to_vec()),
-        Attr::bytes(FLOW_DST, f.dst.octets().to_vec()),
+        Attr::bytes(FLOW_SRC, Addr::from(f.src).0),
+        Attr::bytes(FLOW_DST, Addr::from(f.dst).0),
         Attr::u32(FLOW_DEST_QP, f.dest_qp),
     ];
     if let Some((k, m)) = f.k_m {

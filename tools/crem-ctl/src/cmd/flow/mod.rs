@@ -237,8 +237,8 @@ fn selector(sel: &FlowSel) -> Vec<Attr> {
     if let Some(s) = sel.side {
         v.push(Attr::u8(FLOW_SIDE, s));
     }
-    if let Some(std::net::IpAddr::V4(a)) = sel.peer {
-        v.push(Attr::bytes(FLOW_PEER, a.octets().to_vec()));
+    if let Some(a) = sel.peer {
+        v.push(Attr::bytes(FLOW_PEER, crate::model::Addr::from(a).0));
     }
     v
 }
