@@ -9,6 +9,12 @@
 #   --loss PCT         random loss on each WAN direction [0]
 #   --burst P:R:H:K    Gilbert-Elliott loss (netem gemodel, percentages) instead
 #   --rate MBIT        WAN rate limit, 0 = none [0]
+#   --bottleneck R:LIMIT_KB[:ecn]
+#                      a core router between the gateways whose egress toward
+#                      gwb is a tbf of R Mbit/s with a LIMIT_KB tail-drop queue
+#                      (congestion loss at a node that is no CREM gateway);
+#                      :ecn, an fq_codel under it marking CE instead (hosts
+#                      then need --tos 2); DIR/core.tc.json has its counts
 #   --size BYTES       ib_write_bw message size [65536]
 #   --iters N          ib_write_bw messages per transfer [20]
 #   --trials N         repetitions of every transfer [1]
@@ -67,7 +73,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 recovery=coded fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" recovery=coded fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -78,7 +84,7 @@ while [ $# -gt 0 ]; do
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
     --wb-gid) wbgid=1; shift; continue ;;
-    --tos) tos=$2 ;; --family) family=$2 ;;
+    --tos) tos=$2 ;; --family) family=$2 ;; --bottleneck) bottleneck=$2 ;;
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     --recovery) recovery=$2 ;;
@@ -103,6 +109,7 @@ ntests=$(echo "$tests" | tr ':' '\n' | grep -c .)
 common=(--variant "$variant" --out "$out" --timeout $(( trials * (ntests + 1) * (tmo + 70) + 300 )))
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" family="$family")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
+[ -n "$bottleneck" ] && wan_args+=(bottleneck="$bottleneck")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
@@ -118,7 +125,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 udp0=$(host_udp_drops)
-say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
+say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} bottleneck=${bottleneck:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \

@@ -3,6 +3,8 @@
 #   A 192.0.2.1 --- 192.0.2.2 [gwa] 198.51.100.1 ==WAN== 198.51.100.2 [gwb] 203.0.113.2 --- 203.0.113.1 B
 A_IP=192.0.2.1 GWA_LAN=192.0.2.2 GWA_WAN=198.51.100.1
 B_IP=203.0.113.1 GWB_LAN=203.0.113.2 GWB_WAN=198.51.100.2
+# With a bottleneck (wan.sh): the core router's addresses toward gwa, gwb.
+CORE_A=198.51.100.9 CORE_B=198.51.100.10
 # family=6 (topo.sh --family 6): the same topology is dual-stack and the
 # transfers run over IPv6 (DESIGN.md: 2001:db8::/32; /64 per link).
 A_IP6=2001:db8:a::1 GWA_LAN6=2001:db8:a::2 GWA_WAN6=2001:db8:f::1

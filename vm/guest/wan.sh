@@ -4,6 +4,11 @@
 # pair wa/wb is the long lossy segment, with netem on both egresses.
 # Arguments: rtt_ms= loss_pct= burst=p:r:h:k rate_mbit= mtu= module= stop=FLAGFILE
 #   family=4|6: the hosts' transfers run over IPv4 or IPv6 (then dual-stack) [4]
+#   bottleneck=R:LIMIT_KB[:ecn]: a core router netns between the gateways
+#     whose egress toward gwb is a tbf of R Mbit/s with a LIMIT_KB queue (its
+#     tail drops are real queue drops, at a node that is no CREM gateway;
+#     netem's delay and loss stay on the gateways' egress); ecn: the queue
+#     is fq_codel marking CE (target 2 ms) under the tbf instead [none]
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery=  (gateway protection)
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
@@ -12,18 +17,38 @@ rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
 half=$(awk "BEGIN{printf \"%.3f\", $rtt/2}")
 ip netns add gwa && ip netns add gwb || exit 1
 ip link set eth0 netns gwa && ip link set eth1 netns gwb
-ip link add wa netns gwa type veth peer name wb netns gwb
+wan_links="gwa:wa gwb:wb"
 for ns in gwa gwb; do
   ip -n $ns link set lo up
   ip netns exec $ns sysctl -q -w net.ipv4.ip_forward=1
 done
 ip -n gwa addr add $GWA_LAN/24 dev eth0 && ip -n gwa link set eth0 up
 ip -n gwb addr add $GWB_LAN/24 dev eth1 && ip -n gwb link set eth1 up
-ip -n gwa addr add $GWA_WAN/30 dev wa && ip -n gwa link set wa up
-ip -n gwb addr add $GWB_WAN/30 dev wb && ip -n gwb link set wb up
-ip -n gwa route add 203.0.113.0/24 via $GWB_WAN
-ip -n gwb route add 192.0.2.0/24 via $GWA_WAN
+if [ -z "${arg_bottleneck:-}" ]; then
+  ip link add wa netns gwa type veth peer name wb netns gwb
+  ip -n gwa addr add $GWA_WAN/30 dev wa && ip -n gwa link set wa up
+  ip -n gwb addr add $GWB_WAN/30 dev wb && ip -n gwb link set wb up
+  ip -n gwa route add 203.0.113.0/24 via $GWB_WAN
+  ip -n gwb route add 192.0.2.0/24 via $GWA_WAN
+else
+  # gwa:wa -- ca:[core]:cb -- wb:gwb, point-to-point /32s (the gateways keep
+  # their WAN addresses, which the CREM configuration names).
+  ip netns add core && ip -n core link set lo up || exit 1
+  ip netns exec core sysctl -q -w net.ipv4.ip_forward=1
+  ip link add wa netns gwa type veth peer name ca netns core
+  ip link add cb netns core type veth peer name wb netns gwb
+  for l in gwa:wa:$GWA_WAN:$CORE_A core:ca:$CORE_A:$GWA_WAN core:cb:$CORE_B:$GWB_WAN gwb:wb:$GWB_WAN:$CORE_B; do
+    n=${l%%:*} l=${l#*:}; d=${l%%:*} l=${l#*:}; me=${l%%:*} other=${l#*:}
+    ip -n $n addr add $me/32 dev $d && ip -n $n link set $d up && ip -n $n route add $other/32 dev $d || exit 1
+  done
+  ip -n gwa route add 203.0.113.0/24 via $CORE_A && ip -n gwa route add $GWB_WAN/32 via $CORE_A \
+    && ip -n gwb route add 192.0.2.0/24 via $CORE_B && ip -n gwb route add $GWA_WAN/32 via $CORE_B \
+    && ip -n core route add 203.0.113.0/24 via $GWB_WAN && ip -n core route add 192.0.2.0/24 via $GWA_WAN \
+    || exit 1
+  wan_links="$wan_links core:ca core:cb"
+fi
 if [ "${arg_family:-4}" = 6 ]; then
+  [ -z "${arg_bottleneck:-}" ] || { log "bottleneck= is IPv4 only so far"; exit 1; }
   # Dual-stack: the transfers run over IPv6 (ib_write_bw's out-of-band
   # exchange stays IPv4, host.sh).
   for ns in gwa gwb; do ip netns exec $ns sysctl -q -w net.ipv6.conf.all.forwarding=1; done
@@ -33,7 +58,7 @@ if [ "${arg_family:-4}" = 6 ]; then
     && ip -n gwb -6 route add 2001:db8:a::/64 via $GWA_WAN6 || exit 1
 fi
 mtu=${arg_mtu:-1500}
-for pair in gwa:eth0 gwa:wa gwb:eth1 gwb:wb; do
+for pair in gwa:eth0 gwb:eth1 $wan_links; do
   ip -n ${pair%%:*} link set dev ${pair#*:} mtu $mtu || exit 1
 done
 netem="delay ${half}ms"
@@ -48,6 +73,20 @@ for pair in gwa:wa gwb:wb; do
   tc -n ${pair%%:*} qdisc add dev ${pair#*:} root netem $netem limit 100000 || exit 1
 done
 log "WAN: $netem"
+if [ -n "${arg_bottleneck:-}" ]; then
+  brate=${arg_bottleneck%%:*} blimit=${arg_bottleneck#*:}; becn=${blimit#*:} blimit=${blimit%%:*}
+  if [ "$becn" = ecn ]; then
+    # The tbf paces, its child marks: CE once packets wait more than 2 ms
+    # (ECT ones; fq_codel drops only past LIMIT_KB of queue, as packets
+    # of about 1 KiB: rxe has no congestion control and keeps sending).
+    tc -n core qdisc add dev cb root handle 1: tbf rate ${brate}mbit burst 4kb limit ${blimit}kb \
+      && tc -n core qdisc add dev cb parent 1:1 handle 10: fq_codel limit $blimit target 2ms interval 20ms ecn \
+      || exit 1
+  else
+    tc -n core qdisc add dev cb root tbf rate ${brate}mbit burst 4kb limit ${blimit}kb || exit 1
+  fi
+  log "bottleneck at core toward gwb: $(tc -n core qdisc show dev cb | tr '\n' ' ')"
+fi
 load_crem || exit 1
 crem=${arg_crem:-off}
 if [ "$crem" != off ]; then
@@ -92,6 +131,8 @@ wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag:
 echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
 [ "$crem" != off ] && droptrace_stop $OUT/kfree_skb.wan.txt
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
+# The bottleneck's own count of what it sent, dropped and marked.
+[ -n "${arg_bottleneck:-}" ] && { tc -n core -s -j qdisc show dev cb >$OUT/core.tc.json; tc -n core -s qdisc show dev cb; }
 if [ "$crem" != off ]; then
   # The transfers are over: no flow expires from here on, so the flows the
   # dumps below show are still there for flow-set and the PATH_REPORTs (a
