@@ -1583,7 +1583,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: PSNs those reports listed that the flow still retained (each may be repaired proactively).",
+            doc: "CSF: dropped PSNs those reports listed (each one in a retained block may be repaired proactively).",
         },
         AttrSpec {
             id: FLOW_STATS_PATH_UNKNOWN_PSNS,
@@ -1593,7 +1593,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: PSNs those reports listed that the flow did not know or no longer retained (nothing to repair).",
+            doc: "CSF: of those, PSNs outside every retained block (nothing to repair).",
         },
         AttrSpec {
             id: FLOW_STATS_REPAIRS_PROACTIVE,
