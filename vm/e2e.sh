@@ -61,6 +61,12 @@
 #          seconds), rxe's own recovery counters (hw_counters) and fio's
 #          numbers are printed, not asserted: with CREM at 1 % a 32 MiB
 #          write still met one to three (README, "Real workloads").
+#   congestion: an ECN-marking 20 Mbit/s bottleneck at a core router
+#          between the gateways (topo.sh --bottleneck 20:1000:ecn, hosts
+#          ECT(0)), without CREM and with adaptive CREM: transfers complete,
+#          CE is marked, gwb's CRFs count CE-marked sources, gwa's policy
+#          caps m at m-cong and its sender flows' changes show the loss
+#          classified as congestion; goodput against no CREM printed.
 #   long:  transfers long enough to measure the steady state, over many
 #          queue pairs at once (issue 19 #2, #3): gateway CREM, fixed k=16
 #          m=2, 1% loss; ib_write_bw of 100 MiB on one QP (1600 x 64 KiB),
@@ -374,6 +380,49 @@ PY
       "[ \$((\$(gw $out/n totals.icrc-failures) * 10)) -le \$(gw $out/n totals.restored) ]"
     say "nvme, 1% loss: the NVMe controller went into error recovery" \
       "$(grep -c 'starting error recovery' $out/n/a.console.log) time(s)"
+    ;;
+  congestion)
+    # Congestion CREM recognises (issue 16 #4, the ECN variant, no Path
+    # Reporter): the WAN's core router forwards toward gwb through a 20
+    # Mbit/s tbf whose fq_codel marks CE on ECT packets (the hosts connect
+    # with ToS 2, ECT(0); rxe has no congestion control, so the queue
+    # stands and most packets are marked). gwb's CRFs count the CE-marked
+    # sources and report them; gwa's adaptive policy must classify the
+    # loss as congestion and cap m at m-cong (1) rather than raise it,
+    # and the circuit breaker trips when more than half is marked (the
+    # draft's MUST). Without CREM first: the goodput reference (printed).
+    t=write_bw w="--iters 100" b="--bottleneck 20:1000:ecn --tos 2"
+    # shellcheck disable=SC2086
+    topo "$out/off" $b --tests $t --trials 3 $w
+    # shellcheck disable=SC2086
+    topo "$out/ecn" $b --crem adaptive --tests $t --trials 3 $w
+    marks() { python3 -c "import json,sys; print(sum(q.get('ecn_mark') or 0 for q in json.load(open(sys.argv[1]))))" "$1/core.tc.json" 2>/dev/null || echo 0; }
+    # The class and m that gwa's busy sender flows (100 sources or more:
+    # not the few packets of a connection's set-up, whose flows change only
+    # when they close) showed in their flow-change events (a breaker trip),
+    # as "class:m" words.
+    seen() { python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l.split(' ', 1)[1]); f = e.get('flow', {})
+    if e.get('event') == 'flow-change' and f.get('side') == 'csf' \\
+            and f.get('stats', {}).get('sources', 0) >= 100:
+        print(f'{f.get(\"loss-class\")}:{f.get(\"m\")}')" "$1/events.gwa.log" 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
+    off=$(mbps "$out/off" write_bw) ecn=$(mbps "$out/ecn" write_bw)
+    say "ECN bottleneck (20 Mbit/s, CE above 2 ms): write_bw without CREM $off Mb/s, adaptive CREM $ecn" \
+      "($(ratio "$ecn" "$off") of it); CE marks at core: $(marks "$out/off") / $(marks "$out/ecn")," \
+      "gwb sources-ce $(gw "$out/ecn" totals.sources-ce) of $(gw "$out/ecn" totals.received) received," \
+      "gwa congestion-capped $(gw "$out/ecn" totals.congestion-capped), flow-change class:m $(seen "$out/ecn")"
+    check "ECN bottleneck: every transfer completed, with and without CREM" "all_done $out/off && all_done $out/ecn"
+    check "ECN bottleneck: the core router marked CE" "[ \$(marks $out/ecn) -gt 0 ]"
+    check "ECN bottleneck: gwb's receiver flows counted CE-marked sources" \
+      "[ \$(gw $out/ecn totals.sources-ce) -gt 0 ]"
+    check "ECN bottleneck: gwa's adaptive policy capped m at m-cong (congestion-capped)" \
+      "[ \$(gw $out/ecn totals.congestion-capped) -gt 0 ]"
+    # Every flow-change of a busy sender flow at gwa (its breaker, here)
+    # shows the loss classified as congestion and m at most m-cong (1).
+    check "ECN bottleneck: gwa's busy sender flows changed only classified as congestion with m <= 1" \
+      "s=\$(seen $out/ecn); [ -n \"\$s\" ] && ! echo \"\$s\" | grep -Eq ' (none|transmission):| congestion:([2-9]|[1-9][0-9])'"
     ;;
   long)
     for q in 1 8 32; do
