@@ -223,6 +223,8 @@ if [ "$variant" != debug ]; then
     step e2e-long "$here/e2e.sh" long normal
     # Congestion at an ECN-marking bottleneck, classified (issue 16 #4).
     step e2e-congestion "$here/e2e.sh" congestion normal
+    # The lossy case over IPv6 beside IPv4 (issue 16 #1): two boots.
+    step e2e-ipv6 "$here/e2e.sh" ipv6 normal
     # crem-sim's 100 Gbit/s x 20 ms cells (issue 14 item 5): 610,360
     # packets each, about a minute in release, too long for make check.
     step sim-100g cargo test --release -p crem-sim --test bdp_cells -- --ignored

@@ -61,6 +61,12 @@
 #          seconds), rxe's own recovery counters (hw_counters) and fio's
 #          numbers are printed, not asserted: with CREM at 1 % a 32 MiB
 #          write still met one to three (README, "Real workloads").
+#   ipv6:  the lossy case over IPv6 (topo.sh --family 6) beside IPv4 in the
+#          same form (ib_write_bw without RDMA CM in both): transfers
+#          complete and verify, gwa's flows are IPv6 with IPv6 peers,
+#          packets and READ responses restored with no ICRC failure, HELLOs
+#          over IPv6, the IPv6 reporter's PATH_REPORT taken; goodput of
+#          both printed.
 #   congestion: an ECN-marking 20 Mbit/s bottleneck at a core router
 #          between the gateways (topo.sh --bottleneck 20:1000:ecn, hosts
 #          ECT(0)), without CREM and with adaptive CREM: transfers complete,
@@ -380,6 +386,38 @@ PY
       "[ \$((\$(gw $out/n totals.icrc-failures) * 10)) -le \$(gw $out/n totals.restored) ]"
     say "nvme, 1% loss: the NVMe controller went into error recovery" \
       "$(grep -c 'starting error recovery' $out/n/a.console.log) time(s)"
+    ;;
+  ipv6)
+    # The lossy case over IPv6 (issue 16 #1; topo.sh --family 6: RoCEv2
+    # over 2001:db8::/32, gateways' peers, HELLOs and messages over IPv6),
+    # with an IPv4 boot of the same form beside it: ib_write_bw by rxe's GID
+    # index without RDMA CM in both (perftest 4.5's -R is IPv4 only).
+    t="write_bw:rping_bulk" w="--iters 100"
+    # shellcheck disable=SC2086
+    topo "$out/v6" --family 6 --crem fixed --loss 1 --tests $t --trials 3 $w
+    # shellcheck disable=SC2086
+    topo "$out/v4" --wb-gid --crem fixed --loss 1 --tests $t --trials 3 $w
+    # Addresses of gwa's busy sender flows (100 sources or more), "src>dst@peer".
+    busy() { jq -r '.flow[] | select(.side == "csf" and .stats.sources >= 100) | "\(.src)>\(.dst)@\(.peer)"' "$1/flows.gwa.json" 2>/dev/null | sort -u | tr '\n' ' '; }
+    say "IPv6, 1% loss, fixed k 16 m 2: write_bw $(mbps "$out/v6" write_bw) Mb/s, rping_bulk" \
+      "$(mbps "$out/v6" rping_bulk); IPv4 the same way: $(mbps "$out/v4" write_bw), $(mbps "$out/v4" rping_bulk);" \
+      "restored v6 $(gw "$out/v6" totals.restored) (ICRC failures $(gw "$out/v6" totals.icrc-failures))," \
+      "v4 $(gw "$out/v4" totals.restored) ($(gw "$out/v4" totals.icrc-failures)); gwa's busy flows: $(busy "$out/v6")"
+    connections "IPv6" "$out/v6"
+    check "IPv6: every transfer completed, payloads verified" "all_done $out/v6 && all_verified $out/v6"
+    check "IPv6: gwa's busy sender flows are IPv6 flows with an IPv6 peer" \
+      "b=\$(busy $out/v6); [ -n \"\$b\" ] && ! echo \"\$b\" | grep -Eq '(^| )[0-9.]+>|@[0-9.]+( |\$)'"
+    check "IPv6: packets restored, READ responses too" \
+      "[ \$(gw $out/v6 totals.restored) -gt 0 ] && [ \$(restored_kind $out/v6 responses) -gt 0 ]"
+    # IPv6 has no Identification: a restored packet's ICRC is the
+    # original's, all 32 bits checked, so none may fail (IPv4's failures
+    # come from a retransmission's new ID).
+    check "IPv6: no restored packet failed its ICRC" "[ \$(gw $out/v6 totals.icrc-failures) = 0 ]"
+    check "IPv6: HELLOs and messages went over IPv6 (gwb took HELLOs, no message dropped as from no peer)" \
+      "[ \$(gw $out/v6 msgs-in-by-type.hello) -gt 0 ] && [ \$(gw $out/v6 drop-msg-peer) = 0 ]"
+    check "IPv6: the PATH_REPORT from the IPv6 reporter reached its flow" \
+      "[ \$(res stats $out/v6 after.gwa path-reports) -ge 1 ]"
+    check "IPv4 (same form): every transfer completed, payloads verified" "all_done $out/v4 && all_verified $out/v4"
     ;;
   congestion)
     # Congestion CREM recognises (issue 16 #4, the ECN variant, no Path
