@@ -134,7 +134,7 @@ extern "C" fn crem_kunit_inject_restored_is_original6(msg: *mut c_char, len: usi
             let _ = write!(w, "v6: {} octets", got.len());
             return false;
         };
-        if hdr != [0x68, 0xaa, 0xbc, 0xde, 0x00, 0x28, 0x11, 0x40] {
+        if hdr != [0x68, 0x8a, 0xbc, 0xde, 0x00, 0x28, 0x11, 0x40] {
             let _ = write!(w, "v6 traffic class/flow label: {hdr:02x?}");
             return false;
         }
