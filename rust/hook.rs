@@ -132,16 +132,51 @@ fn ne16(h: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_ne_bytes([*p.first()?, *p.get(1)?]))
 }
 
-/// Where the UDP header of `pkt` is (from its data), and its IP header,
-/// if it is an unfragmented UDP packet to the RoCEv2 port.
+/// What the filter made of a packet.
+enum Filtered {
+    /// An unfragmented UDP packet to the RoCEv2 port: where its UDP
+    /// header is (from its data), and its IP header.
+    Roce(i32, IpHdr),
+    /// IPv6 RoCEv2 that passes unprotected (see [`rocev2_udp`]).
+    SkipV6,
+}
+
+/// Whether the UDP header at `l4off` of `pkt` goes to the RoCEv2 port.
+fn to_rocev2(pkt: &Lent<'_>, l4off: i32) -> Option<bool> {
+    let mut u = [0u8; UDP_HDR_LEN];
+    let uh = pkt.header(l4off, &mut u)?;
+    Some(be16(uh, 2)? == ROCEV2_UDP_PORT)
+}
+
+/// An IPv6 packet whose fixed header `h` (at `noff`) is not followed by
+/// UDP: `SkipV6` if extension headers lead to a UDP header to the RoCEv2
+/// port (a first fragment's included; later fragments carry none).
+fn rocev2_behind_ext(pkt: &Lent<'_>, noff: i32, h: &[u8; IPV6_HDR_LEN]) -> Option<Filtered> {
+    // Common upper layers end the walk at once, as other hooks' traffic
+    // (ICMPv6, TCP) is most of what comes here.
+    const TCP: u8 = 6;
+    const ICMPV6: u8 = 58;
+    /// The offset bits of a fragment header's field (host order): 0 in a
+    /// first fragment, which alone carries the UDP header (its M flag may
+    /// be set).
+    const IP6_OFFSET: u16 = 0xfff8;
+    if matches!(h[6], TCP | ICMPV6) {
+        return None;
+    }
+    let (l4off, next, frag) = pkt.ipv6_skip_exthdr(noff.checked_add(IPV6_HDR_LEN as i32)?, h[6])?;
+    (next == IPPROTO_UDP && u16::from_be(frag) & IP6_OFFSET == 0 && to_rocev2(pkt, l4off)?).then_some(Filtered::SkipV6)
+}
+
+/// What `pkt` is to the datapath (None: not RoCEv2, or not a packet it
+/// reads).
 ///
 /// An IPv6 packet qualifies only with UDP right after its fixed header:
 /// RoCEv2 senders put no extension header there, and one (a fragment
 /// header included) would move the UDP header where neither the ICRC's
 /// nor the restored packet's layout expects it. Such packets, and those
-/// with an IPv4-mapped address in their IPv6 header, pass unprotected
-/// (and uncounted: no counter tells them apart yet).
-fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, IpHdr)> {
+/// with an IPv4-mapped address in their IPv6 header (never keyed as the
+/// IPv4 address they map), pass unprotected, counted (`SkipV6`).
+fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<Filtered> {
     let noff = pkt.network_offset();
     let mut buf = [0u8; IPV6_HDR_LEN];
     let (l4off, ip) = match pf {
@@ -156,16 +191,21 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, IpHdr)> {
         }
         ffi::NFPROTO_IPV6 => {
             let h: &[u8; IPV6_HDR_LEN] = pkt.header(noff, &mut buf)?.try_into().ok()?;
-            if h[6] != IPPROTO_UDP || h[0] >> 4 != 6 {
+            if h[0] >> 4 != 6 {
                 return None;
             }
-            (noff.checked_add(IPV6_HDR_LEN as i32)?, IpHdr::parse6(h)?)
+            if h[6] != IPPROTO_UDP {
+                return rocev2_behind_ext(pkt, noff, h);
+            }
+            let l4off = noff.checked_add(IPV6_HDR_LEN as i32)?;
+            match IpHdr::parse6(h) {
+                Some(ip) => (l4off, ip),
+                None => return to_rocev2(pkt, l4off)?.then_some(Filtered::SkipV6),
+            }
         }
         _ => return None,
     };
-    let mut u = [0u8; UDP_HDR_LEN];
-    let uh = pkt.header(l4off, &mut u)?;
-    (be16(uh, 2)? == ROCEV2_UDP_PORT).then_some((l4off, ip))
+    to_rocev2(pkt, l4off)?.then_some(Filtered::Roce(l4off, ip))
 }
 
 /// One hook call: the netns, the hook, netfilter's state, and what the
@@ -522,8 +562,13 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
         return NF_ACCEPT;
     };
     let nf = NfState(nf);
-    let Some((l4off, ip)) = rocev2_udp(nf.pf(), &pkt) else {
-        return NF_ACCEPT;
+    let (l4off, ip) = match rocev2_udp(nf.pf(), &pkt) {
+        Some(Filtered::Roce(l4off, ip)) => (l4off, ip),
+        Some(Filtered::SkipV6) => {
+            st.count(stat::SKIP_IPV6_EXT);
+            return NF_ACCEPT;
+        }
+        None => return NF_ACCEPT,
     };
     // A gateway's restored packet on its way through (rust/inject.rs).
     if hook == hook_points::FORWARD {

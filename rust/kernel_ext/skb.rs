@@ -533,6 +533,21 @@ impl Lent<'_> {
         unsafe { ffi::crem_h_skb_mark(self.as_ptr()) }
     }
 
+    /// Past the IPv6 extension headers from `start` (from its data; the
+    /// header after the fixed one): where the next header is, its type,
+    /// and a fragment header's offset-and-flags field (network order;
+    /// its offset bits 0 in a first fragment; 0 without one)
+    /// (`ipv6_skip_exthdr`); None if the chain is truncated or ends.
+    pub(crate) fn ipv6_skip_exthdr(&self, start: i32, first: u8) -> Option<(i32, u8, u16)> {
+        let (mut next, mut frag) = (first, 0u16);
+        // SAFETY: a live packet (the invariant); the out-pointers are
+        // locals, written before the call returns.
+        let off = unsafe {
+            ffi::crem_h_ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag)
+        };
+        (off >= 0).then_some((off, next, frag))
+    }
+
     /// `buf.len()` octets at `off` from its data: in place if they are
     /// linear, else copied into `buf` (`skb_header_pointer`); None past the
     /// end.

@@ -13,7 +13,8 @@
 #   - n1's FORWARD policy (an ip6 rule dropping PSN 5 mod 32) holds for
 #     restored packets, which take PREROUTING, the IPv6 input route and
 #     ip6_forward like the originals;
-#   - n1's CREM messages (over IPv6) carry the protected flow's DSCP.
+#   - n1's CREM messages (over IPv6) carry the protected flow's DSCP;
+#   - RoCEv2 behind an IPv6 extension header passes unprotected, counted.
 # Arguments: module=KO ctl=CREM-CTL ksrc=DIR spec=YAML seconds=N
 set -u
 . "$(dirname "$0")/line.sh"
@@ -105,6 +106,15 @@ expect "n1's ip6 FORWARD rule holds for restored packets: none with PSN 5 mod 32
 expect "the rule dropped n1's restorations of what it dropped (counted as not sent on)" \
   "[ $if2 -ge 1 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
   "dropped $dropped of $sent5; inject-failures $if2"
+
+# A Destination Options header before UDP: n2 leaves such packets
+# unprotected (no flow, not coded) and counts them at FORWARD.
+sk0=$(stat_of n2 skip-ipv6-ext) cr0=$(stat_of n2 flows-created)
+X n0 env ROCE_V6_DSTOPTS=1 python3 /tmp/fl/roce.py send $B 1 2 100 >/tmp/ext.sent
+sk=$(( $(stat_of n2 skip-ipv6-ext) - sk0 )) cr=$(( $(stat_of n2 flows-created) - cr0 ))
+echo "ext: sent $(cat /tmp/ext.sent) behind a destination options header; n2 skip-ipv6-ext $sk, flows created $cr"
+expect "RoCEv2 behind an IPv6 extension header passes unprotected, counted (skip-ipv6-ext)" \
+  "[ $(cat /tmp/ext.sent) -ge 50 ] && [ $sk = $(cat /tmp/ext.sent) ] && [ $cr = 0 ]" "sent $(cat /tmp/ext.sent), counted $sk, flows $cr"
 
 line_down
 rmmod crem || bad "rmmod" ""

@@ -17,7 +17,9 @@ send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       (source port 49152 + QP), traffic class TOS (IPV6_TCLASS), the
       kernel's UDP checksum (CSUM ignored): IPv6 has no field the ICRC
       covers that the sender cannot know, and the ICRC masks the traffic
-      class, flow label, hop limit and checksum.
+      class, flow label, hop limit and checksum. ROCE_V6_DSTOPTS=1 in the
+      environment puts a Destination Options header (a PadN) before UDP:
+      RoCEv2 that CREM leaves unprotected, counted (skip-ipv6-ext).
 ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
       0: none) of each QP that arrives on UDP 4791 with an RC ACKNOWLEDGE
       (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791, as the
@@ -30,6 +32,7 @@ ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
 
 A restored packet therefore verifies as a real one would (the CRF solves
 the Identification from the ICRC: crem_core::roce::solve_ipv4_ident)."""
+import os
 import signal
 import socket
 import struct
@@ -84,6 +87,9 @@ def send6(dst, qps, seconds, pps, tos=0, burst=1):
     for q in range(1, qps + 1):
         s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, tos)
+        if os.environ.get('ROCE_V6_DSTOPTS') == '1':
+            # Next header (the kernel's), length 0 (8 octets), PadN of 4.
+            s.setsockopt(socket.IPPROTO_IPV6, 59, bytes([0, 0, 1, 4, 0, 0, 0, 0]))  # IPV6_DSTOPTS
         s.bind(('::', 49152 + q))
         s.connect((dst, ROCE_PORT))
         socks[q] = s
