@@ -43,8 +43,15 @@ crem=${arg_crem:-off}
 if [ "$crem" != off ]; then
   adaptive=off; [ "$crem" = adaptive ] && adaptive=on
   if [ "$role" = a ]; then pfx=203.0.113.0/24; else pfx=192.0.2.0/24; fi
+  # IPv6: the peer host's IPv6 prefix too (ib_write_bw's out-of-band TCP
+  # stays IPv4 and unprotected, RoCEv2 goes over IPv6).
+  if [ "$fam" = 6 ]; then
+    if [ "$role" = a ]; then pfx="$pfx=$peer,2001:db8:b::/64=$rpeer"; else pfx="$pfx=$peer,2001:db8:a::/64=$rpeer"; fi
+  else
+    pfx="$pfx=$peer"
+  fi
   "$arg_ctl" set port 7470 role host adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} \
-    hold ${arg_hold_us:-30000} peer $pfx=$peer || exit 1
+    hold ${arg_hold_us:-30000} peer $pfx || exit 1
   log "CREM host mode: $crem"
 fi
 # stats_out: this host's CREM counters for the results (host mode).
