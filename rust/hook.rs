@@ -152,8 +152,8 @@ fn to_rocev2(pkt: &Lent<'_>, l4off: i32) -> Option<bool> {
 /// UDP: `SkipV6` if extension headers lead to a UDP header to the RoCEv2
 /// port (a first fragment's included; later fragments carry none).
 fn rocev2_behind_ext(pkt: &Lent<'_>, noff: i32, h: &[u8; IPV6_HDR_LEN]) -> Option<Filtered> {
-    // Common upper layers end the walk at once, as other hooks' traffic
-    // (ICMPv6, TCP) is most of what comes here.
+    // The usual upper layers end the walk at once: most IPv6 traffic at
+    // our hooks without UDP next is neighbour discovery (ICMPv6) or TCP.
     const TCP: u8 = 6;
     const ICMPV6: u8 = 58;
     /// The offset bits of a fragment header's field (host order): 0 in a
@@ -164,7 +164,8 @@ fn rocev2_behind_ext(pkt: &Lent<'_>, noff: i32, h: &[u8; IPV6_HDR_LEN]) -> Optio
         return None;
     }
     let (l4off, next, frag) = pkt.ipv6_skip_exthdr(noff.checked_add(IPV6_HDR_LEN as i32)?, h[6])?;
-    (next == IPPROTO_UDP && u16::from_be(frag) & IP6_OFFSET == 0 && to_rocev2(pkt, l4off)?).then_some(Filtered::SkipV6)
+    let first = u16::from_be(frag) & IP6_OFFSET == 0;
+    (next == IPPROTO_UDP && first && to_rocev2(pkt, l4off)?).then_some(Filtered::SkipV6)
 }
 
 /// What `pkt` is to the datapath (None: not RoCEv2, or not a packet it
