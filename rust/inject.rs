@@ -29,12 +29,14 @@
 //! template's guesses there can fail it).
 //!
 //! IPv6's UDP checksum (ruling, plan §5.5): as the flow's last packet had
-//! it. 0 if its sender sent 0, as rxe does (its receiver accepts it: rxe's
-//! IPv6 socket has `no_check6_rx`, and a RoCEv2 receiver that sent 0
-//! expects 0-checksummed traffic back from its peer's same stack), so a
-//! restored packet of rxe's is the octets rxe sent; computed if its sender
-//! checksums, since its receiver may then enforce RFC 8200 §8.1 (a plain
-//! IPv6 UDP socket does) and would drop a 0.
+//! it. 0 if its sender sent 0, as rxe does: the restored packet is then
+//! the octets the sender sent, and a receiver that takes the originals
+//! takes it (rxe's IPv6 socket has `no_check6_rx`). Computed if its sender
+//! checksums: its receiver may enforce RFC 8200 §8.1 (a plain IPv6 UDP
+//! socket does, line-datapath6's) and would drop a 0. Always computing it
+//! (the plan's proposal) would cost a sum per packet and make rxe's
+//! restored packets differ from rxe's own for nothing: the ICRC masks the
+//! checksum either way.
 
 use crate::addr::{Family, NetAddr};
 use crate::crem_core::engine::crf::Restored;
@@ -184,8 +186,8 @@ fn build_restored6(tpl: &Template, p: &[u8]) -> Option<Skb> {
 /// pseudo-header and the datagram, 0 sent as 0xffff); false if it is not
 /// such a packet.
 fn set_udp6_checksum(pkt: &mut [u8]) -> bool {
-    // A sum of at most 2^16 16-bit words never wraps a u64: wrapping adds
-    // only say so to the compiler (no overflow check).
+    // A datagram of at most 64 KiB sums to less than 2^32, far from
+    // wrapping a u64: wrapping adds only spare the overflow checks.
     fn sum(acc: u64, data: &[u8]) -> u64 {
         let mut it = data.chunks_exact(2);
         let acc = it.by_ref().fold(acc, |a, w| match *w {
