@@ -533,8 +533,9 @@ impl Lent<'_> {
         unsafe { ffi::crem_h_skb_mark(self.as_ptr()) }
     }
 
-    /// Past the IPv6 extension headers from `start` (from its data; the
-    /// header after the fixed one): where the next header is, its type,
+    /// Past the IPv6 extension headers from the one at `start` (from its
+    /// data), of type `first` (the fixed header's next header): where the
+    /// first other header is, its type,
     /// and a fragment header's offset-and-flags field (network order;
     /// its offset bits 0 in a first fragment; 0 without one)
     /// (`ipv6_skip_exthdr`); None if the chain is truncated or ends.
