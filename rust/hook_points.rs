@@ -47,12 +47,42 @@ const fn ops(pf: u8, nf: u32, prio: i32, point: u32) -> HookOps {
 /// One hook per hook point and family: IPv4's in the hook points' order,
 /// then IPv6's (so `OPS[point]` and `OPS[POINTS + point]` are `point`'s).
 static OPS: [HookOps; 2 * POINTS] = [
-    ops(ffi::NFPROTO_IPV4, ffi::nf_inet_hooks_NF_INET_LOCAL_IN, PRIORITY, LOCAL_IN),
-    ops(ffi::NFPROTO_IPV4, ffi::nf_inet_hooks_NF_INET_FORWARD, PRIORITY, FORWARD),
-    ops(ffi::NFPROTO_IPV4, ffi::nf_inet_hooks_NF_INET_LOCAL_OUT, PRIORITY, LOCAL_OUT),
-    ops(ffi::NFPROTO_IPV6, ffi::nf_inet_hooks_NF_INET_LOCAL_IN, PRIORITY6, LOCAL_IN),
-    ops(ffi::NFPROTO_IPV6, ffi::nf_inet_hooks_NF_INET_FORWARD, PRIORITY6, FORWARD),
-    ops(ffi::NFPROTO_IPV6, ffi::nf_inet_hooks_NF_INET_LOCAL_OUT, PRIORITY6, LOCAL_OUT),
+    ops(
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
+        PRIORITY,
+        LOCAL_IN,
+    ),
+    ops(
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_FORWARD,
+        PRIORITY,
+        FORWARD,
+    ),
+    ops(
+        ffi::NFPROTO_IPV4,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
+        PRIORITY,
+        LOCAL_OUT,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
+        PRIORITY6,
+        LOCAL_IN,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_FORWARD,
+        PRIORITY6,
+        FORWARD,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
+        PRIORITY6,
+        LOCAL_OUT,
+    ),
 ];
 
 const _: () = assert!(LOCAL_IN == 0 && FORWARD == 1 && LOCAL_OUT == 2);

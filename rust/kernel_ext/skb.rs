@@ -543,9 +543,8 @@ impl Lent<'_> {
         let (mut next, mut frag) = (first, 0u16);
         // SAFETY: a live packet (the invariant); the out-pointers are
         // locals, written before the call returns.
-        let off = unsafe {
-            ffi::crem_h_ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag)
-        };
+        let off =
+            unsafe { ffi::crem_h_ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag) };
         (off >= 0).then_some((off, next, frag))
     }
 
