@@ -140,6 +140,16 @@ if [ -n "${arg_capture:-}" ]; then
   tcpdump -U -i eth0 -s 0 -c "$arg_capture" -w $OUT/$role.pcap udp port 4791 2>/dev/null &
   sleep 1
 fi
+# listening TEST: B's server for TEST listens: its RDMA CM listener, or
+# ib_write_bw's TCP port without RDMA CM (-x: IPv6, wb_gid), which has no
+# CM listener to wait for (waiting out 200 polls of one took longer than
+# the server's timeout under load: the client then met a closed port).
+listening() {
+  case "$1:$wb_opt" in
+    write_bw*:-x*) ss -Hltn 'sport = :18515' 2>/dev/null | grep -q . ;;
+    *) rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qv ":$NVME_PORT" ;;
+  esac
+}
 if [ "$role" = b ]; then
   if [ $fio = 1 ]; then nvmet_export || exit 1; fi
   touch $OUT/b.ready
@@ -153,8 +163,7 @@ if [ "$role" = b ]; then
     pid=$!
     # Tell A only once the server listens: a connect before that is rejected.
     # (Not the NVMe target's listener, which stays for the whole run.)
-    i=0; while ! rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qv ":$NVME_PORT" \
-        && [ $i -lt 200 ]; do
+    i=0; while ! listening "$test" && [ $i -lt 200 ]; do
       sleep 0.1; i=$((i + 1)); done
     rxe_counters >/tmp/rxe.before
     touch $OUT/srv.$n
