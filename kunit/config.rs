@@ -164,13 +164,16 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
 
 /// A netns has the netfilter hooks of its role only (`rust/hook_points.rs`):
 /// none while disabled, a host's LOCAL_IN and LOCAL_OUT, a gateway's
-/// FORWARD; a role change adds before it removes; another netns's setter
-/// lock changes nothing.
+/// FORWARD, each for IPv4 and IPv6 (bits 0-2 and 3-5); a role change adds
+/// before it removes; another netns's setter lock changes nothing.
 #[no_mangle]
 extern "C" fn crem_kunit_config_hooks_per_role(msg: *mut c_char, len: usize) -> c_int {
-    const IN: u8 = 1 << crate::hook_points::LOCAL_IN;
-    const FWD: u8 = 1 << crate::hook_points::FORWARD;
-    const OUT: u8 = 1 << crate::hook_points::LOCAL_OUT;
+    const fn both(point: u32) -> u8 {
+        1 << point | 1 << (point + 3)
+    }
+    const IN: u8 = both(crate::hook_points::LOCAL_IN);
+    const FWD: u8 = both(crate::hook_points::FORWARD);
+    const OUT: u8 = both(crate::hook_points::LOCAL_OUT);
     run(msg, len, |w| {
         with_netns(&Config::DEFAULT, w, |st, w| {
             let mut c = Checks::new(w);

@@ -115,11 +115,13 @@ static struct kunit_suite crem_gf_suite = {
 };
 
 CREM_RS_TEST(inject_restored_is_original)
+CREM_RS_TEST(inject_restored_is_original6)
 CREM_RS_TEST(inject_refuses_bad_payload)
 CREM_RS_TEST(inject_forward_mark)
 
 static struct kunit_case crem_inject_cases[] = {
 	KUNIT_CASE(inject_restored_is_original),
+	KUNIT_CASE(inject_restored_is_original6),
 	KUNIT_CASE(inject_refuses_bad_payload),
 	KUNIT_CASE(inject_forward_mark),
 	{}

@@ -148,11 +148,6 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
     let a = NetAddr::from_v4([10, 0, 0, 1]);
     let b = NetAddr::from_v4([10, 0, 1, 1]);
     let peer = NetAddr::from_v4([192, 0, 2, 7]);
-    // The template's IPv4 addresses (`__be32`).
-    let (a4, b4) = (
-        u32::from_ne_bytes([10, 0, 0, 1]),
-        u32::from_ne_bytes([10, 0, 1, 1]),
-    );
     let mut rq = crate::create::FlowRequest::default();
     rq.key.saddr = a;
     rq.key.daddr = b;
@@ -182,7 +177,7 @@ fn setup_from_request_in(st: &NetState, w: &mut dyn Write) -> bool {
         );
         let want = (
             0,
-            (a4, b4, 0x88, 61, 0xc001u16.to_be(), 0x4000u16.to_be(), true),
+            (a, b, 0x88, 61, 0xc001u16.to_be(), 0x4000u16.to_be(), true),
             (a, b, 0x42),
             peer,
         );

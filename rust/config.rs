@@ -259,9 +259,9 @@ pub(crate) struct Defaults {
     pub(crate) host: bool,
 }
 
-/// The peers and reporters of one configuration, of both families (the
-/// datapath sees only IPv4 traffic so far: no IPv6 hook or socket yet, so
-/// IPv6 entries match nothing it has), and its flows' defaults.
+/// The peers and reporters of one configuration, of both families (an
+/// entry matches only addresses of its own family), and its flows'
+/// defaults.
 pub(crate) struct Peers {
     peers: [PeerEntry; MAX_PEERS],
     n_peers: usize,

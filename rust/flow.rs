@@ -17,7 +17,7 @@
 //! timer is cancelled outside the lock (cancelling waits for a running
 //! callback, which takes the lock).
 
-use crate::addr::NetAddr;
+use crate::addr::{Family, NetAddr};
 use crate::create::FlowRequest;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::crem_core::engine::Nanos;
@@ -553,6 +553,8 @@ fn note(e: &mut Engine, seen: &Template) {
     t.tos = seen.tos;
     t.ttl = seen.ttl;
     t.frag_off = seen.frag_off;
+    t.flow_label = seen.flow_label;
+    t.udp_csum = seen.udp_csum;
     t.sport = seen.sport;
     t.noted = true;
 }
@@ -705,16 +707,16 @@ pub(crate) fn setup_request(spare: &Spare, st: &NetState, rq: &FlowRequest) -> R
     // A flow's stores may keep a quarter of the netns's memory.
     (p.link_mtu, p.retention_budget, p.rtt_hint_ns) =
         (rq.link_mtu, st.max_memory() / 4, RTT_HINT_NS);
-    // The rest is noted from the flow's packets.
-    // The template stays IPv4's until restored packets can be IPv6 (no IPv6
-    // hook yet: an IPv6 flow is never made, its template would be unused).
+    // The rest is noted from the flow's packets (IPv6: flow label and
+    // UDP checksum; IPv4's DF until then, as RoCEv2 senders set it).
+    let v6 = k.daddr.family() == Family::V6;
     let tpl = Template {
-        saddr: k.saddr.be32().unwrap_or(0),
-        daddr: k.daddr.be32().unwrap_or(0),
+        saddr: k.saddr,
+        daddr: k.daddr,
         tos: rq.tos,
         ttl: rq.ttl,
         sport: rq.sport,
-        frag_off: IP_DF.to_be(),
+        frag_off: if v6 { 0 } else { IP_DF.to_be() },
         host: d.host,
         ..Template::default()
     };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The netfilter hook (`crate::hook_points` registers it, last in the IPv4
-//! chains at the hook points the netns's role needs): every packet comes
-//! here. UDP to the RoCEv2 port is counted by hook and class; what the
+//! and IPv6 chains at the hook points the netns's role needs): every packet
+//! comes here. UDP to the RoCEv2 port is counted by hook and class; what the
 //! netns's role protects goes to its flow:
 //!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
 //!     sender flow of its key codes it (made at its first packet);
@@ -41,6 +41,7 @@ const NF_STOLEN: u32 = 2;
 
 const IPPROTO_UDP: u8 = 17;
 const ETH_P_IP: u16 = 0x0800;
+const ETH_P_IPV6: u16 = 0x86dd;
 /// IPv4 fragment bits of `frag_off` (host order): more fragments, offset.
 const IP_MF_OFFSET: u16 = 0x3fff;
 const IPV4_MIN: usize = 20;
@@ -72,28 +73,51 @@ impl NfState {
     }
 }
 
-/// The IPv4 header fields the path reads (addresses as the table keeps
-/// them), read once by the filter.
+/// The IP header fields the path reads (addresses as the table keeps
+/// them), read once by the filter, of either family.
 #[derive(Clone, Copy)]
-struct Ipv4 {
+struct IpHdr {
     saddr: NetAddr,
     daddr: NetAddr,
+    /// IPv4's TOS; IPv6's traffic class (the same DSCP and ECN bits).
     tos: u8,
+    /// IPv4's TTL; IPv6's hop limit.
     ttl: u8,
-    /// Raw (network order), as the template keeps it.
+    /// IPv4: raw (network order), as the template keeps it; IPv6: 0.
     frag_off: u16,
+    /// IPv6's flow label (20 bits, host order); IPv4: 0.
+    flow_label: u32,
 }
 
-impl Ipv4 {
-    fn parse(h: &[u8]) -> Option<Self> {
+impl IpHdr {
+    fn parse4(h: &[u8]) -> Option<Self> {
         let b = |i: usize| h.get(i).copied();
         let w = |i: usize| Some(NetAddr::from_v4([b(i)?, b(i + 1)?, b(i + 2)?, b(i + 3)?]));
-        Some(Ipv4 {
+        Some(IpHdr {
             tos: b(1)?,
             frag_off: u16::from_ne_bytes([b(6)?, b(7)?]),
             ttl: b(8)?,
             saddr: w(12)?,
             daddr: w(16)?,
+            flow_label: 0,
+        })
+    }
+
+    /// The fixed IPv6 header `h`; None if an address is IPv4-mapped (no
+    /// such address is on the wire, and keyed it would alias the IPv4
+    /// address's flows: `crate::addr`).
+    fn parse6(h: &[u8; IPV6_HDR_LEN]) -> Option<Self> {
+        let (fixed, addrs) = h.split_first_chunk::<8>()?;
+        let (src, dst) = addrs.split_first_chunk::<16>()?;
+        let dst: &[u8; 16] = dst.try_into().ok()?;
+        let [b0, b1, b2, b3, _, _, _, hop] = *fixed;
+        Some(IpHdr {
+            tos: (b0 & 0x0f) << 4 | b1 >> 4,
+            ttl: hop,
+            frag_off: 0,
+            flow_label: u32::from_be_bytes([0, b1 & 0x0f, b2, b3]),
+            saddr: NetAddr::from_v6(*src)?,
+            daddr: NetAddr::from_v6(*dst)?,
         })
     }
 }
@@ -108,34 +132,81 @@ fn ne16(h: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_ne_bytes([*p.first()?, *p.get(1)?]))
 }
 
-/// Where the UDP header of `pkt` is (from its data), and its IPv4 header
-/// (None: IPv6), if it is an unfragmented UDP packet to the RoCEv2 port.
-fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, Option<Ipv4>)> {
+/// What the filter made of a packet.
+enum Filtered {
+    /// An unfragmented UDP packet to the RoCEv2 port: where its UDP
+    /// header is (from its data), and its IP header.
+    Roce(i32, IpHdr),
+    /// IPv6 RoCEv2 that passes unprotected (see [`rocev2_udp`]).
+    SkipV6,
+}
+
+/// Whether the UDP header at `l4off` of `pkt` goes to the RoCEv2 port.
+fn to_rocev2(pkt: &Lent<'_>, l4off: i32) -> Option<bool> {
+    let mut u = [0u8; UDP_HDR_LEN];
+    let uh = pkt.header(l4off, &mut u)?;
+    Some(be16(uh, 2)? == ROCEV2_UDP_PORT)
+}
+
+/// An IPv6 packet whose fixed header `h` (at `noff`) is not followed by
+/// UDP: `SkipV6` if extension headers lead to a UDP header to the RoCEv2
+/// port (a first fragment's included; later fragments carry none).
+fn rocev2_behind_ext(pkt: &Lent<'_>, noff: i32, h: &[u8; IPV6_HDR_LEN]) -> Option<Filtered> {
+    // The usual upper layers end the walk at once: most IPv6 traffic at
+    // our hooks without UDP next is neighbour discovery (ICMPv6) or TCP.
+    const TCP: u8 = 6;
+    const ICMPV6: u8 = 58;
+    /// The offset bits of a fragment header's field (host order): 0 in a
+    /// first fragment, which alone carries the UDP header (its M flag may
+    /// be set).
+    const IP6_OFFSET: u16 = 0xfff8;
+    if matches!(h[6], TCP | ICMPV6) {
+        return None;
+    }
+    let (l4off, next, frag) = pkt.ipv6_skip_exthdr(noff.checked_add(IPV6_HDR_LEN as i32)?, h[6])?;
+    let first = u16::from_be(frag) & IP6_OFFSET == 0;
+    (next == IPPROTO_UDP && first && to_rocev2(pkt, l4off)?).then_some(Filtered::SkipV6)
+}
+
+/// What `pkt` is to the datapath (None: not RoCEv2, or not a packet it
+/// reads).
+///
+/// An IPv6 packet qualifies only with UDP right after its fixed header:
+/// RoCEv2 senders put no extension header there, and one (a fragment
+/// header included) would move the UDP header where neither the ICRC's
+/// nor the restored packet's layout expects it. Such packets, and those
+/// with an IPv4-mapped address in their IPv6 header (never keyed as the
+/// IPv4 address they map), pass unprotected, counted (`SkipV6`).
+fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<Filtered> {
     let noff = pkt.network_offset();
-    let mut ip = [0u8; IPV6_HDR_LEN];
-    let (l4off, v4) = match pf {
+    let mut buf = [0u8; IPV6_HDR_LEN];
+    let (l4off, ip) = match pf {
         ffi::NFPROTO_IPV4 => {
-            let h = pkt.header(noff, &mut ip[..IPV4_MIN])?;
+            let h = pkt.header(noff, &mut buf[..IPV4_MIN])?;
             let ihl = usize::from(h.first()? & 0x0f) * 4;
             let frag = be16(h, 6)?;
             if *h.get(9)? != IPPROTO_UDP || frag & IP_MF_OFFSET != 0 || ihl < IPV4_MIN {
                 return None;
             }
-            (noff.checked_add(ihl as i32)?, Some(Ipv4::parse(h)?))
+            (noff.checked_add(ihl as i32)?, IpHdr::parse4(h)?)
         }
         ffi::NFPROTO_IPV6 => {
-            let h = pkt.header(noff, &mut ip)?;
-            // RoCEv2 over IPv6 carries no extension headers in practice.
-            if *h.get(6)? != IPPROTO_UDP {
+            let h: &[u8; IPV6_HDR_LEN] = pkt.header(noff, &mut buf)?.try_into().ok()?;
+            if h[0] >> 4 != 6 {
                 return None;
             }
-            (noff.checked_add(IPV6_HDR_LEN as i32)?, None)
+            if h[6] != IPPROTO_UDP {
+                return rocev2_behind_ext(pkt, noff, h);
+            }
+            let l4off = noff.checked_add(IPV6_HDR_LEN as i32)?;
+            match IpHdr::parse6(h) {
+                Some(ip) => (l4off, ip),
+                None => return to_rocev2(pkt, l4off)?.then_some(Filtered::SkipV6),
+            }
         }
         _ => return None,
     };
-    let mut u = [0u8; UDP_HDR_LEN];
-    let uh = pkt.header(l4off, &mut u)?;
-    (be16(uh, 2)? == ROCEV2_UDP_PORT).then_some((l4off, v4))
+    to_rocev2(pkt, l4off)?.then_some(Filtered::Roce(l4off, ip))
 }
 
 /// One hook call: the netns, the hook, netfilter's state, and what the
@@ -147,7 +218,7 @@ struct Call<'a> {
     hook: u32,
     nf: NfState,
     l4off: i32,
-    ip: Option<Ipv4>,
+    ip: IpHdr,
 }
 
 /// How the netns's role protects a packet at this hook.
@@ -160,13 +231,17 @@ enum Way {
 }
 
 impl Call<'_> {
-    /// How the packet is protected, if it is: an IPv4 packet (IPv6 is not
-    /// protected yet) toward or from a configured peer, in a direction the
-    /// role protects at this hook.
+    /// How the packet is protected, if it is: an IP packet toward or from
+    /// a configured peer (of its family: `Peers` matches only those), in a
+    /// direction the role protects at this hook.
     fn way(&self, pkt: &Lent<'_>, peers: &Peers) -> Option<Way> {
         let (out, inward) = directions(self.st.role(), self.hook);
-        let ip = self.ip.as_ref()?;
-        if !(out || inward) || pkt.protocol() != ETH_P_IP {
+        let ip = &self.ip;
+        let proto = match self.nf.pf() {
+            ffi::NFPROTO_IPV4 => ETH_P_IP,
+            _ => ETH_P_IPV6,
+        };
+        if !(out || inward) || pkt.protocol() != proto {
             return None;
         }
         let peer = if out { peers.peer_for(&ip.daddr) } else { None };
@@ -223,9 +298,11 @@ fn directions(role: u8, hook: u32) -> (bool, bool) {
 /// What the hook classified a RoCEv2 source packet as.
 struct Source<'p> {
     pkt: &'p Lent<'p>,
-    ip: Ipv4,
+    ip: IpHdr,
     /// Its UDP source port (network order).
     sport: u16,
+    /// It carries a UDP checksum (not 0).
+    udp_csum: bool,
     /// Where its UDP payload is in its data, and how long it is.
     at: (u32, u32),
     /// That payload, parsed (once: the flow's engine takes it so).
@@ -268,6 +345,7 @@ impl Source<'_> {
         t.mark = self.pkt.mark();
         (t.tos, t.ttl, t.frag_off, t.sport) =
             (self.ip.tos, self.ip.ttl, self.ip.frag_off, self.sport);
+        (t.flow_label, t.udp_csum) = (self.ip.flow_label, self.udp_csum);
         t
     }
 }
@@ -323,7 +401,8 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
     let st = c.st;
     // The way first, so that traffic we do not protect is never
     // linearised.
-    let (Some(way), Some(ip)) = (c.way(pkt, st.peers.get(bh)), c.ip) else {
+    let ip = c.ip;
+    let Some(way) = c.way(pkt, st.peers.get(bh)) else {
         return NF_ACCEPT;
     };
     // br_netfilter hands bridged IPv4 to FORWARD with a fake rtable (no
@@ -344,7 +423,11 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
     let Ok(l4) = usize::try_from(c.l4off) else {
         return NF_ACCEPT;
     };
-    let (Some(sport), Some(ulen)) = (ne16(data, l4), be16(data, l4.saturating_add(4))) else {
+    let (Some(sport), Some(ulen), Some(csum)) = (
+        ne16(data, l4),
+        be16(data, l4.saturating_add(4)),
+        ne16(data, l4.saturating_add(6)),
+    ) else {
         return NF_ACCEPT;
     };
     let off = l4.saturating_add(UDP_HDR_LEN);
@@ -363,6 +446,7 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
         pkt,
         ip,
         sport,
+        udp_csum: csum != 0,
         at: (off as u32, payload.len() as u32),
         rp,
         kind: kind.map_or(0, kind_code),
@@ -479,8 +563,13 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
         return NF_ACCEPT;
     };
     let nf = NfState(nf);
-    let Some((l4off, ip)) = rocev2_udp(nf.pf(), &pkt) else {
-        return NF_ACCEPT;
+    let (l4off, ip) = match rocev2_udp(nf.pf(), &pkt) {
+        Some(Filtered::Roce(l4off, ip)) => (l4off, ip),
+        Some(Filtered::SkipV6) => {
+            st.count(stat::SKIP_IPV6_EXT);
+            return NF_ACCEPT;
+        }
+        None => return NF_ACCEPT,
     };
     // A gateway's restored packet on its way through (rust/inject.rs).
     if hook == hook_points::FORWARD {

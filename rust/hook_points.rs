@@ -3,7 +3,9 @@
 //! while it has that role (a netns with CREM disabled has none, and costs
 //! its packets nothing). A host codes at LOCAL_OUT what goes toward a peer
 //! and takes at LOCAL_IN what comes from one; a gateway does both at
-//! FORWARD. IPv4 only: the datapath's one family so far.
+//! FORWARD. Each hook point has one hook per family (IPv4, IPv6), both
+//! registered or neither: the family comes from netfilter's state
+//! (`crem_h_nf_pf`), the tag is the hook point.
 //!
 //! A role change adds the new role's hooks before the configuration is
 //! committed and removes those it no longer needs after
@@ -25,51 +27,80 @@ use kernel::error::{code::EINVAL, Result};
 /// after filtering and NAT, so the CSF codes only packets that do leave
 /// (and may pass them on itself, see `crate::hook`).
 const PRIORITY: i32 = ffi::nf_ip_hook_priorities_NF_IP_PRI_LAST - 1;
+const PRIORITY6: i32 = ffi::nf_ip6_hook_priorities_NF_IP6_PRI_LAST - 1;
 
 /// The hook points the datapath tells apart: each is its hook's tag (the
-/// `priv` netfilter passes back), its index in [`OPS`] and its bit in
-/// [`Hooks`].
+/// `priv` netfilter passes back), the index of its IPv4 hook in [`OPS`]
+/// (its IPv6 hook's is `POINTS` on).
 pub(crate) const LOCAL_IN: u32 = 0;
 pub(crate) const FORWARD: u32 = 1;
 pub(crate) const LOCAL_OUT: u32 = 2;
 
-/// One hook per hook point, in their order.
-static OPS: [HookOps; 3] = [
-    HookOps::new(
-        crem_nf_hook,
+/// Hook points, each with one hook per family.
+const POINTS: usize = 3;
+
+/// The hook of `point` (its tag) for family `pf` at netfilter hook `nf`.
+const fn ops(pf: u8, nf: u32, prio: i32, point: u32) -> HookOps {
+    HookOps::new(crem_nf_hook, pf, nf, prio, point as usize)
+}
+
+/// One hook per hook point and family: IPv4's in the hook points' order,
+/// then IPv6's (so `OPS[point]` and `OPS[POINTS + point]` are `point`'s).
+static OPS: [HookOps; 2 * POINTS] = [
+    ops(
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
         PRIORITY,
-        LOCAL_IN as usize,
+        LOCAL_IN,
     ),
-    HookOps::new(
-        crem_nf_hook,
+    ops(
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_FORWARD,
         PRIORITY,
-        FORWARD as usize,
+        FORWARD,
     ),
-    HookOps::new(
-        crem_nf_hook,
+    ops(
         ffi::NFPROTO_IPV4,
         ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
         PRIORITY,
-        LOCAL_OUT as usize,
+        LOCAL_OUT,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_IN,
+        PRIORITY6,
+        LOCAL_IN,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_FORWARD,
+        PRIORITY6,
+        FORWARD,
+    ),
+    ops(
+        ffi::NFPROTO_IPV6,
+        ffi::nf_inet_hooks_NF_INET_LOCAL_OUT,
+        PRIORITY6,
+        LOCAL_OUT,
     ),
 ];
 
 const _: () = assert!(LOCAL_IN == 0 && FORWARD == 1 && LOCAL_OUT == 2);
 
-/// The hook points (bits by hook point) `role` needs.
+/// The hooks (bits by index in [`OPS`]) `role` needs: its hook points',
+/// for both families.
 const fn needs(role: Role) -> u8 {
-    match role {
+    let points: u8 = match role {
         Role::Disabled => 0,
         Role::Host => 1 << LOCAL_IN | 1 << LOCAL_OUT,
         Role::Gateway => 1 << FORWARD,
-    }
+    };
+    points | points << POINTS as u8
 }
 
-/// The hooks registered in a netns (bits by hook point), changed
+const _: () = assert!(2 * POINTS <= u8::BITS as usize);
+
+/// The hooks registered in a netns (bits by index in [`OPS`]), changed
 /// under its setter lock only.
 pub(crate) struct Hooks(AtomicU8);
 

@@ -188,7 +188,8 @@ if [ "$variant" != debug ]; then
   fi
   # The one-VM cases, two at a time. line-datapath: RoCEv2-shaped traffic
   # between netns, restored packets' ICRC and ECN, skb drops against the
-  # counted ones (about 1.5 min). line-edges: CE-marked REPAIRs, GRO
+  # counted ones (about 1.5 min); line-datapath6 the same over IPv6 (about
+  # 1 min). line-edges: CE-marked REPAIRs, GRO
   # aggregates, bridged traffic, a deleted input device with packets held,
   # a HELLO flood, a forged request (about 5 min). install-check (about
   # 20 s): make install on the host, install-tools into a temporary DESTDIR
@@ -199,6 +200,7 @@ if [ "$variant" != debug ]; then
   lanes "kunit-qemu $here/kunit.sh $kko normal" \
     "netlink-qemu $here/netlink.sh $top/crem.ko normal" \
     "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
+    "line-datapath6 $here/line.sh datapath6 $top/crem.ko $ctl normal" \
     "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
     -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}" \
     "install-check $here/install-check.sh"

@@ -36,6 +36,14 @@
 #          m=2, 1% loss: transfers complete and verify, the hosts restore
 #          packets at LOCAL_IN, at most 10% of restorations fail the ICRC;
 #          host b unloads crem.ko during the last transfer (under traffic).
+#   host6: host mode over IPv6 (topo.sh --family 6), one trial: transfers
+#          complete and verify, the hosts' flows have IPv6 addresses and
+#          restore packets, none failing the ICRC (all 32 bits: IPv6 has
+#          no field to solve); b's tap sees every frame with its link
+#          header (restored IPv6 packets get ethertype 0x86dd). (No ECN
+#          check: ib_write_bw over IPv6 runs without RDMA CM, whose ToS
+#          setting is what marks a's packets ECT(0); line-datapath6 checks
+#          it.)
 #   jumbo: gateway mode, fixed k=16 m=2, 1% loss, with links of MTU 9000:
 #          first everywhere (rxe's RDMA MTU 4096), then on the gateways
 #          only (the hosts at 1500 use 1024). Every transfer completes and
@@ -316,6 +324,33 @@ case $case_ in
       "[ $frames -gt 1000 ] && [ $badl2 = 0 ]"
     check "host mode: restored packets carry no ECN marking (a's sources are ECT(0))" \
       "[ $ect -gt 1000 ] && [ $notect -ge 1 ] && [ $notect -le $injected ]"
+    ;;
+  host6)
+    topo "$out/h6" --family 6 --host-module "$ko" --host-crem fixed --loss 1 \
+      --tests write_bw:rping_bulk --trials 1 --tap
+    h6() { res host "$out/h6" "$1"; }
+    say "host mode IPv6: restored=$(h6 totals.restored) repairs-sent=$(h6 totals.repairs-sent)" \
+      "icrc-failures=$(h6 totals.icrc-failures) fallbacks=$(h6 totals.fallbacks)"
+    connections "host mode IPv6" "$out/h6"
+    check "host mode IPv6: every transfer completed and verified" "all_done $out/h6 && all_verified $out/h6"
+    v6flows=$(cat "$out"/h6/flows.[ab].json | python3 -c "import json,sys
+d=json.JSONDecoder(); s=sys.stdin.read(); i=0; n=v6=0
+while i < len(s):
+    if s[i].isspace(): i += 1; continue
+    o, i = d.raw_decode(s, i)
+    for f in o.get('flow', []):
+        n += 1; v6 += ':' in str(f.get('src')) and ':' in str(f.get('dst')) and ':' in str(f.get('peer'))
+print(n, v6)")
+    say "host mode IPv6: flows at a and b (all, IPv6 src/dst/peer): $v6flows"
+    set -- $v6flows
+    check "host mode IPv6: flows with IPv6 addresses" "[ ${1:-0} -ge 1 ] && [ ${2:-0} = ${1:-x} ]"
+    check "host mode IPv6: packets restored, none failing the ICRC" \
+      "[ \"\$(h6 totals.restored)\" -gt 0 ] && [ \"\$(h6 totals.icrc-failures)\" = 0 ]"
+    tap=$out/h6/b.tap.pcap
+    pc() { tcpdump -r "$tap" -nn "$@" 2>/dev/null | wc -l; }
+    frames=$(pc) badl2=$(pc 'not (ether proto 0x0800 or ether proto 0x0806 or ether proto 0x86dd)')
+    say "host b tap (IPv6): $frames frames, $badl2 without a valid link header"
+    check "host b (IPv6): every frame with its link header" "[ $frames -gt 1000 ] && [ $badl2 = 0 ]"
     ;;
   jumbo)
     topo "$out/j" --crem fixed --loss 1 --mtu 9000 --tests write_bw:rping_bulk

@@ -4,6 +4,9 @@
 # RoCEv2-shaped traffic and no RDMA device:
 #   datapath  restored packets: ICRC, no ECN marking, the FORWARD policy;
 #             skb drops traced against the module's counters
+#   datapath6 the same over IPv6 (vm/guest/datapath6.sh): flows with IPv6
+#             addresses, restored packets' ICRC (all 32 bits), no ECN, an
+#             ip6 FORWARD rule, the messages' DSCP
 #   edges     CE-marked REPAIRs lower m; GRO aggregates split and each
 #             packet protected; bridged traffic (br_netfilter) passes
 #             unprotected; held packets dropped with their deleted input
@@ -26,11 +29,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-[ $# -ge 3 ] || die "usage: line.sh datapath|churn|edges|rtt MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
+[ $# -ge 3 ] || die "usage: line.sh datapath|datapath6|churn|edges|rtt MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
 case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal}
 case $case_ in
   churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
-  datapath) secs=${5:-20} ;;
+  datapath|datapath6) secs=${5:-20} ;;
   # Its checks count packets: under KASAN and TCG a second carries a few
   # times fewer, so the debug kernel's traffic runs longer.
   edges) secs=${5:-$([ "$variant" = debug ] && echo 30 || echo 12)}
@@ -52,7 +55,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z]+: [0-9]+ passed|sent |n1: |plain: |policy: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

@@ -18,6 +18,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jhash.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/ip6_fib.h>
 #include "helpers.h"
 
 /* The 16 octets at @a (an IPv4 address mapped, ::ffff:a.b.c.d) as the
@@ -420,6 +423,51 @@ int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct 
 				   crem_h_okfn okfn)
 {
 	return NF_HOOK(NFPROTO_IPV4, NF_INET_PRE_ROUTING, net, NULL, skb, in, NULL, okfn);
+}
+
+void crem_h_skb_set_iif6(struct sk_buff *skb, int ifindex)
+{
+	skb->skb_iif = ifindex;
+#if IS_ENABLED(CONFIG_IPV6)
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	IP6CB(skb)->iif = ifindex;
+	IP6CB(skb)->nhoff = offsetof(struct ipv6hdr, nexthdr);
+#endif
+}
+
+int crem_h_nf_hook_ipv6_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
+				   crem_h_okfn okfn)
+{
+	return NF_HOOK(NFPROTO_IPV6, NF_INET_PRE_ROUTING, net, NULL, skb, in, NULL, okfn);
+}
+
+int crem_h_ipv6_route_input(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	return ipv6_stub->ipv6_route_input(skb);
+#else
+	return -EAFNOSUPPORT;
+#endif
+}
+
+int crem_h_ipv6_skip_exthdr(const struct sk_buff *skb, int start, u8 *nexthdrp, __be16 *frag_offp)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	return ipv6_skip_exthdr(skb, start, nexthdrp, frag_offp);
+#else
+	return -1;
+#endif
+}
+
+bool crem_h_skb_rt6_forwards(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	const struct rt6_info *rt = dst_rt6_info(skb_dst(skb));
+
+	return !(rt->rt6i_flags & (RTF_LOCAL | RTF_ANYCAST | RTF_REJECT));
+#else
+	return false;
+#endif
 }
 
 int crem_h_udp_sock_create4(struct net *net, __be16 port, struct socket **sockp)

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6.h>
 #include <linux/capability.h>
 #include <linux/skbuff.h>
 #include <linux/netdevice.h>
@@ -150,6 +151,25 @@ int crem_h_dst_input(struct sk_buff *skb);
 int crem_h_dst_output(struct net *net, struct sk_buff *skb);
 int crem_h_nf_hook_ipv4_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
 				   crem_h_okfn okfn);
+
+/*
+ * ipv6.h, ip6_route.h, ipv6_stubs.h: a gateway's restored IPv6 packet
+ * (rust/inject.rs). Without CONFIG_IPV6 the route fails (-EAFNOSUPPORT)
+ * and nothing else is reached.
+ */
+/* skb_iif and IP6CB(skb) as ipv6_rcv leaves them: iif, nhoff, no flags. */
+void crem_h_skb_set_iif6(struct sk_buff *skb, int ifindex);
+int crem_h_nf_hook_ipv6_prerouting(struct net *net, struct sk_buff *skb, struct net_device *in,
+				   crem_h_okfn okfn);
+/* ipv6_stub->ipv6_route_input(@skb) (ip6_route_input is not exported): the
+ * input route's error. */
+int crem_h_ipv6_route_input(struct sk_buff *skb);
+/* ipv6_skip_exthdr (-1 without CONFIG_IPV6): the hook's count of IPv6
+ * RoCEv2 behind extension headers. @nexthdrp holds the first header's type
+ * on entry. */
+int crem_h_ipv6_skip_exthdr(const struct sk_buff *skb, int start, u8 *nexthdrp, __be16 *frag_offp);
+/* Its IPv6 route forwards (not local, anycast or reject). */
+bool crem_h_skb_rt6_forwards(const struct sk_buff *skb);
 
 /*
  * udp_tunnel.h, sock.h, inet_sock.h, route.h: the CREM socket

@@ -354,6 +354,14 @@ impl Skb {
         unsafe { ffi::crem_h_skb_set_iif(self.0.as_ptr(), ifindex) }
     }
 
+    /// It is forwarded from the device of index `ifindex`, as IPv6 sees
+    /// it: `skb_iif`, and `IP6CB(skb)` as `ipv6_rcv` leaves it (`iif`,
+    /// `nhoff`, no flags).
+    pub(crate) fn set_iif6(&mut self, ifindex: i32) {
+        // SAFETY: the invariant makes `self.0` a live skb.
+        unsafe { ffi::crem_h_skb_set_iif6(self.0.as_ptr(), ifindex) }
+    }
+
     /// Sets the link header from the `ETH_HLEN` octets at its data, which
     /// it pulls, and its protocol and packet type from them, for `dev`
     /// (`eth_type_trans`).
@@ -375,6 +383,14 @@ impl Skb {
         // SAFETY: the skb is live and has a route, an IPv4 one for the
         // IPv4 packets this is asked of.
         unsafe { ffi::crem_h_skb_rt_type(self.0.as_ptr()) }
+    }
+
+    /// Its route forwards (an IPv6 one: not local, anycast or reject);
+    /// false without a route.
+    pub(crate) fn rt6_forwards(&self) -> bool {
+        // SAFETY: the skb is live and has a route, an IPv6 one for the
+        // IPv6 packets this is asked of.
+        self.has_dst() && unsafe { ffi::crem_h_skb_rt6_forwards(self.0.as_ptr()) }
     }
 
     /// Whether it has a route (a dst).
@@ -515,6 +531,21 @@ impl Lent<'_> {
     pub(crate) fn mark(&self) -> u32 {
         // SAFETY: as in `len`.
         unsafe { ffi::crem_h_skb_mark(self.as_ptr()) }
+    }
+
+    /// Past the IPv6 extension headers from the one at `start` (from its
+    /// data), of type `first` (the fixed header's next header): where the
+    /// first other header is, its type,
+    /// and a fragment header's offset-and-flags field (network order;
+    /// its offset bits 0 in a first fragment; 0 without one)
+    /// (`ipv6_skip_exthdr`); None if the chain is truncated or ends.
+    pub(crate) fn ipv6_skip_exthdr(&self, start: i32, first: u8) -> Option<(i32, u8, u16)> {
+        let (mut next, mut frag) = (first, 0u16);
+        // SAFETY: a live packet (the invariant); the out-pointers are
+        // locals, written before the call returns.
+        let off =
+            unsafe { ffi::crem_h_ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag) };
+        (off >= 0).then_some((off, next, frag))
     }
 
     /// `buf.len()` octets at `off` from its data: in place if they are

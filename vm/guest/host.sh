@@ -43,8 +43,15 @@ crem=${arg_crem:-off}
 if [ "$crem" != off ]; then
   adaptive=off; [ "$crem" = adaptive ] && adaptive=on
   if [ "$role" = a ]; then pfx=203.0.113.0/24; else pfx=192.0.2.0/24; fi
+  # IPv6: the peer host's IPv6 prefix too (ib_write_bw's out-of-band TCP
+  # stays IPv4 and unprotected, RoCEv2 goes over IPv6).
+  if [ "$fam" = 6 ]; then
+    if [ "$role" = a ]; then pfx="$pfx=$peer,2001:db8:b::/64=$rpeer"; else pfx="$pfx=$peer,2001:db8:a::/64=$rpeer"; fi
+  else
+    pfx="$pfx=$peer"
+  fi
   "$arg_ctl" set port 7470 role host adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} \
-    hold ${arg_hold_us:-30000} peer $pfx=$peer || exit 1
+    hold ${arg_hold_us:-30000} peer $pfx || exit 1
   log "CREM host mode: $crem"
 fi
 # stats_out: this host's CREM counters for the results (host mode).
@@ -133,6 +140,16 @@ if [ -n "${arg_capture:-}" ]; then
   tcpdump -U -i eth0 -s 0 -c "$arg_capture" -w $OUT/$role.pcap udp port 4791 2>/dev/null &
   sleep 1
 fi
+# listening TEST: B's server for TEST listens: its RDMA CM listener, or
+# ib_write_bw's TCP port without RDMA CM (-x: IPv6, wb_gid), which has no
+# CM listener to wait for (waiting out 200 polls of one took longer than
+# the server's timeout under load: the client then met a closed port).
+listening() {
+  case "$1:$wb_opt" in
+    write_bw*:-x*) ss -Hltn 'sport = :18515' 2>/dev/null | grep -q . ;;
+    *) rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qv ":$NVME_PORT" ;;
+  esac
+}
 if [ "$role" = b ]; then
   if [ $fio = 1 ]; then nvmet_export || exit 1; fi
   touch $OUT/b.ready
@@ -146,8 +163,7 @@ if [ "$role" = b ]; then
     pid=$!
     # Tell A only once the server listens: a connect before that is rejected.
     # (Not the NVMe target's listener, which stays for the whole run.)
-    i=0; while ! rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qv ":$NVME_PORT" \
-        && [ $i -lt 200 ]; do
+    i=0; while ! listening "$test" && [ $i -lt 200 ]; do
       sleep 0.1; i=$((i + 1)); done
     rxe_counters >/tmp/rxe.before
     touch $OUT/srv.$n

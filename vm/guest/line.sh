@@ -55,6 +55,32 @@ gateways() {
   X n1 "$CTL" set port 7470 role gateway "$@" peer 192.0.2.0/24=10.0.0.2 &&
   X n2 "$CTL" set port 7470 role gateway "$@" peer 203.0.113.0/24=10.0.0.1
 }
+# line6_up NETEM: the same line over IPv6 only (datapath6.sh), addresses
+# without DAD (a tentative address is no source for ~1 s):
+#   n0 2001:db8:a::1 -- [n2] 2001:db8:f::2 ==netem== 2001:db8:f::1 [n1] -- n3 2001:db8:b::1
+line6_up() {
+  for n in n0 n1 n2 n3; do ip netns add $n; ip -n $n link set lo up; done
+  ip link add a0 netns n0 type veth peer name a2 netns n2
+  ip link add b3 netns n3 type veth peer name b1 netns n1
+  ip link add v2 netns n2 type veth peer name v1 netns n1
+  ip -n n0 -6 addr add 2001:db8:a::1/64 dev a0 nodad && ip -n n2 -6 addr add 2001:db8:a::2/64 dev a2 nodad
+  ip -n n3 -6 addr add 2001:db8:b::1/64 dev b3 nodad && ip -n n1 -6 addr add 2001:db8:b::2/64 dev b1 nodad
+  ip -n n2 -6 addr add 2001:db8:f::2/64 dev v2 nodad && ip -n n1 -6 addr add 2001:db8:f::1/64 dev v1 nodad
+  for d in n0:a0 n2:a2 n3:b3 n1:b1 n2:v2 n1:v1; do ip -n ${d%%:*} link set ${d#*:} up; done
+  ip -n n0 -6 route add default via 2001:db8:a::2
+  ip -n n3 -6 route add default via 2001:db8:b::2
+  ip -n n2 -6 route add 2001:db8:b::/64 via 2001:db8:f::1
+  ip -n n1 -6 route add 2001:db8:a::/64 via 2001:db8:f::2
+  for n in n1 n2; do X $n sysctl -q -w net.ipv6.conf.all.forwarding=1; done
+  # shellcheck disable=SC2086
+  tc -n n2 qdisc add dev v2 root netem $1 limit 10000
+  tc -n n1 qdisc add dev v1 root netem delay 2ms limit 10000
+}
+# gateways6 ARGS...: both gateways protect n0 -> n3 (and back) over IPv6.
+gateways6() {
+  X n1 "$CTL" set port 7470 role gateway "$@" peer 2001:db8:a::/64=2001:db8:f::2 &&
+  X n2 "$CTL" set port 7470 role gateway "$@" peer 2001:db8:b::/64=2001:db8:f::1
+}
 line_down() { for n in n0 n1 n2 n3; do ip netns del $n 2>/dev/null; done; }
 # leaks_forget: a baseline kmemleak scan, then forget it (report only what
 # the case leaks). line_end CASE: unload crem.ko, check kmemleak, print the

@@ -13,16 +13,26 @@ send: RC SEND_ONLY packets (BTH opcode 0x04, 256 octets of payload and a
       source, shorter than a packet's gap in Python under TCG). Raw IPv4
       (IP_HDRINCL) so that the Identification, which the ICRC covers, is
       ours. Prints the packets sent; SIGTERM ends it early.
+      An IPv6 DST (datapath6.sh): plain AF_INET6 UDP sockets, one per QP
+      (source port 49152 + QP), traffic class TOS (IPV6_TCLASS), the
+      kernel's UDP checksum (CSUM ignored): IPv6 has no field the ICRC
+      covers that the sender cannot know, and the ICRC masks the traffic
+      class, flow label, hop limit and checksum. ROCE_V6_DSTOPTS=1 in the
+      environment puts a Destination Options header (a PadN) before UDP:
+      RoCEv2 that CREM leaves unprotected, counted (skip-ipv6-ext).
 ack:  answers every EVERYth packet (default 8: PSN % EVERY == EVERY - 1;
       0: none) of each QP that arrives on UDP 4791 with an RC ACKNOWLEDGE
       (opcode 0x11, AETH ACK) for its PSN, sent to PEER:4791, as the
       responder would (it releases the CSF's retention). Runs until
       SIGTERM, then writes what arrived to REPORT as key=value words:
       received, acks, not-ect/ect0/ce (by the packets' ECN bits), psn5,
-      dup (packets of a QP and PSN that had arrived before).
+      dup (packets of a QP and PSN that had arrived before). An IPv6 PEER:
+      an AF_INET6 socket (ECN from its IPV6_TCLASS), which accepts only
+      checksummed datagrams (as a plain IPv6 UDP socket does).
 
 A restored packet therefore verifies as a real one would (the CRF solves
 the Identification from the ICRC: crem_core::roce::solve_ipv4_ident)."""
+import os
 import signal
 import socket
 import struct
@@ -56,6 +66,62 @@ def icrc_v4(iph, udp):
     b[4] = 0xff
     data = bytes(m) + bytes(u) + bytes(b) + udp[20:-4]
     return zlib.crc32(data, ~ICRC_SEED & 0xffffffff)
+
+
+def icrc_v6(src, dst, udp):
+    """The RoCEv2 ICRC over IPv6 (crem_core::roce::icrc_v6): CRC-32 over
+    the IPv6 header with traffic class, flow label and hop limit masked,
+    then the UDP header (checksum masked), BTH (resv8a masked), payload."""
+    m = struct.pack('!IHBB16s16s', 0x6fffffff, len(udp), 17, 0xff,
+                    socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst))
+    u = bytearray(udp[:8])
+    u[6:8] = b'\xff\xff'
+    b = bytearray(udp[8:20])
+    b[4] = 0xff
+    data = m + bytes(u) + bytes(b) + udp[20:-4]
+    return zlib.crc32(data, ~ICRC_SEED & 0xffffffff)
+
+
+def send6(dst, qps, seconds, pps, tos=0, burst=1):
+    socks = {}
+    for q in range(1, qps + 1):
+        s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, tos)
+        if os.environ.get('ROCE_V6_DSTOPTS') == '1':
+            # Next header (the kernel's), length 0 (8 octets), PadN of 4.
+            s.setsockopt(socket.IPPROTO_IPV6, 59, bytes([0, 0, 1, 4, 0, 0, 0, 0]))  # IPV6_DSTOPTS
+        s.bind(('::', 49152 + q))
+        s.connect((dst, ROCE_PORT))
+        socks[q] = s
+    src = socks[1].getsockname()[0]
+    payload = bytes(range(256)) + b'\0\0\0\0'
+    psn = {q: 1000 * q for q in range(1, qps + 1)}
+    end = time.time() + seconds
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    n = 0
+    gap = 1.0 / pps
+    nxt = time.time()
+    while time.time() < end and not stop:
+        for q in range(1, qps + 1):
+            pkts = []
+            for _ in range(burst):
+                roce = bth(0x04, q, psn[q], psn[q] % 8 == 7) + payload
+                udp = struct.pack('!HHHH', 49152 + q, ROCE_PORT, 8 + len(roce), 0) + roce
+                crc = icrc_v6(src, dst, udp)
+                pkts.append(roce[:-4] + struct.pack('<I', crc))
+                psn[q] += 1
+            for p in pkts:
+                try:
+                    socks[q].send(p)
+                    n += 1
+                except OSError:
+                    pass
+            nxt += gap * burst
+            pause = nxt - time.time()
+            if pause > 0:
+                time.sleep(pause)
+    print(n)
 
 
 def csum16(data):
@@ -121,12 +187,19 @@ def send(dst, qps, seconds, pps, tos=0, csum=False, burst=1):
 
 
 def ack(peer, report, every=8):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+    v6 = ':' in peer
+    fam = socket.AF_INET6 if v6 else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if v6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVTCLASS, 1)
+        tos_of = (socket.IPPROTO_IPV6, socket.IPV6_TCLASS)
+    else:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+        tos_of = (socket.IPPROTO_IP, socket.IP_TOS)
     # Bursts (netem slots, GRO) must not overflow a slow reader's buffer.
     s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE (root)
-    s.bind(('0.0.0.0', ROCE_PORT))
-    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('::' if v6 else '0.0.0.0', ROCE_PORT))
+    out = socket.socket(fam, socket.SOCK_DGRAM)
     # What arrived: packets, ACKs sent, packets by ECN codepoint, and
     # packets whose PSN is 5 mod 32 (datapath.sh's FORWARD rule drops those),
     # and copies of a (QP, PSN) that had arrived already.
@@ -144,8 +217,7 @@ def ack(peer, report, every=8):
         if len(pkt) < 12 or pkt[0] != 0x04:
             continue
         c['received'] += 1
-        tos = next((d[0] for lvl, typ, d in anc
-                    if lvl == socket.IPPROTO_IP and typ == socket.IP_TOS and d), 0)
+        tos = next((d[0] for lvl, typ, d in anc if (lvl, typ) == tos_of and d), 0)
         ecn = ('not-ect', 'ect1', 'ect0', 'ce')[tos & 3]
         c[ecn] = c.get(ecn, 0) + 1
         qp = int.from_bytes(pkt[5:8], 'big')
@@ -170,7 +242,12 @@ def ack(peer, report, every=8):
 
 
 if __name__ == '__main__':
-    if sys.argv[1] == 'send':
+    if sys.argv[1] == 'send' and ':' in sys.argv[2]:
+        send6(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+              float(sys.argv[5]) if len(sys.argv) > 5 else 2000,
+              int(sys.argv[6]) if len(sys.argv) > 6 else 0,
+              int(sys.argv[8]) if len(sys.argv) > 8 else 1)
+    elif sys.argv[1] == 'send':
         send(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
              float(sys.argv[5]) if len(sys.argv) > 5 else 2000,
              int(sys.argv[6]) if len(sys.argv) > 6 else 0,

@@ -353,6 +353,8 @@ pub const STATS_DROP_GSO: u16 = 28;
 pub const STATS_SKIP_BRIDGED: u16 = 29;
 /// `stats.drop-dev-gone` (`CREM_A_STATS_DROP_DEV_GONE`).
 pub const STATS_DROP_DEV_GONE: u16 = 30;
+/// `stats.skip-ipv6-ext` (`CREM_A_STATS_SKIP_IPV6_EXT`).
+pub const STATS_SKIP_IPV6_EXT: u16 = 31;
 
 // Attribute set "msg-types". CREM messages counted by message type (the 4-bit
 // Type of the common header). "other" counts datagrams of version 1 with a type
@@ -1050,6 +1052,16 @@ pub const STATS_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "Held packets dropped because the device they arrived on was unregistered while they were held.",
+        },
+        AttrSpec {
+            id: STATS_SKIP_IPV6_EXT,
+            name: "skip-ipv6-ext",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "IPv6 RoCEv2 packets left unprotected: an extension header (a fragment header included) before their UDP header, or an IPv4-mapped source or destination address (which would alias IPv4 flows). Non-first fragments, which carry no UDP header, are not recognised and not counted.",
         },
     ],
 };
@@ -2062,8 +2074,10 @@ pub mod stat {
     pub const SKIP_BRIDGED: usize = 25;
     /// `stats.drop-dev-gone`.
     pub const DROP_DEV_GONE: usize = 26;
+    /// `stats.skip-ipv6-ext`.
+    pub const SKIP_IPV6_EXT: usize = 27;
     /// The `uint` attributes of `stats`.
-    pub const N: usize = 27;
+    pub const N: usize = 28;
     /// Every attribute of `stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2215,6 +2229,11 @@ pub mod stat {
             id: super::STATS_DROP_DEV_GONE,
             name: "drop-dev-gone",
             kind: CounterKind::Value(DROP_DEV_GONE),
+        },
+        Counter {
+            id: super::STATS_SKIP_IPV6_EXT,
+            name: "skip-ipv6-ext",
+            kind: CounterKind::Value(SKIP_IPV6_EXT),
         },
     ];
 }
