@@ -797,10 +797,7 @@ impl Engine {
                 (fs::PATH_UNKNOWN_PSNS, k.path_unknown_psns),
                 (fs::REPAIRS_PROACTIVE, k.repairs_proactive),
                 (fs::PROACTIVE_LIMITED, k.drops.proactive_limited),
-                (
-                    fs::CONGESTION_CAPPED,
-                    f.policy_counters().congestion_capped,
-                ),
+                (fs::CONGESTION_CAPPED, f.policy_counters().congestion_capped),
             ] {
                 c.set(i, v);
             }

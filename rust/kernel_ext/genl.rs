@@ -122,7 +122,6 @@ impl<'r> Attr<'r> {
             rest: self.payload(),
         }
     }
-
 }
 
 /// Attributes in order: a request's ([`Info::list`]) or a nest's

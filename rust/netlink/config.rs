@@ -16,10 +16,10 @@
 
 use super::{refuse, state};
 use crate::crem_core::ctl::{self, Config, Field, Limits, Recovery, Role};
-use crate::kernel_ext::in6::In6Addr;
 use crate::crem_core::nl::stat;
 use crate::ffi::{self, *};
 use crate::kernel_ext::genl::{self, Attr, Attrs, ExtAck, Group, Info, Msg, Writer};
+use crate::kernel_ext::in6::In6Addr;
 use crate::kernel_ext::net;
 use crate::netns::{self, NetState};
 use core::ffi::c_int;
@@ -226,9 +226,7 @@ fn route_mtu(st: &NetState, a: ctl::Addr) -> Option<u32> {
     // only.
     let mtu = match a {
         ctl::Addr::V4(a) => unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) },
-        ctl::Addr::V6(a) => unsafe {
-            ffi::crem_h_route_mtu6(net, In6Addr(a).as_ptr())
-        },
+        ctl::Addr::V6(a) => unsafe { ffi::crem_h_route_mtu6(net, In6Addr(a).as_ptr()) },
     };
     (mtu != 0).then_some(mtu)
 }
