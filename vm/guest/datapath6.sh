@@ -19,28 +19,12 @@
 set -u
 . "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-20}
-A=2001:db8:a::1 B=2001:db8:b::1
+B=2001:db8:b::1
 
 insmod "$arg_module" || exit 1
 line6_up "delay 2ms loss random 3%"
 gateways6 adaptive off k 8 m 2 || exit 1
 
-# run NAME [TOS]: one transfer n0 -> n3 of $secs s with traffic class TOS
-# (default ECT(0)); what n3 saw in /tmp/NAME.rx.
-run() {
-  ip netns exec n3 python3 /tmp/fl/roce.py ack $A /tmp/$1.rx &
-  acker=$!
-  sleep 0.5
-  X n0 python3 /tmp/fl/roce.py send $B 8 "$secs" 1000 "${2:-2}" >/tmp/$1.sent
-  sleep 1
-  kill -TERM $acker; wait $acker
-  echo "$1: sent $(cat /tmp/$1.sent); n3 received: $(cat /tmp/$1.rx)"
-  for n in n1 n2; do
-    X $n "$CTL" -j flow >/tmp/$1.$n.flows.json
-    X $n "$CTL" flow | sed "s/^/  $1: $n /"
-  done
-}
-rx() { sed -n "s/.*\<$2=\([0-9]*\).*/\1/p" /tmp/$1.rx; }
 
 droptrace_start
 run plain
@@ -69,43 +53,7 @@ expect "skb drops traced from crem.ko are the ones it counts" \
   "[ $(wc -l </tmp/kfree_skb.txt) -le $counted ]" "traced $(wc -l </tmp/kfree_skb.txt), counted $counted: $(head -5 /tmp/kfree_skb.txt)"
 
 # n1's FORWARD policy: PSNs 5 mod 32 never leave, restored or not.
-X n1 nft -f - <<'NFT' || bad "nft rule" ""
-table inet crem_test {
-  chain forward_rules {
-    type filter hook forward priority 0;
-    ip6 daddr 2001:db8:b::1 udp dport 4791 @th,152,8 & 0x1f == 5 counter drop
-  }
-}
-NFT
-# Fresh flows for the second run (datapath.sh says why).
-for n in n1 n2; do X $n "$CTL" set port 7471 && X $n "$CTL" set port 7470 || bad "port flip" ""; done
-X n1 nft -f - <<'NFT' || bad "nft dscp rule" ""
-table inet crem_dscp {
-  chain out {
-    type filter hook output priority 0;
-    udp dport 7470 ip6 dscp af41 counter
-    udp dport 7470 ip6 dscp != af41 counter
-  }
-}
-NFT
-res0=$(stat_of n1 totals.restored) if0=$(stat_of n1 totals.inject-failures)
-run policy 138 # 0x8a
-res2=$(( $(stat_of n1 totals.restored) - res0 ))
-if2=$(( $(stat_of n1 totals.inject-failures) - if0 ))
-dropped=$(X n1 nft list chain inet crem_test forward_rules | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-dscp=$(X n1 nft list chain inet crem_dscp out | sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | tr '\n' ' ')
-echo "policy: n1's CREM messages with DSCP AF41, with another: $dscp"
-set -- $dscp
-af41=${1:-0} other=${2:-1}
-expect "n1's receiver flows send their IPv6 messages with the flow's DSCP" \
-  "[ $af41 -ge 10 ] && [ $other = 0 ]" "AF41 and other: $dscp"
-sent5=$(( $(cat /tmp/policy.sent) / 32 ))
-echo "policy: n1 restored $res2 more ($if2 not sent on); the FORWARD rule dropped $dropped packets (about $sent5 were sent with PSN 5 mod 32)"
-expect "n1's ip6 FORWARD rule holds for restored packets: none with PSN 5 mod 32 reached n3" \
-  "[ $(rx policy psn5) = 0 ] && [ $res2 -ge 20 ]" "$(cat /tmp/policy.rx); restored $res2"
-expect "the rule dropped n1's restorations of what it dropped (counted as not sent on)" \
-  "[ $if2 -ge 1 ] && [ ${dropped:-0} -ge $(( if2 + sent5 * 90 / 100 )) ]" \
-  "dropped $dropped of $sent5; inject-failures $if2"
+policy_checks ip6 $B 1
 
 # A Destination Options header before UDP: n2 leaves such packets
 # unprotected (no flow, not coded) and counts them at FORWARD.

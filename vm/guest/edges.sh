@@ -66,7 +66,6 @@ traffic() {
   kill -TERM $tr_acker; wait $tr_acker
   echo "$1: sent $(cat /tmp/$1.sent); n3 received: $(cat /tmp/$1.rx)"
 }
-rx() { sed -n "s/.*\<$2=\([0-9]*\).*/\1/p" /tmp/$1.rx; }
 # netem_drops: packets netem dropped on the WAN (n2's v2) so far.
 netem_drops() { tc -s -n n2 qdisc show dev v2 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1; }
 # flows_line NS SIDE PREFIX: one line on NS's SIDE flows now: how many, by
