@@ -55,9 +55,12 @@ checks $CHECKS request-attrs
 ip netns add mtu
 ip -n mtu link set lo up
 ip -n mtu link add d0 type dummy && ip -n mtu link set d0 mtu 1000 up && ip -n mtu addr add 10.9.0.1/24 dev d0
-# IPv6 needs a link MTU of at least 1280: its own device.
+# IPv6 needs a link MTU of at least 1280: its own device. A REPAIR at the
+# largest symbol-len (1104 + 132) fits that, so the IPv6 peer's route has a
+# locked MTU below it, as a tunnel's route may.
 ip -n mtu link add d1 type dummy && ip -n mtu link set d1 mtu 1300 up \
-  && ip -n mtu -6 addr add 2001:db8:9::1/64 dev d1 nodad
+  && ip -n mtu -6 addr add 2001:db8:9::1/64 dev d1 nodad \
+  && ip -n mtu -6 route add 2001:db8:9::2/128 dev d1 mtu lock 1200
 checks ip netns exec mtu $CHECKS mtu
 ip netns del mtu
 expect "k + m > 255 is refused, naming the rule" "k \+ m must not exceed 255" \

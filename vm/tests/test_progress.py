@@ -104,7 +104,7 @@ class CheckPlan(unittest.TestCase):
         # README: crem-ctl-qemu and e2e-smoke are make check-full's only.
         self.assertNotIn("crem-ctl-qemu", steps)
         self.assertNotIn("e2e-smoke", steps)
-        self.assertEqual(steps[-2:], ["e2e-host", "e2e-nvme"])
+        self.assertEqual(steps[-3:], ["e2e-host", "e2e-nvme", "e2e-ipv6"])
 
     def test_ci_and_full_add_their_steps(self):
         normal = self.plan("normal")

@@ -231,14 +231,15 @@ def mtu():
             'symbol-len 1000: REPAIRs need MTU 1112, the route to 10.9.0.2 has 1000')
     ynl.do('config-set', {'symbol-len': 888, 'peer': peer})
     report(config()['symbol-len'] == 888, '...one that fits is taken', config())
-    # An IPv6 peer: its route's MTU (1300), with a 40-octet IP header.
+    # An IPv6 peer: its route's MTU (locked at 1200), with a 40-octet IP
+    # header: 1104 + 132 = 1236 does not fit, 1068 + 132 = 1200 does.
     peer6 = [{'prefix': '20010db8000900000000000000000000', 'prefix-len': 64,
               'addr': '20010db8000900000000000000000002'}]
-    refused('an IPv6 peer: symbol-len 1169 (REPAIRs of 1301) over a route of 1300 is refused',
-            'config-set', {'symbol-len': 1169, 'peer': peer6},
-            'MTU 1300 to 2001:db8:9::2 < 1301 for symbol-len 1169')
-    ynl.do('config-set', {'symbol-len': 1168, 'peer': peer6})
-    report(config()['symbol-len'] == 1168, '...1168 (1300 with IPv6) is taken', config())
+    refused('an IPv6 peer: symbol-len 1104 (REPAIRs of 1236) over a route of 1200 is refused',
+            'config-set', {'symbol-len': 1104, 'peer': peer6},
+            'MTU 1200 to 2001:db8:9::2 < 1236 for symbol-len 1104')
+    ynl.do('config-set', {'symbol-len': 1068, 'peer': peer6})
+    report(config()['symbol-len'] == 1068, '...1068 (1200 with IPv6) is taken', config())
 
 
 def caps():
