@@ -450,15 +450,6 @@ int crem_h_ipv6_route_input(struct sk_buff *skb)
 #endif
 }
 
-int crem_h_ipv6_skip_exthdr(const struct sk_buff *skb, int start, u8 *nexthdrp, __be16 *frag_offp)
-{
-#if IS_ENABLED(CONFIG_IPV6)
-	return ipv6_skip_exthdr(skb, start, nexthdrp, frag_offp);
-#else
-	return -1;
-#endif
-}
-
 bool crem_h_skb_rt6_forwards(const struct sk_buff *skb)
 {
 #if IS_ENABLED(CONFIG_IPV6)

@@ -164,10 +164,6 @@ int crem_h_nf_hook_ipv6_prerouting(struct net *net, struct sk_buff *skb, struct 
 /* ipv6_stub->ipv6_route_input(@skb) (ip6_route_input is not exported): the
  * input route's error. */
 int crem_h_ipv6_route_input(struct sk_buff *skb);
-/* ipv6_skip_exthdr (-1 without CONFIG_IPV6): the hook's count of IPv6
- * RoCEv2 behind extension headers. @nexthdrp holds the first header's type
- * on entry. */
-int crem_h_ipv6_skip_exthdr(const struct sk_buff *skb, int start, u8 *nexthdrp, __be16 *frag_offp);
 /* Its IPv6 route forwards (not local, anycast or reject). */
 bool crem_h_skb_rt6_forwards(const struct sk_buff *skb);
 

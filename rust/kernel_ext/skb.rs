@@ -542,9 +542,9 @@ impl Lent<'_> {
     pub(crate) fn ipv6_skip_exthdr(&self, start: i32, first: u8) -> Option<(i32, u8, u16)> {
         let (mut next, mut frag) = (first, 0u16);
         // SAFETY: a live packet (the invariant); the out-pointers are
-        // locals, written before the call returns.
-        let off =
-            unsafe { ffi::crem_h_ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag) };
+        // locals, written before the call returns. (Exported and built
+        // whenever INET is, IPv6 or not: no wrapper needed.)
+        let off = unsafe { ffi::ipv6_skip_exthdr(self.as_ptr(), start, &mut next, &mut frag) };
         (off >= 0).then_some((off, next, frag))
     }
 
