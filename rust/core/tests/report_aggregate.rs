@@ -20,7 +20,7 @@ fn params() -> Params {
 #[test]
 fn own_report_round_trips_after_one_interval() {
     let mut slots = [Slot::EMPTY; 4];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v4(1);
     assert_eq!(
         a.on_drop(120 * US, &dropped(f, 0x11, 10), LossCause::QueueOverflow),
@@ -58,7 +58,7 @@ fn own_report_round_trips_after_one_interval() {
 #[test]
 fn two_causes_give_two_own_entries_in_cause_order() {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v6(3);
     let d = |p| dropped(f, 5, p);
     a.on_drop(0, &d(1), LossCause::QueueOverflow);
@@ -81,7 +81,7 @@ fn two_causes_give_two_own_entries_in_cause_order() {
 #[test]
 fn flow_gap_defers_and_accumulates_other_flows_unaffected() {
     let mut slots = [Slot::EMPTY; 4];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let (f, g) = (v4(1), v4(2));
     let ovf = LossCause::QueueOverflow;
     assert_eq!(a.on_drop(0, &dropped(f, 1, 1), ovf), Some(50 * US));
@@ -114,7 +114,7 @@ fn full_psn_list_counts_everything_and_truncates() {
         psn_limit: 4,
         ..params()
     };
-    let mut a = Aggregator::new(&mut slots, p);
+    let mut a = Aggregator::new(&mut slots[..], p);
     for i in 0..6 {
         a.on_drop(0, &dropped(v4(1), 1, i), LossCause::QueueOverflow);
     }
@@ -131,7 +131,7 @@ fn full_psn_list_counts_everything_and_truncates() {
 #[test]
 fn non_source_drops_are_ignored() {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let mut d = dropped(v4(1), 1, 1);
     d.is_source = false;
     assert_eq!(a.on_drop(0, &d, LossCause::QueueOverflow), None);
@@ -142,7 +142,7 @@ fn non_source_drops_are_ignored() {
 /// entry of 10 (100..110); polled with `budget`.
 fn own_and_merged(budget: usize) -> (Vec<(Vec<u8>, FlowAddrs, u32)>, crem_core::report::Counters) {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     for p in 1..=10 {
         a.on_drop(0, &dropped(v4(1), 1, p), LossCause::QueueOverflow);
     }
@@ -194,7 +194,7 @@ fn budget_cuts_psns_from_the_last_entry_backwards() {
 #[test]
 fn merge_keeps_order_and_caps_at_16_entries() {
     let mut slots = [Slot::EMPTY; 2];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v4(1);
     a.on_drop(0, &dropped(f, 1, 1), LossCause::QueueOverflow);
     let r1 = report(
@@ -228,7 +228,7 @@ fn merge_keeps_order_and_caps_at_16_entries() {
 #[test]
 fn an_own_cause_after_a_full_merge_drops_the_last_held_entry() {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v4(1);
     a.on_drop(0, &dropped(f, 1, 1), LossCause::QueueOverflow);
     let hops: Vec<Hop> = (200..215).map(|n| hop(n, 0..0)).collect();
@@ -245,7 +245,7 @@ fn an_own_cause_after_a_full_merge_drops_the_last_held_entry() {
 #[test]
 fn reports_that_cannot_merge_are_forwarded_at_once() {
     let mut slots = [Slot::EMPTY; 2];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v4(1);
     let ds = |qp, m| report(f, qp, m, false, &[hop(20, 1..2)]);
     // No own report pending.
@@ -297,7 +297,7 @@ fn reports_that_cannot_merge_are_forwarded_at_once() {
 #[test]
 fn merged_truncated_flag_and_lost_count_are_kept_consistent() {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v4(1);
     a.on_drop(0, &dropped(f, 1, 1), LossCause::QueueOverflow);
     let mut h = hop(30, 10..13);
@@ -316,7 +316,7 @@ fn merged_truncated_flag_and_lost_count_are_kept_consistent() {
 #[test]
 fn held_psns_beyond_the_slot_buffer_are_left_out() {
     let mut slots = [Slot::EMPTY; 1];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let f = v6(1);
     a.on_drop(0, &dropped(f, 1, 1), LossCause::QueueOverflow);
     let hops = [hop(40, 0..200), hop(41, 1000..1100)];
@@ -332,7 +332,7 @@ fn held_psns_beyond_the_slot_buffer_are_left_out() {
 #[test]
 fn a_full_table_keeps_pending_and_limited_flows() {
     let mut slots = [Slot::EMPTY; 2];
-    let mut a = Aggregator::new(&mut slots, params());
+    let mut a = Aggregator::new(&mut slots[..], params());
     let ovf = LossCause::QueueOverflow;
     assert!(a.on_drop(0, &dropped(v4(1), 1, 1), ovf).is_some());
     assert!(a.on_drop(0, &dropped(v4(2), 1, 1), ovf).is_some());
@@ -354,13 +354,55 @@ fn a_full_table_keeps_pending_and_limited_flows() {
     assert_eq!((r.addrs, entries(&r)[0].3.clone()), (v4(3), vec![3]));
     // An empty table records nothing and never panics.
     let mut none: [Slot; 0] = [];
-    let mut a = Aggregator::new(&mut none, params());
+    let mut a = Aggregator::new(&mut none[..], params());
     assert_eq!(a.on_drop(0, &dropped(v4(1), 1, 1), ovf), None);
-    assert_eq!(a.poll(0, &mut [], |_| panic!("nothing to emit")), None);
+    assert_eq!(a.poll(0, &mut [], |_, _| panic!("no budget asked"), |_| panic!("nothing to emit")), None);
 }
 
 #[test]
 fn a_slot_stays_small_enough_to_lend_by_the_hundred() {
     let n = std::mem::size_of::<Slot>();
     assert!(n <= 2048, "Slot is {n} octets");
+}
+
+#[test]
+fn each_flow_gets_its_own_budget_and_a_declined_report_is_done() {
+    // Owned storage (the kernel's form) works as a borrowed slice does.
+    let mut a = Aggregator::new(vec![Slot::EMPTY; 3], params());
+    let ovf = LossCause::QueueOverflow;
+    for (f, qp) in [(v4(1), 1), (v4(2), 2), (v4(3), 3)] {
+        for p in 0..40 {
+            a.on_drop(0, &dropped(f, qp, p), ovf);
+        }
+    }
+    let mut asked = Vec::new();
+    let mut sent = Vec::new();
+    let mut out = [0u8; 2048];
+    let next = a.poll(
+        50 * US,
+        &mut out,
+        |addrs, qp| {
+            asked.push((*addrs, qp));
+            // Flow 1: a small path MTU; flow 2: declined (a port's rate
+            // limit); flow 3: plenty.
+            match qp {
+                1 => Some(100),
+                2 => None,
+                _ => Some(4096),
+            }
+        },
+        |e| sent.push((e.dest_qp, e.bytes.to_vec())),
+    );
+    assert_eq!(next, None);
+    assert_eq!(asked.len(), 3);
+    assert_eq!(sent.len(), 2);
+    let small = PathReport::decode(&sent[0].1).unwrap();
+    assert!(sent[0].1.len() <= 100 && small.truncated);
+    assert_eq!(entries(&small)[0].1, 40); // Lost Count is never cut
+    let whole = PathReport::decode(&sent[1].1).unwrap();
+    assert_eq!((sent[1].0, whole.truncated), (3, false));
+    assert_eq!(entries(&whole)[0].3.len(), 40);
+    // The declined one is not pending any more, nor counted too small.
+    assert_eq!((a.pending(), a.counters().too_small), (0, 0));
+    assert_eq!(a.counters().reports_emitted, 2);
 }

@@ -70,7 +70,7 @@ proptest! {
     ) {
         let mut slots = vec![Slot::EMPTY; nslots];
         let p = Params { node_id: OWN, psn_limit, ..Params::default() };
-        let mut a = Aggregator::new(&mut slots, p);
+        let mut a = Aggregator::new(&mut slots[..], p);
         let mut known = [Known::default(); 5];
         for (i, o) in ops.iter().enumerate() {
             let now = i as u64 * 100; // all within one interval
@@ -162,13 +162,13 @@ proptest! {
     ) {
         let mut slots = vec![Slot::EMPTY; 3];
         let p = Params { node_id: OWN, interval, flow_gap: gap, psn_limit: 64 };
-        let mut a = Aggregator::new(&mut slots, p);
+        let mut a = Aggregator::new(&mut slots[..], p);
         let mut now = 0u64;
         let mut first: [Option<u64>; 3] = [None; 3];
         let mut last: [Option<u64>; 3] = [None; 3];
         let mut lost = [0u64; 3];
         let mut dropped_n = [0u64; 3];
-        let run = |a: &mut Aggregator<'_>, until: u64, first: &mut [Option<u64>; 3],
+        let run = |a: &mut Aggregator<&mut [Slot]>, until: u64, first: &mut [Option<u64>; 3],
                        last: &mut [Option<u64>; 3], lost: &mut [u64; 3]|
          -> Result<(), TestCaseError> {
             while let Some(t) = a.next_deadline().filter(|&t| t <= until) {

@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = parse_drop(msg);
     let mut slots = [Slot::EMPTY; 2];
-    let mut a = Aggregator::new(&mut slots, params);
+    let mut a = Aggregator::new(&mut slots[..], params);
     let mut known = 0u64;
     let mut truncated_in = false;
     let mut reports = 0u64;
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut out = vec![0u8; budget];
     let mut emitted = 0;
-    a.poll(u64::MAX, &mut out, |e| {
+    a.poll(u64::MAX, &mut out, |_, _| Some(budget), |e| {
         emitted += 1;
         assert!(e.bytes.len() <= budget);
         let r = PathReport::decode(e.bytes).expect("an emitted report decodes");

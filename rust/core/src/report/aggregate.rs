@@ -304,17 +304,20 @@ fn cause_index(c: LossCause) -> usize {
     }
 }
 
-/// The reporter's aggregation table.
-pub struct Aggregator<'s> {
-    slots: &'s mut [Slot],
+/// The reporter's aggregation table, over slot storage `S` the caller
+/// lends: a borrowed slice (`&mut [Slot]`, `&mut [Slot; N]`) or an owned
+/// buffer (the kernel's, allocated when reporting is turned on, which the
+/// table owns so that both can live in one object).
+pub struct Aggregator<S> {
+    slots: S,
     params: Params,
     counters: Counters,
 }
 
-impl<'s> Aggregator<'s> {
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Aggregator<S> {
     /// A table over `slots` (all cleared); one slot per flow.
-    pub fn new(slots: &'s mut [Slot], params: Params) -> Aggregator<'s> {
-        for s in slots.iter_mut() {
+    pub fn new(mut slots: S, params: Params) -> Aggregator<S> {
+        for s in slots.as_mut().iter_mut() {
             s.state = State::Free;
         }
         Aggregator {
@@ -342,6 +345,7 @@ impl<'s> Aggregator<'s> {
     /// Slots with a report pending.
     pub fn pending(&self) -> usize {
         self.slots
+            .as_ref()
             .iter()
             .filter(|s| s.state == State::Pending)
             .fold(0, |n: usize, _| n.wrapping_add(1))
@@ -350,6 +354,7 @@ impl<'s> Aggregator<'s> {
     /// The earliest due time of a pending report.
     pub fn next_deadline(&self) -> Option<Nanos> {
         self.slots
+            .as_ref()
             .iter()
             .filter(|s| s.state == State::Pending)
             .map(|s| s.due)
@@ -361,7 +366,7 @@ impl<'s> Aggregator<'s> {
         let gap = self.params.flow_gap;
         let mut spare = None;
         let mut found = None;
-        for (i, s) in self.slots.iter().enumerate() {
+        for (i, s) in self.slots.as_ref().iter().enumerate() {
             if s.is(addrs, dest_qp) {
                 found = Some(i);
                 break;
@@ -371,7 +376,7 @@ impl<'s> Aggregator<'s> {
             }
         }
         let claim = found.is_none();
-        let s = self.slots.get_mut(found.or(spare)?)?;
+        let s = self.slots.as_mut().get_mut(found.or(spare)?)?;
         if claim {
             s.state = State::Idle;
             s.addrs = *addrs;
@@ -419,7 +424,7 @@ impl<'s> Aggregator<'s> {
     pub fn on_downstream(&mut self, now: Nanos, r: &PathReport<'_>) -> Merge {
         let horizon = now.saturating_add(self.params.interval);
         let qp = r.flow_label & 0xff_ffff;
-        let slot = self.slots.iter_mut().find(|s| {
+        let slot = self.slots.as_mut().iter_mut().find(|s| {
             s.state == State::Pending && s.due <= horizon && s.dest_qp == qp && s.addrs == r.addrs
         });
         let Some(s) = slot.filter(|_| r.method == Method::NodeLocalDrop) else {
@@ -455,18 +460,22 @@ impl<'s> Aggregator<'s> {
         }
     }
 
-    /// Emits every report due at `now`, each encoded into `out` (whose
-    /// length is the budget: the path MTU less the IP and UDP headers) and
-    /// passed to `emit`. Returns the next due time.
+    /// Emits every report due at `now`, each encoded into `out` cut to
+    /// its budget and passed to `emit`. `budget` gives a flow's budget
+    /// (the path MTU toward its CSF less the IP and UDP headers), or
+    /// `None` when the report is not to be sent (no route, the port's rate
+    /// limit: the caller counts why); either way the slot's report is
+    /// done. Returns the next due time.
     pub fn poll(
         &mut self,
         now: Nanos,
         out: &mut [u8],
+        mut budget: impl FnMut(&FlowAddrs, u32) -> Option<usize>,
         mut emit: impl FnMut(&Emit<'_>),
     ) -> Option<Nanos> {
         let p = self.params;
         let mut next: Option<Nanos> = None;
-        for s in self.slots.iter_mut() {
+        for s in self.slots.as_mut().iter_mut() {
             if s.state != State::Pending {
                 continue;
             }
@@ -474,19 +483,22 @@ impl<'s> Aggregator<'s> {
                 next = Some(next.map_or(s.due, |n| n.min(s.due)));
                 continue;
             }
-            match encode::report(s, &p, out, &mut self.counters) {
-                Some(len) => {
-                    if let Some(bytes) = out.get(..len) {
+            // A declined report is done all the same: its drops are
+            // history by the next one.
+            if let Some(room) = budget(&s.addrs, s.dest_qp) {
+                let buf = out.get_mut(..room.min(out.len())).unwrap_or(&mut []);
+                let c = &mut self.counters;
+                match encode::report(s, &p, buf, c).and_then(|n| buf.get(..n)) {
+                    Some(bytes) => {
                         emit(&Emit {
                             addrs: s.addrs,
                             dest_qp: s.dest_qp,
                             bytes,
                         });
-                        self.counters.reports_emitted =
-                            self.counters.reports_emitted.wrapping_add(1);
+                        c.reports_emitted = c.reports_emitted.wrapping_add(1);
                     }
+                    None => c.too_small = c.too_small.wrapping_add(1),
                 }
-                None => self.counters.too_small = self.counters.too_small.wrapping_add(1),
             }
             s.state = State::Idle;
             s.last_sent = Some(now);
