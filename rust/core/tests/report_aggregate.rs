@@ -356,7 +356,15 @@ fn a_full_table_keeps_pending_and_limited_flows() {
     let mut none: [Slot; 0] = [];
     let mut a = Aggregator::new(&mut none[..], params());
     assert_eq!(a.on_drop(0, &dropped(v4(1), 1, 1), ovf), None);
-    assert_eq!(a.poll(0, &mut [], |_, _| panic!("no budget asked"), |_| panic!("nothing to emit")), None);
+    assert_eq!(
+        a.poll(
+            0,
+            &mut [],
+            |_, _| panic!("no budget asked"),
+            |_| panic!("nothing to emit")
+        ),
+        None
+    );
 }
 
 #[test]

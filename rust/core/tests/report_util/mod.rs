@@ -83,13 +83,22 @@ pub fn report(
 }
 
 /// Everything `poll` emits at `now` with `budget`, as owned octets.
-pub fn poll(agg: &mut Aggregator<&mut [Slot]>, now: u64, budget: usize) -> Vec<(Vec<u8>, FlowAddrs, u32)> {
+pub fn poll(
+    agg: &mut Aggregator<&mut [Slot]>,
+    now: u64,
+    budget: usize,
+) -> Vec<(Vec<u8>, FlowAddrs, u32)> {
     let mut out = vec![0u8; budget];
     let mut v = Vec::new();
-    agg.poll(now, &mut out, |_, _| Some(budget), |e: &Emit<'_>| {
-        assert!(e.bytes.len() <= budget);
-        v.push((e.bytes.to_vec(), e.addrs, e.dest_qp))
-    });
+    agg.poll(
+        now,
+        &mut out,
+        |_, _| Some(budget),
+        |e: &Emit<'_>| {
+            assert!(e.bytes.len() <= budget);
+            v.push((e.bytes.to_vec(), e.addrs, e.dest_qp))
+        },
+    );
     v
 }
 
