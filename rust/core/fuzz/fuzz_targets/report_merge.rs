@@ -52,18 +52,23 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut out = vec![0u8; budget];
     let mut emitted = 0;
-    a.poll(u64::MAX, &mut out, |_, _| Some(budget), |e| {
-        emitted += 1;
-        assert!(e.bytes.len() <= budget);
-        let r = PathReport::decode(e.bytes).expect("an emitted report decodes");
-        assert!(!r.hops.is_empty() && r.hops.len() <= MAX_HOP_ENTRIES);
-        let mut listed = 0u64;
-        for h in r.hops.iter() {
-            assert!(h.lost_count as usize >= h.dropped.len());
-            listed += h.dropped.len() as u64;
-        }
-        assert!(listed <= known);
-        assert_eq!(r.truncated, listed < known || truncated_in);
-    });
+    a.poll(
+        u64::MAX,
+        &mut out,
+        |_, _| Some(budget),
+        |e| {
+            emitted += 1;
+            assert!(e.bytes.len() <= budget);
+            let r = PathReport::decode(e.bytes).expect("an emitted report decodes");
+            assert!(!r.hops.is_empty() && r.hops.len() <= MAX_HOP_ENTRIES);
+            let mut listed = 0u64;
+            for h in r.hops.iter() {
+                assert!(h.lost_count as usize >= h.dropped.len());
+                listed += h.dropped.len() as u64;
+            }
+            assert!(listed <= known);
+            assert_eq!(r.truncated, listed < known || truncated_in);
+        },
+    );
     assert_eq!(emitted + a.counters().too_small, reports);
 });
