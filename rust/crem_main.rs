@@ -9,6 +9,10 @@
 //! `module_param` is a macro, and 6.12's `module!` has no parameters) and
 //! the tracepoints' definitions (`helpers/crem_trace.h`: `TRACE_EVENT` is C's).
 
+// `netns::init`'s `pin_init!` of the netns state (18 fields) nests deeper than
+// the default 128.
+#![recursion_limit = "256"]
+
 use kernel::prelude::*;
 use kernel_ext::genl;
 use kernel_ext::global::Published;
@@ -40,6 +44,7 @@ mod netlink;
 mod netns;
 mod pool;
 mod removal;
+mod report;
 mod socket;
 mod store;
 mod table;

@@ -17,6 +17,7 @@ use crate::kernel_ext::pernet;
 use crate::kernel_ext::work::{DelayedWork, Work};
 use crate::pool::Pool;
 use crate::removal::Removal;
+use crate::report::Reporting;
 use crate::socket::Socket;
 use crate::table::FlowTable;
 use core::ffi::{c_int, c_uint, c_void};
@@ -27,6 +28,11 @@ use kernel::prelude::*;
 
 #[pin_data]
 pub(crate) struct NetState {
+    /// The Path Reporter, if `report` is on: turned off by the netns's
+    /// exit before anything else goes, and first to drop (its timer sends
+    /// through the socket, its probe reads the state).
+    #[pin]
+    pub(crate) reporting: Reporting,
     /// The CREM socket; closed by the netns's exit before the flows go. The
     /// first field, so that one still open when the state is dropped is
     /// released (its receive callback reads the state) first.
@@ -342,6 +348,7 @@ pub(crate) fn init(net: *mut bindings::net, own: bool, cfg: &Config) -> *mut c_v
         return core::ptr::null_mut();
     };
     let st = pin_init!(NetState {
+        reporting <- Reporting::new(),
         socket <- Socket::new(),
         // SAFETY: this is the `creation` field of a `NetState`.
         creation <- unsafe { Creation::new() },
@@ -382,6 +389,8 @@ pub(crate) fn exit(state: *mut c_void) {
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
     {
         let set = st.settings.setter();
+        // No drop reported, no report sent, from here on.
+        let _ = st.reporting.apply(&st, None);
         st.hooks.keep(&st, Role::Disabled, &set);
         // Hooks run under RCU: those in flight end before the state goes.
         // SAFETY: process context, no spinlock held.

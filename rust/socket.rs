@@ -153,13 +153,19 @@ impl Socket {
         sent
     }
 
-    /// Sends what the hook's sender flows queued on `q` while it processed
-    /// a packet, now that the packet has gone on.
-    pub(crate) fn flush(&self, st: &NetState, bh: &Bh, q: &mut Outbox) {
+    /// Sends what was queued on `q` (by the hook's sender flows while it
+    /// processed a packet, now that the packet has gone on; by the Path
+    /// Reporter's timer): how many were sent, and how many not.
+    pub(crate) fn flush(&self, st: &NetState, bh: &Bh, q: &mut Outbox) -> (u64, u64) {
+        let (mut sent, mut failed) = (0u64, 0u64);
         while let Some(skb) = q.pop() {
             let to = Outbox::dest(&skb);
-            self.xmit(st, bh, to, skb);
+            match self.xmit(st, bh, to, skb) {
+                true => sent = sent.wrapping_add(1),
+                false => failed = failed.wrapping_add(1),
+            }
         }
+        (sent, failed)
     }
 }
 
@@ -260,6 +266,18 @@ impl Outbox {
         unsafe { core::ptr::write_unaligned((*skb.as_ptr()).cb.as_mut_ptr().cast::<Dest>(), to) };
         // SAFETY: the caller's contract; the queue owns the skb from now on.
         unsafe { ffi::crem_h_skb_queue_tail(q, skb.into_raw()) };
+    }
+
+    /// Queues message `msg` for `to`, in an skb of its own; false (counted
+    /// in `st` as a send drop) if out of memory.
+    pub(crate) fn queue(&mut self, st: &NetState, to: Dest, msg: &[u8]) -> bool {
+        let Some(skb) = message(st, msg) else {
+            return false;
+        };
+        // SAFETY: our queue, initialised (`init`'s contract), and `&mut
+        // self` makes this its only user.
+        unsafe { Outbox::push(&mut self.q, to, skb) };
+        true
     }
 
     /// Where a queued message goes.

@@ -21,6 +21,11 @@
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/ip6_fib.h>
+#include <linux/module.h>
+#include <linux/tracepoint.h>
+/* The kernel's skb events, declared only: before CREATE_TRACE_POINTS below,
+ * which defines this module's own events (crem_trace.h), not these. */
+#include <trace/events/skb.h>
 #include "helpers.h"
 
 /* The 16 octets at @a (an IPv4 address mapped, ::ffff:a.b.c.d) as the
@@ -554,7 +559,7 @@ u8 crem_h_rt_hoplimit(struct rtable *rt)
 	return ip4_dst_hoplimit(&rt->dst);
 }
 
-unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr)
+unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr, int *ifindex)
 {
 	struct flowi4 fl4 = { .daddr = daddr, .flowi4_proto = IPPROTO_UDP };
 	struct rtable *rt = ip_route_output_key(net, &fl4);
@@ -563,11 +568,13 @@ unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr)
 	if (IS_ERR(rt))
 		return 0;
 	mtu = dst_mtu(&rt->dst);
+	if (ifindex)
+		*ifindex = rt->dst.dev ? rt->dst.dev->ifindex : 0;
 	ip_rt_put(rt);
 	return mtu;
 }
 
-unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr)
+unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr, int *ifindex)
 {
 #if IS_ENABLED(CONFIG_IPV6)
 	struct flowi6 fl6 = { .daddr = *daddr, .flowi6_proto = IPPROTO_UDP };
@@ -575,11 +582,94 @@ unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr)
 	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
 	unsigned int mtu = dst->error ? 0 : dst_mtu(dst);
 
+	if (ifindex && mtu)
+		*ifindex = dst->dev ? dst->dev->ifindex : 0;
 	dst_release(dst);
 	return mtu;
 #else
 	return 0;
 #endif
+}
+
+/*
+ * The Path Reporter's drop probe (rust/report.rs): on the kernel's drop
+ * tracepoint, with its exact prototype (register_trace_kfree_skb checks
+ * it), and the drop reasons by PATH_REPORT cause, whose C names change
+ * between kernel versions. -1: a reason not reported (policy, local
+ * delivery, anything no queue or link caused).
+ */
+static int crem_drop_cause(enum skb_drop_reason reason)
+{
+	switch (reason) {
+	/* A queue overflowed. In 6.12 QDISC_DROP is every qdisc's enqueue
+	 * drop (tail drop, RED, tbf, netem's emulated loss too). */
+	case SKB_DROP_REASON_QDISC_DROP:
+	case SKB_DROP_REASON_FQ_BAND_LIMIT:
+	case SKB_DROP_REASON_FQ_FLOW_LIMIT:
+	case SKB_DROP_REASON_CPU_BACKLOG:
+	case SKB_DROP_REASON_FULL_RING:
+		return 1;
+	/* The packet arrived damaged, or the device could not carry it. */
+	case SKB_DROP_REASON_IP_CSUM:
+	case SKB_DROP_REASON_IP_INHDR:
+	case SKB_DROP_REASON_UDP_CSUM:
+	case SKB_DROP_REASON_SKB_CSUM:
+	case SKB_DROP_REASON_PKT_TOO_SMALL:
+	case SKB_DROP_REASON_HDR_TRUNC:
+	case SKB_DROP_REASON_DEV_HDR:
+	case SKB_DROP_REASON_DEV_READY:
+		return 2;
+	/* Lost on the way for another reason this node knows. */
+	case SKB_DROP_REASON_NOMEM:
+	case SKB_DROP_REASON_NEIGH_CREATEFAIL:
+	case SKB_DROP_REASON_NEIGH_FAILED:
+	case SKB_DROP_REASON_NEIGH_QUEUEFULL:
+	case SKB_DROP_REASON_NEIGH_DEAD:
+	case SKB_DROP_REASON_IP_OUTNOROUTES:
+	case SKB_DROP_REASON_IP_INNOROUTES:
+	case SKB_DROP_REASON_PKT_TOO_BIG:
+	case SKB_DROP_REASON_FQ_HORIZON_LIMIT:
+	case SKB_DROP_REASON_QUEUE_PURGE:
+	case SKB_DROP_REASON_SKB_GSO_SEG:
+	case SKB_DROP_REASON_TC_EGRESS:
+	case SKB_DROP_REASON_TC_INGRESS:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* rust/report.rs */
+void crem_report_drop(void *reporter, struct net *net, struct sk_buff *skb, int cause);
+
+static void crem_drop_probe(void *data, struct sk_buff *skb, void *location,
+			    enum skb_drop_reason reason, struct sock *rx_sk)
+{
+	int cause;
+
+	/* No device: no netns to tell whose drop it is. */
+	if (!skb->dev)
+		return;
+	cause = crem_drop_cause(reason);
+	/* This module's own drops (a CRF's, a CSF's) are not the path's;
+	 * and with interrupts off the reporter's BH lock cannot be taken. */
+	if (within_module((unsigned long)location, THIS_MODULE))
+		cause = -2;
+	else if (irqs_disabled() || in_hardirq())
+		cause = -3;
+	crem_report_drop(data, dev_net(skb->dev), skb, cause);
+}
+
+int crem_h_drop_probe_register(void *data)
+{
+	return register_trace_kfree_skb(crem_drop_probe, data);
+}
+
+void crem_h_drop_probe_unregister(void *data)
+{
+	unregister_trace_kfree_skb(crem_drop_probe, data);
+	/* No probe runs with @data once this returns. */
+	tracepoint_synchronize_unregister();
 }
 
 void *crem_h_net_generic(const struct net *net, unsigned int id)

@@ -199,10 +199,16 @@ struct sock *crem_h_socket_sk(const struct socket *sock);
 struct rtable *crem_h_route_output_udp(struct net *net, __be32 daddr, __be16 sport,
 				       __be16 dport, __be32 *saddr, int *err);
 u8 crem_h_rt_hoplimit(struct rtable *rt);
-/* The MTU of the route to @daddr (ip_route_output_key, dst_mtu), 0 if none. */
-unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr);
-/* The MTU of the route to daddr, 0 if none (or no IPv6 in this kernel). */
-unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr);
+/* The MTU of the route to @daddr (ip_route_output_key, dst_mtu), 0 if none;
+ * *@ifindex (if not NULL): its output interface. */
+unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr, int *ifindex);
+/* The MTU of the route to @daddr, 0 if none (or no IPv6 in this kernel);
+ * *@ifindex (if not NULL): its output interface. */
+unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr, int *ifindex);
+/* The Path Reporter's drop probe, registered with @data (a reporter). */
+int crem_h_drop_probe_register(void *data);
+/* Unregisters it and waits until no probe with @data runs. */
+void crem_h_drop_probe_unregister(void *data);
 
 /* net_namespace.h: struct net is opaque to Rust (rust/kernel_ext/net.rs). */
 /* net_generic(): the subsystem @id's slot in @net (rust/kernel_ext/pernet.rs). */

@@ -22,6 +22,7 @@ use crate::kernel_ext::genl::{self, Attr, Attrs, ExtAck, Group, Info, Msg, Write
 use crate::kernel_ext::in6::In6Addr;
 use crate::kernel_ext::net;
 use crate::netns::{self, NetState};
+use crate::report;
 use core::ffi::c_int;
 use kernel::bindings;
 use kernel::error::{code::*, Result};
@@ -225,8 +226,12 @@ fn route_mtu(st: &NetState, a: ctl::Addr) -> Option<u32> {
     // the IPv6 address (an `in6_addr` in layout) is read during the call
     // only.
     let mtu = match a {
-        ctl::Addr::V4(a) => unsafe { ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a)) },
-        ctl::Addr::V6(a) => unsafe { ffi::crem_h_route_mtu6(net, In6Addr(a).as_ptr()) },
+        ctl::Addr::V4(a) => unsafe {
+            ffi::crem_h_route_mtu4(net, u32::from_ne_bytes(a), core::ptr::null_mut())
+        },
+        ctl::Addr::V6(a) => unsafe {
+            ffi::crem_h_route_mtu6(net, In6Addr(a).as_ptr(), core::ptr::null_mut())
+        },
     };
     (mtu != 0).then_some(mtu)
 }
@@ -269,6 +274,18 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     if let Err(r) = up {
         st.hooks.keep(st, was, &setter);
         return Err(refuse(&ext, &r, at(&r)));
+    }
+    // The Path Reporter as configured, before the commit: one that cannot
+    // start (out of memory, the tracepoint refused) leaves the old
+    // configuration in force, its socket and hooks too.
+    if let Err(e) = st.reporting.apply(st, report::settings(&c, st)) {
+        let _ = st.socket.reconfigure(st, serving);
+        st.hooks.keep(st, was, &setter);
+        ext.fmt(
+            format_args!("cannot start the Path Reporter (errno {})", e.to_errno()),
+            None,
+        );
+        return Err(e);
     }
 
     let changed = {
