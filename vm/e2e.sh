@@ -81,6 +81,10 @@
 #          CE is marked, gwb's CRFs count CE-marked sources, gwa's policy
 #          caps m at m-cong and its sender flows' changes show the loss
 #          classified as congestion; goodput against no CREM printed.
+#          Then a 20 Mbit/s tail-drop bottleneck (20:100) whose core router
+#          is a Path Reporter (--reporter core): core records its queue's
+#          drops and sends PATH_REPORTs, gwa takes them, its busy sender
+#          flows classify the loss as congestion with m <= m-cong.
 #   long:  transfers long enough to measure the steady state, over many
 #          queue pairs at once (issue 19 #2, #3): gateway CREM, fixed k=16
 #          m=2, 1% loss; ib_write_bw of 100 MiB on one QP (1600 x 64 KiB),
@@ -496,6 +500,39 @@ for l in open(sys.argv[1]):
     # shows the loss classified as congestion and m at most m-cong (1).
     check "ECN bottleneck: gwa's busy sender flows changed only classified as congestion with m <= 1" \
       "s=\$(seen $out/ecn); [ -n \"\$s\" ] && ! echo \"\$s\" | grep -Eq ' (none|transmission):| congestion:([2-9]|[1-9][0-9])'"
+    # The Path Reporter variant (issue 16 #2, #4): a tail-drop bottleneck
+    # at core (no ECN), whose own queue drops core reports to gwa (the CSF
+    # of the flows' source prefix). gwa must classify the loss as
+    # congestion from the reports alone and keep m at most m-cong (1).
+    tb="--bottleneck 20:100"
+    # shellcheck disable=SC2086
+    topo "$out/tail" $tb --tests $t --trials 3 $w
+    # shellcheck disable=SC2086
+    topo "$out/rep" $tb --crem adaptive --reporter core --tests $t --trials 3 $w
+    core() { res stats "$out/rep" core "$1"; }
+    tdrops() { python3 -c "import json,sys; print(sum(q.get('drops') or 0 for q in json.load(open(sys.argv[1]))))" "$1/core.tc.json" 2>/dev/null || echo 0; }
+    # loss-class:m of gwa's busy sender flows at the end, counted.
+    cls() { jq -r '.flow[] | select(.side == "csf" and .stats.sources >= 100) | "\(."loss-class"):\(.m)"' "$1/flows.gwa.json" 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
+    off=$(mbps "$out/tail" write_bw) rep=$(mbps "$out/rep" write_bw)
+    say "Tail-drop bottleneck (20 Mbit/s, 100 KB) with a Path Reporter at core: write_bw without CREM $off Mb/s," \
+      "adaptive CREM with reports $rep ($(ratio "$rep" "$off") of it); core: tbf drops $(tdrops "$out/tail") / $(tdrops "$out/rep")," \
+      "report-drops-overflow $(core report-drops-overflow), reports-sent $(core reports-sent)," \
+      "flow-deferred $(core reports-flow-deferred), port-limited $(core reports-port-limited)," \
+      "send failures $(core report-send-failures); gwa: path-reports $(res stats "$out/rep" gwa path-reports)," \
+      "path-dropped-psns $(gw "$out/rep" totals.path-dropped-psns), repairs-proactive $(gw "$out/rep" totals.repairs-proactive)," \
+      "congestion-capped $(gw "$out/rep" totals.congestion-capped); busy flows class:m $(cls "$out/rep")"
+    check "Reporter: every transfer completed, with and without CREM" "all_done $out/tail && all_done $out/rep"
+    check "Reporter: core reported its own queue drops, every report sent" \
+      "[ \$(core reports-sent) -gt 0 ] && [ \$(core report-drops-overflow) -gt 0 ] && [ \$(core report-send-failures) = 0 ]"
+    # Every drop core records is one its tbf made (RoCEv2 sources among
+    # them: REPAIRs and ACKs are dropped there too).
+    check "Reporter: core's recorded drops are at most its queue's" \
+      "[ \$(core report-drops-overflow) -le \$(tdrops $out/rep) ]"
+    check "Reporter: gwa took the reports (path-reports), refusing none" \
+      "[ \$(res stats $out/rep gwa path-reports) -gt 0 ] && [ \$(res stats $out/rep gwa drop-msg-peer) = 0 ]"
+    check "Reporter: the reports named PSNs gwa's flows had sent" "[ \$(gw $out/rep totals.path-dropped-psns) -gt 0 ]"
+    check "Reporter: gwa's busy sender flows classify the loss as congestion, m <= m-cong" \
+      "c=\$(cls $out/rep); [ -n \"\$c\" ] && ! echo \"\$c\" | grep -Eq ' (none|transmission):| congestion:([2-9]|[1-9][0-9])'"
     ;;
   long)
     for q in 1 8 32; do

@@ -15,6 +15,10 @@
 #                      (congestion loss at a node that is no CREM gateway);
 #                      :ecn, an fq_codel under it marking CE instead (hosts
 #                      then need --tos 2); DIR/core.tc.json has its counts
+#   --reporter off|core
+#                      with --bottleneck and --crem: the core router is a Path
+#                      Reporter sending PATH_REPORTs about its own drops to the
+#                      gateways (DIR/stats.core.json has its counters) [off]
 #   --size BYTES       ib_write_bw message size [65536]
 #   --iters N          ib_write_bw messages per transfer [20]
 #   --trials N         repetitions of every transfer [1]
@@ -73,7 +77,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" recovery=coded fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -84,7 +88,7 @@ while [ $# -gt 0 ]; do
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
     --wb-gid) wbgid=1; shift; continue ;;
-    --tos) tos=$2 ;; --family) family=$2 ;; --bottleneck) bottleneck=$2 ;;
+    --tos) tos=$2 ;; --family) family=$2 ;; --bottleneck) bottleneck=$2 ;; --reporter) reporter=$2 ;;
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     --recovery) recovery=$2 ;;
@@ -110,6 +114,7 @@ common=(--variant "$variant" --out "$out" --timeout $(( trials * (ntests + 1) * 
 wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" family="$family")
 [ -n "$burst" ] && wan_args+=(burst="$burst")
 [ -n "$bottleneck" ] && wan_args+=(bottleneck="$bottleneck")
+[ "$reporter" != off ] && wan_args+=(reporter="$reporter")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
@@ -125,7 +130,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 
 udp0=$(host_udp_drops)
-say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} bottleneck=${bottleneck:-none} rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
+say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} bottleneck=${bottleneck:-none} reporter=$reporter rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"
 CREM_OUT=$out "$here/run-vm.sh" --name wan "${common[@]}" --nic $((base + 1)):$((base + 0)) \
   --nic $((base + 2)):$((base + 3)) "$here/guest/wan.sh" "${wan_args[@]}" & wan=$!
 CREM_OUT=$out "$here/run-vm.sh" --name a "${common[@]}" --nic $((base + 0)):$((base + 1)) \

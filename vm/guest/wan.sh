@@ -10,6 +10,10 @@
 #     netem's delay and loss stay on the gateways' egress); ecn: the queue
 #     is fq_codel marking CE (target 2 ms) under the tbf instead [none]
 #   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery=  (gateway protection)
+#   reporter=off|core: with bottleneck= and crem=, the core router is a Path
+#     Reporter (role reporter, node-id 1) sending its own drops' PATH_REPORTs
+#     to the gateway that protects each flow's source; the gateways allow-list
+#     its addresses; stats.core.json has its counters [off]
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 set -u
 . "$(dirname "$0")/common.sh"
@@ -98,14 +102,29 @@ if [ "$crem" != off ]; then
   # PATH_REPORTs at the end).
   # IPv6: peers and reporter by IPv6 address (CREM's messages go over
   # IPv6 too).
+  # The core router's addresses toward each gateway, allow-listed as the
+  # Path Reporter (reporter=core); a report's source is the one its route
+  # to the gateway picks.
+  repa="" repb=""
+  if [ "${arg_reporter:-off}" = core ]; then
+    [ -n "${arg_bottleneck:-}" ] || { log "reporter=core needs bottleneck="; exit 1; }
+    repa="reporter $CORE_A" repb="reporter $CORE_B"
+  fi
   if [ "${arg_family:-4}" = 6 ]; then
     rep=$GWA_LAN6 other=$GWA_WAN6
     ip netns exec gwa "$arg_ctl" set "$@" peer 2001:db8:b::/64=$GWB_WAN6 reporter $rep || exit 1
     ip netns exec gwb "$arg_ctl" set "$@" peer 2001:db8:a::/64=$GWA_WAN6 || exit 1
   else
     rep=$GWA_LAN other=$GWA_WAN
-    ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $rep || exit 1
-    ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN || exit 1
+    # shellcheck disable=SC2086
+    ip netns exec gwa "$arg_ctl" set "$@" peer 203.0.113.0/24=$GWB_WAN reporter $rep $repa || exit 1
+    # shellcheck disable=SC2086
+    ip netns exec gwb "$arg_ctl" set "$@" peer 192.0.2.0/24=$GWA_WAN $repb || exit 1
+  fi
+  if [ -n "$repa" ]; then
+    ip netns exec core "$arg_ctl" set port 7470 role reporter node-id 1 \
+      peer 192.0.2.0/24=$GWA_WAN peer 203.0.113.0/24=$GWB_WAN || exit 1
+    log "Path Reporter at core: $(ip netns exec core "$arg_ctl" show | tr '\n' ' ')"
   fi
   log "CREM gateways: $crem $*"
   # Flow events with their arrival time, for diagnosis (events.NS.log).
@@ -141,6 +160,7 @@ if [ "$crem" != off ]; then
   # id", three checks of e2e lossy failed in stop 33's check-full).
   p=/sys/module/crem/parameters/flow_idle_s; [ -w $p ] && echo 0 >$p
   # Counters for the results (the demo and e2e cases read these files).
+  [ "${arg_reporter:-off}" = core ] && ip netns exec core "$arg_ctl" -j stats >$OUT/stats.core.json
   for ns in gwa gwb; do
     ip netns exec $ns "$arg_ctl" -j stats >$OUT/stats.$ns.json
     ip netns exec $ns "$arg_ctl" -j flow >$OUT/flows.$ns.json
