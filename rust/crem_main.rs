@@ -39,6 +39,7 @@ mod hook;
 mod hook_points;
 mod host;
 mod inject;
+mod intercept;
 mod kernel_ext;
 mod netlink;
 mod netns;

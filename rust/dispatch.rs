@@ -82,15 +82,7 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
     let t: &FlowTable<Flow> = &st.flows;
     let (flow, fed) = match route {
         Route::PathReport { addrs, dest_qp } => {
-            // About the requests of a flow this node sends.
-            let key = addrs_of(addrs).map(|(saddr, daddr)| FlowKey {
-                saddr,
-                daddr,
-                dqp: dest_qp,
-                side: SIDE_CSF,
-                kind: kind_code(FlowKind::Requests),
-            });
-            (key.and_then(|k| t.lookup(&k, &*bh)), Verdict::ReportFed)
+            (report_flow(st, addrs, dest_qp, &bh), Verdict::ReportFed)
         }
         Route::Hello {
             addrs,
@@ -153,6 +145,65 @@ fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
         }
         None => Verdict::NoFlow,
     }
+}
+
+/// The sender flow a PATH_REPORT about `addrs`, `dest_qp` is for: the one
+/// of this netns that sends the flow's requests.
+fn report_flow<'a>(
+    st: &'a netns::NetState,
+    addrs: FlowAddrs,
+    dest_qp: u32,
+    bh: &'a bh::Bh,
+) -> Option<&'a Flow> {
+    let (saddr, daddr) = addrs_of(addrs)?;
+    let k = FlowKey {
+        saddr,
+        daddr,
+        dqp: dest_qp,
+        side: SIDE_CSF,
+        kind: kind_code(FlowKind::Requests),
+    };
+    st.flows.lookup(&k, bh)
+}
+
+/// Whether this netns protects the flow a PATH_REPORT about `addrs`,
+/// `dest_qp` is for (a sender flow of it here).
+pub(crate) fn serves(st: &netns::NetState, addrs: FlowAddrs, dest_qp: u32, bh: &bh::Bh) -> bool {
+    report_flow(st, addrs, dest_qp, bh).is_some()
+}
+
+/// This netns's own Path Reporter's PATH_REPORT `msg` (`crate::report`),
+/// to its sender flow here, if there is one: no socket, no allow-list
+/// (the reporter is this node). BH off.
+pub(crate) fn feed_own_report(st: &netns::NetState, msg: &[u8], bh: &bh::Bh) -> bool {
+    let Ok(wire::Message::PathReport(r)) = wire::decode(msg) else {
+        return false;
+    };
+    let Some(f) = report_flow(st, r.addrs, r.flow_label & 0xff_ffff, bh) else {
+        return false;
+    };
+    f.msg(bh, msg, false);
+    true
+}
+
+/// A PATH_REPORT `msg` from `from` on its way through this node (FORWARD,
+/// `crate::intercept`): taken, as the socket would take it, if `from` may
+/// send it and it is about a flow this node's CSF protects; otherwise it
+/// goes on (a gateway is not the CSF a report about another flow, or from
+/// a stranger, is meant for). Counted as taken at the socket would be.
+pub(crate) fn intercept(st: &netns::NetState, from: NetAddr, msg: &[u8]) -> bool {
+    let src = Dest {
+        addr: from,
+        port: 0,
+        tos: 0,
+    };
+    if dispatch(st, src, msg) != Verdict::ReportFed {
+        return false;
+    }
+    st.count_msg_in(host::msg_slot(msg));
+    st.count(stat::PATH_REPORTS);
+    st.count(stat::PATH_REPORTS_INTERCEPTED);
+    true
 }
 
 /// The CREM socket's datagram `msg` from `src` (its source address and

@@ -26,6 +26,7 @@ use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::hook_points;
 use crate::inject::{self, Template};
+use crate::intercept;
 use crate::kernel_ext::bh::{self, Bh};
 use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
@@ -568,6 +569,10 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
         Some(Filtered::SkipV6) => {
             st.count(stat::SKIP_IPV6_EXT);
             return NF_ACCEPT;
+        }
+        // A PATH_REPORT on its way to a source this node's CSF serves.
+        None if hook == hook_points::FORWARD && intercept::path_report(st, nf.pf(), &mut pkt) => {
+            return NF_STOLEN
         }
         None => return NF_ACCEPT,
     };

@@ -34,6 +34,7 @@ use crate::crem_core::nl::stat;
 use crate::crem_core::report::TokenBucket;
 use crate::crem_core::report::{self, parse_drop, Aggregator, Counters, Dropped, Params, Slot};
 use crate::crem_core::wire::{FlowAddrs, LossCause};
+use crate::dispatch;
 use crate::ffi;
 use crate::flow;
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
@@ -301,6 +302,11 @@ impl Reporter {
         // SAFETY: initialised below before use, and not moved after.
         let mut q = unsafe { Outbox::uninit() };
         q.init();
+        // Reports about flows this netns's own CSF sends (a gateway that
+        // reports the drops of its own uplink): fed to them, not sent.
+        // SAFETY: as `q`.
+        let mut own = unsafe { Outbox::uninit() };
+        own.init();
         let (mut limited, mut unroutable) = (0u64, 0u64);
         {
             let mut g = self.inner.lock(bh);
@@ -315,8 +321,14 @@ impl Reporter {
             // Where `budget` found the flow's CSF, for `emit` (poll calls
             // them in turn, one flow at a time).
             let to: Cell<Option<Dest>> = Cell::new(None);
-            let budget = |a: &FlowAddrs, _qp: u32| {
+            let local = Cell::new(false);
+            let budget = |a: &FlowAddrs, qp: u32| {
                 to.set(None);
+                local.set(dispatch::serves(st, *a, qp, bh));
+                if local.get() {
+                    // Nothing goes on the wire: no route, MTU or port.
+                    return Some(OUT);
+                }
                 let (src, _) = NetAddr::of_flow(*a)?;
                 let csf = cfg.peer_for(&src).unwrap_or(src);
                 let Some((ifindex, mtu)) = route(st, &csf) else {
@@ -339,7 +351,9 @@ impl Reporter {
                 Some(usize::try_from(mtu).unwrap_or(0).saturating_sub(hdrs))
             };
             let next = agg.poll(now, out.as_mut_slice(), budget, |e| {
-                if let Some(d) = to.get() {
+                if local.get() {
+                    own.queue(st, Dest::NONE, e.bytes);
+                } else if let Some(d) = to.get() {
                     q.queue(st, d, e.bytes);
                 }
             });
@@ -351,6 +365,14 @@ impl Reporter {
         }
         st.count_by(stat::REPORTS_PORT_LIMITED, limited);
         st.count_by(stat::REPORT_SEND_FAILURES, unroutable);
+        // Outside the reporter's lock: a flow's lock is taken here.
+        while let Some(m) = own.pop() {
+            st.count(match dispatch::feed_own_report(st, m.head(), bh) {
+                true => stat::REPORTS_LOCAL,
+                // Its flow went meanwhile.
+                false => stat::REPORT_SEND_FAILURES,
+            });
+        }
         let (sent, failed) = st.socket.flush(st, bh, &mut q);
         st.count_by(stat::REPORTS_SENT, sent);
         st.count_by(stat::REPORT_SEND_FAILURES, failed);

@@ -23,7 +23,7 @@ use crate::kernel_ext::skb::{DropReason, Lent, Skb};
 use crate::kernel_ext::udp_tunnel::{self, TunnelSock};
 use crate::netns::{self, NetState};
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU16, Ordering};
 use kernel::bindings::{self, sk_buff_head};
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -44,6 +44,8 @@ pub(crate) struct Socket {
     /// `owner`'s socket as readers see it: set once it receives, cleared
     /// (and a grace period waited for) before it is released.
     cur: AtomicPtr<TunnelSock>,
+    /// Its port (host order; 0: none), for the datapath's checks.
+    port: AtomicU16,
 }
 
 impl Socket {
@@ -58,6 +60,7 @@ impl Socket {
             kernel::init::pin_init_from_closure(move |slot: *mut Self| {
                 owner.__pinned_init(core::ptr::addr_of_mut!((*slot).owner))?;
                 core::ptr::addr_of_mut!((*slot).cur).write(AtomicPtr::new(core::ptr::null_mut()));
+                core::ptr::addr_of_mut!((*slot).port).write(AtomicU16::new(0));
                 Ok(())
             })
         }
@@ -69,6 +72,11 @@ impl Socket {
         // unpublished and a grace period has passed (`reconfigure`), which
         // this BH-off section, an RCU reader, holds back.
         unsafe { self.cur.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// The port a socket is bound to now, if one is (a hint, as `bound`).
+    pub(crate) fn port(&self) -> Option<u16> {
+        Some(self.port.load(Ordering::Relaxed)).filter(|&p| p != 0)
     }
 
     /// Whether a socket is bound now (a hint: it may change at once).
@@ -102,6 +110,7 @@ impl Socket {
             // Unpublished, and deaf (a HELLO now would make a flow the
             // flush below could miss), before its flows go.
             self.cur.store(core::ptr::null_mut(), Ordering::Release);
+            self.port.store(0, Ordering::Relaxed);
             old.stop_receiving();
             // SAFETY: process context, no spinlock held.
             unsafe { ffi::synchronize_net() };
@@ -117,6 +126,7 @@ impl Socket {
                 core::ptr::from_ref::<TunnelSock>(&new).cast_mut(),
                 Ordering::Release,
             );
+            self.port.store(port, Ordering::Relaxed);
             *g = Some(new);
         }
         Ok(())
@@ -219,6 +229,15 @@ pub(crate) struct Dest {
     pub(crate) tos: u8,
 }
 
+impl Dest {
+    /// No destination (a message fed to a flow of this node).
+    pub(crate) const NONE: Dest = Dest {
+        addr: NetAddr::NONE,
+        port: 0,
+        tos: 0,
+    };
+}
+
 impl Outbox {
     /// An empty queue, to be used where it is (its head points to itself).
     ///
@@ -249,7 +268,8 @@ impl Outbox {
         unsafe { ffi::crem_h_skb_queue_empty(&self.q) }
     }
 
-    fn pop(&mut self) -> Option<Skb> {
+    /// The next queued message, taken off the queue.
+    pub(crate) fn pop(&mut self) -> Option<Skb> {
         // SAFETY: our queue, whose skbs it owns (`push`).
         unsafe { Skb::from_raw(ffi::crem_h_skb_dequeue(&mut self.q)) }
     }
