@@ -41,7 +41,7 @@ const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
 };
 
 /* CREM_CMD_CONFIG_SET - do */
-static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_MAX_BDP + 1] = {
+static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_REPORT_PSNS + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
 	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),
@@ -55,6 +55,12 @@ static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_MAX_BDP +
 	[CREM_A_CONFIG_MAX_FLOWS] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_flows_range),
 	[CREM_A_CONFIG_MAX_MEMORY] = NLA_POLICY_FULL_RANGE(NLA_U64, &crem_a_config_max_memory_range),
 	[CREM_A_CONFIG_MAX_BDP] = NLA_POLICY_FULL_RANGE(NLA_U32, &crem_a_config_max_bdp_range),
+	[CREM_A_CONFIG_REPORT] = NLA_POLICY_MAX(NLA_U8, 1),
+	[CREM_A_CONFIG_NODE_ID] = { .type = NLA_U32, },
+	[CREM_A_CONFIG_REPORT_INTERVAL_US] = { .type = NLA_U32, },
+	[CREM_A_CONFIG_REPORT_FLOW_GAP_US] = { .type = NLA_U32, },
+	[CREM_A_CONFIG_REPORT_PORT_RATE] = { .type = NLA_U32, },
+	[CREM_A_CONFIG_REPORT_PSNS] = { .type = NLA_U8, },
 	[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
 };
@@ -112,7 +118,7 @@ const struct genl_split_ops crem_nl_ops[10] = {
 		.cmd		= CREM_CMD_CONFIG_SET,
 		.doit		= crem_nl_config_set_doit,
 		.policy		= crem_config_set_nl_policy,
-		.maxattr	= CREM_A_CONFIG_MAX_BDP,
+		.maxattr	= CREM_A_CONFIG_REPORT_PSNS,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

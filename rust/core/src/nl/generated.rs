@@ -233,6 +233,17 @@ pub mod adaptive {
     pub const ON: u8 = 1;
 }
 
+/// Enum `report`: entry names in value order (value = index). Whether the netns
+/// is a Path Reporter (a boolean, named as crem-ctl shows it).
+pub const REPORT: &[&str] = &["off", "on"];
+/// Values of enum `report`.
+pub mod report {
+    /// `off`.
+    pub const OFF: u8 = 0;
+    /// `on`.
+    pub const ON: u8 = 1;
+}
+
 /// Every enum of `definitions`: (YAML name, entry names), in spec order.
 pub const ENUMS: &[(&str, &[&str])] = &[
     ("role", ROLE),
@@ -246,6 +257,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("close-reason", CLOSE_REASON),
     ("fec-scheme", FEC_SCHEME),
     ("adaptive", ADAPTIVE),
+    ("report", REPORT),
 ];
 
 // Attribute set "peer". The peer CREM function for flows toward a destination
@@ -290,6 +302,18 @@ pub const CONFIG_PEER: u16 = 14;
 pub const CONFIG_PAD: u16 = 15;
 /// `config.max-bdp` (`CREM_A_CONFIG_MAX_BDP`).
 pub const CONFIG_MAX_BDP: u16 = 16;
+/// `config.report` (`CREM_A_CONFIG_REPORT`).
+pub const CONFIG_REPORT: u16 = 17;
+/// `config.node-id` (`CREM_A_CONFIG_NODE_ID`).
+pub const CONFIG_NODE_ID: u16 = 18;
+/// `config.report-interval-us` (`CREM_A_CONFIG_REPORT_INTERVAL_US`).
+pub const CONFIG_REPORT_INTERVAL_US: u16 = 19;
+/// `config.report-flow-gap-us` (`CREM_A_CONFIG_REPORT_FLOW_GAP_US`).
+pub const CONFIG_REPORT_FLOW_GAP_US: u16 = 20;
+/// `config.report-port-rate` (`CREM_A_CONFIG_REPORT_PORT_RATE`).
+pub const CONFIG_REPORT_PORT_RATE: u16 = 21;
+/// `config.report-psns` (`CREM_A_CONFIG_REPORT_PSNS`).
+pub const CONFIG_REPORT_PSNS: u16 = 22;
 
 // Attribute set "stats". Counters, monotonic until reset (each a uint, 4 octets
 // or 8 once its value needs them).
@@ -355,6 +379,42 @@ pub const STATS_SKIP_BRIDGED: u16 = 29;
 pub const STATS_DROP_DEV_GONE: u16 = 30;
 /// `stats.skip-ipv6-ext` (`CREM_A_STATS_SKIP_IPV6_EXT`).
 pub const STATS_SKIP_IPV6_EXT: u16 = 31;
+/// `stats.report-drops-overflow` (`CREM_A_STATS_REPORT_DROPS_OVERFLOW`).
+pub const STATS_REPORT_DROPS_OVERFLOW: u16 = 32;
+/// `stats.report-drops-txerr` (`CREM_A_STATS_REPORT_DROPS_TXERR`).
+pub const STATS_REPORT_DROPS_TXERR: u16 = 33;
+/// `stats.report-drops-unknown` (`CREM_A_STATS_REPORT_DROPS_UNKNOWN`).
+pub const STATS_REPORT_DROPS_UNKNOWN: u16 = 34;
+/// `stats.report-drops-ignored` (`CREM_A_STATS_REPORT_DROPS_IGNORED`).
+pub const STATS_REPORT_DROPS_IGNORED: u16 = 35;
+/// `stats.report-non-source` (`CREM_A_STATS_REPORT_NON_SOURCE`).
+pub const STATS_REPORT_NON_SOURCE: u16 = 36;
+/// `stats.report-unparsed` (`CREM_A_STATS_REPORT_UNPARSED`).
+pub const STATS_REPORT_UNPARSED: u16 = 37;
+/// `stats.report-slots-full` (`CREM_A_STATS_REPORT_SLOTS_FULL`).
+pub const STATS_REPORT_SLOTS_FULL: u16 = 38;
+/// `stats.report-psns-omitted` (`CREM_A_STATS_REPORT_PSNS_OMITTED`).
+pub const STATS_REPORT_PSNS_OMITTED: u16 = 39;
+/// `stats.reports-sent` (`CREM_A_STATS_REPORTS_SENT`).
+pub const STATS_REPORTS_SENT: u16 = 40;
+/// `stats.reports-local` (`CREM_A_STATS_REPORTS_LOCAL`).
+pub const STATS_REPORTS_LOCAL: u16 = 41;
+/// `stats.reports-flow-deferred` (`CREM_A_STATS_REPORTS_FLOW_DEFERRED`).
+pub const STATS_REPORTS_FLOW_DEFERRED: u16 = 42;
+/// `stats.reports-port-limited` (`CREM_A_STATS_REPORTS_PORT_LIMITED`).
+pub const STATS_REPORTS_PORT_LIMITED: u16 = 43;
+/// `stats.reports-merged` (`CREM_A_STATS_REPORTS_MERGED`).
+pub const STATS_REPORTS_MERGED: u16 = 44;
+/// `stats.reports-forwarded` (`CREM_A_STATS_REPORTS_FORWARDED`).
+pub const STATS_REPORTS_FORWARDED: u16 = 45;
+/// `stats.report-entries-over` (`CREM_A_STATS_REPORT_ENTRIES_OVER`).
+pub const STATS_REPORT_ENTRIES_OVER: u16 = 46;
+/// `stats.report-too-small` (`CREM_A_STATS_REPORT_TOO_SMALL`).
+pub const STATS_REPORT_TOO_SMALL: u16 = 47;
+/// `stats.report-send-failures` (`CREM_A_STATS_REPORT_SEND_FAILURES`).
+pub const STATS_REPORT_SEND_FAILURES: u16 = 48;
+/// `stats.path-reports-intercepted` (`CREM_A_STATS_PATH_REPORTS_INTERCEPTED`).
+pub const STATS_PATH_REPORTS_INTERCEPTED: u16 = 49;
 
 // Attribute set "msg-types". CREM messages counted by message type (the 4-bit
 // Type of the common header). "other" counts datagrams of version 1 with a type
@@ -746,6 +806,66 @@ pub const CONFIG_SET: AttrSet = AttrSet {
             max: Some(524_288),
             doc: "Packets in flight a flow is sized to protect: its bandwidth-delay product in packets (rate x RTT / packet size, e.g. 6104 for 10 Gbit/s x 20 ms at RDMA MTU 4096). Sizes each new flow's window, blocks, repair and hold slots and packet store (crem(4): the capacities); a flow carrying more gives blocks up, counted. Those structures are charged to max-memory. Default 256, from 64 to 524288; flows made before a change keep their size.",
         },
+        AttrSpec {
+            id: CONFIG_REPORT,
+            name: "report",
+            ty: AttrType::U8,
+            multi: false,
+            enum_name: Some("report"),
+            min: None,
+            max: Some(1),
+            doc: "on (1) = this netns is a Path Reporter: it reports its own drops of RoCEv2 source packets to the flows' sender CREM functions in PATH_REPORTs (Method 3), sent from the CREM port, and has FORWARD hooks (for the PATH_REPORTs it forwards). Valid with any role, disabled included (a reporter only); it needs a port, which is then bound whatever the role. Default off (0).",
+        },
+        AttrSpec {
+            id: CONFIG_NODE_ID,
+            name: "node-id",
+            ty: AttrType::U32,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "The reporter's Node ID in its hop entries; 0 (the default) = auto, the low 32 bits of the netns cookie.",
+        },
+        AttrSpec {
+            id: CONFIG_REPORT_INTERVAL_US,
+            name: "report-interval-us",
+            ty: AttrType::U32,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Aggregation interval, microseconds: a flow's drops are reported together this long after its first; 1 to 1000000, default 50 (the draft's RECOMMENDED).",
+        },
+        AttrSpec {
+            id: CONFIG_REPORT_FLOW_GAP_US,
+            name: "report-flow-gap-us",
+            ty: AttrType::U32,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Least time between two reports about one flow, microseconds (a report due earlier waits, collecting more drops); 0 to 10000000, default 1000.",
+        },
+        AttrSpec {
+            id: CONFIG_REPORT_PORT_RATE,
+            name: "report-port-rate",
+            ty: AttrType::U32,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reports per second at most on each egress interface (a token bucket, burst 64); 1 to 1000000, default 10000.",
+        },
+        AttrSpec {
+            id: CONFIG_REPORT_PSNS,
+            name: "report-psns",
+            ty: AttrType::U8,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Own dropped PSNs a report lists at most (later ones are counted in its Lost Count only, and the report is Truncated); 1 to 64, default 64.",
+        },
     ],
 };
 
@@ -1062,6 +1182,186 @@ pub const STATS_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "IPv6 RoCEv2 packets left unprotected: an extension header (a fragment header included) before their UDP header, or an IPv4-mapped source or destination address (which would alias IPv4 flows). Non-first fragments, which carry no UDP header, are not recognised and not counted.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_DROPS_OVERFLOW,
+            name: "report-drops-overflow",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: RoCEv2 source packets this node dropped, recorded for a report, cause 1 (queue overflow: a qdisc's drop, a full CPU backlog or ring).",
+        },
+        AttrSpec {
+            id: STATS_REPORT_DROPS_TXERR,
+            name: "report-drops-txerr",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: as report-drops-overflow, cause 2 (transmission error: a bad checksum or header, a device that cannot carry the packet).",
+        },
+        AttrSpec {
+            id: STATS_REPORT_DROPS_UNKNOWN,
+            name: "report-drops-unknown",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: as report-drops-overflow, cause 0 (unknown: no memory, no route or neighbour, too big, a tc drop, ...).",
+        },
+        AttrSpec {
+            id: STATS_REPORT_DROPS_IGNORED,
+            name: "report-drops-ignored",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: RoCEv2 drops not reported for their drop reason: policy (netfilter, rp_filter, xfrm, ...), local delivery (no socket, another host), and this module's own drops.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_NON_SOURCE,
+            name: "report-non-source",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: dropped RoCEv2 packets that are not CREM sources (ACK, READ response, CNP): nothing a sender repairs, not reported.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_UNPARSED,
+            name: "report-unparsed",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: dropped packets to UDP 4791 whose IP, UDP or BTH header could not be read.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_SLOTS_FULL,
+            name: "report-slots-full",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: drops not recorded because every flow slot of the reporter was in use.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_PSNS_OMITTED,
+            name: "report-psns-omitted",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: dropped PSNs counted in a report's Lost Count but listed in no report (beyond report-psns, or cut to fit the path MTU; the report is Truncated).",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_SENT,
+            name: "reports-sent",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: PATH_REPORTs sent from the CREM socket.",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_LOCAL,
+            name: "reports-local",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: PATH_REPORTs fed to a sender flow of this netns instead of sent (the flow's CSF is here).",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_FLOW_DEFERRED,
+            name: "reports-flow-deferred",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: reports held past their interval by report-flow-gap-us (their flow had a report too recently); they keep collecting drops.",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_PORT_LIMITED,
+            name: "reports-port-limited",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: PATH_REPORTs not sent: over report-port-rate on their egress interface.",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_MERGED,
+            name: "reports-merged",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: downstream PATH_REPORTs merged into one of this node's own (one report with both hops goes on).",
+        },
+        AttrSpec {
+            id: STATS_REPORTS_FORWARDED,
+            name: "reports-forwarded",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: downstream PATH_REPORTs passed on unchanged (no own report of their flow due).",
+        },
+        AttrSpec {
+            id: STATS_REPORT_ENTRIES_OVER,
+            name: "report-entries-over",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: hop entries left out of a report (beyond 16, or beyond the path MTU).",
+        },
+        AttrSpec {
+            id: STATS_REPORT_TOO_SMALL,
+            name: "report-too-small",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: reports not sent: not one hop entry fits the path MTU.",
+        },
+        AttrSpec {
+            id: STATS_REPORT_SEND_FAILURES,
+            name: "report-send-failures",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Reporter: PATH_REPORTs not sent: no route, no memory, or the socket refused them.",
+        },
+        AttrSpec {
+            id: STATS_PATH_REPORTS_INTERCEPTED,
+            name: "path-reports-intercepted",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "PATH_REPORTs addressed to a source this node serves (its sender flow is here), taken off the forwarding path and handed to that flow instead of forwarded.",
         },
     ],
 };
@@ -2076,8 +2376,44 @@ pub mod stat {
     pub const DROP_DEV_GONE: usize = 26;
     /// `stats.skip-ipv6-ext`.
     pub const SKIP_IPV6_EXT: usize = 27;
+    /// `stats.report-drops-overflow`.
+    pub const REPORT_DROPS_OVERFLOW: usize = 28;
+    /// `stats.report-drops-txerr`.
+    pub const REPORT_DROPS_TXERR: usize = 29;
+    /// `stats.report-drops-unknown`.
+    pub const REPORT_DROPS_UNKNOWN: usize = 30;
+    /// `stats.report-drops-ignored`.
+    pub const REPORT_DROPS_IGNORED: usize = 31;
+    /// `stats.report-non-source`.
+    pub const REPORT_NON_SOURCE: usize = 32;
+    /// `stats.report-unparsed`.
+    pub const REPORT_UNPARSED: usize = 33;
+    /// `stats.report-slots-full`.
+    pub const REPORT_SLOTS_FULL: usize = 34;
+    /// `stats.report-psns-omitted`.
+    pub const REPORT_PSNS_OMITTED: usize = 35;
+    /// `stats.reports-sent`.
+    pub const REPORTS_SENT: usize = 36;
+    /// `stats.reports-local`.
+    pub const REPORTS_LOCAL: usize = 37;
+    /// `stats.reports-flow-deferred`.
+    pub const REPORTS_FLOW_DEFERRED: usize = 38;
+    /// `stats.reports-port-limited`.
+    pub const REPORTS_PORT_LIMITED: usize = 39;
+    /// `stats.reports-merged`.
+    pub const REPORTS_MERGED: usize = 40;
+    /// `stats.reports-forwarded`.
+    pub const REPORTS_FORWARDED: usize = 41;
+    /// `stats.report-entries-over`.
+    pub const REPORT_ENTRIES_OVER: usize = 42;
+    /// `stats.report-too-small`.
+    pub const REPORT_TOO_SMALL: usize = 43;
+    /// `stats.report-send-failures`.
+    pub const REPORT_SEND_FAILURES: usize = 44;
+    /// `stats.path-reports-intercepted`.
+    pub const PATH_REPORTS_INTERCEPTED: usize = 45;
     /// The `uint` attributes of `stats`.
-    pub const N: usize = 28;
+    pub const N: usize = 46;
     /// Every attribute of `stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2234,6 +2570,96 @@ pub mod stat {
             id: super::STATS_SKIP_IPV6_EXT,
             name: "skip-ipv6-ext",
             kind: CounterKind::Value(SKIP_IPV6_EXT),
+        },
+        Counter {
+            id: super::STATS_REPORT_DROPS_OVERFLOW,
+            name: "report-drops-overflow",
+            kind: CounterKind::Value(REPORT_DROPS_OVERFLOW),
+        },
+        Counter {
+            id: super::STATS_REPORT_DROPS_TXERR,
+            name: "report-drops-txerr",
+            kind: CounterKind::Value(REPORT_DROPS_TXERR),
+        },
+        Counter {
+            id: super::STATS_REPORT_DROPS_UNKNOWN,
+            name: "report-drops-unknown",
+            kind: CounterKind::Value(REPORT_DROPS_UNKNOWN),
+        },
+        Counter {
+            id: super::STATS_REPORT_DROPS_IGNORED,
+            name: "report-drops-ignored",
+            kind: CounterKind::Value(REPORT_DROPS_IGNORED),
+        },
+        Counter {
+            id: super::STATS_REPORT_NON_SOURCE,
+            name: "report-non-source",
+            kind: CounterKind::Value(REPORT_NON_SOURCE),
+        },
+        Counter {
+            id: super::STATS_REPORT_UNPARSED,
+            name: "report-unparsed",
+            kind: CounterKind::Value(REPORT_UNPARSED),
+        },
+        Counter {
+            id: super::STATS_REPORT_SLOTS_FULL,
+            name: "report-slots-full",
+            kind: CounterKind::Value(REPORT_SLOTS_FULL),
+        },
+        Counter {
+            id: super::STATS_REPORT_PSNS_OMITTED,
+            name: "report-psns-omitted",
+            kind: CounterKind::Value(REPORT_PSNS_OMITTED),
+        },
+        Counter {
+            id: super::STATS_REPORTS_SENT,
+            name: "reports-sent",
+            kind: CounterKind::Value(REPORTS_SENT),
+        },
+        Counter {
+            id: super::STATS_REPORTS_LOCAL,
+            name: "reports-local",
+            kind: CounterKind::Value(REPORTS_LOCAL),
+        },
+        Counter {
+            id: super::STATS_REPORTS_FLOW_DEFERRED,
+            name: "reports-flow-deferred",
+            kind: CounterKind::Value(REPORTS_FLOW_DEFERRED),
+        },
+        Counter {
+            id: super::STATS_REPORTS_PORT_LIMITED,
+            name: "reports-port-limited",
+            kind: CounterKind::Value(REPORTS_PORT_LIMITED),
+        },
+        Counter {
+            id: super::STATS_REPORTS_MERGED,
+            name: "reports-merged",
+            kind: CounterKind::Value(REPORTS_MERGED),
+        },
+        Counter {
+            id: super::STATS_REPORTS_FORWARDED,
+            name: "reports-forwarded",
+            kind: CounterKind::Value(REPORTS_FORWARDED),
+        },
+        Counter {
+            id: super::STATS_REPORT_ENTRIES_OVER,
+            name: "report-entries-over",
+            kind: CounterKind::Value(REPORT_ENTRIES_OVER),
+        },
+        Counter {
+            id: super::STATS_REPORT_TOO_SMALL,
+            name: "report-too-small",
+            kind: CounterKind::Value(REPORT_TOO_SMALL),
+        },
+        Counter {
+            id: super::STATS_REPORT_SEND_FAILURES,
+            name: "report-send-failures",
+            kind: CounterKind::Value(REPORT_SEND_FAILURES),
+        },
+        Counter {
+            id: super::STATS_PATH_REPORTS_INTERCEPTED,
+            name: "path-reports-intercepted",
+            kind: CounterKind::Value(PATH_REPORTS_INTERCEPTED),
         },
     ];
 }
