@@ -61,6 +61,12 @@ pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
     w.u32(CREM_A_CONFIG_MAX_FLOWS, c.max_flows)?;
     w.u64(CREM_A_CONFIG_MAX_MEMORY, c.max_memory, CREM_A_CONFIG_PAD)?;
     w.u32(CREM_A_CONFIG_MAX_BDP, c.max_bdp)?;
+    w.u8(CREM_A_CONFIG_REPORT, c.report.into())?;
+    w.u32(CREM_A_CONFIG_NODE_ID, c.node_id)?;
+    w.u32(CREM_A_CONFIG_REPORT_INTERVAL_US, c.report_interval_us)?;
+    w.u32(CREM_A_CONFIG_REPORT_FLOW_GAP_US, c.report_flow_gap_us)?;
+    w.u32(CREM_A_CONFIG_REPORT_PORT_RATE, c.report_port_rate)?;
+    w.u8(CREM_A_CONFIG_REPORT_PSNS, c.report_psns)?;
     for r in c.reporters.iter() {
         w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
     }
@@ -187,6 +193,25 @@ pub(crate) fn edit<'r>(
     }
     if let Some(v) = tb.get(CREM_A_CONFIG_MAX_MEMORY).and_then(Attr::u64) {
         e.max_memory(v);
+    }
+    // The policy admits 0 and 1.
+    if let Some(v) = u8_of(CREM_A_CONFIG_REPORT) {
+        e.report(v != 0);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_NODE_ID) {
+        e.node_id(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_INTERVAL_US) {
+        e.report_interval_us(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_FLOW_GAP_US) {
+        e.report_flow_gap_us(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_PORT_RATE) {
+        e.report_port_rate(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_REPORT_PSNS) {
+        e.report_psns(v);
     }
     // SAFETY: only the address of the generated policy is taken (an array
     // of `CREM_A_PEER_MAX + 1` entries, as the type says).
