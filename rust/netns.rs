@@ -382,7 +382,7 @@ pub(crate) fn exit(state: *mut c_void) {
     let st = unsafe { Pin::new_unchecked(KBox::from_raw(state.cast::<NetState>())) };
     {
         let set = st.settings.setter();
-        st.hooks.keep(&st, Role::Disabled, &set);
+        st.hooks.keep(&st, Role::Disabled, false, &set);
         // Hooks run under RCU: those in flight end before the state goes.
         // SAFETY: process context, no spinlock held.
         unsafe { ffi::synchronize_net() };

@@ -268,16 +268,16 @@ pub(super) fn set(info: &Info<'_>) -> Result {
 
     let setter = st.settings.setter();
     st.settings.snapshot(&mut c);
-    let (serving, was) = (c.socket_port(), c.role);
+    let (serving, was) = (c.socket_port(), (c.role, c.report));
     let given = edit(&mut c, &tb, info.list(), &ext)?;
     if limited {
         ctl::check_limits(&mut c, given, init_limits()?).map_err(|r| refuse(&ext, &r, at(&r)))?;
     }
     ctl::check_mtu(&c, given, |a| route_mtu(st, a)).map_err(|r| refuse(&ext, &r, at(&r)))?;
-    // The new role's hooks (`crate::hook_points`), then its socket (which exists
-    // while a role is active), before the commit; on a failure, the hooks
-    // are those of the old role again.
-    let hooked = match st.hooks.add(st, c.role, &setter) {
+    // The new role's and report's hooks (`crate::hook_points`), then the
+    // socket (which exists while a role is active or the netns reports),
+    // before the commit; on a failure, the hooks are the old ones again.
+    let hooked = match st.hooks.add(st, c.role, c.report, &setter) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     };
@@ -292,7 +292,7 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     let up =
         ctl::hooks_result(given, hooked).and_then(|()| ctl::bind_result(&c, given, serving, bound));
     if let Err(r) = up {
-        st.hooks.keep(st, was, &setter);
+        st.hooks.keep(st, was.0, was.1, &setter);
         return Err(refuse(&ext, &r, at(&r)));
     }
 
@@ -309,8 +309,13 @@ pub(super) fn set(info: &Info<'_>) -> Result {
         }
         changed
     };
-    // The hooks the old role needed and the new one does not.
-    st.hooks.keep(st, c.role, &setter);
+    // A disabled role keeps no flow. The socket's closing removes them,
+    // but a reporter's stays bound (its port serves its reports).
+    if c.role == Role::Disabled && was.0 != Role::Disabled {
+        st.flush_flows(true);
+    }
+    // The hooks the old configuration needed and the new one does not.
+    st.hooks.keep(st, c.role, c.report, &setter);
     drop(setter);
     // Only real changes are notified.
     if changed {
