@@ -774,3 +774,57 @@ fn totals_keep_removed(w: &mut dyn Write) -> bool {
 extern "C" fn crem_kunit_hook_totals_keep_removed(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, totals_keep_removed)
 }
+
+/// A Path Reporter whose role is disabled (the fixture's netns with role
+/// disabled and report on: its socket still bound, its FORWARD hook
+/// registered for the reports it forwards) lets RoCEv2 through its
+/// FORWARD hook untouched: every packet accepted, none counted as seen,
+/// no flow made; and a peer's HELLO to its socket makes no flow either
+/// (drop-msg-no-flow).
+fn reporter_only_passes(w: &mut dyn Write) -> bool {
+    with_fixture(w, |w| {
+        let st = fixture();
+        let Ok(mut c) = KBox::new(Config::DEFAULT, GFP_KERNEL) else {
+            return false;
+        };
+        {
+            let set = st.settings.setter();
+            st.settings.snapshot(&mut c);
+            (c.role, c.report) = (Role::Disabled, true);
+            st.commit(&c, &set);
+        }
+        let (seen0, up0, no_flow0) = (roce_seen(), dp(DP_FLOW_UP), dp(DP_DROP_MSG_NO_FLOW));
+        let skip0 = dp(stat::SKIP_BRIDGED) + dp(stat::SKIP_IPV6_EXT) + dp(stat::MALFORMED);
+        let mut other = 0u32;
+        for psn in 0..64 {
+            for skb in [packet(psn), arriving(psn), ack(psn)].into_iter().flatten() {
+                other += u32::from(!accepted(skb));
+            }
+        }
+        let mut buf = [0u8; 128];
+        let Ok(dqp) = Bth::parse(&work::PACKET).map(|b| b.dest_qp) else {
+            return false;
+        };
+        let h = hello(DADDR.to_ne_bytes(), SADDR.to_ne_bytes(), dqp, 99);
+        if let Some(n) = h.encode(&mut buf).ok().and_then(|n| u32::try_from(n).ok()) {
+            peer_msg(&buf, n);
+        }
+        st.creation.flush();
+        let skip = dp(stat::SKIP_BRIDGED) + dp(stat::SKIP_IPV6_EXT) + dp(stat::MALFORMED);
+        let (seen, flows) = (roce_seen(), dp(DP_FLOW_UP) - up0);
+        let no_flow = dp(DP_DROP_MSG_NO_FLOW) - no_flow0;
+        if other != 0 || seen != seen0 || skip != skip0 || flows != 0 || no_flow != 1 {
+            let _ = write!(
+                w,
+                "{other} not accepted; seen {seen:?} (was {seen0:?}), other counters {skip} (was {skip0}); {flows} flows made; HELLO for no flow: {no_flow} (1)"
+            );
+            return false;
+        }
+        true
+    })
+}
+
+#[no_mangle]
+extern "C" fn crem_kunit_hook_reporter_only_passes(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, reporter_only_passes)
+}

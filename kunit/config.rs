@@ -162,10 +162,11 @@ extern "C" fn crem_kunit_config_commits(msg: *mut c_char, len: usize) -> c_int {
     })
 }
 
-/// A netns has the netfilter hooks of its role only (`rust/hook_points.rs`):
-/// none while disabled, a host's LOCAL_IN and LOCAL_OUT, a gateway's
-/// FORWARD, each for IPv4 and IPv6 (bits 0-2 and 3-5); a role change adds
-/// before it removes; another netns's setter lock changes nothing.
+/// A netns has the netfilter hooks of its role and `report` only
+/// (`rust/hook_points.rs`): none while disabled, a host's LOCAL_IN and
+/// LOCAL_OUT, a gateway's FORWARD, a reporter's FORWARD whatever its role,
+/// each for IPv4 and IPv6 (bits 0-2 and 3-5); a role change adds before it
+/// removes; another netns's setter lock changes nothing.
 #[no_mangle]
 extern "C" fn crem_kunit_config_hooks_per_role(msg: *mut c_char, len: usize) -> c_int {
     const fn both(point: u32) -> u8 {
@@ -180,29 +181,42 @@ extern "C" fn crem_kunit_config_hooks_per_role(msg: *mut c_char, len: usize) -> 
             c.check(st.hooks.registered() == 0, "hooks while disabled");
             {
                 let set = st.settings.setter();
-                let host = st.hooks.add(st, Role::Host, &set).is_ok();
+                let host = st.hooks.add(st, Role::Host, false, &set).is_ok();
                 c.check(host && st.hooks.registered() == IN | OUT, "a host's hooks");
-                let both = st.hooks.add(st, Role::Gateway, &set).is_ok();
+                let both = st.hooks.add(st, Role::Gateway, false, &set).is_ok();
                 c.check(
                     both && st.hooks.registered() == IN | OUT | FWD,
                     "a gateway's added before a host's go",
                 );
-                st.hooks.keep(st, Role::Gateway, &set);
+                st.hooks.keep(st, Role::Gateway, false, &set);
                 c.check(st.hooks.registered() == FWD, "a gateway's only");
+                st.hooks.keep(st, Role::Disabled, true, &set);
+                c.check(st.hooks.registered() == FWD, "a reporter's: FORWARD");
+                let host = st.hooks.add(st, Role::Host, true, &set).is_ok();
+                st.hooks.keep(st, Role::Host, true, &set);
+                c.check(
+                    host && st.hooks.registered() == IN | OUT | FWD,
+                    "a reporting host's: its own and FORWARD",
+                );
+                st.hooks.keep(st, Role::Host, false, &set);
+                c.check(st.hooks.registered() == IN | OUT, "report off: a host's");
+                let fwd = st.hooks.add(st, Role::Disabled, true, &set).is_ok();
+                st.hooks.keep(st, Role::Disabled, true, &set);
+                c.check(fwd && st.hooks.registered() == FWD, "a reporter only's");
             }
             {
                 // SAFETY: KUnit cases run with the module loaded.
                 let other = unsafe { crate::netns::init_state() };
                 let set = other.settings.setter();
-                let refused = st.hooks.add(st, Role::Host, &set).is_err();
-                st.hooks.keep(st, Role::Disabled, &set);
+                let refused = st.hooks.add(st, Role::Host, false, &set).is_err();
+                st.hooks.keep(st, Role::Disabled, false, &set);
                 c.check(
                     refused && st.hooks.registered() == FWD,
                     "another netns's setter lock changed the hooks",
                 );
             }
             let set = st.settings.setter();
-            st.hooks.keep(st, Role::Disabled, &set);
+            st.hooks.keep(st, Role::Disabled, false, &set);
             c.check(st.hooks.registered() == 0, "hooks after disabling");
             c.ok
         })

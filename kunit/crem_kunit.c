@@ -186,6 +186,7 @@ CREM_RS_TEST(collector_expires_idle)
  * the collector (rust/removal.rs, rust/collector.rs). */
 CREM_RS_TEST(hook_dev_gone_reaps)
 CREM_RS_TEST(hook_totals_keep_removed)
+CREM_RS_TEST(hook_reporter_only_passes)
 
 static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(timer_fires_once),
@@ -210,6 +211,7 @@ static struct kunit_case crem_flow_cases[] = {
 	KUNIT_CASE(collector_expires_idle),
 	KUNIT_CASE(hook_dev_gone_reaps),
 	KUNIT_CASE(hook_totals_keep_removed),
+	KUNIT_CASE(hook_reporter_only_passes),
 	{}
 };
 

@@ -38,6 +38,12 @@ fn full() -> Config {
         max_flows: 77,
         max_bdp: 2048,
         max_memory: 1 << 35, // the policy allows 64 GiB
+        report: true,
+        node_id: 0xdead_beef,
+        report_interval_us: 1_000_000,
+        report_flow_gap_us: 0,
+        report_port_rate: 1,
+        report_psns: 1,
         reporters: Config::NO_REPORTERS,
         peers: Config::NO_PEERS,
     };
@@ -88,7 +94,7 @@ struct Outcome {
     bad_at: Option<usize>,
     /// Offsets of the request's attributes (the wrapping nest's), in
     /// order, with their types.
-    attrs: [(u16, usize); 64],
+    attrs: [(u16, usize); 80],
     n_attrs: usize,
 }
 
@@ -129,7 +135,7 @@ fn read(into: &mut Config, body: impl FnOnce(&mut Writer<'_>) -> Result) -> Opti
             text: [0; 128],
             text_len: 0,
             bad_at: None,
-            attrs: [(0, 0); 64],
+            attrs: [(0, 0); 80],
             n_attrs: 0,
         },
         GFP_KERNEL,
@@ -386,6 +392,22 @@ fn refusals(c: &mut Checks<'_>) {
     let text = b"prefix-len is longer than the prefix's address";
     refused(c, "prefix-len", o, ctl::EINVAL, text, |o| {
         o.attr(CREM_A_CONFIG_PEER, 0).map(|p| p + 4 + 8)
+    });
+    // The reporter's ranges: report-psns 65 is named.
+    let o = fresh(&mut |w| w.u8(CREM_A_CONFIG_REPORT_PSNS, 65));
+    let text = b"report-psns must be 1 to 64 (the PSNs a report lists at most)";
+    refused(c, "report-psns", o, ctl::EINVAL, text, |o| {
+        o.attr(CREM_A_CONFIG_REPORT_PSNS, 0)
+    });
+    // report on without a port: report is named.
+    let o = fresh(&mut |w| {
+        w.u16(CREM_A_CONFIG_PORT, 0)?;
+        w.u8(CREM_A_CONFIG_ROLE, Role::Disabled.into())?;
+        w.u8(CREM_A_CONFIG_REPORT, 1)
+    });
+    let text = b"set a CREM port before turning report on (reports are sent from it)";
+    refused(c, "report without port", o, ctl::EINVAL, text, |o| {
+        o.attr(CREM_A_CONFIG_REPORT, 0)
     });
     // An IPv6 CREM function for an IPv4 prefix: its addr (the third
     // attribute, after the prefix-len's 8 octets) is named.

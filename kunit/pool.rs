@@ -86,6 +86,12 @@ fn limits_cfg() -> Config {
         max_flows: 0,
         max_bdp: MAX_BDP_DEFAULT,
         max_memory: 64 << 20,
+        report: false,
+        node_id: 0,
+        report_interval_us: 0,
+        report_flow_gap_us: 0,
+        report_port_rate: 0,
+        report_psns: 0,
         reporters: Config::NO_REPORTERS,
         peers: Config::NO_PEERS,
     }

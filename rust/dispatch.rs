@@ -10,6 +10,7 @@ use crate::addr::NetAddr;
 use crate::create;
 use crate::crem_core::nl::stat;
 use crate::crem_core::wire::{self, FlowAddrs, FlowKind, Route, Side};
+use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::host;
 use crate::kernel_ext::bh;
@@ -57,6 +58,11 @@ const HELLO_FLOW_TTL: u8 = 64;
 /// where the flow that a HELLO or HELLO_ACK is for sends from now on (the
 /// draft: to the address and port it came from).
 fn dispatch(st: &netns::NetState, src: Dest, msg: &[u8]) -> Verdict {
+    // A netns whose role is disabled serves the port for its reports only
+    // (a Path Reporter): it has no flow, and a HELLO makes none.
+    if st.role() == ffi::crem_role_CREM_ROLE_DISABLED as u8 {
+        return Verdict::NoFlow;
+    }
     let (from, tos) = (src.addr, src.tos);
     let ce = flow::ce(tos);
     // BH is off for the whole dispatch (the flow's lock needs it, and it

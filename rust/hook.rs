@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The netfilter hook (`crate::hook_points` registers it, last in the IPv4
-//! and IPv6 chains at the hook points the netns's role needs): every packet
-//! comes here. UDP to the RoCEv2 port is counted by hook and class; what the
-//! netns's role protects goes to its flow:
+//! and IPv6 chains at the hook points the netns's role and `report` need):
+//! every packet comes here. At a hook point the role does not protect at
+//! (a reporter's FORWARD while its role is disabled or host, a hook a role
+//! change is about to remove) packets pass untouched: not parsed, not
+//! counted. Otherwise UDP to the RoCEv2 port is counted by hook and class;
+//! what the netns's role protects goes to its flow:
 //!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
 //!     sender flow of its key codes it (made at its first packet);
 //!   - from a peer's prefix (gateway: FORWARD; host: LOCAL_IN), the
@@ -210,13 +213,15 @@ fn rocev2_udp(pf: u8, pkt: &Lent<'_>) -> Option<Filtered> {
     to_rocev2(pkt, l4off)?.then_some(Filtered::Roce(l4off, ip))
 }
 
-/// One hook call: the netns, the hook, netfilter's state, and what the
-/// filter read of the packet (kept for the segments of a GSO packet, which
-/// share its headers).
+/// One hook call: the netns, the sides its role has at the hook
+/// ([`directions`]), netfilter's state, and what the filter read of the
+/// packet (kept for the segments of a GSO packet, which share its
+/// headers).
 #[derive(Clone, Copy)]
 struct Call<'a> {
     st: &'a NetState,
-    hook: u32,
+    /// (toward a peer, from a peer).
+    sides: (bool, bool),
     nf: NfState,
     l4off: i32,
     ip: IpHdr,
@@ -236,7 +241,7 @@ impl Call<'_> {
     /// a configured peer (of its family: `Peers` matches only those), in a
     /// direction the role protects at this hook.
     fn way(&self, pkt: &Lent<'_>, peers: &Peers) -> Option<Way> {
-        let (out, inward) = directions(self.st.role(), self.hook);
+        let (out, inward) = self.sides;
         let ip = &self.ip;
         let proto = match self.nf.pf() {
             ffi::NFPROTO_IPV4 => ETH_P_IP,
@@ -559,6 +564,12 @@ fn roce_gso(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
 ///
 /// `skb` and `nf` are a netfilter hook's packet and state, for the call.
 pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const c_void) -> u32 {
+    // The role is read once per packet: what it protects here, if
+    // anything (a reporter's FORWARD with its role disabled: nothing).
+    let sides = directions(st.role(), hook);
+    if sides == (false, false) {
+        return NF_ACCEPT;
+    }
     // SAFETY: the hook's packet, ours for the call (the contract).
     let Some(mut pkt) = (unsafe { Lent::new(skb) }) else {
         return NF_ACCEPT;
@@ -588,7 +599,7 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
     count(st, hook, &pkt, l4off);
     let c = Call {
         st,
-        hook,
+        sides,
         nf,
         l4off,
         ip,

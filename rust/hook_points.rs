@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Which netfilter hooks a netns has: those its role needs, registered
-//! while it has that role (a netns with CREM disabled has none, and costs
-//! its packets nothing). A host codes at LOCAL_OUT what goes toward a peer
-//! and takes at LOCAL_IN what comes from one; a gateway does both at
-//! FORWARD. Each hook point has one hook per family (IPv4, IPv6), both
-//! registered or neither: the family comes from netfilter's state
-//! (`crem_h_nf_pf`), the tag is the hook point.
+//! Which netfilter hooks a netns has: those its role and its `report`
+//! setting need, registered while it has them (a netns with CREM disabled
+//! and not reporting has none, and costs its packets nothing). A host codes
+//! at LOCAL_OUT what goes toward a peer and takes at LOCAL_IN what comes
+//! from one; a gateway does both at FORWARD; a Path Reporter, whatever its
+//! role, has FORWARD too, for the PATH_REPORTs it forwards. Each hook point
+//! has one hook per family (IPv4, IPv6), both registered or neither: the
+//! family comes from netfilter's state (`crem_h_nf_pf`), the tag is the
+//! hook point.
 //!
-//! A role change adds the new role's hooks before the configuration is
-//! committed and removes those it no longer needs after
-//! (`crate::netlink::config`), so no packet the new role protects passes
-//! unhooked; the hook reads the role per packet (`crate::hook`).
+//! A change adds the new configuration's hooks before it is committed and
+//! removes those it no longer needs after (`crate::netlink::config`), so no
+//! packet the new role protects passes unhooked; the hook reads the role
+//! per packet (`crate::hook`), and passes what the role does not protect at
+//! that hook untouched.
 
 use crate::config::Setter;
 use crate::crem_core::ctl::Role;
@@ -87,14 +90,17 @@ static OPS: [HookOps; 2 * POINTS] = [
 
 const _: () = assert!(LOCAL_IN == 0 && FORWARD == 1 && LOCAL_OUT == 2);
 
-/// The hooks (bits by index in [`OPS`]) `role` needs: its hook points',
-/// for both families.
-const fn needs(role: Role) -> u8 {
-    let points: u8 = match role {
+/// The hooks (bits by index in [`OPS`]) `role` and `report` need: the
+/// role's hook points, and FORWARD for a reporter, for both families.
+const fn needs(role: Role, report: bool) -> u8 {
+    let mut points: u8 = match role {
         Role::Disabled => 0,
         Role::Host => 1 << LOCAL_IN | 1 << LOCAL_OUT,
         Role::Gateway => 1 << FORWARD,
     };
+    if report {
+        points |= 1 << FORWARD;
+    }
     points | points << POINTS as u8
 }
 
@@ -114,15 +120,21 @@ impl Hooks {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Registers in `st`'s netns the hooks `role` needs that it does not
-    /// have (process context, under the setter lock). On an error, those
-    /// it had are kept and those it registered stay registered too (a
-    /// later [`Self::keep`] removes them).
-    pub(crate) fn add(&self, st: &NetState, role: Role, setter: &Setter<'_>) -> Result {
+    /// Registers in `st`'s netns the hooks `role` and `report` need that
+    /// it does not have (process context, under the setter lock). On an
+    /// error, those it had are kept and those it registered stay
+    /// registered too (a later [`Self::keep`] removes them).
+    pub(crate) fn add(
+        &self,
+        st: &NetState,
+        role: Role,
+        report: bool,
+        setter: &Setter<'_>,
+    ) -> Result {
         if !setter.holds(&st.settings) {
             return Err(EINVAL);
         }
-        let want = needs(role) & !self.registered();
+        let want = needs(role, report) & !self.registered();
         for (bit, ops) in (0u8..).zip(OPS.iter()) {
             if want & 1 << bit != 0 {
                 // SAFETY: the netns is live while its state is; not
@@ -135,14 +147,14 @@ impl Hooks {
         Ok(())
     }
 
-    /// Unregisters from `st`'s netns the hooks `role` does not need
-    /// (process context, under the setter lock). Calls in flight may run
-    /// until a grace period has passed.
-    pub(crate) fn keep(&self, st: &NetState, role: Role, setter: &Setter<'_>) {
+    /// Unregisters from `st`'s netns the hooks `role` and `report` do not
+    /// need (process context, under the setter lock). Calls in flight may
+    /// run until a grace period has passed.
+    pub(crate) fn keep(&self, st: &NetState, role: Role, report: bool, setter: &Setter<'_>) {
         if !setter.holds(&st.settings) {
             return;
         }
-        let drop = self.registered() & !needs(role);
+        let drop = self.registered() & !needs(role, report);
         for (bit, ops) in (0u8..).zip(OPS.iter()) {
             if drop & 1 << bit != 0 {
                 // SAFETY: registered there (its bit is set); the netns is

@@ -391,7 +391,7 @@ pub(crate) fn exit(state: *mut c_void) {
         let set = st.settings.setter();
         // No drop reported, no report sent, from here on.
         let _ = st.reporting.apply(&st, None);
-        st.hooks.keep(&st, Role::Disabled, &set);
+        st.hooks.keep(&st, Role::Disabled, false, &set);
         // Hooks run under RCU: those in flight end before the state goes.
         // SAFETY: process context, no spinlock held.
         unsafe { ffi::synchronize_net() };

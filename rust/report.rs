@@ -29,7 +29,7 @@
 //! callback does, before the memory goes.
 
 use crate::addr::{Family, NetAddr};
-use crate::crem_core::ctl::Config;
+use crate::crem_core::ctl::{Config, REPORT_PORT_BURST};
 use crate::crem_core::nl::stat;
 use crate::crem_core::report::TokenBucket;
 use crate::crem_core::report::{self, parse_drop, Aggregator, Counters, Dropped, Params, Slot};
@@ -64,8 +64,6 @@ const OUT: usize = 2048;
 /// Egress interfaces with a rate limit of their own; the least recently
 /// used one is reused for a new interface.
 const PORTS: usize = 8;
-/// The per-port burst, reports.
-pub(crate) const PORT_BURST: u32 = 64;
 /// Octets of a dropped packet read: IPv4 with options (60) or IPv6 (40),
 /// UDP (8), BTH (12).
 const HDRS: usize = 80;
@@ -101,7 +99,7 @@ impl Ports {
             e: [Port {
                 ifindex: 0,
                 used: 0,
-                bucket: TokenBucket::new(rate, PORT_BURST),
+                bucket: TokenBucket::new(rate, REPORT_PORT_BURST),
             }; PORTS],
             rate,
         }
@@ -111,7 +109,7 @@ impl Ports {
         if self.rate != rate {
             self.rate = rate;
             for p in self.e.iter_mut() {
-                p.bucket.set(rate, PORT_BURST);
+                p.bucket.set(rate, REPORT_PORT_BURST);
             }
         }
     }
@@ -136,7 +134,7 @@ impl Ports {
         *p = Port {
             ifindex,
             used: now,
-            bucket: TokenBucket::new(rate, PORT_BURST),
+            bucket: TokenBucket::new(rate, REPORT_PORT_BURST),
         };
         p.bucket.take(now)
     }
@@ -548,9 +546,14 @@ impl Reporting {
 const _: () = assert!(report::SLOT_PSNS <= 255 && OUT >= 1800);
 
 /// The reporter's settings in the configuration `c` of `st`'s netns; None
-/// while `report` is off.
+/// while `report` is off. Node ID 0 is "auto": the netns cookie's low 32
+/// bits (unique on this host; an operator sets node-id where IDs must be
+/// unique across the domain).
 pub(crate) fn settings(c: &Config, st: &NetState) -> Option<Settings> {
-    // The config attributes land with R2 (branch r2-config).
-    let _ = (c, st);
-    None
+    // SAFETY: our live netns.
+    let cookie = unsafe { ffi::crem_h_net_cookie(st.net().as_ptr()) };
+    c.report.then(|| Settings {
+        params: c.report_params(cookie as u32),
+        port_rate: c.report_port_rate,
+    })
 }

@@ -672,6 +672,11 @@ void crem_h_drop_probe_unregister(void *data)
 	tracepoint_synchronize_unregister();
 }
 
+u64 crem_h_net_cookie(const struct net *net)
+{
+	return net->net_cookie;
+}
+
 void *crem_h_net_generic(const struct net *net, unsigned int id)
 {
 	return net_generic(net, id);

@@ -205,6 +205,8 @@ unsigned int crem_h_route_mtu4(struct net *net, __be32 daddr, int *ifindex);
 /* The MTU of the route to @daddr, 0 if none (or no IPv6 in this kernel);
  * *@ifindex (if not NULL): its output interface. */
 unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr, int *ifindex);
+/* The netns's cookie (unique on this host, never reused). */
+u64 crem_h_net_cookie(const struct net *net);
 /* The Path Reporter's drop probe, registered with @data (a reporter). */
 int crem_h_drop_probe_register(void *data);
 /* Unregisters it and waits until no probe with @data runs. */

@@ -62,6 +62,12 @@ pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
     w.u32(CREM_A_CONFIG_MAX_FLOWS, c.max_flows)?;
     w.u64(CREM_A_CONFIG_MAX_MEMORY, c.max_memory, CREM_A_CONFIG_PAD)?;
     w.u32(CREM_A_CONFIG_MAX_BDP, c.max_bdp)?;
+    w.u8(CREM_A_CONFIG_REPORT, c.report.into())?;
+    w.u32(CREM_A_CONFIG_NODE_ID, c.node_id)?;
+    w.u32(CREM_A_CONFIG_REPORT_INTERVAL_US, c.report_interval_us)?;
+    w.u32(CREM_A_CONFIG_REPORT_FLOW_GAP_US, c.report_flow_gap_us)?;
+    w.u32(CREM_A_CONFIG_REPORT_PORT_RATE, c.report_port_rate)?;
+    w.u8(CREM_A_CONFIG_REPORT_PSNS, c.report_psns)?;
     for r in c.reporters.iter() {
         w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
     }
@@ -189,6 +195,25 @@ pub(crate) fn edit<'r>(
     if let Some(v) = tb.get(CREM_A_CONFIG_MAX_MEMORY).and_then(Attr::u64) {
         e.max_memory(v);
     }
+    // The policy admits 0 and 1.
+    if let Some(v) = u8_of(CREM_A_CONFIG_REPORT) {
+        e.report(v != 0);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_NODE_ID) {
+        e.node_id(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_INTERVAL_US) {
+        e.report_interval_us(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_FLOW_GAP_US) {
+        e.report_flow_gap_us(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_REPORT_PORT_RATE) {
+        e.report_port_rate(v);
+    }
+    if let Some(v) = u8_of(CREM_A_CONFIG_REPORT_PSNS) {
+        e.report_psns(v);
+    }
     // SAFETY: only the address of the generated policy is taken (an array
     // of `CREM_A_PEER_MAX + 1` entries, as the type says).
     let peer_policy = unsafe { &*core::ptr::addr_of!(ffi::crem_peer_nl_policy) };
@@ -248,16 +273,16 @@ pub(super) fn set(info: &Info<'_>) -> Result {
 
     let setter = st.settings.setter();
     st.settings.snapshot(&mut c);
-    let (serving, was) = (c.socket_port(), c.role);
+    let (serving, was) = (c.socket_port(), (c.role, c.report));
     let given = edit(&mut c, &tb, info.list(), &ext)?;
     if limited {
         ctl::check_limits(&mut c, given, init_limits()?).map_err(|r| refuse(&ext, &r, at(&r)))?;
     }
     ctl::check_mtu(&c, given, |a| route_mtu(st, a)).map_err(|r| refuse(&ext, &r, at(&r)))?;
-    // The new role's hooks (`crate::hook_points`), then its socket (which exists
-    // while a role is active), before the commit; on a failure, the hooks
-    // are those of the old role again.
-    let hooked = match st.hooks.add(st, c.role, &setter) {
+    // The new role's and report's hooks (`crate::hook_points`), then the
+    // socket (which exists while a role is active or the netns reports),
+    // before the commit; on a failure, the hooks are the old ones again.
+    let hooked = match st.hooks.add(st, c.role, c.report, &setter) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     };
@@ -272,7 +297,7 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     let up =
         ctl::hooks_result(given, hooked).and_then(|()| ctl::bind_result(&c, given, serving, bound));
     if let Err(r) = up {
-        st.hooks.keep(st, was, &setter);
+        st.hooks.keep(st, was.0, was.1, &setter);
         return Err(refuse(&ext, &r, at(&r)));
     }
     // The Path Reporter as configured, before the commit: one that cannot
@@ -280,7 +305,7 @@ pub(super) fn set(info: &Info<'_>) -> Result {
     // configuration in force, its socket and hooks too.
     if let Err(e) = st.reporting.apply(st, report::settings(&c, st)) {
         let _ = st.socket.reconfigure(st, serving);
-        st.hooks.keep(st, was, &setter);
+        st.hooks.keep(st, was.0, was.1, &setter);
         ext.fmt(
             format_args!("cannot start the Path Reporter (errno {})", e.to_errno()),
             None,
@@ -301,8 +326,13 @@ pub(super) fn set(info: &Info<'_>) -> Result {
         }
         changed
     };
-    // The hooks the old role needed and the new one does not.
-    st.hooks.keep(st, c.role, &setter);
+    // A disabled role keeps no flow. The socket's closing removes them,
+    // but a reporter's stays bound (its port serves its reports).
+    if c.role == Role::Disabled && was.0 != Role::Disabled {
+        st.flush_flows(true);
+    }
+    // The hooks the old configuration needed and the new one does not.
+    st.hooks.keep(st, c.role, c.report, &setter);
     drop(setter);
     // Only real changes are notified.
     if changed {

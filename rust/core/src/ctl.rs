@@ -34,7 +34,8 @@ pub use self::addr::{Addr, List, Peer};
 pub use self::config::{
     bind_result, check_limits, check_mtu, clamp, hooks_result, repair_overhead, Config, Edit,
     Given, Limits, Recovery, Role, MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, REPAIR_OVERHEAD_V6,
-    SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
+    REPORT_FLOW_GAP_US_MAX, REPORT_INTERVAL_US_MAX, REPORT_PORT_BURST, REPORT_PORT_RATE_MAX,
+    REPORT_PSNS_MAX, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
 };
 pub use self::flow::km;
 
@@ -132,7 +133,8 @@ impl Refusal {
 }
 
 /// Why a configuration or a flow op's k and m is refused. Each gives one
-/// text of `crem_nl.c` (config-set) or of the flow ops.
+/// text of `crem_nl.c` (config-set) or of the flow ops, or (the `Report*`
+/// ones, which came after the C) of the Path Reporter's attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
     /// An address of neither 4 nor 16 octets (the policy's validator,
@@ -164,6 +166,16 @@ pub enum Why {
     SymbolLenTooSmall,
     /// symbol-len above [`SYMBOL_LEN_MAX`].
     SymbolLenTooLarge,
+    /// report on without a port.
+    ReportWithoutPort,
+    /// report-interval-us outside 1 to [`REPORT_INTERVAL_US_MAX`].
+    ReportInterval,
+    /// report-flow-gap-us above [`REPORT_FLOW_GAP_US_MAX`].
+    ReportFlowGap,
+    /// report-port-rate outside 1 to [`REPORT_PORT_RATE_MAX`].
+    ReportPortRate,
+    /// report-psns outside 1 to [`REPORT_PSNS_MAX`].
+    ReportPsns,
     /// A REPAIR of `symbol_len` (needing MTU `need`) does not fit the MTU
     /// `mtu` of the route to the peer `peer`.
     Mtu {
@@ -246,6 +258,11 @@ impl Why {
             | Why::MTooLarge
             | Why::SymbolLenTooSmall
             | Why::SymbolLenTooLarge
+            | Why::ReportWithoutPort
+            | Why::ReportInterval
+            | Why::ReportFlowGap
+            | Why::ReportPortRate
+            | Why::ReportPsns
             | Why::KmTogether
             | Why::KZero => EINVAL,
         }
@@ -278,6 +295,13 @@ impl Why {
             Why::SymbolLenTooLarge => {
                 c"symbol-len must not exceed 1104 (the decode buffer's and the repair accumulator's symbols)"
             }
+            Why::ReportWithoutPort => {
+                c"set a CREM port before turning report on (reports are sent from it)"
+            }
+            Why::ReportInterval => c"report-interval-us must be 1 to 1000000 (1 s)",
+            Why::ReportFlowGap => c"report-flow-gap-us must not exceed 10000000 (10 s)",
+            Why::ReportPortRate => c"report-port-rate must be 1 to 1000000 reports per second",
+            Why::ReportPsns => c"report-psns must be 1 to 64 (the PSNs a report lists at most)",
             Why::KmTogether => c"k and m are pinned together: give both",
             Why::KZero => c"k must be at least 1",
             Why::Mtu { .. }
@@ -295,6 +319,12 @@ impl Why {
 const _: () = assert!(MAX_M == 16);
 const _: () = assert!(MAX_REPORTERS == 16 && MAX_PEERS == 32);
 const _: () = assert!(SYMBOL_LEN_MIN == 64 && SYMBOL_LEN_MAX == 1104);
+const _: () = assert!(
+    REPORT_INTERVAL_US_MAX == 1_000_000
+        && REPORT_FLOW_GAP_US_MAX == 10_000_000
+        && REPORT_PORT_RATE_MAX == 1_000_000
+        && REPORT_PSNS_MAX == 64
+);
 const _: () = assert!(super::roce::ROCEV2_UDP_PORT == 4791);
 
 impl fmt::Display for Why {
@@ -341,7 +371,7 @@ impl fmt::Display for Why {
             ),
             Why::Hooks { err } => write!(
                 f,
-                "cannot register the role's netfilter hooks: error {err} (nothing changed)"
+                "cannot register netfilter hooks (role, report): error {err} (nothing changed)"
             ),
             Why::Bind { port, err } => write!(
                 f,

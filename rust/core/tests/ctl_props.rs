@@ -5,7 +5,8 @@
 //! (edit, finish, limits, MTU) accepts exactly what a re-statement of the C
 //! accepts, refusing with the same reason at the same attribute, and
 //! produces the same configuration; `clamp` is idempotent; `km` is the
-//! flow ops' rule.
+//! flow ops' rule. The Path Reporter's attributes came after the C: the
+//! re-statement has them as their rules say (`c_apply`, marked).
 
 use crem_core::ctl::*;
 use crem_core::nl;
@@ -270,6 +271,110 @@ fn rules_across_attributes_in_the_c_order() {
 }
 
 #[test]
+fn the_reporters_rules() {
+    let d = Config::DEFAULT;
+    let why = |r: Result<Config, Refusal>| r.unwrap_err().why;
+    // A role's port rule first, then the reporter's, before 4791's.
+    let r = with(&d, |e| {
+        e.role(Role::Host);
+        e.report(true);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::RoleWithoutPort);
+    let r = with(&d, |e| {
+        e.report(true);
+        e.report_psns(0);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::ReportWithoutPort);
+    // The C's rules before the ranges; the ranges in attribute order.
+    let r = with(&d, |e| {
+        e.m(17);
+        e.report_interval_us(0);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::MTooLarge);
+    let r = with(&d, |e| {
+        e.report_psns(0);
+        e.report_port_rate(0);
+        e.report_flow_gap_us(u32::MAX);
+        e.report_interval_us(0);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::ReportInterval);
+    let r = with(&d, |e| {
+        e.report_psns(0);
+        e.report_port_rate(0);
+        e.report_flow_gap_us(u32::MAX);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::ReportFlowGap);
+    let r = with(&d, |e| {
+        e.report_psns(65);
+        e.report_port_rate(1_000_001);
+        Ok(())
+    });
+    assert_eq!(why(r), Why::ReportPortRate);
+    // The edges that pass; a reporter only binds its port; off unbinds it.
+    let c = with(&d, |e| {
+        e.port(7470);
+        e.report(true);
+        e.node_id(u32::MAX);
+        e.report_interval_us(1);
+        e.report_flow_gap_us(0);
+        e.report_port_rate(1);
+        e.report_psns(1);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!((c.role, c.socket_port()), (Role::Disabled, 7470));
+    let c = with(&c, |e| {
+        e.report_interval_us(REPORT_INTERVAL_US_MAX);
+        e.report_flow_gap_us(REPORT_FLOW_GAP_US_MAX);
+        e.report_port_rate(REPORT_PORT_RATE_MAX);
+        e.report_psns(REPORT_PSNS_MAX);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(c.socket_port(), 7470);
+    let off = with(&c, |e| {
+        e.report(false);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(off.socket_port(), 0);
+    // Port 0 under a reporter from before: the request is named.
+    let r = with(&c, |e| {
+        e.port(0);
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(
+        (r.at, r.why),
+        (Some(Field::Request), Why::ReportWithoutPort)
+    );
+    // A range: its attribute if given, else the request (never stored, but
+    // as the other rules).
+    let mut bad = Config::DEFAULT;
+    bad.report_psns = 0;
+    let r = with(&bad, |e| {
+        e.k(1);
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(r.at, Some(Field::Request));
+    let r = with(&d, |e| {
+        e.report_psns(65);
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(
+        (r.at, r.errno),
+        (Some(Field::Config(nl::CONFIG_REPORT_PSNS)), EINVAL)
+    );
+}
+
+#[test]
 fn which_attribute_a_rule_names() {
     let at = |base: &Config, f: &dyn Fn(&mut Edit<'_>)| {
         with(base, |e| {
@@ -500,6 +605,13 @@ struct CCfg {
     max_flows: u32,
     max_bdp: u32,
     max_memory: u64,
+    // After the C: the reporter's.
+    report: u8,
+    node_id: u32,
+    report_interval_us: u32,
+    report_flow_gap_us: u32,
+    report_port_rate: u32,
+    report_psns: u8,
     n_reporters: u8,
     n_peers: u8,
     reporters: [CAddr; 16],
@@ -531,6 +643,12 @@ fn to_c(c: &Config) -> CCfg {
         max_flows: c.max_flows,
         max_bdp: c.max_bdp,
         max_memory: c.max_memory,
+        report: c.report.into(),
+        node_id: c.node_id,
+        report_interval_us: c.report_interval_us,
+        report_flow_gap_us: c.report_flow_gap_us,
+        report_port_rate: c.report_port_rate,
+        report_psns: c.report_psns,
         n_reporters: c.reporters.len() as u8,
         n_peers: c.peers.len() as u8,
         reporters: [CADDR0; 16],
@@ -585,6 +703,12 @@ enum Op {
     MaxBdp(u32),
     MaxFlows(u32),
     MaxMemory(u64),
+    Report(u8),
+    NodeId(u32),
+    ReportInterval(u32),
+    ReportFlowGap(u32),
+    ReportPortRate(u32),
+    ReportPsns(u8),
     Reporter(Vec<u8>),
     Peer(Option<Vec<u8>>, Option<u8>, Option<Vec<u8>>),
     PeerEmpty,
@@ -607,6 +731,12 @@ impl Op {
             Op::MaxBdp(_) => nl::CONFIG_MAX_BDP,
             Op::MaxFlows(_) => nl::CONFIG_MAX_FLOWS,
             Op::MaxMemory(_) => nl::CONFIG_MAX_MEMORY,
+            Op::Report(_) => nl::CONFIG_REPORT,
+            Op::NodeId(_) => nl::CONFIG_NODE_ID,
+            Op::ReportInterval(_) => nl::CONFIG_REPORT_INTERVAL_US,
+            Op::ReportFlowGap(_) => nl::CONFIG_REPORT_FLOW_GAP_US,
+            Op::ReportPortRate(_) => nl::CONFIG_REPORT_PORT_RATE,
+            Op::ReportPsns(_) => nl::CONFIG_REPORT_PSNS,
             Op::Reporter(_) => nl::CONFIG_REPORTER,
             Op::Peer(..) | Op::PeerEmpty => nl::CONFIG_PEER,
         }
@@ -668,6 +798,12 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
         nl::CONFIG_MAX_BDP,
         nl::CONFIG_MAX_FLOWS,
         nl::CONFIG_MAX_MEMORY,
+        nl::CONFIG_REPORT,
+        nl::CONFIG_NODE_ID,
+        nl::CONFIG_REPORT_INTERVAL_US,
+        nl::CONFIG_REPORT_FLOW_GAP_US,
+        nl::CONFIG_REPORT_PORT_RATE,
+        nl::CONFIG_REPORT_PSNS,
     ]
     .iter()
     .filter_map(|&id| last(id))
@@ -686,6 +822,12 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
             Op::MaxBdp(v) => c.max_bdp = v,
             Op::MaxFlows(v) => c.max_flows = v,
             Op::MaxMemory(v) => c.max_memory = v,
+            Op::Report(v) => c.report = v,
+            Op::NodeId(v) => c.node_id = v,
+            Op::ReportInterval(v) => c.report_interval_us = v,
+            Op::ReportFlowGap(v) => c.report_flow_gap_us = v,
+            Op::ReportPortRate(v) => c.report_port_rate = v,
+            Op::ReportPsns(v) => c.report_psns = v,
             _ => unreachable!(),
         }
     }
@@ -763,6 +905,13 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
     if c.role != 0 && c.port == 0 {
         return Err(einval(tb(nl::CONFIG_ROLE).or(nest), Why::RoleWithoutPort));
     }
+    // After the C: a reporter needs a port too.
+    if c.report != 0 && c.port == 0 {
+        return Err(einval(
+            tb(nl::CONFIG_REPORT).or(nest),
+            Why::ReportWithoutPort,
+        ));
+    }
     if c.port == 4791 {
         return Err(einval(tb(nl::CONFIG_PORT).or(nest), Why::RocePort));
     }
@@ -778,6 +927,20 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
     }
     if c.symbol_len > 1104 {
         return Err(einval(tb(nl::CONFIG_SYMBOL_LEN), Why::SymbolLenTooLarge));
+    }
+    // After the C: the reporter's ranges, in attribute order.
+    let range = |id, why| Err(einval(tb(id).or(nest), why));
+    if c.report_interval_us == 0 || c.report_interval_us > 1_000_000 {
+        return range(nl::CONFIG_REPORT_INTERVAL_US, Why::ReportInterval);
+    }
+    if c.report_flow_gap_us > 10_000_000 {
+        return range(nl::CONFIG_REPORT_FLOW_GAP_US, Why::ReportFlowGap);
+    }
+    if c.report_port_rate == 0 || c.report_port_rate > 1_000_000 {
+        return range(nl::CONFIG_REPORT_PORT_RATE, Why::ReportPortRate);
+    }
+    if c.report_psns == 0 || c.report_psns > 64 {
+        return range(nl::CONFIG_REPORT_PSNS, Why::ReportPsns);
     }
     Ok(())
 }
@@ -868,6 +1031,13 @@ fn feed(e: &mut Edit<'_>, o: &Op) -> Result<(), Refusal> {
         Op::MaxBdp(v) => e.max_bdp(*v),
         Op::MaxFlows(v) => e.max_flows(*v),
         Op::MaxMemory(v) => e.max_memory(*v),
+        // The policy admits 0 and 1 (op() makes no others).
+        Op::Report(v) => e.report(*v != 0),
+        Op::NodeId(v) => e.node_id(*v),
+        Op::ReportInterval(v) => e.report_interval_us(*v),
+        Op::ReportFlowGap(v) => e.report_flow_gap_us(*v),
+        Op::ReportPortRate(v) => e.report_port_rate(*v),
+        Op::ReportPsns(v) => e.report_psns(*v),
         Op::Reporter(p) => return e.reporter(p),
         Op::Peer(p, l, a) => return e.peer(p.as_deref(), *l, a.as_deref()),
         Op::PeerEmpty => e.peer_empty(),
@@ -948,6 +1118,15 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<u32>().prop_map(Op::MaxBdp),
         2 => prop_oneof![Just(8u32), Just(9), any::<u32>()].prop_map(Op::MaxFlows),
         2 => prop_oneof![Just(32u64 << 20), Just((32 << 20) + 1), any::<u64>()].prop_map(Op::MaxMemory),
+        2 => (0u8..2).prop_map(Op::Report),
+        1 => any::<u32>().prop_map(Op::NodeId),
+        1 => prop_oneof![Just(0u32), Just(1), Just(1_000_000), Just(1_000_001), any::<u32>()]
+            .prop_map(Op::ReportInterval),
+        1 => prop_oneof![Just(0u32), Just(10_000_000), Just(10_000_001), any::<u32>()]
+            .prop_map(Op::ReportFlowGap),
+        1 => prop_oneof![Just(0u32), Just(1), Just(1_000_000), Just(1_000_001), any::<u32>()]
+            .prop_map(Op::ReportPortRate),
+        1 => prop_oneof![Just(0u8), Just(1), Just(64), Just(65), any::<u8>()].prop_map(Op::ReportPsns),
         3 => prop_oneof![
             6 => addr_bytes(),
             1 => Just(Vec::new()),
@@ -1000,7 +1179,12 @@ fn config() -> impl Strategy<Value = Config> {
             }
             if c.port == 0 {
                 c.role = Role::Disabled;
+                c.report = false;
             }
+            c.report_interval_us = c.report_interval_us.clamp(1, REPORT_INTERVAL_US_MAX);
+            c.report_flow_gap_us = c.report_flow_gap_us.min(REPORT_FLOW_GAP_US_MAX);
+            c.report_port_rate = c.report_port_rate.clamp(1, REPORT_PORT_RATE_MAX);
+            c.report_psns = c.report_psns.clamp(1, REPORT_PSNS_MAX);
             c.m %= 17;
             c.k = c.k.clamp(1, 255 - c.m);
             if c.symbol_len != 0 {
@@ -1041,6 +1225,14 @@ fn any_config() -> impl Strategy<Value = Config> {
             any::<u32>(),
             any::<u64>(),
         ),
+        (
+            any::<bool>(),
+            any::<u32>(),
+            prop_oneof![Just(50u32), any::<u32>()],
+            prop_oneof![Just(1000u32), any::<u32>()],
+            prop_oneof![Just(10_000u32), any::<u32>()],
+            prop_oneof![Just(64u8), any::<u8>()],
+        ),
         prop::collection::vec(addr, 0..=16),
         prop::collection::vec(peer, 0..=32),
     )
@@ -1048,6 +1240,7 @@ fn any_config() -> impl Strategy<Value = Config> {
             |(
                 (port, role, recovery, adaptive, k, m, m_cong),
                 (t, eps, hold, flows, bdp, mem),
+                (report, node_id, interval, gap, rate, psns),
                 r,
                 p,
             )| {
@@ -1064,6 +1257,8 @@ fn any_config() -> impl Strategy<Value = Config> {
                     c.max_bdp,
                     c.max_memory,
                 ) = (eps, hold, flows, bdp, mem);
+                (c.report, c.node_id, c.report_interval_us) = (report, node_id, interval);
+                (c.report_flow_gap_us, c.report_port_rate, c.report_psns) = (gap, rate, psns);
                 for a in r {
                     c.reporters.push(a).unwrap();
                 }

@@ -258,6 +258,83 @@ fn rows() -> Vec<Row> {
     v
 }
 
+/// The Path Reporter's texts, which came after the C (no format string of
+/// its: `c_format` is empty), and the C's bind text for a reporter.
+fn reporter_rows() -> Vec<Row> {
+    let row = |got, text, at| Row {
+        c_format: "",
+        got,
+        text,
+        errno: EINVAL,
+        at: cfg(at),
+    };
+    let mut v = vec![row(
+        // netlink.sh: report 1 alone.
+        set(|e| {
+            e.report(true);
+            Ok(())
+        }),
+        "set a CREM port before turning report on (reports are sent from it)",
+        nl::CONFIG_REPORT,
+    )];
+    // netlink.sh: each range's ends.
+    let interval = "report-interval-us must be 1 to 1000000 (1 s)";
+    let gap = "report-flow-gap-us must not exceed 10000000 (10 s)";
+    let rate = "report-port-rate must be 1 to 1000000 reports per second";
+    let psns = "report-psns must be 1 to 64 (the PSNs a report lists at most)";
+    for (f, text, at) in [
+        (
+            &(|e: &mut Edit<'_>| e.report_interval_us(0)) as &dyn Fn(&mut Edit<'_>),
+            interval,
+            nl::CONFIG_REPORT_INTERVAL_US,
+        ),
+        (
+            &|e| e.report_interval_us(1_000_001),
+            interval,
+            nl::CONFIG_REPORT_INTERVAL_US,
+        ),
+        (
+            &|e| e.report_flow_gap_us(10_000_001),
+            gap,
+            nl::CONFIG_REPORT_FLOW_GAP_US,
+        ),
+        (
+            &|e| e.report_port_rate(0),
+            rate,
+            nl::CONFIG_REPORT_PORT_RATE,
+        ),
+        (
+            &|e| e.report_port_rate(1_000_001),
+            rate,
+            nl::CONFIG_REPORT_PORT_RATE,
+        ),
+        (&|e| e.report_psns(0), psns, nl::CONFIG_REPORT_PSNS),
+        (&|e| e.report_psns(65), psns, nl::CONFIG_REPORT_PSNS),
+    ] {
+        let got = set(|e| {
+            f(e);
+            Ok(())
+        });
+        v.push(row(got, text, at));
+    }
+    // A reporter only (role disabled) serving 7470 moves to a port in use:
+    // 7470 still serves, as a role's port would.
+    let mut c = Config::DEFAULT;
+    (c.port, c.report) = (7470, true);
+    let serving = c.socket_port();
+    let mut e = Edit::new(&mut c);
+    e.port(7471);
+    let g = e.finish().unwrap();
+    v.push(Row {
+        c_format: "port %u is in use by another socket; port %u still serves CREM",
+        got: refused(bind_result(&c, g, serving, EADDRINUSE.to_kernel())),
+        text: "port 7471 is in use by another socket; port 7470 still serves CREM",
+        errno: EADDRINUSE,
+        at: cfg(nl::CONFIG_PORT),
+    });
+    v
+}
+
 /// The k/m texts of flow-set and flow-new (`rust/netlink/flow.rs`'s `km`).
 fn flow_rows() -> Vec<Row> {
     let (fk, fm) = (Some(Field::Flow(nl::FLOW_K)), Some(Field::Flow(nl::FLOW_M)));
@@ -298,7 +375,7 @@ fn flow_rows() -> Vec<Row> {
 
 #[test]
 fn every_text_byte_for_byte() {
-    for r in rows().iter().chain(flow_rows().iter()) {
+    for r in rows().iter().chain(&flow_rows()).chain(&reporter_rows()) {
         let text = r.got.why.to_string();
         assert_eq!(text, r.text, "{:?}", r.got);
         assert_eq!(r.got.errno, r.errno, "{}", r.text);
@@ -376,7 +453,8 @@ fn formatted_lengths() {
 fn vm_tests_fragments() {
     let texts: Vec<String> = rows()
         .iter()
-        .chain(flow_rows().iter())
+        .chain(&flow_rows())
+        .chain(&reporter_rows())
         .map(|r| r.got.why.to_string())
         .collect();
     for frag in [
@@ -394,6 +472,10 @@ fn vm_tests_fragments() {
         "max-memory 67108864 is above the initial netns's (33554432)",
         "port 50001 is in use by another socket; port 50000 still serves CREM",
         "k must be at least 1",
+        "set a CREM port before turning report on",
+        "report-interval-us must be 1 to 1000000",
+        "report-port-rate must be 1 to 1000000",
+        "report-psns must be 1 to 64",
     ] {
         assert!(texts.iter().any(|t| t.contains(frag)), "{frag}");
     }

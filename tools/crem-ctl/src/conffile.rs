@@ -27,6 +27,7 @@
 //! `showconf` output restores the whole configuration, as in wg.
 
 use crate::model::{Config, Peer};
+use crate::output::on_off;
 use crate::parse::{self, format_duration_us, format_epsilon, format_size, KEYS, NONE};
 use std::fmt::Write;
 
@@ -162,11 +163,7 @@ pub fn format(c: &Config) -> String {
     kv("port", c.port.map(|v| v.to_string()));
     kv("role", c.role.map(|v| v.to_string()));
     kv("recovery", c.recovery.map(|v| v.to_string()));
-    kv(
-        "adaptive",
-        c.adaptive
-            .map(|v| if v.value != 0 { "on" } else { "off" }.to_string()),
-    );
+    kv("adaptive", c.adaptive.map(|v| on_off(v.value)));
     kv("k", c.k.map(|v| v.to_string()));
     kv("m", c.m.map(|v| v.to_string()));
     kv("symbol-len", c.symbol_len.map(|v| v.to_string()));
@@ -176,6 +173,21 @@ pub fn format(c: &Config) -> String {
     kv("max-flows", c.max_flows.map(|v| v.to_string()));
     kv("max-memory", c.max_memory.map(format_size));
     kv("max-bdp", c.max_bdp.map(|v| v.to_string()));
+    kv("report", c.report.map(|v| on_off(v.value)));
+    kv("node-id", c.node_id.map(|v| v.to_string()));
+    kv(
+        "report-interval-us",
+        c.report_interval_us.map(|v| v.to_string()),
+    );
+    kv(
+        "report-flow-gap-us",
+        c.report_flow_gap_us.map(|v| v.to_string()),
+    );
+    kv(
+        "report-port-rate",
+        c.report_port_rate.map(|v| v.to_string()),
+    );
+    kv("report-psns", c.report_psns.map(|v| v.to_string()));
     // An empty list is written as none, so that applying the file empties
     // it too: a file without the key would keep whatever is there then.
     kv(
@@ -314,6 +326,27 @@ prefix = 2001:db8:1::/48
             (u.m_cong, u.hold_us, u.max_flows, u.max_memory),
             (d.m_cong, d.hold_us, d.max_flows, d.max_memory)
         );
+        assert_eq!(
+            (u.report, u.node_id, u.report_interval_us),
+            (d.report, d.node_id, d.report_interval_us)
+        );
+        assert_eq!(
+            (u.report_flow_gap_us, u.report_port_rate, u.report_psns),
+            (d.report_flow_gap_us, d.report_port_rate, d.report_psns)
+        );
+    }
+
+    #[test]
+    fn reporter_keys_round_trip() {
+        let text = "[CREM]\nPort = 7470\nRole = reporter\nNodeId = 1\nReportIntervalUs = 100\n\
+                    ReportFlowGapUs = 0\nReportPortRate = 500\nReportPsns = 16\n";
+        let c = parse(text).unwrap();
+        assert_eq!(
+            format(&c),
+            "[CREM]\nPort = 7470\nRole = disabled\nReport = on\nNodeId = 1\n\
+             ReportIntervalUs = 100\nReportFlowGapUs = 0\nReportPortRate = 500\nReportPsns = 16\n"
+        );
+        assert_eq!(parse(&format(&c)).unwrap(), c);
     }
 
     #[test]

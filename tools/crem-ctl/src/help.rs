@@ -24,8 +24,8 @@ JSON (-j):
     then e.g. \"port\", \"symbol-len\", \"epsilon-ppb\", \"hold-us\",
     \"reporter\", \"peer\" (with \"prefix\", \"prefix-len\", \"addr\"). Numbers
     are JSON numbers in the kernel's units (ppb, us, octets); enum values
-    (role, recovery, adaptive \"on\"/\"off\", a flow's scheme, state, loss
-    class, breaker, side, kind) are their YAML names, as the text shows
+    (role, recovery, adaptive and report \"on\"/\"off\", a flow's scheme,
+    state, loss class, breaker, side, kind) are their YAML names, as the text shows
     them, or their number if this crem-ctl does not know the value;
     addresses are strings. The shape matches the kernel's YNL client
     (tools/net/ynl/cli.py --output-json) except that addresses are text.

@@ -135,6 +135,19 @@ pub struct Config {
     pub max_memory: Option<u64>,
     #[serde(rename = "max-bdp", skip_serializing_if = "Option::is_none")]
     pub max_bdp: Option<u32>,
+    /// "on"/"off" in JSON, as adaptive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<EnumVal>,
+    #[serde(rename = "node-id", skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<u32>,
+    #[serde(rename = "report-interval-us", skip_serializing_if = "Option::is_none")]
+    pub report_interval_us: Option<u32>,
+    #[serde(rename = "report-flow-gap-us", skip_serializing_if = "Option::is_none")]
+    pub report_flow_gap_us: Option<u32>,
+    #[serde(rename = "report-port-rate", skip_serializing_if = "Option::is_none")]
+    pub report_port_rate: Option<u32>,
+    #[serde(rename = "report-psns", skip_serializing_if = "Option::is_none")]
+    pub report_psns: Option<u8>,
     /// `None`: not given (set) / the kernel sent none (get: empty list).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reporter: Option<Vec<Addr>>,
@@ -149,7 +162,7 @@ impl Config {
     }
 
     /// The scalar attributes, in attribute order, by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 13] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 19] {
         [
             (CONFIG_PORT, Field::U16(&mut self.port)),
             (CONFIG_ROLE, Field::Enum(&mut self.role, ROLE)),
@@ -164,6 +177,21 @@ impl Config {
             (CONFIG_MAX_FLOWS, Field::U32(&mut self.max_flows)),
             (CONFIG_MAX_MEMORY, Field::U64(&mut self.max_memory)),
             (CONFIG_MAX_BDP, Field::U32(&mut self.max_bdp)),
+            (CONFIG_REPORT, Field::Enum(&mut self.report, REPORT)),
+            (CONFIG_NODE_ID, Field::U32(&mut self.node_id)),
+            (
+                CONFIG_REPORT_INTERVAL_US,
+                Field::U32(&mut self.report_interval_us),
+            ),
+            (
+                CONFIG_REPORT_FLOW_GAP_US,
+                Field::U32(&mut self.report_flow_gap_us),
+            ),
+            (
+                CONFIG_REPORT_PORT_RATE,
+                Field::U32(&mut self.report_port_rate),
+            ),
+            (CONFIG_REPORT_PSNS, Field::U8(&mut self.report_psns)),
         ]
     }
 
@@ -783,6 +811,13 @@ pub(crate) mod tests {
             8, 0, 10, 0, 0, 0, 0, 0, // hold-us 0
             8, 0, 11, 0, 0, 4, 0, 0, // max-flows 1024
             12, 0, 12, 0, 0, 0, 0, 4, 0, 0, 0, 0, // max-memory 64 MiB
+            8, 0, 16, 0, 0, 1, 0, 0, // max-bdp 256
+            5, 0, 17, 0, 0, 0, 0, 0, // report off
+            8, 0, 18, 0, 0, 0, 0, 0, // node-id 0 (auto)
+            8, 0, 19, 0, 50, 0, 0, 0, // report-interval-us 50
+            8, 0, 20, 0, 0xe8, 3, 0, 0, // report-flow-gap-us 1000
+            8, 0, 21, 0, 0x10, 0x27, 0, 0, // report-port-rate 10000
+            5, 0, 22, 0, 64, 0, 0, 0, // report-psns 64
         ]
     }
 
@@ -798,6 +833,18 @@ pub(crate) mod tests {
         assert_eq!(c.epsilon_ppb, Some(100_000));
         assert_eq!(c.max_flows, Some(1024));
         assert_eq!(c.max_memory, Some(64 << 20));
+        assert_eq!(c.max_bdp, Some(256));
+        assert_eq!(c.report.map(|a| a.to_string()).as_deref(), Some("off"));
+        assert_eq!(
+            (
+                c.node_id,
+                c.report_interval_us,
+                c.report_flow_gap_us,
+                c.report_port_rate,
+                c.report_psns
+            ),
+            (Some(0), Some(50), Some(1000), Some(10_000), Some(64))
+        );
         assert_eq!(c.reporter, Some(vec![]));
         assert_eq!(c.peer, Some(vec![]));
         // and back: the same octets, plus one empty reporter and one empty
@@ -844,7 +891,9 @@ pub(crate) mod tests {
         let want = serde_json::json!({
             "port": 0, "role": "disabled", "recovery": "coded", "adaptive": "on",
             "k": 32, "m": 2, "symbol-len": 0, "epsilon-ppb": 100000, "m-cong": 1,
-            "hold-us": 0, "max-flows": 1024, "max-memory": 67108864,
+            "hold-us": 0, "max-flows": 1024, "max-memory": 67108864, "max-bdp": 256,
+            "report": "off", "node-id": 0, "report-interval-us": 50,
+            "report-flow-gap-us": 1000, "report-port-rate": 10000, "report-psns": 64,
             "reporter": ["198.51.100.1"],
             "peer": [{"prefix": "203.0.113.0", "prefix-len": 24, "addr": "198.51.100.2"}]
         });
@@ -885,6 +934,15 @@ pub(crate) mod tests {
         // and back to the kernel as the number it was
         let c = Config::from_attrs(&[Attr::u8(CONFIG_ADAPTIVE, 1)], false);
         assert_eq!(c.to_attrs(), vec![Attr::u8(CONFIG_ADAPTIVE, 1)]);
+        // report alike.
+        let conf = |report: u8| {
+            let c = Config::from_attrs(&[Attr::u8(CONFIG_REPORT, report)], false);
+            assert_eq!(c.to_attrs(), vec![Attr::u8(CONFIG_REPORT, report)]);
+            serde_json::to_value(&c).unwrap()
+        };
+        assert_eq!(conf(0), serde_json::json!({"report": "off"}));
+        assert_eq!(conf(1), serde_json::json!({"report": "on"}));
+        assert_eq!(conf(2), serde_json::json!({"report": 2}));
     }
 
     #[test]

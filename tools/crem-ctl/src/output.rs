@@ -5,6 +5,7 @@ use crate::model::{
 };
 use crate::parse::{format_duration_us, format_epsilon, format_size};
 use crate::uapi::{AttrSet, AttrSpec, AttrType, FLOW_STATS_SET, STATS_SET};
+use crem_core::ctl::REPORT_PORT_BURST;
 use std::fmt::Write;
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -22,6 +23,14 @@ pub fn config(c: &Config) -> String {
         },
     ));
     rows.push(("role", opt(c.role)));
+    rows.push((
+        "report",
+        match c.report.map(|r| r.value) {
+            Some(0) => "off".into(),
+            Some(1) => "on (a Path Reporter: reports its own drops of RoCEv2)".into(),
+            _ => opt(c.report),
+        },
+    ));
     rows.push(("recovery", opt(c.recovery)));
     rows.push((
         "adaptive",
@@ -74,6 +83,22 @@ pub fn config(c: &Config) -> String {
             })
             .unwrap_or_else(|| "-".into()),
     ));
+    rows.push((
+        "node-id",
+        match c.node_id {
+            Some(0) => "0 (auto: the netns cookie's low 32 bits)".into(),
+            v => opt(v),
+        },
+    ));
+    rows.push(("report-interval-us", opt(c.report_interval_us)));
+    rows.push(("report-flow-gap-us", opt(c.report_flow_gap_us)));
+    rows.push((
+        "report-port-rate",
+        c.report_port_rate
+            .map(|r| format!("{r} reports/s (burst {REPORT_PORT_BURST})"))
+            .unwrap_or_else(|| "-".into()),
+    ));
+    rows.push(("report-psns", opt(c.report_psns)));
     let reporters: Vec<String> = c.reporter.iter().flatten().map(|a| a.to_string()).collect();
     let peers: Vec<String> = c
         .peer
@@ -81,13 +106,15 @@ pub fn config(c: &Config) -> String {
         .flatten()
         .map(|p| format!("{}/{} via {}", p.prefix, p.prefix_len, p.addr))
         .collect();
+    // Values in a column after the longest key.
+    let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 2;
     let mut s = String::from("config:\n");
     for (k, v) in rows {
-        let _ = writeln!(s, "  {:<12}{v}", format!("{k}:"));
+        let _ = writeln!(s, "  {:<w$}{v}", format!("{k}:"));
     }
     for (k, list) in [("reporter", reporters), ("peer", peers)] {
         if list.is_empty() {
-            let _ = writeln!(s, "  {:<12}(none)", format!("{k}:"));
+            let _ = writeln!(s, "  {:<w$}(none)", format!("{k}:"));
         }
         for (i, v) in list.iter().enumerate() {
             let label = if i == 0 {
@@ -95,17 +122,18 @@ pub fn config(c: &Config) -> String {
             } else {
                 String::new()
             };
-            let _ = writeln!(s, "  {label:<12}{v}");
+            let _ = writeln!(s, "  {label:<w$}{v}");
         }
     }
     s
 }
 
 /// The sections of the human `stats` output, in order.
-const STATS_TITLES: [&str; 4] = [
+const STATS_TITLES: [&str; 5] = [
     "hooks (RoCEv2 packets)",
     "flows and messages",
     "drops",
+    "path reporter",
     "now (gauges)",
 ];
 
@@ -120,16 +148,18 @@ const HOOK_COUNTERS: &[&str] = &[
 ];
 
 /// The section of the "stats" counter `name`: the hook's, the gauges, a
-/// drop (its name begins with drop- or skip-), else flows and messages.
-/// A counter the spec adds finds its section by its name: nothing to add
-/// here.
+/// drop (its name begins with drop- or skip-), the Path Reporter's (report-
+/// or reports-), else flows and messages. A counter the spec adds finds its
+/// section by its name: nothing to add here.
 pub fn stats_section(name: &str) -> &'static str {
     if HOOK_COUNTERS.contains(&name) {
         STATS_TITLES[0]
     } else if GAUGES.contains(&name) {
-        STATS_TITLES[3]
+        STATS_TITLES[4]
     } else if name.starts_with("drop-") || name.starts_with("skip-") {
         STATS_TITLES[2]
+    } else if name.starts_with("report-") || name.starts_with("reports-") {
+        STATS_TITLES[3]
     } else {
         STATS_TITLES[1]
     }
@@ -691,6 +721,11 @@ pub fn flow_line(f: &Flow) -> String {
     )
 }
 
+/// A flag's value as a key takes it.
+pub fn on_off(v: u8) -> String {
+    if v != 0 { "on" } else { "off" }.into()
+}
+
 /// One line for a config-change-ntf notification.
 pub fn config_line(c: &Config) -> String {
     let mut parts = Vec::new();
@@ -702,11 +737,7 @@ pub fn config_line(c: &Config) -> String {
     p("port", c.port.map(|v| v.to_string()));
     p("role", c.role.map(|v| v.to_string()));
     p("recovery", c.recovery.map(|v| v.to_string()));
-    p(
-        "adaptive",
-        c.adaptive
-            .map(|v| if v.value != 0 { "on" } else { "off" }.into()),
-    );
+    p("adaptive", c.adaptive.map(|v| on_off(v.value)));
     p("k", c.k.map(|v| v.to_string()));
     p("m", c.m.map(|v| v.to_string()));
     p("symbol-len", c.symbol_len.map(|v| v.to_string()));
@@ -716,6 +747,21 @@ pub fn config_line(c: &Config) -> String {
     p("max-flows", c.max_flows.map(|v| v.to_string()));
     p("max-memory", c.max_memory.map(format_size));
     p("max-bdp", c.max_bdp.map(|v| v.to_string()));
+    p("report", c.report.map(|v| on_off(v.value)));
+    p("node-id", c.node_id.map(|v| v.to_string()));
+    p(
+        "report-interval-us",
+        c.report_interval_us.map(|v| v.to_string()),
+    );
+    p(
+        "report-flow-gap-us",
+        c.report_flow_gap_us.map(|v| v.to_string()),
+    );
+    p(
+        "report-port-rate",
+        c.report_port_rate.map(|v| v.to_string()),
+    );
+    p("report-psns", c.report_psns.map(|v| v.to_string()));
     let r: Vec<String> = c.reporter.iter().flatten().map(|a| a.to_string()).collect();
     if !r.is_empty() {
         p("reporter", Some(r.join(",")));
@@ -733,7 +779,7 @@ mod tests {
     use crate::attr;
     use crate::model::{self, enum_val, Addr, Peer};
     use crate::uapi::{
-        AttrType, FLOW_EVENT, FLOW_KIND, FLOW_SET, FLOW_STATE, FLOW_STATS_SET, ROLE, SIDE,
+        AttrType, FLOW_EVENT, FLOW_KIND, FLOW_SET, FLOW_STATE, FLOW_STATS_SET, REPORT, ROLE, SIDE,
         STATS_SET,
     };
 
@@ -754,18 +800,60 @@ mod tests {
             ..Default::default()
         };
         let s = config(&c);
+        // Values after the longest key (report-interval-us: 19 with ':').
         assert!(
-            s.starts_with("config:\n  port:       50000\n  role:       host\n"),
+            s.starts_with(
+                "config:\n  port:               50000\n  role:               host\n  report:             -\n"
+            ),
             "{s}"
         );
-        assert!(s.contains("  epsilon:    1e-4 (100000 ppb)\n"), "{s}");
-        assert!(s.contains("  hold:       2ms (2000 us)\n"), "{s}");
-        assert!(s.contains("  max-memory: 64M (67108864 octets)\n"), "{s}");
         assert!(
-            s.contains("  reporter:   198.51.100.1\n              198.51.100.7\n"),
+            s.contains("  epsilon:            1e-4 (100000 ppb)\n"),
             "{s}"
         );
-        assert!(s.contains("  peer:       (none)\n"), "{s}");
+        assert!(s.contains("  hold:               2ms (2000 us)\n"), "{s}");
+        assert!(
+            s.contains("  max-memory:         64M (67108864 octets)\n"),
+            "{s}"
+        );
+        assert!(
+            s.contains("  reporter:           198.51.100.1\n                      198.51.100.7\n"),
+            "{s}"
+        );
+        assert!(s.contains("  peer:               (none)\n"), "{s}");
+        // A reporter only: its role and report side by side, and its
+        // settings.
+        let r = config(&Config {
+            role: Some(enum_val(ROLE, 0)),
+            report: Some(enum_val(REPORT, 1)),
+            node_id: Some(0),
+            report_interval_us: Some(50),
+            report_flow_gap_us: Some(1000),
+            report_port_rate: Some(10_000),
+            report_psns: Some(64),
+            ..Default::default()
+        });
+        assert!(
+            r.contains(
+                "  role:               disabled\n  report:             on (a Path Reporter: reports its own drops of RoCEv2)\n"
+            ),
+            "{r}"
+        );
+        for row in [
+            "  node-id:            0 (auto: the netns cookie's low 32 bits)\n",
+            "  report-interval-us: 50\n",
+            "  report-flow-gap-us: 1000\n",
+            "  report-port-rate:   10000 reports/s (burst 64)\n",
+            "  report-psns:        64\n",
+        ] {
+            assert!(r.contains(row), "{row:?} in\n{r}");
+        }
+        assert!(config(&Config {
+            report: Some(enum_val(REPORT, 0)),
+            node_id: Some(7),
+            ..Default::default()
+        })
+        .contains("  report:             off\n  recovery:"));
         let line = config_line(&Config {
             peer: Some(vec![Peer {
                 prefix: Addr(vec![203, 0, 113, 0]),
@@ -778,6 +866,21 @@ mod tests {
             line,
             "port 50000 role host k 16 epsilon 1e-4 hold 2ms max-memory 64M \
              reporter 198.51.100.1,198.51.100.7 peer 203.0.113.0/24=198.51.100.2"
+        );
+        let line = config_line(&Config {
+            role: Some(enum_val(ROLE, 0)),
+            report: Some(enum_val(REPORT, 1)),
+            node_id: Some(7),
+            report_interval_us: Some(100),
+            report_flow_gap_us: Some(0),
+            report_port_rate: Some(500),
+            report_psns: Some(16),
+            ..Default::default()
+        });
+        assert_eq!(
+            line,
+            "role disabled report on node-id 7 report-interval-us 100 \
+             report-flow-gap-us 0 report-port-rate 500 report-psns 16"
         );
     }
 
@@ -1126,6 +1229,17 @@ mod tests {
         assert_eq!(stats_section("drop-anything-new"), "drops");
         assert_eq!(stats_section("skip-anything-new"), "drops");
         assert_eq!(stats_section("anything-new"), "flows and messages");
+        assert_eq!(stats_section("report-anything-new"), "path reporter");
+        assert_eq!(stats_section("reports-anything-new"), "path reporter");
+        // The reporter's: every counter whose doc says so, and no other.
+        for a in STATS_SET.attrs.iter().filter(|a| a.ty == AttrType::Uint) {
+            assert_eq!(
+                stats_section(a.name) == "path reporter",
+                a.doc.starts_with("Reporter:"),
+                "{}",
+                a.name
+            );
+        }
         let titles: Vec<&str> = stats.iter().map(|(t, _)| *t).collect();
         assert_eq!(titles, STATS_TITLES);
         assert!(stats.iter().all(|(_, g)| !g.is_empty()));

@@ -20,6 +20,7 @@
 
 use super::super::engine::module_caps::{MAX_BDP_DEFAULT, MAX_M};
 use super::super::nl;
+use super::super::report::{Params, SLOT_PSNS};
 use super::super::roce::ROCEV2_UDP_PORT;
 use super::{Addr, Field, List, Peer, Refusal, Why, EADDRINUSE};
 
@@ -39,6 +40,20 @@ pub const SYMBOL_LEN_MAX: u16 = 1104;
 pub const REPAIR_OVERHEAD: u32 = 20 + 2 * 4 * 255u32.div_ceil(32) + 8 + 20;
 /// The same to an IPv6 peer: its header is 40 octets, not 20. 132.
 pub const REPAIR_OVERHEAD_V6: u32 = REPAIR_OVERHEAD - 20 + 40;
+/// Largest report-interval-us (1 s; the least is 1).
+pub const REPORT_INTERVAL_US_MAX: u32 = 1_000_000;
+/// Largest report-flow-gap-us (10 s; 0 is no gap).
+pub const REPORT_FLOW_GAP_US_MAX: u32 = 10_000_000;
+/// Largest report-port-rate, reports per second (the least is 1).
+pub const REPORT_PORT_RATE_MAX: u32 = 1_000_000;
+/// The burst of a reporter's per-port bucket, reports: fixed (no attribute
+/// sets it), the bucket's size beside report-port-rate.
+pub const REPORT_PORT_BURST: u32 = 64;
+/// Largest report-psns (the least is 1): the own PSNs a reporter's slot
+/// lists ([`SLOT_PSNS`]).
+pub const REPORT_PSNS_MAX: u8 = 64;
+
+const _: () = assert!(REPORT_PSNS_MAX as usize == SLOT_PSNS);
 
 const _: () = assert!(REPAIR_OVERHEAD == 112 && REPAIR_OVERHEAD_V6 == 132);
 
@@ -53,7 +68,12 @@ const _: () =
     assert!(super::super::engine::module_caps::CSF_ACC == MAX_M as usize * SYMBOL_LEN_MAX as usize);
 const _: () = assert!(super::super::engine::module_caps::DECODE_OUT % SYMBOL_LEN_MAX as usize == 0);
 // Given keeps one bit per config attribute.
-const _: () = assert!(nl::CONFIG_MAX_BDP < 32 && nl::CONFIG_PEER < 32 && nl::CONFIG_PAD < 32);
+const _: () = assert!(
+    nl::CONFIG_MAX_BDP < 32
+        && nl::CONFIG_PEER < 32
+        && nl::CONFIG_PAD < 32
+        && nl::CONFIG_REPORT_PSNS < 32
+);
 
 /// The netns's role (enum `role`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,6 +167,23 @@ pub struct Config {
     pub max_bdp: u32,
     /// Octets the flows may keep.
     pub max_memory: u64,
+    /// Whether this netns is a Path Reporter (reports its own drops of
+    /// RoCEv2 source packets); valid with any role.
+    pub report: bool,
+    /// The reporter's Node ID; 0: auto (the kernel uses the low 32 bits
+    /// of the netns cookie: [`Config::report_params`]).
+    pub node_id: u32,
+    /// The reporter's aggregation interval, µs (1 to
+    /// [`REPORT_INTERVAL_US_MAX`]).
+    pub report_interval_us: u32,
+    /// Least time between two reports about one flow, µs (at most
+    /// [`REPORT_FLOW_GAP_US_MAX`]).
+    pub report_flow_gap_us: u32,
+    /// Reports per second on each egress interface (1 to
+    /// [`REPORT_PORT_RATE_MAX`]; burst [`REPORT_PORT_BURST`]).
+    pub report_port_rate: u32,
+    /// Own PSNs a report lists (1 to [`REPORT_PSNS_MAX`]).
+    pub report_psns: u8,
     /// The reporters.
     pub reporters: List<Addr, MAX_REPORTERS>,
     /// The peers, each prefix once.
@@ -177,6 +214,12 @@ impl Config {
         max_flows: 1024,
         max_bdp: MAX_BDP_DEFAULT,
         max_memory: 64 << 20,
+        report: false,
+        node_id: 0,
+        report_interval_us: 50, // the draft's RECOMMENDED
+        report_flow_gap_us: 1000,
+        report_port_rate: 10_000,
+        report_psns: REPORT_PSNS_MAX,
         reporters: List::new(NO_ADDR),
         peers: List::new(NO_PEER),
     };
@@ -186,13 +229,31 @@ impl Config {
     /// An empty peer list (to fill with `push`).
     pub const NO_PEERS: List<Peer, MAX_PEERS> = List::new(NO_PEER);
 
-    /// The port the CREM socket serves: the port while a role is enabled,
+    /// The port the CREM socket serves: the port while a role is enabled
+    /// or the netns reports (a reporter sends from it, whatever its role),
     /// else 0 (none). config-set binds the socket to it (the C's `old_port`
     /// is the old configuration's).
     pub const fn socket_port(&self) -> u16 {
-        match self.role {
-            Role::Disabled => 0,
-            Role::Host | Role::Gateway => self.port,
+        match (self.role, self.report) {
+            (Role::Disabled, false) => 0,
+            _ => self.port,
+        }
+    }
+
+    /// The reporter's settings: node-id (0: `auto_node_id`, which the
+    /// kernel takes from the netns cookie's low 32 bits), the interval and
+    /// the flow gap in ns, report-psns.
+    pub const fn report_params(&self, auto_node_id: u32) -> Params {
+        let us = 1000;
+        Params {
+            node_id: if self.node_id == 0 {
+                auto_node_id
+            } else {
+                self.node_id
+            },
+            interval: (self.report_interval_us as u64).saturating_mul(us),
+            flow_gap: (self.report_flow_gap_us as u64).saturating_mul(us),
+            psn_limit: self.report_psns as usize,
         }
     }
 
@@ -381,6 +442,42 @@ impl<'c> Edit<'c> {
         self.mark(nl::CONFIG_MAX_MEMORY);
     }
 
+    /// `report` (the policy admits 0 and 1).
+    pub fn report(&mut self, v: bool) {
+        self.c.report = v;
+        self.mark(nl::CONFIG_REPORT);
+    }
+
+    /// `node-id`.
+    pub fn node_id(&mut self, v: u32) {
+        self.c.node_id = v;
+        self.mark(nl::CONFIG_NODE_ID);
+    }
+
+    /// `report-interval-us`.
+    pub fn report_interval_us(&mut self, v: u32) {
+        self.c.report_interval_us = v;
+        self.mark(nl::CONFIG_REPORT_INTERVAL_US);
+    }
+
+    /// `report-flow-gap-us`.
+    pub fn report_flow_gap_us(&mut self, v: u32) {
+        self.c.report_flow_gap_us = v;
+        self.mark(nl::CONFIG_REPORT_FLOW_GAP_US);
+    }
+
+    /// `report-port-rate`.
+    pub fn report_port_rate(&mut self, v: u32) {
+        self.c.report_port_rate = v;
+        self.mark(nl::CONFIG_REPORT_PORT_RATE);
+    }
+
+    /// `report-psns`.
+    pub fn report_psns(&mut self, v: u8) {
+        self.c.report_psns = v;
+        self.mark(nl::CONFIG_REPORT_PSNS);
+    }
+
     /// A `reporter` attribute's payload: an address, or empty (adds
     /// nothing). Refused: the list is full ([`Why::TooManyReporters`],
     /// checked first), or the payload is no address ([`Why::AddrLen`]);
@@ -451,14 +548,19 @@ impl<'c> Edit<'c> {
     /// The rules across attributes, on the edited configuration, in the
     /// C's order (`crem_apply_cfg`'s end): a role needs a port; the port is
     /// not RoCEv2's; k + m ≤ 255; m ≤ [`MAX_M`]; symbol-len 0 or at least
-    /// [`SYMBOL_LEN_MIN`]; symbol-len at most [`SYMBOL_LEN_MAX`]. Returns
-    /// what was given (for [`check_limits`], [`check_mtu`] and
-    /// [`bind_result`]), or the first rule broken.
+    /// [`SYMBOL_LEN_MIN`]; symbol-len at most [`SYMBOL_LEN_MAX`]. The
+    /// reporter's rules, which the C never had, come with the role's (report
+    /// needs a port) and after the C's (the report-* ranges, in attribute
+    /// order). Returns what was given (for [`check_limits`], [`check_mtu`]
+    /// and [`bind_result`]), or the first rule broken.
     pub fn finish(self) -> Result<Given, Refusal> {
         let (c, g) = (&*self.c, self.given);
         let refuse = |at, why| Err(Refusal::new(at, why));
         if c.role != Role::Disabled && c.port == 0 {
             return refuse(g.attr_or_request(nl::CONFIG_ROLE), Why::RoleWithoutPort);
+        }
+        if c.report && c.port == 0 {
+            return refuse(g.attr_or_request(nl::CONFIG_REPORT), Why::ReportWithoutPort);
         }
         if c.port == ROCEV2_UDP_PORT {
             return refuse(g.attr_or_request(nl::CONFIG_PORT), Why::RocePort);
@@ -479,7 +581,26 @@ impl<'c> Edit<'c> {
         if c.symbol_len > SYMBOL_LEN_MAX {
             return refuse(g.attr(nl::CONFIG_SYMBOL_LEN), Why::SymbolLenTooLarge);
         }
-        Ok(g)
+        self.report_ranges()
+    }
+
+    /// The report-* attributes within their ranges (each refusal names the
+    /// attribute if given, else the request).
+    fn report_ranges(self) -> Result<Given, Refusal> {
+        let (c, g) = (&*self.c, self.given);
+        let out = |v: u32, lo: u32, hi: u32| v < lo || v > hi;
+        let why = if out(c.report_interval_us, 1, REPORT_INTERVAL_US_MAX) {
+            (nl::CONFIG_REPORT_INTERVAL_US, Why::ReportInterval)
+        } else if c.report_flow_gap_us > REPORT_FLOW_GAP_US_MAX {
+            (nl::CONFIG_REPORT_FLOW_GAP_US, Why::ReportFlowGap)
+        } else if out(c.report_port_rate, 1, REPORT_PORT_RATE_MAX) {
+            (nl::CONFIG_REPORT_PORT_RATE, Why::ReportPortRate)
+        } else if out(c.report_psns.into(), 1, REPORT_PSNS_MAX.into()) {
+            (nl::CONFIG_REPORT_PSNS, Why::ReportPsns)
+        } else {
+            return Ok(g);
+        };
+        Err(Refusal::new(g.attr_or_request(why.0), why.1))
     }
 }
 
@@ -598,16 +719,18 @@ pub fn bind_result(c: &Config, given: Given, serving: u16, err: i32) -> Result<(
 }
 
 /// Explains netfilter hooks that could not be registered for the new
-/// role (`err`: 0 or a negative errno): the refusal names the role if
-/// given, else the request, and returns `err` (no errno: EINVAL).
+/// role and report (`err`: 0 or a negative errno): the refusal names the
+/// role if given, else report if given, else the request, and returns
+/// `err` (no errno: EINVAL).
 pub fn hooks_result(given: Given, err: i32) -> Result<(), Refusal> {
     if err == 0 {
         return Ok(());
     }
-    Err(Refusal::new(
-        given.attr_or_request(nl::CONFIG_ROLE),
-        Why::Hooks { err },
-    ))
+    let at = match given.attr(nl::CONFIG_ROLE) {
+        Some(role) => Some(role),
+        None => given.attr_or_request(nl::CONFIG_REPORT),
+    };
+    Err(Refusal::new(at, Why::Hooks { err }))
 }
 
 #[cfg(test)]
@@ -629,6 +752,54 @@ mod tests {
         assert!(c.reporters.is_empty() && c.peers.is_empty());
         assert_eq!(Config::default(), c);
         assert_eq!(c.socket_port(), 0);
+    }
+
+    #[test]
+    fn reporter_defaults() {
+        let c = Config::DEFAULT;
+        assert_eq!((c.report, c.node_id), (false, 0));
+        assert_eq!(
+            (
+                c.report_interval_us,
+                c.report_flow_gap_us,
+                c.report_port_rate,
+                c.report_psns
+            ),
+            (50, 1000, 10_000, 64)
+        );
+        // The aggregator's defaults, but for the Node ID (auto here).
+        let p = c.report_params(0xc0ffee);
+        assert_eq!(
+            p,
+            Params {
+                node_id: 0xc0ffee,
+                ..Params::default()
+            }
+        );
+        let mut c = c;
+        (c.node_id, c.report_interval_us, c.report_psns) = (7, REPORT_INTERVAL_US_MAX, 1);
+        c.report_flow_gap_us = REPORT_FLOW_GAP_US_MAX;
+        let p = c.report_params(0xc0ffee);
+        assert_eq!(
+            (p.node_id, p.interval, p.flow_gap, p.psn_limit),
+            (7, 1_000_000_000, 10_000_000_000, 1)
+        );
+    }
+
+    #[test]
+    fn a_reporter_has_a_socket_whatever_its_role() {
+        let mut c = Config::DEFAULT;
+        c.port = 7470;
+        assert_eq!(c.socket_port(), 0);
+        c.report = true;
+        assert_eq!(c.socket_port(), 7470);
+        for role in [Role::Host, Role::Gateway] {
+            c.role = role;
+            assert_eq!(c.socket_port(), 7470);
+            c.report = false;
+            assert_eq!(c.socket_port(), 7470);
+            c.report = true;
+        }
     }
 
     #[test]
@@ -654,10 +825,16 @@ mod tests {
         assert_eq!(r.why.fixed(), None);
         assert_eq!(
             r.why.to_string(),
-            "cannot register the role's netfilter hooks: error -12 (nothing changed)"
+            "cannot register netfilter hooks (role, report): error -12 (nothing changed)"
         );
         let r = hooks_result(Given::NONE, 5).unwrap_err();
         assert_eq!((r.at, r.errno.get()), (Some(Field::Request), 22));
+        // report if given and the role is not.
+        let report = Given::NONE.with(nl::CONFIG_REPORT);
+        let r = hooks_result(report, -12).unwrap_err();
+        assert_eq!(r.at, Some(Field::Config(nl::CONFIG_REPORT)));
+        let r = hooks_result(report.with(nl::CONFIG_ROLE), -12).unwrap_err();
+        assert_eq!(r.at, Some(Field::Config(nl::CONFIG_ROLE)));
     }
 
     #[test]

@@ -20,7 +20,9 @@ verbatim.
 KEYS:
     port PORT          CREM UDP port, 0..65535; 0 turns CREM off. There is no
                        default port: set one before a role.
-    role ROLE          disabled | host (soft-RoCE shim) | gateway (forwarding)
+    role ROLE          disabled | host (soft-RoCE shim) | gateway (forwarding),
+                       or reporter: a Path Reporter only, the same as
+                       'role disabled report on' (show prints both)
     recovery MODE      coded | selective-repeat | both
     adaptive on|off    on: the redundancy policy chooses m; off: k and m fixed
     k N                source block size in PSN positions, 1..255
@@ -38,6 +40,23 @@ KEYS:
                        cannot use up this host's own protection)
     max-memory SIZE    retention and decode memory: 65536, 64K, 64M, 1G
                        (suffixes are powers of 1024)
+    report on|off      on: a Path Reporter, whatever the role: reports the
+                       RoCEv2 packets this namespace drops itself to their
+                       senders' CREM functions (PATH_REPORT), sent from the
+                       CREM port, which it needs (bound even with role
+                       disabled)
+    node-id N|auto     the reporter's Node ID in its reports, 0..4294967295;
+                       0 or auto: the namespace cookie's low 32 bits
+    report-interval-us N
+                       aggregation interval: a flow's drops are reported
+                       together N us after its first, 1..1000000 (50)
+    report-flow-gap-us N
+                       least time between two reports about one flow, us,
+                       0..10000000 (1000)
+    report-port-rate N reports per second at most on each egress interface,
+                       1..1000000 (10000), bursts of 64
+    report-psns N      own dropped PSNs a report lists, 1..64 (64); more are
+                       counted only, and the report is marked Truncated
     reporter ADDR[,ADDR...] | none
                        allow-listed Path Reporter addresses (IPv4/IPv6);
                        replaces the list. Repeat the key to add more;
@@ -49,6 +68,8 @@ KEYS:
 
     Keys may also be written as the YAML attribute names (hold-us,
     epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
+    Ranges the kernel checks (m, the report-* keys) are refused by it,
+    with its reason.
     A set without reporter/peer leaves those lists alone; 'none' cannot be
     combined with other values of the same key.",
     after_long_help = help::after(
@@ -56,6 +77,8 @@ KEYS:
             "crem-ctl set port 50000 role host",
             "crem-ctl set k 16 m 4 epsilon 1e-5 hold 2ms",
             "crem-ctl set reporter 198.51.100.1,2001:db8::1",
+            "crem-ctl set port 7470 role reporter node-id 1",
+            "crem-ctl set report on report-interval-us 100 report-psns 32",
             "crem-ctl set peer 203.0.113.0/24=198.51.100.2 peer 2001:db8:1::/48=2001:db8::2",
         ],
         &[],

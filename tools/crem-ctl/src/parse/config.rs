@@ -8,7 +8,7 @@ use super::value::{
 };
 use super::Words;
 use crate::model::{enum_val, Config, EnumVal};
-use crate::uapi::{self, AttrSpec, CONFIG_SET};
+use crate::uapi::{self, role, AttrSpec, CONFIG_SET};
 
 /// The keys of `crem-ctl set`, in display order: (key, attribute name,
 /// config-file key, value syntax).
@@ -19,7 +19,12 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
         "Port",
         "0..65535 but 4791 (0 disables CREM)",
     ),
-    ("role", "role", "Role", "disabled|host|gateway"),
+    (
+        "role",
+        "role",
+        "Role",
+        "disabled|host|gateway, or reporter (= role disabled report on)",
+    ),
     (
         "recovery",
         "recovery",
@@ -62,6 +67,42 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
         "octets with K/M/G/T suffix (1024-based), up to 64G: 64M",
     ),
     (
+        "report",
+        "report",
+        "Report",
+        "on|off (a Path Reporter; needs a port)",
+    ),
+    (
+        "node-id",
+        "node-id",
+        "NodeId",
+        "0..4294967295; 0 or auto: the netns cookie's low 32 bits",
+    ),
+    (
+        "report-interval-us",
+        "report-interval-us",
+        "ReportIntervalUs",
+        "aggregation interval, 1..1000000 microseconds (default 50)",
+    ),
+    (
+        "report-flow-gap-us",
+        "report-flow-gap-us",
+        "ReportFlowGapUs",
+        "least time between two reports of a flow, 0..10000000 microseconds (default 1000)",
+    ),
+    (
+        "report-port-rate",
+        "report-port-rate",
+        "ReportPortRate",
+        "reports per second per egress interface, 1..1000000 (default 10000; burst 64)",
+    ),
+    (
+        "report-psns",
+        "report-psns",
+        "ReportPsns",
+        "own dropped PSNs a report lists, 1..64 (default 64)",
+    ),
+    (
         "reporter",
         "reporter",
         "Reporter",
@@ -95,6 +136,13 @@ pub fn canonical_key(k: &str) -> Option<&'static str> {
         .map(|x| x.0)
 }
 
+/// The value of `role` that is no role: a Path Reporter only, `role
+/// disabled report on`.
+const ROLE_REPORTER: &str = "reporter";
+/// `report` given twice, once maybe as `role reporter`.
+const REPORT_TWICE: &str =
+    "report given more than once ('role reporter' is role disabled report on)";
+
 fn spec(name: &str) -> &'static AttrSpec {
     CONFIG_SET.by_name(name).expect("attribute in the spec")
 }
@@ -126,7 +174,16 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
     let int = || parse_int_for(k, k, value);
     match k {
         "port" => once(&mut c.port, k, || Ok(int()? as u16)),
-        "role" => once(&mut c.role, k, || parse_enum(k, uapi::ROLE, value)),
+        "role" if value.eq_ignore_ascii_case(ROLE_REPORTER) => {
+            once(&mut c.role, k, || {
+                Ok(enum_val(uapi::ROLE, role::DISABLED.into()))
+            })?;
+            once(&mut c.report, "report", || Ok(enum_val(uapi::REPORT, 1)))
+                .map_err(|_| REPORT_TWICE.to_string())
+        }
+        "role" => once(&mut c.role, k, || {
+            parse_enum(k, uapi::ROLE, value).map_err(|e| format!("{e} (or {ROLE_REPORTER})"))
+        }),
         "recovery" => once(&mut c.recovery, k, || parse_enum(k, uapi::RECOVERY, value)),
         "adaptive" => once(&mut c.adaptive, k, || {
             Ok(enum_val(uapi::ADAPTIVE, parse_bool(k, value)?.into()))
@@ -160,6 +217,22 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "max-memory" => once(&mut c.max_memory, k, || {
             check_range(k, "max-memory", parse_size(k, value)?)
         }),
+        "report" if c.report.is_some() => Err(REPORT_TWICE.into()),
+        "report" => once(&mut c.report, k, || {
+            Ok(enum_val(uapi::REPORT, parse_bool(k, value)?.into()))
+        }),
+        "node-id" => once(&mut c.node_id, k, || {
+            if value.eq_ignore_ascii_case("auto") {
+                Ok(0)
+            } else {
+                Ok(int()? as u32)
+            }
+        }),
+        // The kernel refuses values outside their ranges, naming them.
+        "report-interval-us" => once(&mut c.report_interval_us, k, || Ok(int()? as u32)),
+        "report-flow-gap-us" => once(&mut c.report_flow_gap_us, k, || Ok(int()? as u32)),
+        "report-port-rate" => once(&mut c.report_port_rate, k, || Ok(int()? as u32)),
+        "report-psns" => once(&mut c.report_psns, k, || Ok(int()? as u8)),
         "reporter" => extend_list(&mut c.reporter, k, parse_addr_list(k, value)?),
         "peer" => extend_list(&mut c.peer, k, parse_peer_list(k, value)?),
         _ => unreachable!("every key of KEYS is handled"),
@@ -309,6 +382,84 @@ mod tests {
         assert!(e(&["peer", "203.0.113.0/33=198.51.100.2"]).contains("prefix length"));
         assert!(e(&["peer", "203.0.113.0/24"]).contains("PREFIX/LEN=ADDR"));
         assert!(e(&[]).contains("nothing to set"));
+    }
+
+    #[test]
+    fn reporter_keys() {
+        let c = set(&[
+            "report",
+            "on",
+            "node-id",
+            "4294967295",
+            "report-interval-us",
+            "100",
+            "report-flow-gap-us",
+            "0",
+            "report-port-rate",
+            "500",
+            "report-psns",
+            "16",
+        ])
+        .unwrap();
+        assert_eq!(c.report.map(|r| r.to_string()).as_deref(), Some("on"));
+        assert_eq!(
+            (
+                c.node_id,
+                c.report_interval_us,
+                c.report_flow_gap_us,
+                c.report_port_rate,
+                c.report_psns
+            ),
+            (Some(u32::MAX), Some(100), Some(0), Some(500), Some(16))
+        );
+        assert_eq!(c.role, None, "report leaves the role alone");
+        // Config-file spellings; node-id auto is 0; off.
+        let c = set(&["NodeId", "auto", "ReportPsns", "64", "Report", "off"]).unwrap();
+        assert_eq!((c.node_id, c.report_psns), (Some(0), Some(64)));
+        assert_eq!(c.report.map(|r| r.value), Some(0));
+        // The kernel judges the ranges (and names them); the types are ours.
+        assert!(set(&["report-psns", "65", "report-interval-us", "0"]).is_ok());
+        let e = |a: &[&str]| set(a).unwrap_err();
+        assert_eq!(
+            e(&["report-psns", "256"]),
+            "report-psns: 256 is out of range (0..=255)"
+        );
+        assert!(e(&["node-id", "4294967296"]).contains("out of range (0..=4294967295)"));
+        assert_eq!(
+            e(&["report", "maybe"]),
+            "report: expected on or off, got 'maybe'"
+        );
+    }
+
+    #[test]
+    fn role_reporter_is_role_disabled_report_on() {
+        let sugar = set(&["role", "reporter", "port", "7470"]).unwrap();
+        let plain = set(&["role", "disabled", "report", "on", "port", "7470"]).unwrap();
+        assert_eq!(sugar, plain);
+        assert_eq!(
+            sugar.role.map(|r| r.to_string()).as_deref(),
+            Some("disabled")
+        );
+        assert_eq!(sugar.report.map(|r| r.value), Some(1));
+        // Any case; what goes to the kernel is the two attributes.
+        assert_eq!(set(&["Role", "Reporter"]).unwrap().to_attrs(), {
+            let mut c = plain.clone();
+            c.port = None;
+            c.to_attrs()
+        });
+        // report given too, before or after: refused (one of them says it).
+        let e = |a: &[&str]| set(a).unwrap_err();
+        let twice = "report given more than once ('role reporter' is role disabled report on)";
+        assert_eq!(e(&["role", "reporter", "report", "on"]), twice);
+        assert_eq!(e(&["report", "off", "role", "reporter"]), twice);
+        assert_eq!(
+            e(&["role", "reporter", "role", "host"]),
+            "role given more than once"
+        );
+        assert_eq!(
+            e(&["role", "router"]),
+            "role: expected one of disabled|host|gateway, got 'router' (or reporter)"
+        );
     }
 
     #[test]
