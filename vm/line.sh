@@ -22,14 +22,21 @@
 #   rtt       measured RTT at 2, 10 and 50 ms: each gateway's flows report
 #             srtt-us within 25 % of the netem RTT, LOSS_REPORTs at least
 #             once per SRTT (vm/guest/rtt.sh)
+#   report    the Path Reporter (docs/reporter-plan.md R3): a fifth netns
+#             r between the gateways reports its tbf's drops; the
+#             PATH_REPORTs captured match the drops tcpdump saw at r (PSNs,
+#             Lost Count, node-id, cause), r's and n2's counters agree, MTU
+#             576 cuts reports with Truncated, report off and netem loss
+#             elsewhere send none, rmmod while reporting
+#             (vm/guest/report.sh; CREM_PARTS="main off" runs some)
 # Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
 # long the traffic runs (churn: 120 on the debug kernel, the issue's "at
 # least 2 minutes", 30 otherwise; edges: 30 on the debug kernel, 12
-# otherwise; datapath: 20 per transfer).
+# otherwise; datapath: 20 per transfer; report: 10 per run, five runs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-[ $# -ge 3 ] || die "usage: line.sh datapath|datapath6|churn|edges|rtt MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
+[ $# -ge 3 ] || die "usage: line.sh datapath|datapath6|churn|edges|rtt|report MODULE CREMCTL_BINARY [normal|debug] [SECONDS]"
 case_=$1 mod=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") variant=${4:-normal}
 case $case_ in
   churn) secs=${5:-$([ "$variant" = debug ] && echo 120 || echo 30)} ;;
@@ -41,6 +48,9 @@ case $case_ in
     # 388 s of 396 under TCG at 12 s (the VM's timeout is a hang detector).
     timeout_per_sec=14 ;;
   rtt) secs=${5:-10} ;;
+  # Five runs of 3 + SECONDS s of traffic, each with three captures started
+  # and stopped and a comparison under TCG.
+  report) secs=${5:-10} timeout_per_sec=40 ;;
   *) die "unknown case $case_" ;;
 esac
 [ -f "$mod" ] || die "no module $2"
@@ -55,7 +65,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|unload): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

@@ -27,7 +27,14 @@ for k in '$2'.split('.'): s=s.get(k, 0) if isinstance(s, dict) else 0
 print(s)" 2>/dev/null || echo 0; }
 # line_up NETEM: the four netns, the WAN link's netem on n2's egress NETEM.
 line_up() {
-  WAN_NETEM=$1 LINE_SRC=192.0.2.1 LINE_DST=203.0.113.1
+  WAN_NETEM=$1
+  lans_up
+  wan_up
+}
+# lans_up: the four netns and both LANs, n2 and n1 forwarding; the WAN
+# between them is the caller's (wan_up, or report.sh's through a router).
+lans_up() {
+  LINE_SRC=192.0.2.1 LINE_DST=203.0.113.1
   for n in n0 n1 n2 n3; do ip netns add $n; ip -n $n link set lo up; done
   ip link add a0 netns n0 type veth peer name a2 netns n2
   ip link add b3 netns n3 type veth peer name b1 netns n1
@@ -37,7 +44,6 @@ line_up() {
   ip -n n0 route add default via 192.0.2.2
   ip -n n3 route add default via 203.0.113.2
   for n in n1 n2; do X $n sysctl -q -w net.ipv4.ip_forward=1; done
-  wan_up
 }
 # wan_up: the n2 - n1 link (made again after a device deletion).
 wan_up() {
