@@ -27,6 +27,7 @@ compare: PREFIX.in.pcap (r's ingress from n2) and PREFIX.out.pcap (r's
     truncated     reports with the Truncated flag (0x80)
     cut           reports listing fewer PSNs than their Lost Counts add up to
     cut-unflagged flagged-uncut: the flag and the cut disagree
+    over          reports listing more PSNs than their Lost Counts add up to
     entries listed unique: hop entries, PSN words, distinct (flow, PSN)
     false         distinct listed (flow, PSN) that r did not drop
     covered       distinct listed that r did drop; missing: dropped, unlisted
@@ -181,7 +182,7 @@ def compare(prefix, ctl, csf):
     t = truth(prefix)
     r = dict(t, **originated(f'{prefix}.rep.pcap', csf))
     r['dropped'] = sum(t['dropped'].values())
-    for k in ('reports', 'invalid', 'truncated', 'cut', 'cut-unflagged', 'flagged-uncut',
+    for k in ('reports', 'invalid', 'truncated', 'cut', 'cut-unflagged', 'flagged-uncut', 'over',
               'entries', 'listed', 'lost', 'gap'):
         r[k] = 0
     listed, values = set(), {'nodes': set(), 'causes': set(), 'methods': set()}
@@ -206,6 +207,7 @@ def compare(prefix, ctl, csf):
         r['cut'] += cut
         r['cut-unflagged'] += cut and not flagged
         r['flagged-uncut'] += flagged and not cut
+        r['over'] += len(keys) > lost
         r['entries'] += len(hops)
         r['listed'] += len(keys)
         r['lost'] += lost
@@ -232,7 +234,7 @@ def compare(prefix, ctl, csf):
         f.write(''.join(f'listed, not dropped: {k}\n' for k in sorted(listed - dropped, key=str)[:50]))
     order = ('in', 'out', 'dropped', 'dropped-other', 'unmatched', 'datagrams', 'frags', 'icmp',
              'max-ip', 'reports', 'stray', 'invalid', 'truncated', 'cut', 'cut-unflagged',
-             'flagged-uncut', 'entries', 'listed', 'unique', 'false', 'covered', 'missing',
+             'flagged-uncut', 'over', 'entries', 'listed', 'unique', 'false', 'covered', 'missing',
              'lost', 'gap', 'nodes', 'causes', 'methods')
     print(' '.join(f'{k}={r[k]}' for k in order))
 
@@ -315,7 +317,7 @@ def selftest(ctl):
     got = dict(w.split('=', 1) for w in out)
     want = {'in': '10', 'out': '7', 'dropped': '3', 'dropped-other': '1', 'reports': '3',
             'stray': '1', 'frags': '1', 'datagrams': '5', 'truncated': '1', 'cut': '2',
-            'cut-unflagged': '1', 'flagged-uncut': '0', 'listed': '4', 'false': '1',
+            'cut-unflagged': '1', 'flagged-uncut': '0', 'over': '0', 'listed': '4', 'false': '1',
             'covered': '3', 'missing': '0', 'lost': '6', 'gap': '1', 'nodes': '77',
             'causes': 'queue-overflow', 'methods': 'node-local-drop', 'invalid': '0'}
     bad = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
