@@ -24,8 +24,8 @@
 #            add up to the drops; R-c r's counters (report-drops-overflow,
 #            reports-sent, report-send-failures) and n2's (path-reports,
 #            path-dropped-psns) agree with the captures
-#   mtu:     R-e r's link toward n2 at MTU 576, drops aggregated over a
-#            long interval: every report fits 576 octets of IP unfragmented,
+#   mtu:     R-e r's route to n2 at a locked MTU of 300, drops aggregated
+#            over a long interval: every report fits 300 octets of IP unfragmented,
 #            those cut are flagged Truncated
 #   off:     R-f report off: r's tbf drops, r reports nothing and its
 #            counters stay still
@@ -297,24 +297,27 @@ part_main() {
 # QPs in turn), a tbf of 1 Mbit/s (13 packets deep, 400 packets a second):
 # it drops most of each burst, and one reporting interval (raised to 100
 # ms: a burst took 55 ms in Python under TCG, at most 145) gathers them into
-# one report of up to report-psns 255 PSNs, 1040 octets of PSN list: more
-# than 576 octets of IP can carry (126 PSNs), so the reporter must cut.
+# one report of up to report-psns 64 PSNs (its largest), 256 octets of PSN
+# list: 328 octets of IP with the report's 44 fixed octets, more than the
+# 300 of r's route to n2 (a locked route MTU: only what r sends is
+# limited, so the RoCEv2 packets and REPAIRs r forwards pass), which
+# carries 57 PSNs: the reporter must cut.
 MTU_INTERVAL_US=100000
 bottleneck_slow() { bottleneck on "rate 1mbit burst 4kb limit 4kb"; }
 part_mtu() {
   bottleneck off
   fresh_flows
-  ip -n r link set r2 mtu 576
-  rset "mtu: r: set report-interval-us $MTU_INTERVAL_US report-psns 255" \
-    report-interval-us $MTU_INTERVAL_US report-psns 255
+  ip -n r route replace $N2_W/32 dev r2 mtu lock 300
+  rset "mtu: r: set report-interval-us $MTU_INTERVAL_US report-psns 64" \
+    report-interval-us $MTU_INTERVAL_US report-psns 64
   measure mtu bottleneck_slow 2 200
   reports=$(sum mtu reports)
-  expect "R-e: MTU 576 toward n2: every report within 576 octets of IP and unfragmented, those cut Truncated" \
-    "[ $reports -gt 0 ] && [ $(sum mtu max-ip) -le 576 ] && [ $(sum mtu frags) = 0 ] && [ $(sum mtu truncated) -ge 1 ] && [ $(sum mtu cut-unflagged) = 0 ] && [ $(sum mtu invalid) = 0 ]" \
+  expect "R-e: route MTU 300 toward n2: every report within 300 octets of IP and unfragmented, those cut Truncated" \
+    "[ $reports -gt 0 ] && [ $(sum mtu max-ip) -le 300 ] && [ $(sum mtu frags) = 0 ] && [ $(sum mtu truncated) -ge 1 ] && [ $(sum mtu cut-unflagged) = 0 ] && [ $(sum mtu invalid) = 0 ]" \
     "reports $reports, largest IP packet $(sum mtu max-ip), fragments $(sum mtu frags), Truncated $(sum mtu truncated), cut $(sum mtu cut) (unflagged $(sum mtu cut-unflagged)), invalid $(sum mtu invalid); dropped $(sum mtu dropped)"
   expect "R-e: the cut reports list only PSNs r dropped" \
     "[ $reports -gt 0 ] && [ $(sum mtu false) = 0 ]" "listed $(sum mtu unique), not dropped $(sum mtu false)"
-  ip -n r link set r2 mtu 1500
+  ip -n r route del $N2_W/32 dev r2
   rset "mtu: r: set report-interval-us 50 report-psns 64 (the defaults back)" report-interval-us 50 report-psns 64
 }
 
