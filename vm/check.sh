@@ -191,7 +191,9 @@ if [ "$variant" != debug ]; then
   # counted ones (about 1.5 min); line-datapath6 the same over IPv6 (about
   # 1 min). line-edges: CE-marked REPAIRs, GRO
   # aggregates, bridged traffic, a deleted input device with packets held,
-  # a HELLO flood, a forged request (about 5 min). install-check (about
+  # a HELLO flood, a forged request (about 5 min). line-report: the Path
+  # Reporter at a router netns between the gateways, its PATH_REPORTs
+  # against the truth from captures (about 3 min). install-check (about
   # 20 s): make install on the host, install-tools into a temporary DESTDIR
   # and PREFIX (man pages through groff -ww and man, the completions,
   # systemd-analyze verify of crem@.service, uninstall) and install-module
@@ -202,6 +204,7 @@ if [ "$variant" != debug ]; then
     "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
     "line-datapath6 $here/line.sh datapath6 $top/crem.ko $ctl normal" \
     "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
+    "line-report $here/line.sh report $top/crem.ko $ctl normal" \
     -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}" \
     "install-check $here/install-check.sh"
   step demo-short demo_short
