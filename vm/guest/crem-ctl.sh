@@ -91,7 +91,7 @@ check "show: config, stats, flows" 0 "^config: .*port: +0 .*role: +disabled .*st
 "$CTL" show >"$EX/show-defaults.txt" 2>&1
 check "no command = show" 0 "^config: .*stats: .*flows: none" "$CTL"
 check "show config only" 0 "^config: .*k: +32 " "$CTL" show config
-check "-j show config is JSON with YAML names" 0 '^\{"config":\{"port":0,"role":"disabled","recovery":"coded","adaptive":"on","k":32,"m":2,"symbol-len":0,"epsilon-ppb":100000,"m-cong":1,"hold-us":0,"max-flows":1024,"max-memory":67108864,"max-bdp":256,"reporter":\[\],"peer":\[\]\}\}' "$CTL" -j show config
+check "-j show config is JSON with YAML names" 0 '^\{"config":\{"port":0,"role":"disabled","recovery":"coded","adaptive":"on","k":32,"m":2,"symbol-len":0,"epsilon-ppb":100000,"m-cong":1,"hold-us":0,"max-flows":1024,"max-memory":67108864,"max-bdp":256,"report":"off","node-id":0,"report-interval-us":50,"report-flow-gap-us":1000,"report-port-rate":10000,"report-psns":64,"reporter":\[\],"peer":\[\]\}\}' "$CTL" -j show config
 same_as_ynl "defaults: crem-ctl -j show config == cli.py config-get" "show config" --do config-get config
 
 # --- set, checked locally ------------------------------------------------------
@@ -198,6 +198,21 @@ check "another netns has its own (default) configuration" 0 '^\{"config":\{"port
 check "...and is configured separately" 0 '"port":7,' sh -c "ip netns exec other '$CTL' set port 7 && ip netns exec other '$CTL' -j show config"
 check "...leaving this one alone" 0 '"port":50000,' "$CTL" -j show config
 ip netns del other
+
+# --- a Path Reporter --------------------------------------------------------------
+ip netns add rep
+check "set role reporter = role disabled report on" 0 '"role":"disabled",.*"report":"on","node-id":7,' \
+  sh -c "ip netns exec rep '$CTL' set port 7470 role reporter node-id 7 && ip netns exec rep '$CTL' -j show config"
+check "show prints the role and report side by side" 0 "role: +disabled +report: +on " ip netns exec rep "$CTL" show config
+ip netns exec rep "$CTL" show config >"$EX/show-reporter.txt" 2>&1
+fixed "extack: report-psns 65, verbatim" 1 "report-psns must be 1 to 64 (the PSNs a report lists at most)" \
+  ip netns exec rep "$CTL" set report-psns 65
+fixed "...naming the attribute" 1 "attribute config.report-psns)" ip netns exec rep "$CTL" set report-psns 65
+fixed "role reporter beside report: usage error (exit 2)" 2 "report given more than once" \
+  ip netns exec rep "$CTL" set role reporter report off
+check "showconf: Role = disabled, Report = on" 0 "Role = disabled .*Report = on NodeId = 7 " ip netns exec rep "$CTL" showconf
+check "stats: the path reporter section" 0 "path reporter: +report-drops-overflow: +0 " ip netns exec rep "$CTL" stats
+ip netns del rep
 
 # --- offline commands and help ---------------------------------------------------------
 check "completions bash" 0 "crem-ctl" "$CTL" completions bash

@@ -103,6 +103,66 @@ $CHECKS set-limits 4 8388608 && $CHECKS set-limits 1024 67108864
 checks nsenter -t $uns -U -n $CHECKS expect-limits \
   "lowering the initial netns's limits lowers a user namespace's netns's (raising them does not)" 4 8388608
 kill $uns; wait $uns 2>/dev/null
+# A Path Reporter (report on), in its own netns: valid with the role
+# disabled, where its port is bound all the same (its reports are sent from
+# it) and FORWARD is hooked for the reports it forwards (netfilter's hooks
+# are not visible here, nfnetlink_hook is not built: KUnit's
+# config_hooks_per_role checks them, hook_reporter_only_passes what passes);
+# report off unbinds the port.
+ip netns add rep
+ip -n rep link set lo up
+checks ip netns exec rep $CHECKS reporter
+expect "role disabled report on port 7470: UDP 7470 bound (ss -uan)" ":7470 " ip netns exec rep ss -uan
+# Forwarded through the reporter (a -> rep -> b): RoCEv2 passes its FORWARD
+# hook untouched and uncounted while its role is disabled; as a gateway
+# (the positive control) the same packets are counted.
+ip netns add ra && ip netns add rb
+ip link add ra0 netns ra type veth peer name r0 netns rep
+ip link add rb0 netns rb type veth peer name r1 netns rep
+ip -n ra addr add 10.77.1.1/24 dev ra0 && ip -n ra link set ra0 up
+ip -n rep addr add 10.77.1.2/24 dev r0 && ip -n rep link set r0 up
+ip -n rep addr add 10.77.2.1/24 dev r1 && ip -n rep link set r1 up
+ip -n rb addr add 10.77.2.2/24 dev rb0 && ip -n rb link set rb0 up
+ip -n ra route add default via 10.77.1.2 && ip -n rb route add default via 10.77.2.1
+ip netns exec rep sysctl -qw net.ipv4.ip_forward=1
+# forward N: N RDMA WRITE ONLY packets (BTH opcode 0x0a) a -> b port 4791;
+# prints how many b received.
+forward() {
+  rm -f /tmp/rb.ready
+  ip netns exec rb python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.77.2.2", 4791)); s.settimeout(5)
+open("/tmp/rb.ready", "w").close()
+n = 0
+try:
+    while n < int(sys.argv[1]):
+        s.recv(2048); n += 1
+except OSError:
+    pass
+print("received", n)' "$1" &
+  for _ in $(seq 100); do [ -e /tmp/rb.ready ] && break; sleep 0.1; done
+  ip netns exec ra python3 -c '
+import socket, sys
+bth = bytes([0x0a, 0, 0xff, 0xff, 0, 0, 0, 0x12, 0, 0, 0, 1]) + bytes(64)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(int(sys.argv[1])):
+    s.sendto(bth, ("10.77.2.2", 4791))' "$1"
+  wait $!
+}
+expect "a reporter only forwards RoCEv2 untouched (all 20 arrive)" "received 20" forward 20
+expect "...and counts none at its FORWARD hook" "'roce-forward': 0,.*'sources': 0" \
+  ip netns exec rep $YNL --do stats-get
+ip netns exec rep $YNL --do config-set --json '{"role": 2}' >/dev/null
+expect "the same netns as a gateway (the control): all 20 arrive" "received 20" forward 20
+expect "...and its FORWARD hook counts them" "'roce-forward': 20,.*'sources': 20" \
+  ip netns exec rep $YNL --do stats-get
+ip netns exec rep $YNL --do config-set --json '{"role": 0}' >/dev/null
+expect "report off with role disabled: taken" "^None $" \
+  ip netns exec rep $YNL --do config-set --json '{"report": 0}'
+expect "...and UDP 7470 unbound (ss -uan)" "^0 $" \
+  sh -c "ip netns exec rep ss -uan | grep -c ':7470 '"
+expect "...nothing bound at all" "^ *$" ip netns exec rep $CHECKS udp-ports
+ip netns del ra; ip netns del rb; ip netns del rep
 # Notifications: a subscriber sees the change. It joins the group some
 # time after it starts (Python under TCG, slower on a loaded machine: one
 # CI run's subscriber missed a single change made 1.5 s after its start),

@@ -18,6 +18,14 @@ Cases:
   set-limits F M        config-set max-flows F, max-memory M
   expect-limits NAME F M  check NAME: config-get shows max-flows F, max-memory M
   subscribe refused|allowed NAME  check NAME: joining the events group is that
+  reporter      (in a fresh netns) the Path Reporter's attributes: defaults,
+                report needs a port, role disabled report on port 7470 taken
+                and serving (a datagram makes no flow), every attribute
+                round-trips at both ends of its range, each range refused
+                with its text at its attribute, a disabled role removes the
+                flows though the reporter's socket stays; ends reporting on
+                port 7470, role disabled
+  udp-ports     print the UDP ports bound in this netns (IPv4 and IPv6)
 """
 import errno
 import socket
@@ -304,10 +312,85 @@ def subscribe(want, name):
     report(got == want, name, why)
 
 
+REPORTER_DEFAULTS = {'report': 'off', 'node-id': 0, 'report-interval-us': 50,
+                     'report-flow-gap-us': 1000, 'report-port-rate': 10000, 'report-psns': 64}
+
+
+def udp_ports():
+    """The UDP ports bound in this netns, IPv4 and IPv6."""
+    ports = set()
+    for f in ('/proc/net/udp', '/proc/net/udp6'):
+        try:
+            with open(f) as fh:
+                ports |= {int(line.split()[1].rsplit(':', 1)[1], 16) for line in fh.readlines()[1:]}
+        except FileNotFoundError:
+            pass
+    return ports
+
+
+def reporter():
+    c = config()
+    got = {k: c.get(k) for k in REPORTER_DEFAULTS}
+    report(got == REPORTER_DEFAULTS, 'reporter defaults: report off, node-id 0 (auto), interval 50 us, '
+           'flow gap 1000 us, port rate 10000/s, 64 PSNs', c)
+    refused_as('report on without a port: refused, naming report', 'config-set', {'report': 1},
+               errno.EINVAL, 'set a CREM port before turning report on (reports are sent from it)',
+               '.report')
+    ynl.do('config-set', {'port': 7470, 'role': 0, 'report': 1})
+    c = config()
+    report((c['role'], c['report'], c['port']) == ('disabled', 'on', 7470),
+           'role disabled report on port 7470: taken (a reporter only)', c)
+    report(7470 in udp_ports(), '...its port is bound, though the role is disabled', udp_ports())
+    # The socket serves, but a netns whose role is disabled has no flow and
+    # makes none: a datagram is counted, and dropped as for no flow.
+    before = stats()
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'\x12', ('127.0.0.1', 7470))
+    time.sleep(0.2)
+    after = stats()
+    d = {k: after[k] - before[k] for k in ('msgs-in', 'drop-msg-no-flow', 'flows-created')}
+    report(d == {'msgs-in': 1, 'drop-msg-no-flow': 1, 'flows-created': 0},
+           '...a datagram to it is received and dropped for no flow (none is made)', d)
+    for ends in ({'node-id': 0xdeadbeef, 'report-interval-us': 1, 'report-flow-gap-us': 0,
+                  'report-port-rate': 1, 'report-psns': 1},
+                 {'node-id': 1, 'report-interval-us': 1000000, 'report-flow-gap-us': 10000000,
+                  'report-port-rate': 1000000, 'report-psns': 64}):
+        ynl.do('config-set', ends)
+        c = config()
+        report({k: c.get(k) for k in ends} == ends, f'config-get round-trips {ends}', c)
+    before = config()
+    for attr, bad, text in (
+            ('report-psns', 0, 'report-psns must be 1 to 64 (the PSNs a report lists at most)'),
+            ('report-psns', 65, 'report-psns must be 1 to 64 (the PSNs a report lists at most)'),
+            ('report-interval-us', 0, 'report-interval-us must be 1 to 1000000 (1 s)'),
+            ('report-interval-us', 1000001, 'report-interval-us must be 1 to 1000000 (1 s)'),
+            ('report-flow-gap-us', 10000001, 'report-flow-gap-us must not exceed 10000000 (10 s)'),
+            ('report-port-rate', 0, 'report-port-rate must be 1 to 1000000 reports per second'),
+            ('report-port-rate', 1000001,
+             'report-port-rate must be 1 to 1000000 reports per second')):
+        refused_as(f'{attr} {bad}: refused with its text, at {attr}', 'config-set',
+                   {attr: bad, 'k': 8}, errno.EINVAL, text, f'.{attr}')
+    refused('report 2: refused by the policy (a flag)', 'config-set', {'report': 2},
+            'out of range')
+    report(config() == before, '...and nothing of them was taken', config())
+    ynl.do('config-set', dict(REPORTER_DEFAULTS, report=1))
+    # A reporting gateway's flows go when its role is disabled, though its
+    # socket (the reporter's) stays: no flow in a netns with no role.
+    ynl.do('config-set', {'role': 2, 'peer': [
+        {'prefix': '0a000000', 'prefix-len': 8, 'addr': 'c6336402'}]})
+    ynl.do('flow-new', {'src': 'c0000201', 'dst': '0a000001', 'dest-qp': 1})
+    n = len(ynl.dump('flow-get', {}))
+    ynl.do('config-set', {'role': 0})
+    flows = ynl.dump('flow-get', {})
+    report(n == 1 and flows == [] and 7470 in udp_ports(),
+           'a reporting gateway whose role is disabled: its flow removed, its port still bound',
+           f'flows {n} -> {flows}; udp {udp_ports()}')
+
+
 CASES = {'port-in-use': port_in_use, 'race': lambda n: race(int(n)), 'refusals': refusals,
          'request-attrs': request_attrs,
          'mtu': mtu, 'caps': caps, 'userns': userns, 'set-limits': set_limits,
-         'expect-limits': expect_limits, 'subscribe': subscribe}
+         'expect-limits': expect_limits, 'subscribe': subscribe, 'reporter': reporter,
+         'udp-ports': lambda: print(' '.join(str(p) for p in sorted(udp_ports())))}
 try:
     CASES[sys.argv[1]](*sys.argv[2:])
 except NlError as e:
