@@ -31,6 +31,10 @@
 #            counters stay still
 #   control: R-d no tbf in r, netem loss on n2's egress: r reports nothing
 #            and counts no drop
+#   intercept: R4 r reports to the flows' source (no peer): n2 takes every
+#            report at FORWARD (path-reports-intercepted), n0 sees none
+#   local:   R4 n2 reports the drops of its own uplink (a tbf there): fed to
+#            its own sender flows (reports-local), none sent
 #   unload:  R-g rmmod with reporting on while r drops traffic (line.sh on
 #            the host fails the lane on any kernel report)
 # Until crem.ko has a reporter (R2, R3) the reporter's assertions fail and
@@ -226,7 +230,7 @@ measure() {
     report-psns-omitted report-slots-full >"/tmp/$mn.r"
   python3 $CHECK delta "/tmp/$mn.n2.0.json" "/tmp/$mn.n2.1.json" path-reports \
     totals.path-reports totals.path-dropped-psns totals.path-unknown-psns \
-    totals.repairs-proactive drop-msg-peer drop-msg-no-flow >"/tmp/$mn.n2"
+    totals.repairs-proactive drop-msg-peer drop-msg-no-flow path-reports-intercepted >"/tmp/$mn.n2"
   cp "/tmp/$mn.reports.txt" "$OUT/" 2>/dev/null
   echo "$mn: sent $(cat "/tmp/$mn.sent"); n3 received: $(cat "/tmp/$mn.rx")"
   echo "$mn: $(cat "/tmp/$mn.sum")"
@@ -348,6 +352,51 @@ part_control() {
     "netem dropped $(sum control netem-dropped), r dropped $(sum control dropped) sources; reports $(sum control reports); r's report $(conf_of r report); r: $(cat /tmp/control.r)"
 }
 
+# R4, interception: r reports to each flow's source address (no peer
+# configured in r), n0, whose way leads through n2: n2, whose CSF protects
+# the flows, takes each report at FORWARD as its socket would (the same
+# allow-list) and consumes it; n0 sees none.
+part_intercept() {
+  bottleneck off
+  fresh_flows
+  rset "intercept: r: set peer none (reports go to the flows' source)" peer none
+  ip netns exec n0 tcpdump -nn -U -i a0 -w /tmp/icpt.n0.pcap udp port 7470 2>/tmp/icpt.n0.err &
+  icpid=$!
+  sleep 1
+  measure intercept bottleneck_on
+  kill -INT $icpid && wait $icpid
+  at_n0=$(tcpdump -nn -r /tmp/icpt.n0.pcap 2>/dev/null | wc -l)
+  sent=$(rd intercept reports-sent)
+  expect "R4: n2 intercepted r's reports to n0 at FORWARD (path-reports-intercepted = reports r sent) and none reached n0" \
+    "[ $sent -gt 0 ] && within $(n2d intercept path-reports-intercepted) $sent 0 && within $(n2d intercept path-reports) $sent 0 && [ $at_n0 = 0 ]" \
+    "r sent $sent; n2: $(cat /tmp/intercept.n2); datagrams to port 7470 at n0: $at_n0"
+  expect "R4: the intercepted reports reached n2's sender flows (path-dropped-psns)" \
+    "[ $(n2d intercept totals.path-dropped-psns) -gt 0 ]" "n2: $(cat /tmp/intercept.n2)"
+  rset "intercept: r: set peer 192.0.2.0/24=$N2_W (back)" peer 192.0.2.0/24=$N2_W
+}
+
+# R4, the gateway as its own reporter: n2's WAN uplink (toward r) is the
+# queue that overflows (a tbf in place of its netem), and n2 reports (node
+# 22): its reports about the flows its own CSF sends are fed to them
+# (reports-local), none sent.
+local_on() { tc -n n2 qdisc replace dev v2 root tbf $TBF; }
+part_local() {
+  bottleneck off
+  fresh_flows
+  if ! X n2 "$CTL" set report on node-id 22; then bad "local: n2: set report on node-id 22" ""; fi
+  measure local local_on
+  tc -n n2 qdisc replace dev v2 root netem delay 1ms limit 10000
+  python3 $CHECK delta /tmp/local.n2.0.json /tmp/local.n2.1.json report-drops-overflow \
+    reports-local reports-sent report-send-failures totals.path-reports totals.path-dropped-psns \
+    totals.repairs-proactive totals.proactive-limited >/tmp/local.n2l
+  echo "local: n2 (reporting): $(cat /tmp/local.n2l)"
+  k() { kv /tmp/local.n2l "$1"; }
+  expect "R4: n2 reported the drops of its own uplink to its own sender flows (reports-local), sending none" \
+    "[ $(k report-drops-overflow) -gt 0 ] && [ $(k reports-local) -gt 0 ] && [ $(k reports-sent) = 0 ] && [ $(k report-send-failures) = 0 ] && within $(k totals.path-reports) $(k reports-local) 0 && [ $(k totals.path-dropped-psns) -gt 0 ]" \
+    "n2: $(cat /tmp/local.n2l)"
+  if ! X n2 "$CTL" set report off; then bad "local: n2: set report off" ""; fi
+}
+
 # R-g: crem.ko goes while r reports drops of live traffic: its probe
 # unregisters and its timers stop before the module's text and the
 # reporter's state go (line.sh on the host fails on any kernel report).
@@ -377,7 +426,7 @@ insmod "$arg_module" || exit 1
 report_line_up
 report_gateways || bad "gateways configured" ""
 reporter_up
-for p in $(echo "${arg_parts:-main mtu off control unload}" | tr : " "); do
+for p in $(echo "${arg_parts:-main mtu off control intercept local unload}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
