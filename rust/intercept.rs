@@ -53,7 +53,8 @@ fn udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, NetAddr)> {
 /// `true` if it was a PATH_REPORT this node took (the packet is consumed:
 /// the hook returns NF_STOLEN), `false` if it goes on.
 pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>) -> bool {
-    let Some(port) = st.socket.port() else {
+    // An aggregate may carry several datagrams (UDP GRO): it goes on.
+    let Some(port) = st.socket.port().filter(|_| !pkt.is_gso()) else {
         return false;
     };
     let Some((l4off, from)) = udp(pf, pkt) else {

@@ -32,7 +32,9 @@ use crate::addr::{Family, NetAddr};
 use crate::crem_core::ctl::{Config, REPORT_PORT_BURST};
 use crate::crem_core::nl::stat;
 use crate::crem_core::report::TokenBucket;
-use crate::crem_core::report::{self, parse_drop, Aggregator, Counters, Dropped, Params, Slot};
+use crate::crem_core::report::{
+    self, parse_drop, Aggregator, Budget, Counters, Dropped, Params, Slot,
+};
 use crate::crem_core::wire::{FlowAddrs, LossCause};
 use crate::dispatch;
 use crate::ffi;
@@ -62,8 +64,11 @@ const SLOTS: usize = 64;
 /// MTU toward the CSF cuts it further.
 const OUT: usize = 2048;
 /// Egress interfaces with a rate limit of their own; the least recently
-/// used one is reused for a new interface.
+/// used one is reused for a new interface once it has been idle for
+/// [`PORT_IDLE`].
 const PORTS: usize = 8;
+/// Nanoseconds a port's entry must be unused before another takes it.
+const PORT_IDLE: u64 = 1_000_000_000;
 /// Octets of a dropped packet read: IPv4 with options (60) or IPv6 (40),
 /// UDP (8), BTH (12).
 const HDRS: usize = 80;
@@ -128,8 +133,11 @@ impl Ports {
                 lru = Some(p);
             }
         }
-        let Some(p) = lru else {
-            return true;
+        // A port idle for a second has a full bucket anyway; a busier
+        // one keeps its entry, and a ninth busy port waits (refused).
+        let Some(p) = lru.filter(|l| now.saturating_sub(l.used) >= PORT_IDLE || l.ifindex == 0)
+        else {
+            return false;
         };
         *p = Port {
             ifindex,
@@ -140,8 +148,32 @@ impl Ports {
     }
 }
 
+/// Due reports one timer round plans (routes, port limits) for; more wait
+/// for the next round, at once.
+const ROUND: usize = 16;
+
+/// What the timer does with one due report.
+#[derive(Clone, Copy)]
+struct Plan {
+    flow: Option<(FlowAddrs, u32)>,
+    budget: Budget,
+    /// Fed to this netns's own sender flow.
+    local: bool,
+    to: Dest,
+}
+
+impl Plan {
+    /// Declined unless planned otherwise.
+    const NONE: Plan = Plan {
+        flow: None,
+        budget: Budget::Decline,
+        local: false,
+        to: Dest::NONE,
+    };
+}
+
 /// The slots, owned by the aggregator.
-struct Slots(KVec<Slot>);
+struct Slots(KVVec<Slot>);
 
 impl AsRef<[Slot]> for Slots {
     fn as_ref(&self) -> &[Slot] {
@@ -156,14 +188,15 @@ impl AsMut<[Slot]> for Slots {
 }
 
 /// What the probe and the timer share, under the reporter's lock: a leaf
-/// lock (nothing is taken inside it but the timer's base lock, and it is
-/// never taken under a flow's lock: a flow's own drops are this module's,
-/// which the probe skips).
+/// lock (nothing is taken inside it but the timer's base lock and the
+/// allocator's: route lookups, which may take a neighbour's lock under
+/// which the kernel drops packets, run outside it), never taken under a
+/// flow's lock (a flow's own drops are this module's, which the probe
+/// skips).
 struct Inner {
     agg: Aggregator<Slots>,
     /// When the timer is set to expire (0: idle).
     armed: u64,
-    ports: Ports,
     /// The aggregator's counters already added to the netns's.
     seen: Counters,
     out: KVec<u8>,
@@ -205,6 +238,10 @@ pub(crate) struct Reporter {
     timer: HrTimer,
     #[pin]
     inner: BhLock<Inner>,
+    /// The timer's alone but for a change of rate: a leaf lock, taken
+    /// without `inner`.
+    #[pin]
+    ports: BhLock<Ports>,
     /// The netns's state, which owns this reporter ([`Reporting`]) and
     /// outlives it.
     st: NonNull<NetState>,
@@ -224,11 +261,10 @@ impl Reporter {
     /// A reporter of `st` with `s`, its probe not yet registered. Process
     /// context; its memory is charged to the caller's memory cgroup.
     fn new(st: &NetState, s: Settings) -> Result<Pin<KBox<Reporter>>> {
-        let slots = KVec::from_elem(Slot::EMPTY, SLOTS, GFP_KERNEL_ACCOUNT)?;
+        let slots = KVVec::from_elem(Slot::EMPTY, SLOTS, GFP_KERNEL_ACCOUNT)?;
         let inner = Inner {
             agg: Aggregator::new(Slots(slots), s.params),
             armed: 0,
-            ports: Ports::new(s.port_rate),
             seen: Counters::default(),
             out: KVec::from_elem(0u8, OUT, GFP_KERNEL_ACCOUNT)?,
         };
@@ -239,6 +275,7 @@ impl Reporter {
                 // `timer` field.
                 timer <- unsafe { HrTimer::new(report_timer) },
                 inner <- new_bh_lock!(inner, "crem_reporter"),
+                ports <- new_bh_lock!(Ports::new(s.port_rate), "crem_reporter_ports"),
                 st: owner,
                 net,
                 registered: false,
@@ -254,11 +291,14 @@ impl Reporter {
         // SAFETY: the reporter is pinned, and its drop unregisters the
         // probe and waits for running ones before its memory goes.
         let this = unsafe { self.get_unchecked_mut() };
+        // Set before any probe can hold a reference to it; cleared if the
+        // registration fails (then none ever did).
+        this.registered = true;
         let data = core::ptr::from_mut::<Reporter>(this).cast::<c_void>();
         // SAFETY: `data` is a reporter, which `crem_report_drop` expects.
-        kernel::error::to_result(unsafe { ffi::crem_h_drop_probe_register(data) })?;
-        this.registered = true;
-        Ok(())
+        let r = kernel::error::to_result(unsafe { ffi::crem_h_drop_probe_register(data) });
+        this.registered = r.is_ok();
+        r
     }
 
     fn state(&self) -> &NetState {
@@ -269,19 +309,21 @@ impl Reporter {
     /// New settings: pending reports keep their due times.
     fn update(&self, s: Settings) {
         let bh = bh::disable();
-        let mut g = self.inner.lock(&bh);
-        g.agg.set_params(s.params);
-        g.ports.set(s.port_rate);
+        self.inner.lock(&bh).agg.set_params(s.params);
+        self.ports.lock(&bh).set(s.port_rate);
     }
 
     /// A drop of `d` for `cause` (BH off).
     fn record(&self, bh: &Bh, d: &Dropped, cause: LossCause) {
         let st = self.state();
-        st.count(match cause {
-            LossCause::QueueOverflow => stat::REPORT_DROPS_OVERFLOW,
-            LossCause::TransmissionError => stat::REPORT_DROPS_TXERR,
-            _ => stat::REPORT_DROPS_UNKNOWN,
-        });
+        // Own drops of sources, by cause (others: report-non-source).
+        if d.is_source {
+            st.count(match cause {
+                LossCause::QueueOverflow => stat::REPORT_DROPS_OVERFLOW,
+                LossCause::TransmissionError => stat::REPORT_DROPS_TXERR,
+                _ => stat::REPORT_DROPS_UNKNOWN,
+            });
+        }
         let now = flow::now();
         let mut g = self.inner.lock(bh);
         if let Some(due) = g.agg.on_drop(now, d, cause) {
@@ -305,54 +347,74 @@ impl Reporter {
         // SAFETY: as `q`.
         let mut own = unsafe { Outbox::uninit() };
         own.init();
+        // The flows due now (at most a round's), under the lock.
+        let mut plan = [Plan::NONE; ROUND];
+        let mut n = 0usize;
+        self.inner.lock(bh).agg.due(now, |a, qp| {
+            if let Some(p) = plan.get_mut(n) {
+                p.flow = Some((*a, qp));
+                n = n.wrapping_add(1);
+            }
+        });
+        // Their destinations, routes and port limits, with the reporter's
+        // lock released: a route lookup may take a neighbour's lock, under
+        // which the kernel drops packets (the probe, which takes ours).
         let (mut limited, mut unroutable) = (0u64, 0u64);
+        let cfg = st.peers.get(bh);
+        for p in plan.iter_mut() {
+            let Some((a, qp)) = p.flow else {
+                break;
+            };
+            if dispatch::serves(st, a, qp, bh) {
+                // Nothing goes on the wire: no route, MTU or port.
+                (p.budget, p.local) = (Budget::Send(OUT), true);
+                continue;
+            }
+            let Some((src, _)) = NetAddr::of_flow(a) else {
+                continue;
+            };
+            let csf = cfg.peer_for(&src).unwrap_or(src);
+            let Some((ifindex, mtu)) = route(st, &csf) else {
+                unroutable = unroutable.wrapping_add(1);
+                continue;
+            };
+            if !self.ports.lock(bh).allows(ifindex, now) {
+                limited = limited.wrapping_add(1);
+                continue;
+            }
+            let hdrs = match csf.family() {
+                Family::V4 => 20 + UDP_HLEN,
+                Family::V6 => 40 + UDP_HLEN,
+            };
+            p.budget = Budget::Send(usize::try_from(mtu).unwrap_or(0).saturating_sub(hdrs));
+            p.to = Dest {
+                addr: csf,
+                port: 0,
+                tos: 0,
+            };
+        }
         {
             let mut g = self.inner.lock(bh);
-            let cfg = st.peers.get(bh);
             let Inner {
-                agg,
-                armed,
-                ports,
-                out,
-                ..
+                agg, armed, out, ..
             } = &mut *g;
-            // Where `budget` found the flow's CSF, for `emit` (poll calls
-            // them in turn, one flow at a time).
-            let to: Cell<Option<Dest>> = Cell::new(None);
-            let local = Cell::new(false);
+            // The plan of the flow `budget` was last asked about, for
+            // `emit` (poll calls them in turn, one flow at a time); a flow
+            // due since the round began waits for the next (at once).
+            let cur: Cell<Option<Plan>> = Cell::new(None);
             let budget = |a: &FlowAddrs, qp: u32| {
-                to.set(None);
-                local.set(dispatch::serves(st, *a, qp, bh));
-                if local.get() {
-                    // Nothing goes on the wire: no route, MTU or port.
-                    return Some(OUT);
-                }
-                let (src, _) = NetAddr::of_flow(*a)?;
-                let csf = cfg.peer_for(&src).unwrap_or(src);
-                let Some((ifindex, mtu)) = route(st, &csf) else {
-                    unroutable = unroutable.wrapping_add(1);
-                    return None;
-                };
-                if !ports.allows(ifindex, now) {
-                    limited = limited.wrapping_add(1);
-                    return None;
-                }
-                to.set(Some(Dest {
-                    addr: csf,
-                    port: 0,
-                    tos: 0,
-                }));
-                let hdrs = match csf.family() {
-                    Family::V4 => 20 + UDP_HLEN,
-                    Family::V6 => 40 + UDP_HLEN,
-                };
-                Some(usize::try_from(mtu).unwrap_or(0).saturating_sub(hdrs))
+                let p = plan.iter().find(|p| p.flow == Some((*a, qp))).copied();
+                cur.set(p);
+                p.map_or(Budget::Later, |p| p.budget)
             };
             let next = agg.poll(now, out.as_mut_slice(), budget, |e| {
-                if local.get() {
-                    own.queue(st, Dest::NONE, e.bytes);
-                } else if let Some(d) = to.get() {
-                    q.queue(st, d, e.bytes);
+                let queued = match cur.get() {
+                    Some(p) if p.local => own.queue(st, Dest::NONE, e.bytes),
+                    Some(p) => q.queue(st, p.to, e.bytes),
+                    None => false,
+                };
+                if !queued {
+                    st.count(stat::REPORT_SEND_FAILURES);
                 }
             });
             *armed = next.unwrap_or(0);
@@ -441,10 +503,56 @@ fn to_rocev2(h: &[u8]) -> bool {
     proto == Some(&17) && port.map(u16::from_be_bytes) == Some(4791)
 }
 
+/// The IP header of a dropped packet of IP version `version`, read into
+/// `buf` (with what follows it, up to its length): at its network offset,
+/// or at its data where that offset is not one (a header never set, or
+/// pulled past: then the data may start anywhere, and the version nibble
+/// decides).
+fn ip_header<'b>(
+    pkt: &'b Lent<'_>,
+    version: u8,
+    buf: &'b mut [u8; HDRS],
+) -> Option<(i32, &'b [u8])> {
+    let len = i64::from(pkt.len());
+    let at = |off: i32| {
+        let n = usize::try_from(len.wrapping_sub(i64::from(off))).unwrap_or(0);
+        n.min(HDRS)
+    };
+    let noff = pkt.network_offset();
+    let mut first = [0u8; 1];
+    let good = |off: i32, first: &mut [u8; 1]| {
+        pkt.header(off, first)
+            .and_then(|b| b.first().copied())
+            .is_some_and(|b| b >> 4 == version)
+    };
+    let off = if good(noff, &mut first) {
+        noff
+    } else if noff != 0 && good(0, &mut first) {
+        0
+    } else {
+        return None;
+    };
+    let n = at(off);
+    Some((off, pkt.header(off, buf.get_mut(..n)?)?))
+}
+
+/// Where the transport header is in `h`, an IPv4 or IPv6 header.
+fn l4_offset(h: &[u8]) -> usize {
+    let first = h.first().copied().unwrap_or(0);
+    match first >> 4 {
+        4 => usize::from(first & 0x0f) << 2,
+        _ => 40,
+    }
+}
+
+/// GSO segments of one aggregate read at most (a UDP GRO aggregate holds up
+/// to 64).
+const MAX_SEGS: u32 = 64;
+
 /// The drop probe's Rust half (`helpers.c`'s `crem_drop_probe`): `skb`
 /// was dropped in `net` for a reason of `cause` (0 unknown, 1 queue
-/// overflow, 2 transmission error; negative: not reported, by its reason,
-/// because this module dropped it, or because interrupts are off here).
+/// overflow, 2 transmission error; -1: a reported reason, but with
+/// interrupts off here, so the drop is counted, not recorded).
 ///
 /// # Safety
 ///
@@ -472,16 +580,10 @@ pub(crate) unsafe extern "C" fn crem_report_drop(
         0x86dd => 6,
         _ => return,
     };
-    let off = pkt.network_offset().max(0);
-    let avail = i64::from(pkt.len()) - i64::from(off);
-    let n = usize::try_from(avail).unwrap_or(0).min(HDRS);
     let mut buf = [0u8; HDRS];
-    let Some(h) = pkt.header(off, &mut buf[..n]) else {
+    let Some((off, h)) = ip_header(&pkt, version, &mut buf) else {
         return;
     };
-    if h.first().map(|b| b >> 4) != Some(version) {
-        return;
-    }
     let st = r.state();
     let Some(d) = parse_drop(h) else {
         if to_rocev2(h) {
@@ -502,6 +604,46 @@ pub(crate) unsafe extern "C" fn crem_report_drop(
     // wants it off. (Interrupts are on: the probe checked.)
     let bh = bh::disable();
     r.record(&bh, &d, cause);
+    // The headers, as a copy (`h` may be the packet's own octets).
+    let mut one = [0u8; HDRS];
+    if let Some(dst) = one.get_mut(..h.len()) {
+        dst.copy_from_slice(h);
+    }
+    let bth_at = l4_offset(h).wrapping_add(8);
+    // A GSO aggregate (UDP GRO on a forwarding path) drops all its
+    // packets: each segment's BTH follows the one before by the segment
+    // size, behind the one IP and UDP header.
+    let Some((segs, size)) = pkt.gso_layout() else {
+        return;
+    };
+    for i in 1..segs.min(MAX_SEGS) {
+        let seg_off = i64::from(i).wrapping_mul(i64::from(size));
+        let at = i64::from(off)
+            .wrapping_add(bth_at as i64)
+            .wrapping_add(seg_off);
+        let mut bth = [0u8; 12];
+        let read = i32::try_from(at)
+            .ok()
+            .and_then(|at| pkt.header(at, &mut bth))
+            .map(|b| b.len());
+        let Some(dst) = one.get_mut(bth_at..bth_at.wrapping_add(12)) else {
+            return;
+        };
+        if read != Some(12) {
+            st.count(stat::REPORT_UNPARSED);
+            return;
+        }
+        dst.copy_from_slice(&bth);
+        if let Some(d) = one.get(..bth_at.wrapping_add(12)).and_then(parse_drop) {
+            r.record(&bh, &d, cause);
+        }
+    }
+    if segs > MAX_SEGS {
+        st.count_by(
+            stat::REPORT_UNPARSED,
+            u64::from(segs.wrapping_sub(MAX_SEGS)),
+        );
+    }
 }
 
 /// A netns's reporter, if `report` is on: changed by config-set under the

@@ -319,6 +319,15 @@ const void *crem_h_skb_header_pointer(const struct sk_buff *skb, int off, int le
 	return skb_header_pointer(skb, off, len, buf);
 }
 
+unsigned int crem_h_skb_gso_segs(const struct sk_buff *skb, unsigned int *size)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+
+	*size = sh->gso_size;
+	/* A frag list's segments are skbs of their own, not at offsets. */
+	return sh->gso_type & SKB_GSO_FRAGLIST ? 0 : sh->gso_segs;
+}
+
 bool crem_h_skb_is_gso(const struct sk_buff *skb)
 {
 	return skb_is_gso(skb);
@@ -596,7 +605,7 @@ unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr, in
  * tracepoint, with its exact prototype (register_trace_kfree_skb checks
  * it), and the drop reasons by PATH_REPORT cause, whose C names change
  * between kernel versions. -1: a reason not reported (policy, local
- * delivery, anything no queue or link caused).
+ * delivery, a socket's queue purged, anything no queue or link caused).
  */
 static int crem_drop_cause(enum skb_drop_reason reason)
 {
@@ -629,7 +638,6 @@ static int crem_drop_cause(enum skb_drop_reason reason)
 	case SKB_DROP_REASON_IP_INNOROUTES:
 	case SKB_DROP_REASON_PKT_TOO_BIG:
 	case SKB_DROP_REASON_FQ_HORIZON_LIMIT:
-	case SKB_DROP_REASON_QUEUE_PURGE:
 	case SKB_DROP_REASON_SKB_GSO_SEG:
 	case SKB_DROP_REASON_TC_EGRESS:
 	case SKB_DROP_REASON_TC_INGRESS:
@@ -645,23 +653,30 @@ void crem_report_drop(void *reporter, struct net *net, struct sk_buff *skb, int 
 static void crem_drop_probe(void *data, struct sk_buff *skb, void *location,
 			    enum skb_drop_reason reason, struct sock *rx_sk)
 {
-	int cause;
+	int cause = crem_drop_cause(reason);
 
+	/* The reason first: it is all that may be read of most dropped skbs
+	 * (a socket's queued one keeps other data where ->dev is,
+	 * udp's dev_scratch), and this probe sees every drop there is.
+	 * This module's own drops (a CRF's, a CSF's) are not the path's. */
+	if (cause < 0 || within_module((unsigned long)location, THIS_MODULE))
+		return;
 	/* No device: no netns to tell whose drop it is. */
 	if (!skb->dev)
 		return;
-	cause = crem_drop_cause(reason);
-	/* This module's own drops (a CRF's, a CSF's) are not the path's;
-	 * and with interrupts off the reporter's BH lock cannot be taken. */
-	if (within_module((unsigned long)location, THIS_MODULE))
-		cause = -2;
-	else if (irqs_disabled() || in_hardirq())
-		cause = -3;
+	/* With interrupts off the reporter's BH lock cannot be taken: the
+	 * drop is counted, not recorded. */
+	if (irqs_disabled() || in_hardirq())
+		cause = -1;
 	crem_report_drop(data, dev_net(skb->dev), skb, cause);
 }
 
 int crem_h_drop_probe_register(void *data)
 {
+	/* The probe takes a spinlock with preemption off (the tracepoint's):
+	 * a sleeping lock on PREEMPT_RT. */
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		return -EOPNOTSUPP;
 	return register_trace_kfree_skb(crem_drop_probe, data);
 }
 

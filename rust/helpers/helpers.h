@@ -117,6 +117,9 @@ void crem_h_kfree_skb_reason(struct sk_buff *skb, enum skb_drop_reason reason);
 /* The hook's packet (rust/hook.rs). */
 const void *crem_h_skb_header_pointer(const struct sk_buff *skb, int off, int len, void *buf);
 bool crem_h_skb_is_gso(const struct sk_buff *skb);
+/* A GSO packet's segments (0 for a frag list, whose segments are skbs of
+ * their own) and, at *@size, their payload's size. */
+unsigned int crem_h_skb_gso_segs(const struct sk_buff *skb, unsigned int *size);
 int crem_h_skb_linearize(struct sk_buff *skb);
 /* br_netfilter's bridged packet (false without CONFIG_BRIDGE_NETFILTER). */
 bool crem_h_skb_bridged(const struct sk_buff *skb);

@@ -569,6 +569,16 @@ impl Lent<'_> {
         unsafe { ffi::crem_h_skb_is_gso(self.as_ptr()) }
     }
 
+    /// A GSO packet's segments behind its one header and their payload's
+    /// size (None: not GSO, or a frag list, whose segments are packets of
+    /// their own).
+    pub(crate) fn gso_layout(&self) -> Option<(u32, u32)> {
+        let mut size = 0u32;
+        // SAFETY: as in `len`; `size` is written before the call returns.
+        let segs = unsafe { ffi::crem_h_skb_gso_segs(self.as_ptr(), &mut size) };
+        (self.is_gso() && segs > 0 && size > 0).then_some((segs, size))
+    }
+
     /// br_netfilter's: a bridged packet.
     pub(crate) fn bridged(&self) -> bool {
         // SAFETY: as in `len`.

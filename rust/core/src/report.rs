@@ -38,6 +38,8 @@ mod bucket;
 mod encode;
 mod parse;
 
-pub use self::aggregate::{Aggregator, Counters, Emit, Merge, Params, Slot, HELD_PSNS, SLOT_PSNS};
+pub use self::aggregate::{
+    Aggregator, Budget, Counters, Emit, Merge, Params, Slot, HELD_PSNS, SLOT_PSNS,
+};
 pub use self::bucket::TokenBucket;
 pub use self::parse::{parse_drop, Dropped};

@@ -3,7 +3,7 @@
 
 mod report_util;
 
-use crem_core::report::{Aggregator, Merge, Params, Slot};
+use crem_core::report::{Aggregator, Budget, Merge, Params, Slot};
 use crem_core::wire::{FlowAddrs, LossCause, Method, PathReport};
 use report_util::*;
 
@@ -394,9 +394,9 @@ fn each_flow_gets_its_own_budget_and_a_declined_report_is_done() {
             // Flow 1: a small path MTU; flow 2: declined (a port's rate
             // limit); flow 3: plenty.
             match qp {
-                1 => Some(100),
-                2 => None,
-                _ => Some(4096),
+                1 => Budget::Send(100),
+                2 => Budget::Decline,
+                _ => Budget::Send(4096),
             }
         },
         |e| sent.push((e.dest_qp, e.bytes.to_vec())),
@@ -413,4 +413,30 @@ fn each_flow_gets_its_own_budget_and_a_declined_report_is_done() {
     // The declined one is not pending any more, nor counted too small.
     assert_eq!((a.pending(), a.counters().too_small), (0, 0));
     assert_eq!(a.counters().reports_emitted, 2);
+}
+
+#[test]
+fn a_report_kept_for_later_stays_due_and_is_listed() {
+    let mut slots = [Slot::EMPTY; 2];
+    let mut a = Aggregator::new(&mut slots[..], params());
+    a.on_drop(0, &dropped(v4(1), 1, 5), LossCause::QueueOverflow);
+    a.on_drop(10 * US, &dropped(v4(2), 2, 6), LossCause::QueueOverflow);
+    let mut listed = Vec::new();
+    a.due(50 * US, |_, qp| listed.push(qp));
+    assert_eq!(listed, vec![1]); // flow 2 is due at 60 µs
+    let mut out = [0u8; 512];
+    let mut sent = 0;
+    let next = a.poll(
+        70 * US,
+        &mut out,
+        |_, qp| match qp {
+            1 => Budget::Later,
+            _ => Budget::Send(512),
+        },
+        |_| sent += 1,
+    );
+    // Flow 1 kept: still pending and due at once; flow 2 sent.
+    assert_eq!((sent, a.pending(), next), (1, 1, Some(50 * US)));
+    let next = a.poll(70 * US, &mut out, |_, _| Budget::Send(512), |_| sent += 1);
+    assert_eq!((sent, a.pending(), next), (2, 0, None));
 }

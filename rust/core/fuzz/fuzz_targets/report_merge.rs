@@ -6,7 +6,7 @@
 #![no_main]
 
 use crem_core::psn::Psn;
-use crem_core::report::{parse_drop, Aggregator, Dropped, Merge, Params, Slot};
+use crem_core::report::{parse_drop, Aggregator, Budget, Dropped, Merge, Params, Slot};
 use crem_core::wire::{LossCause, PathReport, MAX_HOP_ENTRIES};
 use libfuzzer_sys::fuzz_target;
 
@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
     a.poll(
         u64::MAX,
         &mut out,
-        |_, _| Some(budget),
+        |_, _| Budget::Send(budget),
         |e| {
             emitted += 1;
             assert!(e.bytes.len() <= budget);

@@ -1221,7 +1221,7 @@ pub const STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "Reporter: RoCEv2 drops not reported for their drop reason: policy (netfilter, rp_filter, xfrm, ...), local delivery (no socket, another host), and this module's own drops.",
+            doc: "Reporter: RoCEv2 drops of a reported reason that happened with interrupts off, where the reporter cannot record them (counted only). Drops of other reasons (policy, local delivery, a socket's queue purged) and this module's own are not looked at.",
         },
         AttrSpec {
             id: STATS_REPORT_NON_SOURCE,

@@ -92,6 +92,20 @@ pub enum Merge {
     Forward,
 }
 
+/// What [`Aggregator::poll`] does with a due report, as the caller says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Encode it in at most this many octets and emit it.
+    Send(usize),
+    /// Drop it (no route, the port's rate limit: the caller counts why);
+    /// its slot is done all the same.
+    Decline,
+    /// Not this time: it stays pending (the caller could not decide yet:
+    /// the kernel looks routes up outside its lock, for the flows
+    /// [`Aggregator::due`] listed).
+    Later,
+}
+
 /// An encoded PATH_REPORT handed to the caller by [`Aggregator::poll`].
 #[derive(Clone, Copy, Debug)]
 pub struct Emit<'a> {
@@ -460,17 +474,25 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Aggregator<S> {
         }
     }
 
-    /// Emits every report due at `now`, each encoded into `out` cut to
-    /// its budget and passed to `emit`. `budget` gives a flow's budget
-    /// (the path MTU toward its CSF less the IP and UDP headers), or
-    /// `None` when the report is not to be sent (no route, the port's rate
-    /// limit: the caller counts why); either way the slot's report is
-    /// done. Returns the next due time.
+    /// Calls `f` with the flow of every report due at `now`.
+    pub fn due(&self, now: Nanos, mut f: impl FnMut(&FlowAddrs, u32)) {
+        for s in self.slots.as_ref().iter() {
+            if s.state == State::Pending && s.due <= now {
+                f(&s.addrs, s.dest_qp);
+            }
+        }
+    }
+
+    /// Emits the reports due at `now` as `budget` says (per flow: its
+    /// budget, the path MTU toward its CSF less the IP and UDP headers;
+    /// or decline it; or keep it for later), each encoded into `out` cut
+    /// to its budget and passed to `emit`. Returns the next due time (a
+    /// report kept for later is due at once).
     pub fn poll(
         &mut self,
         now: Nanos,
         out: &mut [u8],
-        mut budget: impl FnMut(&FlowAddrs, u32) -> Option<usize>,
+        mut budget: impl FnMut(&FlowAddrs, u32) -> Budget,
         mut emit: impl FnMut(&Emit<'_>),
     ) -> Option<Nanos> {
         let p = self.params;
@@ -485,7 +507,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Aggregator<S> {
             }
             // A declined report is done all the same: its drops are
             // history by the next one.
-            if let Some(room) = budget(&s.addrs, s.dest_qp) {
+            let room = match budget(&s.addrs, s.dest_qp) {
+                Budget::Send(room) => Some(room),
+                Budget::Decline => None,
+                Budget::Later => {
+                    next = Some(next.map_or(s.due, |n| n.min(s.due)));
+                    continue;
+                }
+            };
+            if let Some(room) = room {
                 let buf = out.get_mut(..room.min(out.len())).unwrap_or(&mut []);
                 let c = &mut self.counters;
                 match encode::report(s, &p, buf, c).and_then(|n| buf.get(..n)) {

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use crem_core::psn::Psn;
-use crem_core::report::{Aggregator, Dropped, Emit, Slot};
+use crem_core::report::{Aggregator, Budget, Dropped, Emit, Slot};
 use crem_core::wire::{
     DroppedPsns, FlowAddrs, HopEntries, HopEntry, LossCause, Method, PathReport,
 };
@@ -93,7 +93,7 @@ pub fn poll(
     agg.poll(
         now,
         &mut out,
-        |_, _| Some(budget),
+        |_, _| Budget::Send(budget),
         |e: &Emit<'_>| {
             assert!(e.bytes.len() <= budget);
             v.push((e.bytes.to_vec(), e.addrs, e.dest_qp))
