@@ -65,7 +65,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|unload): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|udpclose|unload): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

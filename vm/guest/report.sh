@@ -35,6 +35,8 @@
 #            report at FORWARD (path-reports-intercepted), n0 sees none
 #   local:   R4 n2 reports the drops of its own uplink (a tbf there): fed to
 #            its own sender flows (reports-local), none sent
+#   udpclose: UDP sockets closed with datagrams unread (freed by kfree_skb
+#            with no device in ->dev) while r reports: no oops
 #   unload:  R-g rmmod with reporting on while r drops traffic (line.sh on
 #            the host fails the lane on any kernel report)
 # Until crem.ko has a reporter (R2, R3) the reporter's assertions fail and
@@ -397,6 +399,27 @@ part_local() {
   if ! X n2 "$CTL" set report off; then bad "local: n2: set report off" ""; fi
 }
 
+# The probe sees every drop in the system, most of them no path's: a UDP
+# socket closed with datagrams unread frees them with kfree_skb, and their
+# ->dev holds the socket's own data (udp's dev_scratch), not a device. With
+# a reporter registered, such drops in any netns must pass the probe
+# unread (a probe that looked at ->dev first oopsed here).
+part_udpclose() {
+  for n in r n0; do
+    ip netns exec $n python3 -c "
+import socket
+for _ in range(20):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('127.0.0.1', 0))
+    for _ in range(50):
+        s.sendto(b'x' * 100, s.getsockname())
+    s.close()
+" || bad "udpclose: UDP sockets in $n" ""
+  done
+  expect "probe: 2000 unread UDP datagrams freed at close (their ->dev is no device) in r and n0 while r reports, no oops" \
+    "[ '$(conf_of r report)' = on ]" "r's report $(conf_of r report)"
+}
+
 # R-g: crem.ko goes while r reports drops of live traffic: its probe
 # unregisters and its timers stop before the module's text and the
 # reporter's state go (line.sh on the host fails on any kernel report).
@@ -426,7 +449,7 @@ insmod "$arg_module" || exit 1
 report_line_up
 report_gateways || bad "gateways configured" ""
 reporter_up
-for p in $(echo "${arg_parts:-main mtu off control intercept local unload}" | tr : " "); do
+for p in $(echo "${arg_parts:-main mtu off control intercept local udpclose unload}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
