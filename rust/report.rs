@@ -503,6 +503,47 @@ fn to_rocev2(h: &[u8]) -> bool {
     proto == Some(&17) && port.map(u16::from_be_bytes) == Some(4791)
 }
 
+/// The PATH_REPORT cause of a drop `reason` (the probe's first question,
+/// before it reads anything of the skb): 1 a queue overflowed (in 6.12
+/// `QDISC_DROP` is every qdisc's enqueue drop: tail drop, RED, tbf,
+/// netem's emulated loss too), 2 the packet arrived damaged or the device
+/// could not carry it, 0 lost for another reason this node knows; -1 not
+/// reported (policy, local delivery, a socket's queue purged, anything no
+/// queue or link caused).
+#[no_mangle]
+pub(crate) extern "C" fn crem_drop_cause(reason: bindings::skb_drop_reason) -> c_int {
+    use bindings::*;
+    #[allow(non_upper_case_globals)]
+    match reason {
+        skb_drop_reason_SKB_DROP_REASON_QDISC_DROP
+        | skb_drop_reason_SKB_DROP_REASON_FQ_BAND_LIMIT
+        | skb_drop_reason_SKB_DROP_REASON_FQ_FLOW_LIMIT
+        | skb_drop_reason_SKB_DROP_REASON_CPU_BACKLOG
+        | skb_drop_reason_SKB_DROP_REASON_FULL_RING => 1,
+        skb_drop_reason_SKB_DROP_REASON_IP_CSUM
+        | skb_drop_reason_SKB_DROP_REASON_IP_INHDR
+        | skb_drop_reason_SKB_DROP_REASON_UDP_CSUM
+        | skb_drop_reason_SKB_DROP_REASON_SKB_CSUM
+        | skb_drop_reason_SKB_DROP_REASON_PKT_TOO_SMALL
+        | skb_drop_reason_SKB_DROP_REASON_HDR_TRUNC
+        | skb_drop_reason_SKB_DROP_REASON_DEV_HDR
+        | skb_drop_reason_SKB_DROP_REASON_DEV_READY => 2,
+        skb_drop_reason_SKB_DROP_REASON_NOMEM
+        | skb_drop_reason_SKB_DROP_REASON_NEIGH_CREATEFAIL
+        | skb_drop_reason_SKB_DROP_REASON_NEIGH_FAILED
+        | skb_drop_reason_SKB_DROP_REASON_NEIGH_QUEUEFULL
+        | skb_drop_reason_SKB_DROP_REASON_NEIGH_DEAD
+        | skb_drop_reason_SKB_DROP_REASON_IP_OUTNOROUTES
+        | skb_drop_reason_SKB_DROP_REASON_IP_INNOROUTES
+        | skb_drop_reason_SKB_DROP_REASON_PKT_TOO_BIG
+        | skb_drop_reason_SKB_DROP_REASON_FQ_HORIZON_LIMIT
+        | skb_drop_reason_SKB_DROP_REASON_SKB_GSO_SEG
+        | skb_drop_reason_SKB_DROP_REASON_TC_EGRESS
+        | skb_drop_reason_SKB_DROP_REASON_TC_INGRESS => 0,
+        _ => -1,
+    }
+}
+
 /// The IP header of a dropped packet of IP version `version`, read into
 /// `buf` (with what follows it, up to its length): at its network offset,
 /// or at its data where that offset is not one (a header never set, or

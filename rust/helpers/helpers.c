@@ -603,51 +603,9 @@ unsigned int crem_h_route_mtu6(struct net *net, const struct in6_addr *daddr, in
 /*
  * The Path Reporter's drop probe (rust/report.rs): on the kernel's drop
  * tracepoint, with its exact prototype (register_trace_kfree_skb checks
- * it), and the drop reasons by PATH_REPORT cause, whose C names change
- * between kernel versions. -1: a reason not reported (policy, local
- * delivery, a socket's queue purged, anything no queue or link caused).
+ * it). The reasons' causes are Rust's (crem_drop_cause).
  */
-static int crem_drop_cause(enum skb_drop_reason reason)
-{
-	switch (reason) {
-	/* A queue overflowed. In 6.12 QDISC_DROP is every qdisc's enqueue
-	 * drop (tail drop, RED, tbf, netem's emulated loss too). */
-	case SKB_DROP_REASON_QDISC_DROP:
-	case SKB_DROP_REASON_FQ_BAND_LIMIT:
-	case SKB_DROP_REASON_FQ_FLOW_LIMIT:
-	case SKB_DROP_REASON_CPU_BACKLOG:
-	case SKB_DROP_REASON_FULL_RING:
-		return 1;
-	/* The packet arrived damaged, or the device could not carry it. */
-	case SKB_DROP_REASON_IP_CSUM:
-	case SKB_DROP_REASON_IP_INHDR:
-	case SKB_DROP_REASON_UDP_CSUM:
-	case SKB_DROP_REASON_SKB_CSUM:
-	case SKB_DROP_REASON_PKT_TOO_SMALL:
-	case SKB_DROP_REASON_HDR_TRUNC:
-	case SKB_DROP_REASON_DEV_HDR:
-	case SKB_DROP_REASON_DEV_READY:
-		return 2;
-	/* Lost on the way for another reason this node knows. */
-	case SKB_DROP_REASON_NOMEM:
-	case SKB_DROP_REASON_NEIGH_CREATEFAIL:
-	case SKB_DROP_REASON_NEIGH_FAILED:
-	case SKB_DROP_REASON_NEIGH_QUEUEFULL:
-	case SKB_DROP_REASON_NEIGH_DEAD:
-	case SKB_DROP_REASON_IP_OUTNOROUTES:
-	case SKB_DROP_REASON_IP_INNOROUTES:
-	case SKB_DROP_REASON_PKT_TOO_BIG:
-	case SKB_DROP_REASON_FQ_HORIZON_LIMIT:
-	case SKB_DROP_REASON_SKB_GSO_SEG:
-	case SKB_DROP_REASON_TC_EGRESS:
-	case SKB_DROP_REASON_TC_INGRESS:
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-/* rust/report.rs */
+int crem_drop_cause(enum skb_drop_reason reason);
 void crem_report_drop(void *reporter, struct net *net, struct sk_buff *skb, int cause);
 
 static void crem_drop_probe(void *data, struct sk_buff *skb, void *location,
