@@ -4,7 +4,8 @@
 //! every packet comes here. At a hook point the role does not protect at
 //! (a reporter's FORWARD while its role is disabled or host, a hook a role
 //! change is about to remove) packets pass untouched: not parsed, not
-//! counted. Otherwise UDP to the RoCEv2 port is counted by hook and class;
+//! counted, but for a reporter's downstream PATH_REPORTs, which it merges
+//! into its own (`crate::intercept`). Otherwise UDP to the RoCEv2 port is counted by hook and class;
 //! what the netns's role protects goes to its flow:
 //!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
 //!     sender flow of its key codes it (made at its first packet);
@@ -567,7 +568,8 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
     // The role is read once per packet: what it protects here, if
     // anything (a reporter's FORWARD with its role disabled: nothing).
     let sides = directions(st.role(), hook);
-    if sides == (false, false) {
+    let serving = sides != (false, false);
+    if !serving && hook != hook_points::FORWARD {
         return NF_ACCEPT;
     }
     // SAFETY: the hook's packet, ours for the call (the contract).
@@ -575,6 +577,14 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
         return NF_ACCEPT;
     };
     let nf = NfState(nf);
+    if !serving {
+        // A reporter's FORWARD: downstream reports to merge; the rest
+        // passes untouched.
+        return match intercept::path_report(st, nf.pf(), &mut pkt, false) {
+            true => NF_STOLEN,
+            false => NF_ACCEPT,
+        };
+    }
     let (l4off, ip) = match rocev2_udp(nf.pf(), &pkt) {
         Some(Filtered::Roce(l4off, ip)) => (l4off, ip),
         Some(Filtered::SkipV6) => {
@@ -582,7 +592,9 @@ pub(crate) unsafe fn run(st: &NetState, hook: u32, skb: *mut sk_buff, nf: *const
             return NF_ACCEPT;
         }
         // A PATH_REPORT on its way to a source this node's CSF serves.
-        None if hook == hook_points::FORWARD && intercept::path_report(st, nf.pf(), &mut pkt) => {
+        None if hook == hook_points::FORWARD
+            && intercept::path_report(st, nf.pf(), &mut pkt, true) =>
+        {
             return NF_STOLEN
         }
         None => return NF_ACCEPT,

@@ -6,14 +6,19 @@
 //! sender flow it is about, as the socket would hand it (the same
 //! allow-list of reporters), and consumed; a report about a flow this node
 //! does not protect, or from a stranger, goes on untouched toward its
-//! destination (a CSF further on, or the source host).
+//! destination (a CSF further on, or the source host), unless this node
+//! reports too and merges it into its own report of the flow
+//! (`crate::report`: a Path Reporter that forwards a downstream reporter's
+//! reports).
 //!
 //! Cost: for each forwarded packet that is not RoCEv2, in a netns with a
-//! CREM socket, one read of its IP and UDP headers.
+//! CREM socket whose role protects flows or which reports, one read of its
+//! IP and UDP headers.
 
 use crate::addr::NetAddr;
 use crate::dispatch;
 use crate::ffi;
+use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::skb::{Lent, Skb};
 use crate::netns::NetState;
 
@@ -51,8 +56,18 @@ fn udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, NetAddr)> {
 
 /// A forwarded packet of family `pf` (not RoCEv2) in the netns of `st`:
 /// `true` if it was a PATH_REPORT this node took (the packet is consumed:
-/// the hook returns NF_STOLEN), `false` if it goes on.
-pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>) -> bool {
+/// the hook returns NF_STOLEN), `false` if it goes on. Taken by the sender
+/// flow it is about, if `serving` (this node's role protects flows) and the
+/// flow is here; else merged into this node's own report of the flow, if it
+/// reports (`Reporter::downstream`).
+pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>, serving: bool) -> bool {
+    // SAFETY: FORWARD runs with BH off (in softirq, or under
+    // `local_bh_disable` when a restored packet is forwarded).
+    let bh = unsafe { Bh::assume() };
+    let reporter = st.reporting.live(&bh);
+    if !serving && reporter.is_none() {
+        return false;
+    }
     // An aggregate may carry several datagrams (UDP GRO): it goes on.
     let Some(port) = st.socket.port().filter(|_| !pkt.is_gso()) else {
         return false;
@@ -81,10 +96,13 @@ pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>) -> bool {
     let Some(msg) = pkt.linear().get(start.saturating_add(UDP_HLEN)..end) else {
         return false;
     };
-    if !dispatch::intercept(st, from, msg) {
+    let taken = (serving && dispatch::intercept(st, from, msg))
+        || reporter.is_some_and(|r| r.downstream(&bh, &from, msg));
+    if !taken {
         return false;
     }
-    // Delivered to its flow, as if to the socket: consumed, not dropped.
+    // Delivered to its flow, as if to the socket, or carried on in this
+    // node's own report: consumed, not dropped.
     // SAFETY: the hook's packet, whose reference we give up (the caller
     // returns NF_STOLEN and never touches it again).
     drop(unsafe { Skb::from_raw(pkt.as_ptr()) });

@@ -23,17 +23,23 @@
 //! egress interface (the draft's "per port"), and one per flow per
 //! `report-flow-gap-us` (crem-core).
 //!
+//! Downstream reports: a PATH_REPORT from another of the domain's
+//! reporters that passes this node (FORWARD) about a flow whose own report
+//! is due within an interval has its hop entries merged into that report
+//! ([`Reporter::downstream`]), which goes in its place; others go on.
+//!
 //! Lifetime: made and registered by config-set (`report` on), unregistered
 //! and freed when it is turned off or the netns goes ([`Reporting`]); the
-//! unregistration waits until no probe runs, the timer's cancel until no
-//! callback does, before the memory goes.
+//! datapath finds it under RCU, and a grace period passes between its
+//! unpublication and its end; the unregistration waits until no probe runs,
+//! the timer's cancel until no callback does, before the memory goes.
 
 use crate::addr::{Family, NetAddr};
 use crate::crem_core::ctl::{Config, REPORT_PORT_BURST};
 use crate::crem_core::nl::stat;
 use crate::crem_core::report::TokenBucket;
 use crate::crem_core::report::{
-    self, parse_drop, Aggregator, Budget, Counters, Dropped, Params, Slot,
+    self, parse_drop, Aggregator, Budget, Counters, Dropped, Merge, Params, Slot,
 };
 use crate::crem_core::wire::{FlowAddrs, LossCause};
 use crate::dispatch;
@@ -42,13 +48,15 @@ use crate::flow;
 use crate::kernel_ext::bh::{self, new_bh_lock, Bh, BhLock};
 use crate::kernel_ext::hrtimer::HrTimer;
 use crate::kernel_ext::in6::In6Addr;
+use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::Lent;
 use crate::netns::NetState;
 use crate::socket::{Dest, Outbox};
 use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::mem::offset_of;
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::bindings;
 use kernel::new_mutex;
 use kernel::prelude::*;
@@ -333,6 +341,36 @@ impl Reporter {
             }
         }
         g.sync(st);
+    }
+
+    /// A PATH_REPORT `msg` from `from`, on its way through this node
+    /// (FORWARD, BH off; `crate::intercept`) toward a CSF: `true` if its
+    /// hop entries were merged into this node's own report of the same
+    /// flow, due within an interval (the draft: up to 16 entries), which
+    /// goes in its place; `false` if it goes on unchanged. Only reports from
+    /// the domain's reporters (this node's `reporter` list, as a CSF's) are
+    /// merged: a merged entry travels under this node's address, which the
+    /// CSF trusts.
+    pub(crate) fn downstream(&self, bh: &Bh, from: &NetAddr, msg: &[u8]) -> bool {
+        let st = self.state();
+        if !st.peers.get(bh).is_reporter(from) {
+            st.count(stat::REPORTS_FORWARDED);
+            return false;
+        }
+        let now = flow::now();
+        let mut g = self.inner.lock(bh);
+        let held = match g.agg.on_downstream_bytes(now, msg) {
+            Merge::Held(due) => {
+                if g.armed == 0 || due < g.armed {
+                    g.armed = due;
+                    self.timer.start_abs(due);
+                }
+                true
+            }
+            Merge::Forward => false,
+        };
+        g.sync(st);
+        held
     }
 
     /// The timer: sends the reports that are due (softirq).
@@ -693,17 +731,22 @@ pub(crate) unsafe extern "C" fn crem_report_drop(
 pub(crate) struct Reporting {
     #[pin]
     cur: Mutex<Option<Pin<KBox<Reporter>>>>,
+    /// The reporter in `cur`, for the datapath (FORWARD: downstream reports
+    /// to merge), which reads it under RCU: published once registered,
+    /// cleared and a grace period waited for before it goes.
+    live: AtomicPtr<Reporter>,
 }
 
 impl Reporting {
     pub(crate) fn new() -> impl PinInit<Self> {
         let cur = new_mutex!(None, "crem_reporting");
-        // SAFETY: the one field is initialised in place at `slot`, pinned
-        // there; its initialiser cannot fail. (Written out rather than with
-        // `pin_init!`, whose type-checking closure leaves a dead panic call
-        // in the object, which vm/panic-sites.py would count.)
+        // SAFETY: both fields are initialised in place at `slot`, pinned
+        // there; the mutex's initialiser cannot fail. (Written out rather
+        // than with `pin_init!`, whose type-checking closure leaves a dead
+        // panic call in the object, which vm/panic-sites.py would count.)
         unsafe {
             kernel::init::pin_init_from_closure(move |slot: *mut Self| {
+                core::ptr::addr_of_mut!((*slot).live).write(AtomicPtr::new(ptr::null_mut()));
                 cur.__pinned_init(core::ptr::addr_of_mut!((*slot).cur))
             })
         }
@@ -718,11 +761,31 @@ impl Reporting {
             (Some(s), None) => {
                 let mut r = Reporter::new(st, s)?;
                 r.as_mut().register()?;
+                let p = core::ptr::from_ref::<Reporter>(&*r).cast_mut();
                 *cur = Some(r);
+                // Pinned in its box: the address stays until it is freed.
+                self.live.store(p, Ordering::Release);
             }
-            (None, _) => *cur = None,
+            (None, Some(_)) => {
+                self.live.store(ptr::null_mut(), Ordering::Release);
+                // SAFETY: process context (config-set, netns exit). After
+                // it no datapath reader holds the reporter about to go.
+                unsafe { bindings::synchronize_rcu() };
+                *cur = None;
+            }
+            (None, None) => {}
         }
         Ok(())
+    }
+
+    /// The reporter, if `report` is on, for the length of the caller's RCU
+    /// read-side section (a BH-off region is one).
+    pub(crate) fn live<'a>(&'a self, _rcu: &'a impl rcu::Reader) -> Option<&'a Reporter> {
+        let p = self.live.load(Ordering::Acquire);
+        // SAFETY: a published reporter is freed only after it is cleared
+        // here and a grace period has passed (`apply`), and the caller is
+        // in a read-side section, which that grace period waits for.
+        unsafe { p.as_ref() }
     }
 }
 

@@ -35,6 +35,8 @@
 #            report at FORWARD (path-reports-intercepted), n0 sees none
 #   local:   R4 n2 reports the drops of its own uplink (a tbf there): fed to
 #            its own sender flows (reports-local), none sent
+#   merge:   R4 n1 reports too (its LAN egress): r merges n1's reports into
+#            its own or passes them on, and its reports carry both nodes
 #   udpclose: UDP sockets closed with datagrams unread (freed by kfree_skb
 #            with no device in ->dev) while r reports: no oops
 #   unload:  R-g rmmod with reporting on while r drops traffic (line.sh on
@@ -399,6 +401,56 @@ part_local() {
   if ! X n2 "$CTL" set report off; then bad "local: n2: set report off" ""; fi
 }
 
+# R4, two reporters in series: n1 reports the drops of its LAN egress
+# toward n3 (a slower tbf there; node 11) to n2, through r, which drops the
+# same flows' packets upstream and holds its own reports an interval of 10
+# ms: r merges n1's hop entries into its own reports of the same flows
+# (reports-merged) or, with none due, passes n1's reports on
+# (reports-forwarded): every report n1 sent is one or the other, and r's
+# captured reports carry both nodes' entries. r merges only from its own
+# reporter list (n1's address); n2 takes reports from both.
+MERGE_TBF="rate 800kbit burst 4kb limit 4kb"
+grep -qw kasan_report /proc/kallsyms 2>/dev/null && MERGE_TBF="rate 130kbit burst 4kb limit 4kb"
+merge_on() {
+  bottleneck on
+  tc -n n1 qdisc replace dev b1 root tbf $MERGE_TBF
+}
+part_merge() {
+  bottleneck off
+  fresh_flows
+  if ! X r "$CTL" reporter add $N1_W >/dev/null; then bad "merge: r: reporter add $N1_W" ""; fi
+  rset "merge: r: set report-interval-us 10000" report-interval-us 10000
+  for c in "set report on node-id 11 report-flow-gap-us 5000" "reporter add $N1_W"; do
+    # shellcheck disable=SC2086
+    if ! X n1 "$CTL" $c >/dev/null; then bad "merge: n1: $c" ""; fi
+  done
+  if ! X n2 "$CTL" reporter add $N1_W >/dev/null; then bad "merge: n2: reporter add $N1_W" ""; fi
+  X n1 "$CTL" -j stats >/tmp/merge.n1.0.json 2>/dev/null
+  measure merge merge_on
+  X n1 "$CTL" -j stats >/tmp/merge.n1.1.json 2>/dev/null
+  tc -n n1 qdisc del dev b1 root 2>/dev/null
+  python3 $CHECK delta /tmp/merge.r.0.json /tmp/merge.r.1.json reports-merged reports-forwarded \
+    report-entries-over reports-sent >/tmp/merge.rm
+  python3 $CHECK delta /tmp/merge.n1.0.json /tmp/merge.n1.1.json report-drops-overflow reports-sent \
+    report-send-failures >/tmp/merge.n1
+  echo "merge: r: $(cat /tmp/merge.rm); n1: $(cat /tmp/merge.n1)"
+  m() { kv /tmp/merge.rm "$1"; }
+  n1s=$(kv /tmp/merge.n1 reports-sent)
+  expect "R4: n1 reported drops of its own (node 11) toward n2, through r" \
+    "[ $(kv /tmp/merge.n1 report-drops-overflow) -gt 0 ] && [ $n1s -gt 0 ] && [ $(kv /tmp/merge.n1 report-send-failures) = 0 ]" \
+    "n1: $(cat /tmp/merge.n1)"
+  expect "R4: r merged n1's reports into its own (reports-merged > 0), and every report n1 sent was merged or passed on" \
+    "[ $(m reports-merged) -gt 0 ] && [ $(($(m reports-merged) + $(m reports-forwarded))) = $n1s ] && [ $(m report-entries-over) = 0 ]" \
+    "r: $(cat /tmp/merge.rm); n1 sent $n1s"
+  expect "R4: r's reports carry hop entries of both nodes (77 and 11), every one decodes" \
+    "[ $(sum merge reports) -gt 0 ] && [ '$(sum merge nodes)' = 11,77 ] && [ $(sum merge entries) -gt $(sum merge reports) ] && [ $(sum merge invalid) = 0 ] && [ $(sum merge stray) = 0 ]" \
+    "reports $(sum merge reports), entries $(sum merge entries), node-ids $(sum merge nodes), invalid $(sum merge invalid), stray $(sum merge stray)"
+  rset "merge: r: set report-interval-us 50 (back)" report-interval-us 50
+  if ! X r "$CTL" reporter del $N1_W >/dev/null; then bad "merge: r: reporter del $N1_W" ""; fi
+  if ! X n1 "$CTL" set report off >/dev/null; then bad "merge: n1: set report off" ""; fi
+  if ! X n2 "$CTL" reporter del $N1_W >/dev/null; then bad "merge: n2: reporter del $N1_W" ""; fi
+}
+
 # The probe sees every drop in the system, most of them no path's: a UDP
 # socket closed with datagrams unread frees them with kfree_skb, and their
 # ->dev holds the socket's own data (udp's dev_scratch), not a device. With
@@ -449,7 +501,7 @@ insmod "$arg_module" || exit 1
 report_line_up
 report_gateways || bad "gateways configured" ""
 reporter_up
-for p in $(echo "${arg_parts:-main mtu off control intercept local udpclose unload}" | tr : " "); do
+for p in $(echo "${arg_parts:-main mtu off control intercept local merge udpclose unload}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
