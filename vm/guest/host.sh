@@ -29,6 +29,14 @@ set -u
 role=${arg_role:?role=a|b}
 if [ "$role" = a ]; then me=$A_IP gw=$GWA_LAN peer=$B_IP; else me=$B_IP gw=$GWB_LAN peer=$A_IP; fi
 ip link set eth0 mtu ${arg_mtu:-1500} || exit 1
+# rxe puts a QP in error when the host's own qdisc refuses one of its
+# packets (rxe_net.c: a non-zero ip_local_out counts send_err; rxe_req.c
+# completes the WQE with IB_WC_LOC_QP_OP_ERR), and it keeps up to 64 skbs
+# per QP unfreed (RXE_INFLIGHT_SKBS_PER_QP_HIGH) while a TCG virtio queue
+# drains late: 32 QPs outgrow pfifo_fast's default 1000 (e2e-long's
+# 32-QP ib_write_bw failed so, send_err 2). Losses belong to the emulated
+# WAN, not to the host's own queue: room for 128 QPs.
+ip link set eth0 txqueuelen 8192 || exit 1
 ip addr add $me/24 dev eth0 && ip link set eth0 up && ip route add default via $gw || exit 1
 # The addresses RDMA runs over (RDMA CM, NVMe-oF): rme, rpeer; adrfam for
 # nvmet.
