@@ -52,6 +52,11 @@
 #   --capture N        hosts a and b capture up to N RoCEv2 packets each to
 #                      DIR/a.pcap and DIR/b.pcap, gwb what crosses the WAN
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
+#   --capture-out N    gwb captures up to N RoCEv2 packets it sends toward B
+#                      to DIR/out.pcap, and what crosses the WAN to it to
+#                      DIR/wan.pcap as --capture does (the hosts capture
+#                      nothing unless --capture is given too): the two ends
+#                      of gwb, one clock, for results.py recovery-latency
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
 #   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
 #                      dual-stack, ib_write_bw by GID index without RDMA CM,
@@ -77,13 +82,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded capture_out="" fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
     --size) size=$2 ;; --iters) iters=$2 ;; --trials) trials=$2 ;; --tests) tests=$2 ;;
     --tmo) tmo=$2 ;; --fio-mib) fiomib=$2 ;; --fio-rand-ios) fioios=$2 ;; --host-module) hmod=$2 ;; --gw-module) gmod=$2 ;;
-    --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;;
+    --variant) variant=$2 ;; --out) out=$2 ;; --capture) capture=$2 ;; --capture-out) capture_out=$2 ;;
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
@@ -116,6 +121,7 @@ wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" 
 [ -n "$bottleneck" ] && wan_args+=(bottleneck="$bottleneck")
 [ "$reporter" != off ] && wan_args+=(reporter="$reporter")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
+[ -n "$capture_out" ] && wan_args+=(capture_out="$capture_out")
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold" recovery="$recovery")

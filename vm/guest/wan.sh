@@ -15,6 +15,12 @@
 #     to the gateway that protects each flow's source; the gateways allow-list
 #     its addresses; stats.core.json has its counters [off]
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
+#   capture=N: gwb captures up to N packets of what crosses the WAN to it
+#     (RoCEv2 and CREM, both directions on wb) to wan.pcap
+#   capture_out=N: gwb also captures up to N RoCEv2 packets it sends out
+#     toward B (eth1, outgoing only) to out.pcap, and wan.pcap as capture=
+#     does if that is not given: the two ends of gwb for results.py
+#     recovery-latency (same netns, same clock)
 set -u
 . "$(dirname "$0")/common.sh"
 rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
@@ -133,10 +139,17 @@ if [ "$crem" != off ]; then
       echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
   done
 fi
-if [ -n "${arg_capture:-}" ]; then
+cap=${arg_capture:-${arg_capture_out:-}}
+if [ -n "$cap" ]; then
   # What crosses the WAN into gwb (after netem's losses): RoCEv2 and CREM.
-  ip netns exec gwb tcpdump -U -i wb -s 0 -c "$arg_capture" -w $OUT/wan.pcap \
+  ip netns exec gwb tcpdump -U -i wb -s 0 -c "$cap" -w $OUT/wan.pcap \
     udp port 4791 or udp port 7470 2>/dev/null &
+  # What leaves gwb toward B: the packets that arrived, held or not, and the
+  # ones its CRF restored (those are injected past wb, so only this capture
+  # has them). Outgoing only: B's ACKs and READ responses coming in are not
+  # departures. A full packet is not needed, the BTH is enough.
+  [ -n "${arg_capture_out:-}" ] && ip netns exec gwb tcpdump -U -Q out -i eth1 -s 128 \
+    -c "$arg_capture_out" -w $OUT/out.pcap udp port 4791 2>/dev/null &
   sleep 1
 fi
 # Busy CPU time of this VM over the transfers (cpu.wan: busy jiffies before
