@@ -54,9 +54,11 @@
 #                      to it (RoCEv2 and CREM) to DIR/wan.pcap
 #   --capture-out N    gwb captures up to N RoCEv2 packets it sends toward B
 #                      to DIR/out.pcap, and what crosses the WAN to it to
-#                      DIR/wan.pcap as --capture does (the hosts capture
-#                      nothing unless --capture is given too): the two ends
-#                      of gwb, one clock, for results.py recovery-latency
+#                      DIR/wan.pcap as --capture does, both headers only
+#                      and buffered in the guest until the end (tcpdump's
+#                      counts in DIR/{wan,out}.pcap.log): the two ends of
+#                      gwb, one clock, for results.py recovery-latency (the
+#                      hosts capture nothing unless --capture is given too)
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
 #   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
 #                      dual-stack, ib_write_bw by GID index without RDMA CM,

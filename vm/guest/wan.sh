@@ -17,10 +17,11 @@
 #   modparams=NAME:VALUE  a module parameter for insmod (fault injection)
 #   capture=N: gwb captures up to N packets of what crosses the WAN to it
 #     (RoCEv2 and CREM, both directions on wb) to wan.pcap
-#   capture_out=N: gwb also captures up to N RoCEv2 packets it sends out
-#     toward B (eth1, outgoing only) to out.pcap, and wan.pcap as capture=
-#     does if that is not given: the two ends of gwb for results.py
-#     recovery-latency (same netns, same clock)
+#   capture_out=N: the two ends of gwb for results.py recovery-latency
+#     (same netns, same clock), instead of capture=: up to N packets of each,
+#     headers only, what crosses the WAN to it (as capture=) to wan.pcap
+#     and the RoCEv2 packets it sends out toward B (eth1, outgoing only) to
+#     out.pcap; tcpdump's counts (drops included) in wan/out.pcap.log
 set -u
 . "$(dirname "$0")/common.sh"
 rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
@@ -139,17 +140,27 @@ if [ "$crem" != off ]; then
       echo "$(cut -d' ' -f1 /proc/uptime) $l"; done >$OUT/events.$ns.log 2>&1 &
   done
 fi
-cap=${arg_capture:-${arg_capture_out:-}}
-if [ -n "$cap" ]; then
+if [ -n "${arg_capture_out:-}" ]; then
+  # The two ends of gwb for the recovery latency: what arrives on wb (both
+  # directions, RoCEv2 and CREM: REPAIR_REQUESTs leave through it) and what
+  # leaves toward B (outgoing only: B's ACKs coming in are not departures;
+  # restored packets are injected past wb, so only this capture has them).
+  # Headers only (256 octets hold a BTH, a HELLO and a REPAIR_REQUEST's
+  # bitmap), into the guest's memory, buffered, 8 MiB of ring: a packet a
+  # time over 9p, as capture= writes, is slower than the link under TCG:
+  # the first run's wb capture, taken that way, held 3145 of the 8652
+  # source packets of a QP that left toward B (the rest dropped from the
+  # ring). tcpdump's own count of such drops goes to NAME.pcap.log.
+  mkdir -p /tmp/cap
+  ip netns exec gwb tcpdump -i wb -s 256 -B 8192 -c "$arg_capture_out" -w /tmp/cap/wan.pcap \
+    udp port 4791 or udp port 7470 2>/tmp/cap/wan.pcap.log & cap_wan=$!
+  ip netns exec gwb tcpdump -Q out -i eth1 -s 256 -B 8192 -c "$arg_capture_out" \
+    -w /tmp/cap/out.pcap udp port 4791 2>/tmp/cap/out.pcap.log & cap_out=$!
+  sleep 1
+elif [ -n "${arg_capture:-}" ]; then
   # What crosses the WAN into gwb (after netem's losses): RoCEv2 and CREM.
-  ip netns exec gwb tcpdump -U -i wb -s 0 -c "$cap" -w $OUT/wan.pcap \
+  ip netns exec gwb tcpdump -U -i wb -s 0 -c "$arg_capture" -w $OUT/wan.pcap \
     udp port 4791 or udp port 7470 2>/dev/null &
-  # What leaves gwb toward B: the packets that arrived, held or not, and the
-  # ones its CRF restored (those are injected past wb, so only this capture
-  # has them). Outgoing only: B's ACKs and READ responses coming in are not
-  # departures. A full packet is not needed, the BTH is enough.
-  [ -n "${arg_capture_out:-}" ] && ip netns exec gwb tcpdump -U -Q out -i eth1 -s 128 \
-    -c "$arg_capture_out" -w $OUT/out.pcap udp port 4791 2>/dev/null &
   sleep 1
 fi
 # Busy CPU time of this VM over the transfers (cpu.wan: busy jiffies before
@@ -161,6 +172,12 @@ b0=$(busy)
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
 echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
+if [ -n "${arg_capture_out:-}" ]; then
+  # SIGINT: tcpdump writes what it buffered and its counts, then exits.
+  kill -INT $cap_wan $cap_out 2>/dev/null; wait $cap_wan $cap_out
+  cp /tmp/cap/* $OUT/ && rm -rf /tmp/cap
+  log "captures at gwb: $(cat $OUT/wan.pcap.log $OUT/out.pcap.log | grep packets | tr '\n' ' ')"
+fi
 [ "$crem" != off ] && droptrace_stop $OUT/kfree_skb.wan.txt
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
 # The bottleneck's own count of what it sent, dropped and marked.
