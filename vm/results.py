@@ -24,6 +24,7 @@ Files read (all optional; a missing one reads as "unknown"):
   cpu.wan               the WAN VM's busy jiffies before and after, and HZ
   a.pcap, wan.pcap      topo.sh --capture: RoCEv2 at host a, and what
                         crosses the WAN into gwb
+  out.pcap              topo.sh --capture-out: RoCEv2 gwb sends toward B
   cm.N.log              host a's RDMA CM events (tracepoint
                         rdma_cma:cm_event_handler) of transfer N, each attempt
                         after a "# transfer N (TEST) attempt A, rc R" line
@@ -65,6 +66,13 @@ with a note on stderr; predicates answer by exit status):
   results.py lost-sources DIR SRC DST  RoCEv2 source transmissions SRC -> DST
                                    in a.pcap and not in wan.pcap (topo.sh
                                    --capture): what the WAN truly lost ("?")
+  results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
+                                   packets lost before gwb, restored by its
+                                   CRF or retransmitted by rxe, and their
+                                   extra latency (median, p99) from wan.pcap
+                                   and out.pcap (topo.sh --capture-out); also
+                                   written to DIR/recovery-latency.json with
+                                   the proactive-repair counters
   results.py fwd-cost DIR          us of WAN VM busy CPU per RoCEv2 packet the
                                    gateways forwarded ("?")
   results.py connections DIR       "N transfers never connected, M failed after
@@ -77,6 +85,7 @@ Python 3 standard library only.
 """
 import collections
 import json
+import math
 import os
 import re
 import statistics
@@ -387,6 +396,14 @@ def pcap_udp(path):
     """(source, destination, UDP destination port, UDP payload) of every IPv4
     UDP packet in the pcap file PATH (Ethernet, Linux cooked or raw IP link
     type), or None if it cannot be read."""
+    pkts = pcap_udp_ts(path)
+    return None if pkts is None else [p[1:] for p in pkts]
+
+
+def pcap_udp_ts(path):
+    """pcap_udp's tuples with the capture time in seconds (a float) first:
+    (time, source, destination, UDP destination port, UDP payload); the
+    nanosecond pcap format's fraction read as such."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -401,10 +418,11 @@ def pcap_udp(path):
         e = ">"
     else:
         return None
+    frac = 1e-9 if magic in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d") else 1e-6
     link = struct.unpack(e + "I", data[20:24])[0]
     out, off = [], 24
     while off + 16 <= len(data):
-        incl = struct.unpack(e + "I", data[off + 8:off + 12])[0]
+        sec, sub, incl = struct.unpack(e + "III", data[off:off + 12])
         frame = data[off + 16:off + 16 + incl]
         off += 16 + incl
         if link == 1:  # Ethernet, VLAN tags skipped
@@ -428,8 +446,8 @@ def pcap_udp(path):
         udp = ip[ihl:]
         if len(udp) < 8:
             continue
-        out.append((".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])),
-                    struct.unpack(">H", udp[2:4])[0], udp[8:]))
+        out.append((sec + sub * frac, ".".join(map(str, ip[12:16])),
+                    ".".join(map(str, ip[16:20])), struct.unpack(">H", udp[2:4])[0], udp[8:]))
     return out
 
 
@@ -458,6 +476,306 @@ def lost_sources(d, src, dst):
     if sent is None or arrived is None:
         return None
     return sum((sent - arrived).values())
+
+
+# ---- recovery latency (topo.sh --capture-out: wan.pcap and out.pcap) -------
+
+PSN_SPACE = 1 << 24
+CREM_PORT = 7470
+# CREM's common header: octet 0 is version 1 << 4 | type.
+CREM_HELLO, CREM_HELLO_ACK, CREM_REQUEST = 0x12, 0x13, 0x16
+REQUEST_RANGES = 0x10  # REPAIR_REQUEST flag: the PSN-range form
+
+
+class PsnUnwrap:
+    """24-bit PSNs onto an unbounded line, each one the value nearest the
+    previous one (a sequence that moves by less than 2^23 at a time, go-back-N
+    steps back included, crosses 0xffffff -> 0 as one more step)."""
+
+    def __init__(self, base):
+        self.prev = base
+
+    def __call__(self, psn):
+        self.prev += (psn - self.prev + PSN_SPACE // 2) % PSN_SPACE - PSN_SPACE // 2
+        return self.prev
+
+
+def _bth(payload):
+    """(opcode, dest QP, PSN) of a BTH, None when too short."""
+    if len(payload) < 12:
+        return None
+    return payload[0], int.from_bytes(payload[5:8], "big"), int.from_bytes(payload[9:12], "big")
+
+
+def _request_psns(msg):
+    """The PSNs (24-bit) a REPAIR_REQUEST names: block form, Block Start PSN
+    plus each position of the Lost Source Bitmap (a position is a PSN offset:
+    crf.rs); range form, each Start PSN and the Count after it. [] when it
+    does not parse."""
+    if len(msg) < 8:
+        return []
+    flags, length = msg[1], int.from_bytes(msg[2:4], "big")
+    msg = msg[:length]
+    if flags & REQUEST_RANGES:
+        n = int.from_bytes(msg[10:12], "big") if len(msg) >= 12 else 0
+        out = []
+        for i in range(n):
+            e = msg[12 + 4 * i:16 + 4 * i]
+            if len(e) == 4:
+                start = int.from_bytes(e[:3], "big")
+                out += [(start + j) % PSN_SPACE for j in range(e[3])]
+        return out
+    if len(msg) < 20:
+        return []
+    k, start = msg[10], int.from_bytes(msg[12:15], "big")
+    bits = int.from_bytes(msg[20:20 + 4 * -(-k // 32)], "big")
+    width = 32 * -(-k // 32)
+    return [(start + j) % PSN_SPACE for j in range(k) if bits >> (width - 1 - j) & 1]
+
+
+def _requests_by_flow(wan):
+    """REPAIR_REQUESTs the CRFs behind the WAN capture sent, by flow (src,
+    dst, dest QP): [(time, [PSN, ...])], every flow whose Flow ID is known
+    present (a known flow without requests has []). A request names its
+    flow by the Flow ID the CRF gave in its HELLO_ACK, whose Sender Nonce
+    is the one of the CSF's HELLO that carries the flow's addresses and QP:
+    both messages cross the same capture. Requests flows (Flow Kind 1)
+    only."""
+    hellos, ids, out = {}, {}, collections.defaultdict(list)
+    for t, src, dst, port, msg in wan:
+        if port != CREM_PORT or len(msg) < 8:
+            continue
+        if msg[0] == CREM_HELLO and len(msg) >= 40 and msg[8] == 1 and msg[9] == 4:
+            flow = (".".join(map(str, msg[28:32])), ".".join(map(str, msg[32:36])),
+                    int.from_bytes(msg[36:40], "big") & 0xffffff)
+            hellos[(dst, msg[20:28])] = flow  # by the CRF's address and the nonce
+        elif msg[0] == CREM_HELLO_ACK and len(msg) >= 28 and msg[8] == 1:
+            flow = hellos.get((src, msg[20:28]))
+            if flow is not None:  # a Flow ID may be given again: the latest holds
+                ids[(src, int.from_bytes(msg[4:8], "big"))] = flow
+                out.setdefault(flow, [])
+        elif msg[0] == CREM_REQUEST:
+            flow = ids.get((src, int.from_bytes(msg[4:8], "big")))
+            if flow is not None:
+                out[flow].append((t, _request_psns(msg)))
+    return out
+
+
+def percentile(xs, q):
+    """The nearest-rank Q-th percentile of XS (no interpolation: a value
+    that occurred), None when empty."""
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[max(0, -(-len(xs) * q // 100) - 1)]
+
+
+def _latency(xs):
+    """{"n", "median_ms", "p99_ms", "max_ms"} of latencies XS in seconds."""
+    ms = lambda v: None if v is None else round(v * 1e3, 3)  # noqa: E731
+    return {"n": len(xs), "median_ms": ms(statistics.median(xs) if xs else None),
+            "p99_ms": ms(percentile(xs, 99)), "max_ms": ms(max(xs) if xs else None)}
+
+
+def recovery_latency(d):
+    """The recovery latency of every source packet lost before gwb (topo.sh
+    --capture-out: DIR/wan.pcap, what arrives on gwb's WAN interface wb,
+    and DIR/out.pcap, what gwb sends toward B; one netns, one clock). Per
+    RoCEv2 flow (source, destination, dest QP) of out.pcap, and over all:
+
+      lost           PSNs gwb sent toward B that had not arrived on wb when
+                     the first higher PSN of their flow did (the packet was
+                     lost before wb; without a higher PSN there is no telling,
+                     so a flow's last packets are not counted)
+      restored       of those, the ones gwb sent toward B before any copy
+                     reached wb: restored by the CRF (CREM injects past wb)
+      retransmitted  the ones whose first departure followed a copy on wb:
+                     rxe's retransmission (go-back-N or timeout)
+      restored_also_retransmitted  restored, and a copy came on wb later
+                     anyway (rxe's recovery ran regardless)
+      restored_before_request  restored before the CRF sent any
+                     REPAIR_REQUEST naming the PSN (REPAIR_REQUESTs leave
+                     gwb through wb: wan.pcap has them); None when no
+                     request could be matched to a flow (no HELLO/HELLO_ACK
+                     in the capture)
+      extra          t(first departure toward B) - t(first higher PSN of
+                     the flow arrives on wb): median, p99 (nearest rank) and
+                     max in ms, over all, restored and retransmitted ones
+      never_delivered  PSNs missing on wb that never left toward B (READ
+                     spans, or a transfer that did not finish)
+
+    Only what both captures cover counts: a capture that reached its limit
+    (NAME.pcap.log) ended early, and a loss whose reference or departure
+    is after its last packet is left out (past_capture). "captures": each
+    one's packets, limit and tcpdump's count of the packets the kernel
+    dropped from its ring (a capture that dropped any is incomplete: a
+    packet it missed on wb reads as lost). None when either capture cannot
+    be read."""
+    wan = pcap_udp_ts(os.path.join(d, "wan.pcap"))
+    out = pcap_udp_ts(os.path.join(d, "out.pcap"))
+    if wan is None or out is None:
+        return None
+    caps = {"wan": capture_log(d, "wan"), "out": capture_log(d, "out")}
+    end = math.inf
+    for name, pkts in (("wan", wan), ("out", out)):
+        caps[name]["packets"] = len(pkts)
+        if pkts and caps[name]["limit"] is not None and len(pkts) >= caps[name]["limit"]:
+            end = min(end, max(p[0] for p in pkts))
+    requests = _requests_by_flow(wan)
+
+    def sources(pkts):
+        by = collections.defaultdict(list)
+        for t, src, dst, port, pl in sorted(pkts, key=lambda p: p[0]):
+            b = _bth(pl) if port == ROCE_PORT else None
+            if b is not None and b[0] not in NOT_SOURCES:
+                by[(src, dst, b[1])].append((t, b[2]))
+        return by
+    arrived, left = sources(wan), sources(out)
+    flows, every = [], {"restored": [], "retransmitted": []}
+    tot = collections.Counter()
+    for key in sorted(left):
+        o, w = left[key], arrived.get(key, [])
+        base = min(o[:1] + w[:1])[1]
+        un_o, un_w, un_r = PsnUnwrap(base), PsnUnwrap(base), PsnUnwrap(base)
+        dep, first = {}, {}
+        for t, p in o:
+            dep.setdefault(un_o(p), t)  # go-back-N duplicates: the first departure
+        arr = [(t, un_w(p)) for t, p in w]
+        copies = collections.defaultdict(list)
+        for t, u in arr:
+            copies[u].append(t)
+            first.setdefault(u, t)
+        # The reference of PSN p: the arrival time of the first PSN above p,
+        # i.e. of the first arrival that raised the flow's highest PSN past p.
+        raised, hi = [], None
+        for t, u in arr:
+            if hi is None or u > hi:
+                raised.append((u, t))
+                hi = u
+        asked = [(t, {un_r(p) for p in ps}) for t, ps in requests.get(key, [])]
+        c = collections.Counter()
+        ex = {"restored": [], "retransmitted": []}
+        gaps = set()
+        prev = None
+        for u, t in raised:  # PSNs skipped over by each rise (never arrived before it)
+            if prev is not None:
+                gaps.update(x for x in range(prev + 1, u) if first.get(x, t + 1) > t)
+            prev = u
+        refs = {}
+        for u in sorted(set(dep) | gaps):
+            # The first rise past u (binary search over the rising PSNs).
+            lo, hi_i = 0, len(raised)
+            while lo < hi_i:
+                mid = (lo + hi_i) // 2
+                if raised[mid][0] > u:
+                    hi_i = mid
+                else:
+                    lo = mid + 1
+            if lo < len(raised):
+                refs[u] = raised[lo][1]
+        for u, ref in sorted(refs.items()):
+            if first.get(u, math.inf) <= ref:
+                continue  # arrived before any higher PSN: not lost
+            if u not in dep:
+                c["never_delivered"] += 1
+                continue
+            if ref > end or dep[u] > end:
+                c["past_capture"] += 1
+                continue
+            c["lost"] += 1
+            later = [t for t in copies.get(u, []) if t > ref]
+            how = "retransmitted" if later and later[0] <= dep[u] else "restored"
+            c[how] += 1
+            ex[how].append(dep[u] - ref)
+            if how == "restored":
+                if later:
+                    c["restored_also_retransmitted"] += 1
+                if not any(t < dep[u] and u in ps for t, ps in asked):
+                    c["restored_before_request"] += 1
+        row = {"src": key[0], "dst": key[1], "dest_qp": key[2],
+               "arrived": len(w), "departed": len(o), "requests": len(asked)}
+        for n in ("lost", "restored", "retransmitted", "restored_also_retransmitted",
+                  "restored_before_request", "never_delivered", "past_capture"):
+            row[n] = c[n]
+        if key not in requests:  # no HELLO_ACK gave its Flow ID: unknown
+            row["restored_before_request"] = None
+        row["extra"] = _latency(ex["restored"] + ex["retransmitted"])
+        row["extra_restored"] = _latency(ex["restored"])
+        row["extra_retransmitted"] = _latency(ex["retransmitted"])
+        flows.append(row)
+        tot.update(c)
+        for how in ex:
+            every[how] += ex[how]
+    overall = {n: tot[n] for n in ("lost", "restored", "retransmitted",
+                                   "restored_also_retransmitted", "restored_before_request",
+                                   "never_delivered", "past_capture")}
+    # Over the flows whose requests could be told (None if none could).
+    known = [r for r in flows if r["restored_before_request"] is not None]
+    overall["restored_before_request"] = \
+        sum(r["restored_before_request"] for r in known) if known else None
+    overall["restored_of_known_flows"] = sum(r["restored"] for r in known)
+    overall["flows"] = len(flows)
+    overall["requests"] = sum(len(v) for v in requests.values())
+    overall["extra"] = _latency(every["restored"] + every["retransmitted"])
+    overall["extra_restored"] = _latency(every["restored"])
+    overall["extra_retransmitted"] = _latency(every["retransmitted"])
+    return {"flows": flows, "overall": overall, "captures": caps}
+
+
+def capture_log(d, name):
+    """wan.sh's NAME.pcap.log (capture_out=): {"limit": the -c count,
+    "dropped_by_kernel": tcpdump's count}, each None when not recorded."""
+    text = _read(os.path.join(d, f"{name}.pcap.log")) or ""
+    lim = re.search(r"^limit (\d+)", text, re.M)
+    drop = re.search(r"^(\d+) packets? dropped by kernel", text, re.M)
+    return {"limit": int(lim[1]) if lim else None,
+            "dropped_by_kernel": int(drop[1]) if drop else None}
+
+
+def recovery_counters(d):
+    """The counters beside the latency, from the gateways' totals (a flow
+    of an early trial may have expired before flows.NAME.json was dumped):
+    gwa's sender side (repairs-sent, repairs-proactive, proactive-limited,
+    repair-rate-limited, path-reports, path-dropped-psns, coded-retx), gwb's
+    receiver side (requests-sent, restored, fallbacks), and the core
+    reporter's reports-sent. None for a file that is missing."""
+    out = {}
+    for name, keys in (("gwa", ("repairs-sent", "repairs-proactive", "proactive-limited",
+                                "repair-rate-limited", "path-reports", "path-dropped-psns",
+                                "coded-retx")),
+                       ("gwb", ("requests-sent", "restored", "fallbacks"))):
+        tot = totals(d, [name])
+        for k in keys:
+            out[f"{name}-{k}"] = None if tot is None else get(tot, k)
+    core = stats(d, ["core"])
+    out["core-reports-sent"] = None if core is None else get(core, "reports-sent")
+    return out
+
+
+def recovery_text(doc, counters=None):
+    """recovery_latency's result as lines of text."""
+    def lat(x):
+        return f"{dash(x['median_ms'])}/{dash(x['p99_ms'])}/{dash(x['max_ms'])}"
+    lines = ["flow                                 lost restored (before req, also retx) "
+             "retx   extra ms median/p99/max: all | restored | retransmitted"]
+    for r in doc["flows"] + [dict(doc["overall"], src="all", dst="", dest_qp="")]:
+        name = f"{r['src']}->{r['dst']} qp {r['dest_qp']}" if r["dst"] else "all"
+        lines.append(f"{name:36} {r['lost']:4} {r['restored']:8} ({dash(r['restored_before_request'])}, "
+                     f"{r['restored_also_retransmitted']}) {r['retransmitted']:12}   "
+                     f"{lat(r['extra'])} | {lat(r['extra_restored'])} | "
+                     f"{lat(r['extra_retransmitted'])}")
+    if counters:
+        lines.append("counters: " + ", ".join(f"{k} {dash(v)}" for k, v in counters.items()))
+    for name, c in sorted(doc.get("captures", {}).items()):
+        lines.append(f"{name}.pcap: {c['packets']} packets (limit {dash(c['limit'])}), "
+                     f"{dash(c['dropped_by_kernel'])} dropped by the kernel"
+                     + (" -- INCOMPLETE: missed packets read as lost"
+                        if c["dropped_by_kernel"] else ""))
+    return lines
+
+
+def dash(v):
+    return "-" if v is None else str(v)
 
 
 def fwd_cost(d):
@@ -688,6 +1006,17 @@ def main(argv):
         need(1); print(restored_by_kind(d).get(rest[0], 0))
     elif cmd == "lost-sources":
         need(2); v = lost_sources(d, rest[0], rest[1]); print("?" if v is None else v)
+    elif cmd == "recovery-latency":
+        need(0)
+        doc = recovery_latency(d)
+        if doc is None:
+            print(f"results.py: {d}/wan.pcap and {d}/out.pcap needed (topo.sh --capture-out)",
+                  file=sys.stderr)
+            return 1
+        doc["counters"] = recovery_counters(d)
+        with open(os.path.join(d, "recovery-latency.json"), "w") as f:
+            json.dump(doc, f, indent=2)
+        print("\n".join(recovery_text(doc, doc["counters"])))
     elif cmd == "fwd-cost":
         need(0); v = fwd_cost(d); print("?" if v is None else f"{v:.1f}")
     elif cmd == "connections":

@@ -151,11 +151,14 @@ if [ -n "${arg_capture_out:-}" ]; then
   # the first run's wb capture, taken that way, held 3145 of the 8652
   # source packets of a QP that left toward B (the rest dropped from the
   # ring). tcpdump's own count of such drops goes to NAME.pcap.log.
+  # The limit heads the log: a capture that reached it ended early, and
+  # results.py counts nothing past its end.
   mkdir -p /tmp/cap
+  for f in wan out; do echo "limit $arg_capture_out" >/tmp/cap/$f.pcap.log; done
   ip netns exec gwb tcpdump -i wb -s 256 -B 8192 -c "$arg_capture_out" -w /tmp/cap/wan.pcap \
-    udp port 4791 or udp port 7470 2>/tmp/cap/wan.pcap.log & cap_wan=$!
+    udp port 4791 or udp port 7470 2>>/tmp/cap/wan.pcap.log & cap_wan=$!
   ip netns exec gwb tcpdump -Q out -i eth1 -s 256 -B 8192 -c "$arg_capture_out" \
-    -w /tmp/cap/out.pcap udp port 4791 2>/tmp/cap/out.pcap.log & cap_out=$!
+    -w /tmp/cap/out.pcap udp port 4791 2>>/tmp/cap/out.pcap.log & cap_out=$!
   sleep 1
 elif [ -n "${arg_capture:-}" ]; then
   # What crosses the WAN into gwb (after netem's losses): RoCEv2 and CREM.

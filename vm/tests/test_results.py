@@ -530,3 +530,167 @@ class Workloads(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def pcap_at(path, packets):
+    """A little-endian microsecond pcap of (time in us, Ethernet frame)."""
+    import struct
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for us, fr in packets:
+            f.write(struct.pack("<IIII", us // 1000000, us % 1000000, len(fr), len(fr)) + fr)
+
+
+def crem_frame(src, dst, msg):
+    """An Ethernet frame of a CREM message (UDP to port 7470)."""
+    import struct
+    udp = struct.pack(">HHHH", 7470, 7470, 8 + len(msg), 0) + msg
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes(map(int, src.split("."))), bytes(map(int, dst.split("."))))
+    return bytes(12) + b"\x08\x00" + ip + udp
+
+
+def crem_msg(typ, flow_id, body, flags=0):
+    import struct
+    return struct.pack(">BBHI", 0x10 | typ, flags, 8 + len(body), flow_id) + body
+
+
+class RecoveryLatency(unittest.TestCase):
+    """results.recovery_latency on two synthetic captures at gwb: wb (what
+    arrived over the WAN, CREM messages both ways) and eth1 (what left
+    toward B), with times in us."""
+
+    A, B, GWA, GWB = "192.0.2.1", "203.0.113.1", "198.51.100.1", "198.51.100.2"
+    NONCE = bytes(range(1, 9))
+
+    def hello(self, qp):
+        import struct
+        body = struct.pack(">BBHBBHHH", 1, 4, 7, 255, 16, 4134, 1024, 0) + self.NONCE
+        body += bytes(map(int, self.A.split("."))) + bytes(map(int, self.B.split(".")))
+        return crem_frame(self.GWA, self.GWB, crem_msg(2, 0, body + struct.pack(">I", qp)))
+
+    def hello_ack(self, flow_id):
+        import struct
+        body = struct.pack(">BBHBBHHH", 1, 4, 7, 255, 16, 4134, 1024, 0) + self.NONCE
+        return crem_frame(self.GWB, self.GWA, crem_msg(3, flow_id, body + bytes(4)))
+
+    def block_request(self, flow_id, start, lost, k=16):
+        import struct
+        bits = sum(1 << (31 - j) for j in lost)
+        body = struct.pack(">BBBB", 1, 1, k, 0) + start.to_bytes(3, "big") + bytes([1])
+        body += struct.pack(">HH", 7, 0) + struct.pack(">I", bits)
+        return crem_frame(self.GWB, self.GWA, crem_msg(6, flow_id, body))
+
+    def range_request(self, flow_id, ranges):
+        import struct
+        body = struct.pack(">HH", 9, len(ranges))
+        body += b"".join(s.to_bytes(3, "big") + bytes([n]) for s, n in ranges)
+        return crem_frame(self.GWB, self.GWA, crem_msg(6, flow_id, body, flags=0x10))
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.d)
+        A, B = self.A, self.B
+        w = lambda qp, psn: roce_frame(A, B, 0x07, qp, psn)  # noqa: E731
+        t0 = 1_000_000
+        # QP 17 crosses the PSN wrap: 0xfffffc .. 0x000003. Lost before wb:
+        # 0xfffffe, 1 and 2. 0xfffffe is restored 7 ms after 0xffffff came,
+        # after a block request naming it; 2 is restored 13 ms after 3 came,
+        # before any request names it; 1 is retransmitted by rxe (go-back-N
+        # from 1: 2 and 3 come again, 2 after its restoration).
+        wan = [(t0 - 500, self.hello(17)), (t0 - 400, self.hello_ack(0x42)),
+               (t0, w(17, 0xfffffc)), (t0 + 1000, w(17, 0xfffffd)),
+               (t0 + 3000, w(17, 0xffffff)), (t0 + 4000, w(17, 0)),
+               (t0 + 5000, self.block_request(0x42, 0xfffffc, [2])),
+               (t0 + 7000, w(17, 3)),
+               (t0 + 7500, roce_frame(B, A, 0x11, 17, 3)),  # an ACK back: no source
+               (t0 + 50000, w(17, 1)), (t0 + 51000, w(17, 2)), (t0 + 52000, w(17, 3))]
+        out = [(t0 + 100, w(17, 0xfffffc)), (t0 + 1100, w(17, 0xfffffd)),
+               (t0 + 3100, w(17, 0xffffff)), (t0 + 4100, w(17, 0)),
+               (t0 + 7100, w(17, 3)), (t0 + 10000, w(17, 0xfffffe)),
+               (t0 + 20000, w(17, 2)), (t0 + 50500, w(17, 1)),
+               (t0 + 51200, w(17, 2)), (t0 + 52200, w(17, 3))]  # go-back-N duplicates
+        # QP 18 (no HELLO seen: its requests cannot be matched): 102 never
+        # arrives nor leaves (a READ span's PSN); 104 lost and restored 7 ms
+        # after 105 came; 106 lost and restored, but nothing after it came:
+        # no reference, not counted.
+        t1 = 2_000_000
+        wan += [(t1, w(18, 100)), (t1 + 1000, w(18, 101)), (t1 + 3000, w(18, 103)),
+                (t1 + 4000, self.range_request(0x43, [(104, 1)])), (t1 + 5000, w(18, 105))]
+        out += [(t1 + 100, w(18, 100)), (t1 + 1100, w(18, 101)), (t1 + 3100, w(18, 103)),
+                (t1 + 5100, w(18, 105)), (t1 + 12000, w(18, 104)), (t1 + 30000, w(18, 106))]
+        self.wan, self.out = sorted(wan), sorted(out)
+        pcap_at(os.path.join(self.d, "wan.pcap"), self.wan)
+        pcap_at(os.path.join(self.d, "out.pcap"), self.out)
+
+    def test_request_psns(self):
+        frame = self.block_request(1, 0xfffffe, [0, 2, 15])
+        self.assertEqual(results._request_psns(frame[42:]), [0xfffffe, 0, 13])
+        frame = self.range_request(1, [(0xffffff, 2), (9, 1)])
+        self.assertEqual(results._request_psns(frame[42:]), [0xffffff, 0, 9])
+
+    def test_unwrap(self):
+        u = results.PsnUnwrap(0xfffffe)
+        self.assertEqual([u(p) for p in (0xfffffe, 0xffffff, 0, 1, 0xffffff, 2)],
+                         [0xfffffe, 0xffffff, 1 << 24, (1 << 24) + 1, 0xffffff, (1 << 24) + 2])
+
+    def test_percentile(self):
+        self.assertEqual(results.percentile(list(range(1, 101)), 99), 99)
+        self.assertEqual(results.percentile([5, 1, 3], 99), 5)
+        self.assertEqual(results.percentile([5, 1, 3], 50), 3)
+        self.assertIsNone(results.percentile([], 99))
+
+    def test_per_flow_and_overall(self):
+        doc = results.recovery_latency(self.d)
+        f17, f18 = doc["flows"]
+        self.assertEqual((f17["dest_qp"], f17["arrived"], f17["departed"], f17["requests"]),
+                         (17, 8, 10, 1))
+        self.assertEqual({k: f17[k] for k in ("lost", "restored", "retransmitted",
+                                              "restored_also_retransmitted",
+                                              "restored_before_request", "never_delivered",
+                                              "past_capture")},
+                         {"lost": 3, "restored": 2, "retransmitted": 1,
+                          "restored_also_retransmitted": 1, "restored_before_request": 1,
+                          "never_delivered": 0, "past_capture": 0})
+        self.assertEqual(f17["extra"], {"n": 3, "median_ms": 13.0, "p99_ms": 43.5,
+                                        "max_ms": 43.5})
+        self.assertEqual(f17["extra_restored"]["median_ms"], 10.0)  # 7 and 13
+        self.assertEqual(f17["extra_retransmitted"]["median_ms"], 43.5)
+        self.assertEqual((f18["lost"], f18["restored"], f18["retransmitted"],
+                          f18["never_delivered"], f18["restored_before_request"]),
+                         (1, 1, 0, 1, None))  # its requests name no flow seen in a HELLO
+        self.assertEqual(f18["extra"]["median_ms"], 7.0)
+        o = doc["overall"]
+        self.assertEqual((o["flows"], o["lost"], o["restored"], o["retransmitted"],
+                          o["restored_before_request"], o["never_delivered"], o["requests"]),
+                         (2, 4, 3, 1, 1, 1, 1))
+        # 7, 7, 13, 43.5 ms: the median between the middle two
+        self.assertEqual(o["extra"], {"n": 4, "median_ms": 10.0, "p99_ms": 43.5,
+                                      "max_ms": 43.5})
+        self.assertEqual(o["extra_restored"], {"n": 3, "median_ms": 7.0, "p99_ms": 13.0,
+                                               "max_ms": 13.0})
+        self.assertEqual(doc["captures"]["wan"], {"limit": None, "dropped_by_kernel": None,
+                                                  "packets": 17})
+
+    def test_a_capture_at_its_limit_ends_the_count(self):
+        # wan.pcap stopped at its limit just after QP 18's 105: the losses of
+        # QP 18 depart after that, so they are past the capture.
+        with open(os.path.join(self.d, "wan.pcap.log"), "w") as f:
+            f.write("limit 17\ntcpdump: listening on wb\n17 packets captured\n"
+                    "20 packets received by filter\n3 packets dropped by kernel\n")
+        doc = results.recovery_latency(self.d)
+        self.assertEqual((doc["overall"]["lost"], doc["overall"]["past_capture"]), (3, 1))
+        self.assertEqual(doc["captures"]["wan"], {"limit": 17, "dropped_by_kernel": 3,
+                                                  "packets": 17})
+        self.assertIn("INCOMPLETE", "\n".join(results.recovery_text(doc)))
+
+    def test_cli_writes_json(self):
+        rc, text = cli("recovery-latency", self.d)
+        self.assertEqual(rc, 0)
+        self.assertTrue(text.splitlines()[-4].startswith("all "))
+        with open(os.path.join(self.d, "recovery-latency.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["overall"]["lost"], 4)
+        self.assertIsNone(doc["counters"]["core-reports-sent"])  # no stats.core.json
+        os.remove(os.path.join(self.d, "out.pcap"))
+        self.assertEqual(cli("recovery-latency", self.d)[0], 1)
