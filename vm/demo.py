@@ -61,6 +61,14 @@ A cell whose VMs die before any transfer ran (a boot failure) is booted once
 more; any other VM failure makes the exit status non-zero. Transfers that time
 out are results, not failures.
 
+--bottleneck R:LIMIT_KB[:ecn] puts a core router between the gateways whose
+egress toward gwb is a tbf of R Mbit/s with a LIMIT_KB tail-drop queue
+(congestion loss at a node that is no CREM gateway, vm/topo.sh); :ecn marks
+CE there instead (fq_codel), and the hosts then connect with ToS 2, ECT(0).
+--reporter core makes that router a Path Reporter for the CREM gateway
+cells. The header line names both; each cell's bottleneck drops, CE marks
+and the reporter's reports sent follow the table.
+
 The numbers come from QEMU with TCG emulation on a shared machine; compare
 rows of one run, not absolute values with real hardware.
 """
@@ -134,6 +142,13 @@ def run_cell(args, bins, cell, head):
            "--iters", str(args.iters), "--trials", str(args.trials),
            "--tmo", str(args.timeout), "--tests", ":".join(tests(args)),
            "--fio-mib", str(args.fio_mib), "--fio-rand-ios", str(args.fio_rand_ios)]
+    if args.bottleneck:
+        cmd += ["--bottleneck", args.bottleneck]
+        if args.bottleneck.endswith(":ecn"):
+            # fq_codel marks only ECN-capable packets: ECT(0) from rdma_cm.
+            cmd += ["--tos", "2"]
+    if reporter(args, mode) != "off":
+        cmd += ["--reporter", reporter(args, mode)]
     if mode != "off":
         crem, recovery, where = CREM_MODES[mode]
         if where == "host":
@@ -190,6 +205,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
         run = {
             "mode": mode, "test": test, "loss_pct": loss, "rtt_ms": rtt,
             "rate_mbit": args.rate,
+            "bottleneck": args.bottleneck, "reporter": reporter(args, mode),
             "bytes": s["bytes"],
             "goodput_mbps": s["goodput_mbps"],
             "goodput_vs_lossfree": None,
@@ -212,6 +228,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "repair_overhead": None,
             "counters_scope": "cell",
             "wan_cpu_us_per_fwd_packet": results.fwd_cost(out),
+            **bottleneck_counts(args, out),
             "trial_results": s["trial_results"],
             "vm_rc": rc, "boot_retries": boot_retries, "logs": out,
         }
@@ -231,6 +248,33 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             })
         runs.append(run)
     return runs
+
+
+def reporter(args, mode):
+    """The Path Reporter a cell of MODE runs: --reporter's in the cells
+    whose gateways run CREM (the reports go to them), else off."""
+    return args.reporter if CREM_MODES.get(mode, (0, 0, "host"))[2] == "gw" else "off"
+
+
+def bottleneck_counts(args, out):
+    """The bottleneck's counts of a cell's boot (vm/topo.sh's core.tc.json
+    and stats.core.json): {} without --bottleneck."""
+    if not args.bottleneck:
+        return {}
+    tc = results.bottleneck(out)
+    core = results.stats(out, ["core"])
+    return {"bottleneck_drops": None if tc is None else tc["drops"],
+            "bottleneck_marks": None if tc is None else tc["marks"],
+            "reports_sent": None if core is None else results.get(core, "reports-sent")}
+
+
+def bottleneck_text(args):
+    """The header line's words for --bottleneck and --reporter ("" without)."""
+    if not args.bottleneck:
+        return ""
+    rate, limit, *ecn = args.bottleneck.split(":")
+    return (f"bottleneck {rate} Mbit/s, {limit} KB {'CE-marking (ToS 2)' if ecn else 'tail drop'}"
+            f" at core, reporter {args.reporter}; ")
 
 
 def finish(runs, tests=None):
@@ -259,6 +303,17 @@ def print_table(args, runs):
           "rcvd_seq_err), rxe rto: its retransmission timeouts (completer_retry_err), both "
           "hosts, all trials; restored/overhead/coded retx/src copies/fallbacks: both "
           "gateways, per cell (shared by its rows); '-': no CREM or not recorded")
+    if args.bottleneck:
+        seen = set()
+        for r in runs:
+            cell = (r["mode"], r["loss_pct"], r["rtt_ms"])
+            if cell not in seen:
+                seen.add(cell)
+                print(f"{cell_name(*cell)}: the bottleneck dropped "
+                      f"{dash(r.get('bottleneck_drops'))}, CE-marked "
+                      f"{dash(r.get('bottleneck_marks'))}; reporter {r.get('reporter', 'off')}"
+                      + (f", {dash(r.get('reports_sent'))} PATH_REPORTs sent"
+                         if r.get("reporter", "off") != "off" else ""))
     drops = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["host_udp_drops"]) for r in runs
                     if r.get("host_udp_drops")})
     for mode, loss, rtt, n in drops:
@@ -280,7 +335,7 @@ def print_rtt_table(args, rtt, runs):
     tests = list(dict.fromkeys(r["test"] for r in runs))
     print(f"\nRDMA over the emulated WAN: rtt {rtt} ms, loss {losses}% per direction, "
           f"rate {args.rate or 'unlimited'}{' Mbit/s' if args.rate else ''}; "
-          f"{', '.join(tests)}; ib_write_bw {args.iters} x {args.size} B; CREM k={args.k} "
+          f"{bottleneck_text(args)}{', '.join(tests)}; ib_write_bw {args.iters} x {args.size} B; CREM k={args.k} "
           f"m={args.m} hold={args.hold} us; medians of {args.trials} trial(s), "
           f"timeout {args.timeout} s")
     cols = [("mode", 9, "<"), ("test", 22, "<"), ("loss%", 6, ">"), ("goodput Mb/s", 13, ">"),
@@ -412,6 +467,23 @@ def fio_mib(text):
     return v
 
 
+def bottleneck_spec(text):
+    """An argparse type: R:LIMIT_KB[:ecn] (vm/topo.sh --bottleneck), R
+    Mbit/s > 0 (a decimal allowed, as tc takes it), LIMIT_KB a whole
+    number > 0; returned as given."""
+    parts = text.split(":")
+    try:
+        ok = len(parts) in (2, 3) and float(parts[0]) > 0 and math.isfinite(float(parts[0])) \
+            and int(parts[1]) > 0 and parts[2:] in ([], ["ecn"])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: want R:LIMIT_KB or R:LIMIT_KB:ecn (R Mbit/s, LIMIT_KB the queue "
+            f"in KB; e.g. 20:100)")
+    return text
+
+
 def tests(args):
     """The transfers every trial of a cell runs: --tests, else --workloads'."""
     return args.tests or args.workloads
@@ -437,6 +509,16 @@ def make_parser():
                    help="random loss %% on each WAN direction for the lossy cells, or a "
                         "comma-separated list to sweep, e.g. 0,0.1,0.5,1,2,5 (default 1)")
     p.add_argument("--rate", type=int, default=0, help="WAN rate in Mbit/s, 0 = unlimited (default)")
+    p.add_argument("--bottleneck", type=bottleneck_spec, default=None, metavar="R:LIMIT_KB[:ecn]",
+                   help="a core router between the gateways whose egress toward gwb is a "
+                        "tbf of R Mbit/s with a LIMIT_KB tail-drop queue (congestion loss "
+                        "at a node that is no CREM gateway); :ecn, an fq_codel under it "
+                        "marking CE instead, and the hosts connect with ToS 2 (default: "
+                        "none)")
+    p.add_argument("--reporter", choices=("off", "core"), default="off",
+                   help="core: with --bottleneck, the core router is a Path Reporter sending "
+                        "PATH_REPORTs about its own drops to the gateways in the CREM "
+                        "gateway cells (default off)")
     p.add_argument("--size", type=int, default=65536, help="ib_write_bw message size (default 65536)")
     p.add_argument("--iters", type=int, default=100,
                    help="ib_write_bw messages per transfer (default 100: the data phase, "
@@ -484,6 +566,8 @@ def main():
                 f"choose from {','.join(ALL_MODES)}")
     if args.trials < 1:
         p.error("--trials must be >= 1")
+    if args.reporter != "off" and not args.bottleneck:
+        p.error("--reporter core needs --bottleneck (the reporter is its core router)")
     bins, hashes = {}, {}
     if any(m != "off" for m in modes):
         for key, path, how in (("module", args.module, "make module"),
@@ -535,6 +619,7 @@ def document(args, modes, hashes, runs):
     return {
         "created_utc": ts, "git_commit": commit, "emulation": "QEMU TCG",
         "params": {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
+                   "bottleneck": args.bottleneck, "reporter": args.reporter,
                    "size": args.size, "iters": args.iters, "trials": args.trials,
                    "timeout_s": args.timeout, "k": args.k, "m": args.m, "hold_us": args.hold,
                    "modes": modes, "tests": tests(args), "fio_mib": args.fio_mib,
@@ -564,6 +649,11 @@ def document(args, modes, hashes, runs):
                          "during the test's transfers",
                   "host_udp_drops": "datagrams the host's sockets dropped on the emulated "
                                     "links during the boot (losses netem did not make)",
+                  "bottleneck": "params bottleneck R:LIMIT_KB[:ecn]: a core router's tbf "
+                                "toward gwb (null: none); per run bottleneck_drops and "
+                                "bottleneck_marks are its qdisc's drops and CE marks over "
+                                "the boot, reports_sent the Path Reporter's (core) PATH_REPORTs; "
+                                "reporter is core only in CREM gateway cells",
                   "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "
                                                "the gateways forwarded, per boot (TCG: "
                                                "compare cells, not absolute values)"},

@@ -25,6 +25,8 @@ Files read (all optional; a missing one reads as "unknown"):
   a.pcap, wan.pcap      topo.sh --capture: RoCEv2 at host a, and what
                         crosses the WAN into gwb
   out.pcap              topo.sh --capture-out: RoCEv2 gwb sends toward B
+  core.tc.json          topo.sh --bottleneck: the core router's qdisc counts
+  stats.core.json       topo.sh --reporter core: the reporter's counters
   cm.N.log              host a's RDMA CM events (tracepoint
                         rdma_cma:cm_event_handler) of transfer N, each attempt
                         after a "# transfer N (TEST) attempt A, rc R" line
@@ -80,6 +82,8 @@ with a note on stderr; predicates answer by exit status):
   results.py connect-failures DIR  per test: connection attempts, how many
                                    failed, per 100, and the RDMA CM events
                                    that ended the failed ones (cm.N.log), JSON
+  results.py bottleneck DIR        the core router's bottleneck drops and CE
+                                   marks (core.tc.json), JSON ("?" without)
   results.py rows DIR              the RESULT lines as JSON, one per line
 Python 3 standard library only.
 """
@@ -790,6 +794,18 @@ def fwd_cost(d):
     return round((b1 - b0) / hz * 1e6 / n, 1) if n > 0 and hz > 0 else None
 
 
+def bottleneck(d):
+    """The core router's bottleneck qdiscs (topo.sh --bottleneck:
+    core.tc.json, `tc -s -j qdisc show dev cb`), summed: {"drops", "marks"
+    (CE, fq_codel's ecn_mark)}; None without the file."""
+    doc = load_json(os.path.join(d, "core.tc.json"))
+    if not isinstance(doc, list):
+        return None
+    qs = [q for q in doc if isinstance(q, dict)]
+    return {"drops": sum(q.get("drops") or 0 for q in qs),
+            "marks": sum(q.get("ecn_mark") or 0 for q in qs)}
+
+
 # ---- crem-ctl JSON ---------------------------------------------------------
 
 def load_json(path):
@@ -1023,6 +1039,8 @@ def main(argv):
         need(0); print(connections_text(rows(d)))
     elif cmd == "connect-failures":
         need(0); print(json.dumps(connect_failures(rows(d), d), sort_keys=True))
+    elif cmd == "bottleneck":
+        need(0); v = bottleneck(d); print("?" if v is None else json.dumps(v, sort_keys=True))
     elif cmd == "rows":
         need(0)
         for r in rows(d):

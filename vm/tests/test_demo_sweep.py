@@ -193,3 +193,100 @@ class ShortDemo(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Bottleneck(unittest.TestCase):
+    """--bottleneck and --reporter: parsed, passed to vm/topo.sh (the
+    reporter only to the CREM gateway cells, ToS 2 with :ecn), recorded in
+    the JSON and named in the table's header; the recorded cells stand in
+    for the boots, with the core router's files added."""
+
+    def test_parsed(self):
+        self.assertEqual(parse("--bottleneck", "20:100").bottleneck, "20:100")
+        self.assertEqual(parse("--bottleneck", "2.5:16:ecn").bottleneck, "2.5:16:ecn")
+        a = parse()
+        self.assertEqual((a.bottleneck, a.reporter), (None, "off"))
+        for argv in (["--bottleneck", "20"], ["--bottleneck", "0:100"], ["--bottleneck", "x:1"],
+                     ["--bottleneck", "20:1.5"], ["--bottleneck", "20:100:red"],
+                     ["--bottleneck", "20:0"], ["--bottleneck", "inf:10"],
+                     ["--reporter", "gwa"]):
+            err = io.StringIO()
+            with self.subTest(argv=argv), redirect_stderr(err), self.assertRaises(SystemExit):
+                parse(*argv)
+            self.assertIn(f"argument {argv[0]}", err.getvalue())
+
+    def test_reporter_needs_a_bottleneck(self):
+        err = io.StringIO()
+        with mock.patch.object(sys, "argv", ["demo.py", "--reporter", "core", "--modes", "off"]), \
+                redirect_stderr(err), self.assertRaises(SystemExit):
+            demo.main()
+        self.assertIn("--reporter core needs --bottleneck", err.getvalue())
+
+    def topo_args(self, argv, mode):
+        """vm/topo.sh's arguments for one cell of MODE under ARGV."""
+        calls = []
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with mock.patch.object(demo.subprocess, "call",
+                               lambda cmd, **_: calls.append(cmd) or 0), \
+                mock.patch.object(demo.tempfile, "mkdtemp", lambda **_: tmp), \
+                redirect_stderr(io.StringIO()):
+            demo.run_cell(parse(*argv), {"module": "m.ko", "ctl": "ctl"}, (mode, 0.0, 10), "")
+        return calls[0]
+
+    def test_passed_to_topo(self):
+        cmd = self.topo_args(["--bottleneck", "20:100", "--reporter", "core"], "fixed")
+        self.assertEqual(cmd[cmd.index("--bottleneck") + 1], "20:100")
+        self.assertEqual(cmd[cmd.index("--reporter") + 1], "core")
+        self.assertNotIn("--tos", cmd)
+        # No CREM gateways, no reporter: off, and host mode.
+        for mode in ("off", "host"):
+            cmd = self.topo_args(["--bottleneck", "20:100", "--reporter", "core"], mode)
+            self.assertIn("--bottleneck", cmd)
+            self.assertNotIn("--reporter", cmd)
+        cmd = self.topo_args(["--bottleneck", "20:1000:ecn"], "adaptive")
+        self.assertEqual(cmd[cmd.index("--tos") + 1], "2")
+        self.assertNotIn("--reporter", cmd)
+        cmd = self.topo_args([], "adaptive")
+        self.assertFalse({"--bottleneck", "--reporter", "--tos"} & set(cmd))
+
+    def test_recorded_and_printed(self):
+        args = parse("--trials", "1", "--iters", "20", "--bottleneck", "20:100",
+                     "--reporter", "core")
+        runs = []
+        for mode, loss, d in CELLS:
+            cell = tempfile.mkdtemp()
+            self.addCleanup(shutil.rmtree, cell)
+            shutil.copytree(d, cell, dirs_exist_ok=True)
+            with open(os.path.join(cell, "core.tc.json"), "w") as f:
+                json.dump([{"kind": "tbf", "drops": 40, "packets": 900}], f)
+            if mode != "off":
+                with open(os.path.join(cell, "stats.core.json"), "w") as f:
+                    json.dump({"stats": {"reports-sent": 7}}, f)
+            runs += demo.read_cell(args, mode, loss, 10, cell)
+        demo.finish(runs)
+        off, fixed = runs[0], next(r for r in runs if r["mode"] == "fixed")
+        self.assertEqual((off["bottleneck"], off["reporter"], off["bottleneck_drops"],
+                          off["bottleneck_marks"], off["reports_sent"]),
+                         ("20:100", "off", 40, 0, None))
+        self.assertEqual((fixed["reporter"], fixed["reports_sent"]), ("core", 7))
+        doc = demo.document(args, ["off", "fixed"], {}, runs)
+        self.assertEqual((doc["params"]["bottleneck"], doc["params"]["reporter"]),
+                         ("20:100", "core"))
+        out = io.StringIO()
+        with redirect_stdout(out):
+            demo.print_table(args, runs)
+        lines = out.getvalue().splitlines()
+        head = next(x for x in lines if x.startswith("RDMA over"))
+        self.assertIn("; bottleneck 20 Mbit/s, 100 KB tail drop at core, reporter core; ", head)
+        self.assertIn("fixed @ 1%, rtt 10 ms: the bottleneck dropped 40, CE-marked 0; "
+                      "reporter core, 7 PATH_REPORTs sent", lines)
+        self.assertIn("off @ 0%, rtt 10 ms: the bottleneck dropped 40, CE-marked 0; reporter off",
+                      lines)
+
+    def test_without_a_bottleneck_nothing_changes(self):
+        args = parse("--trials", "1", "--iters", "20")
+        run = demo.read_cell(args, "fixed", 1.0, 10, CELLS[2][2])[0]
+        self.assertEqual((run["bottleneck"], run["reporter"]), (None, "off"))
+        self.assertNotIn("bottleneck_drops", run)
+        self.assertEqual(demo.bottleneck_text(args), "")
