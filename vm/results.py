@@ -575,9 +575,11 @@ def percentile(xs, q):
 
 
 def _latency(xs):
-    """{"n", "median_ms", "p99_ms", "max_ms"} of latencies XS in seconds."""
+    """{"n", "min_ms", "median_ms", "p99_ms", "max_ms"} of latencies XS in
+    seconds (a restoration can precede the next PSN's arrival: min < 0)."""
     ms = lambda v: None if v is None else round(v * 1e3, 3)  # noqa: E731
-    return {"n": len(xs), "median_ms": ms(statistics.median(xs) if xs else None),
+    return {"n": len(xs), "min_ms": ms(min(xs) if xs else None),
+            "median_ms": ms(statistics.median(xs) if xs else None),
             "p99_ms": ms(percentile(xs, 99)), "max_ms": ms(max(xs) if xs else None)}
 
 

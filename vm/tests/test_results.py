@@ -652,7 +652,7 @@ class RecoveryLatency(unittest.TestCase):
                          {"lost": 3, "restored": 2, "retransmitted": 1,
                           "restored_also_retransmitted": 1, "restored_before_request": 1,
                           "never_delivered": 0, "past_capture": 0})
-        self.assertEqual(f17["extra"], {"n": 3, "median_ms": 13.0, "p99_ms": 43.5,
+        self.assertEqual(f17["extra"], {"n": 3, "min_ms": 7.0, "median_ms": 13.0, "p99_ms": 43.5,
                                         "max_ms": 43.5})
         self.assertEqual(f17["extra_restored"]["median_ms"], 10.0)  # 7 and 13
         self.assertEqual(f17["extra_retransmitted"]["median_ms"], 43.5)
@@ -665,9 +665,9 @@ class RecoveryLatency(unittest.TestCase):
                           o["restored_before_request"], o["never_delivered"], o["requests"]),
                          (2, 4, 3, 1, 1, 1, 1))
         # 7, 7, 13, 43.5 ms: the median between the middle two
-        self.assertEqual(o["extra"], {"n": 4, "median_ms": 10.0, "p99_ms": 43.5,
+        self.assertEqual(o["extra"], {"n": 4, "min_ms": 7.0, "median_ms": 10.0, "p99_ms": 43.5,
                                       "max_ms": 43.5})
-        self.assertEqual(o["extra_restored"], {"n": 3, "median_ms": 7.0, "p99_ms": 13.0,
+        self.assertEqual(o["extra_restored"], {"n": 3, "min_ms": 7.0, "median_ms": 7.0, "p99_ms": 13.0,
                                                "max_ms": 13.0})
         self.assertEqual(doc["captures"]["wan"], {"limit": None, "dropped_by_kernel": None,
                                                   "packets": 17})
