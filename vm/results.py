@@ -25,6 +25,8 @@ Files read (all optional; a missing one reads as "unknown"):
   a.pcap, wan.pcap      topo.sh --capture: RoCEv2 at host a, and what
                         crosses the WAN into gwb
   out.pcap              topo.sh --capture-out: RoCEv2 gwb sends toward B
+                        (wan.pcap then too; wan/out.pcap.log: each capture's
+                        limit and tcpdump's counts)
   core.tc.json          topo.sh --bottleneck: the core router's qdisc counts
   stats.core.json       topo.sh --reporter core: the reporter's counters
   cm.N.log              host a's RDMA CM events (tracepoint
