@@ -124,9 +124,15 @@ def title(doc, rtts):
                 f"commit {commit[:10] if commit else 'unknown'}, {doc.get('created_utc', '?')}; "
                 f"medians, bars min-max over seeds; time: sending plus the last losses' "
                 f"recovery; RDMA resends NAKed PSNs only")
+    # demo.py --bottleneck R:LIMIT_KB[:ecn] / --reporter: the loss is
+    # (also) a core router's queue, which the x axis does not show.
+    bn = p.get("bottleneck")
+    bn = "" if not bn else (f"bottleneck {bn.split(':')[0]} Mbit/s {bn.split(':')[1]} KB"
+                            f"{' ECN' if bn.endswith(':ecn') else ''}, reporter "
+                            f"{p.get('reporter', 'off')}, ")
     return (f"RDMA over the emulated WAN ({doc.get('emulation', '?')}): rtt "
             f"{', '.join(map(str, rtts))} ms, rate "
-            f"{'unlimited' if not rate else f'{rate} Mbit/s'}, "
+            f"{'unlimited' if not rate else f'{rate} Mbit/s'}, {bn}"
             f"{p.get('trials', '?')} trial(s) per cell, timeout {p.get('timeout_s', '?')} s, "
             f"CREM k={p.get('k', '?')} m={p.get('m', '?')}\n"
             f"commit {commit[:10] if commit else 'unknown'}, {doc.get('created_utc', '?')}; "

@@ -102,6 +102,17 @@ class Prepare(unittest.TestCase):
                      "k=16 m=2", "commit 9178bfca07", "QEMU TCG"):
             self.assertIn(want, prep["title"])
 
+    def test_bottleneck_in_the_title(self):
+        # demo.py --bottleneck/--reporter: named in the title; not without.
+        self.assertNotIn("bottleneck", plot.prepare(recorded())["title"])
+        doc = recorded()
+        doc["params"].update(bottleneck="20:100", reporter="core")
+        self.assertIn("rate unlimited, bottleneck 20 Mbit/s 100 KB, reporter core, 1 trial(s)",
+                      plot.prepare(doc)["title"])
+        doc["params"].update(bottleneck="20:1000:ecn", reporter="off")
+        self.assertIn("bottleneck 20 Mbit/s 1000 KB ECN, reporter off,",
+                      plot.prepare(doc)["title"])
+
     def test_a_cell_that_did_not_complete_is_drawn_not_omitted(self):
         doc = recorded()
         i = doc["runs"].index(run_of(doc, "fixed", "write_bw", 1.0))
