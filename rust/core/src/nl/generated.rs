@@ -1925,7 +1925,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: proactive repair symbols not sent: the per-block cap or the m/k repair rate.",
+            doc: "CSF: proactive repair symbols owed for reported drops but not tried: beyond the per-block cap or the block's fresh indices (those the m/k repair rate refuses count in repair-rate-limited).",
         },
         AttrSpec {
             id: FLOW_STATS_CONGESTION_CAPPED,
