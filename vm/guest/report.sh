@@ -500,13 +500,14 @@ report_line6_up() {
 }
 # conf_list NS peer|reporter: the list in NS's `crem-ctl -j show config`,
 # an entry a line (peers as PREFIX/LEN=ADDR), addresses as Python spells
-# them.
+# them; conf_line NS peer|reporter: the same on one line.
 conf_list() {
   X "$1" "$CTL" -j show config 2>/dev/null | python3 -c "import ipaddress,json,sys
 a=lambda x: str(ipaddress.ip_address(x))
 for e in json.load(sys.stdin).get('config', {}).get('$2') or []:
     print(a(e) if isinstance(e, str) else '%s/%s=%s' % (a(e['prefix']), e['prefix-len'], a(e['addr'])))" 2>&1
 }
+conf_line() { conf_list "$@" | tr '\n' ' '; }
 # v6_ctl NS ARGS...: crem-ctl ARGS in NS, not ok (with its error) if it fails.
 v6_ctl() {
   vn=$1; shift
@@ -523,10 +524,10 @@ part_v6() {
   bottleneck off
   report_line6_up || { bad "v6: IPv6 addresses, routes and forwarding in the line" "$(ip -n r -6 addr; ip -n r -6 route)"; return 1; }
   v6_config || return 1
-  for n in n2 n1 r; do echo "v6: $n's peer: $(conf_list $n peer | tr '\n' ' '); reporter: $(conf_list $n reporter | tr '\n' ' ')"; done
+  for n in n2 n1 r; do echo "v6: $n's peer: $(conf_line $n peer); reporter: $(conf_line $n reporter)"; done
   expect "v6: IPv6 peers at n2, n1 and r, r's IPv6 addresses on n2's and n1's reporter lists (read back)" \
     "conf_list n2 peer | grep -qx 2001:db8:b::/64=$N1_W6 && conf_list n2 reporter | grep -qx $R6_N2 && conf_list n1 peer | grep -qx 2001:db8:a::/64=$N2_W6 && conf_list n1 reporter | grep -qx $R6_N1 && conf_list r peer | grep -qx 2001:db8:a::/64=$N2_W6" \
-    "n2: $(conf_list n2 peer) $(conf_list n2 reporter); n1: $(conf_list n1 peer) $(conf_list n1 reporter); r: $(conf_list r peer)"
+    "n2: $(conf_line n2 peer), $(conf_line n2 reporter); n1: $(conf_line n1 peer), $(conf_line n1 reporter); r: $(conf_line r peer)"
   fresh_flows
   family v6
   measure v6 bottleneck_on
