@@ -27,7 +27,8 @@
 #             PATH_REPORTs captured match the drops tcpdump saw at r (PSNs,
 #             Lost Count, node-id, cause), r's and n2's counters agree, MTU
 #             576 cuts reports with Truncated, report off and netem loss
-#             elsewhere send none, rmmod while reporting
+#             elsewhere send none, rmmod while reporting; part v6: the
+#             same reports over IPv6 (AF 6, to n2's IPv6 address)
 #             (vm/guest/report.sh; CREM_PARTS="main off" runs some)
 # Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
 # long the traffic runs (churn: 120 on the debug kernel, the issue's "at
@@ -65,7 +66,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|udpclose|unload): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|v6|udpclose|unload): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi

@@ -37,6 +37,9 @@
 #            its own sender flows (reports-local), none sent
 #   merge:   R4 n1 reports too (its LAN egress): r merges n1's reports into
 #            its own or passes them on, and its reports carry both nodes
+#   v6:      main's checks over IPv6 (issue 16 #1): the line gets IPv6
+#            addresses beside its IPv4 ones, n0 sends to n3 over IPv6,
+#            r's reports (AF 6) go to n2's IPv6 WAN address
 #   udpclose: UDP sockets closed with datagrams unread (freed by kfree_skb
 #            with no device in ->dev) while r reports: no oops
 #   unload:  R-g rmmod with reporting on while r drops traffic (line.sh on
@@ -48,6 +51,23 @@ set -u
 . "$(dirname "$0")/line.sh"
 secs=${arg_seconds:-10}
 N2_W=10.0.1.2 R_N2=10.0.1.1 R_N1=10.0.2.1 N1_W=10.0.2.2 NODE=77
+# Part v6's addresses (nodad: a tentative address is no source for ~1 s):
+#   n0 2001:db8:a::1 -- [n2] 2001:db8:1::2 -- 2001:db8:1::1 [r] 2001:db8:2::1 =tbf=> 2001:db8:2::2 [n1] -- n3 2001:db8:b::1
+N0_6=2001:db8:a::1 N3_6=2001:db8:b::1 N2_W6=2001:db8:1::2 R6_N2=2001:db8:1::1 R6_N1=2001:db8:2::1 N1_W6=2001:db8:2::2
+# The run's family (family v4|v6 sets them): the flows' source and
+# destination (n0, n3), the CSF r reports to (n2's WAN address), the
+# in/out captures' snap length (Ethernet, IP, UDP and BTH: 54 octets over
+# IPv4, 74 over IPv6), and the rep capture's filter: r's addresses of both
+# families in v6, so that a report sent over IPv4 shows as stray.
+family() {
+  case $1 in
+    v4) FLOW_SRC=192.0.2.1 FLOW_DST=203.0.113.1 CSF=$N2_W SNAP=64
+      REP_FROM="src host $R_N2 or src host $R_N1" ;;
+    v6) FLOW_SRC=$N0_6 FLOW_DST=$N3_6 CSF=$N2_W6 SNAP=80
+      REP_FROM="src host $R_N2 or src host $R_N1 or src host $R6_N2 or src host $R6_N1" ;;
+  esac
+}
+family v4
 # The sender: 8 QPs at up to 1000 packets a second of 314 octets on the
 # wire (about 750 under TCG), with n2's REPAIRs (k 8 m 2, about 1100
 # octets each: as many octets again) which cross the tbf too. TBF makes r
@@ -160,28 +180,28 @@ cap_drops() {
   echo "${d:--1}"
 }
 # captures_start NAME / captures_stop NAME: r's three captures around a
-# run: UDP 4791 in from n2 and out toward n1 (BTH in the first 54 octets),
-# and every packet r originates, whole (reports, their fragments if any,
-# ICMP) on any interface.
+# run: UDP 4791 in from n2 and out toward n1 (BTH in the first $SNAP
+# octets), and every packet r originates from $REP_FROM, whole (reports,
+# their fragments if any, ICMP) on any interface.
 captures_start() {
-  cap_start "$1" in r2 64 udp dst port 4791 &&
-    cap_start "$1" out r1 64 udp dst port 4791 &&
-    cap_start "$1" rep any 0 src host $R_N2 or src host $R_N1
+  cap_start "$1" in r2 "$SNAP" udp dst port 4791 &&
+    cap_start "$1" out r1 "$SNAP" udp dst port 4791 &&
+    cap_start "$1" rep any 0 "$REP_FROM"
 }
 captures_stop() {
   for t in in out rep; do cap_stop "$1" $t; done
   cp /tmp/"$1".*.pcap "$OUT/" 2>/dev/null
 }
 
-# traffic_start NAME SECS [QPS [BURST]]: n0 sends to n3 for SECS s (QPS
-# QPs, default 8; BURST consecutive PSNs of a QP back to back, default 1),
-# n3 acknowledges; traffic_wait NAME: its end (sent: /tmp/NAME.sent, what
-# n3 saw: /tmp/NAME.rx).
+# traffic_start NAME SECS [QPS [BURST]]: n0 sends to n3 ($FLOW_SRC to
+# $FLOW_DST) for SECS s (QPS QPs, default 8; BURST consecutive PSNs of a
+# QP back to back, default 1), n3 acknowledges; traffic_wait NAME: its end
+# (sent: /tmp/NAME.sent, what n3 saw: /tmp/NAME.rx).
 traffic_start() {
-  ip netns exec n3 python3 /tmp/fl/roce.py ack 192.0.2.1 "/tmp/$1.rx" &
+  ip netns exec n3 python3 /tmp/fl/roce.py ack "$FLOW_SRC" "/tmp/$1.rx" &
   echo $! >"/tmp/$1.acker"
   sleep 0.5
-  ip netns exec n0 python3 /tmp/fl/roce.py send 203.0.113.1 "${3:-8}" "$2" $PPS 2 0 "${4:-1}" >"/tmp/$1.sent" &
+  ip netns exec n0 python3 /tmp/fl/roce.py send "$FLOW_DST" "${3:-8}" "$2" $PPS 2 0 "${4:-1}" >"/tmp/$1.sent" &
   echo $! >"/tmp/$1.sender"
 }
 traffic_wait() {
@@ -227,7 +247,7 @@ measure() {
   captures_stop "$mn"
   qd="tbf-sent=${tbf% *} tbf-dropped=${tbf#* } netem-dropped=$((${nd1#* } - ${nd0#* }))"
   cd="capdrop-in=$(cap_drops "$mn" in) capdrop-out=$(cap_drops "$mn" out) capdrop-rep=$(cap_drops "$mn" rep)"
-  echo "$(python3 $CHECK compare "/tmp/$mn" "$CTL" $N2_W) $qd $cd" >"/tmp/$mn.sum"
+  echo "$(python3 $CHECK compare "/tmp/$mn" "$CTL" "$CSF") $qd $cd" >"/tmp/$mn.sum"
   python3 $CHECK delta "/tmp/$mn.r.0.json" "/tmp/$mn.r.1.json" report-drops-overflow \
     report-drops-txerr report-drops-unknown report-drops-ignored report-non-source \
     reports-sent report-send-failures reports-flow-deferred reports-port-limited \
@@ -455,6 +475,98 @@ part_merge() {
   if ! X n2 "$CTL" reporter del $N1_W >/dev/null; then bad "merge: n2: reporter del $N1_W" ""; fi
 }
 
+# Part v6, main over IPv6 (issue 16 #1): the line gets IPv6 addresses
+# beside its IPv4 ones (report_line6_up: routes as IPv4's, forwarding in
+# n2, r and n1), the gateways IPv6 peers for each other's IPv6 LAN and r's
+# IPv6 addresses on their reporter lists, r a peer for n0's IPv6 prefix
+# (v6_config): n0 sends to n3 over IPv6, and r's reports about those flows
+# (AF 6) go to n2's IPv6 WAN address. The truth comes from the same three
+# captures (family v6: 80 octets of each frame, r's addresses of both
+# families), and the checks are main's, with the family's own: every
+# dropped source is IPv6, every report AF 6 and sent over IPv6 (a report
+# over IPv4 is stray).
+v6_addr() { ip -n "$1" -6 addr add "$3/64" dev "$2" nodad; }
+report_line6_up() {
+  v6_addr n0 a0 $N0_6 && v6_addr n2 a2 2001:db8:a::2 &&
+    v6_addr n3 b3 $N3_6 && v6_addr n1 b1 2001:db8:b::2 &&
+    v6_addr n2 v2 $N2_W6 && v6_addr r r2 $R6_N2 &&
+    v6_addr r r1 $R6_N1 && v6_addr n1 v1 $N1_W6 &&
+    ip -n n0 -6 route add default via 2001:db8:a::2 &&
+    ip -n n3 -6 route add default via 2001:db8:b::2 &&
+    ip -n n2 -6 route add 2001:db8:b::/64 via $R6_N2 && ip -n n2 -6 route add 2001:db8:2::/64 via $R6_N2 &&
+    ip -n n1 -6 route add 2001:db8:a::/64 via $R6_N1 && ip -n n1 -6 route add 2001:db8:1::/64 via $R6_N1 &&
+    ip -n r -6 route add 2001:db8:a::/64 via $N2_W6 && ip -n r -6 route add 2001:db8:b::/64 via $N1_W6 &&
+    for n in n2 r n1; do X $n sysctl -q -w net.ipv6.conf.all.forwarding=1 || return 1; done
+}
+# conf_list NS peer|reporter: the list in NS's `crem-ctl -j show config`,
+# an entry a line (peers as PREFIX/LEN=ADDR), addresses as Python spells
+# them; conf_line NS peer|reporter: the same on one line.
+conf_list() {
+  X "$1" "$CTL" -j show config 2>/dev/null | python3 -c "import ipaddress,json,sys
+a=lambda x: str(ipaddress.ip_address(x))
+for e in json.load(sys.stdin).get('config', {}).get('$2') or []:
+    print(a(e) if isinstance(e, str) else '%s/%s=%s' % (a(e['prefix']), e['prefix-len'], a(e['addr'])))" 2>&1
+}
+conf_line() { conf_list "$@" | tr '\n' ' '; }
+# v6_ctl NS ARGS...: crem-ctl ARGS in NS, not ok (with its error) if it fails.
+v6_ctl() {
+  vn=$1; shift
+  if err=$(X "$vn" "$CTL" "$@" 2>&1); then return 0; fi
+  bad "v6: $vn: crem-ctl $*" "$err"
+  return 1
+}
+v6_config() {
+  v6_ctl n2 peer add 2001:db8:b::/64=$N1_W6 && v6_ctl n2 reporter add $R6_N2 &&
+    v6_ctl n1 peer add 2001:db8:a::/64=$N2_W6 && v6_ctl n1 reporter add $R6_N1 &&
+    v6_ctl r peer add 2001:db8:a::/64=$N2_W6
+}
+part_v6() {
+  bottleneck off
+  report_line6_up || { bad "v6: IPv6 addresses, routes and forwarding in the line" "$(ip -n r -6 addr; ip -n r -6 route)"; return 1; }
+  v6_config || return 1
+  for n in n2 n1 r; do echo "v6: $n's peer: $(conf_line $n peer); reporter: $(conf_line $n reporter)"; done
+  expect "v6: IPv6 peers at n2, n1 and r, r's IPv6 addresses on n2's and n1's reporter lists (read back)" \
+    "conf_list n2 peer | grep -qx 2001:db8:b::/64=$N1_W6 && conf_list n2 reporter | grep -qx $R6_N2 && conf_list n1 peer | grep -qx 2001:db8:a::/64=$N2_W6 && conf_list n1 reporter | grep -qx $R6_N1 && conf_list r peer | grep -qx 2001:db8:a::/64=$N2_W6" \
+    "n2: $(conf_line n2 peer), $(conf_line n2 reporter); n1: $(conf_line n1 peer), $(conf_line n1 reporter); r: $(conf_line r peer)"
+  fresh_flows
+  family v6
+  measure v6 bottleneck_on
+  mrc=$?
+  family v4
+  [ $mrc = 0 ] || return 1
+  s=$(sum v6 tbf-sent) d=$(sum v6 tbf-dropped)
+  dropped=$(sum v6 dropped) reports=$(sum v6 reports) in=$(sum v6 in)
+  tol=$(($(sum v6 capdrop-in) + $(sum v6 capdrop-out)))
+  echo "v6: r's tbf sent $s and dropped $d packets ($((d * 100 / (s + d + 1))) %), of them $dropped RoCEv2 sources of $in ($((dropped * 100 / (in + 1))) %: the truth, ±$tol), $(sum v6 dropped-v6) of them IPv6"
+  expect "v6 R-a: r's tbf drops a few to tens of % of the packets, IPv6 RoCEv2 sources among them (every dropped source IPv6)" \
+    "[ $d -gt 0 ] && [ $((d * 2)) -lt $((s + d)) ] && [ $dropped -gt 0 ] && [ $dropped -le $d ] && [ $(sum v6 dropped-v6) = $dropped ]" \
+    "tbf sent $s dropped $d; sources received $in, dropped $dropped, of them IPv6 $(sum v6 dropped-v6)"
+  expect "v6 R-b: r sent PATH_REPORTs over IPv6 to n2's IPv6 address, port 7470: AF 6, Method 3, node-id $NODE, cause 1, nothing else (none over IPv4)" \
+    "[ $reports -gt 0 ] && [ $(sum v6 afs) = 6 ] && [ $(sum v6 nodes) = $NODE ] && [ $(sum v6 causes) = queue-overflow ] && [ $(sum v6 methods) = node-local-drop ] && [ $(sum v6 stray) = 0 ] && [ $(sum v6 invalid) = 0 ] && [ $(sum v6 frags) = 0 ]" \
+    "reports to [$N2_W6]:7470 $reports (stray $(sum v6 stray), invalid $(sum v6 invalid), fragments $(sum v6 frags)); AFs $(sum v6 afs), node-ids $(sum v6 nodes), causes $(sum v6 causes), methods $(sum v6 methods)"
+  expect "v6 R-b: every PSN listed was truly dropped at r (no false PSN)" \
+    "[ $reports -gt 0 ] && [ $(sum v6 false) = 0 ]" \
+    "reports $reports; listed $(sum v6 unique) distinct, $(sum v6 false) not dropped at r (see v6.reports.txt)"
+  covered=$(sum v6 covered) missing=$(sum v6 missing)
+  expect "v6 R-b: the listed PSNs cover >= 95 % of the dropped source PSNs (or the rest is in Truncated reports)" \
+    "[ $reports -gt 0 ] && [ $dropped -gt 0 ] && { [ $((covered * 100)) -ge $((dropped * 95)) ] || [ $missing -le $(sum v6 gap) ]; }" \
+    "dropped $dropped, listed and dropped $covered, not listed $missing; Truncated reports $(sum v6 truncated) leave out $(sum v6 gap)"
+  expect "v6 R-b: Truncated is set exactly on the reports that list fewer PSNs than their Lost Count (and none lists more)" \
+    "[ $reports -gt 0 ] && [ $(sum v6 cut-unflagged) = 0 ] && [ $(sum v6 flagged-uncut) = 0 ] && [ $(sum v6 over) = 0 ]" \
+    "reports $reports: cut $(sum v6 cut), of them unflagged $(sum v6 cut-unflagged); flagged but complete $(sum v6 flagged-uncut); listing more than lost $(sum v6 over)"
+  expect "v6 R-b: the Lost Counts add up to the dropped source packets (±$tol, the captures' loss)" \
+    "[ $reports -gt 0 ] && within $(sum v6 lost) $dropped $tol" \
+    "Lost Count sum $(sum v6 lost), dropped $dropped"
+  rtol=$(sum v6 capdrop-rep)
+  expect "v6 R-c: r counts report-drops-overflow = dropped sources, reports-sent = reports captured, no report-send-failures" \
+    "within $(rd v6 report-drops-overflow) $dropped $tol && [ $reports -gt 0 ] && within $(rd v6 reports-sent) $reports $rtol && [ $(rd v6 report-send-failures) = 0 ]" \
+    "r: $(cat /tmp/v6.r); dropped $dropped, reports captured $reports"
+  listed=$(sum v6 listed)
+  expect "v6 R-c: n2 took every report (path-reports) and counted every listed PSN (flows' path-dropped-psns)" \
+    "[ $reports -gt 0 ] && within $(n2d v6 path-reports) $reports $rtol && within $(n2d v6 totals.path-reports) $reports $rtol && within $(n2d v6 totals.path-dropped-psns) $listed $rtol && [ $(n2d v6 totals.path-unknown-psns) -le $(n2d v6 totals.path-dropped-psns) ]" \
+    "n2: $(cat /tmp/v6.n2); reports captured $reports listing $listed PSNs"
+}
+
 # The probe sees every drop in the system, most of them no path's: a UDP
 # socket closed with datagrams unread frees them with kfree_skb, and their
 # ->dev holds the socket's own data (udp's dev_scratch), not a device. With
@@ -505,7 +617,7 @@ insmod "$arg_module" || exit 1
 report_line_up
 report_gateways || bad "gateways configured" ""
 reporter_up
-for p in $(echo "${arg_parts:-main mtu off control intercept local merge udpclose unload}" | tr : " "); do
+for p in $(echo "${arg_parts:-main mtu off control intercept local merge v6 udpclose unload}" | tr : " "); do
   echo "== $p"
   "part_$p" || bad "$p: set up" ""
 done
