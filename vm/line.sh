@@ -25,10 +25,11 @@
 #   report    the Path Reporter (docs/reporter-plan.md R3): a fifth netns
 #             r between the gateways reports its tbf's drops; the
 #             PATH_REPORTs captured match the drops tcpdump saw at r (PSNs,
-#             Lost Count, node-id, cause), r's and n2's counters agree, MTU
-#             576 cuts reports with Truncated, report off and netem loss
-#             elsewhere send none, rmmod while reporting; part v6: the
-#             same reports over IPv6 (AF 6, to n2's IPv6 address)
+#             Lost Count, node-id, cause), r's and n2's counters agree, a
+#             route MTU of 300 cuts reports with Truncated, report off and
+#             netem loss elsewhere send none, interception, the local feed,
+#             two reporters in series merging, rmmod while reporting; part
+#             v6: the same reports over IPv6 (AF 6, to n2's IPv6 address)
 #             (vm/guest/report.sh; CREM_PARTS="main off" runs some)
 # Fails on any kernel report (KASAN, lockdep, kmemleak, WARN). SECONDS: how
 # long the traffic runs (churn: 120 on the debug kernel, the issue's "at
@@ -49,9 +50,10 @@ case $case_ in
     # 388 s of 396 under TCG at 12 s (the VM's timeout is a hang detector).
     timeout_per_sec=14 ;;
   rtt) secs=${5:-10} ;;
-  # Five runs of 3 + SECONDS s of traffic, each with three captures started
-  # and stopped and a comparison under TCG.
-  report) secs=${5:-10} timeout_per_sec=40 ;;
+  # Eight runs of 3 + SECONDS s of traffic, each with three captures
+  # started and stopped and a comparison under TCG: 367 s in all at stop 48
+  # (the timeout, a hang detector, at twice that).
+  report) secs=${5:-10} timeout_per_sec=45 ;;
   *) die "unknown case $case_" ;;
 esac
 [ -f "$mod" ] || die "no module $2"
@@ -66,7 +68,7 @@ CREM_OUT=$out "$here/run-vm.sh" --name "$case_" --variant "$variant" --out "$out
   spec="$here/../netlink/crem.yaml" seconds="$secs" ${CREM_TRACE:+trace=1} \
   ${CREM_PARTS:+parts="${CREM_PARTS// /:}"} || rc=$?
 log=$out/$case_.console.log
-grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|v6|udpclose|unload): |rtt [0-9]+ ms: )' "$log" || true
+grep -E '^(ok|not ok|    #|== |[a-z0-9]+: [0-9]+ passed|sent |n1: |plain: |policy: |ext: |[0-9]+ port|(ce|gro|bridge|devgone|flood|amplify|memcg|idle|main|mtu|off|control|intercept|local|merge|v6|udpclose|unload): |rtt [0-9]+ ms: )' "$log" || true
 if kernel_reports "$log"; then
   say "FAILED: kernel report in $log"; rc=1
 fi
