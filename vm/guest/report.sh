@@ -281,6 +281,37 @@ stayed() {
     [ "$(rd "$1" report-drops-txerr)" = 0 ] && [ "$(rd "$1" reports-sent)" = 0 ]
 }
 
+# truth_checks RUN LABEL: run RUN's reports against the truth from r's
+# captures (no false PSN, coverage, Truncated exactly where cut, Lost
+# Counts) and r's and n2's counters against the captures; LABEL prefixes
+# each check's name.
+truth_checks() {
+  tr=$1 tl=$2
+  reports=$(sum $tr reports) dropped=$(sum $tr dropped)
+  tol=$(($(sum $tr capdrop-in) + $(sum $tr capdrop-out)))
+  expect "${tl}R-b: every PSN listed was truly dropped at r (no false PSN)" \
+    "[ $reports -gt 0 ] && [ $(sum $tr false) = 0 ]" \
+    "reports $reports; listed $(sum $tr unique) distinct, $(sum $tr false) not dropped at r (see $tr.reports.txt)"
+  covered=$(sum $tr covered) missing=$(sum $tr missing)
+  expect "${tl}R-b: the listed PSNs cover >= 95 % of the dropped source PSNs (or the rest is in Truncated reports)" \
+    "[ $reports -gt 0 ] && [ $dropped -gt 0 ] && { [ $((covered * 100)) -ge $((dropped * 95)) ] || [ $missing -le $(sum $tr gap) ]; }" \
+    "dropped $dropped, listed and dropped $covered, not listed $missing; Truncated reports $(sum $tr truncated) leave out $(sum $tr gap)"
+  expect "${tl}R-b: Truncated is set exactly on the reports that list fewer PSNs than their Lost Count (and none lists more)" \
+    "[ $reports -gt 0 ] && [ $(sum $tr cut-unflagged) = 0 ] && [ $(sum $tr flagged-uncut) = 0 ] && [ $(sum $tr over) = 0 ]" \
+    "reports $reports: cut $(sum $tr cut), of them unflagged $(sum $tr cut-unflagged); flagged but complete $(sum $tr flagged-uncut); listing more than lost $(sum $tr over)"
+  expect "${tl}R-b: the Lost Counts add up to the dropped source packets (±$tol, the captures' loss)" \
+    "[ $reports -gt 0 ] && within $(sum $tr lost) $dropped $tol" \
+    "Lost Count sum $(sum $tr lost), dropped $dropped"
+  rtol=$(sum $tr capdrop-rep)
+  expect "${tl}R-c: r counts report-drops-overflow = dropped sources, reports-sent = reports captured, no report-send-failures" \
+    "within $(rd $tr report-drops-overflow) $dropped $tol && [ $reports -gt 0 ] && within $(rd $tr reports-sent) $reports $rtol && [ $(rd $tr report-send-failures) = 0 ]" \
+    "r: $(cat /tmp/$tr.r); dropped $dropped, reports captured $reports"
+  listed=$(sum $tr listed)
+  expect "${tl}R-c: n2 took every report (path-reports) and counted every listed PSN (flows' path-dropped-psns)" \
+    "[ $reports -gt 0 ] && within $(n2d $tr path-reports) $reports $rtol && within $(n2d $tr totals.path-reports) $reports $rtol && within $(n2d $tr totals.path-dropped-psns) $listed $rtol && [ $(n2d $tr totals.path-unknown-psns) -le $(n2d $tr totals.path-dropped-psns) ]" \
+    "n2: $(cat /tmp/$tr.n2); reports captured $reports listing $listed PSNs"
+}
+
 part_main() {
   bottleneck off
   fresh_flows
@@ -297,27 +328,7 @@ part_main() {
   expect "R-b: r sent PATH_REPORTs to n2's CREM port: Method 3, node-id $NODE, cause 1, nothing else" \
     "[ $reports -gt 0 ] && [ $(sum main nodes) = $NODE ] && [ $(sum main causes) = queue-overflow ] && [ $(sum main methods) = node-local-drop ] && [ $(sum main stray) = 0 ] && [ $(sum main invalid) = 0 ] && [ $(sum main frags) = 0 ]" \
     "reports $reports (stray $(sum main stray), invalid $(sum main invalid), fragments $(sum main frags)); node-ids $(sum main nodes), causes $(sum main causes), methods $(sum main methods)"
-  expect "R-b: every PSN listed was truly dropped at r (no false PSN)" \
-    "[ $reports -gt 0 ] && [ $(sum main false) = 0 ]" \
-    "reports $reports; listed $(sum main unique) distinct, $(sum main false) not dropped at r (see main.reports.txt)"
-  covered=$(sum main covered) missing=$(sum main missing)
-  expect "R-b: the listed PSNs cover >= 95 % of the dropped source PSNs (or the rest is in Truncated reports)" \
-    "[ $reports -gt 0 ] && [ $dropped -gt 0 ] && { [ $((covered * 100)) -ge $((dropped * 95)) ] || [ $missing -le $(sum main gap) ]; }" \
-    "dropped $dropped, listed and dropped $covered, not listed $missing; Truncated reports $(sum main truncated) leave out $(sum main gap)"
-  expect "R-b: Truncated is set exactly on the reports that list fewer PSNs than their Lost Count (and none lists more)" \
-    "[ $reports -gt 0 ] && [ $(sum main cut-unflagged) = 0 ] && [ $(sum main flagged-uncut) = 0 ] && [ $(sum main over) = 0 ]" \
-    "reports $reports: cut $(sum main cut), of them unflagged $(sum main cut-unflagged); flagged but complete $(sum main flagged-uncut); listing more than lost $(sum main over)"
-  expect "R-b: the Lost Counts add up to the dropped source packets (±$tol, the captures' loss)" \
-    "[ $reports -gt 0 ] && within $(sum main lost) $dropped $tol" \
-    "Lost Count sum $(sum main lost), dropped $dropped"
-  rtol=$(sum main capdrop-rep)
-  expect "R-c: r counts report-drops-overflow = dropped sources, reports-sent = reports captured, no report-send-failures" \
-    "within $(rd main report-drops-overflow) $dropped $tol && [ $reports -gt 0 ] && within $(rd main reports-sent) $reports $rtol && [ $(rd main report-send-failures) = 0 ]" \
-    "r: $(cat /tmp/main.r); dropped $dropped, reports captured $reports"
-  listed=$(sum main listed)
-  expect "R-c: n2 took every report (path-reports) and counted every listed PSN (flows' path-dropped-psns)" \
-    "[ $reports -gt 0 ] && within $(n2d main path-reports) $reports $rtol && within $(n2d main totals.path-reports) $reports $rtol && within $(n2d main totals.path-dropped-psns) $listed $rtol && [ $(n2d main totals.path-unknown-psns) -le $(n2d main totals.path-dropped-psns) ]" \
-    "n2: $(cat /tmp/main.n2); reports captured $reports listing $listed PSNs"
+  truth_checks main ""
   for k in role report node-id; do echo "main: r's config $k: $(conf_of r $k)"; done
   expect "r's configuration reads back report on and node-id $NODE" \
     "[ '$(conf_of r report)' = on ] && [ '$(conf_of r node-id)' = $NODE ]" \
@@ -544,27 +555,7 @@ part_v6() {
   expect "v6 R-b: r sent PATH_REPORTs over IPv6 to n2's IPv6 address, port 7470: AF 6, Method 3, node-id $NODE, cause 1, nothing else (none over IPv4)" \
     "[ $reports -gt 0 ] && [ $(sum v6 afs) = 6 ] && [ $(sum v6 nodes) = $NODE ] && [ $(sum v6 causes) = queue-overflow ] && [ $(sum v6 methods) = node-local-drop ] && [ $(sum v6 stray) = 0 ] && [ $(sum v6 invalid) = 0 ] && [ $(sum v6 frags) = 0 ]" \
     "reports to [$N2_W6]:7470 $reports (stray $(sum v6 stray), invalid $(sum v6 invalid), fragments $(sum v6 frags)); AFs $(sum v6 afs), node-ids $(sum v6 nodes), causes $(sum v6 causes), methods $(sum v6 methods)"
-  expect "v6 R-b: every PSN listed was truly dropped at r (no false PSN)" \
-    "[ $reports -gt 0 ] && [ $(sum v6 false) = 0 ]" \
-    "reports $reports; listed $(sum v6 unique) distinct, $(sum v6 false) not dropped at r (see v6.reports.txt)"
-  covered=$(sum v6 covered) missing=$(sum v6 missing)
-  expect "v6 R-b: the listed PSNs cover >= 95 % of the dropped source PSNs (or the rest is in Truncated reports)" \
-    "[ $reports -gt 0 ] && [ $dropped -gt 0 ] && { [ $((covered * 100)) -ge $((dropped * 95)) ] || [ $missing -le $(sum v6 gap) ]; }" \
-    "dropped $dropped, listed and dropped $covered, not listed $missing; Truncated reports $(sum v6 truncated) leave out $(sum v6 gap)"
-  expect "v6 R-b: Truncated is set exactly on the reports that list fewer PSNs than their Lost Count (and none lists more)" \
-    "[ $reports -gt 0 ] && [ $(sum v6 cut-unflagged) = 0 ] && [ $(sum v6 flagged-uncut) = 0 ] && [ $(sum v6 over) = 0 ]" \
-    "reports $reports: cut $(sum v6 cut), of them unflagged $(sum v6 cut-unflagged); flagged but complete $(sum v6 flagged-uncut); listing more than lost $(sum v6 over)"
-  expect "v6 R-b: the Lost Counts add up to the dropped source packets (±$tol, the captures' loss)" \
-    "[ $reports -gt 0 ] && within $(sum v6 lost) $dropped $tol" \
-    "Lost Count sum $(sum v6 lost), dropped $dropped"
-  rtol=$(sum v6 capdrop-rep)
-  expect "v6 R-c: r counts report-drops-overflow = dropped sources, reports-sent = reports captured, no report-send-failures" \
-    "within $(rd v6 report-drops-overflow) $dropped $tol && [ $reports -gt 0 ] && within $(rd v6 reports-sent) $reports $rtol && [ $(rd v6 report-send-failures) = 0 ]" \
-    "r: $(cat /tmp/v6.r); dropped $dropped, reports captured $reports"
-  listed=$(sum v6 listed)
-  expect "v6 R-c: n2 took every report (path-reports) and counted every listed PSN (flows' path-dropped-psns)" \
-    "[ $reports -gt 0 ] && within $(n2d v6 path-reports) $reports $rtol && within $(n2d v6 totals.path-reports) $reports $rtol && within $(n2d v6 totals.path-dropped-psns) $listed $rtol && [ $(n2d v6 totals.path-unknown-psns) -le $(n2d v6 totals.path-dropped-psns) ]" \
-    "n2: $(cat /tmp/v6.n2); reports captured $reports listing $listed PSNs"
+  truth_checks v6 "v6 "
 }
 
 # The probe sees every drop in the system, most of them no path's: a UDP
