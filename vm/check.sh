@@ -203,16 +203,17 @@ if [ "$variant" != debug ]; then
   # under another VM's load (CI rehearsal of 6642172, with line-report moved
   # to the second lane to even them: the CRF saw 6611 of 11642 sources,
   # flows made late), and so line-report follows it.
-  # line-datapath6 ends the second lane (stop 48: line-report's merge part
-  # made the first about a minute longer).
+  # line-datapath6 and netlink-qemu end the second lane: stop 48's merge and
+  # v6 parts made line-report 347 s, and the first lane took 870 s of cases
+  # against the second's 521 in a CI rehearsal.
   lanes "kunit-qemu $here/kunit.sh $kko normal" \
-    "netlink-qemu $here/netlink.sh $top/crem.ko normal" \
     "line-datapath $here/line.sh datapath $top/crem.ko $ctl normal" \
     "line-edges $here/line.sh edges $top/crem.ko $ctl normal" \
     "line-report $here/line.sh report $top/crem.ko $ctl normal" \
     -- "flows-qemu $here/flows.sh $top/crem.ko $ctl normal" "${dkunit[@]}" \
     "install-check $here/install-check.sh" \
-    "line-datapath6 $here/line.sh datapath6 $top/crem.ko $ctl normal"
+    "line-datapath6 $here/line.sh datapath6 $top/crem.ko $ctl normal" \
+    "netlink-qemu $here/netlink.sh $top/crem.ko normal"
   step demo-short demo_short
   step e2e-lossy "$here/e2e.sh" lossy normal
   step e2e-burst "$here/e2e.sh" burst normal
