@@ -5,8 +5,9 @@
 //! (a reporter's FORWARD while its role is disabled or host, a hook a role
 //! change is about to remove) packets pass untouched: not parsed, not
 //! counted, but for a reporter's downstream PATH_REPORTs, which it merges
-//! into its own (`crate::intercept`). Otherwise UDP to the RoCEv2 port is counted by hook and class;
-//! what the netns's role protects goes to its flow:
+//! into its own (`crate::intercept`). Otherwise UDP to the RoCEv2 port is
+//! counted by hook and class; what the netns's role protects goes to its
+//! flow:
 //!   - toward a peer's prefix (gateway: FORWARD; host: LOCAL_OUT), the
 //!     sender flow of its key codes it (made at its first packet);
 //!   - from a peer's prefix (gateway: FORWARD; host: LOCAL_IN), the

@@ -61,13 +61,6 @@ fn udp(pf: u8, pkt: &Lent<'_>) -> Option<(i32, NetAddr)> {
 /// flow is here; else merged into this node's own report of the flow, if it
 /// reports (`Reporter::downstream`).
 pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>, serving: bool) -> bool {
-    // SAFETY: FORWARD runs with BH off (in softirq, or under
-    // `local_bh_disable` when a restored packet is forwarded).
-    let bh = unsafe { Bh::assume() };
-    let reporter = st.reporting.live(&bh);
-    if !serving && reporter.is_none() {
-        return false;
-    }
     // An aggregate may carry several datagrams (UDP GRO): it goes on.
     let Some(port) = st.socket.port().filter(|_| !pkt.is_gso()) else {
         return false;
@@ -96,8 +89,16 @@ pub(crate) fn path_report(st: &NetState, pf: u8, pkt: &mut Lent<'_>, serving: bo
     let Some(msg) = pkt.linear().get(start.saturating_add(UDP_HLEN)..end) else {
         return false;
     };
+    // SAFETY: FORWARD runs with BH off (in softirq, or under
+    // `local_bh_disable` when a restored packet is forwarded). The
+    // reporter is looked up only for a PATH_REPORT: a gateway's other
+    // forwarded packets pay nothing for it.
+    let bh = unsafe { Bh::assume() };
     let taken = (serving && dispatch::intercept(st, from, msg))
-        || reporter.is_some_and(|r| r.downstream(&bh, &from, msg));
+        || st
+            .reporting
+            .live(&bh)
+            .is_some_and(|r| r.downstream(&bh, &from, msg));
     if !taken {
         return false;
     }
