@@ -769,10 +769,7 @@ impl Engine {
                 (fs::SOURCES, k.sources),
                 (fs::SOURCE_OCTETS, k.source_octets),
                 (fs::UNPROTECTED, k.unprotected_sources),
-                (
-                    fs::REPAIRS_SENT,
-                    k.repairs_ordinary.saturating_add(k.repairs_proactive),
-                ),
+                (fs::REPAIRS_SENT, k.repairs_ordinary),
                 (fs::CODED_RETX, k.repairs_retx),
                 (fs::SOURCE_COPIES, k.repairs_source_copy),
                 (fs::REPAIR_OCTETS, k.repair_octets),
@@ -797,6 +794,7 @@ impl Engine {
                 (fs::PATH_UNKNOWN_PSNS, k.path_unknown_psns),
                 (fs::REPAIRS_PROACTIVE, k.repairs_proactive),
                 (fs::PROACTIVE_LIMITED, k.drops.proactive_limited),
+                (fs::PROACTIVE_COVERED, k.proactive_covered),
                 (fs::CONGESTION_CAPPED, f.policy_counters().congestion_capped),
             ] {
                 c.set(i, v);

@@ -5,7 +5,7 @@
 mod csf_common;
 use csf_common::*;
 
-use crem_core::engine::csf::{CsfParams, SourceVerdict};
+use crem_core::engine::csf::{scratch_len, CsfParams, SourceVerdict};
 use crem_core::engine::{FecConfig, MS};
 use crem_core::fec::{parse_source_symbol, Bitmap, Scheme};
 use crem_core::psn::{Psn, PsnRange};
@@ -391,85 +391,150 @@ fn range_request_closes_open_block() {
     assert_eq!(h.csf.open_block(), None);
 }
 
+/// PSNs a Path Reporter dropped are answered at once with a coded
+/// retransmission over exactly those positions (RETX, their Lost Source
+/// Bitmap, session 0, fresh indices), paid from the retransmission budget;
+/// a request for them within the SRTT is not answered twice, one naming
+/// more is. Before (stop 48): fresh ordinary repairs, at most 4 a block,
+/// charged to the m/k bucket the block's own repairs had spent (0-35 sent
+/// a boot against thousands owed in the VMs).
 #[test]
-fn proactive_repairs_for_path_drops() {
+fn path_drops_get_a_coded_retransmission_over_them() {
     let mut p = params();
-    p.proactive_max_per_block = 2;
-    // Room in the m/k bucket (its bound: the next test): the cap per block
-    // is what this one checks.
-    p.repair_burst_blocks = 8;
+    p.initial_srtt = 10 * MS;
     let mut h: H<8, 4096> = H::new(p, Some(cfg(1, 8, 1, 64)));
     let pl = filled(&mut h, 0, 8, 0);
-    h.take();
-    // Three drops in the closed block: capped at 2 fresh ordinary repairs.
+    let ordinary = h.reps();
+    assert_eq!(ordinary.len(), 1);
+    let budget = h.csf.retx_budget_octets();
+    // Three drops in the closed block (and one PSN of no block).
     h.path_drops(MS, &[1, 2, 3, 5000]);
-    let r = h.reps();
-    assert_eq!(r.len(), 2);
-    assert!(r.iter().all(|r| r.lost.is_none() && r.session_id == 0));
-    assert_eq!(r.iter().map(|r| r.repair_index).collect::<Vec<_>>(), [1, 2]);
-    let c = h.csf.counters();
+    let msgs = h.take();
+    let r = repairs(&msgs);
+    let l: Bitmap = [1u8, 2, 3].into_iter().collect();
+    assert_eq!(r.len(), 3, "|L| symbols for |L| reported drops");
+    assert!(r
+        .iter()
+        .all(|r| r.lost.map(|x| to_fec(&x)) == Some(l) && r.session_id == 0 && !r.info));
+    assert_eq!(
+        r.iter().map(|r| r.repair_index).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    let c = *h.csf.counters();
     assert_eq!(
         (
             c.repairs_proactive,
+            c.repairs_retx,
+            c.repairs_ordinary,
             c.path_unknown_psns,
             c.drops.proactive_limited
         ),
-        (2, 1, 1)
+        (3, 0, 1, 1, 0)
     );
-    // They decode as ordinary symbols: lose 1, 2 and recover with them.
-    let held: HashMap<u8, Vec<u8>> = [0u8, 3, 4, 5, 6, 7]
+    let octets: u64 = msgs.iter().map(|m| m.len() as u64).sum();
+    assert_eq!(
+        budget - h.csf.retx_budget_octets(),
+        octets,
+        "paid from the budget"
+    );
+    // The CRF restores all three from the other five and these alone.
+    let held: HashMap<u8, Vec<u8>> = [0u8, 4, 5, 6, 7]
         .iter()
         .map(|&j| (j, pl[j as usize].clone()))
         .collect();
     let got = decode_block(8, 64, &Bitmap::first(8), &held, &r).unwrap();
-    assert_eq!(got[&1], pl[1]);
-    // The same drop again: nothing new.
-    h.path_drops(2 * MS, &[1]);
+    for j in 1..=3u8 {
+        assert_eq!(got[&j], pl[j as usize]);
+    }
+    // The same drops reported again: nothing new.
+    h.path_drops(2 * MS, &[1, 2]);
     assert!(h.take().is_empty());
-    // Drops in an open block are answered when it closes.
-    h.src(3 * MS, 8, 1, &payload(8, 30));
-    h.path_drops(3 * MS, &[8]);
+    // A request for some of them within the SRTT: already on its way.
+    h.request(3 * MS, &block_req(1, 8, 1, 0, 2, 5, &[1, 2], false));
     assert!(h.take().is_empty());
-    h.timer(4 * MS);
+    assert_eq!(h.csf.counters().proactive_covered, 1);
+    // One naming a position the report did not: answered (M = 4 - 1).
+    h.request(4 * MS, &block_req(1, 8, 1, 0, 3, 6, &[1, 2, 3, 6], false));
     let r = h.reps();
-    assert_eq!(r.len(), 2, "R0 then one proactive");
-    assert_eq!(r[1].repair_index, 1);
-    // Ordinary repairs off: no proactive either.
-    h.csf.set_ordinary_repairs(false);
-    h.path_drops(5 * MS, &[0]);
+    assert_eq!(r.len(), 3);
+    assert!(r.iter().all(|r| r.session_id == 6));
+    assert_eq!(h.csf.counters().repairs_retx, 3);
+    // A drop of a block answered within the SRTT is left to the CRF.
+    h.path_drops(5 * MS, &[7]);
     assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().drops.proactive_limited, 1);
+    // Drops in an open block are answered when it closes.
+    h.src(6 * MS, 8, 1, &payload(8, 30));
+    h.path_drops(6 * MS, &[8]);
+    assert!(h.take().is_empty());
+    h.timer(7 * MS);
+    let r = h.reps();
+    assert_eq!(r.len(), 2, "R0, then the proactive answer");
+    assert_eq!(
+        (r[1].repair_index, r[1].lost.map(|l| l.count())),
+        (1, Some(1))
+    );
+    // The circuit breaker (coded retransmission off): none, counted.
+    h.src(8 * MS, 9, 1, &payload(9, 30));
+    h.timer(9 * MS);
+    let _ = h.take();
+    h.csf.set_coded_retx(false);
+    h.path_drops(10 * MS, &[9]);
+    assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().drops.proactive_limited, 2);
+    assert_eq!(h.csf.counters().repairs_proactive, 4);
 }
 
-/// Proactive repairs are ordinary repair symbols: with the ordinary ones
-/// they stay within m/k of the sources plus the bucket's burst, however
-/// many drops a reporter names (draft: "The rate of ordinary repair
-/// symbols MUST NOT exceed m/k times the measured rate of the protected
-/// flow"). Before, they bypassed the bucket: 20 blocks of 8 with every PSN
-/// reported dropped drew 20 ordinary and 160 proactive repairs.
+/// However many drops reporters name, proactive answers never exceed the
+/// PSNs reported (one symbol each) nor the retransmission budget, and they
+/// take nothing from the m/k bucket of the ordinary repairs (draft: "the
+/// volume of coded retransmissions MUST NOT exceed the volume of source
+/// packets reported lost"; "the rate of ordinary repair symbols MUST NOT
+/// exceed m/k"). What the budget refuses is counted.
 #[test]
-fn proactive_repairs_stay_within_m_over_k() {
-    let mut p = params();
-    p.proactive_max_per_block = 8;
-    let (k, m, burst) = (8u8, 1u8, p.repair_burst_blocks);
+fn proactive_answers_stay_within_the_reports_and_the_budget() {
+    let p = params();
+    let (k, m) = (8u8, 1u8);
     let mut h: H<32, 4096> = H::new(p, Some(cfg(1, k, m, 64)));
     let blocks = 20u32;
+    let mut sent_octets = 0u64;
+    let mut source_octets = 0u64;
     for b in 0..blocks {
         let start = b * u32::from(k);
-        filled(&mut h, start, k, u64::from(b) * MS);
+        for pl in filled(&mut h, start, k, u64::from(b) * MS) {
+            source_octets += pl.len() as u64;
+        }
+        let _ = h.take();
         let all: Vec<u32> = (start..start + u32::from(k)).collect();
         h.path_drops(u64::from(b) * MS + MS / 2, &all);
+        sent_octets += h.take().iter().map(|m| m.len() as u64).sum::<u64>();
     }
-    let c = h.csf.counters();
-    let sent = c.repairs_ordinary + c.repairs_proactive;
-    let bound = u64::from(blocks) * u64::from(m) + u64::from(burst) * u64::from(m);
-    assert!(sent <= bound, "{sent} repairs for {bound} allowed: {c:?}");
-    assert_eq!(c.repairs_ordinary, u64::from(blocks), "{c:?}");
-    // The ones the bucket refused are counted: one owed per reported drop.
+    let c = *h.csf.counters();
     assert_eq!(
-        c.drops.repair_rate_limited + c.repairs_proactive,
-        u64::from(blocks) * u64::from(k),
-        "{c:?}"
+        c.repairs_ordinary,
+        u64::from(blocks),
+        "m per block, all sent: {c:?}"
     );
+    assert_eq!(c.drops.repair_rate_limited, 0, "{c:?}");
+    assert!(c.repairs_proactive > 0, "{c:?}");
+    assert!(
+        c.repairs_proactive % u64::from(k) == 0,
+        "whole answers: {c:?}"
+    );
+    assert_eq!(
+        c.repairs_proactive + c.drops.proactive_limited,
+        u64::from(blocks) * u64::from(k),
+        "every reported drop sent or counted: {c:?}"
+    );
+    // The budget: its depth (four answers of k, or a quarter of the share
+    // of what is retained) plus the share of the sources.
+    let depth = 4 * u64::from(k) * scratch_len(64) as u64;
+    let share = source_octets * u64::from(p.retx_rate_percent) / 100;
+    assert!(
+        sent_octets <= depth + share,
+        "{sent_octets} > {depth} + {share}: {c:?}"
+    );
+    assert!(c.drops.retx_budget_limited > 0, "the budget ran out: {c:?}");
 }
 
 /// Over the retention budget, the CSF gives up a block no request has

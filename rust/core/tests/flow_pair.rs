@@ -707,9 +707,9 @@ fn pinned_configuration_takes_effect() {
 }
 
 /// A PATH_REPORT (from an allow-listed reporter: the caller's check) names
-/// PSNs dropped on the path: the CSF sends proactive repairs at once, so
-/// the CRF restores a block that lost more than m without a request. They
-/// are ordinary repairs, within m/k of the flow's rate (with m = 0, none).
+/// PSNs dropped on the path: the CSF answers them at once with a coded
+/// retransmission over them, which the CRF takes unasked and with which it
+/// restores a block that lost more than m, without a request.
 #[test]
 fn path_report_drops_get_proactive_repairs() {
     use crem_core::wire::LossCause;
@@ -733,10 +733,11 @@ fn path_report_drops_get_proactive_repairs() {
     );
     p.pump();
     assert_eq!(p.snd.counters().path_reports, 1);
-    // The m/k bucket (2 blocks' worth, 3 spent on R0s) pays for one of
-    // the two owed: with R0 that restores both.
-    assert_eq!(p.snd.csf_counters().repairs_proactive, 1);
-    assert_eq!(p.snd.csf_counters().drops.repair_rate_limited, 1);
+    // Two symbols over {10, 11}, from the retransmission budget; the m/k
+    // bucket of the ordinary repairs is not touched.
+    assert_eq!(p.snd.csf_counters().repairs_proactive, 2);
+    assert_eq!(p.snd.csf_counters().repairs_retx, 0);
+    assert_eq!(p.snd.csf_counters().drops.repair_rate_limited, 0);
     assert_eq!(p.rcv.crf_counters().restored, before + 2);
     assert_eq!(
         p.rcv.crf_counters().requests_ranges,

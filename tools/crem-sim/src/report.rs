@@ -641,9 +641,11 @@ impl<K: crate::caps::Caps> World<'_, K> {
                 f.restored,
                 restored_copies,
             ),
+            // (No path reports here: no proactive answers, which would be
+            // RETX or Source Copy messages.)
             (
-                "csf.repairs_ordinary+proactive vs ordinary REPAIRs sent",
-                c.repairs_ordinary + c.repairs_proactive,
+                "csf.repairs_ordinary vs ordinary REPAIRs sent",
+                c.repairs_ordinary,
                 tr.rep_count[0],
             ),
             (

@@ -74,7 +74,6 @@ fuzz_target!(|data: &[u8]| {
         spread: a & 2 != 0,
         selective_repeat: a & 4 != 0,
         give_up_after: if a & 8 != 0 { 1_000_000 * c as u64 } else { 0 },
-        proactive_max_per_block: c & 7,
         tc_max_per_report: 1 + (b as u16) * 4,
         fill_gaps: a & 16 != 0,
         // A store indexed by PSN modulo 16 to 2048 slots.

@@ -25,7 +25,7 @@
 //!   acknowledgment covers a whole block, or when it gives a block up (ring
 //!   full, budget, age, shutdown).
 //! * **Coded retransmission** (REPAIR_REQUEST, both forms), **proactive
-//!   repairs** for PSNs a Path Reporter dropped, and **selective repeat**
+//!   answers** for PSNs a Path Reporter dropped, and **selective repeat**
 //!   answering T/C AETH reports with Source Copy (`csf/respond.rs`,
 //!   `csf/tc.rs`).
 //!
@@ -37,10 +37,9 @@
 //!   worth and starts full, so short bursts closed by the idle timeout are
 //!   protected while any long run stays within m/k plus that burst; a
 //!   repair without tokens is dropped and counted, never deferred.
-//!   Proactive repairs (ordinary symbols too) are charged to it; so are
-//!   the repairs of blocks coded before PARAM_ACK, whose sources bank
-//!   their share past the cap while the CSF is muted. Coded and Source
-//!   Copy answers are not.
+//!   The repairs of blocks coded before PARAM_ACK are charged to it too;
+//!   their sources bank their share past the cap while the CSF is muted.
+//!   Coded and Source Copy answers, proactive ones included, are not.
 //! * Coded and Source Copy answers (requests and selective repeat) never
 //!   exceed the lost sources a request names, and all of them together are
 //!   paid from a second budget, `retx_rate_percent` of the source octets
@@ -52,6 +51,21 @@
 //!   (coded) and counted, never queued.
 //! * A REPAIR_REQUEST answer uses `M = clamp(M_s, X − r, X)`, at least 1
 //!   (a request with r ≥ X would otherwise get nothing and stall).
+//! * PSNs a Path Reporter dropped are answered at once with a coded
+//!   retransmission over exactly those positions (RETX, their Lost Source
+//!   Bitmap, session 0; Source Copy where coded cannot be sent), paid from
+//!   the retransmission budget: the draft's "additional ordinary repair
+//!   symbols" would have to fit in the m/k of the flow's rate that the m
+//!   ordinary repairs per block already spend (stop 48 measured 0 to 35
+//!   sent a boot against thousands owed), while its other bound, "the
+//!   volume of coded retransmissions MUST NOT exceed the volume of source
+//!   packets reported lost", is exactly what a report is. Each reported
+//!   position is answered proactively at most once; a REPAIR_REQUEST
+//!   within an SRTT that names no more than the positions so answered is
+//!   not answered again (counted `proactive_covered`). Reports of either
+//!   cause get it: the answer is the volume the CRF's request would have
+//!   drawn one reorder allowance later, not more (the congestion response
+//!   is the policy's m-cong cap).
 //! * Source Copy answers set RETX with the Lost Source Bitmap naming the
 //!   positions copied, and the Repair Session ID of the request (the T/C
 //!   AETH Report Sequence for selective repeat).
@@ -60,9 +74,9 @@
 //!   SRTT.
 //! * The circuit breaker ([`Csf::set_coded_retx`]) stops every CREM
 //!   retransmission (coded, Source Copy and selective repeat): recovery is
-//!   then the RDMA transport's alone. [`Csf::set_ordinary_repairs`] stops
-//!   ordinary and proactive repairs at once, before the m = 0 configuration
-//!   is negotiated.
+//!   then the RDMA transport's alone, proactive answers included.
+//!   [`Csf::set_ordinary_repairs`] stops ordinary repairs at once, before
+//!   the m = 0 configuration is negotiated.
 //! * A T/C AETH fragment with all three segment pairs used (SegmentNum 4)
 //!   is partial: the PSNs after its highest segment are unknown, not lost;
 //!   only a final fragment (SegmentNum ≤ 3) has its tail counted lost,
@@ -172,8 +186,6 @@ pub struct CsfParams {
     pub give_up_after: Nanos,
     /// SRTT until [`Csf::set_srtt`].
     pub initial_srtt: Nanos,
-    /// Most proactive repairs for one block.
-    pub proactive_max_per_block: u8,
     /// Answer T/C AETH reports with Source Copy (selective repeat).
     pub selective_repeat: bool,
     /// The CRF's batching time T_thresh, part of the in-flight guard.
@@ -211,7 +223,6 @@ impl CsfParams {
         retention_span: 0,
         give_up_after: 0,
         initial_srtt: MS,
-        proactive_max_per_block: 4,
         selective_repeat: false,
         tc_batch_time: 100_000,
         tc_ack_timeout: 100 * MS,
@@ -304,8 +315,10 @@ pub struct CsfDrops {
     pub encode_error: u64,
     /// Answers cut short because the store lacked a source.
     pub source_missing: u64,
-    /// Proactive repairs not sent (per-block cap, no fresh index, scheme
-    /// without coded repairs, ordinary repairs off).
+    /// Reported dropped positions not answered proactively: coded
+    /// retransmission off (circuit breaker), the block answered within the
+    /// SRTT, or the retransmission budget (those symbols are also in
+    /// `retx_budget_symbols`).
     pub proactive_limited: u64,
     /// Unparsable RoCEv2 packets given to [`Csf::on_roce`].
     pub unparsable: u64,
@@ -372,8 +385,12 @@ pub struct CsfCounters {
     pub repairs_source_copy: u64,
     /// INFO messages sent.
     pub repairs_info: u64,
-    /// Proactive ordinary repairs sent.
+    /// Proactive answer symbols sent (coded or Source Copy, for reported
+    /// drops; not in `repairs_retx` or `repairs_source_copy`).
     pub repairs_proactive: u64,
+    /// Requests not answered because a proactive answer within the SRTT
+    /// had covered every position they named.
+    pub proactive_covered: u64,
     /// Octets of all REPAIR messages sent.
     pub repair_octets: u64,
     /// Block-form requests received.
@@ -759,8 +776,8 @@ impl<St: CsfStorage> Csf<St> {
         self.coded_retx = on;
     }
 
-    /// `false` stops ordinary and proactive repairs at once (blocks opened
-    /// meanwhile accumulate none).
+    /// `false` stops ordinary repairs at once (blocks opened meanwhile
+    /// accumulate none).
     pub fn set_ordinary_repairs(&mut self, on: bool) {
         self.ordinary = on;
     }
@@ -1373,7 +1390,7 @@ impl<St: CsfStorage> Csf<St> {
     }
 
     /// Closes the open block: queues (and, unless spreading, sends) its
-    /// ordinary repairs, then any proactive repairs owed.
+    /// ordinary repairs, then any proactive answer owed.
     fn close_open<G, K, S>(&mut self, now: Nanos, why: CloseWhy, io: &mut CsfIo<'_, G, K, S>)
     where
         G: MulAcc + ?Sized,
@@ -1426,8 +1443,8 @@ impl<St: CsfStorage> Csf<St> {
         if blk.deferred && !self.muted {
             self.send_deferred(n, this, io);
         }
-        if blk.proactive_owed > 0 && !self.muted {
-            self.send_proactive(n, io);
+        if !blk.owed.is_empty() && !self.muted {
+            self.answer_proactive(now, n, io);
         }
     }
 }

@@ -535,6 +535,8 @@ pub const FLOW_STATS_PROACTIVE_LIMITED: u16 = 44;
 pub const FLOW_STATS_CONGESTION_CAPPED: u16 = 45;
 /// `flow-stats.sources-ce` (`CREM_A_FLOW_STATS_SOURCES_CE`).
 pub const FLOW_STATS_SOURCES_CE: u16 = 46;
+/// `flow-stats.proactive-covered` (`CREM_A_FLOW_STATS_PROACTIVE_COVERED`).
+pub const FLOW_STATS_PROACTIVE_COVERED: u16 = 47;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -1525,7 +1527,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: ordinary and proactive repair symbols sent.",
+            doc: "CSF: ordinary repair symbols sent (proactive answers are in repairs-proactive).",
         },
         AttrSpec {
             id: FLOW_STATS_CODED_RETX,
@@ -1805,7 +1807,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: answers to REPAIR_REQUESTs and T/C AETH reports cut short or refused by the retransmission budget (coded and Source Copy volume, credited at a quarter of the flow's source octets, a burst of four blocks).",
+            doc: "CSF: answers to REPAIR_REQUESTs, T/C AETH reports and PATH_REPORTs cut short or refused by the retransmission budget (coded and Source Copy volume, credited at a quarter of the flow's source octets, a burst of four blocks).",
         },
         AttrSpec {
             id: FLOW_STATS_RETX_BUDGET_SYMBOLS,
@@ -1835,7 +1837,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: ordinary repair symbols (proactive ones and those of blocks coded before PARAM_ACK included) not sent because they would have exceeded m/k of the flow's source rate (the draft's limit; a burst of two blocks' worth).",
+            doc: "CSF: ordinary repair symbols (those of blocks coded before PARAM_ACK included) not sent because they would have exceeded m/k of the flow's source rate (the draft's limit; a burst of two blocks' worth).",
         },
         AttrSpec {
             id: FLOW_STATS_STORE_OVERWRITTEN,
@@ -1895,7 +1897,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: dropped PSNs those reports listed (each one in a retained block may be repaired proactively).",
+            doc: "CSF: dropped PSNs those reports listed (each one in a retained block is answered proactively at most once).",
         },
         AttrSpec {
             id: FLOW_STATS_PATH_UNKNOWN_PSNS,
@@ -1915,7 +1917,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: repair symbols sent for blocks a PATH_REPORT named, before the CRF asked (also in repairs-sent).",
+            doc: "CSF: proactive answer symbols sent for the PSNs a PATH_REPORT listed, before the CRF asked: a coded retransmission over exactly those positions (Source Copy where coded cannot be sent), one symbol per PSN, paid from the retransmission budget (not in repairs-sent, coded-retx or source-copies).",
         },
         AttrSpec {
             id: FLOW_STATS_PROACTIVE_LIMITED,
@@ -1925,7 +1927,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: proactive repair symbols owed for reported drops but not tried: beyond the per-block cap or the block's fresh indices (those the m/k repair rate refuses count in repair-rate-limited).",
+            doc: "CSF: reported dropped PSNs of retained blocks not answered proactively: retransmission off (circuit breaker), the block answered within the SRTT, or the retransmission budget (then also in retx-budget-symbols); the CRF's request recovers them.",
         },
         AttrSpec {
             id: FLOW_STATS_CONGESTION_CAPPED,
@@ -1946,6 +1948,16 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "CRF: source packets that arrived CE-marked (ECN congestion experienced), the evidence of congestion without a reporter.",
+        },
+        AttrSpec {
+            id: FLOW_STATS_PROACTIVE_COVERED,
+            name: "proactive-covered",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: REPAIR_REQUESTs not answered because a proactive answer sent within the SRTT covered every position they named (no second answer).",
         },
     ],
 };
@@ -2756,8 +2768,10 @@ pub mod flow_stat {
     pub const CONGESTION_CAPPED: usize = 42;
     /// `flow-stats.sources-ce`.
     pub const SOURCES_CE: usize = 43;
+    /// `flow-stats.proactive-covered`.
+    pub const PROACTIVE_COVERED: usize = 44;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 44;
+    pub const N: usize = 45;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2989,6 +3003,11 @@ pub mod flow_stat {
             id: super::FLOW_STATS_SOURCES_CE,
             name: "sources-ce",
             kind: CounterKind::Value(SOURCES_CE),
+        },
+        Counter {
+            id: super::FLOW_STATS_PROACTIVE_COVERED,
+            name: "proactive-covered",
+            kind: CounterKind::Value(PROACTIVE_COVERED),
         },
     ];
 }

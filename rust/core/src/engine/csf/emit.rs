@@ -32,6 +32,8 @@ pub(super) enum Kind {
     Retx,
     SourceCopy,
     Info,
+    /// A proactive answer's symbol (coded or Source Copy): paid from the
+    /// retransmission budget like `Retx` and `SourceCopy`, counted apart.
     Proactive,
 }
 
@@ -179,7 +181,7 @@ impl<St: CsfStorage> Csf<St> {
     pub(super) fn account(&mut self, e: Emitted, kind: Kind) -> bool {
         match e {
             Emitted::Sent(n) => {
-                if matches!(kind, Kind::Retx | Kind::SourceCopy) {
+                if matches!(kind, Kind::Retx | Kind::SourceCopy | Kind::Proactive) {
                     self.retx_budget.spend(n);
                 }
                 let c = &mut self.counters;
@@ -344,12 +346,13 @@ impl<St: CsfStorage> Csf<St> {
 
     /// Source Copy of the held sources of `set` in block `n`, as many as
     /// the retransmission budget pays for, in position order (RETX, L =
-    /// the positions copied, LAST on the last).
+    /// the positions copied, LAST on the last), counted as `kind`.
     pub(super) fn send_source_copies<G, K, S>(
         &mut self,
         n: usize,
         set: &Bitmap,
         session: u16,
+        kind: Kind,
         io: &mut CsfIo<'_, G, K, S>,
     ) -> Copied
     where
@@ -415,20 +418,21 @@ impl<St: CsfStorage> Csf<St> {
                     .source(blk.start.wrapping_add(j as u32))
                     .is_some_and(|p| build_source_symbol(p, t, sym).is_ok())
             });
-            self.account(e, Kind::SourceCopy);
+            self.account(e, kind);
         }
         copied
     }
 
     /// `m` coded retransmission symbols over `lost` for block `n` with
     /// fresh indices (the caller checked there are enough), all or none:
-    /// fewer than M would not decode.
+    /// fewer than M would not decode. Counted as `kind`.
     pub(super) fn send_coded<G, K, S>(
         &mut self,
         n: usize,
         lost: &Bitmap,
         m: u16,
         session: u16,
+        kind: Kind,
         io: &mut CsfIo<'_, G, K, S>,
     ) -> Coded
     where
@@ -447,60 +451,13 @@ impl<St: CsfStorage> Csf<St> {
             self.count_retx_limited(m as usize);
             return Coded::OverBudget;
         }
-        self.send_fresh(n, &blk, lost, m, session, Kind::Retx, io);
+        self.send_fresh(n, &blk, lost, m, session, kind, io);
         Coded::Sent
     }
 
-    /// Up to the owed number of proactive ordinary repairs for closed
-    /// block `n` (fresh indices, L = all present sources).
-    pub(super) fn send_proactive<G, K, S>(&mut self, n: usize, io: &mut CsfIo<'_, G, K, S>)
-    where
-        G: MulAcc + ?Sized,
-        K: Sink + ?Sized,
-        S: SourceStore + ?Sized,
-    {
-        let Some(b) = self.ring.get_mut(n) else {
-            return;
-        };
-        let owed = b.proactive_owed as u16;
-        b.proactive_owed = 0;
-        let blk = *b;
-        let allowed = if self.ordinary && blk.cfg.scheme == Scheme::CauchyRs {
-            (self
-                .params
-                .proactive_max_per_block
-                .saturating_sub(blk.proactive_sent) as u16)
-                .min(blk.fresh_indices())
-        } else {
-            0
-        };
-        let capped = owed.min(allowed);
-        let c = &mut self.counters.drops;
-        c.proactive_limited = c
-            .proactive_limited
-            .wrapping_add(owed.saturating_sub(capped) as u64);
-        if capped == 0 {
-            return;
-        }
-        if !all_held(&*io.store, &blk, &blk.present) {
-            c.source_missing = c.source_missing.wrapping_add(1);
-            return;
-        }
-        // Proactive repairs are ordinary repair symbols: within m/k of the
-        // flow's rate (draft) like the others.
-        let m = self.take_ordinary(capped);
-        if m == 0 {
-            return;
-        }
-        if let Some(b) = self.ring.get_mut(n) {
-            b.proactive_sent = b.proactive_sent.saturating_add(m as u8);
-        }
-        self.send_fresh(n, &blk, &blk.present, m, 0, Kind::Proactive, io);
-    }
-
     /// Sends `m` symbols R_i[set] with the block's next fresh indices and
-    /// marks them used. `Retx` messages carry `set` as the Lost Source
-    /// Bitmap; proactive ones are ordinary (no RETX).
+    /// marks them used. `Retx` and `Proactive` messages carry `set` as the
+    /// Lost Source Bitmap (RETX).
     #[allow(clippy::too_many_arguments)]
     fn send_fresh<G, K, S>(
         &mut self,
@@ -519,7 +476,7 @@ impl<St: CsfStorage> Csf<St> {
         if let Some(b) = self.ring.get_mut(n) {
             b.next_index = b.next_index.saturating_add(m);
         }
-        let lost = if kind == Kind::Retx { Some(set) } else { None };
+        let lost = matches!(kind, Kind::Retx | Kind::Proactive).then_some(set);
         let t = blk.cfg.t as usize;
         for q in 0..m {
             let Ok(i) = u8::try_from(blk.next_index.saturating_add(q)) else {

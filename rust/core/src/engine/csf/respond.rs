@@ -1,5 +1,6 @@
 //! Answers to the CRF's REPAIR_REQUEST (draft "Coded Response" and
-//! "Fallback") and proactive repairs for PSNs a Path Reporter dropped.
+//! "Fallback") and proactive answers for PSNs a Path Reporter dropped
+//! (the ruling in `csf.rs`).
 
 use super::super::super::fec::Bitmap;
 use super::super::super::gf::MulAcc;
@@ -8,7 +9,7 @@ use super::super::super::wire::{
     BlockRequest, FecScheme, RangeRequest, RepairRequest, RequestKind,
 };
 use super::super::{Nanos, Sink};
-use super::emit::Coded;
+use super::emit::{Coded, Kind};
 use super::ring::Block;
 use super::{CloseWhy, Csf, CsfIo, CsfStorage, SourceStore};
 
@@ -209,15 +210,38 @@ impl<St: CsfStorage> Csf<St> {
                 self.counters.requests_rate_limited.wrapping_add(1);
             return;
         }
-        if self.answer(&blk, n, lost, r, suggested, session, fallback, io) {
+        // The answer to these positions is on its way already.
+        if blk
+            .proactive_at
+            .is_some_and(|t| now < t.saturating_add(self.srtt))
+            && lost.is_subset(&blk.proactive)
+        {
+            self.counters.proactive_covered = self.counters.proactive_covered.wrapping_add(1);
+            return;
+        }
+        let (answered, _) = self.answer(
+            &blk,
+            n,
+            lost,
+            r,
+            suggested,
+            session,
+            fallback,
+            Kind::Retx,
+            io,
+        );
+        if answered {
             if let Some(b) = self.ring.get_mut(n) {
                 b.last_response = Some(now);
             }
         }
     }
 
-    /// [`Csf::respond`] past the once-per-SRTT check; false if the budget
-    /// let nothing go out.
+    /// [`Csf::respond`] past the once-per-SRTT check: whether the block
+    /// counts as answered (false if the budget let nothing go out), and
+    /// the positions of `lost` the symbols sent recover. `kind` is `Retx`
+    /// for a request's answer, `Proactive` for a report's (its symbols
+    /// counted apart).
     #[allow(clippy::too_many_arguments)]
     fn answer<G, K, S>(
         &mut self,
@@ -228,8 +252,9 @@ impl<St: CsfStorage> Csf<St> {
         suggested: u8,
         session: u16,
         fallback: bool,
+        kind: Kind,
         io: &mut CsfIo<'_, G, K, S>,
-    ) -> bool
+    ) -> (bool, Bitmap)
     where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
@@ -242,13 +267,15 @@ impl<St: CsfStorage> Csf<St> {
                 .min(x)
                 .max(1);
             if m <= blk.fresh_indices() {
-                match self.send_coded(n, lost, m, session, io) {
+                match self.send_coded(n, lost, m, session, kind, io) {
                     Coded::Sent => {
-                        let c = &mut self.counters;
-                        c.retx_lost = c.retx_lost.wrapping_add(u64::from(x));
-                        return true;
+                        if kind == Kind::Retx {
+                            let c = &mut self.counters;
+                            c.retx_lost = c.retx_lost.wrapping_add(u64::from(x));
+                        }
+                        return (true, *lost);
                     }
-                    Coded::OverBudget => return false,
+                    Coded::OverBudget => return (false, Bitmap::EMPTY),
                     Coded::SourceMissing => {}
                 }
             } else {
@@ -256,14 +283,20 @@ impl<St: CsfStorage> Csf<St> {
                     self.counters.retx_indices_exhausted.wrapping_add(1);
             }
         }
-        let copied = self.send_source_copies(n, lost, session, io);
-        !copied.sent.is_empty() || copied.over_budget.is_empty()
+        let copy = if kind == Kind::Retx {
+            Kind::SourceCopy
+        } else {
+            kind
+        };
+        let copied = self.send_source_copies(n, lost, session, copy, io);
+        let answered = !copied.sent.is_empty() || copied.over_budget.is_empty();
+        (answered, copied.sent)
     }
 
     /// PSNs an allow-listed Path Reporter says it dropped (the caller
-    /// checked the reporter). Each affected closed block gets one fresh
-    /// ordinary repair per newly reported drop, up to
-    /// `proactive_max_per_block`; an open block gets them when it closes.
+    /// checked the reporter). The newly reported positions of each closed
+    /// block are answered at once ([`Csf::answer_proactive`]); an open
+    /// block's when it closes.
     pub fn on_path_drops<G, K, S, I>(&mut self, now: Nanos, dropped: I, io: &mut CsfIo<'_, G, K, S>)
     where
         G: MulAcc + ?Sized,
@@ -273,7 +306,7 @@ impl<St: CsfStorage> Csf<St> {
     {
         self.expire(now, io);
         if self.muted {
-            // Nothing may be sent yet; the deferred repairs follow anyway.
+            // Nothing may be sent yet; the CRF asks later anyway.
             return;
         }
         let capped = Capped {
@@ -291,7 +324,7 @@ impl<St: CsfStorage> Csf<St> {
                 Some(b) => {
                     if let Some(j) = b.position(p) {
                         if b.present.contains(j) && b.dropped.insert(j) {
-                            b.proactive_owed = b.proactive_owed.saturating_add(1);
+                            b.owed.insert(j);
                         }
                     }
                 }
@@ -302,10 +335,59 @@ impl<St: CsfStorage> Csf<St> {
             if self
                 .ring
                 .get(n)
-                .is_some_and(|b| !b.open && b.proactive_owed > 0)
+                .is_some_and(|b| !b.open && !b.owed.is_empty())
             {
-                self.send_proactive(n, io);
+                self.answer_proactive(now, n, io);
             }
         }
+    }
+
+    /// The proactive answer for the owed positions L of closed block `n`:
+    /// a coded retransmission of |L| fresh symbols over L (or Source Copy
+    /// of L), all or none, paid from the retransmission budget, so that
+    /// the volume never exceeds the sources reported lost. Not while the
+    /// circuit breaker holds retransmissions off, nor within an SRTT of
+    /// the block's last answer (that one was computed over what the CRF
+    /// missed; it asks again if that was not all). Each position is tried
+    /// once: what is not sent is counted `proactive_limited` and left to
+    /// the CRF's request.
+    pub(super) fn answer_proactive<G, K, S>(
+        &mut self,
+        now: Nanos,
+        n: usize,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let Some(b) = self.ring.get_mut(n) else {
+            return;
+        };
+        let owed = b.owed;
+        b.owed = Bitmap::EMPTY;
+        let blk = *b;
+        let srtt = self.srtt;
+        let recent = |t: Option<Nanos>| t.is_some_and(|t| now < t.saturating_add(srtt));
+        let covered = if self.coded_retx && !blk.released && !recent(blk.last_response) {
+            self.answer(&blk, n, &owed, 0, 0, 0, false, Kind::Proactive, io)
+                .1
+        } else {
+            Bitmap::EMPTY
+        };
+        if !covered.is_empty() {
+            if let Some(b) = self.ring.get_mut(n) {
+                b.proactive = if recent(b.proactive_at) {
+                    b.proactive.union(&covered)
+                } else {
+                    covered
+                };
+                b.proactive_at = Some(now);
+            }
+        }
+        let c = &mut self.counters.drops;
+        c.proactive_limited = c
+            .proactive_limited
+            .wrapping_add(owed.difference(&covered).len() as u64);
     }
 }

@@ -34,12 +34,15 @@ pub struct Block {
     pub(super) open: bool,
     /// Positions that carry a source packet.
     pub(super) present: Bitmap,
-    /// Positions a Path Reporter said it dropped (proactive repairs).
+    /// Positions a Path Reporter said it dropped (each is answered
+    /// proactively at most once).
     pub(super) dropped: Bitmap,
-    /// Newly reported drops not yet answered with proactive repairs.
-    pub(super) proactive_owed: u8,
-    /// Proactive repairs sent so far.
-    pub(super) proactive_sent: u8,
+    /// Reported drops not yet tried (an open block's wait for its close).
+    pub(super) owed: Bitmap,
+    /// Positions a proactive answer covered, and when it went out: a
+    /// request for no more than these within an SRTT is already answered.
+    pub(super) proactive: Bitmap,
+    pub(super) proactive_at: Option<Nanos>,
     /// Positions re-sent for T/C AETH reports in the current SRTT round.
     pub(super) tc_sent: Bitmap,
     /// Start of the current T/C AETH round.
@@ -80,8 +83,9 @@ impl Block {
         open: false,
         present: Bitmap::EMPTY,
         dropped: Bitmap::EMPTY,
-        proactive_owed: 0,
-        proactive_sent: 0,
+        owed: Bitmap::EMPTY,
+        proactive: Bitmap::EMPTY,
+        proactive_at: None,
         tc_sent: Bitmap::EMPTY,
         tc_round: 0,
         last_response: None,

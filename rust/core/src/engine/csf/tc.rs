@@ -43,6 +43,7 @@ use super::super::super::psn::PsnRange;
 use super::super::super::wire::tc_aeth::MAX_SEGMENTS;
 use super::super::super::wire::{TcAeth, TcAethReport};
 use super::super::{Nanos, Sink};
+use super::emit::Kind;
 use super::{CloseWhy, Csf, CsfIo, CsfStorage, SourceStore};
 
 /// Whether `frag` is the last of its report (SegmentNum ≤ 3), so that the
@@ -189,7 +190,7 @@ impl<St: CsfStorage> Csf<St> {
             }
             // What the retransmission budget left out stays unsent, so a
             // later report may still have it re-sent within this SRTT.
-            let copied = self.send_source_copies(n, &take, seq, io);
+            let copied = self.send_source_copies(n, &take, seq, Kind::SourceCopy, io);
             let done = take.difference(&copied.over_budget);
             if let Some(b) = self.ring.get_mut(n) {
                 b.tc_sent = b.tc_sent.union(&done);
