@@ -254,7 +254,8 @@ measure() {
     report-psns-omitted report-slots-full >"/tmp/$mn.r"
   python3 $CHECK delta "/tmp/$mn.n2.0.json" "/tmp/$mn.n2.1.json" path-reports \
     totals.path-reports totals.path-dropped-psns totals.path-unknown-psns \
-    totals.repairs-proactive drop-msg-peer drop-msg-no-flow path-reports-intercepted >"/tmp/$mn.n2"
+    totals.repairs-proactive totals.proactive-limited totals.proactive-covered \
+    totals.requests-released drop-msg-peer drop-msg-no-flow path-reports-intercepted >"/tmp/$mn.n2"
   cp "/tmp/$mn.reports.txt" "$OUT/" 2>/dev/null
   echo "$mn: sent $(cat "/tmp/$mn.sent"); n3 received: $(cat "/tmp/$mn.rx")"
   echo "$mn: $(cat "/tmp/$mn.sum")"
@@ -310,6 +311,14 @@ truth_checks() {
   expect "${tl}R-c: n2 took every report (path-reports) and counted every listed PSN (flows' path-dropped-psns)" \
     "[ $reports -gt 0 ] && within $(n2d $tr path-reports) $reports $rtol && within $(n2d $tr totals.path-reports) $reports $rtol && within $(n2d $tr totals.path-dropped-psns) $listed $rtol && [ $(n2d $tr totals.path-unknown-psns) -le $(n2d $tr totals.path-dropped-psns) ]" \
     "n2: $(cat /tmp/$tr.n2); reports captured $reports listing $listed PSNs"
+  # Each listed PSN of a retained block is answered at once by a coded
+  # retransmission over the block's reported positions (one symbol each)
+  # or counted why not (proactive-limited) or released; before stop 49
+  # most went into the m/k bucket's repair-rate-limited instead.
+  retained=$(($(n2d $tr totals.path-dropped-psns) - $(n2d $tr totals.path-unknown-psns)))
+  expect "${tl}R-c: n2 answered every reported drop of a retained block proactively, or counted it (repairs-proactive + proactive-limited + requests-released)" \
+    "[ $retained -gt 0 ] && [ $(n2d $tr totals.repairs-proactive) -gt 0 ] && within $(($(n2d $tr totals.repairs-proactive) + $(n2d $tr totals.proactive-limited) + $(n2d $tr totals.requests-released))) $retained 0" \
+    "n2: retained reported $retained; $(cat /tmp/$tr.n2)"
 }
 
 part_main() {

@@ -483,6 +483,13 @@ fn path_drops_get_a_coded_retransmission_over_them() {
     assert!(h.take().is_empty());
     assert_eq!(h.csf.counters().drops.proactive_limited, 2);
     assert_eq!(h.csf.counters().repairs_proactive, 4);
+    // An open block acknowledged before its close: its drops are counted.
+    h.csf.set_coded_retx(true);
+    h.src(11 * MS, 10, 1, &payload(10, 30));
+    h.path_drops(11 * MS, &[10]);
+    h.ack(11 * MS, 10);
+    assert!(h.take().is_empty());
+    assert_eq!(h.csf.counters().drops.proactive_limited, 3);
 }
 
 /// However many drops reporters name, proactive answers never exceed the

@@ -317,8 +317,9 @@ pub struct CsfDrops {
     pub source_missing: u64,
     /// Reported dropped positions not answered proactively: coded
     /// retransmission off (circuit breaker), the block answered within the
-    /// SRTT, or the retransmission budget (those symbols are also in
-    /// `retx_budget_symbols`).
+    /// SRTT, the retransmission budget (those symbols are also in
+    /// `retx_budget_symbols`), or the block left while still open (RDMA
+    /// ACK, give-up).
     pub proactive_limited: u64,
     /// Unparsable RoCEv2 packets given to [`Csf::on_roce`].
     pub unparsable: u64,
@@ -1355,6 +1356,9 @@ impl<St: CsfStorage> Csf<St> {
             if b.open {
                 self.enc = None;
             }
+            // An open block's reported drops wait for its close: gone first.
+            let d = &mut self.counters.drops;
+            d.proactive_limited = d.proactive_limited.wrapping_add(b.owed.len() as u64);
             self.counters.retention_octets =
                 self.counters.retention_octets.saturating_sub(b.retained);
             if b.covered > 0 && !b.released {

@@ -1927,7 +1927,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: reported dropped PSNs of retained blocks not answered proactively: retransmission off (circuit breaker), the block answered within the SRTT, or the retransmission budget (then also in retx-budget-symbols); the CRF's request recovers them.",
+            doc: "CSF: reported dropped PSNs of retained blocks not answered proactively: retransmission off (circuit breaker), the block answered within the SRTT, the retransmission budget (then also in retx-budget-symbols), or the block acknowledged or given up while still open; the CRF's request recovers them.",
         },
         AttrSpec {
             id: FLOW_STATS_CONGESTION_CAPPED,
