@@ -487,12 +487,15 @@ PY
     # seen, m up to 3) when its breaker trips, since hysteresis allows one
     # change per two SRTTs and a standing queue's SRTT is long (one flow of
     # stop 48's run: m 3 at ID 1 after 1.2 s, SRTT 250 ms); a later
-    # configuration above m-cong fails.
+    # configuration above m-cong fails. A flow's change to closing (its
+    # connection ended: config-id 0, m 0, the class as it has aged by then)
+    # is no policy decision (stop 49: one such event failed the check).
     seen() { python3 -c "
 import json, sys
 for l in open(sys.argv[1]):
     e = json.loads(l.split(' ', 1)[1]); f = e.get('flow', {})
     if e.get('event') == 'flow-change' and f.get('side') == 'csf' \\
+            and f.get('state') != 'closing' \\
             and f.get('stats', {}).get('sources', 0) >= 100:
         print(f'{f.get(\"loss-class\")}:{f.get(\"m\")}@{f.get(\"config-id\")}')" "$1/events.gwa.log" 2>/dev/null | sort | uniq -c | tr '\n' ' '; }
     # m_cong_kept DIR: every busy flow's flow-change classified congestion,

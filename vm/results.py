@@ -744,12 +744,14 @@ def recovery_counters(d):
     """The counters beside the latency, from the gateways' totals (a flow
     of an early trial may have expired before flows.NAME.json was dumped):
     gwa's sender side (repairs-sent, repairs-proactive, proactive-limited,
-    repair-rate-limited, path-reports, path-dropped-psns, coded-retx), gwb's
+    proactive-covered, repair-rate-limited, retx-budget-symbols,
+    path-reports, path-dropped-psns, coded-retx), gwb's
     receiver side (requests-sent, restored, fallbacks), and the core
     reporter's reports-sent. None for a file that is missing."""
     out = {}
     for name, keys in (("gwa", ("repairs-sent", "repairs-proactive", "proactive-limited",
-                                "repair-rate-limited", "path-reports", "path-dropped-psns",
+                                "proactive-covered", "repair-rate-limited",
+                                "retx-budget-symbols", "path-reports", "path-dropped-psns",
                                 "coded-retx")),
                        ("gwb", ("requests-sent", "restored", "fallbacks"))):
         tot = totals(d, [name])
