@@ -483,11 +483,18 @@ fn path_drops_get_a_coded_retransmission_over_them() {
     assert!(h.take().is_empty());
     assert_eq!(h.csf.counters().drops.proactive_limited, 2);
     assert_eq!(h.csf.counters().repairs_proactive, 4);
-    // An open block acknowledged before its close: its drops are counted.
+    // An SRTT after the block's last answer, a PSN reported again was
+    // dropped again (its resend): answered again.
     h.csf.set_coded_retx(true);
-    h.src(11 * MS, 10, 1, &payload(10, 30));
-    h.path_drops(11 * MS, &[10]);
-    h.ack(11 * MS, 10);
+    h.path_drops(20 * MS, &[1]);
+    let r = h.reps();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].lost.map(|l| l.count()), Some(1));
+    assert_eq!(h.csf.counters().repairs_proactive, 5);
+    // An open block acknowledged before its close: its drops are counted.
+    h.src(21 * MS, 10, 1, &payload(10, 30));
+    h.path_drops(21 * MS, &[10]);
+    h.ack(21 * MS, 10);
     assert!(h.take().is_empty());
     assert_eq!(h.csf.counters().drops.proactive_limited, 3);
 }

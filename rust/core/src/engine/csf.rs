@@ -59,10 +59,12 @@
 //!   ordinary repairs per block already spend (stop 48 measured 0 to 35
 //!   sent a boot against thousands owed), while its other bound, "the
 //!   volume of coded retransmissions MUST NOT exceed the volume of source
-//!   packets reported lost", is exactly what a report is. Each reported
-//!   position is answered proactively at most once; a REPAIR_REQUEST
-//!   within an SRTT that names no more than the positions so answered is
-//!   not answered again (counted `proactive_covered`). Reports of either
+//!   packets reported lost", is exactly what a report is. A reported
+//!   position is answered proactively at most once within an SRTT of the
+//!   block's last answer (reported again later, it was dropped again: its
+//!   resend); a REPAIR_REQUEST within that SRTT that names no more than
+//!   the positions so answered is not answered again (counted
+//!   `proactive_covered`), one naming more is. Reports of either
 //!   cause get it: the answer is the volume the CRF's request would have
 //!   drawn one reorder allowance later, not more (the congestion response
 //!   is the policy's m-cong cap).
@@ -104,7 +106,7 @@ mod respond;
 mod ring;
 mod tc;
 
-use super::super::fec::{BlockEncoder, Code, Scheme};
+use super::super::fec::{Bitmap, BlockEncoder, Code, Scheme};
 use super::super::gf::MulAcc;
 use super::super::psn::{Psn, PsnRange};
 use super::super::roce::RocePacket;
@@ -551,6 +553,9 @@ pub struct Csf<St: CsfStorage> {
     /// Blocks starting before this PSN were looked at by `release_quiet`
     /// (None: from the oldest).
     quiet_from: Option<Psn>,
+    /// Reported drops of the open block, answered when it closes (only the
+    /// open block waits, so one set here rather than one in every block).
+    open_owed: Bitmap,
     counters: CsfCounters,
 }
 
@@ -590,6 +595,7 @@ impl<St: CsfStorage> Csf<St> {
             log: SendLog::new(),
             tc: TcState::default(),
             quiet_from: None,
+            open_owed: Bitmap::EMPTY,
             counters: CsfCounters::default(),
         }
     }
@@ -618,6 +624,7 @@ impl<St: CsfStorage> Csf<St> {
         self.log.clear();
         self.tc = TcState::default();
         self.quiet_from = None;
+        self.open_owed = Bitmap::EMPTY;
         self.counters = CsfCounters::default();
     }
 
@@ -1355,10 +1362,11 @@ impl<St: CsfStorage> Csf<St> {
         if let Some(b) = self.ring.pop_oldest() {
             if b.open {
                 self.enc = None;
+                // Its reported drops waited for its close: gone first.
+                let owed = core::mem::replace(&mut self.open_owed, Bitmap::EMPTY);
+                let d = &mut self.counters.drops;
+                d.proactive_limited = d.proactive_limited.wrapping_add(owed.len() as u64);
             }
-            // An open block's reported drops wait for its close: gone first.
-            let d = &mut self.counters.drops;
-            d.proactive_limited = d.proactive_limited.wrapping_add(b.owed.len() as u64);
             self.counters.retention_octets =
                 self.counters.retention_octets.saturating_sub(b.retained);
             if b.covered > 0 && !b.released {
@@ -1447,8 +1455,9 @@ impl<St: CsfStorage> Csf<St> {
         if blk.deferred && !self.muted {
             self.send_deferred(n, this, io);
         }
-        if !blk.owed.is_empty() && !self.muted {
-            self.answer_proactive(now, n, io);
+        let owed = core::mem::replace(&mut self.open_owed, Bitmap::EMPTY);
+        if !owed.is_empty() {
+            self.answer_proactive(now, n, &owed, io);
         }
     }
 }

@@ -1897,7 +1897,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: dropped PSNs those reports listed (each one in a retained block is answered proactively at most once).",
+            doc: "CSF: dropped PSNs those reports listed (each one in a retained block is answered proactively, at most once an SRTT).",
         },
         AttrSpec {
             id: FLOW_STATS_PATH_UNKNOWN_PSNS,

@@ -202,22 +202,18 @@ impl<St: CsfStorage> Csf<St> {
             self.counters.requests_released = self.counters.requests_released.wrapping_add(1);
             return;
         }
-        if blk
-            .last_response
-            .is_some_and(|t| now < t.saturating_add(self.srtt))
-        {
-            self.counters.requests_rate_limited =
-                self.counters.requests_rate_limited.wrapping_add(1);
-            return;
-        }
-        // The answer to these positions is on its way already.
-        if blk
-            .proactive_at
-            .is_some_and(|t| now < t.saturating_add(self.srtt))
-            && lost.is_subset(&blk.proactive)
-        {
-            self.counters.proactive_covered = self.counters.proactive_covered.wrapping_add(1);
-            return;
+        if recent(blk.last_response, now, self.srtt) {
+            // After a proactive answer only the positions it covered are on
+            // their way: a request naming more is answered.
+            if !blk.proactive {
+                self.counters.requests_rate_limited =
+                    self.counters.requests_rate_limited.wrapping_add(1);
+                return;
+            }
+            if lost.is_subset(&blk.dropped) {
+                self.counters.proactive_covered = self.counters.proactive_covered.wrapping_add(1);
+                return;
+            }
         }
         let (answered, _) = self.answer(
             &blk,
@@ -233,6 +229,7 @@ impl<St: CsfStorage> Csf<St> {
         if answered {
             if let Some(b) = self.ring.get_mut(n) {
                 b.last_response = Some(now);
+                b.proactive = false;
             }
         }
     }
@@ -294,8 +291,9 @@ impl<St: CsfStorage> Csf<St> {
     }
 
     /// PSNs an allow-listed Path Reporter says it dropped (the caller
-    /// checked the reporter). The newly reported positions of each closed
-    /// block are answered at once ([`Csf::answer_proactive`]); an open
+    /// checked the reporter). The newly reported positions of a closed
+    /// block are answered at once ([`Csf::answer_proactive`]), a run of
+    /// PSNs in one block together (reports list them in order); the open
     /// block's when it closes.
     pub fn on_path_drops<G, K, S, I>(&mut self, now: Nanos, dropped: I, io: &mut CsfIo<'_, G, K, S>)
     where
@@ -313,81 +311,99 @@ impl<St: CsfStorage> Csf<St> {
             it: dropped.into_iter(),
             left: MAX_PATH_PSNS,
         };
+        // The closed block whose new positions are being gathered.
+        let mut run: Option<(usize, Bitmap)> = None;
         for p in capped {
             let c = &mut self.counters;
             c.path_dropped_psns = c.path_dropped_psns.wrapping_add(1);
-            let hit = self.ring.find(p).and_then(|n| self.ring.get_mut(n));
-            match hit {
-                Some(b) if b.released => {
-                    c.requests_released = c.requests_released.wrapping_add(1);
+            let Some(n) = self.ring.find(p) else {
+                c.path_unknown_psns = c.path_unknown_psns.wrapping_add(1);
+                continue;
+            };
+            if run.is_some_and(|(r, _)| r != n) {
+                if let Some((r, set)) = run.take() {
+                    self.answer_proactive(now, r, &set, io);
                 }
-                Some(b) => {
-                    if let Some(j) = b.position(p) {
-                        if b.present.contains(j) && b.dropped.insert(j) {
-                            b.owed.insert(j);
-                        }
-                    }
+            }
+            let srtt = self.srtt;
+            let Some(b) = self.ring.get_mut(n) else {
+                continue;
+            };
+            if b.released {
+                let c = &mut self.counters;
+                c.requests_released = c.requests_released.wrapping_add(1);
+                continue;
+            }
+            let Some(j) = b.position(p).filter(|&j| b.present.contains(j)) else {
+                continue;
+            };
+            if b.open {
+                if b.dropped.insert(j) {
+                    self.open_owed.insert(j);
                 }
-                None => c.path_unknown_psns = c.path_unknown_psns.wrapping_add(1),
+                continue;
+            }
+            // Dedup within the current round only: a PSN reported again an
+            // SRTT after its answer was dropped again (its resend).
+            let fresh = run.is_none();
+            if fresh && !(b.proactive && recent(b.last_response, now, srtt)) {
+                b.dropped = Bitmap::EMPTY;
+            }
+            if b.dropped.insert(j) {
+                let set = run.get_or_insert((n, Bitmap::EMPTY));
+                set.1.insert(j);
             }
         }
-        for n in 0..self.ring.len() {
-            if self
-                .ring
-                .get(n)
-                .is_some_and(|b| !b.open && !b.owed.is_empty())
-            {
-                self.answer_proactive(now, n, io);
-            }
+        if let Some((r, set)) = run {
+            self.answer_proactive(now, r, &set, io);
         }
     }
 
-    /// The proactive answer for the owed positions L of closed block `n`:
-    /// a coded retransmission of |L| fresh symbols over L (or Source Copy
-    /// of L), all or none, paid from the retransmission budget, so that
-    /// the volume never exceeds the sources reported lost. Not while the
-    /// circuit breaker holds retransmissions off, nor within an SRTT of
-    /// the block's last answer (that one was computed over what the CRF
-    /// missed; it asks again if that was not all). Each position is tried
-    /// once: what is not sent is counted `proactive_limited` and left to
+    /// The proactive answer for the newly reported positions `set` of
+    /// closed block `n`: a coded retransmission of |set| fresh symbols
+    /// over them (or Source Copy of them), all or none, paid from the
+    /// retransmission budget, so that the volume never exceeds the sources
+    /// reported lost. Not while the circuit breaker holds retransmissions
+    /// off, nor within an SRTT of a request's answer for the block (that
+    /// one was computed over what the CRF missed; it asks again if that was
+    /// not all). What is not sent is counted `proactive_limited`, taken out
+    /// of the block's `dropped` (a request for it is answered) and left to
     /// the CRF's request.
     pub(super) fn answer_proactive<G, K, S>(
         &mut self,
         now: Nanos,
         n: usize,
+        set: &Bitmap,
         io: &mut CsfIo<'_, G, K, S>,
     ) where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
-        let Some(b) = self.ring.get_mut(n) else {
+        let Some(blk) = self.ring.get(n).copied() else {
             return;
         };
-        let owed = b.owed;
-        b.owed = Bitmap::EMPTY;
-        let blk = *b;
-        let srtt = self.srtt;
-        let recent = |t: Option<Nanos>| t.is_some_and(|t| now < t.saturating_add(srtt));
-        let covered = if self.coded_retx && !blk.released && !recent(blk.last_response) {
-            self.answer(&blk, n, &owed, 0, 0, 0, false, Kind::Proactive, io)
+        let answered_request = !blk.proactive && recent(blk.last_response, now, self.srtt);
+        let covered = if self.coded_retx && !self.muted && !blk.released && !answered_request {
+            self.answer(&blk, n, set, 0, 0, 0, false, Kind::Proactive, io)
                 .1
         } else {
             Bitmap::EMPTY
         };
-        if !covered.is_empty() {
-            if let Some(b) = self.ring.get_mut(n) {
-                b.proactive = if recent(b.proactive_at) {
-                    b.proactive.union(&covered)
-                } else {
-                    covered
-                };
-                b.proactive_at = Some(now);
+        let left = set.difference(&covered);
+        if let Some(b) = self.ring.get_mut(n) {
+            b.dropped = b.dropped.difference(&left);
+            if !covered.is_empty() {
+                b.last_response = Some(now);
+                b.proactive = true;
             }
         }
         let c = &mut self.counters.drops;
-        c.proactive_limited = c
-            .proactive_limited
-            .wrapping_add(owed.difference(&covered).len() as u64);
+        c.proactive_limited = c.proactive_limited.wrapping_add(left.len() as u64);
     }
+}
+
+/// `at` is less than an SRTT before `now`.
+fn recent(at: Option<Nanos>, now: Nanos, srtt: Nanos) -> bool {
+    at.is_some_and(|t| now < t.saturating_add(srtt))
 }

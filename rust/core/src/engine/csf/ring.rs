@@ -34,15 +34,12 @@ pub struct Block {
     pub(super) open: bool,
     /// Positions that carry a source packet.
     pub(super) present: Bitmap,
-    /// Positions a Path Reporter said it dropped (each is answered
-    /// proactively at most once).
+    /// Positions a Path Reporter said it dropped that proactive answers
+    /// of the current round (within an SRTT of the block's last answer)
+    /// covered or, in the open block, will (see `Csf::open_owed`).
     pub(super) dropped: Bitmap,
-    /// Reported drops not yet tried (an open block's wait for its close).
-    pub(super) owed: Bitmap,
-    /// Positions a proactive answer covered, and when it went out: a
-    /// request for no more than these within an SRTT is already answered.
-    pub(super) proactive: Bitmap,
-    pub(super) proactive_at: Option<Nanos>,
+    /// The last response (`last_response`) was a proactive answer.
+    pub(super) proactive: bool,
     /// Positions re-sent for T/C AETH reports in the current SRTT round.
     pub(super) tc_sent: Bitmap,
     /// Start of the current T/C AETH round.
@@ -83,9 +80,7 @@ impl Block {
         open: false,
         present: Bitmap::EMPTY,
         dropped: Bitmap::EMPTY,
-        owed: Bitmap::EMPTY,
-        proactive: Bitmap::EMPTY,
-        proactive_at: None,
+        proactive: false,
         tc_sent: Bitmap::EMPTY,
         tc_round: 0,
         last_response: None,
