@@ -608,7 +608,8 @@ def recovery_latency(d):
                      in the capture)
       extra          t(first departure toward B) - t(first higher PSN of
                      the flow arrives on wb): median, p99 (nearest rank) and
-                     max in ms, over all, restored and retransmitted ones
+                     max in ms, over all, restored, retransmitted and
+                     restored-before-request ones
       never_delivered  PSNs missing on wb that never left toward B (READ
                      spans, or a transfer that did not finish)
 
@@ -639,7 +640,7 @@ def recovery_latency(d):
                 by[(src, dst, b[1])].append((t, b[2]))
         return by
     arrived, left = sources(wan), sources(out)
-    flows, every = [], {"restored": [], "retransmitted": []}
+    flows, every = [], {"restored": [], "retransmitted": [], "unasked": []}
     tot = collections.Counter()
     for key in sorted(left):
         o, w = left[key], arrived.get(key, [])
@@ -662,7 +663,7 @@ def recovery_latency(d):
                 hi = u
         asked = [(t, {un_r(p) for p in ps}) for t, ps in requests.get(key, [])]
         c = collections.Counter()
-        ex = {"restored": [], "retransmitted": []}
+        ex = {"restored": [], "retransmitted": [], "unasked": []}
         gaps = set()
         prev = None
         for u, t in raised:  # PSNs skipped over by each rise (never arrived before it)
@@ -700,6 +701,7 @@ def recovery_latency(d):
                     c["restored_also_retransmitted"] += 1
                 if not any(t < dep[u] and u in ps for t, ps in asked):
                     c["restored_before_request"] += 1
+                    ex["unasked"].append(dep[u] - ref)
         row = {"src": key[0], "dst": key[1], "dest_qp": key[2],
                "arrived": len(w), "departed": len(o), "requests": len(asked)}
         for n in ("lost", "restored", "retransmitted", "restored_also_retransmitted",
@@ -710,6 +712,7 @@ def recovery_latency(d):
         row["extra"] = _latency(ex["restored"] + ex["retransmitted"])
         row["extra_restored"] = _latency(ex["restored"])
         row["extra_retransmitted"] = _latency(ex["retransmitted"])
+        row["extra_restored_before_request"] = _latency(ex["unasked"])
         flows.append(row)
         tot.update(c)
         for how in ex:
@@ -727,6 +730,7 @@ def recovery_latency(d):
     overall["extra"] = _latency(every["restored"] + every["retransmitted"])
     overall["extra_restored"] = _latency(every["restored"])
     overall["extra_retransmitted"] = _latency(every["retransmitted"])
+    overall["extra_restored_before_request"] = _latency(every["unasked"])
     return {"flows": flows, "overall": overall, "captures": caps}
 
 
@@ -765,15 +769,17 @@ def recovery_counters(d):
 def recovery_text(doc, counters=None):
     """recovery_latency's result as lines of text."""
     def lat(x):
-        return f"{dash(x['median_ms'])}/{dash(x['p99_ms'])}/{dash(x['max_ms'])}"
+        return f"{dash(x.get('median_ms'))}/{dash(x.get('p99_ms'))}/{dash(x.get('max_ms'))}"
     lines = ["flow                                 lost restored (before req, also retx) "
-             "retx   extra ms median/p99/max: all | restored | retransmitted"]
+             "retx   extra ms median/p99/max: all | restored | retransmitted | "
+             "restored before request"]
     for r in doc["flows"] + [dict(doc["overall"], src="all", dst="", dest_qp="")]:
         name = f"{r['src']}->{r['dst']} qp {r['dest_qp']}" if r["dst"] else "all"
         lines.append(f"{name:36} {r['lost']:4} {r['restored']:8} ({dash(r['restored_before_request'])}, "
                      f"{r['restored_also_retransmitted']}) {r['retransmitted']:12}   "
                      f"{lat(r['extra'])} | {lat(r['extra_restored'])} | "
-                     f"{lat(r['extra_retransmitted'])}")
+                     f"{lat(r['extra_retransmitted'])} | "
+                     f"{lat(r.get('extra_restored_before_request') or {})}")
     if counters:
         lines.append("counters: " + ", ".join(f"{k} {dash(v)}" for k, v in counters.items()))
     for name, c in sorted(doc.get("captures", {}).items()):
