@@ -106,7 +106,7 @@ mod respond;
 mod ring;
 mod tc;
 
-use super::super::fec::{Bitmap, BlockEncoder, Code, Scheme};
+use super::super::fec::{BlockEncoder, Code, Scheme};
 use super::super::gf::MulAcc;
 use super::super::psn::{Psn, PsnRange};
 use super::super::roce::RocePacket;
@@ -553,9 +553,6 @@ pub struct Csf<St: CsfStorage> {
     /// Blocks starting before this PSN were looked at by `release_quiet`
     /// (None: from the oldest).
     quiet_from: Option<Psn>,
-    /// Reported drops of the open block, answered when it closes (only the
-    /// open block waits, so one set here rather than one in every block).
-    open_owed: Bitmap,
     counters: CsfCounters,
 }
 
@@ -595,7 +592,6 @@ impl<St: CsfStorage> Csf<St> {
             log: SendLog::new(),
             tc: TcState::default(),
             quiet_from: None,
-            open_owed: Bitmap::EMPTY,
             counters: CsfCounters::default(),
         }
     }
@@ -624,7 +620,6 @@ impl<St: CsfStorage> Csf<St> {
         self.log.clear();
         self.tc = TcState::default();
         self.quiet_from = None;
-        self.open_owed = Bitmap::EMPTY;
         self.counters = CsfCounters::default();
     }
 
@@ -1363,9 +1358,8 @@ impl<St: CsfStorage> Csf<St> {
             if b.open {
                 self.enc = None;
                 // Its reported drops waited for its close: gone first.
-                let owed = core::mem::replace(&mut self.open_owed, Bitmap::EMPTY);
                 let d = &mut self.counters.drops;
-                d.proactive_limited = d.proactive_limited.wrapping_add(owed.len() as u64);
+                d.proactive_limited = d.proactive_limited.wrapping_add(b.dropped.len() as u64);
             }
             self.counters.retention_octets =
                 self.counters.retention_octets.saturating_sub(b.retained);
@@ -1455,9 +1449,9 @@ impl<St: CsfStorage> Csf<St> {
         if blk.deferred && !self.muted {
             self.send_deferred(n, this, io);
         }
-        let owed = core::mem::replace(&mut self.open_owed, Bitmap::EMPTY);
-        if !owed.is_empty() {
-            self.answer_proactive(now, n, &owed, io);
+        // An open block is never answered: all it dropped is owed.
+        if !blk.dropped.is_empty() {
+            self.answer_proactive(now, n, &blk.dropped, io);
         }
     }
 }

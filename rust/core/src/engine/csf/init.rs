@@ -4,7 +4,6 @@
 
 use core::ptr::addr_of_mut;
 
-use super::super::super::fec::Bitmap;
 use super::budget::RetxBudget;
 use super::pace::{Bucket, SendLog};
 use super::ring::Ring;
@@ -69,7 +68,6 @@ impl<St: CsfStorage> Csf<St> {
             addr_of_mut!((*slot).log).write(SendLog::new());
             addr_of_mut!((*slot).tc).write(TcState::default());
             addr_of_mut!((*slot).quiet_from).write(None);
-            addr_of_mut!((*slot).open_owed).write(Bitmap::EMPTY);
             addr_of_mut!((*slot).counters).write(CsfCounters::default());
         }
     }

@@ -320,10 +320,8 @@ impl<St: CsfStorage> Csf<St> {
                 c.path_unknown_psns = c.path_unknown_psns.wrapping_add(1);
                 continue;
             };
-            if run.is_some_and(|(r, _)| r != n) {
-                if let Some((r, set)) = run.take() {
-                    self.answer_proactive(now, r, &set, io);
-                }
+            if let Some((r, set)) = run.take_if(|(r, _)| *r != n) {
+                self.answer_proactive(now, r, &set, io);
             }
             let srtt = self.srtt;
             let Some(b) = self.ring.get_mut(n) else {
@@ -338,9 +336,7 @@ impl<St: CsfStorage> Csf<St> {
                 continue;
             };
             if b.open {
-                if b.dropped.insert(j) {
-                    self.open_owed.insert(j);
-                }
+                b.dropped.insert(j);
                 continue;
             }
             // Dedup within the current round only: a PSN reported again an

@@ -36,7 +36,7 @@ pub struct Block {
     pub(super) present: Bitmap,
     /// Positions a Path Reporter said it dropped that proactive answers
     /// of the current round (within an SRTT of the block's last answer)
-    /// covered or, in the open block, will (see `Csf::open_owed`).
+    /// covered or, in the open block (never answered), will at its close.
     pub(super) dropped: Bitmap,
     /// The last response (`last_response`) was a proactive answer.
     pub(super) proactive: bool,
