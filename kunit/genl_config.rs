@@ -46,6 +46,7 @@ fn full() -> Config {
         report_psns: 1,
         reporters: Config::NO_REPORTERS,
         peers: Config::NO_PEERS,
+        spare_flows: 33,
     };
     for i in 0..ctl::MAX_REPORTERS as u8 {
         let a = if i % 2 == 0 {

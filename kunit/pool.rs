@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Making flows, on a netns state of its own. The spare pool
 //! (`rust/pool.rs`): empty at first (the first take falls back and starts
-//! the refill), then full on both sides; every take gives a flow of the
+//! the refill), then full on both sides (its `spare-flows`, not the
+//! default here); every take gives a flow of the
 //! side asked for and is refilled; once closed, nothing is taken and
 //! nothing is left (what it freed, kmemleak checks on the debug kernel:
 //! `vm/guest/kunit.sh` scans after the module is unloaded). Set-up
@@ -22,7 +23,9 @@ use kernel::error::code::EINVAL;
 
 const CSF: u8 = 0;
 const CRF: u8 = 1;
-const SPARE: usize = 4;
+/// The pool case's `spare-flows` (not the default: the pool holds what
+/// the netns says).
+const SPARE: usize = 6;
 
 /// Waits up to 2 s (TCG) until both sides hold `n` spares.
 fn settle(st: &NetState, n: usize) -> bool {
@@ -70,7 +73,8 @@ pub(super) fn with_netns(
 }
 
 /// A configuration of zeros but the default limits: flows sized for 512
-/// packets in flight (`max-bdp`), whose structures fit 64 MiB.
+/// packets in flight (`max-bdp`), whose structures fit 64 MiB, four spares
+/// a side.
 fn limits_cfg() -> Config {
     Config {
         port: 0,
@@ -94,11 +98,14 @@ fn limits_cfg() -> Config {
         report_psns: 0,
         reporters: Config::NO_REPORTERS,
         peers: Config::NO_PEERS,
+        spare_flows: 4,
     }
 }
 
 fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
-    with_netns(&limits_cfg(), w, pool_fills_and_closes_in)
+    let mut cfg = limits_cfg();
+    cfg.spare_flows = SPARE as u32;
+    with_netns(&cfg, w, pool_fills_and_closes_in)
 }
 
 fn pool_fills_and_closes_in(st: &NetState, w: &mut dyn Write) -> bool {

@@ -41,7 +41,7 @@ const struct nla_policy crem_peer_nl_policy[CREM_A_PEER_ADDR + 1] = {
 };
 
 /* CREM_CMD_CONFIG_SET - do */
-static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_REPORT_PSNS + 1] = {
+static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_SPARE_FLOWS + 1] = {
 	[CREM_A_CONFIG_PORT] = { .type = NLA_U16, },
 	[CREM_A_CONFIG_ROLE] = NLA_POLICY_MAX(NLA_U8, 2),
 	[CREM_A_CONFIG_RECOVERY] = NLA_POLICY_MAX(NLA_U8, 2),
@@ -63,6 +63,7 @@ static const struct nla_policy crem_config_set_nl_policy[CREM_A_CONFIG_REPORT_PS
 	[CREM_A_CONFIG_REPORT_PSNS] = { .type = NLA_U8, },
 	[CREM_A_CONFIG_REPORTER] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, crem_nl_validate_reporter, 16),
 	[CREM_A_CONFIG_PEER] = NLA_POLICY_NESTED(crem_peer_nl_policy),
+	[CREM_A_CONFIG_SPARE_FLOWS] = NLA_POLICY_MAX(NLA_U32, 64),
 };
 
 /* CREM_CMD_FLOW_GET - do */
@@ -118,7 +119,7 @@ const struct genl_split_ops crem_nl_ops[10] = {
 		.cmd		= CREM_CMD_CONFIG_SET,
 		.doit		= crem_nl_config_set_doit,
 		.policy		= crem_config_set_nl_policy,
-		.maxattr	= CREM_A_CONFIG_REPORT_PSNS,
+		.maxattr	= CREM_A_CONFIG_SPARE_FLOWS,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

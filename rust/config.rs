@@ -41,6 +41,7 @@ struct Live {
     max_flows: AtomicU32,
     max_bdp: AtomicU32,
     max_memory: AtomicU64,
+    spare_flows: AtomicU32,
 }
 
 impl Live {
@@ -51,6 +52,7 @@ impl Live {
             max_flows: AtomicU32::new(c.max_flows),
             max_bdp: AtomicU32::new(c.max_bdp),
             max_memory: AtomicU64::new(c.max_memory),
+            spare_flows: AtomicU32::new(c.spare_flows),
         }
     }
 
@@ -60,6 +62,7 @@ impl Live {
         self.max_flows.store(c.max_flows, Ordering::Relaxed);
         self.max_bdp.store(c.max_bdp, Ordering::Relaxed);
         self.max_memory.store(c.max_memory, Ordering::Relaxed);
+        self.spare_flows.store(c.spare_flows, Ordering::Relaxed);
     }
 }
 
@@ -179,6 +182,11 @@ impl Settings {
     /// The `max-memory` limit, octets.
     pub(crate) fn max_memory(&self) -> u64 {
         self.live.max_memory.load(Ordering::Relaxed)
+    }
+
+    /// The spare flows a side keeps (`spare-flows`).
+    pub(crate) fn spare_flows(&self) -> u32 {
+        self.live.spare_flows.load(Ordering::Relaxed)
     }
 }
 

@@ -3,10 +3,14 @@
 //! start protecting a flow at its first packet: engines and stores are too
 //! large for atomic allocations, and a flow created by a work item misses
 //! the packets sent meanwhile (under load, tens of milliseconds: an RDMA
-//! connection's whole first burst). The pool fills on first use and after
-//! every take; when it is empty, creation falls back to its work item
-//! (`create.rs`).
+//! connection's whole first burst). Each side keeps `spare-flows` of them
+//! (the netns's setting, up to [`SPARE_MAX`]): the largest burst of new
+//! queue pairs protected from their first packet. The pool fills on first
+//! use, on every configuration change and after every take; when a side is
+//! empty, creation falls back to its work item (`create.rs`), which under
+//! load makes a flow in tens to hundreds of milliseconds.
 
+use crate::crem_core::ctl::SPARE_FLOWS_MAX;
 use crate::crem_core::engine::module_caps::FlowCaps;
 use crate::ffi;
 use crate::flow::Spare;
@@ -16,8 +20,12 @@ use crate::netns::NetState;
 use kernel::bindings;
 use kernel::prelude::*;
 
-/// Spares per side: a connection set-up opens one flow per side and kind.
-const SPARE: usize = 4;
+/// Spares per side at most (the `spare-flows` policy's maximum).
+const SPARE_MAX: usize = SPARE_FLOWS_MAX as usize;
+
+/// No spares (a side's slots, all free).
+type Side = [Option<Spare>; SPARE_MAX];
+const EMPTY: Side = [const { None }; SPARE_MAX];
 
 /// A netns's spare flows, per side (CSF, CRF).
 #[pin_data]
@@ -32,7 +40,7 @@ pub(crate) struct Pool {
 
 struct Spares {
     /// Each side's spares (no allocation under the lock).
-    side: [[Option<Spare>; SPARE]; 2],
+    side: [Side; 2],
     /// Their capacities (the netns's when they were made).
     caps: Option<FlowCaps>,
     /// The netns is going: no take, no refill.
@@ -48,7 +56,7 @@ impl Pool {
     /// reaches from the pool's address.
     pub(crate) unsafe fn new() -> impl PinInit<Self> {
         let spares = Spares {
-            side: [const { [const { None }; SPARE] }; 2],
+            side: [EMPTY; 2],
             caps: None,
             closing: false,
         };
@@ -106,7 +114,7 @@ impl Pool {
         let gone = {
             let bh = bh::disable();
             let mut g = self.spares.lock(&bh);
-            core::mem::replace(&mut g.side, [const { [const { None }; SPARE] }; 2])
+            core::mem::replace(&mut g.side, [EMPTY; 2])
         };
         // Freed outside the lock (a flow's drop cancels its timer).
         drop(gone);
@@ -117,43 +125,70 @@ impl Pool {
     pub(crate) fn count(&self, side: usize) -> usize {
         let bh = bh::disable();
         let g = self.spares.lock(&bh);
-        g.side.get(side).map_or(0, |v| v.iter().flatten().count())
+        g.side.get(side).map_or(0, held)
     }
 
-    /// Whether side `side` wants one more spare (false once closing).
-    fn wants(&self, side: usize) -> bool {
+    /// Whether side `side` wants one more spare to hold `target` (false
+    /// once closing).
+    fn wants(&self, side: usize, target: usize) -> bool {
         let bh = bh::disable();
         let g = self.spares.lock(&bh);
-        !g.closing
-            && g.side
-                .get(side)
-                .is_some_and(|v| v.iter().any(Option::is_none))
+        !g.closing && g.side.get(side).is_some_and(|v| held(v) < target)
     }
 
     /// The netns's configuration changed (process context): spares of
-    /// capacities it no longer gives are replaced.
+    /// capacities it no longer gives are replaced, and the sides filled to
+    /// (or trimmed to) its `spare-flows`.
     pub(crate) fn renew(&self) {
         self.refill.schedule();
     }
 
-    /// Fills both sides up to [`SPARE`] (process context), allocating
+    /// Fills both sides up to `spare-flows` (process context), allocating
     /// outside the lock, after dropping the spares made for other
-    /// capacities than the netns's now; stops at the first failure (the
-    /// next take tries again) or when the netns is going.
+    /// capacities than the netns's now and those beyond a lowered
+    /// `spare-flows`; stops at the first failure (the next take tries
+    /// again), once the netns holds half its `max-memory`, or when the
+    /// netns is going.
     fn fill(&self, st: &NetState) {
         let caps = st.flow_caps();
-        let stale = {
+        let target = usize::try_from(st.settings.spare_flows())
+            .unwrap_or(SPARE_MAX)
+            .min(SPARE_MAX);
+        let mut extra = [EMPTY; 2];
+        {
             let bh = bh::disable();
             let mut g = self.spares.lock(&bh);
-            let stale = (g.caps != Some(caps))
-                .then(|| core::mem::replace(&mut g.side, [const { [const { None }; SPARE] }; 2]));
+            if g.caps != Some(caps) {
+                extra = core::mem::replace(&mut g.side, [EMPTY; 2]);
+            }
             g.caps = Some(caps);
-            stale
-        };
+            // Beyond the target: moved out, slot for slot (`extra` is
+            // empty unless the capacities changed, and then `g.side` is);
+            // `take` and this fill look at any slot.
+            for (have, out) in g.side.iter_mut().zip(extra.iter_mut()) {
+                let mut kept = 0usize;
+                for (s, o) in have.iter_mut().zip(out.iter_mut()) {
+                    if s.is_none() {
+                        continue;
+                    }
+                    if kept < target {
+                        kept = kept.saturating_add(1);
+                    } else {
+                        *o = s.take();
+                    }
+                }
+            }
+        }
         // Freed outside the lock (a flow's drop cancels its timer).
-        drop(stale);
+        drop(extra);
         for side in 0..2usize {
-            while self.wants(side) {
+            while self.wants(side, target) {
+                // Spares never take the second half of the budget: the
+                // flows they stand in for need it (a large max-bdp makes
+                // each spare large).
+                if st.memory_now() >= st.max_memory() / 2 {
+                    return;
+                }
                 let Some(f) = st.alloc(side as u8, &caps) else {
                     return;
                 };
@@ -182,6 +217,12 @@ impl Pool {
             }
         }
     }
+}
+
+/// The spares a side holds.
+fn held(v: &Side) -> usize {
+    v.iter()
+        .fold(0usize, |n, s| n.saturating_add(usize::from(s.is_some())))
 }
 
 /// The refill work of every pool.

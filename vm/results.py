@@ -918,8 +918,9 @@ def qp_flows(d, name, messages, size, secs):
     request flows that saw at least half of a QP's packets (the QPs' own; a
     connection's control traffic is smaller). Per flow, `short`: the QP's
     packets (MESSAGES x SIZE / the flow's RDMA MTU) it never counted as
-    sources (they passed before it existed), `unprotected`: those it passed
-    unprotected (no configuration yet), and its goodput. {"flows": N,
+    sources: they passed before it existed, or unprotected; `unprotected`:
+    those of them it passed unprotected (no configuration yet; a subset of
+    `short`), and its goodput. {"flows": N,
     "short_max", "unprotected_max", "mbps": [min, median, max]}; N 0 when
     none."""
     out = {"flows": 0, "short_max": None, "unprotected_max": None, "mbps": None}

@@ -68,6 +68,7 @@ pub(crate) fn put_config(w: &mut Writer<'_>, c: &Config) -> Result {
     w.u32(CREM_A_CONFIG_REPORT_FLOW_GAP_US, c.report_flow_gap_us)?;
     w.u32(CREM_A_CONFIG_REPORT_PORT_RATE, c.report_port_rate)?;
     w.u8(CREM_A_CONFIG_REPORT_PSNS, c.report_psns)?;
+    w.u32(CREM_A_CONFIG_SPARE_FLOWS, c.spare_flows)?;
     for r in c.reporters.iter() {
         w.bytes(CREM_A_CONFIG_REPORTER, r.octets())?;
     }
@@ -213,6 +214,9 @@ pub(crate) fn edit<'r>(
     }
     if let Some(v) = u8_of(CREM_A_CONFIG_REPORT_PSNS) {
         e.report_psns(v);
+    }
+    if let Some(v) = u32_of(CREM_A_CONFIG_SPARE_FLOWS) {
+        e.spare_flows(v);
     }
     // SAFETY: only the address of the generated policy is taken (an array
     // of `CREM_A_PEER_MAX + 1` entries, as the type says).

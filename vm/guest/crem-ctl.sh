@@ -91,7 +91,7 @@ check "show: config, stats, flows" 0 "^config: .*port: +0 .*role: +disabled .*st
 "$CTL" show >"$EX/show-defaults.txt" 2>&1
 check "no command = show" 0 "^config: .*stats: .*flows: none" "$CTL"
 check "show config only" 0 "^config: .*k: +32 " "$CTL" show config
-check "-j show config is JSON with YAML names" 0 '^\{"config":\{"port":0,"role":"disabled","recovery":"coded","adaptive":"on","k":32,"m":2,"symbol-len":0,"epsilon-ppb":100000,"m-cong":1,"hold-us":0,"max-flows":1024,"max-memory":67108864,"max-bdp":256,"report":"off","node-id":0,"report-interval-us":50,"report-flow-gap-us":1000,"report-port-rate":10000,"report-psns":64,"reporter":\[\],"peer":\[\]\}\}' "$CTL" -j show config
+check "-j show config is JSON with YAML names" 0 '^\{"config":\{"port":0,"role":"disabled","recovery":"coded","adaptive":"on","k":32,"m":2,"symbol-len":0,"epsilon-ppb":100000,"m-cong":1,"hold-us":0,"max-flows":1024,"max-memory":67108864,"max-bdp":256,"report":"off","node-id":0,"report-interval-us":50,"report-flow-gap-us":1000,"report-port-rate":10000,"report-psns":64,"spare-flows":8,"reporter":\[\],"peer":\[\]\}\}' "$CTL" -j show config
 same_as_ynl "defaults: crem-ctl -j show config == cli.py config-get" "show config" --do config-get config
 
 # --- set, checked locally ------------------------------------------------------

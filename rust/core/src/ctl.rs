@@ -35,7 +35,7 @@ pub use self::config::{
     bind_result, check_limits, check_mtu, clamp, hooks_result, repair_overhead, Config, Edit,
     Given, Limits, Recovery, Role, MAX_PEERS, MAX_REPORTERS, REPAIR_OVERHEAD, REPAIR_OVERHEAD_V6,
     REPORT_FLOW_GAP_US_MAX, REPORT_INTERVAL_US_MAX, REPORT_PORT_BURST, REPORT_PORT_RATE_MAX,
-    REPORT_PSNS_MAX, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
+    REPORT_PSNS_MAX, SPARE_FLOWS_DEFAULT, SPARE_FLOWS_MAX, SYMBOL_LEN_MAX, SYMBOL_LEN_MIN,
 };
 pub use self::flow::km;
 

@@ -616,6 +616,8 @@ struct CCfg {
     n_peers: u8,
     reporters: [CAddr; 16],
     peers: [CPeer; 32],
+    // After the reporter's: the spare pool's.
+    spare_flows: u32,
 }
 
 const CADDR0: CAddr = CAddr { len: 0, a: [0; 16] };
@@ -657,6 +659,7 @@ fn to_c(c: &Config) -> CCfg {
             prefix_len: 0,
             addr: CADDR0,
         }; 32],
+        spare_flows: c.spare_flows,
     };
     for (i, a) in c.reporters.iter().enumerate() {
         r.reporters[i] = caddr(a);

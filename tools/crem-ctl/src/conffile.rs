@@ -188,6 +188,7 @@ pub fn format(c: &Config) -> String {
         c.report_port_rate.map(|v| v.to_string()),
     );
     kv("report-psns", c.report_psns.map(|v| v.to_string()));
+    kv("spare-flows", c.spare_flows.map(|v| v.to_string()));
     // An empty list is written as none, so that applying the file empties
     // it too: a file without the key would keep whatever is there then.
     kv(
@@ -334,6 +335,7 @@ prefix = 2001:db8:1::/48
             (u.report_flow_gap_us, u.report_port_rate, u.report_psns),
             (d.report_flow_gap_us, d.report_port_rate, d.report_psns)
         );
+        assert_eq!(u.spare_flows, d.spare_flows);
     }
 
     #[test]

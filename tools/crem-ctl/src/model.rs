@@ -148,6 +148,8 @@ pub struct Config {
     pub report_port_rate: Option<u32>,
     #[serde(rename = "report-psns", skip_serializing_if = "Option::is_none")]
     pub report_psns: Option<u8>,
+    #[serde(rename = "spare-flows", skip_serializing_if = "Option::is_none")]
+    pub spare_flows: Option<u32>,
     /// `None`: not given (set) / the kernel sent none (get: empty list).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reporter: Option<Vec<Addr>>,
@@ -162,7 +164,7 @@ impl Config {
     }
 
     /// The scalar attributes, in attribute order, by attribute ID.
-    fn fields(&mut self) -> [(u16, Field<'_>); 19] {
+    fn fields(&mut self) -> [(u16, Field<'_>); 20] {
         [
             (CONFIG_PORT, Field::U16(&mut self.port)),
             (CONFIG_ROLE, Field::Enum(&mut self.role, ROLE)),
@@ -192,6 +194,7 @@ impl Config {
                 Field::U32(&mut self.report_port_rate),
             ),
             (CONFIG_REPORT_PSNS, Field::U8(&mut self.report_psns)),
+            (CONFIG_SPARE_FLOWS, Field::U32(&mut self.spare_flows)),
         ]
     }
 
@@ -818,6 +821,7 @@ pub(crate) mod tests {
             8, 0, 20, 0, 0xe8, 3, 0, 0, // report-flow-gap-us 1000
             8, 0, 21, 0, 0x10, 0x27, 0, 0, // report-port-rate 10000
             5, 0, 22, 0, 64, 0, 0, 0, // report-psns 64
+            8, 0, 23, 0, 8, 0, 0, 0, // spare-flows 8
         ]
     }
 
@@ -845,6 +849,7 @@ pub(crate) mod tests {
             ),
             (Some(0), Some(50), Some(1000), Some(10_000), Some(64))
         );
+        assert_eq!(c.spare_flows, Some(8));
         assert_eq!(c.reporter, Some(vec![]));
         assert_eq!(c.peer, Some(vec![]));
         // and back: the same octets, plus one empty reporter and one empty
@@ -894,7 +899,7 @@ pub(crate) mod tests {
             "hold-us": 0, "max-flows": 1024, "max-memory": 67108864, "max-bdp": 256,
             "report": "off", "node-id": 0, "report-interval-us": 50,
             "report-flow-gap-us": 1000, "report-port-rate": 10000, "report-psns": 64,
-            "reporter": ["198.51.100.1"],
+            "spare-flows": 8, "reporter": ["198.51.100.1"],
             "peer": [{"prefix": "203.0.113.0", "prefix-len": 24, "addr": "198.51.100.2"}]
         });
         assert_eq!(j, want);

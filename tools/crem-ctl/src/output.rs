@@ -99,6 +99,7 @@ pub fn config(c: &Config) -> String {
             .unwrap_or_else(|| "-".into()),
     ));
     rows.push(("report-psns", opt(c.report_psns)));
+    rows.push(("spare-flows", opt(c.spare_flows)));
     let reporters: Vec<String> = c.reporter.iter().flatten().map(|a| a.to_string()).collect();
     let peers: Vec<String> = c
         .peer
@@ -762,6 +763,7 @@ pub fn config_line(c: &Config) -> String {
         c.report_port_rate.map(|v| v.to_string()),
     );
     p("report-psns", c.report_psns.map(|v| v.to_string()));
+    p("spare-flows", c.spare_flows.map(|v| v.to_string()));
     let r: Vec<String> = c.reporter.iter().flatten().map(|a| a.to_string()).collect();
     if !r.is_empty() {
         p("reporter", Some(r.join(",")));

@@ -12,7 +12,7 @@ Cases:
   request-attrs each op takes only its own attributes, at the top level:
                 others refused by its policy; missing ones named at the top
   mtu           symbol-len against the MTU of the route to a peer (netns mtu)
-  caps          the policy's caps on max-flows, max-memory and max-bdp
+  caps          the policy's caps on max-flows, max-memory, max-bdp and spare-flows
   userns        in a netns of another user namespace: the initial netns's
                 limits bound max-flows and max-memory, flow-new stops there
   set-limits F M        config-set max-flows F, max-memory M
@@ -265,6 +265,12 @@ def caps():
     ynl.do('config-set', {'max-bdp': 6104})
     report(config().get('max-bdp') == 6104, '...6104 (10 Gbit/s x 20 ms at 4 KiB) is taken', config())
     ynl.do('config-set', {'max-bdp': 256})
+    report(config().get('spare-flows') == 8, 'spare-flows: eight flows made ahead per side by default', config())
+    refused('policy cap: spare-flows 65 (above 64) is refused', 'config-set',
+            {'spare-flows': 65}, 'out of range')
+    for n in (64, 0, 8):
+        ynl.do('config-set', {'spare-flows': n})
+        report(config().get('spare-flows') == n, f'...spare-flows {n} is taken', config())
 
 
 def userns():

@@ -55,6 +55,13 @@ pub const REPORT_PSNS_MAX: u8 = 64;
 
 const _: () = assert!(REPORT_PSNS_MAX as usize == SLOT_PSNS);
 
+/// Largest spare-flows (the netlink policy's; the kernel's pool holds
+/// this many per side at most).
+pub const SPARE_FLOWS_MAX: u32 = 64;
+/// Default spare-flows: a burst of eight new queue pairs (an 8-QP
+/// connection, or eight NVMe-oF queues) is protected from its first packet.
+pub const SPARE_FLOWS_DEFAULT: u32 = 8;
+
 const _: () = assert!(REPAIR_OVERHEAD == 112 && REPAIR_OVERHEAD_V6 == 132);
 
 /// What a REPAIR to `peer` adds to its symbol (its IP header by family).
@@ -73,6 +80,7 @@ const _: () = assert!(
         && nl::CONFIG_PEER < 32
         && nl::CONFIG_PAD < 32
         && nl::CONFIG_REPORT_PSNS < 32
+        && nl::CONFIG_SPARE_FLOWS < 32
 );
 
 /// The netns's role (enum `role`).
@@ -188,6 +196,8 @@ pub struct Config {
     pub reporters: List<Addr, MAX_REPORTERS>,
     /// The peers, each prefix once.
     pub peers: List<Peer, MAX_PEERS>,
+    /// Flows kept made ahead per side (at most [`SPARE_FLOWS_MAX`]).
+    pub spare_flows: u32,
 }
 
 /// What fills a list's unused places.
@@ -222,6 +232,7 @@ impl Config {
         report_psns: REPORT_PSNS_MAX,
         reporters: List::new(NO_ADDR),
         peers: List::new(NO_PEER),
+        spare_flows: SPARE_FLOWS_DEFAULT,
     };
 
     /// An empty reporter list (to fill with `push`).
@@ -428,6 +439,12 @@ impl<'c> Edit<'c> {
     pub fn max_bdp(&mut self, v: u32) {
         self.c.max_bdp = v;
         self.mark(nl::CONFIG_MAX_BDP);
+    }
+
+    /// `spare-flows` (the policy admits 0 to [`SPARE_FLOWS_MAX`]).
+    pub fn spare_flows(&mut self, v: u32) {
+        self.c.spare_flows = v;
+        self.mark(nl::CONFIG_SPARE_FLOWS);
     }
 
     /// `max-flows`.
@@ -750,6 +767,7 @@ mod tests {
             (1024, 256, 64 << 20)
         );
         assert!(c.reporters.is_empty() && c.peers.is_empty());
+        assert_eq!(c.spare_flows, 8);
         assert_eq!(Config::default(), c);
         assert_eq!(c.socket_port(), 0);
     }

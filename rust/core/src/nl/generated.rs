@@ -314,6 +314,8 @@ pub const CONFIG_REPORT_FLOW_GAP_US: u16 = 20;
 pub const CONFIG_REPORT_PORT_RATE: u16 = 21;
 /// `config.report-psns` (`CREM_A_CONFIG_REPORT_PSNS`).
 pub const CONFIG_REPORT_PSNS: u16 = 22;
+/// `config.spare-flows` (`CREM_A_CONFIG_SPARE_FLOWS`).
+pub const CONFIG_SPARE_FLOWS: u16 = 23;
 
 // Attribute set "stats". Counters, monotonic until reset (each a uint, 4 octets
 // or 8 once its value needs them).
@@ -867,6 +869,16 @@ pub const CONFIG_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "Own dropped PSNs a report lists at most (later ones are counted in its Lost Count only, and the report is Truncated); 1 to 64, default 64.",
+        },
+        AttrSpec {
+            id: CONFIG_SPARE_FLOWS,
+            name: "spare-flows",
+            ty: AttrType::U32,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: Some(64),
+            doc: "Flows kept made ahead on each side (sender and receiver), so that a burst of that many new queue pairs is protected from its first packet and each HELLO is answered at once: a flow beyond them is made by a work item while its packets pass (a loaded gateway makes one in about 100 ms under emulation). Each spare is sized and charged like a flow (max-bdp, max-memory); they are made when the configuration changes and after each take, while the netns holds less than half its max-memory, and trimmed when this is lowered. 0 to 64, default 8.",
         },
     ],
 };

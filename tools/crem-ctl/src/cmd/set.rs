@@ -57,6 +57,12 @@ KEYS:
                        1..1000000 (10000), bursts of 64
     report-psns N      own dropped PSNs a report lists, 1..64 (64); more are
                        counted only, and the report is marked Truncated
+    spare-flows N      flows kept made ahead on each side, 0..64 (8): a burst
+                       of up to N new queue pairs is protected from its
+                       first packet; beyond it, a flow is made by a work
+                       item while its first packets pass unprotected. Each
+                       spare is sized by max-bdp and charged to max-memory;
+                       spares stop at half of max-memory
     reporter ADDR[,ADDR...] | none
                        allow-listed Path Reporter addresses (IPv4/IPv6);
                        replaces the list. Repeat the key to add more;
@@ -68,8 +74,8 @@ KEYS:
 
     Keys may also be written as the YAML attribute names (hold-us,
     epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
-    Ranges the kernel checks (m, the report-* keys) are refused by it,
-    with its reason.
+    Ranges the kernel checks (m, the report-* keys, spare-flows) are
+    refused by it, with its reason.
     A set without reporter/peer leaves those lists alone; 'none' cannot be
     combined with other values of the same key.",
     after_long_help = help::after(

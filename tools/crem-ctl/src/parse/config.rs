@@ -103,6 +103,12 @@ pub const KEYS: &[(&str, &str, &str, &str)] = &[
         "own dropped PSNs a report lists, 1..64 (default 64)",
     ),
     (
+        "spare-flows",
+        "spare-flows",
+        "SpareFlows",
+        "flows made ahead per side, the burst of new queue pairs protected from their first packet, 0..64 (default 8)",
+    ),
+    (
         "reporter",
         "reporter",
         "Reporter",
@@ -233,6 +239,7 @@ pub fn apply_kv(c: &mut Config, key: &str, value: &str) -> Result<(), String> {
         "report-flow-gap-us" => once(&mut c.report_flow_gap_us, k, || Ok(int()? as u32)),
         "report-port-rate" => once(&mut c.report_port_rate, k, || Ok(int()? as u32)),
         "report-psns" => once(&mut c.report_psns, k, || Ok(int()? as u8)),
+        "spare-flows" => once(&mut c.spare_flows, k, || Ok(int()? as u32)),
         "reporter" => extend_list(&mut c.reporter, k, parse_addr_list(k, value)?),
         "peer" => extend_list(&mut c.peer, k, parse_peer_list(k, value)?),
         _ => unreachable!("every key of KEYS is handled"),
