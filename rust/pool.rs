@@ -128,12 +128,23 @@ impl Pool {
         g.side.get(side).map_or(0, held)
     }
 
-    /// Whether side `side` wants one more spare to hold `target` (false
-    /// once closing).
-    fn wants(&self, side: usize, target: usize) -> bool {
+    /// The side to make a spare for next, to hold `target` on each: the
+    /// one holding fewer (the sender side on a tie), so that both fill
+    /// alike when memory stops the fill early; None when both hold it or
+    /// the netns is going.
+    fn next_side(&self, target: usize) -> Option<usize> {
         let bh = bh::disable();
         let g = self.spares.lock(&bh);
-        !g.closing && g.side.get(side).is_some_and(|v| held(v) < target)
+        if g.closing {
+            return None;
+        }
+        let [a, b] = [held(&g.side[0]), held(&g.side[1])];
+        match (a < target, b < target) {
+            (false, false) => None,
+            (true, false) => Some(0),
+            (false, true) => Some(1),
+            (true, true) => Some(usize::from(b < a)),
+        }
     }
 
     /// The netns's configuration changed (process context): spares of
@@ -151,9 +162,7 @@ impl Pool {
     /// netns is going.
     fn fill(&self, st: &NetState) {
         let caps = st.flow_caps();
-        let target = usize::try_from(st.settings.spare_flows())
-            .unwrap_or(SPARE_MAX)
-            .min(SPARE_MAX);
+        let target = target_of(st);
         let mut extra = [EMPTY; 2];
         {
             let bh = bh::disable();
@@ -181,42 +190,51 @@ impl Pool {
         }
         // Freed outside the lock (a flow's drop cancels its timer).
         drop(extra);
-        for side in 0..2usize {
-            while self.wants(side, target) {
-                // Spares never take the second half of the budget: the
-                // flows they stand in for need it (a large max-bdp makes
-                // each spare large).
-                if st.memory_now() >= st.max_memory() / 2 {
-                    return;
-                }
-                let Some(f) = st.alloc(side as u8, &caps) else {
-                    return;
-                };
-                let bh = bh::disable();
-                let mut g = self.spares.lock(&bh);
-                if g.closing {
-                    // `f` is freed after the lock is released (declared
-                    // before the guard, dropped after it).
-                    return;
-                }
-                let Some(slot) = g
-                    .side
-                    .get_mut(side)
-                    .and_then(|v| v.iter_mut().find(|s| s.is_none()))
-                else {
-                    // Filled meanwhile (only this work fills).
-                    return;
-                };
-                *slot = Some(f);
-                drop(g);
-                drop(bh);
-                // Each allocation may have been long (reclaim): let others
-                // run between them (as C's refill did).
-                // SAFETY: process context (a work item), no lock held.
-                unsafe { ffi::crem_h_cond_resched() };
+        // The target read again each time: a lower one set meanwhile stops
+        // this fill (its own renew trims what it made).
+        while let Some(side) = self.next_side(target_of(st)) {
+            // Spares never take the second half of the budget: the flows
+            // they stand in for need it (a large max-bdp makes each spare
+            // large).
+            if st.memory_now() >= st.max_memory() / 2 {
+                return;
             }
+            let Some(f) = st.alloc(side as u8, &caps) else {
+                return;
+            };
+            let bh = bh::disable();
+            let mut g = self.spares.lock(&bh);
+            if g.closing {
+                // `f` is freed after the lock is released (declared before
+                // the guard, dropped after it).
+                return;
+            }
+            let Some(slot) = g
+                .side
+                .get_mut(side)
+                .and_then(|v| v.iter_mut().find(|s| s.is_none()))
+            else {
+                // No free slot (cannot be: only this work fills, up to
+                // SPARE_MAX); `f` is freed as above.
+                return;
+            };
+            *slot = Some(f);
+            drop(g);
+            drop(bh);
+            // Each allocation may have been long (reclaim): let others run
+            // between them (as C's refill did).
+            // SAFETY: process context (a work item), no lock held.
+            unsafe { ffi::crem_h_cond_resched() };
         }
     }
+}
+
+/// The spares each side of `st`'s pool is to hold (`spare-flows`, at most
+/// [`SPARE_MAX`]).
+fn target_of(st: &NetState) -> usize {
+    usize::try_from(st.settings.spare_flows())
+        .unwrap_or(SPARE_MAX)
+        .min(SPARE_MAX)
 }
 
 /// The spares a side holds.

@@ -712,6 +712,7 @@ enum Op {
     ReportFlowGap(u32),
     ReportPortRate(u32),
     ReportPsns(u8),
+    SpareFlows(u32),
     Reporter(Vec<u8>),
     Peer(Option<Vec<u8>>, Option<u8>, Option<Vec<u8>>),
     PeerEmpty,
@@ -740,6 +741,7 @@ impl Op {
             Op::ReportFlowGap(_) => nl::CONFIG_REPORT_FLOW_GAP_US,
             Op::ReportPortRate(_) => nl::CONFIG_REPORT_PORT_RATE,
             Op::ReportPsns(_) => nl::CONFIG_REPORT_PSNS,
+            Op::SpareFlows(_) => nl::CONFIG_SPARE_FLOWS,
             Op::Reporter(_) => nl::CONFIG_REPORTER,
             Op::Peer(..) | Op::PeerEmpty => nl::CONFIG_PEER,
         }
@@ -807,6 +809,7 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
         nl::CONFIG_REPORT_FLOW_GAP_US,
         nl::CONFIG_REPORT_PORT_RATE,
         nl::CONFIG_REPORT_PSNS,
+        nl::CONFIG_SPARE_FLOWS,
     ]
     .iter()
     .filter_map(|&id| last(id))
@@ -831,6 +834,7 @@ fn c_apply(c: &mut CCfg, ops: &[Op]) -> Result<(), CErr> {
             Op::ReportFlowGap(v) => c.report_flow_gap_us = v,
             Op::ReportPortRate(v) => c.report_port_rate = v,
             Op::ReportPsns(v) => c.report_psns = v,
+            Op::SpareFlows(v) => c.spare_flows = v,
             _ => unreachable!(),
         }
     }
@@ -1041,6 +1045,7 @@ fn feed(e: &mut Edit<'_>, o: &Op) -> Result<(), Refusal> {
         Op::ReportFlowGap(v) => e.report_flow_gap_us(*v),
         Op::ReportPortRate(v) => e.report_port_rate(*v),
         Op::ReportPsns(v) => e.report_psns(*v),
+        Op::SpareFlows(v) => e.spare_flows(*v),
         Op::Reporter(p) => return e.reporter(p),
         Op::Peer(p, l, a) => return e.peer(p.as_deref(), *l, a.as_deref()),
         Op::PeerEmpty => e.peer_empty(),
@@ -1130,6 +1135,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop_oneof![Just(0u32), Just(1), Just(1_000_000), Just(1_000_001), any::<u32>()]
             .prop_map(Op::ReportPortRate),
         1 => prop_oneof![Just(0u8), Just(1), Just(64), Just(65), any::<u8>()].prop_map(Op::ReportPsns),
+        1 => prop_oneof![Just(0u32), Just(8), Just(64), Just(65), any::<u32>()].prop_map(Op::SpareFlows),
         3 => prop_oneof![
             6 => addr_bytes(),
             1 => Just(Vec::new()),

@@ -767,9 +767,22 @@ mod tests {
             (1024, 256, 64 << 20)
         );
         assert!(c.reporters.is_empty() && c.peers.is_empty());
-        assert_eq!(c.spare_flows, 8);
+        assert_eq!(c.spare_flows, SPARE_FLOWS_DEFAULT);
         assert_eq!(Config::default(), c);
         assert_eq!(c.socket_port(), 0);
+    }
+
+    #[test]
+    fn spare_flows_max_is_the_policys() {
+        // The kernel's pool holds SPARE_FLOWS_MAX a side: the policy may
+        // not admit more.
+        let a = nl::CONFIG_SET
+            .attrs
+            .iter()
+            .find(|a| a.id == nl::CONFIG_SPARE_FLOWS)
+            .unwrap();
+        assert_eq!(a.max, Some(u64::from(SPARE_FLOWS_MAX)));
+        assert_eq!((SPARE_FLOWS_DEFAULT, SPARE_FLOWS_MAX), (8, 64));
     }
 
     #[test]

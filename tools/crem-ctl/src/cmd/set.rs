@@ -74,8 +74,8 @@ KEYS:
 
     Keys may also be written as the YAML attribute names (hold-us,
     epsilon-ppb) or the config-file names (SymbolLen, MaxMemory).
-    Ranges the kernel checks (m, the report-* keys, spare-flows) are
-    refused by it, with its reason.
+    Ranges the kernel checks (m, the report-* keys) are refused by it,
+    with its reason.
     A set without reporter/peer leaves those lists alone; 'none' cannot be
     combined with other values of the same key.",
     after_long_help = help::after(
