@@ -795,6 +795,7 @@ impl Engine {
                 (fs::REPAIRS_PROACTIVE, k.repairs_proactive),
                 (fs::PROACTIVE_LIMITED, k.drops.proactive_limited),
                 (fs::PROACTIVE_COVERED, k.proactive_covered),
+                (fs::PROVISIONAL_RELEASED, k.provisional_released),
                 (fs::CONGESTION_CAPPED, f.policy_counters().congestion_capped),
             ] {
                 c.set(i, v);

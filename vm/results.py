@@ -918,9 +918,10 @@ def qp_flows(d, name, messages, size, secs):
     request flows that saw at least half of a QP's packets (the QPs' own; a
     connection's control traffic is smaller). Per flow, `short`: the QP's
     packets (MESSAGES x SIZE / the flow's RDMA MTU) it never counted as
-    sources: they passed before it existed, or unprotected; `unprotected`:
-    those of them it passed unprotected (no configuration yet; a subset of
-    `short`), and its goodput. {"flows": N,
+    sources: they passed before it existed, or unprotected, plus the sources
+    it coded provisionally and released unprotected (`provisional-released`:
+    HELLO unanswered); `unprotected`: those it passed unprotected (no
+    configuration yet; a part of `short`), and its goodput. {"flows": N,
     "short_max", "unprotected_max", "mbps": [min, median, max]}; N 0 when
     none."""
     out = {"flows": 0, "short_max": None, "unprotected_max": None, "mbps": None}
@@ -933,7 +934,7 @@ def qp_flows(d, name, messages, size, secs):
         st = f.get("stats", {})
         if get(st, "sources") * 2 < expected:
             continue
-        short.append(max(0, expected - get(st, "sources")))
+        short.append(max(0, expected - get(st, "sources")) + get(st, "provisional-released"))
         unprot.append(get(st, "unprotected"))
         if secs > 0:
             rates.append(round(get(st, "source-octets") * 8 / secs / 1e6, 3))

@@ -876,6 +876,9 @@ fn early_blocks_dropped_when_the_crf_limits_differ() {
     // HELLO_ACK makes the flow established; its limits make the sender
     // give up the provisional k = 32 and propose nothing it cannot use.
     assert_eq!(p.snd.counters().early_dropped, 1);
+    // Every source it had coded went unprotected.
+    let k = p.snd.csf().counters();
+    assert_eq!((k.sources, k.provisional_released), (40, 40));
     assert!(p.repair_ids.is_empty());
     assert_eq!(p.snd.retention_octets(), 0);
     assert!(p.snd.config().is_none());
@@ -1251,4 +1254,39 @@ fn hello_ack_after_give_up_protects_the_flow() {
         .any(|e| matches!(e, SenderEvent::Established { .. })));
     assert_eq!(p.snd.state(), FlowState::Established);
     assert!(p.snd.flow_id().is_some());
+}
+
+/// Sources coded provisionally while eight HELLOs go unanswered are
+/// released unprotected at the give-up (255 ms): counted so, although
+/// they were coded (`sources`), so that what a flow left unprotected adds
+/// up. Those after it pass unprotected until the late HELLO_ACK's
+/// configuration is in effect.
+#[test]
+fn sources_coded_before_a_hello_give_up_are_counted_released() {
+    let mut p = Pair::new(
+        Box::new(Snd::new(early_params(16, 2))),
+        Box::new(Rcv::new(receiver_params())),
+    );
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..40u32 {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, false);
+    }
+    assert_eq!(p.snd.csf().counters().provisional_released, 0);
+    p.advance(300 * MS);
+    assert!(p
+        .snd_events
+        .iter()
+        .any(|e| matches!(e, SenderEvent::GaveUp)));
+    for i in 40..50u32 {
+        p.now += 100 * US;
+        p.source(i, false);
+    }
+    let k = p.snd.csf().counters();
+    assert_eq!(
+        (k.sources, k.provisional_released, k.unprotected_sources),
+        (40, 40, 10)
+    );
+    assert_eq!(p.snd.counters().early_dropped, 1);
 }

@@ -343,6 +343,11 @@ pub struct CsfCounters {
     pub retransmitted_sources: u64,
     /// Sources passed unprotected (no configuration, oversize, late).
     pub unprotected_sources: u64,
+    /// Sources coded under the provisional configuration whose blocks were
+    /// released unsent when it was refused or never acknowledged
+    /// ([`Csf::drop_provisional`]): counted in `sources` too, yet never
+    /// protected.
+    pub provisional_released: u64,
     /// Blocks opened.
     pub blocks_opened: u64,
     /// Blocks closed with k positions covered.
@@ -697,6 +702,11 @@ impl<St: CsfStorage> Csf<St> {
         if !self.muted {
             return;
         }
+        // Every block is provisional while muted.
+        let coded = (0..self.ring.len())
+            .filter_map(|n| self.ring.get(n))
+            .fold(0u64, |n, b| n.saturating_add(b.present.len() as u64));
+        self.counters.provisional_released = self.counters.provisional_released.wrapping_add(coded);
         self.shutdown(store);
         self.cfg = None;
         self.next_cfg = None;

@@ -539,6 +539,8 @@ pub const FLOW_STATS_CONGESTION_CAPPED: u16 = 45;
 pub const FLOW_STATS_SOURCES_CE: u16 = 46;
 /// `flow-stats.proactive-covered` (`CREM_A_FLOW_STATS_PROACTIVE_COVERED`).
 pub const FLOW_STATS_PROACTIVE_COVERED: u16 = 47;
+/// `flow-stats.provisional-released` (`CREM_A_FLOW_STATS_PROVISIONAL_RELEASED`).
+pub const FLOW_STATS_PROVISIONAL_RELEASED: u16 = 48;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -1971,6 +1973,16 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CSF: REPAIR_REQUESTs not answered because a proactive answer sent within the SRTT covered every position they named (no second answer).",
         },
+        AttrSpec {
+            id: FLOW_STATS_PROVISIONAL_RELEASED,
+            name: "provisional-released",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: sources coded under the provisional first configuration (sent while HELLO and PARAM_UPDATE await their answers) whose blocks were released unsent because the CRF refused it or HELLO went unanswered eight times: in sources too, yet never protected.",
+        },
     ],
 };
 
@@ -2782,8 +2794,10 @@ pub mod flow_stat {
     pub const SOURCES_CE: usize = 43;
     /// `flow-stats.proactive-covered`.
     pub const PROACTIVE_COVERED: usize = 44;
+    /// `flow-stats.provisional-released`.
+    pub const PROVISIONAL_RELEASED: usize = 45;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 45;
+    pub const N: usize = 46;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3020,6 +3034,11 @@ pub mod flow_stat {
             id: super::FLOW_STATS_PROACTIVE_COVERED,
             name: "proactive-covered",
             kind: CounterKind::Value(PROACTIVE_COVERED),
+        },
+        Counter {
+            id: super::FLOW_STATS_PROVISIONAL_RELEASED,
+            name: "provisional-released",
+            kind: CounterKind::Value(PROVISIONAL_RELEASED),
         },
     ];
 }
