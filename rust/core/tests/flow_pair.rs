@@ -797,6 +797,24 @@ fn csf_messages(p: &Pair) -> Vec<Message<'_>> {
         .collect()
 }
 
+/// A pair whose CSF (`sp`) has sent sources 0..`n` (`lost(i)` dropped on
+/// the way) 100 µs apart while no answer comes back (HELLO pending).
+fn unanswered_with_sources(
+    sp: SenderParams,
+    rp: ReceiverParams,
+    n: u32,
+    lost: impl Fn(u32) -> bool,
+) -> Pair {
+    let mut p = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
+    p.pause_reverse(true);
+    p.start();
+    for i in 0..n {
+        p.now = 100 * US * (i as u64 + 1);
+        p.source(i, lost(i));
+    }
+    p
+}
+
 /// The packets sent while HELLO_ACK and PARAM_ACK are on their way (an
 /// RDMA connection's first burst) are coded under the configuration the
 /// CSF is about to propose: nothing is sent for them before the CRF
@@ -805,16 +823,9 @@ fn csf_messages(p: &Pair) -> Vec<Message<'_>> {
 /// describes a block at or after its Effective PSN.
 #[test]
 fn early_blocks_are_protected_once_acknowledged() {
-    let mut p = Pair::new(
-        Box::new(Snd::new(early_params(16, 2))),
-        Box::new(Rcv::new(receiver_params())),
-    );
-    p.pause_reverse(true);
-    p.start();
-    for i in 0..40u32 {
-        p.now = 100 * US * (i as u64 + 1);
-        p.source(i, i == 5 || i == 20);
-    }
+    let mut p = unanswered_with_sources(early_params(16, 2), receiver_params(), 40, |i| {
+        i == 5 || i == 20
+    });
     assert_eq!(p.snd.state(), FlowState::Negotiating);
     assert!(p.repair_ids.is_empty(), "REPAIR sent before PARAM_ACK");
     assert_eq!(p.snd.csf().counters().unprotected_sources, 0);
@@ -861,16 +872,7 @@ fn early_blocks_are_protected_once_acknowledged() {
 fn early_blocks_dropped_when_the_crf_limits_differ() {
     let mut rp = receiver_params();
     rp.limits.max_k = 16;
-    let mut p = Pair::new(
-        Box::new(Snd::new(early_params(32, 2))),
-        Box::new(Rcv::new(rp)),
-    );
-    p.pause_reverse(true);
-    p.start();
-    for i in 0..40u32 {
-        p.now = 100 * US * (i as u64 + 1);
-        p.source(i, false);
-    }
+    let mut p = unanswered_with_sources(early_params(32, 2), rp, 40, |_| false);
     p.pause_reverse(false);
     p.advance(p.now + 5 * MS);
     // HELLO_ACK makes the flow established; its limits make the sender
@@ -1263,16 +1265,7 @@ fn hello_ack_after_give_up_protects_the_flow() {
 /// configuration is in effect.
 #[test]
 fn sources_coded_before_a_hello_give_up_are_counted_released() {
-    let mut p = Pair::new(
-        Box::new(Snd::new(early_params(16, 2))),
-        Box::new(Rcv::new(receiver_params())),
-    );
-    p.pause_reverse(true);
-    p.start();
-    for i in 0..40u32 {
-        p.now = 100 * US * (i as u64 + 1);
-        p.source(i, false);
-    }
+    let mut p = unanswered_with_sources(early_params(16, 2), receiver_params(), 40, |_| false);
     assert_eq!(p.snd.csf().counters().provisional_released, 0);
     p.advance(300 * MS);
     assert!(p
