@@ -79,7 +79,12 @@ fn create_queue_and_spares(w: &mut dyn Write) -> bool {
 fn queue_and_spares_in(st: &NetState, limit: impl Fn() -> i64, w: &mut dyn Write) -> bool {
     let mut c = Checks::new(w);
     // No spare yet: queued (once, asked twice), made by the work item.
+    let queued0 = st.stat(stat::FLOWS_QUEUED);
     c.check(ask(st, 1).is_none(), "made without a spare");
+    c.check(
+        st.stat(stat::FLOWS_QUEUED) == queued0 + 1,
+        "a queued flow not counted in flows-queued",
+    );
     c.check(ask(st, 1).is_none(), "made without a spare (again)");
     c.check(st.creation.pending() <= 1, "queued twice");
     st.creation.flush();

@@ -255,12 +255,15 @@ impl Creation {
         r.hello_len = hello.len() as u8;
         let mut q = self.requests.lock(bh);
         if q.has(&rq.key) {
-            return None; // already asked for
+            // Already asked for: this packet passes, this HELLO waits.
+            st.count(stat::FLOW_WAITS);
+            return None;
         }
         if q.closing || !q.push(r) {
             st.count(stat::DROP_FLOW_LIMIT);
             return None;
         }
+        st.count(stat::FLOWS_QUEUED);
         // Queued under the lock that `close` sets closing under.
         self.work.schedule();
         None

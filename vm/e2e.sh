@@ -597,7 +597,9 @@ for l in open(sys.argv[1]):
         "$window" \
         "Mb/s); per QP flow at gwa: $qf; restored $(gw "$d" totals.restored)," \
         "fallbacks $(gw "$d" totals.fallbacks), drop-flow-limit $(gw "$d" drop-flow-limit)," \
-        "flows-created $(res stats "$d" gwa flows-created), expired $(res stats "$d" gwa flows-expired); rxe:" \
+        "flows-created $(res stats "$d" gwa flows-created), expired $(res stats "$d" gwa flows-expired)," \
+        "flows-queued gwa $(res stats "$d" gwa flows-queued) gwb $(res stats "$d" gwb flows-queued)," \
+        "flow-waits gwa $(res stats "$d" gwa flow-waits) gwb $(res stats "$d" gwb flow-waits); rxe:" \
         "$(rxe_recovery "$d")"
       check "$q QP(s): the transfer completed" "all_done $d"
       check "$q QP(s): gwa protected each QP with a sender flow of its own" "[ \"\$(qv flows)\" = $q ]"

@@ -417,6 +417,10 @@ pub const STATS_REPORT_TOO_SMALL: u16 = 47;
 pub const STATS_REPORT_SEND_FAILURES: u16 = 48;
 /// `stats.path-reports-intercepted` (`CREM_A_STATS_PATH_REPORTS_INTERCEPTED`).
 pub const STATS_PATH_REPORTS_INTERCEPTED: u16 = 49;
+/// `stats.flows-queued` (`CREM_A_STATS_FLOWS_QUEUED`).
+pub const STATS_FLOWS_QUEUED: u16 = 50;
+/// `stats.flow-waits` (`CREM_A_STATS_FLOW_WAITS`).
+pub const STATS_FLOW_WAITS: u16 = 51;
 
 // Attribute set "msg-types". CREM messages counted by message type (the 4-bit
 // Type of the common header). "other" counts datagrams of version 1 with a type
@@ -1378,6 +1382,26 @@ pub const STATS_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "PATH_REPORTs addressed to a source this node serves (its sender flow is here), taken off the forwarding path and handed to that flow instead of forwarded.",
+        },
+        AttrSpec {
+            id: STATS_FLOWS_QUEUED,
+            name: "flows-queued",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Flows that found no spare (spare-flows) and waited for the creation work item: their first packets passed unprotected, or their HELLO's answer waited, until it made them. Above 0 under bursts of new queue pairs: raise spare-flows.",
+        },
+        AttrSpec {
+            id: STATS_FLOW_WAITS,
+            name: "flow-waits",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "Packets and HELLOs of a flow whose creation was queued (flows-queued): the packets passed unprotected, the HELLOs were not answered (the queued one is).",
         },
     ],
 };
@@ -2448,8 +2472,12 @@ pub mod stat {
     pub const REPORT_SEND_FAILURES: usize = 44;
     /// `stats.path-reports-intercepted`.
     pub const PATH_REPORTS_INTERCEPTED: usize = 45;
+    /// `stats.flows-queued`.
+    pub const FLOWS_QUEUED: usize = 46;
+    /// `stats.flow-waits`.
+    pub const FLOW_WAITS: usize = 47;
     /// The `uint` attributes of `stats`.
-    pub const N: usize = 46;
+    pub const N: usize = 48;
     /// Every attribute of `stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -2696,6 +2724,16 @@ pub mod stat {
             id: super::STATS_PATH_REPORTS_INTERCEPTED,
             name: "path-reports-intercepted",
             kind: CounterKind::Value(PATH_REPORTS_INTERCEPTED),
+        },
+        Counter {
+            id: super::STATS_FLOWS_QUEUED,
+            name: "flows-queued",
+            kind: CounterKind::Value(FLOWS_QUEUED),
+        },
+        Counter {
+            id: super::STATS_FLOW_WAITS,
+            name: "flow-waits",
+            kind: CounterKind::Value(FLOW_WAITS),
         },
     ];
 }
