@@ -103,8 +103,9 @@ fn limits_cfg() -> Config {
 }
 
 fn pool_fills_and_closes(w: &mut dyn Write) -> bool {
+    // A role that takes spares (a disabled one keeps none).
     let mut cfg = limits_cfg();
-    cfg.spare_flows = SPARE as u32;
+    (cfg.role, cfg.spare_flows) = (Role::Host, SPARE as u32);
     with_netns(&cfg, w, pool_fills_and_closes_in)
 }
 

@@ -229,9 +229,13 @@ impl Pool {
     }
 }
 
-/// The spares each side of `st`'s pool is to hold (`spare-flows`, at most
-/// [`SPARE_MAX`]).
+/// The spares each side of `st`'s pool is to hold: `spare-flows`, at most
+/// [`SPARE_MAX`]; none while its role is disabled (no datapath takes one:
+/// a Path Reporter alone, or a netns not configured).
 fn target_of(st: &NetState) -> usize {
+    if st.role() == ffi::crem_role_CREM_ROLE_DISABLED as u8 {
+        return 0;
+    }
     usize::try_from(st.settings.spare_flows())
         .unwrap_or(SPARE_MAX)
         .min(SPARE_MAX)

@@ -884,7 +884,7 @@ pub const CONFIG_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: Some(64),
-            doc: "Flows kept made ahead on each side (sender and receiver), so that a burst of that many new queue pairs is protected from its first packet and each HELLO is answered at once: a flow beyond them is made by a work item while its packets pass (a loaded gateway makes one in about 100 ms under emulation). Each spare is sized and charged like a flow (max-bdp, max-memory); they are made when the configuration changes and after each take, while the netns holds less than half its max-memory, and trimmed when this is lowered. 0 to 64, default 8.",
+            doc: "Flows kept made ahead on each side (sender and receiver), so that a burst of that many new queue pairs is protected from its first packet and each HELLO is answered at once: a flow beyond them is made by a work item while its packets pass (a loaded gateway makes one in about 100 ms under emulation). Each spare is sized and charged like a flow (max-bdp, max-memory); they are made when the configuration changes and after each take, while the netns holds less than half its max-memory, and trimmed when this is lowered; a netns whose role is disabled keeps none. 0 to 64, default 8.",
         },
     ],
 };

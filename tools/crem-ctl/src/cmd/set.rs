@@ -62,7 +62,8 @@ KEYS:
                        first packet; beyond it, a flow is made by a work
                        item while its first packets pass unprotected. Each
                        spare is sized by max-bdp and charged to max-memory;
-                       spares stop at half of max-memory
+                       spares stop at half of max-memory, and a namespace
+                       whose role is disabled keeps none
     reporter ADDR[,ADDR...] | none
                        allow-listed Path Reporter addresses (IPv4/IPv6);
                        replaces the list. Repeat the key to add more;
