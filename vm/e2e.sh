@@ -85,7 +85,8 @@
 #          is a Path Reporter (--reporter core): core records its queue's
 #          drops and sends PATH_REPORTs, gwa takes them, its busy sender
 #          flows classify the loss as congestion with m <= m-cong, and its
-#          goodput is at least 0.95 of no CREM's (medians of 3). Last, the
+#          goodput is not lower than no CREM's beyond chance (5 transfers
+#          each, one-sided exact Mann-Whitney p >= 0.05). Last, the
 #          negative control: 1 % random loss at the gateways through the
 #          same reporting core, no queue drops: core reports nothing, gwa
 #          classifies transmission loss and raises m above m-cong.
@@ -525,9 +526,9 @@ for l in open(sys.argv[1]):
     # congestion from the reports alone and keep m at most m-cong (1).
     tb="--bottleneck 20:100"
     # shellcheck disable=SC2086
-    topo "$out/tail" $tb --tests $t --trials 3 $w
+    topo "$out/tail" $tb --tests $t --trials 5 $w
     # shellcheck disable=SC2086
-    topo "$out/rep" $tb --crem adaptive --reporter core --tests $t --trials 3 $w
+    topo "$out/rep" $tb --crem adaptive --reporter core --tests $t --trials 5 $w
     core() { res stats "$out/rep" core "$1"; }
     tdrops() { python3 -c "import json,sys; print(sum(q.get('drops') or 0 for q in json.load(open(sys.argv[1]))))" "$1/core.tc.json" 2>/dev/null || echo 0; }
     # loss-class:m of gwa's busy sender flows at the end, counted (the
@@ -556,10 +557,17 @@ for l in open(sys.argv[1]):
       "[ \$(gw $out/rep totals.congestion-capped) -gt 0 ]"
     check "Reporter: gwa's busy sender flows changed only classified as congestion, m never raised above 1" \
       "m_cong_kept $out/rep"
-    # The issue's "no lower than without CREM", within TCG's spread from
-    # run to run (medians of 3; docs/reporter-plan.md §5.7).
-    check "Reporter: goodput with CREM at least 0.95 of without (medians of 3 transfers)" \
-      "awk 'BEGIN { exit !($rep >= 0.95 * $off && $off > 0) }'"
+    # The issue's "no lower than without CREM", as a test of its five
+    # transfers against five without: not slower beyond chance (one-sided
+    # exact Mann-Whitney, p >= 0.05). A transfer's goodput varies by 13-15 %
+    # under TCG (stop 50: 9 transfers a side, 3.8-6.5 Mb/s), so the
+    # medians-of-3 ratio >= 0.95 this replaces failed about one run in
+    # five with no difference at all (stop 50's check-full: 0.90 with the
+    # two sides' transfers overlapping; 1.02, 1.01 before).
+    ns=$(res not-slower "$out/rep" "$out/tail" write_bw)
+    say "Reporter: with CREM not slower than without (one-sided exact Mann-Whitney): $ns"
+    check "Reporter: goodput with CREM not lower than without beyond chance (5 transfers each, p >= 0.05)" \
+      "echo '$ns' | python3 -c 'import json,sys; p=json.load(sys.stdin)[\"p\"]; sys.exit(not (p is not None and p >= 0.05))'"
     # The negative control: random loss (netem at the gateways, 1 %) through
     # the same reporting core with no queue to overflow (1 Gbit/s, 10 MB):
     # core reports nothing, and gwa's policy, with no congestion evidence,

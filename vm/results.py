@@ -46,6 +46,10 @@ with a note on stderr; predicates answer by exit status):
                                    lines (VM: a, b, wan)
   results.py drops DIR             packets netem dropped, both directions ("?")
   results.py mbps DIR TEST         median goodput of TEST's completed transfers
+  results.py not-slower DIR DIR0 TEST
+                                   whether TEST's transfers in DIR are slower than
+                                   in DIR0 beyond chance: one-sided exact
+                                   Mann-Whitney U and p, as JSON
   results.py count DIR [F=V ...]   RESULT lines with every field F equal to V
   results.py has DIR F=V ...       exit 0 iff count > 0
   results.py all-done DIR          exit 0 iff some transfer ran and all completed
@@ -149,6 +153,32 @@ def mbps(rs, test):
     """Median goodput (Mbit/s) of the completed transfers of TEST, 0.0 if none."""
     v = [float(r["mbps"]) for r in rs if r.get("test") == test and completed(r)]
     return median(v) if v else 0.0
+
+
+def not_slower(with_rs, without_rs, test):
+    """Whether TEST's completed transfers in WITH_RS are slower than those
+    in WITHOUT_RS beyond chance: the one-sided exact Mann-Whitney test of
+    their goodputs. U counts the pairs (with, without) where with is faster
+    (a tie counts half); p is the chance of a U this small or smaller if
+    both came from one distribution (every split of the pooled values
+    equally likely). {"u", "pairs", "p", "with": [...], "without": [...]};
+    p None without transfers on either side."""
+    a = sorted(float(r["mbps"]) for r in with_rs if r.get("test") == test and completed(r))
+    b = sorted(float(r["mbps"]) for r in without_rs if r.get("test") == test and completed(r))
+    out = {"u": None, "pairs": len(a) * len(b), "p": None, "with": a, "without": b}
+    if not a or not b:
+        return out
+
+    def u_of(xs, ys):
+        return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in xs for y in ys)
+    u = u_of(a, b)
+    pooled = a + b
+    splits = [set(c) for c in __import__("itertools").combinations(range(len(pooled)), len(a))]
+    le = sum(1 for c in splits
+             if u_of([pooled[i] for i in c], [pooled[i] for i in range(len(pooled)) if i not in c])
+             <= u + 1e-9)
+    out.update({"u": u, "p": round(le / len(splits), 4)})
+    return out
 
 
 def all_done(rs):
@@ -1008,6 +1038,8 @@ def main(argv):
         need(0); v = netem_drops(d); print("?" if v is None else v)
     elif cmd == "mbps":
         need(1); print(f"{mbps(rows(d), rest[0]):.3f}")
+    elif cmd == "not-slower":
+        need(2); print(json.dumps(not_slower(rows(d), rows(rest[0]), rest[1]), separators=(",", ":")))
     elif cmd == "count":
         print(len(match(rows(d), **_fields(rest))))
     elif cmd == "has":

@@ -161,6 +161,39 @@ class ResultLines(unittest.TestCase):
         code, out = cli("connect-failures", d)
         self.assertEqual((code, json.loads(out)), (0, got))
 
+class NotSlower(unittest.TestCase):
+    """The one-sided exact Mann-Whitney test behind e2e congestion's
+    "no lower goodput with CREM" (five transfers a side)."""
+
+    @staticmethod
+    def rs(*mbps):
+        return [{"test": "write_bw", "completed": "1", "mbps": str(v)} for v in mbps]
+
+    def test_every_transfer_slower_is_the_rarest_split(self):
+        r = results.not_slower(self.rs(1, 2, 3, 4, 5), self.rs(6, 7, 8, 9, 10), "write_bw")
+        self.assertEqual((r["u"], r["pairs"]), (0.0, 25))
+        self.assertAlmostEqual(r["p"], round(1 / 252, 4))
+
+    def test_the_same_goodputs_are_not_slower(self):
+        r = results.not_slower(self.rs(4.4, 4.9, 5.3), self.rs(4.5, 5.0, 5.4), "write_bw")
+        self.assertGreater(r["p"], 0.05)
+        r = results.not_slower(self.rs(5, 5, 5), self.rs(5, 5, 5), "write_bw")
+        self.assertEqual((r["u"], r["p"]), (4.5, 1.0))
+
+    def test_faster_with_is_far_from_slower(self):
+        r = results.not_slower(self.rs(6, 7, 8, 9, 10), self.rs(1, 2, 3, 4, 5), "write_bw")
+        self.assertEqual((r["u"], r["p"]), (25.0, 1.0))
+
+    def test_one_slow_outlier_is_not_enough(self):
+        # Stop 50's check-full run: medians 0.90 of without, ranges overlapping.
+        r = results.not_slower(self.rs(4.480, 5.311, 4.397), self.rs(5.355, 4.965, 4.499), "write_bw")
+        self.assertGreater(r["p"], 0.05)
+
+    def test_no_transfer_no_verdict(self):
+        r = results.not_slower([], self.rs(5), "write_bw")
+        self.assertEqual((r["u"], r["p"]), (None, None))
+
+
 class ConsoleLogs(unittest.TestCase):
     def test_netem_drops(self):
         # fixed: "gwa ... (dropped 30" + "gwb ... (dropped 11"
