@@ -138,13 +138,10 @@ impl Pool {
         if g.closing {
             return None;
         }
-        let [a, b] = [held(&g.side[0]), held(&g.side[1])];
-        match (a < target, b < target) {
-            (false, false) => None,
-            (true, false) => Some(0),
-            (false, true) => Some(1),
-            (true, true) => Some(usize::from(b < a)),
-        }
+        let n = [held(&g.side[0]), held(&g.side[1])];
+        // The side holding fewer is below the target if either is.
+        let side = usize::from(n[1] < n[0]);
+        (n[side] < target).then_some(side)
     }
 
     /// The netns's configuration changed (process context): spares of
@@ -167,20 +164,18 @@ impl Pool {
         {
             let bh = bh::disable();
             let mut g = self.spares.lock(&bh);
-            if g.caps != Some(caps) {
-                extra = core::mem::replace(&mut g.side, [EMPTY; 2]);
-            }
+            // Spares of other capacities are all extra, as are those beyond
+            // the target: moved out slot for slot (`take` and this fill
+            // look at any slot).
+            let keep = if g.caps == Some(caps) { target } else { 0 };
             g.caps = Some(caps);
-            // Beyond the target: moved out, slot for slot (`extra` is
-            // empty unless the capacities changed, and then `g.side` is);
-            // `take` and this fill look at any slot.
             for (have, out) in g.side.iter_mut().zip(extra.iter_mut()) {
                 let mut kept = 0usize;
                 for (s, o) in have.iter_mut().zip(out.iter_mut()) {
                     if s.is_none() {
                         continue;
                     }
-                    if kept < target {
+                    if kept < keep {
                         kept = kept.saturating_add(1);
                     } else {
                         *o = s.take();

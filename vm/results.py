@@ -94,6 +94,7 @@ with a note on stderr; predicates answer by exit status):
 Python 3 standard library only.
 """
 import collections
+import itertools
 import json
 import math
 import os
@@ -149,9 +150,14 @@ def median(xs, nd=3):
     return round(statistics.median(xs), nd) if xs else None
 
 
+def goodputs(rs, test):
+    """The goodputs (Mbit/s) of TEST's completed transfers."""
+    return [float(r["mbps"]) for r in rs if r.get("test") == test and completed(r)]
+
+
 def mbps(rs, test):
     """Median goodput (Mbit/s) of the completed transfers of TEST, 0.0 if none."""
-    v = [float(r["mbps"]) for r in rs if r.get("test") == test and completed(r)]
+    v = goodputs(rs, test)
     return median(v) if v else 0.0
 
 
@@ -163,8 +169,7 @@ def not_slower(with_rs, without_rs, test):
     both came from one distribution (every split of the pooled values
     equally likely). {"u", "pairs", "p", "with": [...], "without": [...]};
     p None without transfers on either side."""
-    a = sorted(float(r["mbps"]) for r in with_rs if r.get("test") == test and completed(r))
-    b = sorted(float(r["mbps"]) for r in without_rs if r.get("test") == test and completed(r))
+    a, b = sorted(goodputs(with_rs, test)), sorted(goodputs(without_rs, test))
     out = {"u": None, "pairs": len(a) * len(b), "p": None, "with": a, "without": b}
     if not a or not b:
         return out
@@ -173,7 +178,7 @@ def not_slower(with_rs, without_rs, test):
         return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in xs for y in ys)
     u = u_of(a, b)
     pooled = a + b
-    splits = [set(c) for c in __import__("itertools").combinations(range(len(pooled)), len(a))]
+    splits = [set(c) for c in itertools.combinations(range(len(pooled)), len(a))]
     le = sum(1 for c in splits
              if u_of([pooled[i] for i in c], [pooled[i] for i in range(len(pooled)) if i not in c])
              <= u + 1e-9)
