@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # build-kernel.sh normal|debug — build (or reuse) a cached Rust-enabled test kernel.
 # The cache lives outside the repo, keyed by everything the build depends on
-# (kernel package version, config fragments, rustc/bindgen/clang versions, this
-# script), so a repeat run with the same inputs returns at once.
+# (kernel package version, the patches in vm/kernel-patches, config fragments,
+# rustc/bindgen/clang versions, this script), so a repeat run with the same
+# inputs returns at once.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -24,6 +25,10 @@ if [ ! -f "$src/.crem-extracted" ]; then
   say "extracting $KSRC_TARBALL into $src"
   rm -rf "$src" "$src.tmp"; mkdir -p "$src.tmp"
   tar -C "$src.tmp" --strip-components=1 -xf "$KSRC_TARBALL"
+  while IFS= read -r p; do
+    say "applying $(basename "$p")"
+    patch -d "$src.tmp" -p1 --batch --forward --quiet <"$p" || die "$p does not apply to $KSRC_TARBALL"
+  done < <(kernel_patches)
   mv "$src.tmp" "$src"; touch "$src/.crem-extracted"
 fi
 

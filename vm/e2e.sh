@@ -101,7 +101,9 @@
 #          gwa protected each QP with a sender flow of its own, and no
 #          QP's flow missed (passed before it was made, or unprotected
 #          before PARAM_ACK) more than 128 of its packets, rxe's window:
-#          no connection unprotected beyond its first round trip.
+#          no connection unprotected beyond its first round trip. gwb's
+#          capture toward B has no PSN a QP carried twice with different
+#          headers (rxe's resend out of step, vm/kernel-patches/0001).
 #          Goodput (total and per flow) beside rxe's window ceiling (128 x
 #          MTU per RTT per QP), rxe's own recovery and CREM's counters are
 #          printed.
@@ -593,8 +595,12 @@ for l in open(sys.argv[1]):
       # spare-flows 32 for 32 QPs (an operator's setting for such a burst).
       spares=8
       [ $q -gt 8 ] && spares=$q
+      # gwb's capture toward B (headers, in the guest's memory) checks that
+      # no resend is out of step with the original: rxe's retry past an
+      # acknowledged WQE shifted every later packet a PSN before
+      # vm/kernel-patches/0001 (32 QPs: "Failed status 9").
       topo "$d" --crem fixed --loss 1 --tests $test --iters $iters --tmo 300 \
-        $([ $spares = 8 ] || echo "--spares $spares")
+        --capture-out 400000 $([ $spares = 8 ] || echo "--spares $spares")
       read -r secs window <<<"$(fields "$d" $test seconds window_mbps)"
       case $secs in ''|None|-) secs=0 ;; esac
       qf=$(res qp-flows "$d" gwa "$iters" 65536 "$secs")
@@ -609,7 +615,11 @@ for l in open(sys.argv[1]):
         "flows-queued gwa $(res stats "$d" gwa flows-queued) gwb $(res stats "$d" gwb flows-queued)," \
         "flow-waits gwa $(res stats "$d" gwa flow-waits) gwb $(res stats "$d" gwb flow-waits); rxe:" \
         "$(rxe_recovery "$d")"
+      pc=$(res psn-conflicts "$d")
+      say "$q QP(s): gwb's capture toward B: $pc ($(tr '\n' ' ' <"$d/out.pcap.log" 2>/dev/null | grep -o '[0-9]* packets dropped by kernel'))"
       check "$q QP(s): the transfer completed" "all_done $d"
+      check "$q QP(s): every resend carried each PSN as the original did (no PSN with two opcodes or RETHs)" \
+        "[ \"\$(echo \"\$pc\" | jq -r .conflicts)\" = 0 ] && [ \"\$(echo \"\$pc\" | jq -r .packets)\" -gt 0 ]"
       check "$q QP(s): gwa protected each QP with a sender flow of its own" "[ \"\$(qv flows)\" = $q ]"
       # A QP's packets that its flow never saw (they passed before it was
       # made) or passed unprotected (before PARAM_ACK): one window at most,

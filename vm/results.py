@@ -74,6 +74,11 @@ with a note on stderr; predicates answer by exit status):
   results.py lost-sources DIR SRC DST  RoCEv2 source transmissions SRC -> DST
                                    in a.pcap and not in wan.pcap (topo.sh
                                    --capture): what the WAN truly lost ("?")
+  results.py psn-conflicts DIR [PCAP]  PSNs a RoCEv2 flow carried twice with
+                                   different headers (opcode, RETH) in
+                                   DIR/PCAP (out.pcap: topo.sh
+                                   --capture-out): a resend out of step with
+                                   the original; JSON ("?" if unreadable)
   results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
                                    packets lost before gwb, restored by its
                                    CRF or retransmitted by rxe, and their
@@ -517,6 +522,40 @@ def lost_sources(d, src, dst):
     if sent is None or arrived is None:
         return None
     return sum((sent - arrived).values())
+
+
+# RoCEv2 request opcodes with a RETH (the VA a message starts at): RC RDMA
+# WRITE First, Only, Only with Immediate, RDMA READ Request.
+RETH_OPCODES = (0x06, 0x0A, 0x0B, 0x0C)
+
+
+def psn_conflicts(path):
+    """The PSNs a capture saw carried twice with different headers on one
+    RoCEv2 flow (source, destination, dest QP): another opcode, or another
+    RETH. A go-back-N resend repeats each PSN's packet exactly, so any such
+    PSN is a resend out of step with the original (rxe's retry past an
+    acknowledged WQE, vm/kernel-patches/0001: a zero-length packet at the
+    next WQE's first PSN and every later one a PSN late). JSON-able dict:
+    packets (source packets read), flows, conflicts (PSNs), first (up to 5
+    of them: flow, PSN, the two opcodes); None if unreadable."""
+    pkts = pcap_udp(path)
+    if pkts is None:
+        return None
+    seen, bad, n = {}, [], 0
+    for s, d, port, pl in pkts:
+        b = _bth(pl) if port == ROCE_PORT else None
+        if b is None or b[0] in NOT_SOURCES:
+            continue
+        n += 1
+        op, qp, psn = b
+        hdr = (op, bytes(pl[12:28]) if op in RETH_OPCODES else b"")
+        old = seen.setdefault((s, d, qp, psn), hdr)
+        if old != hdr:
+            bad.append({"flow": f"{s}>{d} qp {qp:#x}", "psn": psn,
+                        "opcodes": [f"{old[0]:#04x}", f"{op:#04x}"]})
+            seen[(s, d, qp, psn)] = hdr
+    return {"packets": n, "flows": len({k[:3] for k in seen}), "conflicts": len(bad),
+            "first": bad[:5]}
 
 
 # ---- recovery latency (topo.sh --capture-out: wan.pcap and out.pcap) -------
@@ -1073,6 +1112,11 @@ def main(argv):
         need(1); print(restored_by_kind(d).get(rest[0], 0))
     elif cmd == "lost-sources":
         need(2); v = lost_sources(d, rest[0], rest[1]); print("?" if v is None else v)
+    elif cmd == "psn-conflicts":
+        if len(rest) > 1:
+            need(1)
+        v = psn_conflicts(os.path.join(d, rest[0] if rest else "out.pcap"))
+        print("?" if v is None else json.dumps(v, sort_keys=True))
     elif cmd == "recovery-latency":
         need(0)
         doc = recovery_latency(d)

@@ -14,7 +14,7 @@ pkgs=(
   "rustc-web=$RUST_WEB_VER" "rust-web-src=$RUST_WEB_VER"
   "libstd-rust-web-dev=$RUST_WEB_VER" "libstd-rust-web-1.85=$RUST_WEB_VER"
   clang lld llvm libclang-dev
-  flex bison bc libelf-dev libssl-dev cpio xz-utils kmod rsync
+  flex bison bc libelf-dev libssl-dev cpio xz-utils kmod rsync patch
   qemu-system-x86
   iproute2 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
   python3-yaml python3-jsonschema python3-matplotlib tcpdump jq nftables ethtool

@@ -407,6 +407,41 @@ class Captures(unittest.TestCase):
         self.assertEqual(results.lost_sources(d, a, b), 3)
 
 
+class PsnConflicts(unittest.TestCase):
+    """results.psn_conflicts: a PSN a flow carried twice with different
+    headers, a resend out of step with the original."""
+
+    def test_the_recorded_rxe_retry_shift(self):
+        # gwb's capture toward host b in the 32-QP run that failed "status
+        # 9" before vm/kernel-patches/0001 (fixtures/README.md): the resend
+        # began with a zero-length WRITE Only (0x0a) where WRITE First (0x06)
+        # had been, and every later packet came a PSN late.
+        rc, out = cli("psn-conflicts", os.path.join(FIX, "rxe-retry-shift"))
+        self.assertEqual(rc, 0)
+        doc = json.loads(out)
+        self.assertEqual((doc["packets"], doc["flows"], doc["conflicts"]), (302, 1, 7))
+        self.assertEqual(doc["first"][0], {"flow": "192.0.2.1>203.0.113.1 qp 0x20",
+                                           "psn": 1612215, "opcodes": ["0x06", "0x0a"]})
+
+    def test_go_back_n_repeats_and_other_flows_are_no_conflict(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        a, b = "192.0.2.1", "203.0.113.1"
+        ops = {1: 0x06, 2: 0x07, 3: 0x08, 4: 0x0a}
+        frames = [roce_frame(a, b, ops[p], 17, p) for p in (1, 2, 3, 4)]
+        frames += [roce_frame(a, b, ops[p], 17, p) for p in (2, 3, 4)]  # go-back-N
+        frames += [roce_frame(a, b, 0x0a, 18, 2),  # PSN 2 of another QP
+                   roce_frame(b, a, 0x11, 17, 3)]  # an ACK
+        pcap(os.path.join(d, "out.pcap"), frames)
+        doc = results.psn_conflicts(os.path.join(d, "out.pcap"))
+        self.assertEqual((doc["packets"], doc["flows"], doc["conflicts"]), (8, 2, 0))
+        # The same resend a PSN late: PSN 3 as First, 4 as Middle.
+        frames += [roce_frame(a, b, 0x06, 17, 3), roce_frame(a, b, 0x07, 17, 4)]
+        pcap(os.path.join(d, "out.pcap"), frames)
+        self.assertEqual(results.psn_conflicts(os.path.join(d, "out.pcap"))["conflicts"], 2)
+        self.assertEqual(cli("psn-conflicts", d, "none.pcap"), (0, "?"))
+
+
 class DemoTable(unittest.TestCase):
     """The demo's rows and table from the recorded cells, against the JSON
     that run wrote."""
