@@ -98,12 +98,16 @@
 #          default 8 spare flows a side, 32 for 32 QPs (spare-flows, the
 #          burst of queue pairs protected from their first packet). Every
 #          transfer completes;
-#          gwa protected each QP with a sender flow of its own, and no
-#          QP's flow missed (passed before it was made, or unprotected
-#          before PARAM_ACK) more than 128 of its packets, rxe's window:
-#          no connection unprotected beyond its first round trip. gwb's
-#          capture toward B has no PSN a QP carried twice with different
-#          headers (rxe's resend out of step, vm/kernel-patches/0001).
+#          gwa protected each QP with a sender flow of its own (one removed
+#          before the dump counted from its flow-down event), and no QP
+#          passed more than 128 of its packets unprotected at gwa (waiting
+#          for its flow, before PARAM_ACK, or released provisional),
+#          rxe's window: no connection unprotected beyond its first round
+#          trip; where the host's links dropped nothing, also no QP's flow
+#          failed to code more than 128 of its packets (counted outside
+#          CREM). gwb's capture toward B has no PSN a QP carried twice with
+#          different headers (rxe's resend out of step,
+#          vm/kernel-patches/0001).
 #          Goodput (total and per flow) beside rxe's window ceiling (128 x
 #          MTU per RTT per QP), rxe's own recovery and CREM's counters are
 #          printed.
@@ -620,13 +624,29 @@ for l in open(sys.argv[1]):
       check "$q QP(s): the transfer completed" "all_done $d"
       check "$q QP(s): every resend carried each PSN as the original did (no PSN with two opcodes or RETHs)" \
         "[ \"\$(echo \"\$pc\" | jq -r .conflicts)\" = 0 ] && [ \"\$(echo \"\$pc\" | jq -r .packets)\" -gt 0 ]"
-      check "$q QP(s): gwa protected each QP with a sender flow of its own" "[ \"\$(qv flows)\" = $q ]"
-      # A QP's packets that its flow never saw (they passed before it was
-      # made) or passed unprotected (before PARAM_ACK): one window at most,
-      # its first round trip. `short` counts both (an unprotected packet is
-      # not a source); before stop 50 this check added `unprotected` again.
-      check "$q QP(s) (spare-flows $spares): no QP's flow missed more than 128 of its packets" \
-        "[ \$(qv short_max) -le 128 ]"
+      check "$q QP(s): gwa protected each QP with a sender flow of its own (flows removed before the dump from their flow-down events)" \
+        "[ \"\$(qv flows)\" = $q ]"
+      # What gwa itself passed unprotected at a QP's start: packets that
+      # waited for their flow's creation (flow-waits, the netns's), and per
+      # flow those before PARAM_ACK (unprotected) or coded provisionally and
+      # released at a HELLO give-up (provisional-released): one window at
+      # most, rxe's 128 packets, its first round trip.
+      fw=$(res stats "$d" gwa flow-waits)
+      check "$q QP(s) (spare-flows $spares): no QP passed more than 128 packets unprotected at gwa (flow-waits $fw + the most one flow passed, $(qv passed_max))" \
+        "[ \$(( $fw + \$(qv passed_max) )) -le 128 ]"
+      # The same from outside CREM's counters: the QP's packets its flow
+      # never coded (`short`, which includes the above). It also counts a
+      # first transmission lost before gwa (its resend is no source), so it
+      # is asserted only when the host's sockets of the emulated links
+      # dropped nothing (32 QPs overfill them on a loaded host: 80,641 in
+      # one run of stop 51).
+      hd=$(res host-udp-drops "$d")
+      if [ "$hd" = 0 ]; then
+        check "$q QP(s): no QP's flow missed more than 128 of its packets (the host's links dropped none)" \
+          "[ \$(qv short_max) -le 128 ]"
+      else
+        say "$q QP(s): the host's links dropped $hd datagrams: the most packets a QP's flow never coded, $(qv short_max), counts first transmissions lost before gwa (not asserted)"
+      fi
     done
     ;;
   adversarial)

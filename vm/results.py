@@ -986,21 +986,47 @@ def flows(d, names=GATEWAYS):
     return out
 
 
+def flows_gone(d, name):
+    """The flows of NAME's flow-down events (events.NAME.log, `crem-ctl -j
+    monitor` lines after an uptime stamp): each flow as it was removed, its
+    last counters included."""
+    text = _read(os.path.join(d, f"events.{name}.log")) or ""
+    out = []
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line.split(" ", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        if isinstance(ev, dict) and ev.get("event") == "flow-down" and isinstance(ev.get("flow"), dict):
+            out.append(ev["flow"])
+    return out
+
+
 def qp_flows(d, name, messages, size, secs):
     """The sender flows of NAME (a gateway or host) that carried a transfer's
     queue pairs, each MESSAGES writes of SIZE octets in SECS seconds: the
     request flows that saw at least half of a QP's packets (the QPs' own; a
-    connection's control traffic is smaller). Per flow, `short`: the QP's
+    connection's control traffic is smaller), from the flow dump, and for a
+    QP the dump has none of, its flows removed before it (flow-down events:
+    a QP that finished early and went idle). Per flow, `short`: the QP's
     packets (MESSAGES x SIZE / the flow's RDMA MTU) it never counted as
-    sources: they passed before it existed, or unprotected, plus the sources
-    it coded provisionally and released unprotected (`provisional-released`:
-    HELLO unanswered); `unprotected`: those it passed unprotected (no
-    configuration yet; a part of `short`), and its goodput. {"flows": N,
-    "short_max", "unprotected_max", "mbps": [min, median, max]}; N 0 when
+    sources: they passed before it existed, or unprotected, or their first
+    transmission was lost before the gateway (a resent PSN is no source),
+    plus the sources it coded provisionally and released unprotected
+    (`provisional-released`: HELLO unanswered); `passed`: what the flow
+    itself counted as passed unprotected (`unprotected` plus
+    `provisional-released`; a part of `short`), and its goodput. {"flows":
+    N, "gone": of them from flow-down events, "short_max",
+    "unprotected_max", "passed_max", "mbps": [min, median, max]}; N 0 when
     none."""
-    out = {"flows": 0, "short_max": None, "unprotected_max": None, "mbps": None}
-    short, unprot, rates = [], [], []
-    for f in flows(d, [name]):
+    out = {"flows": 0, "gone": 0, "short_max": None, "unprotected_max": None,
+           "passed_max": None, "mbps": None}
+    short, unprot, passed, rates, gone = [], [], [], [], 0
+    dumped = flows(d, [name])
+    have = {(f.get("src"), f.get("dst"), f.get("dest-qp")) for f in dumped if f.get("side") == "csf"}
+    later = [f for f in flows_gone(d, name)
+             if (f.get("src"), f.get("dst"), f.get("dest-qp")) not in have]
+    for f in dumped + later:
         mtu = f.get("rdma-mtu") or 0
         if f.get("side") != "csf" or f.get("kind") != "requests" or mtu <= 0:
             continue
@@ -1008,12 +1034,15 @@ def qp_flows(d, name, messages, size, secs):
         st = f.get("stats", {})
         if get(st, "sources") * 2 < expected:
             continue
+        gone += f in later
         short.append(max(0, expected - get(st, "sources")) + get(st, "provisional-released"))
         unprot.append(get(st, "unprotected"))
+        passed.append(get(st, "unprotected") + get(st, "provisional-released"))
         if secs > 0:
             rates.append(round(get(st, "source-octets") * 8 / secs / 1e6, 3))
     if short:
-        out.update({"flows": len(short), "short_max": max(short), "unprotected_max": max(unprot),
+        out.update({"flows": len(short), "gone": gone, "short_max": max(short),
+                    "unprotected_max": max(unprot), "passed_max": max(passed),
                     "mbps": [min(rates), median(rates), max(rates)] if rates else None})
     return out
 
