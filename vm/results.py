@@ -62,9 +62,12 @@ with a note on stderr; predicates answer by exit status):
                                    JSON object per line
   results.py qp-flows DIR NAME MESSAGES SIZE SECS  the sender flows of NAME
                                    that carried a transfer's QPs (MESSAGES x
-                                   SIZE octets each, in SECS s): how many,
-                                   the most packets one never saw, the most
-                                   it passed unprotected, goodput min /
+                                   SIZE octets each, in SECS s; a flow gone
+                                   before the dump from its flow-down event):
+                                   how many (gone: of them removed), the
+                                   most packets one never coded, the most it
+                                   passed unprotected (and released
+                                   provisional: passed_max), goodput min /
                                    median / max, JSON
   results.py rxe DIR [HOST]        rxe's counters, summed over the transfers
                                    (HOST a or b; both by default), JSON
@@ -535,13 +538,16 @@ def psn_conflicts(path):
     RETH. A go-back-N resend repeats each PSN's packet exactly, so any such
     PSN is a resend out of step with the original (rxe's retry past an
     acknowledged WQE, vm/kernel-patches/0001: a zero-length packet at the
-    next WQE's first PSN and every later one a PSN late). JSON-able dict:
+    next WQE's first PSN and every later one a PSN late). Only where the
+    headers differ does it show: a message's boundaries (a Middle shifted
+    onto a Middle looks the same), so a shift of a whole message or more
+    shows at least once per message. JSON-able dict:
     packets (source packets read), flows, conflicts (PSNs), first (up to 5
     of them: flow, PSN, the two opcodes); None if unreadable."""
     pkts = pcap_udp(path)
     if pkts is None:
         return None
-    seen, bad, n = {}, [], 0
+    seen, bad, n = {}, {}, 0
     for s, d, port, pl in pkts:
         b = _bth(pl) if port == ROCE_PORT else None
         if b is None or b[0] in NOT_SOURCES:
@@ -550,12 +556,11 @@ def psn_conflicts(path):
         op, qp, psn = b
         hdr = (op, bytes(pl[12:28]) if op in RETH_OPCODES else b"")
         old = seen.setdefault((s, d, qp, psn), hdr)
-        if old != hdr:
-            bad.append({"flow": f"{s}>{d} qp {qp:#x}", "psn": psn,
-                        "opcodes": [f"{old[0]:#04x}", f"{op:#04x}"]})
-            seen[(s, d, qp, psn)] = hdr
+        if old != hdr and (s, d, qp, psn) not in bad:
+            bad[(s, d, qp, psn)] = {"flow": f"{s}>{d} qp {qp:#x}", "psn": psn,
+                                    "opcodes": [f"{old[0]:#04x}", f"{op:#04x}"]}
     return {"packets": n, "flows": len({k[:3] for k in seen}), "conflicts": len(bad),
-            "first": bad[:5]}
+            "first": list(bad.values())[:5]}
 
 
 # ---- recovery latency (topo.sh --capture-out: wan.pcap and out.pcap) -------
@@ -1022,11 +1027,19 @@ def qp_flows(d, name, messages, size, secs):
     out = {"flows": 0, "gone": 0, "short_max": None, "unprotected_max": None,
            "passed_max": None, "mbps": None}
     short, unprot, passed, rates, gone = [], [], [], [], 0
+
+    def key(f):
+        # A flow's id, or (a flow closing before its Flow ID was kept
+        # reports id 0) its addresses, dest QP, side and kind.
+        return f.get("id") or (f.get("src"), f.get("dst"), f.get("dest-qp"), f.get("side"), f.get("kind"))
     dumped = flows(d, [name])
-    have = {(f.get("src"), f.get("dst"), f.get("dest-qp")) for f in dumped if f.get("side") == "csf"}
-    later = [f for f in flows_gone(d, name)
-             if (f.get("src"), f.get("dst"), f.get("dest-qp")) not in have]
-    for f in dumped + later:
+    seen = {key(f) for f in dumped}
+    later = []
+    for f in flows_gone(d, name):  # not in the dump (the netns's exit comes after it), once each
+        if key(f) not in seen:
+            seen.add(key(f))
+            later.append(f)
+    for f, was_gone in [(f, False) for f in dumped] + [(f, True) for f in later]:
         mtu = f.get("rdma-mtu") or 0
         if f.get("side") != "csf" or f.get("kind") != "requests" or mtu <= 0:
             continue
@@ -1034,7 +1047,7 @@ def qp_flows(d, name, messages, size, secs):
         st = f.get("stats", {})
         if get(st, "sources") * 2 < expected:
             continue
-        gone += f in later
+        gone += was_gone
         short.append(max(0, expected - get(st, "sources")) + get(st, "provisional-released"))
         unprot.append(get(st, "unprotected"))
         passed.append(get(st, "unprotected") + get(st, "provisional-released"))

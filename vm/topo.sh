@@ -60,7 +60,9 @@
 #                      and buffered in the guest until the end (tcpdump's
 #                      counts in DIR/{wan,out}.pcap.log): the two ends of
 #                      gwb, one clock, for results.py recovery-latency (the
-#                      hosts capture nothing unless --capture is given too)
+#                      hosts capture nothing unless --capture is given too);
+#                      N:out captures out.pcap alone (one tcpdump less on
+#                      the WAN VM's CPU)
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
 #   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
 #                      dual-stack, ib_write_bw by GID index without RDMA CM,

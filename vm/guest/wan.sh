@@ -21,7 +21,9 @@
 #     (same netns, same clock), instead of capture=: up to N packets of each,
 #     headers only, what crosses the WAN to it (as capture=) to wan.pcap
 #     and the RoCEv2 packets it sends out toward B (eth1, outgoing only) to
-#     out.pcap; tcpdump's counts (drops included) in wan/out.pcap.log
+#     out.pcap; tcpdump's counts (drops included) in wan/out.pcap.log;
+#     capture_out=N:out: out.pcap alone (one tcpdump less on this VM's one
+#     CPU: results.py psn-conflicts reads nothing else)
 set -u
 . "$(dirname "$0")/common.sh"
 rtt=${arg_rtt_ms:-10} loss=${arg_loss_pct:-0} rate=${arg_rate_mbit:-0}
@@ -155,10 +157,14 @@ if [ -n "${arg_capture_out:-}" ]; then
   # The limit heads the log: a capture that reached it ended early, and
   # results.py counts nothing past its end.
   mkdir -p /tmp/cap
-  for f in wan out; do echo "limit $arg_capture_out" >/tmp/cap/$f.pcap.log; done
-  ip netns exec gwb tcpdump -i wb -s 256 -B 8192 -c "$arg_capture_out" -w /tmp/cap/wan.pcap \
-    udp port 4791 or udp port 7470 2>>/tmp/cap/wan.pcap.log & cap_wan=$!
-  ip netns exec gwb tcpdump -Q out -i eth1 -s 256 -B 8192 -c "$arg_capture_out" \
+  cap_n=${arg_capture_out%:out} cap_files="wan out" cap_wan=""
+  [ "$cap_n" = "$arg_capture_out" ] || cap_files=out
+  for f in $cap_files; do echo "limit $cap_n" >/tmp/cap/$f.pcap.log; done
+  if [ "$cap_files" != out ]; then
+    ip netns exec gwb tcpdump -i wb -s 256 -B 8192 -c "$cap_n" -w /tmp/cap/wan.pcap \
+      udp port 4791 or udp port 7470 2>>/tmp/cap/wan.pcap.log & cap_wan=$!
+  fi
+  ip netns exec gwb tcpdump -Q out -i eth1 -s 256 -B 8192 -c "$cap_n" \
     -w /tmp/cap/out.pcap udp port 4791 2>>/tmp/cap/out.pcap.log & cap_out=$!
   sleep 1
 elif [ -n "${arg_capture:-}" ]; then
@@ -180,7 +186,7 @@ if [ -n "${arg_capture_out:-}" ]; then
   # SIGINT: tcpdump writes what it buffered and its counts, then exits.
   kill -INT $cap_wan $cap_out 2>/dev/null; wait $cap_wan $cap_out
   cp /tmp/cap/* $OUT/ && rm -rf /tmp/cap
-  log "captures at gwb: $(cat $OUT/wan.pcap.log $OUT/out.pcap.log | grep packets | tr '\n' ' ')"
+  log "captures at gwb: $(for f in $cap_files; do cat $OUT/$f.pcap.log; done | grep packets | tr '\n' ' ')"
 fi
 [ "$crem" != off ] && droptrace_stop $OUT/kfree_skb.wan.txt
 for ns in gwa gwb; do ip netns exec $ns tc -s qdisc show | sed -n 's/^ Sent/  '$ns' Sent/p'; done
