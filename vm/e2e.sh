@@ -281,7 +281,8 @@ case $case_ in
     named=$(gw "$out/b" totals.coded-retx-lost)
     lost=$(res lost-sources "$out/b" 192.0.2.1 203.0.113.1) retx_a=$(res stats "$out/b" gwa totals.coded-retx)
     say "burst: coded-retx=$retx for $named lost packets requested, restored=$restored" \
-      "requests=$(gw "$out/b" totals.requests-sent) fallbacks=$(gw "$out/b" totals.fallbacks);" \
+      "requests=$(gw "$out/b" totals.requests-sent) fallbacks=$(gw "$out/b" totals.fallbacks)" \
+      "restore-no-header=$(gw "$out/b" totals.restore-no-header);" \
       "a -> b: $lost source packets lost on the WAN (captures), gwa sent $retx_a coded symbols"
     # burst_done DIR LABEL: the transfers that did not complete are
     # reported, not failed (the issue asks for recovery by coded
