@@ -12,7 +12,6 @@ variant=${1:-normal}
 case "$variant" in normal|debug) ;; *) die "usage: build-kernel.sh normal|debug" ;; esac
 [ -f "$KSRC_TARBALL" ] || die "$KSRC_TARBALL missing: run 'make setup'"
 [ -x "$BINDGEN" ] || die "bindgen not found at $BINDGEN: run 'make setup'"
-[ -z "$(kernel_patches)" ] || command -v patch >/dev/null || die "patch not found: run 'make setup'"
 
 src=$(kernel_src)
 out=$(kernel_dir "$variant")
