@@ -308,6 +308,10 @@ impl SymbolStore for CrfIo<'_, '_> {
 }
 
 impl Delivery for CrfIo<'_, '_> {
+    fn can_restore(&self) -> bool {
+        self.stores.can_restore()
+    }
+
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         let r = self.stores.restored(psn, payload, hold);
         trace::restore(self.sink.key(), psn, hold, r == Restored::Verified);

@@ -537,6 +537,13 @@ impl SymbolStore for Stores {
 }
 
 impl Delivery for Stores {
+    fn can_restore(&self) -> bool {
+        // `inject::restore` builds a packet from the flow's template, which
+        // its first packet fills in (a receiver flow made by a HELLO has
+        // none until then).
+        self.tpl.noted
+    }
+
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         let skb = match inject::restore(&self.tpl, payload) {
             Ok(skb) => skb,

@@ -313,6 +313,49 @@ fn restoration_without_a_header_is_no_icrc_failure() {
     assert!(!rig.host.delivered.iter().any(|d| d.psn == 2));
 }
 
+/// A receiver flow made after its flow's packets passed (its first HELLO
+/// lost: stop 51's e2e-burst, a READ-response flow) learns their blocks
+/// from the REPAIRs and finds every position empty. It can rebuild none of
+/// them (no packet of the flow seen), so it asks for none: before, it asked
+/// for all 16 of each block, two coded rounds and a Source Copy fallback,
+/// 58 coded symbols and 9 copies for packets that had been delivered.
+#[test]
+fn blocks_of_a_flow_never_seen_are_not_requested() {
+    let (mut rig, mut csf, _p) = setup(16, 2, 32);
+    rig.host.header_known = false;
+    for b in 0..2 {
+        for r in csf.ordinary(b) {
+            rig.repair_bytes(&r, false);
+        }
+    }
+    let mut asked = 0;
+    for _ in 0..4 {
+        let t = rig.now + 50 * MS;
+        rig.advance(t);
+        let sent = rig.sent();
+        let reqs = requests(&sent);
+        asked += reqs.len();
+        let answers: Vec<_> = reqs.iter().flat_map(|r| csf.answer(r)).collect();
+        for a in answers {
+            rig.repair_bytes(&a, false);
+        }
+    }
+    assert_eq!(asked, 0);
+    let c = *rig.crf.counters();
+    assert_eq!(c.blocks_unrestorable, 2);
+    assert_eq!(c.psns_abandoned, 32);
+    assert_eq!(rig.crf.open_blocks(), 0);
+    // The same blocks with a header known: both are asked for.
+    let (mut rig, csf, _p) = setup(16, 2, 32);
+    for b in 0..2 {
+        for r in csf.ordinary(b) {
+            rig.repair_bytes(&r, false);
+        }
+    }
+    rig.advance(50 * MS);
+    assert!(requests(&rig.sent()).len() >= 2);
+}
+
 #[test]
 fn malformed_decode_is_counted() {
     let (mut rig, csf, p) = setup(4, 1, 8);

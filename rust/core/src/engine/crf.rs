@@ -177,6 +177,16 @@ pub trait Delivery {
     /// (`hold == true`; a caller that cannot keep it may inject it at
     /// once). Returns what became of it.
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored;
+    /// Whether [`Delivery::restored`] could build a packet of the flow now,
+    /// i.e. would not answer [`Restored::NoHeader`]. The CRF asks for no
+    /// repair of a flow it cannot rebuild a packet of: a receiver flow made
+    /// after its first packets passed (its first HELLO lost) learns their
+    /// blocks from the REPAIRs, finds every position empty, and would
+    /// otherwise spend both coded rounds and a fallback on packets that were
+    /// delivered. Default: always.
+    fn can_restore(&self) -> bool {
+        true
+    }
     /// Injects the packet held for `psn` (a source for which
     /// [`SourceVerdict::Hold`] was returned, or a restored packet given with
     /// `hold`). A PSN the caller does not hold is ignored.
@@ -450,6 +460,9 @@ pub struct Counters {
     pub blocks_evicted_window: u64,
     /// Blocks that went to the Source Copy fallback.
     pub blocks_fell_back: u64,
+    /// Blocks given up unrequested: the host could rebuild no packet of the
+    /// flow ([`Delivery::can_restore`]).
+    pub blocks_unrestorable: u64,
     /// Blocks released to RDMA's own recovery.
     pub blocks_released: u64,
     /// PSNs CREM gave up on (left to RDMA).

@@ -195,6 +195,9 @@ impl SymbolStore for Host {
 }
 
 impl Delivery for Host {
+    fn can_restore(&self) -> bool {
+        self.header_known
+    }
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
         if !self.header_known {
             return Restored::NoHeader;

@@ -679,6 +679,14 @@ impl<St: CrfStorage> Crf<St> {
             self.set_deadline(b, NEVER);
             return;
         }
+        if !host.can_restore() {
+            // Nothing it lacks could be rebuilt (no packet of the flow seen):
+            // most likely it passed before the flow was made, and if it was
+            // lost, the RDMA transport's resend is the flow's first packet.
+            inc(&mut self.counters.blocks_unrestorable);
+            self.abandon_block(b, host);
+            return;
+        }
         if !x.counted_incomplete {
             inc(&mut self.counters.blocks_incomplete);
             report::add32(&mut self.report.iv.incomplete, 1);
