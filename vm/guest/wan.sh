@@ -206,11 +206,15 @@ if [ "$crem" != off ]; then
     ip netns exec $ns "$arg_ctl" -j flow >$OUT/flows.$ns.json
     ip netns exec $ns "$arg_ctl" stats; ip netns exec $ns "$arg_ctl" flow
   done
-  # flow-set on gwa's busiest sender flow (its configuration is in effect; a
+  # flow-set on gwa's busiest sender requests flow (its configuration is in effect; a
   # flow of a few packets may still wait for its first one's Effective PSN):
   # a pin the kernel takes, and two it refuses with their reasons
   # (flowset.log, checked by e2e.sh lossy).
-  id=$(jq -r '[.flow[] | select(.side == "csf" and .id > 0 and .state == "protected")]
+  # A requests flow: a PATH_REPORT names a flow by addresses and QP, which a
+  # READ-response flow of the same QP shares with it; the module counts it
+  # at another flow of the QP (stop 51: e2e lossy once picked a responses
+  # flow, the busiest, which counted none while the netns took the report).
+  id=$(jq -r '[.flow[] | select(.side == "csf" and .kind == "requests" and .id > 0 and .state == "protected")]
     | max_by(.stats.sources) | .id // empty' $OUT/flows.gwa.json)
   if [ -n "$id" ]; then
     { ip netns exec gwa "$arg_ctl" flow set "$id" side csf k 8 m 1 && echo "pin: ok"
