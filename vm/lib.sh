@@ -24,7 +24,7 @@ kernel_key() {
     cat "$here/kernel.config"
     [ "$variant" = debug ] && cat "$here/kernel-debug.config"
     cat "$here/build-kernel.sh"
-    kernel_patches | xargs -r cat
+    kernel_patch_text
   } | sha256sum | cut -c1-16
 }
 
@@ -35,13 +35,14 @@ kernel_patches() {
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
   find "$here/kernel-patches" -maxdepth 1 -name '*.patch' 2>/dev/null | LC_ALL=C sort
 }
+kernel_patch_text() { kernel_patches | xargs -r cat; }
 
 # kernel_dir VARIANT: the build (O=) directory of that variant.
 kernel_dir() { echo "$CREM_CACHE/kernel-$1-$(kernel_key "$1")"; }
 # The source tree is per patch set: a patched tree never passes for the
 # packaged one, or the other way round.
 kernel_src() {
-  echo "$CREM_CACHE/src-$(kernel_pkg_version | tr '~' '_')-p$(kernel_patches | xargs -r cat | sha256sum | cut -c1-8)"
+  echo "$CREM_CACHE/src-$(kernel_pkg_version | tr '~' '_')-p$(kernel_patch_text | sha256sum | cut -c1-8)"
 }
 
 # kvm_usable: "yes" if a probe boot under KVM works here, else "no". KVM is

@@ -81,7 +81,9 @@ with a note on stderr; predicates answer by exit status):
                                    different headers (opcode, RETH) in
                                    DIR/PCAP (out.pcap: topo.sh
                                    --capture-out): a resend out of step with
-                                   the original; JSON ("?" if unreadable)
+                                   the original, with wan.sh's count of
+                                   the capture (limit, dropped_by_kernel);
+                                   JSON ("?" if unreadable)
   results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
                                    packets lost before gwb, restored by its
                                    CRF or retransmitted by rxe, and their
@@ -1157,7 +1159,10 @@ def main(argv):
     elif cmd == "psn-conflicts":
         if len(rest) > 1:
             need(1)
-        v = psn_conflicts(os.path.join(d, rest[0] if rest else "out.pcap"))
+        name = rest[0] if rest else "out.pcap"
+        v = psn_conflicts(os.path.join(d, name))
+        if v is not None:
+            v["capture"] = capture_log(d, name[:-len(".pcap")] if name.endswith(".pcap") else name)
         print("?" if v is None else json.dumps(v, sort_keys=True))
     elif cmd == "recovery-latency":
         need(0)
