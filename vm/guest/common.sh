@@ -29,6 +29,21 @@ wait_file() {
     i=$((i + 1)); [ "$i" -gt $(($2 * 10)) ] && return 1; sleep 0.1
   done
 }
+# joined: of the netlink sockets /proc/net/netlink lists on stdin, the
+# generic netlink ones that joined a multicast group. Its Groups column
+# shows group IDs below 32: genetlink hands them out from 2 upward, and this
+# small a system registers far fewer families with groups.
+joined() { awk '$2 == 16 && $4 != "00000000" { n++ } END { print n + 0 }'; }
+# wait_joined N SECS [PREFIX...]: until N generic netlink sockets have
+# joined a group in the namespace PREFIX runs in (e.g. ip netns exec n1).
+# A listener that is still subscribing misses what comes first: tests wait
+# for it instead of sleeping.
+wait_joined() {
+  local want=$1 secs=$2 i=0; shift 2
+  while [ "$("$@" cat /proc/net/netlink | joined)" -lt "$want" ]; do
+    i=$((i + 1)); [ "$i" -gt $((secs * 10)) ] && return 1; sleep 0.1
+  done
+}
 # load_crem: insmod the module under test if the run asks for it.
 load_crem() {
   [ -n "${arg_module:-}" ] || return 0

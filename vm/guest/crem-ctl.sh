@@ -141,11 +141,12 @@ fixed "flow set: m alone is a usage error (exit 2)" 2 "give both k and m, or ada
 check "flow del: bad ID (exit 2)" 2 "not a flow ID" "$CTL" flow del x
 
 # --- notifications -----------------------------------------------------------------
-"$CTL" -j monitor --count 2 >/tmp/mon.json 2>&1 &
+base=$(joined </proc/net/netlink)
+timeout 120 "$CTL" -j monitor --count 2 >/tmp/mon.json 2>&1 &
 mpid=$!
-"$CTL" monitor --count 2 >/tmp/mon.txt 2>&1 &
+timeout 120 "$CTL" monitor --count 2 >/tmp/mon.txt 2>&1 &
 tpid=$!
-sleep 1
+wait_joined $((base + 2)) 60 || bad "both monitors subscribed within 60 s" "$(cat /proc/net/netlink)"
 "$CTL" set m 3
 "$CTL" set hold 500us
 wait $mpid; wait $tpid

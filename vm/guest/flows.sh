@@ -58,6 +58,7 @@ check "n1: gateway on port 7470, peer 10.0.0.2 for 192.0.2.0/24" 0 "^$" \
 
 # Listeners first: flow-up for each flow, flow-down for each deletion.
 # (cli.py --subscribe only sleeps a fixed time: sub.py stops after N.)
+base=$($N1 cat /proc/net/netlink | joined)
 $N1 timeout 600 "$CTL" -j monitor --count 12 >/tmp/ev-ctl.json 2>&1 &
 ctl_pid=$!
 $N1 timeout 600 "$CTL" monitor --count 12 >/tmp/ev-ctl.txt 2>&1 &
@@ -65,7 +66,7 @@ txt_pid=$!
 $N1 python3 /tmp/fl/sub.py 12 600 /tmp/sub.ready >/tmp/ev-ynl.json 2>&1 &
 ynl_pid=$!
 wait_file /tmp/sub.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-ynl.json)"
-sleep 0.5
+wait_joined $((base + 3)) 60 $N1 || bad "the three listeners subscribed within 60 s" "$($N1 cat /proc/net/netlink)"
 $N2 python3 /tmp/fl/hello.py 1 10
 if wait_flows 10; then ok "10 HELLOs from the peer set up 10 CRF flows"; else
   bad "10 HELLOs from the peer set up 10 CRF flows" "$($N1 $YNL --dump flow-get)"; fi
@@ -384,6 +385,7 @@ check "...protected, with an id from n1, peer 2001:db8:ff::1" 0 "^\[True\]$" \
   sh -c "$N2 $CTL -j flow side csf | python3 -c \"import json,sys; print([f['state'] == 'protected' and f['id'] > 0 and f['peer'] == '2001:db8:ff::1' and f['dst'] == '2001:db8:b::9' for f in json.load(sys.stdin)['flow'] if f['dest-qp'] == 0x99])\""
 # Teardown by configuration: the role off removes every flow, with flow-down.
 left=$(nflows)
+base=$($N1 cat /proc/net/netlink | joined)
 # A burst of $left notifications: more than a default socket buffer holds
 # (about 100), so both listeners must have asked for more.
 $N1 python3 /tmp/fl/sub.py "$left" 120 /tmp/sub2.ready >/tmp/ev-off.json 2>&1 &
@@ -398,7 +400,7 @@ CREM_CTL_MONITOR_RCVBUF=2048 $N1 sh -c 'exec "$0" -j monitor -t --count "$1"' "$
   >/tmp/ev-small.json 2>/tmp/ev-small.err &
 small=$!
 wait_file /tmp/sub2.ready 60 || bad "YNL subscriber ready" "$(cat /tmp/ev-off.json)"
-sleep 1 # crem-ctl subscribes in well under a second
+wait_joined $((base + 3)) 60 $N1 || bad "the three listeners subscribed within 60 s" "$($N1 cat /proc/net/netlink)"
 kill -STOP $small
 $N1 "$CTL" set role disabled port 0
 wait $sub
