@@ -796,6 +796,7 @@ impl Engine {
                 (fs::PROACTIVE_LIMITED, k.drops.proactive_limited),
                 (fs::PROACTIVE_COVERED, k.proactive_covered),
                 (fs::PROVISIONAL_RELEASED, k.provisional_released),
+                (fs::TAIL_INFOS, k.tail_infos),
                 (fs::CONGESTION_CAPPED, f.policy_counters().congestion_capped),
             ] {
                 c.set(i, v);
@@ -839,6 +840,7 @@ impl Engine {
                 (fs::BLOCKS_INCOMPLETE, k.blocks_incomplete),
                 (fs::REPAIRS_CE, k.repairs_ce),
                 (fs::RESTORE_NO_HEADER, k.restore_no_header),
+                (fs::BLOCKS_UNRESTORABLE, k.blocks_unrestorable),
                 (fs::SOURCES_CE, k.sources_ce),
             ] {
                 c.set(i, v);

@@ -507,7 +507,14 @@ proptest! {
         if m == 0 {
             h.timer(10 * MS);
         }
-        let ordinary = h.reps();
+        let mut ordinary = h.reps();
+        if m == 0 {
+            // No ordinary round: the tail notice says where the block ends.
+            prop_assert_eq!(ordinary.len(), 1);
+            let n = &ordinary[0];
+            prop_assert!(n.info && n.last && n.session_id == 0 && n.k == k, "{:?}", n);
+            ordinary.clear();
+        }
         prop_assert_eq!(ordinary.len(), m as usize);
         let lost: Bitmap = (0..k).filter(|j| lost_bits >> (j % 64) & 1 == 1).collect();
         prop_assume!(!lost.is_empty());

@@ -1283,3 +1283,79 @@ fn sources_coded_before_a_hello_give_up_are_counted_released() {
     );
     assert_eq!(p.snd.counters().early_dropped, 1);
 }
+
+/// A sparse flow (one-packet messages 20 ms apart, as rping's or NVMe's
+/// commands are) whose m/k bucket is dry or whose m is 0: a lost message
+/// is the last packet of its burst, no packet follows it and no ordinary
+/// repair tells where its block ends. The tail notice (INFO with LAST at
+/// the end of the burst) lets the CRF request it: it is restored before
+/// the next message leaves. Without the notice (`tail_info: false`, the
+/// behaviour before stop 52) no lost message is restored: the RDMA
+/// transport's timer would be the only recovery.
+#[test]
+fn lost_tails_of_sparse_bursts_are_restored() {
+    for (m, tail) in [(0u8, true), (2, true), (0, false), (2, false)] {
+        let mut sp = sender_params(16, m);
+        sp.csf.tail_info = tail;
+        let mut p = Pair::new(
+            Box::new(Snd::new(sp)),
+            Box::new(Rcv::new(receiver_params())),
+        );
+        p.start();
+        let (mut lost, mut late): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for i in 0..40u32 {
+            p.advance(20 * MS * (i as u64 + 1));
+            // Whatever was lost before must be there by now.
+            let have = p.delivered();
+            late.extend(lost.iter().filter(|l| !have.contains(l)));
+            lost.clear();
+            let drop = i % 4 == 3;
+            p.source(i, drop);
+            if drop {
+                lost.push(i);
+            } else if p.delivered().len() == i as usize + 1 {
+                // The RDMA receiver acknowledges what it has in order.
+                p.rdma_ack(i);
+            }
+        }
+        p.advance(p.now + 20 * MS);
+        let have = p.delivered();
+        late.extend(lost.iter().filter(|l| !have.contains(l)));
+        let c = p.snd.csf_counters();
+        let restored = p.rcv.crf_counters().restored;
+        if tail {
+            assert!(late.is_empty(), "m {m}: not restored in 20 ms: {late:?}");
+            assert_eq!(restored, 10, "m {m}");
+            // Only the lost messages' blocks end idle (the others are
+            // acknowledged first, here at once). Each is told by its
+            // ordinary round's LAST or by one notice: with m = 0 all ten,
+            // with m = 2 those the bucket had no repair for.
+            assert_eq!(c.blocks_closed_idle, 10, "m {m}");
+            if m == 0 {
+                assert_eq!(c.tail_infos, 10);
+            } else {
+                assert!((1..10).contains(&c.tail_infos), "m {m}: {c:?}");
+                assert!(c.drops.repair_rate_limited > 0, "m {m}: {c:?}");
+            }
+            // Each notice drew one coded symbol for its one lost source;
+            // no Source Copy (no fallback).
+            assert_eq!(
+                (c.repairs_retx, c.retx_lost, c.repairs_source_copy),
+                (c.tail_infos, c.tail_infos, 0),
+                "m {m}"
+            );
+        } else {
+            assert_eq!(c.tail_infos, 0);
+            // Only ordinary repairs (while the bucket lasts) restore any.
+            // A lost message waits for the next one (here 20 ms; in a
+            // ping-pong the next waits for it: the RDMA timer), unless an
+            // ordinary repair of the bucket's covered it (m = 2: 4 of 10
+            // wait at stop 52).
+            if m == 0 {
+                assert_eq!(late.len(), 10, "{late:?}");
+            } else {
+                assert!(!late.is_empty());
+            }
+        }
+    }
+}

@@ -83,6 +83,13 @@
 //!   is partial: the PSNs after its highest segment are unknown, not lost;
 //!   only a final fragment (SegmentNum ≤ 3) has its tail counted lost,
 //!   behind the in-flight guard (`csf/tc.rs`, `crf/tc.rs`).
+//! * Tail notice: at the end of a burst, the newest block whose ordinary
+//!   round sent no LAST (m = 0, or the m/k bucket empty: a sparse flow's
+//!   usual case) gets an INFO with LAST and Repair Session ID 0, so that
+//!   the CRF can find its lost tail incomplete and request it; without
+//!   it, no packet follows and only the RDMA timer recovers
+//!   (`Csf::tail_due`; [`CsfParams::tail_info`]). Not in selective-repeat
+//!   modes, nor while the breaker is open.
 //! * T/C AETH ACK timeout: when no report arrives for `tc_ack_timeout`
 //!   while blocks are outstanding, the CSF does not guess (the windowless
 //!   draft re-sends the newest PSNs); it counts the event and leaves
@@ -211,6 +218,11 @@ pub struct CsfParams {
     /// `tc_batch_time`, `tc_ack_timeout` and a nonzero `give_up_after`
     /// follow every SRTT ([`CsfParams::with_rtt`]); false: they stay.
     pub rtt_derived: bool,
+    /// At the end of a burst, tell the CRF where the newest block ends
+    /// when no ordinary repair did (m = 0, or the m/k bucket empty): an
+    /// INFO with LAST (`Csf::tail_due`). Without it a lost tail is seen by
+    /// no one but the RDMA transport's timer.
+    pub tail_info: bool,
 }
 
 impl CsfParams {
@@ -233,6 +245,7 @@ impl CsfParams {
         retx_burst_blocks: 4,
         fill_gaps: false,
         rtt_derived: false,
+        tail_info: true,
     };
 
     /// Shortest T/C AETH ACK timeout and response give-up age.
@@ -391,8 +404,11 @@ pub struct CsfCounters {
     pub retx_lost: u64,
     /// Source Copy symbols sent (requests and selective repeat).
     pub repairs_source_copy: u64,
-    /// INFO messages sent.
+    /// INFO messages sent (answers to range requests, and tail notices).
     pub repairs_info: u64,
+    /// … of them tail notices: INFO with LAST for the newest block at the
+    /// end of a burst, its ordinary round having sent no LAST.
+    pub tail_infos: u64,
     /// Proactive answer symbols sent (coded or Source Copy, for reported
     /// drops; not in `repairs_retx` or `repairs_source_copy`).
     pub repairs_proactive: u64,
@@ -558,6 +574,9 @@ pub struct Csf<St: CsfStorage> {
     /// Blocks starting before this PSN were looked at by `release_quiet`
     /// (None: from the oldest).
     quiet_from: Option<Psn>,
+    /// Block Start PSN of the newest block whose end the CRF was told: its
+    /// ordinary round sent LAST, or a tail notice went out for it.
+    told: Option<Psn>,
     counters: CsfCounters,
 }
 
@@ -597,6 +616,7 @@ impl<St: CsfStorage> Csf<St> {
             log: SendLog::new(),
             tc: TcState::default(),
             quiet_from: None,
+            told: None,
             counters: CsfCounters::default(),
         }
     }
@@ -1102,7 +1122,58 @@ impl<St: CsfStorage> Csf<St> {
         let spread = self.pending.map(|p| p.deadline);
         let age = self.age_deadline();
         let tc = self.tc_deadline();
-        [idle, spread, age, tc].into_iter().flatten().min()
+        let tail = self.tail_due();
+        [idle, spread, age, tc, tail].into_iter().flatten().min()
+    }
+
+    /// When the tail notice of the newest block is due, if one is: the
+    /// block is closed, holds a source, is neither acknowledged (then gone from the ring)
+    /// nor released, its ordinary round did not send LAST and none of it
+    /// is still queued, and the CSF is not muted (a provisional block's
+    /// repairs wait for PARAM_ACK, and its LAST with them).
+    ///
+    /// Draft ("Receiver Operation"): the CRF finds a block incomplete
+    /// after it has seen a packet beyond it "or all of its repair
+    /// symbols". At the end of a burst no packet follows, and a block
+    /// that sent no repair gives nothing to see: its lost tail would wait
+    /// for the RDMA transport's retransmission timer. An INFO with LAST
+    /// says "this block, these positions, no more symbols" (our ruling,
+    /// DESIGN §3): the CRF then requests what it lacks, and a coded
+    /// answer (one symbol per lost source at most) restores it within
+    /// about one RTT. It carries no symbol, so the m/k bound on ordinary
+    /// repair symbols does not apply; one per burst at most.
+    fn tail_due(&self) -> Option<Nanos> {
+        // Selective repeat covers a tail already (the T/C AETH guarded
+        // tail), and with coded retransmission off (circuit breaker) no
+        // request the notice draws would be answered.
+        if !self.params.tail_info || self.params.selective_repeat || !self.coded_retx || self.muted
+        {
+            return None;
+        }
+        // An open block's idle close comes first (and may send its round).
+        let b = self.ring.newest().filter(|b| !b.open)?;
+        let queued = self.pending.is_some_and(|p| p.block.start == b.start);
+        if b.present.is_empty() || b.released || queued || self.told == Some(b.start) {
+            return None;
+        }
+        Some(self.last_source.saturating_add(self.params.idle_timeout))
+    }
+
+    /// Sends the tail notice of the newest block (see [`Csf::tail_due`]).
+    fn send_tail<G, K, S>(&mut self, io: &mut CsfIo<'_, G, K, S>)
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        let n = self.ring.len().saturating_sub(1);
+        let Some(start) = self.ring.get(n).map(|b| b.start) else {
+            return;
+        };
+        self.told = Some(start);
+        if self.send_info_last(n, io) {
+            self.counters.tail_infos = self.counters.tail_infos.wrapping_add(1);
+        }
     }
 
     /// Runs what is due at `now`.
@@ -1145,6 +1216,9 @@ impl<St: CsfStorage> Csf<St> {
         }
         if self.pending.is_some_and(|p| now >= p.deadline) {
             self.flush_pending(io);
+        }
+        if self.tail_due().is_some_and(|d| now >= d) {
+            self.send_tail(io);
         }
         while self.age_deadline().is_some_and(|d| now >= d) {
             self.give_up_oldest(GiveUp::Age, io.store);

@@ -545,6 +545,10 @@ pub const FLOW_STATS_SOURCES_CE: u16 = 46;
 pub const FLOW_STATS_PROACTIVE_COVERED: u16 = 47;
 /// `flow-stats.provisional-released` (`CREM_A_FLOW_STATS_PROVISIONAL_RELEASED`).
 pub const FLOW_STATS_PROVISIONAL_RELEASED: u16 = 48;
+/// `flow-stats.tail-infos` (`CREM_A_FLOW_STATS_TAIL_INFOS`).
+pub const FLOW_STATS_TAIL_INFOS: u16 = 49;
+/// `flow-stats.blocks-unrestorable` (`CREM_A_FLOW_STATS_BLOCKS_UNRESTORABLE`).
+pub const FLOW_STATS_BLOCKS_UNRESTORABLE: u16 = 50;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2007,6 +2011,26 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CSF: sources coded under the provisional first configuration (sent while HELLO and PARAM_UPDATE await their answers) whose blocks were released unsent because the CRF refused it or HELLO went unanswered eight times: in sources too, yet never protected.",
         },
+        AttrSpec {
+            id: FLOW_STATS_TAIL_INFOS,
+            name: "tail-infos",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: tail notices sent: at the end of a burst, an INFO with LAST for the newest block when no ordinary repair ended its round (m 0, or m/k spent), so that the receiver can request the block's lost tail instead of leaving it to the RDMA retransmission timer (at most one a burst; none in selective-repeat modes).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_BLOCKS_UNRESTORABLE,
+            name: "blocks-unrestorable",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: incomplete blocks given up without a request because no packet of the flow has arrived to rebuild a restored packet's IP/UDP header from (requests for them would only draw symbols that cannot be used).",
+        },
     ],
 };
 
@@ -2834,8 +2858,12 @@ pub mod flow_stat {
     pub const PROACTIVE_COVERED: usize = 44;
     /// `flow-stats.provisional-released`.
     pub const PROVISIONAL_RELEASED: usize = 45;
+    /// `flow-stats.tail-infos`.
+    pub const TAIL_INFOS: usize = 46;
+    /// `flow-stats.blocks-unrestorable`.
+    pub const BLOCKS_UNRESTORABLE: usize = 47;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 46;
+    pub const N: usize = 48;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3077,6 +3105,16 @@ pub mod flow_stat {
             id: super::FLOW_STATS_PROVISIONAL_RELEASED,
             name: "provisional-released",
             kind: CounterKind::Value(PROVISIONAL_RELEASED),
+        },
+        Counter {
+            id: super::FLOW_STATS_TAIL_INFOS,
+            name: "tail-infos",
+            kind: CounterKind::Value(TAIL_INFOS),
+        },
+        Counter {
+            id: super::FLOW_STATS_BLOCKS_UNRESTORABLE,
+            name: "blocks-unrestorable",
+            kind: CounterKind::Value(BLOCKS_UNRESTORABLE),
         },
     ];
 }

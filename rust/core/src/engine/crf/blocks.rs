@@ -580,8 +580,11 @@ impl<St: CrfStorage> Crf<St> {
 
     /// LAST flag: the ordinary round is complete (trigger), or the answer
     /// to our request is (evaluate after the allowance, not the timeout).
+    /// An INFO with LAST answering no request (Repair Session ID 0) is a
+    /// tail notice: the block ended with no (more) ordinary repairs, so
+    /// its round is complete too (`Csf::tail_due`).
     pub(super) fn note_last(&mut self, b: usize, msg: &Repair<'_>, now: Nanos) {
-        if !msg.last || msg.info {
+        if !msg.last || (msg.info && msg.session_id != 0) {
             return;
         }
         let due = now.saturating_add(self.allowance());

@@ -244,6 +244,7 @@ impl<St: CsfStorage> Csf<St> {
             return;
         }
         let last = p.next >= p.m || (!self.params.spread && self.bucket.available() == 0);
+        let start = p.block.start;
         let t = p.block.cfg.t as usize;
         let hdr = header(
             self.flow_id,
@@ -270,7 +271,9 @@ impl<St: CsfStorage> Csf<St> {
             }
             _ => false,
         });
-        self.account(e, Kind::Ordinary);
+        if self.account(e, Kind::Ordinary) && last {
+            self.told = Some(start);
+        }
     }
 
     /// The m_eff ordinary repairs of closed block `n`, opened under a
@@ -313,7 +316,9 @@ impl<St: CsfStorage> Csf<St> {
             let e = emit(io.sink, io.scratch, &hdr, t, |sym| {
                 encode_from_store(io.gf, &store, &blk, i, &blk.present, sym)
             });
-            self.account(e, Kind::Ordinary);
+            if self.account(e, Kind::Ordinary) && last {
+                self.told = Some(blk.start);
+            }
         }
     }
 
@@ -501,27 +506,54 @@ impl<St: CsfStorage> Csf<St> {
         }
     }
 
-    /// INFO for block `n`: Block Start PSN, k and Present Bitmap only.
+    /// INFO for block `n`: Block Start PSN, k and Present Bitmap only,
+    /// answering the request `session`.
     pub(super) fn send_info<K, G, S>(&mut self, n: usize, session: u16, io: &mut CsfIo<'_, G, K, S>)
     where
         G: MulAcc + ?Sized,
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
+        self.info(n, session, false, io);
+    }
+
+    /// The tail notice of block `n`: INFO with LAST and Repair Session ID
+    /// 0 (no request has ID 0: it answers none). True if sent.
+    pub(super) fn send_info_last<K, G, S>(&mut self, n: usize, io: &mut CsfIo<'_, G, K, S>) -> bool
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
+        self.info(n, 0, true, io)
+    }
+
+    fn info<K, G, S>(
+        &mut self,
+        n: usize,
+        session: u16,
+        last: bool,
+        io: &mut CsfIo<'_, G, K, S>,
+    ) -> bool
+    where
+        G: MulAcc + ?Sized,
+        K: Sink + ?Sized,
+        S: SourceStore + ?Sized,
+    {
         let Some(blk) = self.ring.get(n).copied() else {
-            return;
+            return false;
         };
         let hdr = header(
             self.flow_id,
             &blk,
             blk.cfg.scheme,
             0,
-            false,
+            last,
             session,
             None,
             true,
         );
         let e = emit(io.sink, io.scratch, &hdr, 0, |_| true);
-        self.account(e, Kind::Info);
+        self.account(e, Kind::Info)
     }
 }
