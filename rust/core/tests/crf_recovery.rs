@@ -623,3 +623,60 @@ fn late_fallback_answer_still_restores_given_up_packets() {
     assert_eq!(rig.crf.counters().blocks_completed, 1);
     assert_eq!(rig.crf.open_blocks(), 0);
 }
+
+/// A tail notice (INFO, LAST, Repair Session ID 0) ends a block's round:
+/// the CRF requests the lost last source after the allowance, whatever
+/// the flow's scheme. Before the review fix a Source Copy flow's notice
+/// (scheme 0 in its header) was taken for an answer to a request and
+/// ignored: 0 requests.
+#[test]
+fn tail_notice_draws_a_request_in_every_scheme() {
+    use crem_core::engine::FecConfig;
+    use crem_core::fec::Scheme;
+    use crem_core::wire::FecScheme;
+    for scheme in [Scheme::CauchyRs, Scheme::SourceCopy] {
+        let mut rig = Rig::new(base_cfg());
+        let cfg = FecConfig {
+            id: 1,
+            scheme,
+            k: 4,
+            m: 0,
+            t: 80,
+        };
+        assert!(rig.crf.accept_config(cfg));
+        for q in 0..3u32 {
+            let v = rig.source(q, &send_packet(Psn::new(q), 60), false);
+            assert_ne!(v, SourceVerdict::Hold);
+        }
+        // PSN 3, the burst's last, is lost; the notice arrives.
+        let notice = Repair {
+            flow_id: FLOW,
+            last: true,
+            info: true,
+            config_id: 1,
+            scheme: FecScheme::from_u8(u8::from(scheme)),
+            k: 4,
+            repair_index: 0,
+            block_start: Psn::new(0),
+            session_id: 0,
+            present: bits(&[0, 1, 2, 3]),
+            lost: None,
+            symbol: &[],
+        };
+        let mut buf = vec![0u8; notice.encoded_len()];
+        notice.encode(&mut buf).unwrap();
+        rig.at(MS);
+        rig.repair_bytes(&buf, false);
+        rig.advance(3 * MS);
+        let sent = rig.sent();
+        let reqs = requests(&sent);
+        assert_eq!(reqs.len(), 1, "{scheme:?}");
+        match reqs[0].kind {
+            RequestKind::Block(b) => {
+                assert_eq!((b.block_start, b.k), (Psn::new(0), 4));
+                assert_eq!(b.lost, bits(&[3]), "{scheme:?}");
+            }
+            _ => panic!("{scheme:?}: a block request"),
+        }
+    }
+}

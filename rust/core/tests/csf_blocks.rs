@@ -568,3 +568,58 @@ fn retention_span_bounds_the_psns_retained() {
     assert_eq!(v.iter().filter(|&&r| r).count(), 10, "{v:?}");
     assert_eq!(h.csf.counters().drops.not_retained, 6);
 }
+
+fn notices(r: &[crem_core::wire::Repair<'_>]) -> usize {
+    r.iter()
+        .filter(|x| x.info && x.last && x.session_id == 0)
+        .count()
+}
+
+/// A new session (`SenderFlow::unprotect` restarts the CSF) starts
+/// untold: the RDMA transport's resend of a lost one-packet message at
+/// the PSN whose block had its notice gets a notice of its own. Before the
+/// review fix the CSF kept the last told Block Start PSN across a restart:
+/// 0 notices.
+#[test]
+fn a_restarted_csf_tells_a_block_at_a_psn_told_before() {
+    let mut h: H<8, 8192> = H::new(CsfParams::DEFAULT, Some(cfg(1, 4, 0, 64)));
+    h.src(0, 100, 1, &payload(100, 20));
+    h.timer(MS);
+    assert_eq!(notices(&h.reps()), 1);
+    h.csf.shutdown(&mut h.store);
+    h.csf.restart(CsfParams::DEFAULT);
+    h.csf.set_config(cfg(1, 4, 0, 64), Psn::ZERO).unwrap();
+    h.src(2 * MS, 100, 1, &payload(100, 20));
+    h.timer(3 * MS);
+    assert_eq!(notices(&h.reps()), 1);
+    assert_eq!(h.csf.counters().tail_infos, 2);
+}
+
+/// Spread mode: an older block's last spread repair (LAST) going out
+/// after the newest block's notice tells only that older block: the
+/// newest one's notice is sent once.
+#[test]
+fn a_tail_notice_goes_out_once_beside_spread_repairs() {
+    let p = CsfParams {
+        spread: true,
+        ..CsfParams::DEFAULT
+    };
+    let mut h: H<8, 8192> = H::new(p, Some(cfg(1, 4, 2, 64)));
+    h.csf.set_config(cfg(2, 4, 0, 64), Psn::new(4)).unwrap();
+    for i in 0..4u32 {
+        h.src(i as u64, i, 1, &payload(i, 20));
+    }
+    // The m 0 block opens; the m 2 block's repairs are spread.
+    h.src(10, 4, 1, &payload(4, 20));
+    let mut all = h.reps();
+    let mut t = 10;
+    while let Some(d) = h.csf.next_deadline().filter(|d| *d <= 5 * MS) {
+        t = t.max(d);
+        h.timer(t);
+        all.extend(h.reps());
+    }
+    assert_eq!(h.csf.counters().tail_infos, 1);
+    assert_eq!(notices(&all), 1);
+    let n = all.iter().find(|r| r.info).unwrap();
+    assert_eq!((n.block_start, n.k), (Psn::new(4), 1));
+}

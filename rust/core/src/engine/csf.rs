@@ -574,9 +574,6 @@ pub struct Csf<St: CsfStorage> {
     /// Blocks starting before this PSN were looked at by `release_quiet`
     /// (None: from the oldest).
     quiet_from: Option<Psn>,
-    /// Block Start PSN of the newest block whose end the CRF was told: its
-    /// ordinary round sent LAST, or a tail notice went out for it.
-    told: Option<Psn>,
     counters: CsfCounters,
 }
 
@@ -616,7 +613,6 @@ impl<St: CsfStorage> Csf<St> {
             log: SendLog::new(),
             tc: TcState::default(),
             quiet_from: None,
-            told: None,
             counters: CsfCounters::default(),
         }
     }
@@ -1153,7 +1149,7 @@ impl<St: CsfStorage> Csf<St> {
         // An open block's idle close comes first (and may send its round).
         let b = self.ring.newest().filter(|b| !b.open)?;
         let queued = self.pending.is_some_and(|p| p.block.start == b.start);
-        if b.present.is_empty() || b.released || queued || self.told == Some(b.start) {
+        if b.present.is_empty() || b.released || queued || b.told {
             return None;
         }
         Some(self.last_source.saturating_add(self.params.idle_timeout))
@@ -1167,10 +1163,11 @@ impl<St: CsfStorage> Csf<St> {
         S: SourceStore + ?Sized,
     {
         let n = self.ring.len().saturating_sub(1);
-        let Some(start) = self.ring.get(n).map(|b| b.start) else {
+        let Some(b) = self.ring.get_mut(n) else {
             return;
         };
-        self.told = Some(start);
+        // Told even if the send fails: one attempt a block (no retry storm).
+        b.told = true;
         if self.send_info_last(n, io) {
             self.counters.tail_infos = self.counters.tail_infos.wrapping_add(1);
         }

@@ -319,12 +319,14 @@ impl Policy {
             }
             self.repair_last = now;
         } else if r.repairs_received > 0 {
-            // A report without REPAIRs (m = 0 sends none) is no evidence
-            // that the REPAIR path got better: the signal holds until
-            // REPAIRs arrive clean (a coded retransmission answering a loss
-            // is one). Before, m came back as soon as it reached 0, and
-            // under constant CE the flows' m swung between 0 and the loss's
-            // m (line-edges `ce` failed 2 of 5 runs at stop 25).
+            // A report without REPAIRs (m = 0 sends no ordinary ones) is
+            // no evidence that the REPAIR path got better: the signal holds
+            // until REPAIRs arrive clean (a coded retransmission answering a
+            // loss is one, and so is a tail notice since stop 52: it crossed
+            // the same path unmarked). Before, m came back as soon as it
+            // reached 0, and under constant CE the flows' m swung between 0
+            // and the loss's m (line-edges `ce` failed 2 of 5 runs at stop
+            // 25).
             self.repair_onset = None;
         }
 

@@ -43,7 +43,8 @@ pub struct Block {
     pub(super) stage: Stage,
     /// Coded request rounds sent.
     pub(super) rounds: u8,
-    /// A packet beyond the block, or the LAST ordinary repair, was seen.
+    /// A packet beyond the block, the LAST ordinary repair, or the tail
+    /// notice (INFO with LAST, session 0) was seen.
     pub(super) triggered: bool,
     pub(super) deadline: Nanos,
     /// Request ID of the last request (the Repair Session ID to expect).
@@ -592,7 +593,9 @@ impl<St: CrfStorage> Crf<St> {
             return;
         };
         let old = x.deadline;
-        let answer = msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy;
+        // A tail notice is no answer, whatever the scheme it names (a
+        // Source Copy flow's blocks carry scheme 0 too).
+        let answer = !msg.info && (msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy);
         if !answer {
             if !x.triggered {
                 x.triggered = true;

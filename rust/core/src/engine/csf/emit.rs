@@ -272,7 +272,13 @@ impl<St: CsfStorage> Csf<St> {
             _ => false,
         });
         if self.account(e, Kind::Ordinary) && last {
-            self.told = Some(start);
+            if let Some(b) = self
+                .ring
+                .find_start(start)
+                .and_then(|n| self.ring.get_mut(n))
+            {
+                b.told = true;
+            }
         }
     }
 
@@ -317,7 +323,9 @@ impl<St: CsfStorage> Csf<St> {
                 encode_from_store(io.gf, &store, &blk, i, &blk.present, sym)
             });
             if self.account(e, Kind::Ordinary) && last {
-                self.told = Some(blk.start);
+                if let Some(b) = self.ring.get_mut(n) {
+                    b.told = true;
+                }
             }
         }
     }

@@ -68,7 +68,6 @@ impl<St: CsfStorage> Csf<St> {
             addr_of_mut!((*slot).log).write(SendLog::new());
             addr_of_mut!((*slot).tc).write(TcState::default());
             addr_of_mut!((*slot).quiet_from).write(None);
-            addr_of_mut!((*slot).told).write(None);
             addr_of_mut!((*slot).counters).write(CsfCounters::default());
         }
     }

@@ -61,6 +61,9 @@ pub struct Block {
     /// computed from the retained sources and sent once the configuration
     /// is confirmed and the block closed.
     pub(super) deferred: bool,
+    /// The CRF was told where the block ends: its ordinary round sent
+    /// LAST, or its tail notice went out (`Csf::tail_due`).
+    pub(super) told: bool,
 }
 
 impl Block {
@@ -89,6 +92,7 @@ impl Block {
         retained: 0,
         released: false,
         deferred: false,
+        told: false,
     };
 
     /// A freshly opened block.
