@@ -797,6 +797,9 @@ impl Engine {
                 (fs::PROACTIVE_COVERED, k.proactive_covered),
                 (fs::PROVISIONAL_RELEASED, k.provisional_released),
                 (fs::TAIL_INFOS, k.tail_infos),
+                (fs::RETRANSMITTED_SOURCES, k.retransmitted_sources),
+                (fs::TC_LOST_PSNS, k.tc_lost_psns),
+                (fs::TC_ACK_TIMEOUTS, k.tc_ack_timeouts),
                 (fs::CONGESTION_CAPPED, f.policy_counters().congestion_capped),
             ] {
                 c.set(i, v);
@@ -841,6 +844,8 @@ impl Engine {
                 (fs::REPAIRS_CE, k.repairs_ce),
                 (fs::RESTORE_NO_HEADER, k.restore_no_header),
                 (fs::BLOCKS_UNRESTORABLE, k.blocks_unrestorable),
+                (fs::RELEASED_BY_HOLD, k.released_by_h),
+                (fs::RESTORED_LATE, k.restored_late),
                 (fs::SOURCES_CE, k.sources_ce),
             ] {
                 c.set(i, v);

@@ -549,6 +549,16 @@ pub const FLOW_STATS_PROVISIONAL_RELEASED: u16 = 48;
 pub const FLOW_STATS_TAIL_INFOS: u16 = 49;
 /// `flow-stats.blocks-unrestorable` (`CREM_A_FLOW_STATS_BLOCKS_UNRESTORABLE`).
 pub const FLOW_STATS_BLOCKS_UNRESTORABLE: u16 = 50;
+/// `flow-stats.retransmitted-sources` (`CREM_A_FLOW_STATS_RETRANSMITTED_SOURCES`).
+pub const FLOW_STATS_RETRANSMITTED_SOURCES: u16 = 51;
+/// `flow-stats.tc-lost-psns` (`CREM_A_FLOW_STATS_TC_LOST_PSNS`).
+pub const FLOW_STATS_TC_LOST_PSNS: u16 = 52;
+/// `flow-stats.tc-ack-timeouts` (`CREM_A_FLOW_STATS_TC_ACK_TIMEOUTS`).
+pub const FLOW_STATS_TC_ACK_TIMEOUTS: u16 = 53;
+/// `flow-stats.released-by-hold` (`CREM_A_FLOW_STATS_RELEASED_BY_HOLD`).
+pub const FLOW_STATS_RELEASED_BY_HOLD: u16 = 54;
+/// `flow-stats.restored-late` (`CREM_A_FLOW_STATS_RESTORED_LATE`).
+pub const FLOW_STATS_RESTORED_LATE: u16 = 55;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2031,6 +2041,56 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF: incomplete blocks given up without a request because no packet of the flow has arrived to rebuild a restored packet's IP/UDP header from (requests for them would only draw symbols that cannot be used).",
         },
+        AttrSpec {
+            id: FLOW_STATS_RETRANSMITTED_SOURCES,
+            name: "retransmitted-sources",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: source packets with a PSN the flow had seen before: the RDMA transport's own retransmissions (go-back-N or a timeout) passing CREM; each keeps its block position and is not coded again.",
+        },
+        AttrSpec {
+            id: FLOW_STATS_TC_LOST_PSNS,
+            name: "tc-lost-psns",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF, selective repeat: PSNs the T/C AETH reports showed lost (gaps, and a final fragment's tail past the in-flight guard).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_TC_ACK_TIMEOUTS,
+            name: "tc-ack-timeouts",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF, selective repeat: times no T/C AETH report arrived for the ACK timeout while blocks were outstanding (recovery is then the RDMA transport's own).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_RELEASED_BY_HOLD,
+            name: "released-by-hold",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: held packets let go in PSN order because the hold time ran out with the gap still open (the RDMA receiver then sees the gap).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_RESTORED_LATE,
+            name: "restored-late",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: restored packets delivered after packets with later PSNs had been released (restored, but past the hold).",
+        },
     ],
 };
 
@@ -2862,8 +2922,18 @@ pub mod flow_stat {
     pub const TAIL_INFOS: usize = 46;
     /// `flow-stats.blocks-unrestorable`.
     pub const BLOCKS_UNRESTORABLE: usize = 47;
+    /// `flow-stats.retransmitted-sources`.
+    pub const RETRANSMITTED_SOURCES: usize = 48;
+    /// `flow-stats.tc-lost-psns`.
+    pub const TC_LOST_PSNS: usize = 49;
+    /// `flow-stats.tc-ack-timeouts`.
+    pub const TC_ACK_TIMEOUTS: usize = 50;
+    /// `flow-stats.released-by-hold`.
+    pub const RELEASED_BY_HOLD: usize = 51;
+    /// `flow-stats.restored-late`.
+    pub const RESTORED_LATE: usize = 52;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 48;
+    pub const N: usize = 53;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3115,6 +3185,31 @@ pub mod flow_stat {
             id: super::FLOW_STATS_BLOCKS_UNRESTORABLE,
             name: "blocks-unrestorable",
             kind: CounterKind::Value(BLOCKS_UNRESTORABLE),
+        },
+        Counter {
+            id: super::FLOW_STATS_RETRANSMITTED_SOURCES,
+            name: "retransmitted-sources",
+            kind: CounterKind::Value(RETRANSMITTED_SOURCES),
+        },
+        Counter {
+            id: super::FLOW_STATS_TC_LOST_PSNS,
+            name: "tc-lost-psns",
+            kind: CounterKind::Value(TC_LOST_PSNS),
+        },
+        Counter {
+            id: super::FLOW_STATS_TC_ACK_TIMEOUTS,
+            name: "tc-ack-timeouts",
+            kind: CounterKind::Value(TC_ACK_TIMEOUTS),
+        },
+        Counter {
+            id: super::FLOW_STATS_RELEASED_BY_HOLD,
+            name: "released-by-hold",
+            kind: CounterKind::Value(RELEASED_BY_HOLD),
+        },
+        Counter {
+            id: super::FLOW_STATS_RESTORED_LATE,
+            name: "restored-late",
+            kind: CounterKind::Value(RESTORED_LATE),
         },
     ];
 }
