@@ -100,9 +100,11 @@ demo: module
 # mode, three trials per cell. Hours under TCG: see README.
 DEMO_FULL_ARGS ?= --workloads perftest,nvme,multiqp --modes off,fixed,adaptive,sr,both,host \
 	--loss 0.5,1,3 --rtt 10,50 --trials 3
+# RESUME=results/demo-<stamp>.partial.json goes on with an interrupted grid
+# (the same options and binaries; the cells it holds are not run again).
 demo-full: module
 	cargo build -p crem-ctl --release
-	vm/demo.py $(DEMO_FULL_ARGS) $(DEMO_ARGS)
+	vm/demo.py $(DEMO_FULL_ARGS) $(DEMO_ARGS) $(if $(RESUME),--resume $(RESUME))
 
 fuzz:
 	rust/core/fuzz/run.sh $(or $(FUZZ_SECONDS),30)

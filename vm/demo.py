@@ -57,6 +57,14 @@ hosts in host mode), read once at the end of the boot: they cover every test
 of a cell, so its rows show the same numbers (JSON: counters_scope "cell").
 Without CREM (mode off) they are not applicable: "-" and null in the JSON.
 
+After every cell the run so far is saved to
+results/demo-<UTC timestamp>.partial.json (the line before the first cell
+names it); if the run is interrupted, the same command with --resume
+PARTIAL boots only the cells not in it (same options and binaries, or it
+refuses and says which differ), and the results JSON covers them all, with
+grid_seconds, the cells' boots summed over every invocation. That is how
+make demo-full (hours) can run in parts: make demo-full RESUME=PARTIAL.
+
 A cell whose VMs die before any transfer ran (a boot failure) is booted once
 more; any other VM failure makes the exit status non-zero. Transfers that time
 out are results, not failures.
@@ -173,6 +181,8 @@ def run_cell(args, bins, cell, head):
         rows = results.rows(out)
     elapsed = time.monotonic() - t0
     runs = read_cell(args, mode, loss, rtt, out, rc, boot_retries)
+    for r in runs:
+        r["cell_seconds"] = round(elapsed, 1)
     summary = ", ".join(f"{x['test']} {x['completed']}/{x['trials']} done, "
                         f"{x['goodput_mbps']} Mb/s" for x in runs)
     log(f"cell {name}: {summary}; {results.connections_text(results.rows(out))}; "
@@ -552,6 +562,11 @@ def make_parser():
                    help="crem-ctl (default: target/release/crem-ctl)")
     p.add_argument("--results-dir", default=os.path.join(TOP, "results"),
                    help="where demo-<UTC timestamp>.json goes (default: the repo's results/)")
+    p.add_argument("--resume", metavar="PARTIAL", default=None,
+                   help="go on with the run whose cells done so far are in PARTIAL (the "
+                        "demo-<UTC timestamp>.partial.json every run writes after each "
+                        "cell): the same options and binaries are required, the cells "
+                        "it holds are not run again, and the results JSON covers all")
     return p
 
 
@@ -581,10 +596,29 @@ def main():
     cells = sweep(args.rtt, args.loss, modes)
     log(f"{len(cells)} cells: " + ", ".join(f"{m}@{x:g}%" + (f"/{r}ms" if len(args.rtt) > 1 else "")
                                             for m, x, r in cells))
-    runs, t0 = [], time.monotonic()
-    for i, cell in enumerate(cells, 1):
-        runs += run_cell(args, bins, cell, progress(i, len(cells), time.monotonic() - t0))
-    log(f"{len(cells)} cells in {duration(time.monotonic() - t0)}")
+    prm = params(args, modes)
+    os.makedirs(args.results_dir, exist_ok=True)
+    runs, partial = [], args.resume
+    if partial:
+        try:
+            runs = load_partial(partial, prm, hashes)
+        except (OSError, ValueError, KeyError) as e:
+            p.error(f"--resume: {e}")
+        done = done_cells(runs)
+        log(f"resuming {partial}: {len(done & set(cells))} of {len(cells)} cells done "
+            f"({duration(sum(cell_times(runs).values()))} of boots)")
+    else:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        partial = os.path.join(args.results_dir, f"demo-{stamp}.partial.json")
+    log(f"after each cell: {partial} (interrupted? the same command with --resume {partial})")
+    todo = [c for c in cells if c not in done_cells(runs)]
+    t0 = time.monotonic()
+    for i, cell in enumerate(todo, 1):
+        runs += run_cell(args, bins, cell, progress(i, len(todo), time.monotonic() - t0))
+        save_partial(partial, prm, hashes, runs)
+    log(f"{len(todo)} cells in {duration(time.monotonic() - t0)}"
+        + (f"; the grid's boots: {duration(sum(cell_times(runs).values()))}" if args.resume
+           else ""))
 
     finish(runs, tests(args))
     print_table(args, runs)
@@ -595,6 +629,7 @@ def main():
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
     print(f"\nwritten: {path}")
+    os.remove(partial)  # all of it is in the results JSON now
     draw(doc, path)
     failed = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["vm_rc"]) for r in runs
                      if r["vm_rc"] != 0})
@@ -608,6 +643,62 @@ def main():
     return 1 if failed or unread else 0
 
 
+def params(args, modes):
+    """What a run was asked to do: the results JSON's "params", and what a
+    resumed run must match."""
+    return {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
+            "bottleneck": args.bottleneck, "reporter": args.reporter,
+            "size": args.size, "iters": args.iters, "trials": args.trials,
+            "timeout_s": args.timeout, "k": args.k, "m": args.m, "hold_us": args.hold,
+            "modes": modes, "tests": tests(args), "fio_mib": args.fio_mib,
+            "fio_rand_ios": args.fio_rand_ios}
+
+
+PARTIAL_FORMAT = "crem-demo-partial/1"
+
+
+def save_partial(path, prm, hashes, runs):
+    """The cells done so far (their runs, each with its cell_seconds), so
+    that --resume PATH can go on after an interruption: written after every
+    cell, through a rename (a stop mid-write leaves the previous one)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"format": PARTIAL_FORMAT, "params": prm, "sha256": hashes, "runs": runs},
+                  f, indent=1)
+    os.replace(tmp, path)
+
+
+def load_partial(path, prm, hashes):
+    """The runs of a partial file that PRM and HASHES (this invocation's
+    params and binaries) may go on from; ValueError saying what differs."""
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("format") != PARTIAL_FORMAT:
+        raise ValueError(f"{path} is not a partial demo run ({PARTIAL_FORMAT})")
+    # JSON turns tuples into lists and keeps numbers: compare through it.
+    want = json.loads(json.dumps(prm))
+    diff = sorted(k for k in set(want) | set(doc["params"])
+                  if want.get(k) != doc["params"].get(k))
+    if diff:
+        raise ValueError(f"{path} was run with other settings ({', '.join(diff)}): "
+                         f"give the same options, or start over without --resume")
+    if doc.get("sha256", {}) != hashes:
+        raise ValueError(f"{path} was run with another crem.ko or crem-ctl (sha256 differs): "
+                         f"build the commit it ran, or start over without --resume")
+    return doc["runs"]
+
+
+def cell_times(runs):
+    """Seconds each cell's boot took, by cell (its runs all carry it)."""
+    return {(r["mode"], float(r["loss_pct"]), int(r["rtt_ms"])): r.get("cell_seconds", 0)
+            for r in runs}
+
+
+def done_cells(runs):
+    """The cells (mode, loss, rtt) RUNS hold."""
+    return {(r["mode"], float(r["loss_pct"]), int(r["rtt_ms"])) for r in runs}
+
+
 def document(args, modes, hashes, runs):
     """The results JSON's content (vm/plot.py draws it, through vm/results.py)."""
     try:
@@ -618,13 +709,9 @@ def document(args, modes, hashes, runs):
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return {
         "created_utc": ts, "git_commit": commit, "emulation": "QEMU TCG",
-        "params": {"rtt_ms": args.rtt, "loss_pct": args.loss, "rate_mbit": args.rate,
-                   "bottleneck": args.bottleneck, "reporter": args.reporter,
-                   "size": args.size, "iters": args.iters, "trials": args.trials,
-                   "timeout_s": args.timeout, "k": args.k, "m": args.m, "hold_us": args.hold,
-                   "modes": modes, "tests": tests(args), "fio_mib": args.fio_mib,
-                   "fio_rand_ios": args.fio_rand_ios},
+        "params": params(args, modes),
         "sha256": hashes,
+        "grid_seconds": round(sum(cell_times(runs).values()), 1),
         "notes": {"medians": "goodput_mbps and completion_s are medians over completed trials",
                   "sweep": "params rtt_ms and loss_pct are the lists swept; each run has its "
                            "own; goodput_vs_lossfree is against off @ 0 % of the same RTT",
@@ -656,7 +743,10 @@ def document(args, modes, hashes, runs):
                                 "reporter is core only in CREM gateway cells",
                   "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "
                                                "the gateways forwarded, per boot (TCG: "
-                                               "compare cells, not absolute values)"},
+                                               "compare cells, not absolute values)",
+                  "grid_seconds": "the cells' boots summed (cell_seconds of each run: "
+                                  "its cell's), over every invocation of a --resume'd "
+                                  "run"},
         "runs": runs,
     }
 

@@ -195,6 +195,92 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class Resume(unittest.TestCase):
+    """An interrupted run goes on with --resume: the cells done are kept
+    (the partial file written after each), only the rest boot, and the
+    results JSON covers all of them with the grid's summed boot time."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.booted = []
+
+    def boot(self, stop_at=None):
+        def boot(args, bins, cell, head):
+            if len(self.booted) == stop_at:
+                raise KeyboardInterrupt  # the session ends mid-grid
+            self.booted.append(cell)
+            mode, loss, rtt = cell
+            rec = {"sr": "fixed", "both": "fixed"}.get(mode, mode)
+            d = next(d for m, x, d in CELLS if (m, x) == (rec, loss))
+            runs = demo.read_cell(args, mode, loss, rtt, d)
+            for r in runs:
+                r["cell_seconds"] = 100.0
+            return runs
+        return boot
+
+    def main(self, boot, *extra):
+        argv = ["demo.py", "--trials", "1", "--iters", "20", "--timeout", "60",
+                "--results-dir", self.tmp, "--module", __file__, "--ctl", __file__, *extra]
+        err = io.StringIO()
+        with mock.patch.object(sys, "argv", argv), mock.patch.object(demo, "run_cell", boot), \
+                mock.patch.object(demo, "snapshot", lambda path, _: (path, "-")), \
+                mock.patch.object(demo.plot, "draw", fake_figure), \
+                redirect_stdout(io.StringIO()), redirect_stderr(err):
+            try:
+                return demo.main(), err.getvalue()
+            except SystemExit as e:  # argparse's error
+                return e.code, err.getvalue()
+
+    def test_interrupted_then_resumed(self):
+        with self.assertRaises(KeyboardInterrupt):
+            self.main(self.boot(stop_at=4))
+        [partial] = glob.glob(os.path.join(self.tmp, "demo-*.partial.json"))
+        self.assertEqual(len(self.booted), 4)
+        self.booted.clear()
+        rc, err = self.main(self.boot(), "--resume", partial)
+        self.assertEqual(rc, 0)
+        self.assertIn("4 of 6 cells done (6m40s of boots)", err)
+        # Only the two cells left booted, in sweep order.
+        self.assertEqual(self.booted, [("sr", 1.0, 10), ("both", 1.0, 10)])
+        [path] = glob.glob(os.path.join(self.tmp, "demo-*.json"))
+        self.assertFalse(os.path.exists(partial), "the results JSON holds it all")
+        with open(path) as f:
+            doc = json.load(f)
+        self.assertEqual(len(doc["runs"]), 12)
+        self.assertEqual({(r["mode"], r["loss_pct"]) for r in doc["runs"]},
+                         {("off", 0.0), ("off", 1.0), ("fixed", 1.0), ("adaptive", 1.0),
+                          ("sr", 1.0), ("both", 1.0)})
+        self.assertEqual(doc["grid_seconds"], 600.0)
+        # The reference cell booted before the interruption still scales
+        # the cells after it.
+        both = [r for r in doc["runs"] if r["mode"] == "both"]
+        self.assertTrue(all(r["goodput_vs_lossfree"] is not None for r in both))
+
+    def test_other_options_are_refused(self):
+        with self.assertRaises(KeyboardInterrupt):
+            self.main(self.boot(stop_at=2))
+        [partial] = glob.glob(os.path.join(self.tmp, "demo-*.partial.json"))
+        self.booted.clear()
+        for other, what in ((["--k", "8"], "k"), (["--trials", "2"], "trials")):
+            rc, err = self.main(self.boot(), "--resume", partial, *other)
+            self.assertEqual(rc, 2)
+            self.assertIn(f"was run with other settings ({what})", err)
+        self.assertEqual(self.booted, [])
+
+    def test_other_binaries_are_refused(self):
+        with self.assertRaises(KeyboardInterrupt):
+            self.main(self.boot(stop_at=2))
+        [partial] = glob.glob(os.path.join(self.tmp, "demo-*.partial.json"))
+        with open(partial) as f:
+            doc = json.load(f)
+        doc["sha256"]["module"] = "another build"
+        with open(partial, "w") as f:
+            json.dump(doc, f)
+        with self.assertRaisesRegex(ValueError, r"another crem\.ko or crem-ctl"):
+            demo.load_partial(partial, doc["params"], {"module": "-", "ctl": "-"})
+
+
 class Bottleneck(unittest.TestCase):
     """--bottleneck and --reporter: parsed, passed to vm/topo.sh (the
     reporter only to the CREM gateway cells, ToS 2 with :ecn), recorded in
