@@ -23,7 +23,8 @@ FIGURE = ((".png", b"\x89PNG\r\n\x1a\n", "a PNG image"), (".svg", b"<svg", "an S
 
 def check(d):
     """The line saying what DIR holds; ValueError with the problem."""
-    js = sorted(glob.glob(os.path.join(d, "demo-*.json")))
+    js = sorted(j for j in glob.glob(os.path.join(d, "demo-*.json"))
+                if not j.endswith(".partial.json"))  # an interrupted run's
     if not js:
         raise ValueError(f"no demo-*.json in {d}")
     with open(js[0]) as f:
