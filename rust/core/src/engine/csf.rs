@@ -89,7 +89,7 @@
 //!   the CRF can find its lost tail incomplete and request it; without
 //!   it, no packet follows and only the RDMA timer recovers
 //!   (`Csf::tail_due`; [`CsfParams::tail_info`]). Not in selective-repeat
-//!   modes, nor while the breaker is open.
+//!   modes, nor while the circuit breaker stops retransmission.
 //! * T/C AETH ACK timeout: when no report arrives for `tc_ack_timeout`
 //!   while blocks are outstanding, the CSF does not guess (the windowless
 //!   draft re-sends the newest PSNs); it counts the event and leaves
@@ -1123,10 +1123,11 @@ impl<St: CsfStorage> Csf<St> {
     }
 
     /// When the tail notice of the newest block is due, if one is: the
-    /// block is closed, holds a source, is neither acknowledged (then gone from the ring)
-    /// nor released, its ordinary round did not send LAST and none of it
-    /// is still queued, and the CSF is not muted (a provisional block's
-    /// repairs wait for PARAM_ACK, and its LAST with them).
+    /// block is closed, holds a source, is neither acknowledged (then gone
+    /// from the ring) nor released, its ordinary round did not send LAST
+    /// and none of it is still queued, and the CSF is not muted (a
+    /// provisional block's repairs wait for PARAM_ACK, and its LAST with
+    /// them).
     ///
     /// Draft ("Receiver Operation"): the CRF finds a block incomplete
     /// after it has seen a packet beyond it "or all of its repair
@@ -1134,7 +1135,7 @@ impl<St: CsfStorage> Csf<St> {
     /// that sent no repair gives nothing to see: its lost tail would wait
     /// for the RDMA transport's retransmission timer. An INFO with LAST
     /// says "this block, these positions, no more symbols" (our ruling,
-    /// DESIGN §3): the CRF then requests what it lacks, and a coded
+    /// README "Tail notice"): the CRF then requests what it lacks, and a coded
     /// answer (one symbol per lost source at most) restores it within
     /// about one RTT. It carries no symbol, so the m/k bound on ordinary
     /// repair symbols does not apply; one per burst at most.
