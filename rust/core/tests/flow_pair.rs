@@ -1290,8 +1290,9 @@ fn sources_coded_before_a_hello_give_up_are_counted_released() {
 /// repair tells where its block ends. The tail notice (INFO with LAST at
 /// the end of the burst) lets the CRF request it: it is restored before
 /// the next message leaves. Without the notice (`tail_info: false`, the
-/// behaviour before stop 52) no lost message is restored: the RDMA
-/// transport's timer would be the only recovery.
+/// behaviour before stop 52) it waits for the next message (with m 0,
+/// every one): in a ping-pong, where the next message waits for this one,
+/// the RDMA transport's timer is then the only recovery.
 #[test]
 fn lost_tails_of_sparse_bursts_are_restored() {
     for (m, tail) in [(0u8, true), (2, true), (0, false), (2, false)] {
