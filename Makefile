@@ -101,7 +101,8 @@ demo: module
 DEMO_FULL_ARGS ?= --workloads perftest,nvme,multiqp --modes off,fixed,adaptive,sr,both,host \
 	--loss 0.5,1,3 --rtt 10,50 --trials 3
 # RESUME=results/demo-<stamp>.partial.json goes on with an interrupted grid
-# (the same options and binaries; the cells it holds are not run again).
+# (the same options, the binaries it kept; the cells it holds are not run
+# again).
 demo-full: module
 	cargo build -p crem-ctl --release
 	vm/demo.py $(DEMO_FULL_ARGS) $(DEMO_ARGS) $(if $(RESUME),--resume $(RESUME))

@@ -59,11 +59,14 @@ Without CREM (mode off) they are not applicable: "-" and null in the JSON.
 
 After every cell the run so far is saved to
 results/demo-<UTC timestamp>.partial.json (the line before the first cell
-names it); if the run is interrupted, the same command with --resume
-PARTIAL boots only the cells not in it (same options and binaries, or it
-refuses and says which differ), and the results JSON covers them all, with
-grid_seconds, the cells' boots summed over every invocation. That is how
-make demo-full (hours) can run in parts: make demo-full RESUME=PARTIAL.
+names it), and the run's copies of crem.ko and crem-ctl are kept beside it
+(demo-<UTC timestamp>.bin/). If the run is interrupted, the same command
+with --resume PARTIAL boots only the cells not in it, with those same
+binaries whatever the tree holds now (other options are refused, saying
+which differ), and the results JSON covers every cell, with the binaries'
+commit and grid_seconds, the cells' boots summed over every invocation.
+That is how make demo-full (hours) can run in parts, across sessions:
+make demo-full RESUME=PARTIAL.
 
 A cell whose VMs die before any transfer ran (a boot failure) is booted once
 more; any other VM failure makes the exit status non-zero. Transfers that time
@@ -389,11 +392,18 @@ def table(cols, rows):
         print("".join(f"{v:{a}{w}}" for v, (_, w, a) in zip(vals, cols)))
 
 
-def snapshot(path, tmp):
-    """A private copy, so a rebuild during the run cannot mix binaries between cells."""
-    dst = os.path.join(tmp, os.path.basename(path))
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def snapshot(path, keep):
+    """A private copy in KEEP (beside the run's partial file), so a rebuild
+    during the run, or before a --resume, cannot mix binaries between
+    cells."""
+    dst = os.path.join(keep, os.path.basename(path))
     shutil.copy2(path, dst)
-    return dst, hashlib.sha256(open(dst, "rb").read()).hexdigest()
+    return dst, sha256_of(dst)
 
 
 def number_list(kind, lo, hi=math.inf):
@@ -565,8 +575,9 @@ def make_parser():
     p.add_argument("--resume", metavar="PARTIAL", default=None,
                    help="go on with the run whose cells done so far are in PARTIAL (the "
                         "demo-<UTC timestamp>.partial.json every run writes after each "
-                        "cell): the same options and binaries are required, the cells "
-                        "it holds are not run again, and the results JSON covers all")
+                        "cell), with the binaries it kept: the same options are "
+                        "required, the cells it holds are not run again, and the "
+                        "results JSON covers all")
     return p
 
 
@@ -583,39 +594,44 @@ def main():
         p.error("--trials must be >= 1")
     if args.reporter != "off" and not args.bottleneck:
         p.error("--reporter core needs --bottleneck (the reporter is its core router)")
-    bins, hashes = {}, {}
-    if any(m != "off" for m in modes):
-        for key, path, how in (("module", args.module, "make module"),
-                               ("ctl", args.ctl, "cargo build -p crem-ctl --release")):
-            if not os.path.isfile(path):
-                p.error(f"no {key} at {path}: run '{how}' (make demo does)")
-        tmp = tempfile.mkdtemp(prefix="crem-demo-bin-")
-        for key, path in (("module", args.module), ("ctl", args.ctl)):
-            bins[key], hashes[key] = snapshot(path, tmp)
-
     cells = sweep(args.rtt, args.loss, modes)
     log(f"{len(cells)} cells: " + ", ".join(f"{m}@{x:g}%" + (f"/{r}ms" if len(args.rtt) > 1 else "")
                                             for m, x, r in cells))
     prm = params(args, modes)
     os.makedirs(args.results_dir, exist_ok=True)
-    runs, partial = [], args.resume
+    partial = args.resume
     if partial:
+        # The interrupted run's own binaries (kept beside its partial file),
+        # whatever the tree holds now: every cell of a grid runs one build.
         try:
-            runs = load_partial(partial, prm, hashes)
+            saved = load_partial(partial, prm)
         except (OSError, ValueError, KeyError) as e:
             p.error(f"--resume: {e}")
-        done = done_cells(runs)
-        log(f"resuming {partial}: {len(done & set(cells))} of {len(cells)} cells done "
+        runs, bins, hashes, commit = (saved["runs"], saved["bins"], saved["sha256"],
+                                      saved["git_commit"])
+        log(f"resuming {partial} (binaries of {commit or 'an unknown commit'}): "
+            f"{len(done_cells(runs) & set(cells))} of {len(cells)} cells done "
             f"({duration(sum(cell_times(runs).values()))} of boots)")
     else:
+        runs, bins, hashes, commit = [], {}, {}, git_commit()
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         partial = os.path.join(args.results_dir, f"demo-{stamp}.partial.json")
+        if any(m != "off" for m in modes):
+            for key, path, how in (("module", args.module, "make module"),
+                                   ("ctl", args.ctl, "cargo build -p crem-ctl --release")):
+                if not os.path.isfile(path):
+                    p.error(f"no {key} at {path}: run '{how}' (make demo does)")
+            keep = partial[:-len(".partial.json")] + ".bin"
+            os.makedirs(keep, exist_ok=True)
+            for key, path in (("module", args.module), ("ctl", args.ctl)):
+                bins[key], hashes[key] = snapshot(path, keep)
     log(f"after each cell: {partial} (interrupted? the same command with --resume {partial})")
     todo = [c for c in cells if c not in done_cells(runs)]
     t0 = time.monotonic()
     for i, cell in enumerate(todo, 1):
         runs += run_cell(args, bins, cell, progress(i, len(todo), time.monotonic() - t0))
-        save_partial(partial, prm, hashes, runs)
+        save_partial(partial, {"params": prm, "sha256": hashes, "bins": bins,
+                               "git_commit": commit, "runs": runs})
     log(f"{len(todo)} cells in {duration(time.monotonic() - t0)}"
         + (f"; the grid's boots: {duration(sum(cell_times(runs).values()))}" if args.resume
            else ""))
@@ -623,13 +639,15 @@ def main():
     finish(runs, tests(args))
     print_table(args, runs)
 
-    doc = document(args, modes, hashes, runs)
+    doc = document(args, modes, hashes, runs, commit)
     os.makedirs(args.results_dir, exist_ok=True)
     path = os.path.join(args.results_dir, f"demo-{doc['created_utc']}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
     print(f"\nwritten: {path}")
-    os.remove(partial)  # all of it is in the results JSON now
+    # All of it is in the results JSON now.
+    os.remove(partial)
+    shutil.rmtree(partial[:-len(".partial.json")] + ".bin", ignore_errors=True)
     draw(doc, path)
     failed = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["vm_rc"]) for r in runs
                      if r["vm_rc"] != 0})
@@ -657,20 +675,21 @@ def params(args, modes):
 PARTIAL_FORMAT = "crem-demo-partial/1"
 
 
-def save_partial(path, prm, hashes, runs):
-    """The cells done so far (their runs, each with its cell_seconds), so
-    that --resume PATH can go on after an interruption: written after every
+def save_partial(path, state):
+    """STATE (params, sha256 and paths of the binaries, git_commit, and the
+    runs of the cells done so far, each with its cell_seconds), so that
+    --resume PATH can go on after an interruption: written after every
     cell, through a rename (a stop mid-write leaves the previous one)."""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"format": PARTIAL_FORMAT, "params": prm, "sha256": hashes, "runs": runs},
-                  f, indent=1)
+        json.dump({"format": PARTIAL_FORMAT, **state}, f, indent=1)
     os.replace(tmp, path)
 
 
-def load_partial(path, prm, hashes):
-    """The runs of a partial file that PRM and HASHES (this invocation's
-    params and binaries) may go on from; ValueError saying what differs."""
+def load_partial(path, prm):
+    """The state a partial file saved, if PRM (this invocation's params)
+    may go on from it and its binaries are still there, unchanged;
+    ValueError saying what differs."""
     with open(path) as f:
         doc = json.load(f)
     if doc.get("format") != PARTIAL_FORMAT:
@@ -682,10 +701,11 @@ def load_partial(path, prm, hashes):
     if diff:
         raise ValueError(f"{path} was run with other settings ({', '.join(diff)}): "
                          f"give the same options, or start over without --resume")
-    if doc.get("sha256", {}) != hashes:
-        raise ValueError(f"{path} was run with another crem.ko or crem-ctl (sha256 differs): "
-                         f"build the commit it ran, or start over without --resume")
-    return doc["runs"]
+    for key, bin_path in doc["bins"].items():
+        if not os.path.isfile(bin_path) or sha256_of(bin_path) != doc["sha256"].get(key):
+            raise ValueError(f"{path}: its {key} {bin_path} is gone or changed: "
+                             f"start over without --resume")
+    return doc
 
 
 def cell_times(runs):
@@ -699,13 +719,19 @@ def done_cells(runs):
     return {(r["mode"], float(r["loss_pct"]), int(r["rtt_ms"])) for r in runs}
 
 
-def document(args, modes, hashes, runs):
-    """The results JSON's content (vm/plot.py draws it, through vm/results.py)."""
+def git_commit():
+    """HEAD of the tree the binaries were built from (None outside git)."""
     try:
-        commit = subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"], capture_output=True,
-                                text=True).stdout.strip() or None
+        return subprocess.run(["git", "-C", TOP, "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip() or None
     except OSError:
-        commit = None
+        return None
+
+
+def document(args, modes, hashes, runs, commit=None):
+    """The results JSON's content (vm/plot.py draws it, through vm/results.py);
+    COMMIT: the binaries' (default: HEAD now)."""
+    commit = commit or git_commit()
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return {
         "created_utc": ts, "git_commit": commit, "emulation": "QEMU TCG",

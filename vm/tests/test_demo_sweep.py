@@ -225,6 +225,7 @@ class Resume(unittest.TestCase):
         err = io.StringIO()
         with mock.patch.object(sys, "argv", argv), mock.patch.object(demo, "run_cell", boot), \
                 mock.patch.object(demo, "snapshot", lambda path, _: (path, "-")), \
+                mock.patch.object(demo, "sha256_of", lambda path: "-"), \
                 mock.patch.object(demo.plot, "draw", fake_figure), \
                 redirect_stdout(io.StringIO()), redirect_stderr(err):
             try:
@@ -274,11 +275,19 @@ class Resume(unittest.TestCase):
         [partial] = glob.glob(os.path.join(self.tmp, "demo-*.partial.json"))
         with open(partial) as f:
             doc = json.load(f)
+        # The binaries the run kept are checked before any cell boots.
+        self.assertEqual(doc["bins"], {"module": __file__, "ctl": __file__})
         doc["sha256"]["module"] = "another build"
         with open(partial, "w") as f:
             json.dump(doc, f)
-        with self.assertRaisesRegex(ValueError, r"another crem\.ko or crem-ctl"):
-            demo.load_partial(partial, doc["params"], {"module": "-", "ctl": "-"})
+        with self.assertRaisesRegex(ValueError, r"its module .* is gone or changed"):
+            demo.load_partial(partial, doc["params"])
+        doc["bins"]["ctl"] = os.path.join(self.tmp, "gone")
+        doc["sha256"]["module"] = demo.sha256_of(__file__)
+        with open(partial, "w") as f:
+            json.dump(doc, f)
+        with self.assertRaisesRegex(ValueError, r"its ctl .*gone is gone or changed"):
+            demo.load_partial(partial, doc["params"])
 
 
 class Bottleneck(unittest.TestCase):
