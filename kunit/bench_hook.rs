@@ -277,6 +277,7 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
     // flow-stats: sources and repairs of the run.
     let run = |i: usize| fi.counters.get(i).wrapping_sub(before.counters.get(i));
     let (sources, repairs) = (run(flow_stat::SOURCES), run(flow_stat::REPAIRS_SENT));
+    let tails = run(flow_stat::TAIL_INFOS);
     // Every block closed in the run has its REPAIRs: m for a full one, and
     // for one the end-of-burst timer closed early (a loaded machine sees a
     // burst end between two packets) its share rounded up, so the blocks
@@ -296,19 +297,21 @@ fn measure(f: *mut Flow, m: u8, w: &mut dyn Write) -> bool {
     // blocks' REPAIRs itself (at least half are a packet's), and a block's
     // REPAIRs may leave with more than one packet (measured there: 68
     // stolen for 260 REPAIRs, 65 blocks' worth). What always holds: a
-    // packet is stolen only for a REPAIR it let out, so never more than
-    // the REPAIRs sent (not every packet, as a packet kept back for no
-    // message would be), and nothing without REPAIRs.
+    // packet is stolen only for a message it let out, so never more than
+    // the REPAIRs and tail notices sent (not every packet, as a packet
+    // kept back for no message would be). A tail notice (stop 52) leaves
+    // with the first packet after a burst's end when the timer has not
+    // sent it yet: on the debug kernel 31 of 2048 packets with m 0.
     let stolen_ok = if m == 0 {
-        stolen == 0
+        u64::from(stolen) <= tails
     } else {
-        stolen >= n / 64 && u64::from(stolen) <= repairs
+        stolen >= n / 64 && u64::from(stolen) <= repairs.saturating_add(tails)
     };
     if made != n || sources != n64 || !coded || !stolen_ok {
         let _ = write!(
             w,
-            "hook: {made} packets made, {sources} coded ({n}), {repairs} repairs (at least {want}), {stolen} passed on before their REPAIRs (at least {}), {send_failures} send failures",
-            n / 64
+            "hook: {made} packets made, {sources} coded ({n}), {repairs} repairs (at least {want}), {tails} tail notices, {stolen} passed on before their messages (at least {}), {send_failures} send failures",
+            if m == 0 { 0 } else { n / 64 }
         );
         return false;
     }
