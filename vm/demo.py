@@ -610,7 +610,7 @@ def main():
         runs, bins, hashes, commit = (saved["runs"], saved["bins"], saved["sha256"],
                                       saved["git_commit"])
         log(f"resuming {partial} (binaries of {commit or 'an unknown commit'}): "
-            f"{len(done_cells(runs) & set(cells))} of {len(cells)} cells done "
+            f"{len(cell_times(runs).keys() & set(cells))} of {len(cells)} cells done "
             f"({duration(sum(cell_times(runs).values()))} of boots)")
     else:
         runs, bins, hashes, commit = [], {}, {}, git_commit()
@@ -621,12 +621,13 @@ def main():
                                    ("ctl", args.ctl, "cargo build -p crem-ctl --release")):
                 if not os.path.isfile(path):
                     p.error(f"no {key} at {path}: run '{how}' (make demo does)")
-            keep = partial[:-len(".partial.json")] + ".bin"
+            keep = kept_bins(partial)
             os.makedirs(keep, exist_ok=True)
             for key, path in (("module", args.module), ("ctl", args.ctl)):
                 bins[key], hashes[key] = snapshot(path, keep)
     log(f"after each cell: {partial} (interrupted? the same command with --resume {partial})")
-    todo = [c for c in cells if c not in done_cells(runs)]
+    done = cell_times(runs)
+    todo = [c for c in cells if c not in done]
     t0 = time.monotonic()
     for i, cell in enumerate(todo, 1):
         runs += run_cell(args, bins, cell, progress(i, len(todo), time.monotonic() - t0))
@@ -640,14 +641,13 @@ def main():
     print_table(args, runs)
 
     doc = document(args, modes, hashes, runs, commit)
-    os.makedirs(args.results_dir, exist_ok=True)
     path = os.path.join(args.results_dir, f"demo-{doc['created_utc']}.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
     print(f"\nwritten: {path}")
     # All of it is in the results JSON now.
     os.remove(partial)
-    shutil.rmtree(partial[:-len(".partial.json")] + ".bin", ignore_errors=True)
+    shutil.rmtree(kept_bins(partial), ignore_errors=True)
     draw(doc, path)
     failed = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["vm_rc"]) for r in runs
                      if r["vm_rc"] != 0})
@@ -709,14 +709,15 @@ def load_partial(path, prm):
 
 
 def cell_times(runs):
-    """Seconds each cell's boot took, by cell (its runs all carry it)."""
+    """Seconds each cell (mode, loss, rtt) of RUNS took to boot (its runs
+    all carry it); its keys are the cells RUNS hold."""
     return {(r["mode"], float(r["loss_pct"]), int(r["rtt_ms"])): r.get("cell_seconds", 0)
             for r in runs}
 
 
-def done_cells(runs):
-    """The cells (mode, loss, rtt) RUNS hold."""
-    return {(r["mode"], float(r["loss_pct"]), int(r["rtt_ms"])) for r in runs}
+def kept_bins(partial):
+    """Where a run whose partial file is PARTIAL keeps its binaries."""
+    return partial[:-len(".partial.json")] + ".bin"
 
 
 def git_commit():

@@ -570,9 +570,7 @@ fn retention_span_bounds_the_psns_retained() {
 }
 
 fn notices(r: &[crem_core::wire::Repair<'_>]) -> usize {
-    r.iter()
-        .filter(|x| x.info && x.last && x.session_id == 0)
-        .count()
+    r.iter().filter(|x| x.is_tail_notice()).count()
 }
 
 /// A new session (`SenderFlow::unprotect` restarts the CSF) starts

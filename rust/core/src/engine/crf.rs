@@ -1208,8 +1208,7 @@ impl<St: CrfStorage> Crf<St> {
         // Whatever becomes of it, an answer dates its request.
         let answer = if msg.scheme == FecScheme::SourceCopy && !msg.info {
             Some(Answer::SourceCopy)
-        } else if msg.lost.is_some() || (msg.info && msg.session_id != 0) {
-            // (An INFO with session 0 is a tail notice: it answers nothing.)
+        } else if msg.lost.is_some() || (msg.info && !msg.is_tail_notice()) {
             Some(Answer::Request)
         } else {
             None

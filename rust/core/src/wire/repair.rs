@@ -133,6 +133,14 @@ pub struct Repair<'a> {
 }
 
 impl<'a> Repair<'a> {
+    /// A tail notice (our ruling, README "Tail notice"): INFO with LAST and
+    /// Repair Session ID 0, which no request uses. It ends a block's
+    /// ordinary round and answers nothing.
+    #[inline]
+    pub const fn is_tail_notice(&self) -> bool {
+        self.info && self.last && self.session_id == 0
+    }
+
     /// Number of 32-bit words of each bitmap, `ceil(k/32)`.
     #[inline]
     pub const fn bitmap_words(&self) -> usize {

@@ -585,7 +585,7 @@ impl<St: CrfStorage> Crf<St> {
     /// tail notice: the block ended with no (more) ordinary repairs, so
     /// its round is complete too (`Csf::tail_due`).
     pub(super) fn note_last(&mut self, b: usize, msg: &Repair<'_>, now: Nanos) {
-        if !msg.last || (msg.info && msg.session_id != 0) {
+        if !msg.last || (msg.info && !msg.is_tail_notice()) {
             return;
         }
         let due = now.saturating_add(self.allowance());
@@ -594,7 +594,8 @@ impl<St: CrfStorage> Crf<St> {
         };
         let old = x.deadline;
         // A tail notice is no answer, whatever the scheme it names (a
-        // Source Copy flow's blocks carry scheme 0 too).
+        // Source Copy flow's blocks carry scheme 0 too); past the check
+        // above, an INFO is one.
         let answer = !msg.info && (msg.lost.is_some() || msg.scheme == FecScheme::SourceCopy);
         if !answer {
             if !x.triggered {
