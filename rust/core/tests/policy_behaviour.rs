@@ -235,6 +235,48 @@ fn defaults_start_protected_and_keep_m_with_loss() {
     assert!(d.m >= 1 && d.why == Why::Tail, "{d:?}");
 }
 
+/// A coded round the peer's hold covers (issue 13 #8): m need only meet ε
+/// after that round; the caps that follow (congestion, REPAIR path, the
+/// breaker) still apply, XOR has no round, and judging it again without
+/// the round restores the tail alone.
+#[test]
+fn a_round_within_the_hold_lowers_m() {
+    let cfg = PolicyConfig {
+        k: 16,
+        ..PolicyConfig::DEFAULT
+    };
+    let mut p = Policy::new(cfg);
+    p.on_loss_report(MS, &report(100_000, 99_000, 0), 0);
+    let d = p.decide(SEC, 10 * MS, None, &LIM);
+    assert_eq!((d.k, d.m, d.why), (16, 3, Why::Tail));
+    assert_eq!(p.counters().after_round, 0);
+    p.set_round_in_hold(true);
+    let d = p.decide(2 * SEC, 10 * MS, Some((16, 3)), &LIM);
+    assert_eq!((d.m, d.why, d.change), (2, Why::AfterRound, Change::Apply));
+    assert_eq!(p.counters().after_round, 1);
+    // 0.01 %: no redundancy at all, as the draft's m = 0 rule.
+    let mut clean = Policy::new(cfg);
+    clean.set_round_in_hold(true);
+    clean.on_loss_report(MS, &report(1_000_000, 999_900, 0), 0);
+    let d = clean.decide(SEC, 10 * MS, None, &LIM);
+    assert_eq!((d.m, d.why), (0, Why::RetxSuffices));
+    // An XOR-only peer: no round to count on.
+    let xor = Limits {
+        schemes: 0b101,
+        ..LIM
+    };
+    let d = p.decide(3 * SEC, 10 * MS, Some((16, 2)), &xor);
+    assert_eq!((d.scheme, d.m, d.why), (Scheme::Xor, 1, Why::Capped));
+    // It survives a new session, and is withdrawn by the caller.
+    p.reset();
+    p.on_loss_report(MS, &report(100_000, 99_000, 0), 0);
+    let d = p.decide(4 * SEC, 10 * MS, None, &LIM);
+    assert_eq!((d.m, d.why), (2, Why::AfterRound));
+    p.set_round_in_hold(false);
+    let d = p.decide(5 * SEC, 10 * MS, Some((16, 2)), &LIM);
+    assert_eq!((d.m, d.why), (3, Why::Tail));
+}
+
 #[test]
 fn hysteresis_one_change_per_two_srtt() {
     let srtt = 10 * MS;

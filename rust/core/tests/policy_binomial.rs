@@ -2,7 +2,9 @@
 //! computed here: exact big-integer arithmetic (p = a / 2^20, ε exactly the
 //! value the policy compares with) and a direct f64 summation.
 
-use crem_core::engine::policy::{any_loss, binomial_tail, choose_m, max_m_for_k, MChoice, Prob};
+use crem_core::engine::policy::{
+    any_loss, binomial_tail, choose_m, choose_m_after_round, max_m_for_k, round_tail, MChoice, Prob,
+};
 use proptest::prelude::*;
 use std::cmp::Ordering;
 
@@ -246,6 +248,24 @@ fn to_f64(p: Prob) -> f64 {
     p.mantissa() as f64 * 2f64.powi(p.exponent())
 }
 
+/// Direct f64 reference for `round_tail`: Σ_{x>m} b_n(x) (1 − q^(x−m+1)).
+fn f64_round_tail(n: u32, m: u32, p: f64) -> f64 {
+    if m >= n || p == 0.0 {
+        return 0.0;
+    }
+    let q = 1.0 - p;
+    let mut c = 1.0f64; // C(n, x)
+    let mut sum = 0.0;
+    for x in 0..=n {
+        if x > m {
+            sum +=
+                c * p.powi(x as i32) * q.powi((n - x) as i32) * (1.0 - q.powi((x - m + 1) as i32));
+        }
+        c = c * (n - x) as f64 / (x + 1) as f64;
+    }
+    sum
+}
+
 /// Direct f64 reference: sum of the upper terms.
 fn f64_tail(n: u32, m: u32, p: f64) -> f64 {
     if m >= n {
@@ -456,6 +476,40 @@ fn known_values() {
         choose_m(32, p(10_000_000), eps, 3, true),
         (3, MChoice::Capped)
     );
+    // After one coded round (the demo's k 16, ε 1e-4): 0.1 % needs no
+    // redundancy, 0.5 % one repair, 1 % two and 3 % four, where the tail
+    // alone asks for 2, 2, 3 and 5 (issue 13 #8; values from the f64 sums).
+    for (ppb, after, alone) in [
+        (1_000_000, 0, 2),
+        (5_000_000, 1, 2),
+        (10_000_000, 2, 3),
+        (30_000_000, 4, 5),
+    ] {
+        assert_eq!(choose_m_after_round(16, p(ppb), eps, 16).0, after, "{ppb}");
+        assert_eq!(choose_m(16, p(ppb), eps, 16, false).0, alone, "{ppb}");
+    }
+    assert_eq!(
+        choose_m_after_round(16, p(1_000_000), eps, 16).1,
+        MChoice::RetxSuffices
+    );
+    assert_eq!(
+        choose_m_after_round(16, p(5_000_000), eps, 16).1,
+        MChoice::AfterRound
+    );
+    assert_eq!(
+        choose_m_after_round(16, Prob::ONE, eps, 3),
+        (3, MChoice::Capped)
+    );
+    assert_eq!(
+        choose_m_after_round(16, Prob::ZERO, eps, 3),
+        (0, MChoice::NoLoss)
+    );
+    // m = 0: Σ_{x≥1} b(x) (1 − q^(x+1)) = 1 − q^k − q ((1 − p²)^k − q^k),
+    // the m = 0 rule's sum with the request.
+    let r0 = to_f64(round_tail(32, 0, p(10_000_000)));
+    let qk = 0.99f64.powi(32);
+    let want = 1.0 - qk - 0.99 * ((1.0 - 1e-4f64).powi(32) - qk);
+    assert!((r0 - want).abs() < 1e-15, "{r0} {want}");
     // any_loss
     let a = to_f64(any_loss(32, p(10_000_000)));
     assert!((a - (1.0 - 0.99f64.powi(32))).abs() < 1e-15);
@@ -486,6 +540,38 @@ proptest! {
                 prop_assert_eq!(m, cap);
                 prop_assert!(tail(m) >= e * (1.0 - 1e-9));
             }
+            MChoice::AfterRound => prop_assert!(false, "choose_m never counts a round"),
+        }
+    }
+
+    /// The search after a round agrees with the direct sum: the chosen m
+    /// meets ε after one round and m - 1 does not; it never asks for more
+    /// than the tail alone, and its m = 0 implies the m = 0 rule's.
+    #[test]
+    fn choose_m_after_round_consistent(k in 1u8..=255, num in 0u64..=300_000, eps_ppb in 1u64..=50_000_000, cap in 0u8..=40) {
+        let p = Prob::from_ratio(num, 1_000_000);
+        let eps = Prob::from_ppb(eps_ppb);
+        let (m, why) = choose_m_after_round(k, p, eps, cap);
+        let cap = cap.min(max_m_for_k(k));
+        prop_assert!(m <= cap);
+        prop_assert!(m <= choose_m(k, p, eps, cap, false).0);
+        let after = |m: u8| f64_round_tail(k as u32 + m as u32, m as u32, to_f64(p));
+        let e = to_f64(eps);
+        match why {
+            MChoice::NoLoss => prop_assert!(num == 0 && m == 0),
+            MChoice::RetxSuffices => {
+                prop_assert_eq!(m, 0);
+                prop_assert_eq!(choose_m(k, p, eps, cap, true).1, MChoice::RetxSuffices);
+            }
+            MChoice::AfterRound => {
+                prop_assert!(m > 0 && after(m) < e * (1.0 + 1e-6));
+                prop_assert!(after(m - 1) >= e * (1.0 - 1e-6));
+            }
+            MChoice::Capped => {
+                prop_assert_eq!(m, cap);
+                prop_assert!(after(m) >= e * (1.0 - 1e-6));
+            }
+            MChoice::Tail => prop_assert!(false, "after a round is never the plain tail"),
         }
     }
 

@@ -392,3 +392,22 @@ fn crf_without_answers_keeps_the_hint() {
     assert_eq!(n.rcv.rtt().samples(), 0);
     assert_eq!(n.rcv.srtt(), 10 * MS);
 }
+
+/// When a coded round fits in the peer's hold (the sender's policy then
+/// counts on it): a block, the CRF's reordering allowance and a round trip
+/// with a quarter to spare. The RECOMMENDED H (at most a quarter RTT)
+/// never covers one; `make demo`'s 30 ms on its 10 ms path does.
+#[test]
+fn a_coded_round_fits_a_hold_that_covers_a_block_and_a_round_trip() {
+    // 16 packets at 1250 packets/s: 12.8 ms; allowance 2.5 ms; 12.5 ms.
+    let block = crf::block_time_for(16, 1250);
+    assert!(crf::round_within_hold(30 * MS, 10 * MS, block));
+    assert!(!crf::round_within_hold(27 * MS, 10 * MS, block));
+    assert!(crf::round_within_hold(27800 * US, 10 * MS, block));
+    assert!(!crf::round_within_hold(30 * MS, 20 * MS, block));
+    assert!(!crf::round_within_hold(0, 0, 0));
+    for rtt in [MS, 10 * MS, 100 * MS] {
+        let h = crf::hold_time_for(16, 1250, rtt);
+        assert!(!crf::round_within_hold(h, rtt, 0), "{rtt}");
+    }
+}

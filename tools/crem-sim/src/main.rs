@@ -184,6 +184,11 @@ struct Args {
     /// Extra loss of CREM messages (both directions), percent.
     #[arg(long, default_value_t = 0.0)]
     crem_loss: f64,
+    /// The CRF's hold time H (and reordering allowance), ms; by default the
+    /// RECOMMENDED one: a block's time at --pps, at most a quarter RTT
+    /// (`make demo` sets 30 ms on its 10 ms path).
+    #[arg(long)]
+    hold_ms: Option<f64>,
     /// The CSF spreads each block's ordinary repairs over the following
     /// sources (one per source) instead of sending them back to back when
     /// the block closes, so that a burst at the end of a block spares them.
@@ -288,6 +293,7 @@ fn sim_config(
         ..LossModel::CLEAN
     };
     c.crem_loss = a.crem_loss / 100.0;
+    c.hold = a.hold_ms.map(|h| (h * MS as f64) as u64);
     c.k = k;
     c.m = m.min(crem_sim::model::MAX_M);
     c.policy = policy;

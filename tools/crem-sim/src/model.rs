@@ -205,6 +205,10 @@ pub struct SimConfig {
     /// it gives its oldest blocks up, counted); a run retaining more than
     /// this is reported as reaching a capacity.
     pub retention_budget: u64,
+    /// The CRF's hold time H, and its reordering allowance with it; `None`:
+    /// the RECOMMENDED value for k, the rate and the RTT
+    /// ([`crf::hold_time_for`]).
+    pub hold: Option<Nanos>,
 }
 
 impl SimConfig {
@@ -233,6 +237,7 @@ impl SimConfig {
             engine: Engine::Sim,
             max_bdp: crem_core::engine::module_caps::MAX_BDP_DEFAULT,
             retention_budget: RETENTION_BUDGET,
+            hold: None,
         }
     }
 
@@ -378,11 +383,19 @@ impl<'c, K: Caps> World<'c, K> {
             spread_deadline: (cfg.k as u64 * interval).max(MS),
             ..CsfParams::DEFAULT
         };
-        let hold = crf::hold_time_for(cfg.k, cfg.pps, cfg.rtt);
+        // An H set for the scenario is an operator's: the allowance is
+        // then the module's (a quarter RTT within H, `RttRule::KeepHold`).
+        let (hold, allowance) = match cfg.hold {
+            Some(h) => (h, crf::reorder_allowance_for(cfg.rtt, h)),
+            None => {
+                let h = crf::hold_time_for(cfg.k, cfg.pps, cfg.rtt);
+                (h, h.max(100_000))
+            }
+        };
         let crf_cfg = CrfConfig {
             flow_id: 0,
             hold_time: hold,
-            reorder_allowance: hold.max(100_000),
+            reorder_allowance: allowance,
             srtt: cfg.rtt,
             // H and the allowance as the scenario sets them; the SRTT is
             // measured.
@@ -427,6 +440,7 @@ impl<'c, K: Caps> World<'c, K> {
             // that a proposal usually takes effect before the next one
             // supersedes it.
             psn_lead: (cfg.pps * cfg.rtt / SEC * 5 / 4 + 16) as u32,
+            peer_hold: cfg.hold.unwrap_or(0),
             limits: local_limits(t, u16::MAX),
             flow,
             initial_psn: first,

@@ -623,6 +623,7 @@ impl<K: crate::caps::Caps> World<'_, K> {
         put("policy.changes", p.changes);
         put("policy.suppressed", p.suppressed);
         put("policy.repair_path_signals", p.repair_path_signals);
+        put("policy.after_round", p.after_round);
         put("policy.repair_reduced", p.repair_reduced);
         put("policy.loss_ppb_final", w.snd.loss_ppb());
         r.engine = e;

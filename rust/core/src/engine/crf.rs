@@ -375,6 +375,24 @@ pub fn reorder_allowance_for(srtt: Nanos, hold: Nanos) -> Nanos {
     (srtt / 4).max(MIN_ALLOWANCE).min(hold.max(MIN_ALLOWANCE))
 }
 
+/// Whether a CRF holding packets for `hold` finishes one coded round
+/// before it releases them: after a loss it waits up to a block time
+/// (`block_time`) to see the block end, then its reordering allowance
+/// ([`reorder_allowance_for`]), then a round trip for the answer, with a
+/// quarter SRTT to spare for the RTT's variation. With the RECOMMENDED H (a
+/// quarter RTT at most) this is never true; an operator's longer H (set to
+/// cover a coded round, as `make demo` sets 30 ms on its 10 ms path) makes
+/// it true, and the sender's policy then counts on that round
+/// ([`super::policy::Policy::set_round_in_hold`]). 0: no hold.
+pub fn round_within_hold(hold: Nanos, srtt: Nanos, block_time: Nanos) -> bool {
+    hold != 0
+        && block_time
+            .saturating_add(reorder_allowance_for(srtt, hold))
+            .saturating_add(srtt)
+            .saturating_add(srtt / 4)
+            <= hold
+}
+
 /// Everything the CRF counts (cumulative, saturating).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {

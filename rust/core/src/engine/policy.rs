@@ -12,6 +12,10 @@
 //!   documented on [`binomial::choose_m`] (off by default: rxe and RoCE NICs
 //!   do not wait the round trip it counts on; README, "The adaptive policy
 //!   against fixed settings");
+//! * a coded round within the peer's hold: when the caller says one
+//!   completes before RDMA sees a gap ([`Policy::set_round_in_hold`]), m
+//!   is the smallest whose blocks one coded round leaves unrecovered with
+//!   probability below ε ([`binomial::choose_m_after_round`]);
 //! * a prior: until the LOSS_REPORTs have counted one loss window of
 //!   packets, decisions take at least `prior_loss_ppb` (1 %), so that a
 //!   flow's first blocks are protected;
@@ -36,7 +40,9 @@ pub mod breaker;
 pub mod classify;
 pub mod prob;
 
-pub use self::binomial::{any_loss, binomial_tail, choose_m, max_m_for_k, MChoice};
+pub use self::binomial::{
+    any_loss, binomial_tail, choose_m, choose_m_after_round, max_m_for_k, round_tail, MChoice,
+};
 pub use self::breaker::{Breaker, BreakerConfig, BreakerEvent, BreakerState};
 pub use self::classify::{Classification, Classifier, ClassifierConfig, LossClass};
 pub use self::prob::Prob;
@@ -117,6 +123,9 @@ pub enum Why {
     RetxSuffices,
     /// Smallest m meeting ε.
     Tail,
+    /// Smallest m meeting ε after one coded-retransmission round, which
+    /// the peer's hold covers ([`Policy::set_round_in_hold`]).
+    AfterRound,
     /// ε not reachable within the limits: the largest allowed m.
     Capped,
     /// Congestion-related loss: m capped at m_cong.
@@ -182,6 +191,9 @@ pub struct PolicyCounters {
     pub suppressed: u64,
     /// Decisions where the m_cong cap applied.
     pub congestion_capped: u64,
+    /// Decisions that counted a coded round within the peer's hold
+    /// ([`Policy::set_round_in_hold`]).
+    pub after_round: u64,
     /// Decisions where REPAIR-path signals reduced m.
     pub repair_reduced: u64,
     /// Breaker trips.
@@ -211,6 +223,9 @@ pub struct Policy {
     repair_onset: Option<Nanos>,
     repair_last: Nanos,
     last_change: Option<Nanos>,
+    /// A coded round completes within the peer's hold (the caller's
+    /// judgement, [`Policy::set_round_in_hold`]).
+    round_in_hold: bool,
     counters: PolicyCounters,
 }
 
@@ -228,6 +243,7 @@ impl Policy {
             repair_onset: None,
             repair_last: 0,
             last_change: None,
+            round_in_hold: false,
             counters: PolicyCounters {
                 loss_reports: 0,
                 loss_reports_empty: 0,
@@ -237,6 +253,7 @@ impl Policy {
                 changes: 0,
                 suppressed: 0,
                 congestion_capped: 0,
+                after_round: 0,
                 repair_reduced: 0,
                 breaker_trips: 0,
                 breaker_clears: 0,
@@ -248,9 +265,23 @@ impl Policy {
     /// Forgets all measurements and state (new session); keeps counters.
     pub fn reset(&mut self) {
         let counters = self.counters;
+        let round_in_hold = self.round_in_hold;
         *self = Policy::new(self.cfg);
         self.counters = counters;
+        self.round_in_hold = round_in_hold;
         self.breaker.reset();
+    }
+
+    /// Whether one coded-retransmission round completes before the RDMA
+    /// receiver sees a loss: the peer CRF holds the packets after a gap for
+    /// a hold time that covers its reordering allowance, a block and a
+    /// round trip. Then m need only meet ε after that round
+    /// ([`binomial::choose_m_after_round`]); else, as by default, the tail
+    /// of the ordinary repairs alone (a loss they miss costs RDMA a
+    /// go-back-N). The caller re-judges it as the SRTT and the block time
+    /// change; kept across [`Policy::reset`] like the configuration.
+    pub fn set_round_in_hold(&mut self, fits: bool) {
+        self.round_in_hold = fits;
     }
 
     /// Measures a LOSS_REPORT without acting on it: the loss estimate and
@@ -376,11 +407,18 @@ impl Policy {
             (0, Why::Breaker, false)
         } else {
             let eps = Prob::from_ppb(self.cfg.epsilon_ppb as u64);
-            let (mut m, c) = choose_m(k, p, eps, cap, retx_rule);
+            // XOR has no coded round (`retx_rule` is off for it too).
+            let (mut m, c) = if self.round_in_hold && scheme == Scheme::CauchyRs {
+                self.counters.after_round = self.counters.after_round.saturating_add(1);
+                choose_m_after_round(k, p, eps, cap)
+            } else {
+                choose_m(k, p, eps, cap, retx_rule)
+            };
             let mut why = match c {
                 MChoice::NoLoss => Why::NoLoss,
                 MChoice::RetxSuffices => Why::RetxSuffices,
                 MChoice::Tail => Why::Tail,
+                MChoice::AfterRound => Why::AfterRound,
                 MChoice::Capped => Why::Capped,
             };
             if classification.congestion() && m > self.cfg.m_cong {

@@ -6,6 +6,7 @@ use super::super::super::gf::MulAcc;
 use super::super::super::psn::Psn;
 use super::super::super::roce::{PsnRole, RocePacket};
 use super::super::super::wire::{CloseReason, FlowKind, LossReport, Message, PathReport};
+use super::super::crf;
 use super::super::csf::{
     Csf, CsfCounters, CsfIo, CsfParams, CsfStorage, Inline, SourceStore, SourceVerdict,
 };
@@ -54,6 +55,14 @@ pub struct SenderParams {
     pub block_time_hint: Nanos,
     /// Effective PSN lead of a PARAM_UPDATE (about one RTT of packets).
     pub psn_lead: u32,
+    /// The peer CRF's hold time H, when this side knows it; 0: unknown, or
+    /// the RECOMMENDED one (at most a quarter RTT). When it covers a coded
+    /// round ([`crf::round_within_hold`]) the policy counts on that round
+    /// ([`Policy::set_round_in_hold`]). The wire does not carry H: crem.ko
+    /// passes its own netns's `hold-us`, CREM peers being configured alike
+    /// (README, "A coded round within the hold"). 0 too for flows whose CRF
+    /// sends no requests (selective repeat alone).
+    pub peer_hold: Nanos,
     /// This side's limits (HELLO).
     pub limits: Limits,
     /// The flow (HELLO).
@@ -722,6 +731,8 @@ impl<St: CsfStorage> SenderFlow<St> {
         // RTT it takes a block, and faster changes only pile up
         // configurations that never carry a block.
         let period = self.srtt().max(self.block_time());
+        let fits = crf::round_within_hold(self.params.peer_hold, self.srtt(), self.block_time());
+        self.policy.set_round_in_hold(fits);
         let d = self.policy.decide(now, period, current, &limits);
         self.csf.set_coded_retx(d.coded_retx);
         if d.change == Change::Apply {
