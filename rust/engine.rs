@@ -241,6 +241,9 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
             },
             fill_gaps: kind_of(p.kind) == FlowKind::Responses,
             rtt_derived: true,
+            // The tail notice draws a request: none comes from a CRF in
+            // selective-repeat mode alone.
+            tail_info: p.recovery != RECOVERY_SELECTIVE,
             ..CsfParams::DEFAULT
         }
         .with_rtt(rtt),

@@ -11,9 +11,12 @@ use crem_core::fec::parse_source_symbol;
 use crem_core::psn::Psn;
 use crem_core::wire::{FecScheme, Segment, TcAeth, TcAethReport};
 
+/// Selective repeat alone (crem.ko's `recovery selective-repeat`): its CRF
+/// sends no requests, so the CSF sends no tail notice either.
 fn params() -> CsfParams {
     CsfParams {
         selective_repeat: true,
+        tail_info: false,
         tc_batch_time: 100_000,
         tc_ack_timeout: 10 * MS,
         initial_srtt: MS,
@@ -163,11 +166,9 @@ fn ack_timeout_and_disabled() {
     h.csf.set_coded_retx(true);
     h.csf.set_selective_repeat(false);
     h.tc(2 * MS, &report(2, 109, &[(115, 129)]));
-    // No Source Copy. With selective repeat off, the burst's end sends
-    // the tail notice of its last block (m = 0: no repair told its end).
-    let r = h.reps();
-    assert_eq!(r.len(), 1);
-    assert!(r[0].info && r[0].last && r[0].session_id == 0);
+    // No Source Copy, and no tail notice (`tail_info` off: this CSF's CRF
+    // sends no requests; `both_recoveries_send_the_tail_notice`).
+    assert!(h.reps().is_empty());
     assert_eq!(h.csf.counters().tc_reports_ignored, 2);
 }
 
@@ -321,4 +322,33 @@ fn tc_timings_follow_the_srtt() {
     let mut fixed: H<16, 4096> = H::new(params(), None);
     fixed.csf.set_srtt(40 * MS);
     assert_eq!(*fixed.csf.params(), params());
+}
+
+/// Both recoveries (`recovery both`): the CRF requests as well, so the end
+/// of a burst gets its tail notice, once, beside the T/C answers. Before
+/// (stop 52) selective repeat turned the notice off and a lost tail waited
+/// for the RDMA timer when the guarded tail did not cover it (rping in
+/// `both`: 11 rxe timeouts against 1-2 with coded recovery alone): 0
+/// notices here.
+#[test]
+fn both_recoveries_send_the_tail_notice() {
+    let p = CsfParams {
+        tail_info: true,
+        ..params()
+    };
+    let mut h: H<16, 4096> = H::new(p, Some(cfg(1, 8, 0, 200)));
+    for i in 0..3u32 {
+        h.src(i as u64 * 1000, 100 + i, 1, &payload(100 + i, 60));
+    }
+    h.timer(10 * MS);
+    let r = h.reps();
+    let n: Vec<_> = r.iter().filter(|x| x.is_tail_notice()).collect();
+    assert_eq!(n.len(), 1, "{r:?}");
+    assert_eq!((n[0].block_start, n[0].k), (Psn::new(100), 3));
+    assert_eq!(h.csf.counters().tail_infos, 1);
+    // The T/C answer still comes: PSN 102 reported lost.
+    h.tc(11 * MS, &report(1, 101, &[]));
+    h.timer(100 * MS);
+    assert!(h.reps().iter().all(|x| !x.is_tail_notice()), "once a burst");
+    assert_eq!(h.csf.counters().tail_infos, 1);
 }

@@ -377,6 +377,7 @@ impl<'c, K: Caps> World<'c, K> {
             retention_span: module_ring(cfg),
             initial_srtt: cfg.rtt,
             selective_repeat: selective,
+            tail_info: coded,
             tc_batch_time: th.t_thresh,
             tc_ack_timeout: (4 * cfg.rtt).max(100 * MS),
             spread: cfg.spread,

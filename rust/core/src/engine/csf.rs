@@ -88,8 +88,11 @@
 //!   usual case) gets an INFO with LAST and Repair Session ID 0, so that
 //!   the CRF can find its lost tail incomplete and request it; without
 //!   it, no packet follows and only the RDMA timer recovers
-//!   (`Csf::tail_due`; [`CsfParams::tail_info`]). Not in selective-repeat
-//!   modes, nor while the circuit breaker stops retransmission.
+//!   (`Csf::tail_due`; [`CsfParams::tail_info`]). Not with selective
+//!   repeat alone (its CRF sends no requests: `tail_info` off), nor while
+//!   the circuit breaker stops retransmission; with both recoveries on it
+//!   is sent, as the T/C AETH guarded tail left rping's lost tails to the
+//!   RDMA timer (stop 52's `make demo`: 10-11 timeouts against 1-2).
 //! * T/C AETH ACK timeout: when no report arrives for `tc_ack_timeout`
 //!   while blocks are outstanding, the CSF does not guess (the windowless
 //!   draft re-sends the newest PSNs); it counts the event and leaves
@@ -221,7 +224,8 @@ pub struct CsfParams {
     /// At the end of a burst, tell the CRF where the newest block ends
     /// when no ordinary repair did (m = 0, or the m/k bucket empty): an
     /// INFO with LAST (`Csf::tail_due`). Without it a lost tail is seen by
-    /// no one but the RDMA transport's timer.
+    /// no one but the RDMA transport's timer. Off when the CRF sends no
+    /// requests (selective repeat alone): nothing would answer it.
     pub tail_info: bool,
 }
 
@@ -1140,11 +1144,10 @@ impl<St: CsfStorage> Csf<St> {
     /// about one RTT. It carries no symbol, so the m/k bound on ordinary
     /// repair symbols does not apply; one per burst at most.
     fn tail_due(&self) -> Option<Nanos> {
-        // Selective repeat covers a tail already (the T/C AETH guarded
-        // tail), and with coded retransmission off (circuit breaker) no
-        // request the notice draws would be answered.
-        if !self.params.tail_info || self.params.selective_repeat || !self.coded_retx || self.muted
-        {
+        // With coded retransmission off (circuit breaker) no request the
+        // notice draws would be answered; a CRF that sends no requests
+        // (selective repeat alone) is told by `tail_info` off.
+        if !self.params.tail_info || !self.coded_retx || self.muted {
             return None;
         }
         // An open block's idle close comes first (and may send its round).
