@@ -559,8 +559,6 @@ pub const FLOW_STATS_TC_ACK_TIMEOUTS: u16 = 53;
 pub const FLOW_STATS_RELEASED_BY_HOLD: u16 = 54;
 /// `flow-stats.restored-late` (`CREM_A_FLOW_STATS_RESTORED_LATE`).
 pub const FLOW_STATS_RESTORED_LATE: u16 = 55;
-/// `flow-stats.after-round` (`CREM_A_FLOW_STATS_AFTER_ROUND`).
-pub const FLOW_STATS_AFTER_ROUND: u16 = 56;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2093,16 +2091,6 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF: restored packets delivered after packets with later PSNs had been released (restored, but past the hold).",
         },
-        AttrSpec {
-            id: FLOW_STATS_AFTER_ROUND,
-            name: "after-round",
-            ty: AttrType::Uint,
-            multi: false,
-            enum_name: None,
-            min: None,
-            max: None,
-            doc: "CSF, adaptive: decisions that chose m to meet epsilon after one coded-retransmission round, because the hold time (this host's hold-us, standing for the peer's) covers the round: a block, the reordering allowance and a round trip.",
-        },
     ],
 };
 
@@ -2944,10 +2932,8 @@ pub mod flow_stat {
     pub const RELEASED_BY_HOLD: usize = 51;
     /// `flow-stats.restored-late`.
     pub const RESTORED_LATE: usize = 52;
-    /// `flow-stats.after-round`.
-    pub const AFTER_ROUND: usize = 53;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 54;
+    pub const N: usize = 53;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3224,11 +3210,6 @@ pub mod flow_stat {
             id: super::FLOW_STATS_RESTORED_LATE,
             name: "restored-late",
             kind: CounterKind::Value(RESTORED_LATE),
-        },
-        Counter {
-            id: super::FLOW_STATS_AFTER_ROUND,
-            name: "after-round",
-            kind: CounterKind::Value(AFTER_ROUND),
         },
     ];
 }

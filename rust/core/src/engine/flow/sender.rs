@@ -58,10 +58,10 @@ pub struct SenderParams {
     /// The peer CRF's hold time H, when this side knows it; 0: unknown, or
     /// the RECOMMENDED one (at most a quarter RTT). When it covers a coded
     /// round ([`crf::round_within_hold`]) the policy counts on that round
-    /// ([`Policy::set_round_in_hold`]). The wire does not carry H: crem.ko
-    /// passes its own netns's `hold-us`, CREM peers being configured alike
-    /// (README, "A coded round within the hold"). 0 too for flows whose CRF
-    /// sends no requests (selective repeat alone).
+    /// ([`Policy::set_round_in_hold`]). The wire does not carry H; 0 too
+    /// for flows whose CRF sends no requests (selective repeat alone).
+    /// crem.ko passes 0 for now: in its VMs counting the round made
+    /// adaptive worse (README, "A coded round within the hold").
     pub peer_hold: Nanos,
     /// This side's limits (HELLO).
     pub limits: Limits,
