@@ -26,6 +26,14 @@ pub const fn max_m_for_k(k: u8) -> u8 {
 /// packets are lost. Computed directly as the sum of the upper terms (no
 /// cancellation), `O(n)`. `p` above one is treated as one.
 pub fn binomial_tail(n: u16, m: u16, p: Prob) -> Prob {
+    upper_terms(n, m, p, || None)
+}
+
+/// `Σ_{x > m} b_n(x) · w(x)` for `X ~ Binomial(n, p)`, `weight` giving w for
+/// x = m + 1, m + 2, … in turn (`None`: 1, the term as it is). With every
+/// weight at most one the sum is a probability; `p` above one is treated
+/// as one (every packet lost: 1).
+fn upper_terms(n: u16, m: u16, p: Prob, mut weight: impl FnMut() -> Option<Prob>) -> Prob {
     if m >= n || p.is_zero() {
         return Prob::ZERO;
     }
@@ -42,7 +50,7 @@ pub fn binomial_tail(n: u16, m: u16, p: Prob) -> Prob {
             .mul_int(u64::from(n.wrapping_sub(x)))
             .div_int(u64::from(x).wrapping_add(1));
         if x >= m {
-            sum = sum + b;
+            sum = sum + weight().map_or(b, |w| b * w);
         }
     }
     // Rounding can never push a probability above one.
@@ -134,30 +142,14 @@ pub fn choose_m(k: u8, p: Prob, eps: Prob, cap: u8, retx_rule: bool) -> (u8, MCh
 /// symbol the CRF asks for above 1 % loss is left out here too. `O(n)`;
 /// never above [`binomial_tail`].
 pub fn round_tail(n: u16, m: u16, p: Prob) -> Prob {
-    if m >= n || p.is_zero() {
-        return Prob::ZERO;
-    }
     let q = p.complement();
-    if q.is_zero() {
-        return Prob::ONE;
-    }
-    let r = p / q;
-    let mut b = q.pow(n as u32);
+    // For x lost: q^(x − m + 1), the request and the x − m coded symbols
+    // all arrive; x starts at m + 1.
     let mut qj = q;
-    let mut sum = Prob::ZERO;
-    for x in 0..n {
-        // b = b_n(x + 1).
-        b = (b * r)
-            .mul_int(u64::from(n.wrapping_sub(x)))
-            .div_int(u64::from(x).wrapping_add(1));
-        if x >= m {
-            // q^(x + 1 − m + 1): the request and the x + 1 − m coded
-            // symbols all arrive.
-            qj = qj * q;
-            sum = sum + b * qj.complement();
-        }
-    }
-    sum.min(Prob::ONE)
+    upper_terms(n, m, p, || {
+        qj = qj * q;
+        Some(qj.complement())
+    })
 }
 
 /// The smallest m in `0..=cap` for which a block of k + m packets is left
