@@ -259,11 +259,11 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
         rtt_hint: rtt,
         block_time_hint: 2 * MS,
         psn_lead: 64,
-        // Not counted yet (README, "A coded round within the hold"): in
-        // the VMs, with our hold-us standing for the peer's, adaptive at 3 %
-        // fell to 0.17 of loss-free against 0.51 without it (3 trials
-        // each), though crem-sim says it should gain. Until that is
-        // understood no flow counts on a round.
+        // No round counted yet (README, "A coded round within the hold"):
+        // the peer's H is not on the wire, and in the VMs, with our hold-us
+        // standing for it, the rule fitted almost none of the bulk flows'
+        // decisions (their SRTT under load, 21-35 ms, leaves a 30 ms hold
+        // no room for a round), so no gain was shown there.
         peer_hold: 0,
         limits: Limits {
             schemes: 0b111,

@@ -60,8 +60,8 @@ pub struct SenderParams {
     /// round ([`crf::round_within_hold`]) the policy counts on that round
     /// ([`Policy::set_round_in_hold`]). The wire does not carry H; 0 too
     /// for flows whose CRF sends no requests (selective repeat alone).
-    /// crem.ko passes 0 for now: in its VMs counting the round made
-    /// adaptive worse (README, "A coded round within the hold").
+    /// crem.ko passes 0 for now: the VMs showed no gain (README, "A coded
+    /// round within the hold").
     pub peer_hold: Nanos,
     /// This side's limits (HELLO).
     pub limits: Limits,
