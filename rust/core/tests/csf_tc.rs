@@ -348,6 +348,7 @@ fn both_recoveries_send_the_tail_notice() {
     assert_eq!(h.csf.counters().tail_infos, 1);
     // The T/C answer still comes: PSN 102 reported lost.
     h.tc(11 * MS, &report(1, 101, &[]));
+    assert_eq!(copied(&mut h), vec![102]);
     h.timer(100 * MS);
     assert!(h.reps().iter().all(|x| !x.is_tail_notice()), "once a burst");
     assert_eq!(h.csf.counters().tail_infos, 1);

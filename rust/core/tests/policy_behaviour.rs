@@ -260,6 +260,17 @@ fn a_round_within_the_hold_lowers_m() {
     clean.on_loss_report(MS, &report(1_000_000, 999_900, 0), 0);
     let d = clean.decide(SEC, 10 * MS, None, &LIM);
     assert_eq!((d.m, d.why), (0, Why::RetxSuffices));
+    // With the draft's m = 0 rule on (it leaves the request out), a round
+    // never asks for more: 0.2 % at k 16 is m 0 by the rule, m 1 by the
+    // sum after a round alone.
+    let mut rule = Policy::new(PolicyConfig {
+        retx_rule: true,
+        ..cfg
+    });
+    rule.set_round_in_hold(true);
+    rule.on_loss_report(MS, &report(1_000_000, 998_000, 0), 0);
+    let d = rule.decide(SEC, 10 * MS, None, &LIM);
+    assert_eq!((d.m, d.why), (0, Why::RetxSuffices));
     // An XOR-only peer: no round to count on.
     let xor = Limits {
         schemes: 0b101,

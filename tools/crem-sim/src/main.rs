@@ -184,9 +184,11 @@ struct Args {
     /// Extra loss of CREM messages (both directions), percent.
     #[arg(long, default_value_t = 0.0)]
     crem_loss: f64,
-    /// The CRF's hold time H (and reordering allowance), ms; by default the
-    /// RECOMMENDED one: a block's time at --pps, at most a quarter RTT
-    /// (`make demo` sets 30 ms on its 10 ms path).
+    /// The CRF's hold time H, ms, as an operator sets it (the reordering
+    /// allowance is then crem.ko's, a quarter RTT within H; 0: no hold); by
+    /// default the RECOMMENDED H and an allowance of H: a block's time at
+    /// --pps, at most a quarter RTT (`make demo` sets 30 ms on its 10 ms
+    /// path).
     #[arg(long)]
     hold_ms: Option<f64>,
     /// The CSF spreads each block's ordinary repairs over the following

@@ -441,7 +441,9 @@ impl<'c, K: Caps> World<'c, K> {
             // that a proposal usually takes effect before the next one
             // supersedes it.
             psn_lead: (cfg.pps * cfg.rtt / SEC * 5 / 4 + 16) as u32,
-            peer_hold: cfg.hold.unwrap_or(0),
+            // A CRF without coded retransmission sends no requests: no
+            // round to count on.
+            peer_hold: if coded { cfg.hold.unwrap_or(0) } else { 0 },
             limits: local_limits(t, u16::MAX),
             flow,
             initial_psn: first,

@@ -410,7 +410,13 @@ impl Policy {
             // XOR has no coded round (`retx_rule` is off for it too).
             let (mut m, c) = if self.round_in_hold && scheme == Scheme::CauchyRs {
                 self.counters.after_round = self.counters.after_round.saturating_add(1);
-                choose_m_after_round(k, p, eps, cap)
+                // The draft's m = 0 rule, when on, leaves the request out
+                // and may allow m = 0 where the sum after a round does not:
+                // a round the hold covers never asks for more than it.
+                match choose_m(k, p, eps, cap, retx_rule) {
+                    r @ (0, MChoice::RetxSuffices) => r,
+                    _ => choose_m_after_round(k, p, eps, cap),
+                }
             } else {
                 choose_m(k, p, eps, cap, retx_rule)
             };

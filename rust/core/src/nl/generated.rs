@@ -2029,7 +2029,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: tail notices sent: at the end of a burst, an INFO with LAST for the newest block when no ordinary repair ended its round (m 0, or m/k spent), so that the receiver can request the block's lost tail instead of leaving it to the RDMA retransmission timer (at most one a burst; none in selective-repeat modes).",
+            doc: "CSF: tail notices sent: at the end of a burst, an INFO with LAST for the newest block when no ordinary repair ended its round (m 0, or m/k spent), so that the receiver can request the block's lost tail instead of leaving it to the RDMA retransmission timer (at most one a burst; none with recovery selective-repeat alone, whose receiver sends no requests).",
         },
         AttrSpec {
             id: FLOW_STATS_BLOCKS_UNRESTORABLE,
