@@ -40,6 +40,17 @@ fn receiver_params() -> ReceiverParams {
     }
 }
 
+/// [`receiver_params`] with T/C AETH reports on (selective repeat): a
+/// report a millisecond or four PSNs.
+fn tc_receiver_params() -> ReceiverParams {
+    let mut rp = receiver_params();
+    rp.crf.tc = Some(crem_core::engine::crf::TcThresholds {
+        t_thresh: MS,
+        c_thresh: 4,
+    });
+    rp
+}
+
 /// An RDMA ACK through `psn` (the reverse direction).
 fn ack_packet(psn: Psn) -> Vec<u8> {
     let b = Bth {
@@ -1028,12 +1039,7 @@ fn first_round_trip_blocks_get_all_their_repairs() {
 /// repairs restore draw no Source Copy beside them.
 #[test]
 fn first_round_trip_waits_for_its_repairs_with_selective_repeat() {
-    use crem_core::engine::crf::TcThresholds;
-    let mut rp = receiver_params();
-    rp.crf.tc = Some(TcThresholds {
-        t_thresh: MS,
-        c_thresh: 4,
-    });
+    let rp = tc_receiver_params();
     let mut sp = early_params(8, 2);
     sp.csf.selective_repeat = true;
     let mut p = Pair::new(Box::new(Snd::new(sp)), Box::new(Rcv::new(rp)));
@@ -1344,13 +1350,8 @@ fn lost_tails_of_sparse_bursts_are_restored() {
 /// selective repeat on) it waits for the next message; with it, none does.
 #[test]
 fn lost_tails_with_both_recoveries_are_restored() {
-    use crem_core::engine::crf::TcThresholds;
     for tail in [true, false] {
-        let mut rp = receiver_params();
-        rp.crf.tc = Some(TcThresholds {
-            t_thresh: MS,
-            c_thresh: 4,
-        });
+        let rp = tc_receiver_params();
         let mut sp = sender_params(16, 0);
         sp.csf.selective_repeat = true;
         sp.csf.tail_info = tail;

@@ -730,8 +730,9 @@ impl<St: CsfStorage> SenderFlow<St> {
         // change takes effect within an RTT; with blocks longer than the
         // RTT it takes a block, and faster changes only pile up
         // configurations that never carry a block.
-        let period = self.srtt().max(self.block_time());
-        let fits = crf::round_within_hold(self.params.peer_hold, self.srtt(), self.block_time());
+        let (srtt, block) = (self.srtt(), self.block_time());
+        let period = srtt.max(block);
+        let fits = crf::round_within_hold(self.params.peer_hold, srtt, block);
         self.policy.set_round_in_hold(fits);
         let d = self.policy.decide(now, period, current, &limits);
         self.csf.set_coded_retx(d.coded_retx);
