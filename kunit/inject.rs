@@ -18,18 +18,18 @@ use core::ffi::{c_char, c_int};
 /// A whole RoCEv2 RC SEND Only packet from rxe, IPv4 header on
 /// (`rust/core/tests/fixtures/rxe-v4-op04.hex`): ID 0x356f, DF, TTL 64,
 /// 192.0.2.1 -> 203.0.113.1, UDP 59821 -> 4791 without a checksum.
-const PACKET: [u8; 60] = [
+pub(super) const PACKET: [u8; 60] = [
     0x45, 0x00, 0x00, 0x3c, 0x35, 0x6f, 0x40, 0x00, 0x40, 0x11, 0x07, 0x3f, 0xc0, 0x00, 0x02, 0x01,
     0xcb, 0x00, 0x71, 0x01, 0xe9, 0xad, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x04, 0x00, 0xff, 0xff,
     0x00, 0x00, 0x00, 0x11, 0x80, 0xf2, 0x0a, 0x38, 0x00, 0x00, 0x55, 0xc3, 0xdd, 0xee, 0x86, 0x00,
     0x00, 0x00, 0x05, 0x38, 0x00, 0x00, 0x10, 0x00, 0x14, 0x1f, 0x93, 0x62,
 ];
-const UDP_PAYLOAD: usize = 28;
+pub(super) const UDP_PAYLOAD: usize = 28;
 
 /// The template a flow notes from a packet like `PACKET` at its hook:
 /// gateway (FORWARD, TTL already decremented) or host (LOCAL_IN), with the
 /// noted packet CE-marked (its ECN is not the restored packet's).
-fn template(host: bool) -> Template {
+pub(super) fn template(host: bool) -> Template {
     let be16 = |i: usize| u16::from_ne_bytes([PACKET[i], PACKET[i + 1]]);
     let be32 =
         |i: usize| u32::from_ne_bytes([PACKET[i], PACKET[i + 1], PACKET[i + 2], PACKET[i + 3]]);

@@ -5,7 +5,7 @@
 //! charge left over here, and in kmemleak on the debug kernel.
 
 use super::run;
-use crate::crem_core::engine::crf::SymbolStore;
+use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::{caps_for, FlowCaps, MAX_BDP_DEFAULT};
 use crate::crem_core::psn::{Psn, PsnRange};
@@ -405,6 +405,53 @@ extern "C" fn crem_kunit_store_counts_overwrites(msg: *mut c_char, len: usize) -
                 "kept {kept}, {a} gone {gone}, overwritten {n} (1), charged {} (40)",
                 fx.budget.used.get()
             );
+            return false;
+        }
+        true
+    })
+}
+
+/// A replay (`crf/replay.rs`) passes on a packet built from the copy a
+/// slot keeps, the packet as it first arrived (its Identification solved
+/// from its ICRC): none before the flow has a header template, none from an
+/// empty slot or a copy whose ICRC fails, and one that cannot go on (here:
+/// the template names no device) is counted; the copy stays kept.
+#[no_mangle]
+extern "C" fn crem_kunit_store_replays_a_kept_copy(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(false) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        let sent = &super::inject::PACKET[super::inject::UDP_PAYLOAD..];
+        let mut bad = [0u8; 32];
+        bad.copy_from_slice(sent);
+        bad[20] ^= 1;
+        let psn = Psn::new(0xf2_0a38);
+        if !st.keep_source(5, psn, sent) || !st.keep_source(7, psn, &bad) {
+            let _ = write!(w, "copies not kept");
+            return false;
+        }
+        let unnoted = Delivery::replay(&mut st, 5, psn);
+        let mut tpl = super::inject::template(false);
+        tpl.ifindex = i32::MAX;
+        st.tpl = tpl;
+        let fine = Delivery::replay(&mut st, 5, psn);
+        let empty = Delivery::replay(&mut st, 6, psn);
+        let corrupt = Delivery::replay(&mut st, 7, psn);
+        let c = st.counted();
+        let got = (unnoted, fine, empty, corrupt, c.injected, c.inject_fail);
+        let want = (
+            Restored::NoHeader,
+            Restored::Verified,
+            Restored::Dropped,
+            Restored::IcrcFailed,
+            0,
+            2,
+        );
+        if got != want || SymbolStore::source(&st, 5) != Some(sent) {
+            let _ = write!(w, "{got:?}, want {want:?} and the copy kept");
             return false;
         }
         true

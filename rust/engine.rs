@@ -586,8 +586,17 @@ impl Engine {
         };
         let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
         e.stores.current = None;
-        if verdict != crf::SourceVerdict::Hold {
-            return false;
+        match verdict {
+            crf::SourceVerdict::Deliver => return false,
+            crf::SourceVerdict::Hold => {}
+            crf::SourceVerdict::Replaced => {
+                // Its copy went on after the replayed ones (`crf/replay.rs`):
+                // this one ends here, consumed.
+                // SAFETY: the hook owns the packet's reference and gives it
+                // to us when we return true (it returns NF_STOLEN).
+                drop(unsafe { Skb::from_raw(cur.skb.as_ptr()) });
+                return true;
+            }
         }
         let skb = cur.skb.as_ptr();
         // SAFETY: the hook's live packet; a held packet keeps its route,
@@ -856,6 +865,8 @@ impl Engine {
                 (fs::RELEASED_BY_HOLD, k.released_by_h),
                 (fs::RESTORED_LATE, k.restored_late),
                 (fs::SOURCES_CE, k.sources_ce),
+                (fs::REPLAYED, k.sources_replayed),
+                (fs::REPLAY_FAILED, k.replay_failed),
             ] {
                 c.set(i, v);
             }

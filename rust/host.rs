@@ -318,6 +318,12 @@ impl Delivery for CrfIo<'_, '_> {
         r
     }
 
+    fn replay(&mut self, slot: usize, psn: Psn) -> Restored {
+        let r = self.stores.replay(slot, psn);
+        trace::restore(self.sink.key(), psn, false, r == Restored::Verified);
+        r
+    }
+
     fn release(&mut self, psn: Psn) {
         Delivery::release(&mut *self.stores, psn)
     }

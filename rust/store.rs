@@ -564,6 +564,27 @@ impl Delivery for Stores {
         Restored::Verified
     }
 
+    fn replay(&mut self, slot: usize, _psn: Psn) -> Restored {
+        // A copy of what the slot keeps: the packet as it first arrived
+        // (its Identification solved from its ICRC, as for a restored one).
+        let built = match self.slots.get(slot).and_then(Slot::data) {
+            Some(payload) => inject::restore(&self.tpl, payload),
+            None => Err(Restored::Dropped),
+        };
+        match built {
+            Ok(skb) => {
+                self.inject(skb);
+                Restored::Verified
+            }
+            Err(r) => {
+                if r == Restored::Dropped {
+                    bump(&mut self.counters().inject_fail);
+                }
+                r
+            }
+        }
+    }
+
     fn release(&mut self, psn: Psn) {
         let i = psn_slot(psn.value(), self.held.len());
         let Some(h) = self.held.get_mut(i) else {

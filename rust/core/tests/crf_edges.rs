@@ -356,6 +356,10 @@ fn slice_store_backs_the_engine() {
             self.out.push(psn.value());
             Restored::Verified
         }
+        fn replay(&mut self, _slot: usize, psn: Psn) -> Restored {
+            self.out.push(psn.value());
+            Restored::Verified
+        }
         fn release(&mut self, _psn: Psn) {}
     }
     impl Sink for D<'_> {
@@ -394,7 +398,13 @@ fn slice_store_backs_the_engine() {
     crf.on_repair(0, &m, false, &mut d, &mut w);
     assert_eq!(d.out, vec![2]);
     assert_eq!(d.store.repairs_kept(), 0);
-    assert_eq!(d.store.sources_kept(), 0, "block complete: copies dropped");
+    // The block is complete: its copies stay for replay (`crf/replay.rs`)
+    // until they fall a quarter window behind the highest PSN.
+    assert_eq!(d.store.sources_kept(), 3, "kept for replay");
+    let far: u32 = 3 + 1024 / 4; // TestCrf's window: 1024 PSNs
+    let q = far.to_be_bytes();
+    crf.on_source(0, Psn::new(far), &q, false, &mut d);
+    assert_eq!(d.store.sources_kept(), 1, "the replayable copies dropped");
 }
 
 #[test]

@@ -14,6 +14,14 @@ fn pkts(n: u32) -> Vec<Option<Vec<u8>>> {
     (0..n).map(|p| Some(send_packet(Psn::new(p), 60))).collect()
 }
 
+/// These tests are about the copies kept for decoding: without those kept
+/// a quarter window longer for replaying resend passes (`crf_replay.rs`).
+fn decoding_only() -> crem_core::engine::crf::CrfConfig {
+    let mut c = base_cfg();
+    c.replay = false;
+    c
+}
+
 /// The PSNs whose sources the host keeps, ascending.
 fn kept(rig: &Rig) -> Vec<u32> {
     let mut v: Vec<u32> = rig
@@ -33,7 +41,7 @@ fn kept(rig: &Rig) -> Vec<u32> {
 
 #[test]
 fn a_block_in_recovery_keeps_only_its_own_sources() {
-    let mut rig = Rig::new(base_cfg());
+    let mut rig = Rig::new(decoding_only());
     let cfg = cauchy(1, 4, 1, 80);
     assert!(rig.crf.accept_config(cfg));
     let p = pkts(64);
@@ -75,7 +83,7 @@ fn a_gap_of_no_known_block_keeps_its_neighbourhood() {
     // m = 0: no repairs, so the gap's block is not known until the answer
     // to its PSN-range request names it. Any block holding PSN 20 lies
     // within 17..=23 (k = 4): those sources are kept, the rest goes.
-    let mut rig = Rig::new(base_cfg());
+    let mut rig = Rig::new(decoding_only());
     let cfg = cauchy(1, 4, 0, 80);
     assert!(rig.crf.accept_config(cfg));
     let p = pkts(64);
@@ -102,7 +110,7 @@ fn a_gap_of_no_known_block_keeps_its_neighbourhood() {
 /// slid past them: the sweep had passed them).
 #[test]
 fn an_evicted_block_lets_its_sources_go() {
-    let mut rig = Rig::new(base_cfg());
+    let mut rig = Rig::new(decoding_only());
     let cfg = cauchy(1, 4, 1, 80);
     assert!(rig.crf.accept_config(cfg));
     let p = pkts(128);

@@ -244,6 +244,8 @@ impl Pair {
                 CrfVerdict::Hold => {
                     self.host.held.insert(psn, (bytes, false, self.now));
                 }
+                // The CRF delivered its copy.
+                CrfVerdict::Replaced => {}
             }
             self.advance(self.now);
         }

@@ -296,6 +296,21 @@ impl Delivery for CrfHost {
         }
         Restored::Verified
     }
+    fn replay(&mut self, slot: usize, psn: Psn) -> Restored {
+        // It stands in for an RDMA resend the path lost (the model's CRF
+        // does not replay: `model.rs`).
+        match self.sources.get(slot).and_then(|c| c.clone()) {
+            Some(bytes) => {
+                self.delivered.push(Delivered {
+                    psn,
+                    bytes,
+                    via: Via::RdmaRetx,
+                });
+                Restored::Verified
+            }
+            None => Restored::Dropped,
+        }
+    }
     fn release(&mut self, psn: Psn) {
         match self.held.remove(&psn.value()) {
             Some((bytes, via)) => {

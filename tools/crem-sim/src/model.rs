@@ -409,6 +409,9 @@ impl<'c, K: Caps> World<'c, K> {
             // The scenario's rate is known.
             tc_follows: false,
             responses: false,
+            // The RDMA model resends the NAKed PSNs only: no go-back-N
+            // pass for the CRF to replay losses into.
+            replay: false,
         };
         let flow = FlowDescriptor {
             addrs: FlowAddrs::V4 {
@@ -885,6 +888,8 @@ impl<'c, K: Caps> World<'c, K> {
                 let bytes = self.pkts[i as usize].p.bytes.clone();
                 self.host.hold(psn, bytes, via);
             }
+            // Its copy was delivered by the CRF.
+            crf::SourceVerdict::Replaced => {}
         }
         self.drain_deliveries();
         // Releases left pending by on_source run right after the delivery.

@@ -90,6 +90,7 @@ mod hold;
 mod index;
 mod init;
 mod probe;
+mod replay;
 mod report;
 mod store;
 mod tc;
@@ -102,6 +103,8 @@ pub use self::blocks::{Block, RepairMeta};
 pub use self::hold::HoldEntry;
 use self::hold::HoldQueue;
 use self::probe::{Answer, Asked, Probes};
+pub use self::replay::REPLAY_REACH;
+use self::replay::{Arrival, ReplayState};
 use self::report::ReportState;
 use self::tc::TcState;
 use self::window::Window;
@@ -191,6 +194,10 @@ pub trait Delivery {
     /// [`SourceVerdict::Hold`] was returned, or a restored packet given with
     /// `hold`). A PSN the caller does not hold is ignored.
     fn release(&mut self, psn: Psn);
+    /// Passes on, now, a packet rebuilt from the source copy the store
+    /// keeps in `slot` (of `psn`), as [`Delivery::restored`] does with a
+    /// decoded one: an RDMA resend pass lost it (`crf/replay.rs`).
+    fn replay(&mut self, slot: usize, psn: Psn) -> Restored;
 }
 
 /// What became of a packet given to [`Delivery::restored`].
@@ -235,6 +242,11 @@ pub enum SourceVerdict {
     /// Keep it until [`Delivery::release`] for its PSN (at most H later,
     /// given timely [`Crf::on_timer`] calls).
     Hold,
+    /// Copies of packets a resend pass lost went on before it, and a copy
+    /// of it after them ([`Delivery::replay`], [`Delivery::restored`]):
+    /// the caller frees it (consumed, not dropped), so that the receiver
+    /// gets them in order.
+    Replaced,
 }
 
 /// Tunables of one CRF.
@@ -276,6 +288,9 @@ pub struct CrfConfig {
     /// The flow protects a responder direction (Flow Kind 192): the PSNs
     /// between two runs of READ responses are guessed absent.
     pub responses: bool,
+    /// Keep source copies a window longer and replay them into RDMA resend
+    /// passes that lose them (`crf/replay.rs`).
+    pub replay: bool,
 }
 
 impl CrfConfig {
@@ -295,6 +310,7 @@ impl CrfConfig {
             tc: None,
             tc_follows: false,
             responses: false,
+            replay: true,
         }
     }
 
@@ -406,6 +422,10 @@ pub struct Counters {
     pub sources_ce: u64,
     /// ... of which arrived after CREM gave up on them (RDMA recovery).
     pub sources_after_giveup: u64,
+    /// Copies replayed into RDMA resend passes that lost them.
+    pub sources_replayed: u64,
+    /// ... that the caller could not pass on.
+    pub replay_failed: u64,
     /// Source copies the store refused.
     pub store_refused: u64,
     /// PSNs marked absent from READ request spans.
@@ -647,6 +667,7 @@ pub struct Crf<St: CrfStorage> {
     probes: Probes,
     /// RTT measured by the last answer, not yet taken.
     rtt_sample: Option<Nanos>,
+    replay: ReplayState,
     counters: Counters,
 }
 
@@ -756,6 +777,7 @@ impl<St: CrfStorage> Crf<St> {
             tc: TcState::new(),
             probes: Probes::new(),
             rtt_sample: None,
+            replay: ReplayState::new(),
             counters: Counters::default(),
         };
         c.tc.reset(cfg.tc);
@@ -792,6 +814,7 @@ impl<St: CrfStorage> Crf<St> {
         self.tc.reset(cfg.tc);
         self.probes.clear();
         self.rtt_sample = None;
+        self.replay = ReplayState::new();
         self.counters = Counters::default();
     }
 
@@ -1117,6 +1140,7 @@ impl<St: CrfStorage> Crf<St> {
         }
         if !self.win.started {
             self.win.start(psn);
+            self.replay_start(psn);
         }
         if !psn.is_after_or_eq(self.win.base) {
             inc(&mut self.counters.sources_stale);
@@ -1131,10 +1155,24 @@ impl<St: CrfStorage> Crf<St> {
             return SourceVerdict::Deliver;
         };
         let f = self.win.at(s);
+        let highest = self.win.highest;
         if f & window::HAVE != 0 {
             inc(&mut self.counters.sources_duplicate);
+            // A late original of a restored packet is no resend: it tells
+            // nothing of a pass.
+            if f & window::RECEIVED != 0
+                && self.replay_before(now, psn, Arrival::Duplicate, highest, host)
+            {
+                return self.replace(psn, payload, host);
+            }
             return SourceVerdict::Deliver;
         }
+        let how = if psn.is_after(highest) {
+            Arrival::New
+        } else {
+            Arrival::Fill
+        };
+        let replayed = self.replay_before(now, psn, how, highest, host);
         report::add32(&mut self.report.iv.received, 1);
         if f & window::ABANDONED != 0 {
             inc(&mut self.counters.sources_after_giveup);
@@ -1172,9 +1210,28 @@ impl<St: CrfStorage> Crf<St> {
         let place = self.decide(psn);
         self.apply_place(psn, place, now, false, host);
         self.advance_resolve(host);
+        self.replay_sweep(host);
         if matches!(place, delivery::Place::Hold) {
             SourceVerdict::Hold
+        } else if replayed {
+            self.replace(psn, payload, host)
         } else {
+            SourceVerdict::Deliver
+        }
+    }
+
+    /// The packet at `psn` follows copies replayed before it: a copy of it
+    /// goes after them, if it can be built (else it goes on as it is).
+    fn replace<H: CrfHost + ?Sized>(
+        &mut self,
+        psn: Psn,
+        payload: &[u8],
+        host: &mut H,
+    ) -> SourceVerdict {
+        if host.restored(psn, payload, false) == Restored::Verified {
+            SourceVerdict::Replaced
+        } else {
+            inc(&mut self.counters.replay_failed);
             SourceVerdict::Deliver
         }
     }
@@ -1328,7 +1385,7 @@ impl<St: CrfStorage> Crf<St> {
                         host.release(p);
                         inc(&mut self.counters.released_forced);
                     }
-                    if f & window::KEPT != 0 {
+                    if f & (window::KEPT | window::REPLAYABLE) != 0 {
                         host.drop_source(s);
                     }
                 }

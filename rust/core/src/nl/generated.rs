@@ -559,6 +559,10 @@ pub const FLOW_STATS_TC_ACK_TIMEOUTS: u16 = 53;
 pub const FLOW_STATS_RELEASED_BY_HOLD: u16 = 54;
 /// `flow-stats.restored-late` (`CREM_A_FLOW_STATS_RESTORED_LATE`).
 pub const FLOW_STATS_RESTORED_LATE: u16 = 55;
+/// `flow-stats.replayed` (`CREM_A_FLOW_STATS_REPLAYED`).
+pub const FLOW_STATS_REPLAYED: u16 = 56;
+/// `flow-stats.replay-failed` (`CREM_A_FLOW_STATS_REPLAY_FAILED`).
+pub const FLOW_STATS_REPLAY_FAILED: u16 = 57;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2091,6 +2095,26 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF: restored packets delivered after packets with later PSNs had been released (restored, but past the hold).",
         },
+        AttrSpec {
+            id: FLOW_STATS_REPLAYED,
+            name: "replayed",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: copies of packets it had received passed on again because an RDMA resend pass (go-back-N) lost them on the way, each before the packet that showed the gap (a copy of which follows them, in PSN order).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_REPLAY_FAILED,
+            name: "replay-failed",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF: replayed copies, or copies of the packet after them, that could not be built or sent (that packet then went on as it came).",
+        },
     ],
 };
 
@@ -2932,8 +2956,12 @@ pub mod flow_stat {
     pub const RELEASED_BY_HOLD: usize = 51;
     /// `flow-stats.restored-late`.
     pub const RESTORED_LATE: usize = 52;
+    /// `flow-stats.replayed`.
+    pub const REPLAYED: usize = 53;
+    /// `flow-stats.replay-failed`.
+    pub const REPLAY_FAILED: usize = 54;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 53;
+    pub const N: usize = 55;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3210,6 +3238,16 @@ pub mod flow_stat {
             id: super::FLOW_STATS_RESTORED_LATE,
             name: "restored-late",
             kind: CounterKind::Value(RESTORED_LATE),
+        },
+        Counter {
+            id: super::FLOW_STATS_REPLAYED,
+            name: "replayed",
+            kind: CounterKind::Value(REPLAYED),
+        },
+        Counter {
+            id: super::FLOW_STATS_REPLAY_FAILED,
+            name: "replay-failed",
+            kind: CounterKind::Value(REPLAY_FAILED),
         },
     ];
 }

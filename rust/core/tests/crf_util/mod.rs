@@ -124,6 +124,8 @@ pub struct Host {
     pub bogus_releases: u32,
     /// The packet of the `on_source` call in progress.
     pub current: Option<(u32, Vec<u8>)>,
+    /// PSNs replayed from the store, in order.
+    pub replayed: Vec<u32>,
 }
 
 fn verify_icrc(_psn: u32, p: &[u8]) -> bool {
@@ -146,6 +148,7 @@ impl Default for Host {
             header_known: true,
             bogus_releases: 0,
             current: None,
+            replayed: Vec::new(),
         }
     }
 }
@@ -220,6 +223,13 @@ impl Delivery for Host {
             });
         }
         Restored::Verified
+    }
+    fn replay(&mut self, slot: usize, psn: Psn) -> Restored {
+        let Some(bytes) = self.sources.get(&slot).cloned() else {
+            panic!("replay of slot {slot} (PSN {psn:?}), which holds nothing");
+        };
+        self.replayed.push(psn.value());
+        self.restored(psn, &bytes, false)
     }
     fn release(&mut self, psn: Psn) {
         match self.held.remove(&psn.value()) {
@@ -338,6 +348,8 @@ impl Rig {
                     .held
                     .insert(p.value(), (bytes.to_vec(), false, self.now));
             }
+            // The CRF delivered its copy (`restored`).
+            SourceVerdict::Replaced => {}
         }
         // Pending releases run right after the packet was delivered.
         self.advance(self.now);

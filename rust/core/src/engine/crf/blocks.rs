@@ -436,8 +436,7 @@ impl<St: CrfStorage> Crf<St> {
             if let Some(s) = self.win.slot(p) {
                 let f = self.win.at(s);
                 if drop_sources && f & KEPT != 0 {
-                    store.drop_source(s);
-                    self.win.clear(p, KEPT);
+                    self.retire_source(p, s, store);
                 }
                 if f & (IN_BLOCK | RESOLVED) == IN_BLOCK {
                     // Back to gap tracking (an evicted block): the

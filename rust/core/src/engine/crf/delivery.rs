@@ -6,7 +6,8 @@ use super::super::super::psn::{Psn, PsnRange};
 use super::super::super::roce::RocePacket;
 use super::super::{Nanos, Sink};
 use super::window::{
-    self, coarse_up, ABANDONED, ABSENT, DELIVERED, DETECTED, HAVE, HELD, IN_BLOCK, KEPT, RESOLVED,
+    self, coarse_up, ABANDONED, ABSENT, DELIVERED, DETECTED, HAVE, HELD, IN_BLOCK, KEPT,
+    REPLAYABLE, RESOLVED,
 };
 use super::Crf;
 use super::{inc, report, CrfHost, CrfStorage, Delivery, Restored, SymbolStore, AHEAD, READ_SPANS};
@@ -275,7 +276,7 @@ impl<St: CrfStorage> Crf<St> {
                     host.release(p);
                     inc(&mut self.counters.released_forced);
                 }
-                if f & KEPT != 0 {
+                if f & (KEPT | REPLAYABLE) != 0 {
                     host.drop_source(s);
                 }
                 if f & RESOLVED == 0
@@ -425,8 +426,7 @@ impl<St: CrfStorage> Crf<St> {
         };
         let f = self.win.at(s);
         if f & KEPT != 0 && f & IN_BLOCK == 0 {
-            store.drop_source(s);
-            self.win.clear(p, KEPT);
+            self.retire_source(p, s, store);
         }
     }
 

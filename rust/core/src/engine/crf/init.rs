@@ -9,6 +9,7 @@ use super::super::super::psn::{Psn, PsnRange};
 use super::blocks::{Block, RepairMeta};
 use super::hold::HoldQueue;
 use super::probe::Probes;
+use super::replay::ReplayState;
 use super::report::ReportState;
 use super::tc::TcState;
 use super::window::Window;
@@ -102,6 +103,7 @@ impl<St: CrfStorage> Crf<St> {
             (*tc).reset(cfg.tc);
             addr_of_mut!((*slot).probes).write(Probes::new());
             addr_of_mut!((*slot).rtt_sample).write(None);
+            addr_of_mut!((*slot).replay).write(ReplayState::new());
             addr_of_mut!((*slot).counters).write(Counters::default());
         }
     }

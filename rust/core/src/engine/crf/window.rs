@@ -33,6 +33,9 @@ pub(super) const DETECTED: u16 = 1 << 8;
 /// Request rounds spent on a gap with no known block (2 bits).
 pub(super) const ROUND_SHIFT: u32 = 9;
 pub(super) const ROUND_MASK: u16 = 3 << ROUND_SHIFT;
+/// The store keeps a copy of the source, no longer for decoding, only to
+/// replay it into an RDMA resend pass that lost it (`crf/replay.rs`).
+pub(super) const REPLAYABLE: u16 = 1 << 11;
 
 /// The packet is there (for decoding and delivery).
 pub(super) const HAVE: u16 = RECEIVED | RESTORED;
