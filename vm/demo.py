@@ -238,7 +238,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "lost_packets": lost,
             "host_udp_drops": udp_drops,
             "restored": None, "coded_retx_symbols": None, "source_copies": None, "fallbacks": None,
-            "repair_overhead": None,
+            "resent": None, "replayed": None, "repair_overhead": None,
             "counters_scope": "cell",
             "wan_cpu_us_per_fwd_packet": results.fwd_cost(out),
             **bottleneck_counts(args, out),
@@ -256,6 +256,9 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
                 "coded_retx_symbols": tot.get("coded-retx", 0),
                 "source_copies": tot.get("source-copies", 0),
                 "fallbacks": tot.get("fallbacks", 0),
+                # None: counters of a module that did not have them.
+                "resent": tot.get("retransmitted-sources"),
+                "replayed": tot.get("replayed"),
                 "repair_overhead": results.repair_overhead(tot),
                 "crem_totals": tot,
             })
@@ -315,7 +318,9 @@ def print_table(args, runs):
           "allows (128 packets per QP per RTT); rxe gbn: gaps rxe saw (out_of_seq_request + "
           "rcvd_seq_err), rxe rto: its retransmission timeouts (completer_retry_err), both "
           "hosts, all trials; restored/overhead/coded retx/src copies/fallbacks: both "
-          "gateways, per cell (shared by its rows); '-': no CREM or not recorded")
+          "gateways, per cell (shared by its rows); resent: RDMA's own resends that passed "
+          "the CSFs; replayed: packets of those resends the path lost again that a CRF "
+          "passed on from its copies; '-': no CREM or not recorded")
     if args.bottleneck:
         seen = set()
         for r in runs:
@@ -355,14 +360,16 @@ def print_rtt_table(args, rtt, runs):
             ("vs 0%", 7, ">"), ("window", 8, ">"), ("time s", 8, ">"), ("done", 6, ">"),
             ("verified", 9, ">"), ("lost", 6, ">"), ("rxe gbn", 8, ">"), ("rxe rto", 8, ">"),
             ("restored", 9, ">"), ("overhead", 9, ">"), ("coded retx", 11, ">"),
-            ("src copies", 11, ">"), ("fallbacks", 10, ">")]
+            ("src copies", 11, ">"), ("fallbacks", 10, ">"), ("resent", 7, ">"),
+            ("replayed", 9, ">")]
     table(cols, [[r["mode"], r["test"], f"{r['loss_pct']:g}", f"{r['goodput_mbps']:.3f}",
                   dash(r["goodput_vs_lossfree"], "{:.2f}"), dash(r.get("window_mbps"), "{:.0f}"),
                   dash(r["completion_s"], "{:.2f}"), f"{r['completed']}/{r['trials']}",
                   ("yes" if r["verified"] else "no") if results.verifies(r["test"]) else "n/a",
                   dash(r["lost_packets"]), dash(r.get("rxe_gbn")), dash(r.get("rxe_timeouts")),
                   dash(r["restored"]), dash(r["repair_overhead"], "{:.3f}"),
-                  dash(r["coded_retx_symbols"]), dash(r["source_copies"]), dash(r["fallbacks"])]
+                  dash(r["coded_retx_symbols"]), dash(r["source_copies"]), dash(r["fallbacks"]),
+                  dash(r.get("resent")), dash(r.get("replayed"))]
                  for r in runs])
     fio = [r for r in runs if r.get("iops") is not None]
     if fio:
