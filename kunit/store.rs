@@ -414,8 +414,11 @@ extern "C" fn crem_kunit_store_counts_overwrites(msg: *mut c_char, len: usize) -
 /// A replay (`crf/replay.rs`) passes on a packet built from the copy a
 /// slot keeps, the packet as it first arrived (its Identification solved
 /// from its ICRC): none before the flow has a header template, none from an
-/// empty slot or a copy whose ICRC fails, and one that cannot go on (here:
-/// the template names no device) is counted; the copy stays kept.
+/// empty slot or a copy whose ICRC fails; one that cannot go on (its
+/// template names no device) is counted and not taken for replayed (the
+/// CRF then lets the packet after it go on as it came). The copy stays
+/// kept. (The one that goes on enters init_net's receive path on `lo`,
+/// where no one takes it.)
 #[no_mangle]
 extern "C" fn crem_kunit_store_replays_a_kept_copy(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
@@ -433,22 +436,33 @@ extern "C" fn crem_kunit_store_replays_a_kept_copy(msg: *mut c_char, len: usize)
             let _ = write!(w, "copies not kept");
             return false;
         }
+        let bh = crate::kernel_ext::bh::disable();
         let unnoted = Delivery::replay(&mut st, 5, psn);
-        let mut tpl = super::inject::template(false);
-        tpl.ifindex = i32::MAX;
-        st.tpl = tpl;
+        st.tpl = super::inject::template(true);
         let fine = Delivery::replay(&mut st, 5, psn);
+        st.tpl.ifindex = i32::MAX;
+        let no_dev = Delivery::replay(&mut st, 5, psn);
         let empty = Delivery::replay(&mut st, 6, psn);
         let corrupt = Delivery::replay(&mut st, 7, psn);
+        drop(bh);
         let c = st.counted();
-        let got = (unnoted, fine, empty, corrupt, c.injected, c.inject_fail);
+        let got = (
+            unnoted,
+            fine,
+            no_dev,
+            empty,
+            corrupt,
+            c.injected,
+            c.inject_fail,
+        );
         let want = (
             Restored::NoHeader,
             Restored::Verified,
             Restored::Dropped,
+            Restored::Dropped,
             Restored::IcrcFailed,
-            0,
-            2,
+            1,
+            1,
         );
         if got != want || SymbolStore::source(&st, 5) != Some(sent) {
             let _ = write!(w, "{got:?}, want {want:?} and the copy kept");

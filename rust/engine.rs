@@ -321,6 +321,18 @@ fn receiver_params(p: &EngineParams, caps: &FlowCaps) -> ReceiverParams {
     }
 }
 
+/// What the CRF made of the hook's source packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CrfTake {
+    /// It goes on.
+    Pass,
+    /// The flow holds it (the hook returns `NF_STOLEN`).
+    Held,
+    /// A copy of it went on after packets replayed before it: the hook
+    /// consumes it and returns `NF_STOLEN`.
+    Replaced,
+}
+
 /// A flow's engine and its packet stores: crem-core's sender or receiver
 /// flow by the flow's side ([`Proto`]). Until the flow is set up
 /// ([`Engine::init`]) only the stores exist and every engine call does
@@ -562,11 +574,12 @@ impl Engine {
         }
     }
 
-    /// A source packet reached the CRF: true if the flow now holds `skb`
-    /// (the hook's packet, whose payload `cur` points at) for in-order
-    /// release, and the hook steals it (`NF_STOLEN`). A packet the engine
-    /// would hold but that has no route to be released by, or that cannot
-    /// be charged, goes on at once, counted as `held-dropped`.
+    /// A source packet reached the CRF: what becomes of `skb` (the hook's
+    /// packet, whose payload `cur` points at): it goes on, the flow holds
+    /// it for in-order release (the hook steals it), or a copy of it went
+    /// on after replayed packets (the hook consumes it). A packet the
+    /// engine would hold but that has no route to be released by, or that
+    /// cannot be charged, goes on at once, counted as `held-dropped`.
     pub(crate) fn crf_source(
         &mut self,
         h: &mut Host<'_>,
@@ -575,9 +588,9 @@ impl Engine {
         cur: Current,
         payload: &[u8],
         ce: bool,
-    ) -> bool {
+    ) -> CrfTake {
         let Some(e) = self.receiver() else {
-            return false;
+            return CrfTake::Pass;
         };
         e.stores.current = Some(cur);
         let io = &mut CrfIo {
@@ -587,16 +600,11 @@ impl Engine {
         let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
         e.stores.current = None;
         match verdict {
-            crf::SourceVerdict::Deliver => return false,
+            crf::SourceVerdict::Deliver => return CrfTake::Pass,
             crf::SourceVerdict::Hold => {}
-            crf::SourceVerdict::Replaced => {
-                // Its copy went on after the replayed ones (`crf/replay.rs`):
-                // this one ends here, consumed.
-                // SAFETY: the hook owns the packet's reference and gives it
-                // to us when we return true (it returns NF_STOLEN).
-                drop(unsafe { Skb::from_raw(cur.skb.as_ptr()) });
-                return true;
-            }
+            // Its copy went on after the replayed ones (`crf/replay.rs`):
+            // the hook ends this one, once nothing borrows it any more.
+            crf::SourceVerdict::Replaced => return CrfTake::Replaced,
         }
         let skb = cur.skb.as_ptr();
         // SAFETY: the hook's live packet; a held packet keeps its route,
@@ -614,8 +622,9 @@ impl Engine {
         };
         if !taken {
             e.stores.count_held_dropped();
+            return CrfTake::Pass;
         }
-        taken
+        CrfTake::Held
     }
 
     /// A CREM message for this flow (`ce`: its datagram arrived CE-marked).

@@ -24,7 +24,7 @@ use crate::crem_core::engine::Nanos;
 use crate::crem_core::nl::flow_stat as fs;
 use crate::crem_core::roce::RocePacket;
 use crate::crem_core::wire;
-use crate::engine::{Engine, EngineParams, PinRefused};
+use crate::engine::{CrfTake, Engine, EngineParams, PinRefused};
 use crate::flow_info::{Counters, FlowInfo};
 use crate::host::{FlowIds, FlowOps, Host, Outside};
 use crate::inject::Template;
@@ -222,7 +222,7 @@ impl Flow {
     }
 
     /// A source packet reached the CRF (as [`Self::csf_source`]; `ce`: it
-    /// arrived CE-marked): true if the flow now holds it (`NF_STOLEN`).
+    /// arrived CE-marked): what became of it.
     pub(crate) fn crf_source(
         &self,
         bh: &Bh,
@@ -231,14 +231,14 @@ impl Flow {
         psn: u32,
         seen: &Template,
         ce: bool,
-    ) -> bool {
+    ) -> CrfTake {
         let Some((cur, payload)) = current(pkt, off, len) else {
-            return false;
+            return CrfTake::Pass;
         };
         self.with(bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
             e.crf_source(h, t, psn, cur, payload, ce)
         })
-        .unwrap_or(false)
+        .unwrap_or(CrfTake::Pass)
     }
 
     /// Its restored packets' template (KUnit: what set-up made of it).

@@ -27,6 +27,7 @@ use crate::crem_core::roce::{
     Bth, PsnRole, RocePacket, IPV6_HDR_LEN, ROCEV2_UDP_PORT, UDP_HDR_LEN,
 };
 use crate::crem_core::wire::FlowKind;
+use crate::engine::CrfTake;
 use crate::ffi;
 use crate::flow::{self, Flow};
 use crate::hook_points;
@@ -44,6 +45,9 @@ use kernel::bindings;
 /// netfilter verdicts.
 const NF_ACCEPT: u32 = ffi::NF_ACCEPT;
 const NF_STOLEN: u32 = 2;
+/// Ours, never netfilter's: the packet is to be consumed and stolen
+/// ([`roce`] does it, once nothing borrows it).
+const CONSUME: u32 = 0x100;
 
 const IPPROTO_UDP: u8 = 17;
 const ETH_P_IP: u16 = 0x0800;
@@ -379,14 +383,18 @@ fn toward_peer(
     }
 }
 
-/// The packet arrives from a peer: its receiver flow may hold it (true:
-/// stolen).
-fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> bool {
+/// The packet arrives from a peer: its receiver flow may hold it
+/// (`NF_STOLEN`) or have sent a copy of it on (`CONSUME`).
+fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> u32 {
     let Some(f) = st.flows.lookup(&s.key(SIDE_CRF), bh) else {
-        return false;
+        return NF_ACCEPT;
     };
     let ce = flow::ce(s.ip.tos);
-    f.crf_source(bh, s.pkt, s.at, s.rp.bth.psn.value(), &s.seen(), ce)
+    match f.crf_source(bh, s.pkt, s.at, s.rp.bth.psn.value(), &s.seen(), ce) {
+        CrfTake::Pass => NF_ACCEPT,
+        CrfTake::Held => NF_STOLEN,
+        CrfTake::Replaced => CONSUME,
+    }
 }
 
 /// An RDMA packet from `saddr` to `daddr` (parsed: `rp`) that
@@ -470,8 +478,8 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
             if acks {
                 acknowledges(st, &ip.saddr, &ip.daddr, &s.rp, bh);
             }
-            if kind.is_some() && from_peer(st, &s, bh) {
-                NF_STOLEN
+            if kind.is_some() {
+                from_peer(st, &s, bh)
             } else {
                 NF_ACCEPT
             }
@@ -500,10 +508,19 @@ fn roce(c: &Call<'_>, pkt: &mut Lent<'_>) -> u32 {
     // SAFETY: initialised at once, and not moved after (a local).
     let mut out = unsafe { Outbox::uninit() };
     out.init();
-    let verdict = {
+    let mut verdict = {
         let bh = bh::disable();
         protect(c, pkt, out.as_ptr(), &bh)
     };
+    if verdict == CONSUME {
+        // A copy of it went on (a replay, `crf/replay.rs`): consumed, not
+        // a drop.
+        // SAFETY: the hook's packet, which nothing borrows any more (the
+        // engine's borrows of its payload ended with `protect`); its
+        // reference is ours to give up, and we return NF_STOLEN.
+        drop(unsafe { Skb::from_raw(pkt.as_ptr()) });
+        verdict = NF_STOLEN;
+    }
     if out.is_empty() {
         return verdict;
     }

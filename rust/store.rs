@@ -358,7 +358,9 @@ impl Stores {
     }
 
     /// Sends `skb` on toward its RDMA receiver, counted.
-    fn inject(&mut self, skb: Skb) {
+    /// Sends `skb` on toward the RDMA receiver (counted); false if it did
+    /// not go.
+    fn inject(&mut self, skb: Skb) -> bool {
         // SAFETY: the stores are used only under the flow's lock, taken
         // with BH disabled.
         let bh = unsafe { Bh::assume() };
@@ -369,6 +371,35 @@ impl Stores {
         } else {
             &mut c.injected
         });
+        !failed
+    }
+
+    /// A packet rebuilt around a RoCEv2 payload (`built`) goes on now, or is
+    /// held for `psn` (`hold`; at once if it cannot be). Verified only if it
+    /// went or is held: one that could not be built or sent is Dropped
+    /// (counted), and the CRF does not count its PSN as had.
+    fn send_rebuilt(&mut self, built: Result<Skb, Restored>, psn: Psn, hold: bool) -> Restored {
+        let skb = match built {
+            Ok(skb) => skb,
+            Err(Restored::Dropped) => {
+                bump(&mut self.counters().inject_fail);
+                return Restored::Dropped;
+            }
+            Err(r) => return r,
+        };
+        let skb = if hold {
+            match self.hold(psn.value(), skb) {
+                Ok(()) => return Restored::Verified,
+                Err(skb) => skb,
+            }
+        } else {
+            skb
+        };
+        if self.inject(skb) {
+            Restored::Verified
+        } else {
+            Restored::Dropped
+        }
     }
 
     /// Holds `skb` (PSN `psn`) for in-order release; gives it back if it
@@ -545,44 +576,19 @@ impl Delivery for Stores {
     }
 
     fn restored(&mut self, psn: Psn, payload: &[u8], hold: bool) -> Restored {
-        let skb = match inject::restore(&self.tpl, payload) {
-            Ok(skb) => skb,
-            Err(Restored::Dropped) => {
-                bump(&mut self.counters().inject_fail);
-                return Restored::Dropped;
-            }
-            Err(r) => return r,
-        };
-        if hold {
-            match self.hold(psn.value(), skb) {
-                Ok(()) => {}
-                Err(skb) => self.inject(skb),
-            }
-        } else {
-            self.inject(skb);
-        }
-        Restored::Verified
+        let built = inject::restore(&self.tpl, payload);
+        self.send_rebuilt(built, psn, hold)
     }
 
-    fn replay(&mut self, slot: usize, _psn: Psn) -> Restored {
+    fn replay(&mut self, slot: usize, psn: Psn) -> Restored {
         // A copy of what the slot keeps: the packet as it first arrived
         // (its Identification solved from its ICRC, as for a restored one).
         let built = match self.slots.get(slot).and_then(Slot::data) {
             Some(payload) => inject::restore(&self.tpl, payload),
-            None => Err(Restored::Dropped),
+            // Nothing kept there: nothing tried.
+            None => return Restored::Dropped,
         };
-        match built {
-            Ok(skb) => {
-                self.inject(skb);
-                Restored::Verified
-            }
-            Err(r) => {
-                if r == Restored::Dropped {
-                    bump(&mut self.counters().inject_fail);
-                }
-                r
-            }
-        }
+        self.send_rebuilt(built, psn, false)
     }
 
     fn release(&mut self, psn: Psn) {

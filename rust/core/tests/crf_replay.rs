@@ -172,3 +172,64 @@ fn close_drops_every_copy() {
     rig.crf.close(&mut rig.host);
     assert!(rig.host.sources.is_empty());
 }
+
+#[test]
+fn packets_it_passed_on_coming_back_are_no_pass() {
+    // Host mode: released and restored packets enter the receive path
+    // again and pass our hook as duplicates, after newer originals.
+    let (mut rig, p) = first_pass(base_cfg(), 40);
+    let fc = cauchy(1, K, 1, 120);
+    let csf = Csf::new(fc, 0, p.iter().cloned().map(Some).collect());
+    // 40 is lost: 41 to 43 are held until its block's repair restores it.
+    use SourceVerdict::{Deliver, Hold};
+    assert_eq!(pass(&mut rig, &p, &[41, 42, 43]), vec![Hold, Hold, Hold]);
+    rig.repair_bytes(&csf.ordinary(10)[0], false);
+    assert_eq!(delivered(&rig), vec![40, 41, 42, 43]);
+    let v = pass(&mut rig, &p, &[44, 45, 41, 42, 43, 46]);
+    assert_eq!(v, vec![Deliver; 6]);
+    assert!(
+        rig.host.replayed.is_empty(),
+        "44 and 45 replayed: {:?}",
+        rig.host.replayed
+    );
+}
+
+#[test]
+fn a_packet_still_held_is_not_replayed() {
+    let (mut rig, p) = first_pass(base_cfg(), 48);
+    // 48 is lost; 49 and 50 wait for it.
+    pass(&mut rig, &p, &[49, 50]);
+    // A pass from 46 (a NAK's, say) loses 47, then the sender goes on.
+    pass(&mut rig, &p, &[46, 51]);
+    assert_eq!(
+        rig.host.replayed,
+        vec![47],
+        "49 and 50 are held, not replayed"
+    );
+}
+
+#[test]
+fn copies_are_swept_when_a_repair_started_the_window() {
+    // The first message is a REPAIR, of a block high in the PSN space.
+    // Before, replay's bookkeeping started at PSN 0 whatever started the
+    // window: here 0 lies after every PSN of the flow, and 3 copies were
+    // kept, not 256 (a window based just below 2^23 would have kept a
+    // whole window).
+    let first = 0x90_0000u32;
+    let mut rig = Rig::new(base_cfg());
+    let fc = cauchy(1, K, 1, 120);
+    assert!(rig.crf.accept_config(fc));
+    let p: Vec<Vec<u8>> = (0..400)
+        .map(|i| send_packet(Psn::new(first + i), 60))
+        .collect();
+    let csf = Csf::new(fc, first, p.iter().cloned().map(Some).collect());
+    rig.repair_bytes(&csf.ordinary(0)[0], false);
+    for i in 0..400u32 {
+        rig.source(first + i, &p[i as usize], false);
+        if (i + 1) % K as u32 == 0 && i >= K as u32 {
+            rig.repair_bytes(&csf.ordinary((i / K as u32) as usize)[0], false);
+        }
+    }
+    rig.advance(rig.now + 5 * MS);
+    assert_eq!(rig.host.sources.len(), 256, "the last quarter window");
+}

@@ -1229,6 +1229,7 @@ impl<St: CrfStorage> Crf<St> {
         host: &mut H,
     ) -> SourceVerdict {
         if host.restored(psn, payload, false) == Restored::Verified {
+            self.note_injected(psn);
             SourceVerdict::Replaced
         } else {
             inc(&mut self.counters.replay_failed);

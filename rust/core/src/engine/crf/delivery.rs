@@ -100,6 +100,7 @@ impl<St: CrfStorage> Crf<St> {
                     return;
                 }
                 host.release(p);
+                self.note_injected(p);
                 self.win.clear(p, HELD);
                 self.win.set(p, DELIVERED);
                 inc(&mut self.counters.released_in_order);
@@ -126,6 +127,7 @@ impl<St: CrfStorage> Crf<St> {
             for _ in 0..=n.min(self.win.cap()) {
                 if self.win.get(q) & HELD != 0 {
                     host.release(q);
+                    self.note_injected(q);
                     self.win.clear(q, HELD);
                     self.win.set(q, DELIVERED);
                     inc(&mut self.counters.released_by_h);
@@ -593,7 +595,7 @@ impl<St: CrfStorage> Crf<St> {
         }
         let place = self.decide(p);
         match host.restored(p, payload, place == Place::Hold) {
-            Restored::Verified => {}
+            Restored::Verified => self.note_injected(p),
             Restored::IcrcFailed => {
                 inc(&mut self.counters.icrc_failures);
                 return Restored::IcrcFailed;

@@ -23,23 +23,27 @@
 //! new PSN right after one, that comes later than that PSN shows a gap.
 //! Only PSNs the CRF has a copy of are replayed, at most [`REPLAY_REACH`]
 //! before the packet, so a first transmission's losses (not had here) and
-//! reordering (the late packet is not had yet) replay nothing. A packet
-//! behind the expected PSN starts a pass (the sender went back), unless it
-//! is one of the copies just passed on coming back through our hook (host
-//! mode: they enter the receive path again), which changes nothing.
+//! reordering (the late packet is not had yet) replay nothing, and only
+//! packets already handed on are (not one still held). A packet behind the
+//! expected PSN starts a pass (the sender went back), unless it is one the
+//! CRF passed on itself lately (replayed, restored or released) coming back
+//! through our hook (host mode: they enter the receive path again), which
+//! changes nothing. Reordering within a pass (51 after 52) replays 51,
+//! which the receiver then gets twice.
 
 use super::super::super::psn::Psn;
 use super::super::{Nanos, MS};
-use super::window::{HAVE, KEPT, REPLAYABLE};
+use super::window::{DELIVERED, HAVE, KEPT, REPLAYABLE};
 use super::{inc, Crf, CrfHost, CrfStorage, Restored, SymbolStore};
 
 /// The most PSNs one packet may show a pass skipped: a resend pass's
 /// losses are as bursty as the path's, and each costs a packet built here.
 pub const REPLAY_REACH: u32 = 16;
 
-/// How long after their replay copies may come back through our hook: in
-/// host mode they are queued to this CPU's backlog, which the softirq that
-/// queued them runs before it ends.
+/// How long after the CRF passed packets on they may come back through our
+/// hook: in host mode they are queued to this CPU's backlog, which the
+/// softirq that queued them runs before it ends. A range of such PSNs
+/// grows for at most this long before it starts anew.
 const ECHO_TIME: Nanos = 2 * MS;
 
 /// Where the CRF is in the arrival order of the flow's packets.
@@ -52,9 +56,10 @@ pub(super) struct ReplayState {
     after_duplicate: bool,
     /// Replayable copies below this PSN have been dropped.
     drop_next: Psn,
-    /// The PSNs of the copies passed on lately (first, last), and until
-    /// when they may come back through our hook (0: none).
+    /// The PSNs the CRF passed on lately (lowest, highest), since when the
+    /// range grows, and until when they may come back through our hook.
     echo: (Psn, Psn),
+    echo_from: Nanos,
     echo_until: Nanos,
 }
 
@@ -65,6 +70,7 @@ impl ReplayState {
             after_duplicate: false,
             drop_next: Psn::ZERO,
             echo: (Psn::ZERO, Psn::ZERO),
+            echo_from: 0,
             echo_until: 0,
         }
     }
@@ -101,7 +107,8 @@ impl<St: CrfStorage> Crf<St> {
     }
 
     /// The copy of the source at `p` (slot `s`) is no longer needed for
-    /// decoding: it is dropped, or kept for replay if `p` is recent enough.
+    /// decoding: it is dropped, or kept for replay if `p` is recent enough
+    /// (and where the sweep will find it).
     pub(super) fn retire_source<S: SymbolStore + ?Sized>(
         &mut self,
         p: Psn,
@@ -109,7 +116,9 @@ impl<St: CrfStorage> Crf<St> {
         store: &mut S,
     ) {
         let span = self.replay_span();
-        let recent = span > 0 && p.is_after(self.win.highest.wrapping_sub(span));
+        let recent = span > 0
+            && p.is_after(self.win.highest.wrapping_sub(span))
+            && p.is_after_or_eq(self.replay.drop_next);
         self.win.clear(p, KEPT);
         if recent && self.win.at(s) & HAVE != 0 {
             self.win.set(p, REPLAYABLE);
@@ -140,6 +149,25 @@ impl<St: CrfStorage> Crf<St> {
         }
     }
 
+    /// The CRF passed a packet of `p` on (restored, released or replayed):
+    /// in host mode it comes back through our hook, where it is no resend.
+    pub(super) fn note_injected(&mut self, p: Psn) {
+        if !self.cfg.replay {
+            return;
+        }
+        let now = self.last_now;
+        let st = &mut self.replay;
+        if now > st.echo_until || now > st.echo_from.saturating_add(ECHO_TIME) {
+            st.echo = (p, p);
+            st.echo_from = now;
+        } else if p.is_before(st.echo.0) {
+            st.echo.0 = p;
+        } else if p.is_after(st.echo.1) {
+            st.echo.1 = p;
+        }
+        st.echo_until = now.saturating_add(ECHO_TIME);
+    }
+
     /// A source at `psn` arrived as `how` (`highest`: the highest PSN seen
     /// before it). Replays the copies of what the pass it belongs to
     /// skipped; true if any went (the caller then replaces the packet by a
@@ -162,18 +190,15 @@ impl<St: CrfStorage> Crf<St> {
             && psn.is_after_or_eq(lo)
             && psn.is_before_or_eq(hi)
         {
-            // One of our copies, back through the hook.
+            // One of ours, back through the hook.
             return false;
         }
         let mut replayed = false;
         if let Some(r) = st.next.filter(|&r| psn.is_after(r)) {
             let shown = how == Arrival::Duplicate || st.after_duplicate;
             let gap = r.forward_distance(psn);
-            if shown && gap <= REPLAY_REACH && self.replay_range(r, gap, highest, host) {
-                replayed = true;
-                let first = if now <= st.echo_until { lo } else { r };
-                self.replay.echo = (first, psn);
-                self.replay.echo_until = now.saturating_add(ECHO_TIME);
+            if shown && gap <= REPLAY_REACH {
+                replayed = self.replay_range(r, gap, highest, host);
             }
         }
         // Otherwise in order, or behind: a pass starts here.
@@ -198,10 +223,12 @@ impl<St: CrfStorage> Crf<St> {
             }
             if let Some(s) = self.win.slot(p) {
                 let f = self.win.at(s);
-                if f & HAVE != 0 && f & (KEPT | REPLAYABLE) != 0 {
+                // Had, kept and handed on already (not one still held).
+                if f & HAVE != 0 && f & (KEPT | REPLAYABLE) != 0 && f & DELIVERED != 0 {
                     match host.replay(s, p) {
                         Restored::Verified => {
                             inc(&mut self.counters.sources_replayed);
+                            self.note_injected(p);
                             any = true;
                         }
                         _ => inc(&mut self.counters.replay_failed),
