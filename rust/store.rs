@@ -357,8 +357,7 @@ impl Stores {
         self.uncharge(n);
     }
 
-    /// Sends `skb` on toward its RDMA receiver, counted.
-    /// Sends `skb` on toward the RDMA receiver (counted); false if it did
+    /// Sends `skb` on toward its RDMA receiver (counted); false if it did
     /// not go.
     fn inject(&mut self, skb: Skb) -> bool {
         // SAFETY: the stores are used only under the flow's lock, taken

@@ -288,8 +288,9 @@ pub struct CrfConfig {
     /// The flow protects a responder direction (Flow Kind 192): the PSNs
     /// between two runs of READ responses are guessed absent.
     pub responses: bool,
-    /// Keep source copies a window longer and replay them into RDMA resend
-    /// passes that lose them (`crf/replay.rs`).
+    /// Keep the copies of the last quarter window's sources after decoding
+    /// needs them no more, and replay them into RDMA resend passes that
+    /// lose them (`crf/replay.rs`).
     pub replay: bool,
 }
 

@@ -6,8 +6,8 @@
 //! so they are duplicates here, passed on uncoded. The pass crosses the
 //! same lossy path: at 3 % loss a pass of 120 packets loses one with
 //! probability 0.97, the receiver NAKs again, and the sender starts another
-//! pass (a cascade, a round trip each; rxe's 0.55 s timer when a pass's
-//! last packets are lost). Yet the CRF had most of these packets; it keeps
+//! pass (a cascade, a round trip each; the sender's retransmission timer
+//! when a pass's last packets are lost). Yet the CRF had most of these packets; it keeps
 //! the copies it took for decoding a while longer ([`REPLAYABLE`], for the
 //! last [`Crf::replay_span`] PSNs) and, when the next packet of a pass shows
 //! that the pass skipped some of them, passes its copies on first (the
