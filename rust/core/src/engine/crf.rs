@@ -1140,8 +1140,7 @@ impl<St: CrfStorage> Crf<St> {
             report::add32(&mut self.report.iv.ce, 1);
         }
         if !self.win.started {
-            self.win.start(psn);
-            self.replay_start(psn);
+            self.start_window(psn);
         }
         if !psn.is_after_or_eq(self.win.base) {
             inc(&mut self.counters.sources_stale);

@@ -249,8 +249,7 @@ impl<St: CrfStorage> Crf<St> {
         }
         let start = msg.block_start;
         if !self.win.started {
-            self.win.start(start);
-            self.replay_start(start);
+            self.start_window(start);
         }
         if !start.is_after_or_eq(self.win.base) {
             return Err(Reject::Stale);

@@ -595,7 +595,9 @@ impl<St: CrfStorage> Crf<St> {
         }
         let place = self.decide(p);
         match host.restored(p, payload, place == Place::Hold) {
-            Restored::Verified => self.note_injected(p),
+            // A held one goes on at its release, noted there.
+            Restored::Verified if place != Place::Hold => self.note_injected(p),
+            Restored::Verified => {}
             Restored::IcrcFailed => {
                 inc(&mut self.counters.icrc_failures);
                 return Restored::IcrcFailed;

@@ -100,8 +100,10 @@ impl<St: CrfStorage> Crf<St> {
         }
     }
 
-    /// The window started at `first`.
-    pub(super) fn replay_start(&mut self, first: Psn) {
+    /// Starts the window at `first` (its first source or REPAIR), and
+    /// replay's bookkeeping with it.
+    pub(super) fn start_window(&mut self, first: Psn) {
+        self.win.start(first);
         self.replay = ReplayState::new();
         self.replay.drop_next = first;
     }
