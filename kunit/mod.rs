@@ -8,6 +8,7 @@ use core::fmt::{self, Write};
 use crate::crem_core as cc;
 
 mod addr;
+mod backlog;
 mod bench;
 mod bench_hook;
 mod bench_work;

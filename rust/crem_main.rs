@@ -24,6 +24,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 pub mod crem_core;
 
 mod addr;
+mod backlog;
 mod collector;
 mod config;
 mod create;

@@ -326,6 +326,9 @@ fn receiver_params(p: &EngineParams, caps: &FlowCaps) -> ReceiverParams {
 pub(crate) enum CrfTake {
     /// It goes on.
     Pass,
+    /// Host mode: one the flow queued to the backlog, back at the hook
+    /// (`crate::backlog`): it goes on, unexamined.
+    Back,
     /// The flow holds it (the hook returns `NF_STOLEN`).
     Held,
     /// A copy of it went on after packets replayed before it: the hook
@@ -592,6 +595,10 @@ impl Engine {
         let Some(e) = self.receiver() else {
             return CrfTake::Pass;
         };
+        if e.stores.tpl.host && e.stores.backlog.returned(cur.skb.as_ptr(), now) {
+            // One of ours, back from the backlog: seen already.
+            return CrfTake::Back;
+        }
         e.stores.current = Some(cur);
         let io = &mut CrfIo {
             sink: h,
@@ -625,6 +632,29 @@ impl Engine {
             return CrfTake::Pass;
         }
         CrfTake::Held
+    }
+
+    /// Host mode: the hook's packet `cur`, which [`Engine::crf_source`]
+    /// let go on, queues behind the packets the flow queued to the backlog
+    /// if any is still ahead (`crate::backlog`): then the flow took it (the
+    /// hook steals it).
+    pub(crate) fn crf_behind_backlog(&mut self, now: Nanos, cur: Current) -> CrfTake {
+        let Some(e) = self.receiver() else {
+            return CrfTake::Pass;
+        };
+        if !e.stores.tpl.host || !e.stores.backlog.ahead(now) {
+            return CrfTake::Pass;
+        }
+        // SAFETY: the hook's live packet, whose reference the hook gives
+        // up when we return Held (NF_STOLEN); nothing borrows it from here
+        // on (the engine's borrows of its payload ended with its call).
+        match unsafe { Skb::from_raw(cur.skb.as_ptr()) } {
+            Some(skb) => {
+                e.stores.queue_behind(skb);
+                CrfTake::Held
+            }
+            None => CrfTake::Pass,
+        }
     }
 
     /// A CREM message for this flow (`ce`: its datagram arrived CE-marked).

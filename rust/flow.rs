@@ -235,9 +235,16 @@ impl Flow {
         let Some((cur, payload)) = current(pkt, off, len) else {
             return CrfTake::Pass;
         };
-        self.with(bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
-            e.crf_source(h, t, psn, cur, payload, ce)
-        })
+        self.with(
+            bh,
+            core::ptr::null_mut(),
+            Some(seen),
+            true,
+            |e, h, t| match e.crf_source(h, t, psn, cur, payload, ce) {
+                CrfTake::Pass => e.crf_behind_backlog(t, cur),
+                taken => taken,
+            },
+        )
         .unwrap_or(CrfTake::Pass)
     }
 

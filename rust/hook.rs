@@ -391,7 +391,7 @@ fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> u32 {
     };
     let ce = flow::ce(s.ip.tos);
     match f.crf_source(bh, s.pkt, s.at, s.rp.bth.psn.value(), &s.seen(), ce) {
-        CrfTake::Pass => NF_ACCEPT,
+        CrfTake::Pass | CrfTake::Back => NF_ACCEPT,
         CrfTake::Held => NF_STOLEN,
         CrfTake::Replaced => CONSUME,
     }

@@ -13,6 +13,7 @@
 //! A flow's stores live in its engine blob ([`crate::engine`]) and are used
 //! only under the flow's lock, with BH off.
 
+use crate::backlog::Backlog;
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::FlowCaps;
@@ -108,6 +109,9 @@ pub(crate) struct Counters {
     pub(crate) overwritten: u64,
     /// Held packets let go early for another PSN's hold in their slot.
     pub(crate) held_overwritten: u64,
+    /// Host mode: originals queued behind packets the flow had queued
+    /// (`crate::backlog`).
+    pub(crate) queued_behind: u64,
 }
 
 /// The packet being processed, while an engine call for it runs: a source
@@ -141,6 +145,8 @@ pub(crate) struct Stores {
     slots: FlowArray<Slot>,
     repairs: FlowArray<Option<Copied>>,
     held: FlowArray<Held>,
+    /// Host mode: the packets queued to the backlog, until they come back.
+    pub(crate) backlog: Backlog,
 }
 
 // SAFETY: the pointers in `Owner` and `Current` are only dereferenced under
@@ -205,6 +211,7 @@ impl Stores {
             slots,
             repairs,
             held,
+            backlog: Backlog::new(),
         })
     }
 
@@ -363,7 +370,13 @@ impl Stores {
         // SAFETY: the stores are used only under the flow's lock, taken
         // with BH disabled.
         let bh = unsafe { Bh::assume() };
+        // Only compared, never followed (`crate::backlog`).
+        let addr = skb.as_ptr().cast_const();
         let failed = inject::inject(self.owner.net.as_ptr(), &self.tpl, skb, &bh) != 0;
+        if !failed && self.tpl.host {
+            // Past AHEAD it goes unrecognised, as before.
+            let _ = self.backlog.queued(addr, crate::flow::now());
+        }
         let c = self.counters();
         bump(if failed {
             &mut c.inject_fail
@@ -426,6 +439,13 @@ impl Stores {
             };
         }
         Ok(())
+    }
+
+    /// Host mode: the hook's packet goes on behind the packets the flow
+    /// queued (`crate::backlog`), counted.
+    pub(crate) fn queue_behind(&mut self, skb: Skb) {
+        bump(&mut self.counters().queued_behind);
+        let _ = self.inject(skb);
     }
 
     /// A packet the CRF would have held went on at once.
