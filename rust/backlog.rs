@@ -15,15 +15,19 @@
 //! behind them instead (the backlog is a FIFO, and a flow's packets share
 //! one: RPS steers by the flow's hash). A packet that comes back passes the
 //! hook without the engine, which has seen it already. The packets are
-//! recognised by their address, compared only, never followed: one dropped
-//! on its way (a full backlog is seen at once; a route or filter drop
-//! before LOCAL_IN is not) is forgotten after [`LIFETIME`], within which
-//! another skb at the same address would pass unexamined, as if ours.
+//! recognised by their address and PSN; the address is compared only, never
+//! followed. One dropped on its way (a full backlog is seen at once; a route
+//! or filter drop before LOCAL_IN is not) is forgotten after [`LIFETIME`],
+//! within which another skb at the same address with the same PSN (a
+//! duplicate, which the RDMA receiver discards) would pass unexamined, as if
+//! ours.
 
 use crate::crem_core::engine::{Nanos, MS};
+use crate::kernel_ext::mem::FlowArray;
 use crate::kernel_ext::skb::sk_buff;
+use kernel::prelude::*;
 
-/// Packets a flow can have in the backlog and recognise (more go
+/// Packets a receiver flow can have in the backlog and recognise (more go
 /// unrecognised: the CRF takes them for duplicates when they come back).
 pub(crate) const AHEAD: usize = 64;
 
@@ -34,67 +38,107 @@ const LIFETIME: Nanos = 10 * MS;
 #[derive(Clone, Copy)]
 struct Entry {
     skb: usize,
+    psn: u32,
     at: Nanos,
 }
 
 /// The packets a flow queued to the backlog and has not seen come back.
 pub(crate) struct Backlog {
-    e: [Entry; AHEAD],
+    /// A ring (allocated with the flow's stores, empty for a sender): the
+    /// oldest at `head`, `n` in use.
+    e: FlowArray<Entry>,
+    head: usize,
     n: usize,
+    /// Packets queued that the flow did not see come back (forgotten after
+    /// [`LIFETIME`], or passed by one queued after them).
+    pub(crate) unreturned: u64,
+    /// Packets queued with no room left to recognise them ([`AHEAD`]).
+    pub(crate) untracked: u64,
 }
 
 impl Backlog {
-    pub(crate) const fn new() -> Self {
-        Backlog {
-            e: [Entry { skb: 0, at: 0 }; AHEAD],
+    /// Room for `len` packets (process context: allocates, charged to the
+    /// caller's memory cgroup).
+    pub(crate) fn new(len: usize) -> Result<Self> {
+        let empty = Entry {
+            skb: 0,
+            psn: 0,
+            at: 0,
+        };
+        Ok(Backlog {
+            e: FlowArray::new(len, || empty)?,
+            head: 0,
             n: 0,
-        }
+            unreturned: 0,
+            untracked: 0,
+        })
     }
 
-    /// The entries in use (written without a panic path: the hook calls
-    /// these in softirq).
-    fn live(&self) -> &[Entry] {
-        self.e.get(..self.n).unwrap_or(&[])
+    /// The octets `new(len)` allocates.
+    pub(crate) const fn octets(len: usize) -> usize {
+        len.saturating_mul(core::mem::size_of::<Entry>())
     }
 
-    /// Drops the entries before `k` (the oldest), keeping the others in
-    /// order.
+    /// The ring index of the `j`-th oldest entry.
+    fn at(&self, j: usize) -> usize {
+        self.head
+            .wrapping_add(j)
+            .checked_rem(self.e.len())
+            .unwrap_or(0)
+    }
+
+    /// The entries in use, oldest first (written without a panic path:
+    /// the hook calls these in softirq).
+    fn live(&self) -> impl Iterator<Item = &Entry> + '_ {
+        (0..self.n).filter_map(|j| self.e.get(self.at(j)))
+    }
+
+    /// Drops the `k` oldest entries.
     fn drop_first(&mut self, k: usize) {
         let k = k.min(self.n);
-        let left = self.n.saturating_sub(k);
-        for i in 0..left {
-            if let Some(x) = self.e.get(i.wrapping_add(k)).copied() {
-                if let Some(d) = self.e.get_mut(i) {
-                    *d = x;
-                }
-            }
-        }
-        self.n = left;
+        self.head = self.at(k);
+        self.n = self.n.saturating_sub(k);
     }
 
-    /// `skb` was queued at `now`; false if there is no room to recognise it.
-    pub(crate) fn queued(&mut self, skb: *const sk_buff, now: Nanos) -> bool {
+    /// Forgets the `k` oldest entries, which did not come back (counted).
+    fn forget(&mut self, k: usize) {
+        let k = k.min(self.n);
+        self.unreturned = self.unreturned.saturating_add(k as u64);
+        self.drop_first(k);
+    }
+
+    /// `skb` (PSN `psn`) was queued at `now`; false if there is no room to
+    /// recognise it (counted).
+    pub(crate) fn queued(&mut self, skb: *const sk_buff, psn: u32, now: Nanos) -> bool {
         self.forget_old(now);
-        let Some(slot) = self.e.get_mut(self.n) else {
+        if self.n >= self.e.len() {
+            self.untracked = self.untracked.saturating_add(1);
+            return false;
+        }
+        let i = self.at(self.n);
+        let Some(slot) = self.e.get_mut(i) else {
             return false;
         };
         *slot = Entry {
             skb: skb as usize,
+            psn,
             at: now,
         };
         self.n = self.n.saturating_add(1);
         true
     }
 
-    /// `skb` reached our hook: true if it is one we queued (then forgotten,
-    /// with the ones queued before it: they come back in queue order, so
-    /// those went another way).
-    pub(crate) fn returned(&mut self, skb: *const sk_buff, now: Nanos) -> bool {
+    /// `skb` (PSN `psn`) reached our hook: true if it is one we queued
+    /// (then forgotten, with the ones queued before it: they come back in
+    /// queue order, so those went another way).
+    pub(crate) fn returned(&mut self, skb: *const sk_buff, psn: u32, now: Nanos) -> bool {
         self.forget_old(now);
         let addr = skb as usize;
-        match self.live().iter().position(|x| x.skb == addr) {
+        let found = self.live().position(|x| x.skb == addr && x.psn == psn);
+        match found {
             Some(i) => {
-                self.drop_first(i.saturating_add(1));
+                self.forget(i);
+                self.drop_first(1);
                 true
             }
             None => false,
@@ -112,9 +156,8 @@ impl Backlog {
     fn forget_old(&mut self, now: Nanos) {
         let old = self
             .live()
-            .iter()
             .take_while(|x| now.saturating_sub(x.at) > LIFETIME)
             .count();
-        self.drop_first(old);
+        self.forget(old);
     }
 }

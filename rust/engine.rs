@@ -595,7 +595,7 @@ impl Engine {
         let Some(e) = self.receiver() else {
             return CrfTake::Pass;
         };
-        if e.stores.tpl.host && e.stores.backlog.returned(cur.skb.as_ptr(), now) {
+        if e.stores.tpl.host && e.stores.backlog.returned(cur.skb.as_ptr(), psn, now) {
             // One of ours, back from the backlog: seen already.
             return CrfTake::Back;
         }
@@ -638,7 +638,7 @@ impl Engine {
     /// let go on, queues behind the packets the flow queued to the backlog
     /// if any is still ahead (`crate::backlog`): then the flow took it (the
     /// hook steals it).
-    pub(crate) fn crf_behind_backlog(&mut self, now: Nanos, cur: Current) -> CrfTake {
+    pub(crate) fn crf_behind_backlog(&mut self, now: Nanos, psn: u32, cur: Current) -> CrfTake {
         let Some(e) = self.receiver() else {
             return CrfTake::Pass;
         };
@@ -650,7 +650,7 @@ impl Engine {
         // on (the engine's borrows of its payload ended with its call).
         match unsafe { Skb::from_raw(cur.skb.as_ptr()) } {
             Some(skb) => {
-                e.stores.queue_behind(skb);
+                e.stores.queue_behind(skb, psn);
                 CrfTake::Held
             }
             None => CrfTake::Pass,

@@ -241,7 +241,7 @@ impl Flow {
             Some(seen),
             true,
             |e, h, t| match e.crf_source(h, t, psn, cur, payload, ce) {
-                CrfTake::Pass => e.crf_behind_backlog(t, cur),
+                CrfTake::Pass => e.crf_behind_backlog(t, psn, cur),
                 taken => taken,
             },
         )
@@ -521,6 +521,9 @@ fn info_locked(l: &mut Locked, fi: &mut FlowInfo) {
         (fs::INJECT_FAILURES, s.inject_fail),
         (fs::STORE_OVERWRITTEN, s.overwritten),
         (fs::HELD_OVERWRITTEN, s.held_overwritten),
+        (fs::QUEUED_BEHIND, s.queued_behind),
+        (fs::BACKLOG_UNRETURNED, s.backlog_unreturned),
+        (fs::BACKLOG_UNTRACKED, s.backlog_untracked),
     ] {
         c.set(i, v);
     }

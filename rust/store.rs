@@ -13,7 +13,7 @@
 //! A flow's stores live in its engine blob ([`crate::engine`]) and are used
 //! only under the flow's lock, with BH off.
 
-use crate::backlog::Backlog;
+use crate::backlog::{Backlog, AHEAD};
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::FlowCaps;
@@ -96,8 +96,8 @@ impl Owner {
 }
 
 /// What the stores count (flow-stats attributes store-full to
-/// inject-failures, store-overwritten and held-overwritten: their places
-/// are `crate::flow`'s `info_locked`'s).
+/// inject-failures, store-overwritten, held-overwritten, queued-behind and
+/// the backlog counters: their places are `crate::flow`'s `info_locked`'s).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Counters {
     pub(crate) store_full: u64,
@@ -112,6 +112,10 @@ pub(crate) struct Counters {
     /// Host mode: originals queued behind packets the flow had queued
     /// (`crate::backlog`).
     pub(crate) queued_behind: u64,
+    /// Host mode: packets the flow queued and did not see come back, or
+    /// had no room to recognise (`crate::backlog`).
+    pub(crate) backlog_unreturned: u64,
+    pub(crate) backlog_untracked: u64,
 }
 
 /// The packet being processed, while an engine call for it runs: a source
@@ -162,10 +166,10 @@ impl Stores {
     /// `engine` from the netns's budget (`max-memory`): refused (ENOMEM,
     /// not counted here) when they do not fit.
     pub(crate) fn new(owner: Owner, csf: bool, caps: &FlowCaps, engine: usize) -> Result<Self> {
-        let (slots, repairs, held) = if csf {
-            (caps.csf_store, 0, 0)
+        let (slots, repairs, held, ahead) = if csf {
+            (caps.csf_store, 0, 0, 0)
         } else {
-            (caps.crf.window, caps.crf.repairs, caps.crf.window)
+            (caps.crf.window, caps.crf.repairs, caps.crf.window, AHEAD)
         };
         if !slots.is_power_of_two() || (held != 0 && !held.is_power_of_two()) {
             return Err(EINVAL);
@@ -174,6 +178,7 @@ impl Stores {
             slots.saturating_mul(size_of::<Slot>()),
             repairs.saturating_mul(size_of::<Option<Copied>>()),
             held.saturating_mul(size_of::<Held>()),
+            Backlog::octets(ahead),
             engine,
         ]
         .iter()
@@ -188,9 +193,10 @@ impl Stores {
                 FlowArray::new(slots, || Slot::EMPTY)?,
                 FlowArray::new(repairs, || None)?,
                 FlowArray::new(held, || Held::EMPTY)?,
+                Backlog::new(ahead)?,
             ))
         })();
-        let (slots, repairs, held) = match arrays {
+        let (slots, repairs, held, backlog) = match arrays {
             Ok(a) => a,
             Err(e) => {
                 if let Some(st) = owner.netns() {
@@ -211,7 +217,7 @@ impl Stores {
             slots,
             repairs,
             held,
-            backlog: Backlog::new(),
+            backlog,
         })
     }
 
@@ -232,7 +238,11 @@ impl Stores {
 
     /// What the stores counted.
     pub(crate) fn counted(&self) -> Counters {
-        self.counters
+        Counters {
+            backlog_unreturned: self.backlog.unreturned,
+            backlog_untracked: self.backlog.untracked,
+            ..self.counters
+        }
     }
 
     /// Octets charged for what the stores keep now.
@@ -364,9 +374,9 @@ impl Stores {
         self.uncharge(n);
     }
 
-    /// Sends `skb` on toward its RDMA receiver (counted); false if it did
-    /// not go.
-    fn inject(&mut self, skb: Skb) -> bool {
+    /// Sends `skb` (PSN `psn`) on toward its RDMA receiver (counted); false
+    /// if it did not go.
+    fn inject(&mut self, skb: Skb, psn: u32) -> bool {
         // SAFETY: the stores are used only under the flow's lock, taken
         // with BH disabled.
         let bh = unsafe { Bh::assume() };
@@ -375,7 +385,7 @@ impl Stores {
         let failed = inject::inject(self.owner.net.as_ptr(), &self.tpl, skb, &bh) != 0;
         if !failed && self.tpl.host {
             // Past AHEAD it goes unrecognised, as before.
-            let _ = self.backlog.queued(addr, crate::flow::now());
+            let _ = self.backlog.queued(addr, psn, crate::flow::now());
         }
         let c = self.counters();
         bump(if failed {
@@ -407,7 +417,7 @@ impl Stores {
         } else {
             skb
         };
-        if self.inject(skb) {
+        if self.inject(skb, psn.value()) {
             Restored::Verified
         } else {
             Restored::Dropped
@@ -421,13 +431,13 @@ impl Stores {
     /// there).
     pub(crate) fn hold(&mut self, psn: u32, skb: Skb) -> core::result::Result<(), Skb> {
         let i = psn_slot(psn, self.held.len());
-        let same = self.held.get(i).is_some_and(|h| h.psn == psn);
+        let had = self.held.get(i).map_or(psn, |h| h.psn);
         if let Some(old) = self.held.get_mut(i).and_then(|h| h.skb.take()) {
             self.uncharge(old.truesize());
-            if !same {
+            if had != psn {
                 bump(&mut self.counters().held_overwritten);
             }
-            self.inject(old);
+            self.inject(old, had);
         }
         if i >= self.held.len() || !self.charge(skb.truesize()) {
             return Err(skb);
@@ -441,11 +451,11 @@ impl Stores {
         Ok(())
     }
 
-    /// Host mode: the hook's packet goes on behind the packets the flow
-    /// queued (`crate::backlog`), counted.
-    pub(crate) fn queue_behind(&mut self, skb: Skb) {
+    /// Host mode: the hook's packet (PSN `psn`) goes on behind the packets
+    /// the flow queued (`crate::backlog`), counted.
+    pub(crate) fn queue_behind(&mut self, skb: Skb, psn: u32) {
         bump(&mut self.counters().queued_behind);
-        let _ = self.inject(skb);
+        let _ = self.inject(skb, psn);
     }
 
     /// A packet the CRF would have held went on at once.
@@ -620,7 +630,7 @@ impl Delivery for Stores {
         }
         if let Some(skb) = h.skb.take() {
             self.uncharge(skb.truesize());
-            self.inject(skb);
+            self.inject(skb, psn.value());
         }
     }
 }

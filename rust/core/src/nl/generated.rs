@@ -563,6 +563,12 @@ pub const FLOW_STATS_RESTORED_LATE: u16 = 55;
 pub const FLOW_STATS_REPLAYED: u16 = 56;
 /// `flow-stats.replay-failed` (`CREM_A_FLOW_STATS_REPLAY_FAILED`).
 pub const FLOW_STATS_REPLAY_FAILED: u16 = 57;
+/// `flow-stats.queued-behind` (`CREM_A_FLOW_STATS_QUEUED_BEHIND`).
+pub const FLOW_STATS_QUEUED_BEHIND: u16 = 58;
+/// `flow-stats.backlog-unreturned` (`CREM_A_FLOW_STATS_BACKLOG_UNRETURNED`).
+pub const FLOW_STATS_BACKLOG_UNRETURNED: u16 = 59;
+/// `flow-stats.backlog-untracked` (`CREM_A_FLOW_STATS_BACKLOG_UNTRACKED`).
+pub const FLOW_STATS_BACKLOG_UNTRACKED: u16 = 60;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2115,6 +2121,36 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF: replayed copies, or copies of the packet after them, that could not be built or sent (that packet then went on as it came).",
         },
+        AttrSpec {
+            id: FLOW_STATS_QUEUED_BEHIND,
+            name: "queued-behind",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF, host mode: packets that arrived while packets the flow had passed on were still in this host's receive backlog, queued behind them so that the RDMA receiver sees them in order (an original would otherwise overtake restored ones).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_BACKLOG_UNRETURNED,
+            name: "backlog-unreturned",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF, host mode: packets the flow queued to the receive backlog that it did not see come back within 10 ms, or that one queued after them passed (dropped before this host's input hook).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_BACKLOG_UNTRACKED,
+            name: "backlog-untracked",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF, host mode: packets queued to the receive backlog while 64 were already ahead, too many to recognise (they come back as duplicates to the CRF).",
+        },
     ],
 };
 
@@ -2960,8 +2996,14 @@ pub mod flow_stat {
     pub const REPLAYED: usize = 53;
     /// `flow-stats.replay-failed`.
     pub const REPLAY_FAILED: usize = 54;
+    /// `flow-stats.queued-behind`.
+    pub const QUEUED_BEHIND: usize = 55;
+    /// `flow-stats.backlog-unreturned`.
+    pub const BACKLOG_UNRETURNED: usize = 56;
+    /// `flow-stats.backlog-untracked`.
+    pub const BACKLOG_UNTRACKED: usize = 57;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 55;
+    pub const N: usize = 58;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3248,6 +3290,21 @@ pub mod flow_stat {
             id: super::FLOW_STATS_REPLAY_FAILED,
             name: "replay-failed",
             kind: CounterKind::Value(REPLAY_FAILED),
+        },
+        Counter {
+            id: super::FLOW_STATS_QUEUED_BEHIND,
+            name: "queued-behind",
+            kind: CounterKind::Value(QUEUED_BEHIND),
+        },
+        Counter {
+            id: super::FLOW_STATS_BACKLOG_UNRETURNED,
+            name: "backlog-unreturned",
+            kind: CounterKind::Value(BACKLOG_UNRETURNED),
+        },
+        Counter {
+            id: super::FLOW_STATS_BACKLOG_UNTRACKED,
+            name: "backlog-untracked",
+            kind: CounterKind::Value(BACKLOG_UNTRACKED),
         },
     ];
 }
