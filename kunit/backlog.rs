@@ -17,7 +17,7 @@ fn at(a: usize) -> *const sk_buff {
 /// that comes back takes those before it, which went another way), or
 /// until 10 ms have passed; a packet never queued, or at a queued one's
 /// address with another PSN, is not ours; past AHEAD, packets go
-/// unrecognised (counted); the ring wraps.
+/// unrecognised, and `room` says so (both counted); the ring wraps.
 #[no_mangle]
 extern "C" fn crem_kunit_backlog_recognises_its_own(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
@@ -49,13 +49,18 @@ extern "C" fn crem_kunit_backlog_recognises_its_own(msg: *mut c_char, len: usize
         }
         let fits = (0..AHEAD).all(|i| full.queued(at(0x1000 + i), i as u32, 0));
         let over = full.queued(at(0x9000), 0, 0);
-        if !fits || over || full.untracked != 1 {
-            let _ = write!(w, "{AHEAD} fit: {fits}; one more refused: {}", !over);
+        let room = full.room();
+        if !fits || over || room || full.untracked != 2 {
+            let _ = write!(
+                w,
+                "{AHEAD} fit: {fits}; one more refused: {}; room: {room}; untracked {} (2)",
+                !over, full.untracked
+            );
             return false;
         }
         // The ring wraps: the first back makes room for one more, which is
-        // recognised behind the other 63; the last of those back passes the
-        // 62 before it (counted unreturned).
+        // recognised behind the other AHEAD - 1; the last of those back
+        // passes the AHEAD - 2 before it (counted unreturned).
         let wraps = full.returned(at(0x1000), 0, 0)
             && full.queued(at(0xa000), 99, 0)
             && full.returned(at(0x1000 + AHEAD - 1), AHEAD as u32 - 1, 0)

@@ -29,7 +29,7 @@ use kernel::prelude::*;
 
 /// Packets a receiver flow can have in the backlog and recognise (more go
 /// unrecognised: the CRF takes them for duplicates when they come back).
-pub(crate) const AHEAD: usize = 64;
+pub(crate) const AHEAD: usize = 256;
 
 /// How long a queued packet is waited for: the backlog runs within the
 /// softirq that queued it.
@@ -52,7 +52,8 @@ pub(crate) struct Backlog {
     /// Packets queued that the flow did not see come back (forgotten after
     /// [`LIFETIME`], or passed by one queued after them).
     pub(crate) unreturned: u64,
-    /// Packets queued with no room left to recognise them ([`AHEAD`]).
+    /// Packets queued with no room left to recognise them, and originals
+    /// let go on ahead of the queued ones for want of it ([`AHEAD`]).
     pub(crate) untracked: u64,
 }
 
@@ -143,6 +144,16 @@ impl Backlog {
             }
             None => false,
         }
+    }
+
+    /// Whether there is room to recognise one more; if not, counted
+    /// untracked (the caller lets its packet go on without queueing it).
+    pub(crate) fn room(&mut self) -> bool {
+        let room = self.n < self.e.len();
+        if !room {
+            self.untracked = self.untracked.saturating_add(1);
+        }
+        room
     }
 
     /// Whether packets we queued are still ahead in the backlog.

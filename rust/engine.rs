@@ -645,6 +645,12 @@ impl Engine {
         if !e.stores.tpl.host || !e.stores.backlog.ahead(now) {
             return CrfTake::Pass;
         }
+        if !e.stores.backlog.room() {
+            // Queued now, it would come back unrecognised, and the CRF,
+            // which never passed it on, would take it for a duplicate
+            // (counted: the RDMA receiver may see it early).
+            return CrfTake::Pass;
+        }
         // SAFETY: the hook's live packet, whose reference the hook gives
         // up when we return Held (NF_STOLEN); nothing borrows it from here
         // on (the engine's borrows of its payload ended with its call).

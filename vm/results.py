@@ -69,8 +69,11 @@ with a note on stderr; predicates answer by exit status):
                                    passed unprotected (and released
                                    provisional: passed_max), goodput min /
                                    median / max, JSON
-  results.py rxe DIR [HOST]        rxe's counters, summed over the transfers
-                                   (HOST a or b; both by default), JSON
+  results.py rxe DIR [HOST] [--but-last]  rxe's counters, summed over the
+                                   transfers (HOST a or b; both by default;
+                                   --but-last: all but the run's last, e.g.
+                                   one cut by topo.sh --unload), JSON, with
+                                   "gaps": the RXE_GAPS counters' sum
   results.py host-udp-drops DIR    datagrams the emulated links dropped ("?")
   results.py restored-kind DIR KIND  restored by the gateways' CRF flows of KIND
                                    (requests, responses)
@@ -1143,9 +1146,15 @@ def main(argv):
         need(4)
         print(json.dumps(qp_flows(d, rest[0], int(rest[1]), int(rest[2]), float(rest[3]))))
     elif cmd == "rxe":
+        but_last = "--but-last" in rest
+        rest = [a for a in rest if a != "--but-last"]
         if len(rest) > 1 or (rest and rest[0] not in HOSTS):
             raise SystemExit(f"results.py {cmd}: wrong arguments\n{usage}")
-        print(json.dumps(rxe_sum(rows(d), tuple(rest) or HOSTS) or {}, sort_keys=True))
+        rs = rows(d)
+        total = rxe_sum(rs[:-1] if but_last else rs, tuple(rest) or HOSTS) or {}
+        if total:
+            total["gaps"] = sum(total.get(n, 0) for n in RXE_GAPS)
+        print(json.dumps(total, sort_keys=True))
     elif cmd == "host-udp-drops":
         need(0); v = host_udp_drops(d); print("?" if v is None else v)
     elif cmd == "all-verified":

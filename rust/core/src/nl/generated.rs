@@ -2149,7 +2149,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF, host mode: packets queued to the receive backlog while 64 were already ahead, too many to recognise (they come back as duplicates to the CRF).",
+            doc: "CRF, host mode: packets passed on to the receive backlog while 256 were already there, too many to recognise (restored, released and replayed ones then come back to the CRF as duplicates, which it ignores for 2 ms), and packets that went on at once ahead of those for want of room to queue them behind (the RDMA receiver may see them early).",
         },
     ],
 };
