@@ -1799,7 +1799,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF: held and restored packets sent on toward the RDMA receiver.",
+            doc: "CRF: held, restored and replayed packets sent on toward the RDMA receiver, and in host mode the packets queued behind them (queued-behind).",
         },
         AttrSpec {
             id: FLOW_STATS_INJECT_FAILURES,
@@ -1809,7 +1809,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF: held and restored packets that did not go on: no input device or route, dropped by the forwarding policy a gateway's restored packets pass (PREROUTING, FORWARD), or by the output or receive queue.",
+            doc: "CRF: held, restored, replayed and queued-behind packets that did not go on: no input device or route, dropped by the forwarding policy a gateway's restored packets pass (PREROUTING, FORWARD), or by the output or receive queue.",
         },
         AttrSpec {
             id: FLOW_STATS_CODED_RETX_LOST,
