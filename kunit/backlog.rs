@@ -4,7 +4,7 @@
 //! waits for them.
 
 use super::run;
-use crate::backlog::{Backlog, AHEAD};
+use crate::backlog::{Backlog, AHEAD, LIFETIME};
 use crate::crem_core::engine::MS;
 use crate::kernel_ext::skb::sk_buff;
 use core::ffi::{c_char, c_int};
@@ -15,7 +15,7 @@ fn at(a: usize) -> *const sk_buff {
 
 /// Queued packets are ahead until each comes back (in queue order; one
 /// that comes back takes those before it, which went another way), or
-/// until 10 ms have passed; a packet never queued, or at a queued one's
+/// until LIFETIME has passed; a packet never queued, or at a queued one's
 /// address with another PSN, is not ours; past AHEAD, packets go
 /// unrecognised, and `room` says so (both counted); the ring wraps.
 #[no_mangle]
@@ -38,9 +38,9 @@ extern "C" fn crem_kunit_backlog_recognises_its_own(msg: *mut c_char, len: usize
             b.returned(at(0x300), 3, 2 * MS),
             !b.ahead(2 * MS),
             b.queued(at(0x400), 4, 3 * MS),
-            b.ahead(13 * MS),
-            !b.ahead(13 * MS + 1),
-            !b.returned(at(0x400), 4, 14 * MS),
+            b.ahead(3 * MS + LIFETIME),
+            !b.ahead(3 * MS + LIFETIME + 1),
+            !b.returned(at(0x400), 4, 4 * MS + LIFETIME),
             b.unreturned == 2,
         ];
         if let Some(i) = steps.iter().position(|ok| !ok) {

@@ -2139,7 +2139,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF, host mode: packets the flow queued to the receive backlog that it did not see come back within 10 ms, or that one queued after them passed (dropped before this host's input hook).",
+            doc: "CRF, host mode: packets the flow queued to the receive backlog that it did not see come back before one queued after them (dropped before this host's input hook, or queued on another CPU's backlog), or within 500 ms.",
         },
         AttrSpec {
             id: FLOW_STATS_BACKLOG_UNTRACKED,
