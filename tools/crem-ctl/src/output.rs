@@ -200,12 +200,13 @@ pub const GAUGES: &[&str] = &["flows-active", "memory"];
 const FLOW_STATS_TITLES: [&str; 3] = ["sender (CSF)", "receiver (CRF)", "messages and memory"];
 
 /// The section of a flow-stats counter whose spec doc is `doc`: the
-/// sender's ("CSF: ..."), the receiver's ("CRF: ..."), else messages and
-/// memory. A counter the spec adds finds its section by its doc.
+/// sender's ("CSF: ...", "CSF, selective repeat: ..."), the receiver's
+/// ("CRF: ...", "CRF, host mode: ..."), else messages and memory. A counter
+/// the spec adds finds its section by its doc.
 pub fn flow_stats_section(doc: &str) -> &'static str {
-    if doc.starts_with("CSF:") {
+    if doc.starts_with("CSF:") || doc.starts_with("CSF,") {
         FLOW_STATS_TITLES[0]
-    } else if doc.starts_with("CRF:") {
+    } else if doc.starts_with("CRF:") || doc.starts_with("CRF,") {
         FLOW_STATS_TITLES[1]
     } else {
         FLOW_STATS_TITLES[2]
@@ -1254,6 +1255,10 @@ mod tests {
         assert_eq!(of("restored"), Some("receiver (CRF)"));
         assert_eq!(of("coded-retx"), Some("sender (CSF)"));
         assert_eq!(of("store-full"), Some("messages and memory"));
+        // A side's qualified counters ("CSF, selective repeat: ...") are
+        // that side's.
+        assert_eq!(of("tc-lost-psns"), Some("sender (CSF)"));
+        assert_eq!(of("queued-behind"), Some("receiver (CRF)"));
     }
 
     #[test]
