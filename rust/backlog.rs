@@ -147,7 +147,15 @@ impl Backlog {
     pub(crate) fn returned(&mut self, skb: *const sk_buff, psn: u32, now: Nanos) -> bool {
         self.forget_old(now);
         let addr = skb as usize;
-        let found = self.live().position(|x| x.skb == addr && x.psn == psn);
+        // Searched by hand, as in `forget_old`.
+        let (mut found, mut j) = (None, 0usize);
+        for x in self.live() {
+            if x.skb == addr && x.psn == psn {
+                found = Some(j);
+                break;
+            }
+            j = j.saturating_add(1);
+        }
         match found {
             Some(i) => {
                 self.forget(i);
@@ -177,10 +185,15 @@ impl Backlog {
     /// Forgets the packets queued more than [`LIFETIME`] ago (dropped on
     /// their way).
     fn forget_old(&mut self, now: Nanos) {
-        let old = self
-            .live()
-            .take_while(|x| now.saturating_sub(x.at) > LIFETIME)
-            .count();
+        // Counted by hand: `Iterator::count`, `position` and `enumerate`
+        // carry an overflow check (a panic path in softirq).
+        let mut old = 0usize;
+        for x in self.live() {
+            if now.saturating_sub(x.at) <= LIFETIME {
+                break;
+            }
+            old = old.saturating_add(1);
+        }
         self.forget(old);
     }
 }
