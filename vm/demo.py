@@ -168,6 +168,8 @@ def run_cell(args, bins, cell, head):
             cmd += ["--gw-module", bins["module"], "--crem", crem, "--recovery", recovery]
         cmd += ["--ctl", bins["ctl"], "--k", str(args.k), "--m", str(args.m),
                 "--hold", str(args.hold)]
+        if args.epsilon is not None:
+            cmd += ["--epsilon", args.epsilon]
     log(f"{head}: {name}: {args.trials} x ({', '.join(tests(args))}), "
         f"timeout {args.timeout} s each; logs in {out}")
     t0 = time.monotonic()
@@ -249,6 +251,8 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             run["reader_error"] = reader_error
         if mode != "off":
             run.update({"k": args.k, "m": args.m, "hold_us": args.hold})
+            if args.epsilon is not None:
+                run["epsilon"] = args.epsilon
         if tot is not None:
             run.update({
                 "restored": tot.get("restored", 0),
@@ -354,7 +358,8 @@ def print_rtt_table(args, rtt, runs):
     print(f"\nRDMA over the emulated WAN: rtt {rtt} ms, loss {losses}% per direction, "
           f"rate {args.rate or 'unlimited'}{' Mbit/s' if args.rate else ''}; "
           f"{bottleneck_text(args)}{', '.join(tests)}; ib_write_bw {args.iters} x {args.size} B; CREM k={args.k} "
-          f"m={args.m} hold={args.hold} us; medians of {args.trials} trial(s), "
+          f"m={args.m} hold={args.hold} us"
+          f"{'' if args.epsilon is None else ' epsilon=' + args.epsilon}; medians of {args.trials} trial(s), "
           f"timeout {args.timeout} s")
     cols = [("mode", 9, "<"), ("test", 22, "<"), ("loss%", 6, ">"), ("goodput Mb/s", 13, ">"),
             ("vs 0%", 7, ">"), ("window", 8, ">"), ("time s", 8, ">"), ("done", 6, ">"),
@@ -459,6 +464,18 @@ def progress(i, n, elapsed):
     return f"cell {i}/{n}, {duration(elapsed)} elapsed, {left}"
 
 
+def epsilon_arg(text):
+    """An argparse type: a target block failure rate in (0, 1), kept as
+    crem-ctl takes it (e.g. "2.5e-3")."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a rate between 0 and 1, e.g. 2.5e-3")
+    return text.strip()
+
+
 def workload_list(text):
     """An argparse type: comma-separated workloads -> their transfers, in
     order, each once."""
@@ -555,6 +572,10 @@ def make_parser():
     p.add_argument("--k", type=int, default=16, help="CREM source packets per block (default 16)")
     p.add_argument("--m", type=int, default=2, help="CREM repairs per block (default 2)")
     p.add_argument("--hold", type=int, default=30000, help="CRF hold time in us (default 30000)")
+    p.add_argument("--epsilon", type=epsilon_arg, default=None,
+                   help="the adaptive policy's target block failure rate, as crem-ctl takes "
+                        "it (e.g. 2.5e-3; default: the module's, the draft's 1e-4); every "
+                        "CREM cell gets it, only adaptive uses it"),
     p.add_argument("--workloads", type=workload_list, default=DEFAULT_WORKLOADS,
                    help="comma-separated workloads every cell runs, each trial: "
                         + "; ".join(f"{w}: {', '.join(t)}" for w, t in WORKLOADS.items())
@@ -675,6 +696,7 @@ def params(args, modes):
             "bottleneck": args.bottleneck, "reporter": args.reporter,
             "size": args.size, "iters": args.iters, "trials": args.trials,
             "timeout_s": args.timeout, "k": args.k, "m": args.m, "hold_us": args.hold,
+            "epsilon": args.epsilon,
             "modes": modes, "tests": tests(args), "fio_mib": args.fio_mib,
             "fio_rand_ios": args.fio_rand_ios}
 

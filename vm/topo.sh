@@ -43,6 +43,9 @@
 #   --recovery R       the gateways' recovery: coded, selective-repeat or both
 #                      (T/C AETH reports answered with Source Copy) [coded]
 #   --hold US          CRF hold time in microseconds [30000]
+#   --epsilon E        the adaptive policy's target block failure rate
+#                      (crem-ctl set epsilon E, e.g. 2.5e-3) of every
+#                      configured CREM netns [module default, 1e-4]
 #   --spares N         spare-flows of every configured CREM netns (gateways
 #                      and hosts): flows made ahead per side [module default]
 #   --host-crem MODE   off | fixed | adaptive: configure the RDMA hosts to
@@ -88,7 +91,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 spares="" gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded capture_out="" fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 spares="" epsilon="" gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded capture_out="" fiomib=32 fioios=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
     --crem) crem=$2 ;; --ctl) ctl=$2 ;; --k) ck=$2 ;; --m) cm=$2 ;; --hold) hold=$2 ;;
     --spares) spares=$2 ;;
+    --epsilon) epsilon=$2 ;;
     --recovery) recovery=$2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "topo.sh: unknown option $1 (see --help)" ;;
@@ -133,6 +137,7 @@ wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" 
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold" recovery="$recovery")
 [ "$crem" = off ] || [ -z "$spares" ] || wan_args+=(spare_flows="$spares")
+[ "$crem" = off ] || [ -z "$epsilon" ] || wan_args+=(epsilon="$epsilon")
 host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$tmo" mtu="$mtu" rtt_ms="$rtt"
   fio_mib="$fiomib" fio_rand_ios="$fioios" family="$family")
 [ -n "$hmod" ] && host_args+=(module="$hmod")
@@ -143,6 +148,7 @@ host_args=(size="$size" iters="$iters" trials="$trials" tests="$tests" tmo_s="$t
 [ "$wbgid" = 1 ] && host_args+=(wb_gid=1)
 [ "$hcrem" = off ] || host_args+=(crem="$hcrem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold")
 [ "$hcrem" = off ] || [ -z "$spares" ] || host_args+=(spare_flows="$spares")
+[ "$hcrem" = off ] || [ -z "$epsilon" ] || host_args+=(epsilon="$epsilon")
 
 udp0=$(host_udp_drops)
 say "topology: IPv$family rtt=${rtt}ms loss=${loss}% burst=${burst:-none} bottleneck=${bottleneck:-none} reporter=$reporter rate=${rate}mbit mtu=$mtu gw-mtu=${gwmtu:-$mtu} crem=$crem recovery=$recovery, results in $out"

@@ -13,7 +13,8 @@
 #   IPv4 only) and exchanges its QP numbers over IPv4 TCP
 #   wb_gid=1: ib_write_bw that way over IPv4 too (the like-for-like IPv4
 #   reference of an IPv6 run)
-#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= spare_flows=  (host-mode protection)
+#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= spare_flows= epsilon=
+#     (host-mode protection)
 #   forge=N (role a): first send N forged REPAIR datagrams to the gateway's
 #   CREM port (7470) from this host, which is no CREM peer
 #   unload=1 (role b): unload crem.ko once the last transfer's data flows,
@@ -59,7 +60,8 @@ if [ "$crem" != off ]; then
     pfx="$pfx=$peer"
   fi
   "$arg_ctl" set port 7470 role host adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} \
-    hold ${arg_hold_us:-30000} ${arg_spare_flows:+spare-flows $arg_spare_flows} peer $pfx || exit 1
+    hold ${arg_hold_us:-30000} ${arg_spare_flows:+spare-flows $arg_spare_flows} \
+    ${arg_epsilon:+epsilon $arg_epsilon} peer $pfx || exit 1
   log "CREM host mode: $crem"
 fi
 # stats_out: this host's CREM counters for the results (host mode).

@@ -9,7 +9,8 @@
 #     tail drops are real queue drops, at a node that is no CREM gateway;
 #     netem's delay and loss stay on the gateways' egress); ecn: the queue
 #     is fq_codel marking CE (target 2 ms) under the tbf instead [none]
-#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery= spare_flows=  (gateway protection)
+#   crem=off|fixed|adaptive ctl=CREM-CTL k= m= hold_us= recovery= spare_flows=
+#     epsilon=  (gateway protection)
 #   reporter=off|core: with bottleneck= and crem=, the core router is a Path
 #     Reporter (role reporter, node-id 1) sending its own drops' PATH_REPORTs
 #     to the gateway that protects each flow's source; the gateways allow-list
@@ -108,6 +109,7 @@ if [ "$crem" != off ]; then
   set -- port 7470 role gateway adaptive $adaptive k ${arg_k:-16} m ${arg_m:-2} hold ${arg_hold_us:-30000} \
     recovery ${arg_recovery:-coded}
   [ -n "${arg_spare_flows:-}" ] && set -- "$@" spare-flows "$arg_spare_flows"
+  [ -n "${arg_epsilon:-}" ] && set -- "$@" epsilon "$arg_epsilon"
   # gwa's own LAN address stands for an on-path Path Reporter (see the
   # PATH_REPORTs at the end).
   # IPv6: peers and reporter by IPv6 address (CREM's messages go over
