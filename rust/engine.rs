@@ -595,8 +595,8 @@ impl Engine {
         let Some(e) = self.receiver() else {
             return CrfTake::Pass;
         };
-        if e.stores.tpl.host && e.stores.backlog.returned(cur.skb.as_ptr(), psn, now) {
-            // One of ours, back from the backlog: seen already.
+        if e.stores.back_from_backlog(cur.skb.as_ptr(), psn, now) {
+            // One of ours: seen already.
             return CrfTake::Back;
         }
         e.stores.current = Some(cur);
@@ -606,8 +606,19 @@ impl Engine {
         };
         let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
         e.stores.current = None;
+        // What goes on may have to wait behind what the flow passed on.
+        let go_on = |stores: &mut Stores| {
+            // SAFETY: the hook's live packet, which it gives up if the
+            // stores take it (it returns NF_STOLEN); the engine's borrows of
+            // its payload ended with its call.
+            if unsafe { stores.queue_behind(now, psn, cur.skb.as_ptr()) } {
+                CrfTake::Held
+            } else {
+                CrfTake::Pass
+            }
+        };
         match verdict {
-            crf::SourceVerdict::Deliver => return CrfTake::Pass,
+            crf::SourceVerdict::Deliver => return go_on(e.stores),
             crf::SourceVerdict::Hold => {}
             // Its copy went on after the replayed ones (`crf/replay.rs`):
             // the hook ends this one, once nothing borrows it any more.
@@ -629,38 +640,9 @@ impl Engine {
         };
         if !taken {
             e.stores.count_held_dropped();
-            return CrfTake::Pass;
+            return go_on(e.stores);
         }
         CrfTake::Held
-    }
-
-    /// Host mode: the hook's packet `cur`, which [`Engine::crf_source`]
-    /// let go on, queues behind the packets the flow queued to the backlog
-    /// if any is still ahead (`crate::backlog`): then the flow took it (the
-    /// hook steals it).
-    pub(crate) fn crf_behind_backlog(&mut self, now: Nanos, psn: u32, cur: Current) -> CrfTake {
-        let Some(e) = self.receiver() else {
-            return CrfTake::Pass;
-        };
-        if !e.stores.tpl.host || !e.stores.backlog.ahead(now) {
-            return CrfTake::Pass;
-        }
-        if !e.stores.backlog.room() {
-            // Queued now, it would come back unrecognised, and the CRF,
-            // which never passed it on, would take it for a duplicate
-            // (counted: the RDMA receiver may see it early).
-            return CrfTake::Pass;
-        }
-        // SAFETY: the hook's live packet, whose reference the hook gives
-        // up when we return Held (NF_STOLEN); nothing borrows it from here
-        // on (the engine's borrows of its payload ended with its call).
-        match unsafe { Skb::from_raw(cur.skb.as_ptr()) } {
-            Some(skb) => {
-                e.stores.queue_behind(skb, psn);
-                CrfTake::Held
-            }
-            None => CrfTake::Pass,
-        }
     }
 
     /// A CREM message for this flow (`ce`: its datagram arrived CE-marked).

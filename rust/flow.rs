@@ -235,16 +235,9 @@ impl Flow {
         let Some((cur, payload)) = current(pkt, off, len) else {
             return CrfTake::Pass;
         };
-        self.with(
-            bh,
-            core::ptr::null_mut(),
-            Some(seen),
-            true,
-            |e, h, t| match e.crf_source(h, t, psn, cur, payload, ce) {
-                CrfTake::Pass => e.crf_behind_backlog(t, psn, cur),
-                taken => taken,
-            },
-        )
+        self.with(bh, core::ptr::null_mut(), Some(seen), true, |e, h, t| {
+            e.crf_source(h, t, psn, cur, payload, ce)
+        })
         .unwrap_or(CrfTake::Pass)
     }
 

@@ -17,6 +17,7 @@ use crate::backlog::{Backlog, AHEAD};
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
 use crate::crem_core::engine::module_caps::FlowCaps;
+use crate::crem_core::engine::Nanos;
 use crate::crem_core::psn::{Psn, PsnRange};
 use crate::host::FlowOps;
 use crate::inject::{self, Template};
@@ -150,7 +151,7 @@ pub(crate) struct Stores {
     repairs: FlowArray<Option<Copied>>,
     held: FlowArray<Held>,
     /// Host mode: the packets queued to the backlog, until they come back.
-    pub(crate) backlog: Backlog,
+    backlog: Backlog,
 }
 
 // SAFETY: the pointers in `Owner` and `Current` are only dereferenced under
@@ -451,11 +452,38 @@ impl Stores {
         Ok(())
     }
 
-    /// Host mode: the hook's packet (PSN `psn`) goes on behind the packets
-    /// the flow queued (`crate::backlog`), counted.
-    pub(crate) fn queue_behind(&mut self, skb: Skb, psn: u32) {
+    /// Host mode: whether the hook's packet `skb` (PSN `psn`) is one the
+    /// flow queued to the backlog, come back (`crate::backlog`).
+    pub(crate) fn back_from_backlog(&mut self, skb: *const sk_buff, psn: u32, now: Nanos) -> bool {
+        self.tpl.host && self.backlog.returned(skb, psn, now)
+    }
+
+    /// Host mode: the hook's packet `skb` (PSN `psn`), which would go on,
+    /// goes behind the packets the flow queued to the backlog while any is
+    /// ahead (`crate::backlog`; counted); true if so (then the stores took
+    /// it).
+    ///
+    /// # Safety
+    ///
+    /// `skb` is the hook's live packet, whose reference the caller gives up
+    /// when this returns true, and which nothing borrows any more.
+    pub(crate) unsafe fn queue_behind(&mut self, now: Nanos, psn: u32, skb: *mut sk_buff) -> bool {
+        if !self.tpl.host || !self.backlog.ahead(now) {
+            return false;
+        }
+        if !self.backlog.room() {
+            // Queued now, it would come back unrecognised, and the CRF,
+            // which never passed it on, would take it for a duplicate
+            // (counted: the RDMA receiver may see it early).
+            return false;
+        }
+        // SAFETY: the caller's (above).
+        let Some(skb) = (unsafe { Skb::from_raw(skb) }) else {
+            return false;
+        };
         bump(&mut self.counters().queued_behind);
         let _ = self.inject(skb, psn);
+        true
     }
 
     /// A packet the CRF would have held went on at once.

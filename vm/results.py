@@ -226,6 +226,11 @@ def rxe_deltas(r, host):
     return out
 
 
+def rxe_gaps(rxe):
+    """The gaps rxe saw (RXE_GAPS summed) in counters RXE (rxe_sum's)."""
+    return sum(rxe.get(n, 0) for n in RXE_GAPS)
+
+
 def rxe_sum(rs, hosts=HOSTS):
     """rxe's counters summed over the rows RS and HOSTS; None when no row
     recorded them (runs before they were read)."""
@@ -369,7 +374,7 @@ def summarize(rs, test):
         "nvme_recoveries": field_sum(r, "nvme_recoveries"),
         # RDMA's own recovery on both hosts over every trial (run or not)
         "rxe": rxe,
-        "rxe_gbn": None if rxe is None else sum(rxe.get(n, 0) for n in RXE_GAPS),
+        "rxe_gbn": None if rxe is None else rxe_gaps(rxe),
         "rxe_timeouts": None if rxe is None else sum(rxe.get(n, 0) for n in RXE_TIMEOUTS),
         "never_connected": c["never_connected"],
         "failed_after_connecting": c["failed_after_connecting"],
@@ -1153,7 +1158,7 @@ def main(argv):
         rs = rows(d)
         total = rxe_sum(rs[:-1] if but_last else rs, tuple(rest) or HOSTS) or {}
         if total:
-            total["gaps"] = sum(total.get(n, 0) for n in RXE_GAPS)
+            total["gaps"] = rxe_gaps(total)
         print(json.dumps(total, sort_keys=True))
     elif cmd == "host-udp-drops":
         need(0); v = host_udp_drops(d); print("?" if v is None else v)
