@@ -225,7 +225,9 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
     });
     SenderParams {
         csf: CsfParams {
-            // A burst ends after 2 ms without packets (TCG-era rates).
+            // A burst ends after 2 ms without packets at least; the
+            // sender flow lengthens that to its block time, within the
+            // hold (`burst_hold` below).
             idle_timeout: 2 * MS,
             retention_budget: p.retention_budget,
             // The store keeps sources by PSN modulo its slots (`store.rs`).
@@ -265,6 +267,9 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
         // decisions (their SRTT under load, 21-35 ms, leaves a 30 ms hold
         // no room for a round), so no gain was shown there.
         peer_hold: 0,
+        // The gap that ends a burst stays within the peer's hold, taken
+        // to be ours (0: the draft's rule, as our CRF applies it).
+        burst_hold: Nanos::from(p.hold_us) * 1000,
         limits: Limits {
             schemes: 0b111,
             max_k: 255,
@@ -842,6 +847,7 @@ impl Engine {
                 (fs::PROACTIVE_COVERED, k.proactive_covered),
                 (fs::PROVISIONAL_RELEASED, k.provisional_released),
                 (fs::TAIL_INFOS, k.tail_infos),
+                (fs::BLOCKS_CLOSED_SHORT, k.blocks_closed_idle),
                 (fs::RETRANSMITTED_SOURCES, k.retransmitted_sources),
                 (fs::TC_LOST_PSNS, k.tc_lost_psns),
                 (fs::TC_ACK_TIMEOUTS, k.tc_ack_timeouts),

@@ -569,6 +569,8 @@ pub const FLOW_STATS_QUEUED_BEHIND: u16 = 58;
 pub const FLOW_STATS_BACKLOG_UNRETURNED: u16 = 59;
 /// `flow-stats.backlog-untracked` (`CREM_A_FLOW_STATS_BACKLOG_UNTRACKED`).
 pub const FLOW_STATS_BACKLOG_UNTRACKED: u16 = 60;
+/// `flow-stats.blocks-closed-short` (`CREM_A_FLOW_STATS_BLOCKS_CLOSED_SHORT`).
+pub const FLOW_STATS_BLOCKS_CLOSED_SHORT: u16 = 61;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -2151,6 +2153,16 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             max: None,
             doc: "CRF, host mode: packets passed on to the receive backlog while 256 were already there, too many to recognise (restored, released and replayed ones then come back to the CRF as duplicates, which it ignores for 2 ms), and packets that went on at once ahead of those for want of room to queue them behind (the RDMA receiver may see them early).",
         },
+        AttrSpec {
+            id: FLOW_STATS_BLOCKS_CLOSED_SHORT,
+            name: "blocks-closed-short",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CSF: blocks closed short of k at the end of a burst: no new source for the burst gap (the flow's block time, within the peer's hold, at least 2 ms). Each costs the m repairs of a whole block from the m/k of the sources it had: many of them (a flow that pauses for longer than its gap) show as repair-rate-limited.",
+        },
     ],
 };
 
@@ -3002,8 +3014,10 @@ pub mod flow_stat {
     pub const BACKLOG_UNRETURNED: usize = 56;
     /// `flow-stats.backlog-untracked`.
     pub const BACKLOG_UNTRACKED: usize = 57;
+    /// `flow-stats.blocks-closed-short`.
+    pub const BLOCKS_CLOSED_SHORT: usize = 58;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 58;
+    pub const N: usize = 59;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3305,6 +3319,11 @@ pub mod flow_stat {
             id: super::FLOW_STATS_BACKLOG_UNTRACKED,
             name: "backlog-untracked",
             kind: CounterKind::Value(BACKLOG_UNTRACKED),
+        },
+        Counter {
+            id: super::FLOW_STATS_BLOCKS_CLOSED_SHORT,
+            name: "blocks-closed-short",
+            kind: CounterKind::Value(BLOCKS_CLOSED_SHORT),
         },
     ];
 }
