@@ -194,6 +194,68 @@ class NotSlower(unittest.TestCase):
         self.assertEqual((r["u"], r["p"]), (None, None))
 
 
+class MannWhitney(unittest.TestCase):
+    """mann_whitney_lower counts the splits of the pooled values; it must
+    agree with listing every split, ties included."""
+
+    @staticmethod
+    def listed(a, b):
+        import itertools
+
+        def u_of(xs, ys):
+            return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in xs for y in ys)
+        u, pooled = u_of(a, b), a + b
+        splits = list(itertools.combinations(range(len(pooled)), len(a)))
+        le = sum(1 for c in splits
+                 if u_of([pooled[i] for i in c],
+                         [pooled[i] for i in range(len(pooled)) if i not in c]) <= u + 1e-9)
+        return u, le / len(splits)
+
+    def test_agrees_with_listing_every_split(self):
+        cases = [([1, 2, 3], [4, 5, 6]), ([4, 5, 6], [1, 2, 3]), ([5, 5, 5], [5, 5, 5]),
+                 ([1, 2, 2, 3], [2, 3, 3, 4, 4]), ([0.86, 0.9, 0.75, 0.8], [0.88, 0.9, 0.79]),
+                 ([7], [1, 2, 3, 7, 9]), ([1.5, 1.5, 2.5], [1.5, 2.5, 2.5, 3.5])]
+        for a, b in cases:
+            u, p = results.mann_whitney_lower(a, b)
+            lu, lp = self.listed(a, b)
+            self.assertEqual(u, lu, (a, b))
+            self.assertAlmostEqual(p, lp, places=12, msg=(a, b))
+
+    def test_twelve_a_side_is_quick_and_exact(self):
+        a, b = list(range(12)), list(range(12, 24))
+        self.assertEqual(results.mann_whitney_lower(a, b), (0.0, 1 / 2704156))
+        self.assertEqual(results.mann_whitney_lower([], b), (None, None))
+
+
+class Pool(unittest.TestCase):
+    @staticmethod
+    def doc(stamp, eps, cells):
+        runs = [{"mode": "off", "test": "write_bw", "rtt_ms": 10, "loss_pct": 0,
+                 "goodput_mbps": 10.0, "trial_results": []}]
+        for mode, loss, mbps, ovh in cells:
+            runs.append({"mode": mode, "test": "write_bw", "rtt_ms": 10, "loss_pct": loss,
+                         "repair_overhead": ovh,
+                         "trial_results": [{"completed": True, "mbps": v} for v in mbps]
+                         + [{"completed": False, "mbps": None}]})
+        return {"created_utc": stamp, "params": {"k": 16, "m": 2, "epsilon": eps}, "runs": runs}
+
+    def test_transfers_pool_by_setting_against_their_own_reference(self):
+        one = self.doc("A", None, [("fixed", 1, [9, 8, 9.5], 0.14), ("adaptive", 1, [7, 7.5, 8], 0.2)])
+        two = self.doc("B", None, [("fixed", 1, [8.5], 0.12), ("adaptive", 1, [6], 0.22)])
+        two["runs"][0]["goodput_mbps"] = 5.0  # B's reference: its ratios double
+        eps = self.doc("C", "2.5e-3", [("adaptive", 1, [9], 0.13)])
+        rows = {r["setting"]: r for r in results.pool([one, two, eps])}
+        self.assertEqual(set(rows), {"fixed k16 m2", "adaptive k16 eps default",
+                                     "adaptive k16 eps 2.5e-3"})
+        f, a = rows["fixed k16 m2"], rows["adaptive k16 eps default"]
+        self.assertEqual((f["n"], f["median"], f["min"], f["max"]), (4, 0.925, 0.8, 1.7))
+        self.assertEqual((a["n"], a["median"], a["overhead"], a["runs"]), (4, 0.775, 0.21, ["A", "B"]))
+        self.assertEqual(f["p_slower"], {})
+        p = results.mann_whitney_lower([0.7, 0.75, 0.8, 1.2], [0.9, 0.8, 0.95, 1.7])[1]
+        self.assertEqual(a["p_slower"], {"fixed k16 m2": round(p, 3)})
+        self.assertEqual(rows["adaptive k16 eps 2.5e-3"]["n"], 1)
+
+
 class ConsoleLogs(unittest.TestCase):
     def test_netem_drops(self):
         # fixed: "gwa ... (dropped 30" + "gwb ... (dropped 11"
