@@ -225,9 +225,7 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
     });
     SenderParams {
         csf: CsfParams {
-            // A burst ends after 2 ms without packets at least; the
-            // sender flow lengthens that to its block time, within the
-            // hold (`burst_hold` below).
+            // A burst ends after 2 ms without packets (TCG-era rates).
             idle_timeout: 2 * MS,
             retention_budget: p.retention_budget,
             // The store keeps sources by PSN modulo its slots (`store.rs`).
@@ -267,9 +265,6 @@ fn sender_params(p: &EngineParams, caps: &FlowCaps) -> SenderParams {
         // decisions (their SRTT under load, 21-35 ms, leaves a 30 ms hold
         // no room for a round), so no gain was shown there.
         peer_hold: 0,
-        // The gap that ends a burst stays within the peer's hold, taken
-        // to be ours (0: the draft's rule, as our CRF applies it).
-        burst_hold: Nanos::from(p.hold_us) * 1000,
         limits: Limits {
             schemes: 0b111,
             max_k: 255,

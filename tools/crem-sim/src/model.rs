@@ -447,7 +447,6 @@ impl<'c, K: Caps> World<'c, K> {
             // A CRF without coded retransmission sends no requests: no
             // round to count on.
             peer_hold: if coded { cfg.hold.unwrap_or(0) } else { 0 },
-            burst_hold: cfg.hold.unwrap_or(0),
             limits: local_limits(t, u16::MAX),
             flow,
             initial_psn: first,

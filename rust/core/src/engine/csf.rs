@@ -6,7 +6,7 @@
 //!   the protected direction takes the position `PSN − Block Start PSN` of
 //!   the open block; an RDMA READ request also covers the PSNs its responses
 //!   will use (absent positions). A block closes when k positions are
-//!   covered, at the end of a burst (no source for `Csf::burst_gap`), when a
+//!   covered, at the end of a burst (no source for `idle_timeout`), when a
 //!   new PSN does not fit it, or early when a request or report names one
 //!   of its PSNs (so the peer always learns the final k). A closed block's
 //!   k on the wire is the number of positions it covered. A source whose
@@ -174,8 +174,7 @@ pub struct CsfParams {
     /// Flow ID for REPAIR messages until [`Csf::set_flow_id`].
     pub flow_id: u32,
     /// End of a burst: an open block with no new source for this long is
-    /// closed and its repairs sent. The shortest such gap: the caller may
-    /// set a longer one ([`Csf::set_burst_gap`]).
+    /// closed and its repairs sent.
     pub idle_timeout: Nanos,
     /// Spread ordinary repairs over the next sources (one per source)
     /// instead of sending them back to back at close.
@@ -559,8 +558,6 @@ pub struct Csf<St: CsfStorage> {
     /// The configuration is provisional: blocks are coded, nothing is sent.
     muted: bool,
     srtt: Nanos,
-    /// The caller's gap that ends a burst, when longer than `idle_timeout`.
-    pause_limit: Nanos,
     /// Most blocks retained: BLOCKS, or fewer if the CRF holds fewer open
     /// ([`Csf::set_max_open_blocks`]).
     max_blocks: usize,
@@ -607,7 +604,6 @@ impl<St: CsfStorage> Csf<St> {
             ordinary: true,
             muted: false,
             srtt: params.initial_srtt,
-            pause_limit: 0,
             max_blocks: ring.capacity(),
             ring,
             enc: None,
@@ -637,7 +633,6 @@ impl<St: CsfStorage> Csf<St> {
         self.ordinary = true;
         self.muted = false;
         self.srtt = params.initial_srtt;
-        self.pause_limit = 0;
         self.max_blocks = self.ring.capacity();
         self.ring.clear();
         self.enc = None;
@@ -776,20 +771,6 @@ impl<St: CsfStorage> Csf<St> {
     pub fn set_srtt(&mut self, srtt: Nanos) {
         self.srtt = srtt;
         self.params = self.params.with_rtt(srtt);
-    }
-
-    /// Sets how long without a new source ends a burst, if longer than
-    /// `idle_timeout` (0: `idle_timeout`); see [`Csf::burst_gap`].
-    pub fn set_burst_gap(&mut self, gap: Nanos) {
-        self.pause_limit = gap;
-    }
-
-    /// How long without a new source ends a burst (closes the open block
-    /// short of k and sends its repairs): `idle_timeout`, or the caller's
-    /// longer gap ([`SenderFlow`](super::flow::SenderFlow) sets its block
-    /// time, within the peer's hold).
-    pub fn burst_gap(&self) -> Nanos {
-        self.params.idle_timeout.max(self.pause_limit)
     }
 
     /// The CRF holds at most `n` blocks open (its HELLO_ACK's Max Open
@@ -1137,7 +1118,7 @@ impl<St: CsfStorage> Csf<St> {
             .ring
             .newest()
             .filter(|b| b.open)
-            .map(|_| self.last_source.saturating_add(self.burst_gap()));
+            .map(|_| self.last_source.saturating_add(self.params.idle_timeout));
         let spread = self.pending.map(|p| p.deadline);
         let age = self.age_deadline();
         let tc = self.tc_deadline();
@@ -1175,7 +1156,7 @@ impl<St: CsfStorage> Csf<St> {
         if b.present.is_empty() || b.released || queued || b.told {
             return None;
         }
-        Some(self.last_source.saturating_add(self.burst_gap()))
+        Some(self.last_source.saturating_add(self.params.idle_timeout))
     }
 
     /// Sends the tail notice of the newest block (see [`Csf::tail_due`]).
@@ -1231,7 +1212,7 @@ impl<St: CsfStorage> Csf<St> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
-        if self.is_open() && now >= self.last_source.saturating_add(self.burst_gap()) {
+        if self.is_open() && now >= self.last_source.saturating_add(self.params.idle_timeout) {
             self.close_open(now, CloseWhy::Idle, io);
         }
         if self.pending.is_some_and(|p| now >= p.deadline) {

@@ -2161,7 +2161,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CSF: blocks closed short of k at the end of a burst: no new source for the burst gap (the flow's block time, within the peer's hold, at least 2 ms). Each costs the m repairs of a whole block from the m/k of the sources it had: many of them (a flow that pauses for longer than its gap) show as repair-rate-limited.",
+            doc: "CSF: blocks closed short of k at the end of a burst: no new source for 2 ms. Each still costs the m repairs of a whole block from the m/k of the sources it had, so a flow whose packets pause often (arrival in bursts) shows many of them and, once the m/k bucket is spent, repair-rate-limited.",
         },
     ],
 };

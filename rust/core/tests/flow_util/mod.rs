@@ -111,7 +111,6 @@ pub fn sender_params(k: u8, m: u8, hint: Nanos) -> SenderParams {
         block_time_hint: 0,
         psn_lead: 16,
         peer_hold: 0,
-        burst_hold: 0,
         limits: limits(u16::MAX),
         flow: flow(),
         initial_psn: Psn::new(0),

@@ -57,7 +57,6 @@ impl<St: CsfStorage> Csf<St> {
             addr_of_mut!((*slot).ordinary).write(true);
             addr_of_mut!((*slot).muted).write(false);
             addr_of_mut!((*slot).srtt).write(params.initial_srtt);
-            addr_of_mut!((*slot).pause_limit).write(0);
             addr_of_mut!((*slot).max_blocks).write(blocks);
             addr_of_mut!((*slot).enc).write(None);
             addr_of_mut!((*slot).cur_slot).write(0);

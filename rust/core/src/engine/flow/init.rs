@@ -64,8 +64,7 @@ impl<St: CsfStorage> SenderFlow<St> {
             addr_of_mut!((*slot).repair_log).write(RepairLog::new());
             addr_of_mut!((*slot).repairs_logged).write(0);
             addr_of_mut!((*slot).block_time).write(0);
-            addr_of_mut!((*slot).rate_from).write(None);
-            addr_of_mut!((*slot).last_source).write(0);
+            addr_of_mut!((*slot).last_open).write(None);
             addr_of_mut!((*slot).pinned).write(false);
             addr_of_mut!((*slot).mtu).write(Self::flow_mtu(&params));
             addr_of_mut!((*slot).ack_probe).write(AckProbe::new());

@@ -63,12 +63,6 @@ pub struct SenderParams {
     /// crem.ko passes 0 for now: the VMs showed no gain (README, "A coded
     /// round within the hold").
     pub peer_hold: Nanos,
-    /// The hold the peer CRF is taken to apply, which bounds how long a
-    /// pause in the flow's packets may keep a block open (see
-    /// [`SenderFlow::burst_gap`]): crem.ko passes its own netns's
-    /// `hold-us` (CREM peers being configured alike); 0: the draft's
-    /// RECOMMENDED H, min(block time, min RTT/4).
-    pub burst_hold: Nanos,
     /// This side's limits (HELLO).
     pub limits: Limits,
     /// The flow (HELLO).
@@ -161,13 +155,10 @@ pub struct SenderFlow<St: CsfStorage> {
     pub(super) repair_log: RepairLog,
     /// REPAIR messages counted into the log so far.
     pub(super) repairs_logged: u64,
-    /// Measured time of one block at the flow's rate (0 = none yet; see
-    /// [`SenderFlow::measure_rate`]).
+    /// Measured time of one full block (0 = none yet).
     pub(super) block_time: Nanos,
-    /// Start of the rate window: its time and the CSF's sources then.
-    pub(super) rate_from: Option<(Nanos, u64)>,
-    /// When the newest source came.
-    pub(super) last_source: Nanos,
+    /// Open time of the newest block and `blocks_closed_k` then.
+    pub(super) last_open: Option<(Nanos, u64)>,
     /// An operator pinned (k, m): the policy stops choosing (see
     /// [`SenderFlow::pin`]).
     pub(super) pinned: bool,
@@ -214,8 +205,7 @@ impl<St: CsfStorage> SenderFlow<St> {
             repair_log: RepairLog::new(),
             repairs_logged: 0,
             block_time: 0,
-            rate_from: None,
-            last_source: 0,
+            last_open: None,
             pinned: false,
             mtu: Self::flow_mtu(&params),
             ack_probe: AckProbe::new(),
@@ -330,10 +320,7 @@ impl<St: CsfStorage> SenderFlow<St> {
         K: Sink + ?Sized,
         S: SourceStore + ?Sized,
     {
-        let (opened, sources) = {
-            let c = self.csf.counters();
-            (c.blocks_opened, c.sources)
-        };
+        let opened = self.csf.counters().blocks_opened;
         let mtu = self.mtu.mtu();
         let v = match self.params.flow.kind {
             FlowKind::Requests => {
@@ -357,13 +344,10 @@ impl<St: CsfStorage> SenderFlow<St> {
         if v != SourceVerdict::NotSource {
             self.mtu.observe(pkt);
         }
-        if self.csf.counters().sources != sources {
-            self.measure_rate(now);
-        }
         if self.csf.counters().blocks_opened != opened {
             // The source opened a block (at its PSN or before it).
             let start = self.csf.open_block().map_or(pkt.bth.psn, |b| b.0);
-            self.block_opened(start, io.sink);
+            self.block_opened(now, start, io.sink);
         }
         self.after_packet(now, io.sink);
         v
@@ -440,7 +424,20 @@ impl<St: CsfStorage> SenderFlow<St> {
     /// The negotiation learns each block start (it switches to an
     /// acknowledged configuration there, or re-sends one whose Effective
     /// PSN passed); blocks are counted per configuration until released.
-    fn block_opened<K: Sink + ?Sized>(&mut self, start: Psn, sink: &mut K) {
+    fn block_opened<K: Sink + ?Sized>(&mut self, now: Nanos, start: Psn, sink: &mut K) {
+        let closed_k = self.csf.counters().blocks_closed_k;
+        if let Some((at, k_then)) = self.last_open {
+            // The previous block filled all k positions: one block's time.
+            if closed_k == k_then.wrapping_add(1) {
+                let sample = now.saturating_sub(at);
+                self.block_time = if self.block_time == 0 {
+                    sample
+                } else {
+                    self.block_time - self.block_time / 4 + sample / 4
+                };
+            }
+        }
+        self.last_open = Some((now, closed_k));
         let used = self.csf.config().map(|c| c.id);
         if let Some(c) = self.neg.config_for_block(start, sink) {
             if used != Some(c.id) {
@@ -449,57 +446,6 @@ impl<St: CsfStorage> SenderFlow<St> {
             if let Some(n) = self.blocks.get_mut(usize::from(c.id)) {
                 *n = n.saturating_add(1);
             }
-        }
-    }
-
-    /// Measures the block time from the flow's rate, at each new source: k
-    /// times the time per source over windows of an SRTT (at least 1 ms),
-    /// pauses included, except a pause longer than the peer's hold
-    /// ([`SenderFlow::pause_limit`]): the flow was idle, and the window
-    /// starts again. The draft's H is "the time to receive one block at
-    /// the flow rate"; packets arrive in bursts (in the VMs, runs of
-    /// packets well under 0.5 ms apart between pauses of 2 to 50 ms), so
-    /// the time one full block took, as this measured until stop 56, was
-    /// mostly a burst's: a few ms where the rate gives 8 to 11.
-    fn measure_rate(&mut self, now: Nanos) {
-        let n = self.csf.counters().sources;
-        let idle =
-            self.last_source != 0 && now.saturating_sub(self.last_source) > self.pause_limit();
-        self.last_source = now;
-        let k = match self.csf.config() {
-            Some(c) if !idle => u64::from(c.k),
-            _ => {
-                self.rate_from = Some((now, n));
-                return;
-            }
-        };
-        let Some((t0, n0)) = self.rate_from else {
-            self.rate_from = Some((now, n));
-            return;
-        };
-        let (dt, dn) = (now.saturating_sub(t0), n.saturating_sub(n0));
-        if dt < self.srtt().max(MS) || dn == 0 {
-            return;
-        }
-        let sample = dt.saturating_mul(k) / dn;
-        self.block_time = if self.block_time == 0 {
-            sample
-        } else {
-            self.block_time - self.block_time / 4 + sample / 4
-        };
-        self.rate_from = Some((now, n));
-        self.follow_block_time();
-    }
-
-    /// The longest pause in the flow's packets that a block may stay open
-    /// across: the hold the peer CRF is taken to apply
-    /// ([`SenderParams::burst_hold`]), else the draft's bound on H, a
-    /// quarter of the minimum RTT.
-    fn pause_limit(&self) -> Nanos {
-        if self.params.burst_hold != 0 {
-            self.params.burst_hold
-        } else {
-            self.rtt.min_rtt() / 4
         }
     }
 
@@ -859,10 +805,8 @@ impl<St: CsfStorage> SenderFlow<St> {
         let mut p = self.params.csf;
         p.initial_srtt = self.srtt();
         self.csf.restart(p);
-        self.follow_block_time();
         self.blocks.fill(0);
-        self.rate_from = None;
-        self.last_source = 0;
+        self.last_open = None;
         self.repairs_logged = 0;
     }
 
@@ -954,37 +898,6 @@ impl<St: CsfStorage> SenderFlow<St> {
         let srtt = self.rtt.srtt();
         self.csf.set_srtt(srtt);
         self.repair_log.set_srtt(srtt);
-        self.follow_block_time();
-    }
-
-    /// Hands the CSF the gap that ends a burst ([`Csf::set_burst_gap`]):
-    /// the flow's block time, at most the peer's hold
-    /// ([`SenderFlow::pause_limit`]) and SRTT/2.
-    ///
-    /// Why (our ruling, issue 13 #8): packets arrive in bursts (a sending
-    /// host descheduled, a NIC's batching, a queue upstream draining). A
-    /// pause longer than the CSF's 2 ms idle timeout closed a block short,
-    /// and a block short of k costs the m repairs of a whole one from an
-    /// m/k bucket its sources earned less of (the draft's MUST counts
-    /// repairs against sources): in the VMs, `ib_write_bw` at about 1,500
-    /// packets/s left 11 % of its ordinary repairs unsent this way, at
-    /// whatever blocks closed while the bucket was dry (4.5 % since: its
-    /// pauses of 10 to 50 ms still end a burst). A pause shorter than a
-    /// block time now leaves the block open. A burst that really
-    /// ended waits that long for its repairs: within the CRF's hold for
-    /// the packets behind a loss, and, for a lost last packet that a
-    /// request-response exchange waits on, at most half an RTT more.
-    fn follow_block_time(&mut self) {
-        if self.block_time == 0 {
-            return;
-        }
-        let gap = self.block_time.min(self.pause_limit()).min(self.srtt() / 2);
-        self.csf.set_burst_gap(gap);
-    }
-
-    /// How long without a new source ends a burst ([`Csf::burst_gap`]).
-    pub fn burst_gap(&self) -> Nanos {
-        self.csf.burst_gap()
     }
 
     // -----------------------------------------------------------------
