@@ -301,8 +301,7 @@ def finish(runs, tests=None):
     """Goodput relative to the loss-free off cell's of the same RTT, and the
     table's order (TESTS', else the order the tests first appear in)."""
     tests = list(tests or dict.fromkeys(r["test"] for r in runs))
-    ref = {(r["rtt_ms"], r["test"]): r["goodput_mbps"] for r in runs
-           if r["mode"] == "off" and r["loss_pct"] == 0}
+    ref = results.lossfree_refs(runs)
     for r in runs:
         base = ref.get((r["rtt_ms"], r["test"]))
         r["goodput_vs_lossfree"] = round(r["goodput_mbps"] / base, 3) if base else None

@@ -232,6 +232,24 @@ def mann_whitney_lower(a, b):
     return u, le / math.comb(len(pooled), n)
 
 
+def lossfree_refs(runs):
+    """The loss-free reference of a demo's cells (RUNS, its "runs"): the
+    goodput of off @ 0 % by (RTT, test)."""
+    return {(r.get("rtt_ms"), r.get("test")): r.get("goodput_mbps") for r in runs
+            if r.get("mode") == "off" and r.get("loss_pct") == 0}
+
+
+def setting(mode, params):
+    """A demo cell's setting as pool() groups it: fixed and adaptive with
+    the run's k and m or ε (PARAMS, the demo's "params"), else the mode."""
+    if mode == "fixed":
+        return f"fixed k{params.get('k')} m{params.get('m')}"
+    if mode == "adaptive":
+        eps = params.get("epsilon")
+        return f"adaptive k{params.get('k')} eps {'default' if eps is None else eps}"
+    return mode
+
+
 def pool(docs):
     """Demo results (vm/demo.py's JSON, as dicts) pooled transfer by transfer:
     each completed transfer's goodput against its own run's loss-free
@@ -245,19 +263,13 @@ def pool(docs):
     runs is one command (README, "Issue 13: a looser adaptive target")."""
     groups = {}
     for doc in docs:
-        params = doc.get("params", {})
-        k, m, eps = params.get("k"), params.get("m"), params.get("epsilon")
         runs = doc.get("runs", [])
-        ref = {(r.get("test"), r.get("rtt_ms")): r.get("goodput_mbps") for r in runs
-               if r.get("mode") == "off" and r.get("loss_pct") == 0}
+        ref = lossfree_refs(runs)
         for r in runs:
-            base = ref.get((r.get("test"), r.get("rtt_ms")))
+            base = ref.get((r.get("rtt_ms"), r.get("test")))
             if r.get("mode") == "off" and r.get("loss_pct") == 0 or not base:
                 continue
-            mode = r.get("mode")
-            label = (f"fixed k{k} m{m}" if mode == "fixed"
-                     else f"adaptive k{k} eps {eps if eps is not None else 'default'}"
-                     if mode == "adaptive" else mode)
+            label = setting(r.get("mode"), doc.get("params", {}))
             key = (r.get("test"), r.get("rtt_ms"), r.get("loss_pct"), label)
             g = groups.setdefault(key, {"values": [], "overheads": [], "runs": []})
             g["values"] += [t["mbps"] / base for t in r.get("trial_results", [])
@@ -275,8 +287,8 @@ def pool(docs):
                "runs": g["runs"], "p_slower": {}}
         for (t2, r2, l2, other), g2 in groups.items():
             if (t2, r2, l2) == (test, rtt, loss) and other != label and other.startswith("fixed"):
-                row["p_slower"][other] = round(mann_whitney_lower(v, g2["values"])[1], 3) \
-                    if v and g2["values"] else None
+                p = mann_whitney_lower(v, g2["values"])[1]
+                row["p_slower"][other] = None if p is None else round(p, 3)
         out.append(row)
     return out
 
