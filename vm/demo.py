@@ -243,6 +243,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "resent": None, "replayed": None, "repair_overhead": None,
             "counters_scope": "cell",
             "wan_cpu_us_per_fwd_packet": results.fwd_cost(out),
+            "wan_cpu_us_per_rdma_packet": results.rdma_cost(out),
             **bottleneck_counts(args, out),
             "trial_results": s["trial_results"],
             "vm_rc": rc, "boot_retries": boot_retries, "logs": out,
@@ -799,6 +800,10 @@ def document(args, modes, hashes, runs, commit=None):
                   "wan_cpu_us_per_fwd_packet": "the WAN VM's busy CPU per RoCEv2 packet "
                                                "the gateways forwarded, per boot (TCG: "
                                                "compare cells, not absolute values)",
+                  "wan_cpu_us_per_rdma_packet": "the WAN VM's busy CPU per RDMA packet the "
+                                                "hosts' rxe sent (sent_pkts of a and b), per "
+                                                "boot, in every mode: a cell's against the "
+                                                "loss-free off cell's is what CREM adds",
                   "grid_seconds": "the cells' boots summed (cell_seconds of each run: "
                                   "its cell's), over every invocation of a --resume'd "
                                   "run"},

@@ -96,6 +96,9 @@ with a note on stderr; predicates answer by exit status):
                                    the proactive-repair counters
   results.py fwd-cost DIR          us of WAN VM busy CPU per RoCEv2 packet the
                                    gateways forwarded ("?")
+  results.py rdma-cost DIR         us of WAN VM busy CPU per RDMA packet the
+                                   hosts' rxe sent, with or without crem.ko
+                                   ("?")
   results.py connections DIR       "N transfers never connected, M failed after
                                    connecting, R connection retries"
   results.py connect-failures DIR  per test: connection attempts, how many
@@ -977,16 +980,33 @@ def dash(v):
     return "-" if v is None else str(v)
 
 
-def fwd_cost(d):
-    """Microseconds of the WAN VM's busy CPU per RoCEv2 packet forwarded by
-    gwa and gwb (cpu.wan and the FORWARD hook's fwd= counts), or None."""
-    n = counter(d, "wan", "fwd")
+def wan_busy_us(d):
+    """Microseconds the WAN VM was busy over the transfers (cpu.wan), or None."""
     text = _read(os.path.join(d, "cpu.wan"))
     try:
         b0, b1, hz = map(float, text.split()[:3])
     except (AttributeError, ValueError):
         return None
-    return round((b1 - b0) / hz * 1e6 / n, 1) if n > 0 and hz > 0 else None
+    return (b1 - b0) / hz * 1e6 if hz > 0 else None
+
+
+def fwd_cost(d):
+    """Microseconds of the WAN VM's busy CPU per RoCEv2 packet forwarded by
+    gwa and gwb (cpu.wan and the FORWARD hook's fwd= counts), or None."""
+    n, busy = counter(d, "wan", "fwd"), wan_busy_us(d)
+    return round(busy / n, 1) if n > 0 and busy is not None else None
+
+
+def rdma_cost(d):
+    """Microseconds of the WAN VM's busy CPU per RoCEv2 packet the hosts'
+    rxe sent over the transfers (sent_pkts of a and b: every RDMA packet
+    that crossed the WAN, retransmissions included), or None. Unlike
+    fwd_cost it needs no crem.ko, so cells with and without CREM compare:
+    what CREM adds to the WAN VM's work per RDMA packet (its repairs and
+    control messages, its hooks) is the difference."""
+    rxe, busy = rxe_sum(rows(d)), wan_busy_us(d)
+    n = (rxe or {}).get("sent_pkts", 0)
+    return round(busy / n, 1) if n > 0 and busy is not None else None
 
 
 def bottleneck(d):
@@ -1285,6 +1305,8 @@ def main(argv):
         print("\n".join(recovery_text(doc, doc["counters"])))
     elif cmd == "fwd-cost":
         need(0); v = fwd_cost(d); print("?" if v is None else f"{v:.1f}")
+    elif cmd == "rdma-cost":
+        need(0); v = rdma_cost(d); print("?" if v is None else f"{v:.1f}")
     elif cmd == "connections":
         need(0); print(connections_text(rows(d)))
     elif cmd == "connect-failures":

@@ -14,4 +14,6 @@ OFF0 = os.path.join(FIX, "demo-off-0")
 OFF1 = os.path.join(FIX, "demo-off-1")
 FIXED = os.path.join(FIX, "demo-fixed-1")
 ADAPTIVE = os.path.join(FIX, "demo-adaptive-1")
+# The loss-free cell of a workloads grid (rxe counters and cpu.wan).
+WORKLOADS_OFF0 = os.path.join(FIX, "workloads-off-0")
 CELLS = [("off", 0.0, OFF0), ("off", 1.0, OFF1), ("fixed", 1.0, FIXED), ("adaptive", 1.0, ADAPTIVE)]

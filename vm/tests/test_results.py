@@ -21,7 +21,7 @@ import tempfile
 import unittest
 from contextlib import redirect_stdout
 
-from recorded import ADAPTIVE, CELLS, DEMO_JSON, FIX, FIXED, OFF0, OFF1, VM
+from recorded import ADAPTIVE, CELLS, DEMO_JSON, FIX, FIXED, OFF0, OFF1, VM, WORKLOADS_OFF0
 import demo  # noqa: E402  (after recorded: it puts vm/ on the path)
 import results  # noqa: E402
 
@@ -295,6 +295,16 @@ class ConsoleLogs(unittest.TestCase):
         self.assertIsNone(results.fwd_cost(OFF0))  # no module, no fwd count
         self.assertEqual(cli("fwd-cost", FIXED), (0, "2892.6"))
         self.assertEqual(cli("fwd-cost", OFF0), (0, "?"))
+
+    def test_rdma_cost(self):
+        # cpu.wan "361 18498 100": 181.37 s busy over the 567,179 packets
+        # rxe sent on a and b in its 21 transfers; no crem.ko needed.
+        self.assertEqual(results.rdma_cost(WORKLOADS_OFF0), 319.8)
+        self.assertIsNone(results.fwd_cost(WORKLOADS_OFF0))
+        self.assertEqual(cli("rdma-cost", WORKLOADS_OFF0), (0, "319.8"))
+        # Without rxe counters (runs before they were read): unknown.
+        self.assertIsNone(results.rdma_cost(FIXED))
+        self.assertEqual(cli("rdma-cost", OFF0), (0, "?"))
 
 
 class GatewayStats(unittest.TestCase):
