@@ -802,8 +802,9 @@ def document(args, modes, hashes, runs, commit=None):
                                                "compare cells, not absolute values)",
                   "wan_cpu_us_per_rdma_packet": "the WAN VM's busy CPU per RDMA packet the "
                                                 "hosts' rxe sent (sent_pkts of a and b), per "
-                                                "boot, in every mode: a cell's against the "
-                                                "loss-free off cell's is what CREM adds",
+                                                "boot, in every mode, including the VM's "
+                                                "background work while it waits (compare "
+                                                "cells of like length)",
                   "grid_seconds": "the cells' boots summed (cell_seconds of each run: "
                                   "its cell's), over every invocation of a --resume'd "
                                   "run"},

@@ -1001,9 +1001,12 @@ def rdma_cost(d):
     """Microseconds of the WAN VM's busy CPU per RoCEv2 packet the hosts'
     rxe sent over the transfers (sent_pkts of a and b: every RDMA packet
     that crossed the WAN, retransmissions included), or None. Unlike
-    fwd_cost it needs no crem.ko, so cells with and without CREM compare:
-    what CREM adds to the WAN VM's work per RDMA packet (its repairs and
-    control messages, its hooks) is the difference."""
+    fwd_cost it needs no crem.ko, so cells with and without CREM compare.
+    The busy time includes the VM's own background work while it waits
+    (its scripts poll for flag files), which grows with the boot's length:
+    compare cells of like length (the same tests and trials, loss-free),
+    where the difference is what CREM adds per RDMA packet (its repairs
+    and control messages, its hooks)."""
     rxe, busy = rxe_sum(rows(d)), wan_busy_us(d)
     n = (rxe or {}).get("sent_pkts", 0)
     return round(busy / n, 1) if n > 0 and busy is not None else None
