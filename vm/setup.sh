@@ -18,6 +18,7 @@ pkgs=(
   qemu-system-x86
   iproute2 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
   python3-yaml python3-jsonschema python3-matplotlib tcpdump jq nftables ethtool
+  linux-perf
   groff-base man-db
   zsh fish
   libisal-dev

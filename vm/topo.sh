@@ -66,6 +66,12 @@
 #                      hosts capture nothing unless --capture is given too);
 #                      N:out captures out.pcap alone (one tcpdump less on
 #                      the WAN VM's CPU)
+#   --perf             the WAN VM profiles itself over the transfers (perf
+#                      record -a -g, 997 Hz, on its one CPU) and leaves
+#                      perf report's flat profile (DIR/perf.wan.txt: symbol,
+#                      module, share of samples) and the call-graph profile
+#                      (DIR/perf.wan.graph.txt); where the gateways' CPU
+#                      goes, crem.ko's functions by name
 #   --tos N            RDMA hosts connect with IP ToS N (ECN bits included)
 #   --family 4|6       RDMA over IPv4 or IPv6 (2001:db8::/32; every VM then
 #                      dual-stack, ib_write_bw by GID index without RDMA CM,
@@ -91,7 +97,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 rtt=10 loss=0 burst="" rate=0 size=65536 iters=20 trials=1 tests=write_bw:rping tmo=120
-hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 spares="" epsilon="" gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded capture_out="" fiomib=32 fioios=1024
+hmod="" gmod="" variant=normal out="" capture="" crem=off ctl="" ck=16 cm=2 hold=30000 spares="" epsilon="" gparam="" forge="" hcrem=off unload=0 tap=0 tos="" mtu=1500 gwmtu="" family=4 wbgid=0 bottleneck="" reporter=off recovery=coded capture_out="" fiomib=32 fioios=1024 perf=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rtt) rtt=$2 ;; --loss) loss=$2 ;; --burst) burst=$2 ;; --rate) rate=$2 ;;
@@ -101,6 +107,7 @@ while [ $# -gt 0 ]; do
     --gw-param) gparam=$2 ;; --host-crem) hcrem=$2 ;; --forge) forge=$2 ;;
     --unload) unload=1; shift; continue ;;
     --tap) tap=1; shift; continue ;;
+    --perf) perf=1; shift; continue ;;
     --wb-gid) wbgid=1; shift; continue ;;
     --tos) tos=$2 ;; --family) family=$2 ;; --bottleneck) bottleneck=$2 ;; --reporter) reporter=$2 ;;
     --mtu) mtu=$2 ;; --gw-mtu) gwmtu=$2 ;;
@@ -133,6 +140,7 @@ wan_args=(rtt_ms="$rtt" loss_pct="$loss" rate_mbit="$rate" mtu="${gwmtu:-$mtu}" 
 [ "$reporter" != off ] && wan_args+=(reporter="$reporter")
 [ -n "$capture" ] && wan_args+=(capture="$capture")
 [ -n "$capture_out" ] && wan_args+=(capture_out="$capture_out")
+[ "$perf" = 1 ] && wan_args+=(perf=1)
 [ -n "$gmod" ] && wan_args+=(module="$gmod")
 [ -n "$gparam" ] && wan_args+=(modparams="$gparam")
 [ "$crem" = off ] || wan_args+=(crem="$crem" ctl="$ctl" k="$ck" m="$cm" hold_us="$hold" recovery="$recovery")

@@ -181,9 +181,22 @@ fi
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 b0=$(busy)
 [ "$crem" != off ] && droptrace_start
+if [ "${arg_perf:-0}" = 1 ]; then
+  # topo.sh --perf: where this VM's one CPU goes over the transfers. cpu-clock
+  # (a software timer): TCG has no hardware counters to sample.
+  perf record -a -g -F 997 -e cpu-clock -o /tmp/perf.data >/tmp/perf.log 2>&1 & perf_pid=$!
+fi
 touch $OUT/wan.ready
 wait_file "$OUT/${arg_stop:-a.done}" "${arg_wait_s:-1800}" || log "no stop flag: ending"
 echo "$b0 $(busy) $(getconf CLK_TCK)" >$OUT/cpu.wan
+if [ -n "${perf_pid:-}" ]; then
+  kill -INT $perf_pid; wait $perf_pid
+  perf report -i /tmp/perf.data --stdio --no-children --sort sym,dso --percent-limit 0.3 \
+    >$OUT/perf.wan.txt 2>>/tmp/perf.log
+  perf report -i /tmp/perf.data --stdio --children --sort sym --percent-limit 2 -G \
+    >$OUT/perf.wan.graph.txt 2>>/tmp/perf.log
+  log "perf: $(grep -m1 'Samples' $OUT/perf.wan.txt) ($(tail -1 /tmp/perf.log))"
+fi
 if [ -n "${arg_capture_out:-}" ]; then
   # SIGINT: tcpdump writes what it buffered and its counts, then exits.
   kill -INT $cap_wan $cap_out 2>/dev/null; wait $cap_wan $cap_out
