@@ -87,6 +87,11 @@ with a note on stderr; predicates answer by exit status):
                                    the original, with wan.sh's count of
                                    the capture (limit, dropped_by_kernel);
                                    JSON ("?" if unreadable)
+  results.py naks DIR [PCAP]       the RC NAKs in DIR/PCAP (a.pcap by default;
+                                   topo.sh --capture) by sender and code, and
+                                   each fatal one with the request it answers
+                                   and whether a SEND with Invalidate had
+                                   invalidated its rkey before; JSON ("?")
   results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
                                    packets lost before gwb, restored by its
                                    CRF or retransmitted by rxe, and their
@@ -668,6 +673,68 @@ def psn_conflicts(path):
                                     "opcodes": [f"{old[0]:#04x}", f"{op:#04x}"]}
     return {"packets": n, "flows": len({k[:3] for k in seen}), "conflicts": len(bad),
             "first": list(bad.values())[:5]}
+
+
+# RoCEv2 opcodes that carry an AETH after the BTH (RC READ Response First,
+# Last, Only; ACKNOWLEDGE; ATOMIC ACKNOWLEDGE), and the ones whose IETH names
+# the rkey a SEND invalidates (SEND Last / Only with Invalidate).
+AETH_OPCODES = (0x0D, 0x0F, 0x10, 0x11, 0x12)
+IETH_OPCODES = (0x16, 0x17)
+READ_REQUEST = 0x0C
+# An AETH's NAK codes (syndrome 011 in the top three bits, IBA 9.7.5.2.2).
+# All but the sequence error are fatal: the responder's QP goes to the error
+# state (class A/C) and, for RDMA READ and WRITE, with no receive WQE to
+# complete, its owner sees nothing but flushed work requests.
+NAK_CODES = {0: "psn-seq-err", 1: "invalid-request", 2: "remote-access-err",
+             3: "remote-op-err", 4: "invalid-rd-request"}
+
+
+def rc_naks(path):
+    """The NAKs in a RoCEv2 capture (topo.sh --capture: a host's a.pcap or
+    b.pcap sees both directions), by who sent them and their code, and
+    each fatal one (every code but the PSN sequence error) with the request
+    it answers: the latest packet of the other direction with the NAK's PSN
+    before it (opcode, when it was first and last seen, its RETH rkey), and
+    when a SEND with Invalidate last invalidated that rkey before (a
+    replayed RDMA READ that meets an invalidated rkey kills the responder's
+    QP: rxe duplicate_request() then read_reply()'s rxe_recheck_mr()).
+    JSON-able dict: packets, naks {"SRC>DST CODE": n}, fatal [...]; None if
+    unreadable."""
+    pkts = pcap_udp_ts(path)
+    if pkts is None:
+        return None
+    naks, fatal, n = collections.Counter(), [], 0
+    last, first, invalidated = {}, {}, {}
+    for t, s, d, port, pl in pkts:
+        b = _bth(pl) if port == ROCE_PORT else None
+        if b is None:
+            continue
+        n += 1
+        op, _, psn = b
+        if op in AETH_OPCODES and len(pl) >= 13 and pl[12] >> 5 == 3:
+            code = NAK_CODES.get(pl[12] & 0x1f, f"nak-{pl[12] & 0x1f}")
+            naks[f"{s}>{d} {code}"] += 1
+            if pl[12] & 0x1f:
+                req = last.get((d, s, psn))
+                ev = {"time": round(t, 6), "by": s, "psn": psn, "code": code, "request": None}
+                if req is not None:
+                    rop, rkey, t0 = req
+                    ev["request"] = {"opcode": f"{rop:#04x}", "first_seen": round(first[(d, s, psn)], 6),
+                                     "last_seen": round(t0, 6), "rkey": None if rkey is None else f"{rkey:#x}"}
+                    inv = invalidated.get((d, s, rkey)) if rkey is not None else None
+                    ev["rkey_invalidated_at"] = None if inv is None else round(inv, 6)
+                fatal.append(ev)
+            continue
+        if op in NOT_SOURCES:
+            continue
+        rkey = int.from_bytes(pl[20:24], "big") if op in RETH_OPCODES and len(pl) >= 24 else None
+        last[(s, d, psn)] = (op, rkey, t)
+        first.setdefault((s, d, psn), t)
+        if op in IETH_OPCODES and len(pl) >= 16:
+            # The invalidating SEND goes requester -> responder, the same
+            # way as the READ request whose rkey it names.
+            invalidated[(s, d, int.from_bytes(pl[12:16], "big"))] = t
+    return {"packets": n, "naks": dict(sorted(naks.items())), "fatal": fatal}
 
 
 # ---- recovery latency (topo.sh --capture-out: wan.pcap and out.pcap) -------
@@ -1294,6 +1361,11 @@ def main(argv):
         v = psn_conflicts(os.path.join(d, name))
         if v is not None:
             v["capture"] = capture_log(d, name[:-len(".pcap")] if name.endswith(".pcap") else name)
+        print("?" if v is None else json.dumps(v, sort_keys=True))
+    elif cmd == "naks":
+        if len(rest) > 1:
+            need(1)
+        v = rc_naks(os.path.join(d, rest[0] if rest else "a.pcap"))
         print("?" if v is None else json.dumps(v, sort_keys=True))
     elif cmd == "recovery-latency":
         need(0)

@@ -444,11 +444,12 @@ def pcap(path, frames, link=1):
             f.write(struct.pack("<IIII", i, 0, len(fr), len(fr)) + fr)
 
 
-def roce_frame(src, dst, opcode, qp, psn, vlan=False, port=4791):
-    """An Ethernet frame of an IPv4 RoCEv2 packet (BTH and 8 octets more)."""
+def roce_frame(src, dst, opcode, qp, psn, vlan=False, port=4791, rest=bytes(8)):
+    """An Ethernet frame of an IPv4 RoCEv2 packet (BTH and REST: 8 octets by
+    default)."""
     import struct
     bth = bytes([opcode, 0, 0xff, 0xff, 0]) + qp.to_bytes(3, "big") + b"\0" + psn.to_bytes(3, "big")
-    udp = struct.pack(">HHHH", 49152, port, 8 + len(bth) + 8, 0) + bth + bytes(8)
+    udp = struct.pack(">HHHH", 49152, port, 8 + len(bth) + len(rest), 0) + bth + rest
     ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
                      bytes(map(int, src.split("."))), bytes(map(int, dst.split("."))))
     eth = bytes(12) + (b"\x81\x00\x00\x05" if vlan else b"") + b"\x08\x00"
@@ -512,6 +513,42 @@ class PsnConflicts(unittest.TestCase):
         pcap(os.path.join(d, "out.pcap"), frames)
         self.assertEqual(results.psn_conflicts(os.path.join(d, "out.pcap"))["conflicts"], 2)
         self.assertEqual(cli("psn-conflicts", d, "none.pcap"), (0, "?"))
+
+
+class Naks(unittest.TestCase):
+    """results.rc_naks: a capture's NAKs by sender and code, and a fatal
+    one traced to the request it answers and the SEND with Invalidate that
+    had revoked the request's rkey."""
+
+    def test_replayed_read_after_invalidate(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        a, b = "192.0.2.1", "203.0.113.1"
+        reth = lambda rkey: bytes(8) + rkey.to_bytes(4, "big") + (4096).to_bytes(4, "big")
+        aeth = lambda syn: bytes([syn, 0, 0, 1])
+        frames = [
+            roce_frame(b, a, 0x0C, 0x21, 100, rest=reth(0x1234)),  # READ request, t 0
+            roce_frame(a, b, 0x10, 0x31, 100, rest=aeth(0)),  # its response
+            roce_frame(a, b, 0x11, 0x31, 7, rest=aeth(0x60)),  # a sequence-error NAK
+            roce_frame(b, a, 0x17, 0x21, 101, rest=(0x1234).to_bytes(4, "big")),  # SEND Only Inv, t 3
+            roce_frame(b, a, 0x0C, 0x21, 100, rest=reth(0x1234)),  # the READ again, t 4
+            roce_frame(a, b, 0x11, 0x31, 100, rest=aeth(0x62)),  # remote access error, t 5
+            roce_frame(a, b, 0x11, 0x31, 55, rest=aeth(0x61)),  # invalid request, no request seen
+        ]
+        pcap(os.path.join(d, "a.pcap"), frames)
+        rc, out = cli("naks", d)
+        self.assertEqual(rc, 0)
+        doc = json.loads(out)
+        self.assertEqual(doc["packets"], 7)
+        self.assertEqual(doc["naks"], {f"{a}>{b} invalid-request": 1, f"{a}>{b} psn-seq-err": 1,
+                                       f"{a}>{b} remote-access-err": 1})
+        self.assertEqual(len(doc["fatal"]), 2)
+        self.assertEqual(doc["fatal"][0], {
+            "time": 5.0, "by": a, "psn": 100, "code": "remote-access-err",
+            "request": {"opcode": "0x0c", "first_seen": 0.0, "last_seen": 4.0, "rkey": "0x1234"},
+            "rkey_invalidated_at": 3.0})
+        self.assertIsNone(doc["fatal"][1]["request"])
+        self.assertEqual(cli("naks", d, "none.pcap"), (0, "?"))
 
 
 class DemoTable(unittest.TestCase):
