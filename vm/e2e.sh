@@ -459,8 +459,13 @@ PY
     check "nvme, 1% loss: packets restored" "[ \$(gw $out/n totals.restored) -gt 0 ]"
     check "nvme, 1% loss: ICRC failures <= 10% of restored" \
       "[ \$((\$(gw $out/n totals.icrc-failures) * 10)) -le \$(gw $out/n totals.restored) ]"
-    say "nvme, 1% loss: the NVMe controller went into error recovery" \
-      "$(grep -c 'starting error recovery' $out/n/a.console.log) time(s)"
+    # Before vm/kernel-patches/0002 (stop 58) an rxe retry on host a's
+    # send queue with a memory registration behind an unacknowledged SEND
+    # put the QP in error and the controller into recovery: 1, 2, 2, 1, 1
+    # and 0 recoveries in six recorded runs of this case.
+    rec=$(grep -c 'starting error recovery' "$out/n/a.console.log" || true)
+    check "nvme, 1% loss: the NVMe controller never went into error recovery ($rec)" \
+      "[ '$rec' = 0 ]"
     ;;
   ipv6)
     # The lossy case over IPv6 (issue 16 #1; topo.sh --family 6: RoCEv2
