@@ -90,7 +90,7 @@ with a note on stderr; predicates answer by exit status):
   results.py naks DIR [PCAP]       the RC NAKs in DIR/PCAP (a.pcap by default;
                                    topo.sh --capture) by sender and code, and
                                    each fatal one with the request it answers
-                                   and whether a SEND with Invalidate had
+                                   and when a SEND with Invalidate last
                                    invalidated its rkey before; JSON ("?")
   results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
                                    packets lost before gwb, restored by its
@@ -680,7 +680,6 @@ def psn_conflicts(path):
 # the rkey a SEND invalidates (SEND Last / Only with Invalidate).
 AETH_OPCODES = (0x0D, 0x0F, 0x10, 0x11, 0x12)
 IETH_OPCODES = (0x16, 0x17)
-READ_REQUEST = 0x0C
 # An AETH's NAK codes (syndrome 011 in the top three bits, IBA 9.7.5.2.2).
 # All but the sequence error are fatal: the responder's QP goes to the error
 # state (class A/C) and, for RDMA READ and WRITE, with no receive WQE to
@@ -704,7 +703,9 @@ def rc_naks(path):
     if pkts is None:
         return None
     naks, fatal, n = collections.Counter(), [], 0
-    last, first, invalidated = {}, {}, {}
+    # (src, dst, PSN) -> (opcode, rkey, first seen, last seen) of requests;
+    # (src, dst, rkey) -> when a SEND with Invalidate last named the rkey.
+    requests, invalidated = {}, {}
     for t, s, d, port, pl in pkts:
         b = _bth(pl) if port == ROCE_PORT else None
         if b is None:
@@ -715,21 +716,21 @@ def rc_naks(path):
             code = NAK_CODES.get(pl[12] & 0x1f, f"nak-{pl[12] & 0x1f}")
             naks[f"{s}>{d} {code}"] += 1
             if pl[12] & 0x1f:
-                req = last.get((d, s, psn))
-                ev = {"time": round(t, 6), "by": s, "psn": psn, "code": code, "request": None}
-                if req is not None:
-                    rop, rkey, t0 = req
-                    ev["request"] = {"opcode": f"{rop:#04x}", "first_seen": round(first[(d, s, psn)], 6),
-                                     "last_seen": round(t0, 6), "rkey": None if rkey is None else f"{rkey:#x}"}
-                    inv = invalidated.get((d, s, rkey)) if rkey is not None else None
-                    ev["rkey_invalidated_at"] = None if inv is None else round(inv, 6)
-                fatal.append(ev)
+                req = requests.get((d, s, psn))
+                rkey = req and req[1]
+                inv = invalidated.get((d, s, rkey)) if rkey is not None else None
+                fatal.append({
+                    "time": round(t, 6), "by": s, "psn": psn, "code": code,
+                    "request": req and {"opcode": f"{req[0]:#04x}", "first_seen": round(req[2], 6),
+                                        "last_seen": round(req[3], 6),
+                                        "rkey": None if rkey is None else f"{rkey:#x}"},
+                    "rkey_invalidated_at": None if inv is None else round(inv, 6)})
             continue
         if op in NOT_SOURCES:
             continue
         rkey = int.from_bytes(pl[20:24], "big") if op in RETH_OPCODES and len(pl) >= 24 else None
-        last[(s, d, psn)] = (op, rkey, t)
-        first.setdefault((s, d, psn), t)
+        seen = requests.get((s, d, psn))
+        requests[(s, d, psn)] = (op, rkey, seen[2] if seen else t, t)
         if op in IETH_OPCODES and len(pl) >= 16:
             # The invalidating SEND goes requester -> responder, the same
             # way as the READ request whose rkey it names.
