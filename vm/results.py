@@ -112,6 +112,12 @@ with a note on stderr; predicates answer by exit status):
   results.py bottleneck DIR        the core router's bottleneck drops and CE
                                    marks (core.tc.json), JSON ("?" without)
   results.py rows DIR              the RESULT lines as JSON, one per line
+  results.py grid-md JSON          a demo results JSON as README's Markdown
+                                   tables, per RTT: goodput against loss-free
+                                   (medians; "(n/N)": transfers completed when
+                                   not all; "-": none), rxe's gaps/timeouts
+                                   (both hosts, all trials) and, for NVMe,
+                                   the controller's error recoveries
   results.py pool JSON [JSON ...]  demo results JSONs pooled transfer by
                                    transfer (pool()): per test, RTT, loss and
                                    setting, goodput against each run's own
@@ -299,6 +305,72 @@ def pool(docs):
                 row["p_slower"][other] = None if p is None else round(p, 3)
         out.append(row)
     return out
+
+
+def _cell_order(runs):
+    """A demo's cells as (mode, loss) in the order its tables show them:
+    modes as they first appear, losses ascending."""
+    modes = list(dict.fromkeys(r.get("mode") for r in runs))
+    losses = sorted({r.get("loss_pct") for r in runs})
+    have = {(r.get("mode"), r.get("loss_pct")) for r in runs}
+    return [(m, x) for m in modes for x in losses if (m, x) in have]
+
+
+def _done(r):
+    """" (n/N)" when not every transfer of the row completed, else ""."""
+    c, n = r.get("completed"), r.get("trials")
+    return "" if c == n else f" ({c}/{n})"
+
+
+def grid_markdown(doc):
+    """A demo results JSON (DOC) as the Markdown tables README shows of its
+    grid, per RTT: goodput against the loss-free run of the same test and
+    RTT, rxe's gaps/retransmission timeouts, and NVMe's controller
+    recoveries (fio tests only). A list of lines."""
+    runs = doc.get("runs", [])
+    ref = lossfree_refs(runs)
+    cells = _cell_order(runs)
+    name = lambda m, x: f"{m} {x:g} %"  # noqa: E731
+    out = []
+
+    def table(title, cols, rows):
+        out.extend(["", title, "", "| test | " + " | ".join(cols) + " |",
+                    "|---|" + "---:|" * len(cols)] + ["| " + " | ".join(r) + " |" for r in rows])
+
+    for rtt in sorted({r.get("rtt_ms") for r in runs}):
+        at = {(r.get("mode"), r.get("loss_pct"), r.get("test")): r
+              for r in runs if r.get("rtt_ms") == rtt}
+        tests = list(dict.fromkeys(t for (_, _, t) in at))
+        lossy = [c for c in cells if c != ("off", 0)]
+
+        def ratio(r, t):
+            if r is None:
+                return ""
+            if not r.get("completed"):
+                return "-" + _done(r)
+            base = ref.get((rtt, t))
+            v = r.get("goodput_mbps")
+            return ("-" if not base or not _is_num(v) else f"{v / base:.2f}") + _done(r)
+
+        rows = []
+        for t in tests:
+            off0 = at.get(("off", 0, t))
+            first = "-" if off0 is None else f"{off0.get('goodput_mbps', 0):.1f} " \
+                f"({off0.get('completed')}/{off0.get('trials')})"
+            rows.append([t, first] + [ratio(at.get((m, x, t)), t) for m, x in lossy])
+        table(f"**RTT {rtt} ms**: goodput against loss-free", ["loss-free Mbit/s"]
+              + [name(m, x) for m, x in lossy], rows)
+        cell = lambda r: "" if r is None else f"{dash(r.get('rxe_gbn'))}/{dash(r.get('rxe_timeouts'))}"  # noqa: E731,E501
+        table(f"**RTT {rtt} ms**: rxe's gaps/timeouts", [name(m, x) for m, x in cells],
+              [[t] + [cell(at.get((m, x, t))) for m, x in cells] for t in tests])
+        fio = [t for t in tests if any(at.get((m, x, t), {}).get("nvme_recoveries") is not None
+                                       for m, x in cells)]
+        if fio:
+            rec = lambda r: "" if r is None else dash(r.get("nvme_recoveries"))  # noqa: E731
+            table(f"**RTT {rtt} ms**: NVMe controller recoveries",
+                  [name(m, x) for m, x in cells],
+                  [[t] + [rec(at.get((m, x, t))) for m, x in cells] for t in fio])
+    return out[1:]
 
 
 def all_done(rs):
@@ -1393,6 +1465,12 @@ def main(argv):
         need(0)
         for r in rows(d):
             print(json.dumps(r))
+    elif cmd == "grid-md":
+        try:
+            doc = demo_doc(d)
+        except ValueError as e:
+            raise SystemExit(f"results.py grid-md: {e}")
+        need(0); print("\n".join(grid_markdown(doc)))
     elif cmd == "pool":
         try:
             docs = [demo_doc(f) for f in [d] + rest]

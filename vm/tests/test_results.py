@@ -551,6 +551,37 @@ class Naks(unittest.TestCase):
         self.assertEqual(cli("naks", d, "none.pcap"), (0, "?"))
 
 
+class GridMarkdown(unittest.TestCase):
+    """grid-md: README's tables of a demo grid, from its JSON."""
+
+    @staticmethod
+    def run_(mode, loss, test, mbps, done, gbn=0, rto=0, rec=None, rtt=10):
+        return {"mode": mode, "loss_pct": loss, "rtt_ms": rtt, "test": test,
+                "goodput_mbps": mbps, "completed": done, "trials": 3, "rxe_gbn": gbn,
+                "rxe_timeouts": rto, "nvme_recoveries": rec}
+
+    def test_tables(self):
+        r = self.run_
+        doc = {"runs": [r("off", 0, "write_bw", 14.14, 3), r("off", 0, "fio_write", 75.4, 3, rec=0),
+                        r("off", 1, "write_bw", 4.1, 3, 323, 167),
+                        r("off", 1, "fio_write", 0, 0, 497, 1173, rec=9),
+                        r("fixed", 0, "write_bw", 13.7, 3), r("fixed", 0, "fio_write", 58.1, 3, rec=0),
+                        r("fixed", 1, "write_bw", 12.2, 2, 0, 2),
+                        r("fixed", 1, "fio_write", 51.3, 3, 0, 6, rec=1)]}
+        lines = results.grid_markdown(doc)
+        self.assertEqual(lines[:7], [
+            "**RTT 10 ms**: goodput against loss-free", "",
+            "| test | loss-free Mbit/s | off 1 % | fixed 0 % | fixed 1 % |",
+            "|---|---:|---:|---:|---:|",
+            "| write_bw | 14.1 (3/3) | 0.29 | 0.97 | 0.86 (2/3) |",
+            "| fio_write | 75.4 (3/3) | - (0/3) | 0.77 | 0.68 |", ""])
+        self.assertIn("| write_bw | 0/0 | 323/167 | 0/0 | 0/2 |", lines)
+        # NVMe's recoveries: fio tests only
+        self.assertEqual(lines[-3:], ["| test | off 0 % | off 1 % | fixed 0 % | fixed 1 % |",
+                                      "|---|---:|---:|---:|---:|", "| fio_write | 0 | 9 | 0 | 1 |"])
+        self.assertEqual(sum(x.startswith("**RTT") for x in lines), 3)
+
+
 class DemoTable(unittest.TestCase):
     """The demo's rows and table from the recorded cells, against the JSON
     that run wrote."""
