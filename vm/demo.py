@@ -215,6 +215,10 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
     by_kind = results.restored_by_kind(out, nodes) if tot is not None else None
     runs = []
     udp_drops = results.host_udp_drops(out)
+    reports = results.kernel_reports(out)
+    for vm, lines in reports.items():
+        log(f"cell {cell_name(mode, loss, rtt)}: KERNEL REPORT in {vm}'s console: {lines[0]}"
+            f"{f' (and {len(lines) - 1} more lines)' if len(lines) > 1 else ''}")
     for test in tests(args):
         s = results.summarize(rows, test)
         run = {
@@ -239,6 +243,7 @@ def read_cell(args, mode, loss, rtt, out, rc=0, boot_retries=0):
             "rxe_gbn": s["rxe_gbn"], "rxe_timeouts": s["rxe_timeouts"],
             "lost_packets": lost,
             "host_udp_drops": udp_drops,
+            "kernel_reports": reports,
             "restored": None, "coded_retx_symbols": None, "source_copies": None, "fallbacks": None,
             "resent": None, "replayed": None, "repair_overhead": None,
             "counters_scope": "cell",
@@ -338,6 +343,13 @@ def print_table(args, runs):
                          if r.get("reporter", "off") != "off" else ""))
     drops = sorted({(r["mode"], r["loss_pct"], r["rtt_ms"], r["host_udp_drops"]) for r in runs
                     if r.get("host_udp_drops")})
+    reported = {}
+    for r in runs:
+        for vm, lines in (r.get("kernel_reports") or {}).items():
+            reported.setdefault((r["mode"], r["loss_pct"], r["rtt_ms"], vm), lines)
+    for (mode, loss, rtt, vm), lines in reported.items():
+        print(f"{cell_name(mode, loss, rtt)}: KERNEL REPORT in {vm}'s console (the cell is not "
+              f"to be trusted): {lines[0]}")
     for mode, loss, rtt, n in drops:
         print(f"{cell_name(mode, loss, rtt)}: the host dropped {n} datagrams on the emulated "
               f"links (socket buffers; losses netem did not make)")
@@ -792,6 +804,10 @@ def document(args, modes, hashes, runs, commit=None):
                          "during the test's transfers",
                   "host_udp_drops": "datagrams the host's sockets dropped on the emulated "
                                     "links during the boot (losses netem did not make)",
+                  "kernel_reports": "per VM (a, b, wan), the lines of the cell's boot that "
+                                    "hold a kernel report (a WARNING, BUG, KASAN, lockdep or "
+                                    "kmemleak finding; vm/lib.sh KERNEL_REPORT_RE): a cell "
+                                    "with any is not to be trusted; {} when none",
                   "bottleneck": "params bottleneck R:LIMIT_KB[:ecn]: a core router's tbf "
                                 "toward gwb (null: none); per run bottleneck_drops and "
                                 "bottleneck_marks are its qdisc's drops and CE marks over "

@@ -75,6 +75,9 @@ with a note on stderr; predicates answer by exit status):
                                    one cut by topo.sh --unload), JSON, with
                                    "gaps": the RXE_GAPS counters' sum
   results.py host-udp-drops DIR    datagrams the emulated links dropped ("?")
+  results.py kernel-reports DIR    the kernel reports (lib.sh KERNEL_REPORT_RE:
+                                   splats, KASAN, lockdep, kmemleak) in the
+                                   VMs' console logs, by VM, JSON
   results.py restored-kind DIR KIND  restored by the gateways' CRF flows of KIND
                                    (requests, responses)
   results.py lost-sources DIR SRC DST  RoCEv2 source transmissions SRC -> DST
@@ -577,6 +580,28 @@ def _read(path):
 
 NETEM_RE = re.compile(r"gw[ab] Sent \d+ bytes \d+ pkt \(dropped (\d+)")
 
+
+def _kernel_report_re():
+    """lib.sh's KERNEL_REPORT_RE, the one pattern of a kernel report (a
+    splat, KASAN, lockdep, kmemleak) for the shell's checks and this."""
+    text = _read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib.sh")) or ""
+    m = re.search(r"^KERNEL_REPORT_RE='([^']*)'", text, re.M)
+    if m is None:
+        raise RuntimeError("vm/lib.sh has no KERNEL_REPORT_RE='...' line")
+    return re.compile(m.group(1))
+
+
+def kernel_reports(d):
+    """The kernel reports in the VMs' console logs of run DIR: {VM: [the
+    line of each]} for the VMs (a, b, wan) that have any."""
+    pat = _kernel_report_re()
+    out = {}
+    for vm in ("a", "b", "wan"):
+        text = _read(os.path.join(d, f"{vm}.console.log")) or ""
+        hits = [line.strip() for line in text.splitlines() if pat.search(line)]
+        if hits:
+            out[vm] = hits
+    return out
 
 def host_udp_drops(d):
     """Datagrams the host's UDP sockets (the VMs' links) dropped during the
@@ -1417,6 +1442,8 @@ def main(argv):
         if total:
             total["gaps"] = rxe_gaps(total)
         print(json.dumps(total, sort_keys=True))
+    elif cmd == "kernel-reports":
+        need(0); print(json.dumps(kernel_reports(d), sort_keys=True))
     elif cmd == "host-udp-drops":
         need(0); v = host_udp_drops(d); print("?" if v is None else v)
     elif cmd == "all-verified":

@@ -582,6 +582,22 @@ class GridMarkdown(unittest.TestCase):
         self.assertEqual(sum(x.startswith("**RTT") for x in lines), 3)
 
 
+class KernelReports(unittest.TestCase):
+    """kernel_reports: the console lines lib.sh's KERNEL_REPORT_RE finds, by VM."""
+
+    def test_reports_by_vm(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        warn = "[   16.945766] WARNING: CPU: 0 PID: 152 at drivers/infiniband/sw/rxe/rxe_comp.c:827"
+        with open(os.path.join(d, "b.console.log"), "w") as f:
+            f.write("[    1.3] rdma_rxe: loaded\n" + warn + "\nRESULT test=x\n")
+        with open(os.path.join(d, "a.console.log"), "w") as f:
+            f.write("[    1.3] nvme nvme0: starting error recovery\n")
+        self.assertEqual(results.kernel_reports(d), {"b": [warn]})
+        rc, text = cli("kernel-reports", d)
+        self.assertEqual((rc, json.loads(text)), (0, {"b": [warn]}))
+
+
 class DemoTable(unittest.TestCase):
     """The demo's rows and table from the recorded cells, against the JSON
     that run wrote."""
