@@ -95,6 +95,11 @@ with a note on stderr; predicates answer by exit status):
                                    each fatal one with the request it answers
                                    and when a SEND with Invalidate last
                                    invalidated its rkey before; JSON ("?")
+  results.py ack-overtakes DIR     the RDMA ACKs gwb passed on toward B while
+                                   it held READ responses of the same QP with a
+                                   lower PSN (wan.pcap and out.pcap: topo.sh
+                                   --capture-out): how many, how many responses
+                                   they overtook, the first five; JSON ("?")
   results.py recovery-latency DIR  per RoCEv2 flow and over all, the source
                                    packets lost before gwb, restored by its
                                    CRF or retransmitted by rxe, and their
@@ -936,6 +941,53 @@ def _latency(xs):
             "p99_ms": ms(percentile(xs, 99)), "max_ms": ms(max(xs) if xs else None)}
 
 
+# RDMA READ response opcodes (RC): FIRST, MIDDLE, LAST, ONLY.
+READ_RESPONSES = (0x0d, 0x0e, 0x0f, 0x10)
+RC_ACKNOWLEDGE = 0x11
+
+
+def ack_overtakes(d, span=1024):
+    """From topo.sh --capture-out's two captures of gwb (wan.pcap: what
+    reached it; out.pcap: what it sent toward B), the RDMA ACKs and NAKs
+    gwb passed on while it held READ responses of the same QP with a lower
+    PSN (within SPAN): responses it had received before the ACK and sent
+    on only after it. Read responses and the ACKs of the same requester
+    share its PSN space, so an ACK sent ahead of them is out of order, and
+    an RDMA requester takes an ACK beyond a pending READ for the READ's
+    responses lost (rxe: COMPST_ERROR_RETRY) and resends from there. None
+    if a capture is missing; else {"acks", "overtaking", "responses"
+    (held responses overtaken, summed over the ACKs), "first" (up to 5:
+    dest QP, the ACK's PSN, the overtaken PSNs' range)}."""
+    def rows(name):
+        pkts = pcap_udp_ts(os.path.join(d, name))
+        if pkts is None:
+            return None
+        return [(t, p[0], *_bth(p)[1:]) for t, _, _, port, p in pkts
+                if port == ROCE_PORT and _bth(p)]
+    wan, out = rows("wan.pcap"), rows("out.pcap")
+    if wan is None or out is None:
+        return None
+    arrived, sent = {}, {}
+    for t, op, qp, psn in wan:
+        if op in READ_RESPONSES:
+            arrived.setdefault((qp, psn), t)
+    for t, op, qp, psn in out:
+        if op in READ_RESPONSES:
+            sent.setdefault((qp, psn), t)
+    doc = {"acks": 0, "overtaking": 0, "responses": 0, "first": []}
+    for t, op, qp, psn in out:
+        if op != RC_ACKNOWLEDGE:
+            continue
+        doc["acks"] += 1
+        held = [q for q in ((psn - i) & 0xffffff for i in range(span, 0, -1))
+                if arrived.get((qp, q), t) < t < sent.get((qp, q), t)]
+        if held:
+            doc["overtaking"] += 1
+            doc["responses"] += len(held)
+            if len(doc["first"]) < 5:
+                doc["first"].append({"qp": qp, "psn": psn, "held": [held[0], held[-1]]})
+    return doc
+
 def recovery_latency(d):
     """The recovery latency of every source packet lost before gwb (topo.sh
     --capture-out: DIR/wan.pcap, what arrives on gwb's WAN interface wb,
@@ -1467,6 +1519,8 @@ def main(argv):
             need(1)
         v = rc_naks(os.path.join(d, rest[0] if rest else "a.pcap"))
         print("?" if v is None else json.dumps(v, sort_keys=True))
+    elif cmd == "ack-overtakes":
+        need(0); v = ack_overtakes(d); print("?" if v is None else json.dumps(v, sort_keys=True))
     elif cmd == "recovery-latency":
         need(0)
         doc = recovery_latency(d)

@@ -551,6 +551,32 @@ class Naks(unittest.TestCase):
         self.assertEqual(cli("naks", d, "none.pcap"), (0, "?"))
 
 
+class AckOvertakes(unittest.TestCase):
+    """results.ack_overtakes: ACKs gwb passed on ahead of READ responses of
+    the same QP that it had received and still held."""
+
+    def test_an_ack_ahead_of_held_responses(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        a, b = "192.0.2.1", "203.0.113.1"
+        fr = lambda op, qp, psn: roce_frame(a, b, op, qp, psn)  # noqa: E731
+        # Response 10 lost on the WAN; 11 and 12 held until it is restored.
+        pcap_at(os.path.join(d, "wan.pcap"), [
+            (0, fr(0x0d, 5, 9)), (1000, fr(0x0e, 5, 11)), (2000, fr(0x0f, 5, 12)),
+            (3000, fr(0x11, 5, 13))])
+        self.assertIsNone(results.ack_overtakes(d))  # no out.pcap
+        pcap_at(os.path.join(d, "out.pcap"), [
+            (100, fr(0x0d, 5, 9)),
+            (3100, fr(0x11, 5, 13)),  # the ACK, ahead of 11 and 12
+            (5000, fr(0x0e, 5, 10)), (5100, fr(0x0e, 5, 11)), (5200, fr(0x0f, 5, 12)),
+            (6000, fr(0x11, 5, 14)),  # behind them
+            (6100, fr(0x11, 6, 12))])  # another QP's
+        rc, out = cli("ack-overtakes", d)
+        self.assertEqual(rc, 0)
+        self.assertEqual(json.loads(out), {"acks": 3, "overtaking": 1, "responses": 2,
+                                           "first": [{"qp": 5, "psn": 13, "held": [11, 12]}]})
+
+
 class GridMarkdown(unittest.TestCase):
     """grid-md: README's tables of a demo grid, from its JSON."""
 
