@@ -608,6 +608,7 @@ def kernel_reports(d):
             out[vm] = hits
     return out
 
+
 def host_udp_drops(d):
     """Datagrams the host's UDP sockets (the VMs' links) dropped during the
     run (topo.sh's host-udp-drops), None when unknown (older runs)."""
@@ -962,8 +963,12 @@ def ack_overtakes(d, span=1024):
         pkts = pcap_udp_ts(os.path.join(d, name))
         if pkts is None:
             return None
-        return [(t, p[0], *_bth(p)[1:]) for t, _, _, port, p in pkts
-                if port == ROCE_PORT and _bth(p)]
+        out = []
+        for t, _, _, port, p in pkts:
+            b = _bth(p) if port == ROCE_PORT else None
+            if b:
+                out.append((t, *b))
+        return out
     wan, out = rows("wan.pcap"), rows("out.pcap")
     if wan is None or out is None:
         return None
