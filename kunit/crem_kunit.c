@@ -140,6 +140,7 @@ CREM_RS_TEST(store_holds_and_dev_gone)
 CREM_RS_TEST(store_counts_overwrites)
 CREM_RS_TEST(store_holds_a_window)
 CREM_RS_TEST(store_replays_a_kept_copy)
+CREM_RS_TEST(store_acks_wait_behind_held)
 CREM_RS_TEST(backlog_recognises_its_own)
 CREM_RS_BENCH(store_sized_by_bdp)
 
@@ -152,6 +153,7 @@ static struct kunit_case crem_store_cases[] = {
 	KUNIT_CASE(store_counts_overwrites),
 	KUNIT_CASE(store_holds_a_window),
 	KUNIT_CASE(store_replays_a_kept_copy),
+	KUNIT_CASE(store_acks_wait_behind_held),
 	KUNIT_CASE(backlog_recognises_its_own),
 	KUNIT_CASE(store_sized_by_bdp),
 	{}

@@ -578,3 +578,112 @@ extern "C" fn crem_kunit_store_sized_by_bdp(msg: *mut c_char, len: usize) -> c_i
         true
     })
 }
+
+/// RDMA ACKs kept back behind held READ responses (`rust/acks.rs`) go on
+/// as the releases pass them: a held packet's release first sends the ACKs
+/// before its PSN, in their order, across the 24-bit wrap; the rest wait
+/// for `release_ack`. (Host mode: the order they went on in is the order
+/// they entered the backlog.) Each is charged its truesize while it waits;
+/// past 32 one is handed back; a device going away takes those that came
+/// on it; the stores' drop takes the rest: every octet is given back.
+#[no_mangle]
+extern "C" fn crem_kunit_store_acks_wait_behind_held(msg: *mut c_char, len: usize) -> c_int {
+    run(msg, len, |w| {
+        let fx = Fixture::new(1 << 20);
+        let Some(mut st) = fx.stores(false) else {
+            let _ = write!(w, "no stores");
+            return false;
+        };
+        st.tpl = super::inject::template(true);
+        let psn = |d: u32| 0xff_fffdu32.wrapping_add(d) & 0xff_ffff;
+        // READ A's responses at +0..+3, +0 lost: +1..+3 held; an ACK of a
+        // SEND at +4; READ B's response at +5 held; an ACK at +6.
+        let bh = crate::kernel_ext::bh::disable();
+        let mut ok = true;
+        for d in [1u32, 2, 3, 5] {
+            let held = Skb::alloc_atomic(64, 64).map(|s| st.hold(psn(d), s).is_ok());
+            ok &= held == Some(true);
+        }
+        for d in [4u32, 6] {
+            let kept = Skb::alloc_atomic(64, 64).map(|s| st.hold_ack(Psn::new(psn(d)), s).is_ok());
+            ok &= kept == Some(true);
+        }
+        let charged = fx.budget.used.get();
+        for d in [1u32, 2, 3] {
+            Delivery::release(&mut st, Psn::new(psn(d)));
+        }
+        let front_after_a = st.ack_front().map(Psn::value);
+        Delivery::release(&mut st, Psn::new(psn(5)));
+        let front_after_b = st.ack_front().map(Psn::value);
+        st.release_ack();
+        drop(bh);
+        let mut order = [0u32; 8];
+        let mut n = 0usize;
+        for (o, p) in order.iter_mut().zip(st.backlog().queued_psns()) {
+            *o = p;
+            n += 1;
+        }
+        let want = [1u32, 2, 3, 4, 5, 6].map(psn);
+        let c = st.counted();
+        if !ok
+            || order[..n] != want[..]
+            || front_after_a != Some(psn(4))
+            || front_after_b != Some(psn(6))
+            || st.acks_waiting()
+            || (c.acks_held, c.injected) != (2, 6)
+            || charged == 0
+            || fx.budget.used.get() != 0
+        {
+            let _ = write!(
+                w,
+                "held {ok}; order {:x?} (want {want:x?}); front after A {front_after_a:x?}, \
+                 after B {front_after_b:x?}; acks-held {} (2), injected {} (6); \
+                 charged {charged}, left {} (0)",
+                &order[..n],
+                c.acks_held,
+                c.injected,
+                fx.budget.used.get()
+            );
+            return false;
+        }
+        // 32 wait at most; the 33rd is handed back (it goes on at once).
+        let mut kept = 0u32;
+        for d in 0..32u32 {
+            if let Some(s) = Skb::alloc_atomic(0, 64) {
+                kept += u32::from(st.hold_ack(Psn::new(100 + d), s).is_ok());
+            }
+        }
+        let Some(extra) = Skb::alloc_atomic(0, 64) else {
+            let _ = write!(w, "no skb");
+            return false;
+        };
+        let p = extra.as_ptr();
+        let back = matches!(st.hold_ack(Psn::new(200), extra), Err(s) if s.as_ptr() == p);
+        // Fresh skbs have no device: "going away" is the null one.
+        let gone = st.dev_gone(core::ptr::null());
+        let left = fx.budget.used.get();
+        if kept != 32 || !back || gone != 32 || left != 0 || st.acks_waiting() {
+            let _ = write!(
+                w,
+                "kept {kept} (32), 33rd handed back {back}, dev_gone took {gone} (32), \
+                 charged {left} (0)"
+            );
+            return false;
+        }
+        // What still waits when the stores go is dropped and uncharged.
+        if let Some(s) = Skb::alloc_atomic(0, 64) {
+            let _ = st.hold_ack(Psn::new(300), s);
+        }
+        let waiting = st.acks_waiting();
+        drop(st);
+        if !waiting || fx.budget.used.get() != 0 {
+            let _ = write!(
+                w,
+                "waiting {waiting}; after the drop charged {} (0)",
+                fx.budget.used.get()
+            );
+            return false;
+        }
+        true
+    })
+}

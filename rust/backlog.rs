@@ -106,6 +106,13 @@ impl Backlog {
         (0..self.n).filter_map(|j| self.e.get(self.at(j)))
     }
 
+    /// The PSNs queued and not seen back, oldest first (KUnit: the order
+    /// the flow passed packets on in).
+    #[cfg(crem_kunit)]
+    pub(crate) fn queued_psns(&self) -> impl Iterator<Item = u32> + '_ {
+        self.live().map(|e| e.psn)
+    }
+
     /// Drops the `k` oldest entries.
     fn drop_first(&mut self, k: usize) {
         let k = k.min(self.n);

@@ -23,6 +23,7 @@ use kernel_ext::percpu::{PerCpuBox, PerCpuWord};
 #[path = "core/src/lib.rs"]
 pub mod crem_core;
 
+mod acks;
 mod addr;
 mod backlog;
 mod collector;

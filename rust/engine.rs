@@ -30,11 +30,12 @@ use crate::gf::Coder;
 use crate::host::{self, CrfIo, Host};
 use crate::kernel_ext::bh::Bh;
 use crate::kernel_ext::mem::{FlowAlloc, FlowArray};
-use crate::kernel_ext::skb::Skb;
+use crate::kernel_ext::skb::{sk_buff, Skb};
 use crate::store::{Current, Owner, Stores};
 use crate::table::kind_of;
 use core::convert::Infallible;
 use core::mem::{size_of, MaybeUninit};
+use core::ptr::NonNull;
 use kernel::alloc::Box;
 use kernel::init::{init_from_closure, InPlaceWrite, Init};
 use kernel::prelude::*;
@@ -336,6 +337,44 @@ pub(crate) enum CrfTake {
     Replaced,
 }
 
+/// Takes the hook's packet `skb` into the stores with `take` (a packet
+/// kept keeps its route, which must outlive the RCU section it was found
+/// in): false, the packet left with the hook, if it has no route or
+/// `take` gives it back.
+///
+/// # Safety
+///
+/// `skb` is the hook's live packet, whose reference the hook gives up when
+/// this returns true (it returns `NF_STOLEN`).
+unsafe fn take_from_hook(
+    skb: *mut sk_buff,
+    take: impl FnOnce(Skb) -> core::result::Result<(), Skb>,
+) -> bool {
+    // SAFETY: the hook's live packet (the contract).
+    let routed = unsafe {
+        ffi::crem_h_skb_dst_force(skb);
+        ffi::crem_h_skb_has_dst(skb)
+    };
+    // SAFETY: the hook owns the packet's reference and gives it to us if
+    // we keep it; a refusal hands it back (`into_raw`).
+    match routed.then(|| unsafe { Skb::from_raw(skb) }).flatten() {
+        Some(skb) => take(skb).map_err(Skb::into_raw).is_ok(),
+        None => false,
+    }
+}
+
+/// Sends on the ACKs kept back that no held packet is before any more
+/// (`crate::acks`), oldest first, after a receiver engine call; with
+/// `before`, only those before it (a packet about to go on).
+fn settle_acks(flow: &KReceiver, stores: &mut Stores, before: Option<Psn>) {
+    while let Some(a) = stores.ack_front() {
+        if flow.crf().holds_before(a) || before.is_some_and(|b| !a.is_before(b)) {
+            return;
+        }
+        stores.release_ack();
+    }
+}
+
 /// A flow's engine and its packet stores: crem-core's sender or receiver
 /// flow by the flow's side ([`Proto`]). Until the flow is set up
 /// ([`Engine::init`]) only the stores exist and every engine call does
@@ -606,6 +645,10 @@ impl Engine {
         };
         let verdict = e.flow.on_source(now, Psn::new(psn), payload, ce, io);
         e.stores.current = None;
+        // A packet that goes on does so after this call: ACKs after it wait
+        // (for the release its arrival makes due, or the next event).
+        let before = (verdict == crf::SourceVerdict::Deliver).then_some(Psn::new(psn));
+        settle_acks(e.flow, e.stores, before);
         // What goes on may have to wait behind what the flow passed on.
         let go_on = |stores: &mut Stores| {
             // SAFETY: the hook's live packet, which it gives up if the
@@ -624,25 +667,45 @@ impl Engine {
             // the hook ends this one, once nothing borrows it any more.
             crf::SourceVerdict::Replaced => return CrfTake::Replaced,
         }
-        let skb = cur.skb.as_ptr();
-        // SAFETY: the hook's live packet; a held packet keeps its route,
-        // which must outlive the RCU section it was found in.
-        let routed = unsafe {
-            ffi::crem_h_skb_dst_force(skb);
-            ffi::crem_h_skb_has_dst(skb)
-        };
-        // SAFETY: the hook owns the packet's reference and gives it to us
-        // if we keep it (it returns NF_STOLEN); a refusal hands it back
-        // (`into_raw`).
-        let taken = match routed.then(|| unsafe { Skb::from_raw(skb) }).flatten() {
-            Some(skb) => e.stores.hold(psn, skb).map_err(Skb::into_raw).is_ok(),
-            None => false,
-        };
+        // SAFETY: the hook's live packet, which it gives up if the stores
+        // take it (it returns NF_STOLEN).
+        let taken = unsafe { take_from_hook(cur.skb.as_ptr(), |skb| e.stores.hold(psn, skb)) };
         if !taken {
             e.stores.count_held_dropped();
             return go_on(e.stores);
         }
         CrfTake::Held
+    }
+
+    /// An RDMA ACK or NAK at `psn` for this responses flow's QP reached the
+    /// CRF (`skb`, the hook's packet): it waits while the flow holds a
+    /// packet before `psn`, or behind ACKs that wait (`crate::acks`);
+    /// in host mode, one the flow passed on comes back (`Back`), and one
+    /// that would go on may have to queue behind what the flow passed on.
+    pub(crate) fn crf_ack(&mut self, now: Nanos, psn: u32, skb: NonNull<sk_buff>) -> CrfTake {
+        let Some(e) = self.receiver() else {
+            return CrfTake::Pass;
+        };
+        let skb = skb.as_ptr();
+        if e.stores.back_from_backlog(skb, psn, now) {
+            return CrfTake::Back;
+        }
+        let p = Psn::new(psn);
+        if e.stores.acks_waiting() || e.flow.crf().holds_before(p) {
+            // SAFETY: the hook's live packet, which it gives up if the
+            // stores take it (it returns NF_STOLEN).
+            if unsafe { take_from_hook(skb, |skb| e.stores.hold_ack(p, skb)) } {
+                return CrfTake::Held;
+            }
+            e.stores.count_ack_passed();
+        }
+        // SAFETY: the hook's live packet, which it gives up if the stores
+        // take it; nothing borrows it.
+        if unsafe { e.stores.queue_behind(now, psn, skb) } {
+            CrfTake::Held
+        } else {
+            CrfTake::Pass
+        }
     }
 
     /// A CREM message for this flow (`ce`: its datagram arrived CE-marked).
@@ -678,6 +741,7 @@ impl Engine {
             };
             e.flow.on_message(now, &msg, ce, new_id, io, &mut w)
         });
+        settle_acks(e.flow, e.stores, None);
         match ev.flatten() {
             Some(ReceiverEvent::Established { flow_id })
             | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
@@ -711,6 +775,7 @@ impl Engine {
             };
             e.flow.on_timer(now, io, &mut w);
         });
+        settle_acks(e.flow, e.stores, None);
     }
 
     /// When the engine wants `timer` next (None: it waits for packets).
@@ -718,7 +783,13 @@ impl Engine {
         if let Some(e) = self.sender() {
             return e.flow.next_deadline();
         }
-        self.receiver()?.flow.next_deadline()
+        let e = self.receiver()?;
+        // ACKs that only waited for the packet `crf_source` passed on go
+        // on from the timer, at once.
+        if e.stores.ack_front().is_some_and(|a| !e.flow.crf().holds_before(a)) {
+            return Some(0);
+        }
+        e.flow.next_deadline()
     }
 
     /// Ends the engine (once, when its flow is removed). `close`: either
@@ -744,6 +815,10 @@ impl Engine {
                 stores: &mut *e.stores,
             };
             e.flow.close(close.unwrap_or(wire::CloseReason::Normal), io);
+            // Nothing is held any more: the ACKs that waited go on.
+            while e.stores.ack_front().is_some() {
+                e.stores.release_ack();
+            }
         }
     }
 

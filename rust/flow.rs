@@ -241,6 +241,20 @@ impl Flow {
         .unwrap_or(CrfTake::Pass)
     }
 
+    /// An RDMA ACK or NAK at `psn` for this responses flow's QP (`pkt`, the
+    /// hook's packet, which it gives up if this says `Held`): kept back
+    /// behind the packets held before it (`crate::acks`), or not.
+    pub(crate) fn crf_ack(&self, bh: &Bh, pkt: &Lent<'_>, psn: u32) -> CrfTake {
+        let Some(skb) = NonNull::new(pkt.as_ptr()) else {
+            return CrfTake::Pass;
+        };
+        // Not the flow's own packet: its activity and template stay.
+        self.with(bh, core::ptr::null_mut(), None, false, |e, _, t| {
+            e.crf_ack(t, psn, skb)
+        })
+        .unwrap_or(CrfTake::Pass)
+    }
+
     /// Its restored packets' template (KUnit: what set-up made of it).
     #[cfg(crem_kunit)]
     pub(crate) fn template(&self) -> Template {
@@ -515,6 +529,8 @@ fn info_locked(l: &mut Locked, fi: &mut FlowInfo) {
         (fs::STORE_OVERWRITTEN, s.overwritten),
         (fs::HELD_OVERWRITTEN, s.held_overwritten),
         (fs::QUEUED_BEHIND, s.queued_behind),
+        (fs::ACKS_HELD, s.acks_held),
+        (fs::ACKS_PASSED, s.acks_passed),
         (fs::BACKLOG_UNRETURNED, s.backlog_unreturned),
         (fs::BACKLOG_UNTRACKED, s.backlog_untracked),
     ] {

@@ -38,7 +38,9 @@ use crate::kernel_ext::rcu;
 use crate::kernel_ext::skb::{sk_buff, DropReason, Lent, Skb};
 use crate::netns::NetState;
 use crate::socket::Outbox;
-use crate::table::{kind_code, FlowKey, InTable, KIND_REQUESTS, SIDE_CRF, SIDE_CSF};
+use crate::table::{
+    kind_code, FlowKey, InTable, KIND_REQUESTS, KIND_RESPONSES, SIDE_CRF, SIDE_CSF,
+};
 use core::ffi::c_void;
 use kernel::bindings;
 
@@ -397,6 +399,30 @@ fn from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> u32 {
     }
 }
 
+/// An RDMA ACK or NAK from a peer: it must not overtake the READ
+/// responses of its QP that the responses flow holds before its PSN
+/// (`crate::acks`), so that flow may keep it back (`NF_STOLEN`). The
+/// reverse sender flows learn from it at once, but not again when, in host
+/// mode, it comes back from the backlog.
+fn ack_from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> u32 {
+    let k = FlowKey {
+        kind: KIND_RESPONSES,
+        ..s.key(SIDE_CRF)
+    };
+    let take = match st.flows.lookup(&k, bh) {
+        Some(f) => f.crf_ack(bh, s.pkt, s.rp.bth.psn.value()),
+        None => CrfTake::Pass,
+    };
+    if take != CrfTake::Back && s.rp.acked_through().is_some() {
+        acknowledges(st, &s.ip.saddr, &s.ip.daddr, &s.rp, bh);
+    }
+    match take {
+        CrfTake::Held => NF_STOLEN,
+        // Never for an ACK (no replay).
+        CrfTake::Replaced | CrfTake::Pass | CrfTake::Back => NF_ACCEPT,
+    }
+}
+
 /// An RDMA packet from `saddr` to `daddr` (parsed: `rp`) that
 /// acknowledges: the BTH names only the destination QP (the ACK of A's
 /// flow to B carries A's QP), so every request sender flow of the reverse
@@ -475,6 +501,9 @@ fn protect(c: &Call<'_>, pkt: &mut Lent<'_>, defer: *mut bindings::sk_buff_head,
             NF_ACCEPT
         }
         Way::From => {
+            if s.rp.info.role == PsnRole::Ack {
+                return ack_from_peer(st, &s, bh);
+            }
             if acks {
                 acknowledges(st, &ip.saddr, &ip.daddr, &s.rp, bh);
             }

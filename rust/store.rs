@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The packet stores of one flow: the CSF's retained sources (by PSN,
 //! released by the RDMA ACKs), the CRF's kept sources and repair symbols (by
-//! the engine's slot) and its held packets (by PSN, for in-order release).
+//! the engine's slot), its held packets (by PSN, for in-order release) and
+//! the RDMA ACKs kept back behind them ([`Acks`]).
 //! They are crem-core's `SourceStore`, `SymbolStore` and `Delivery` for the
 //! kernel: a source is kept as a clone of the packet being processed (no
 //! copy of its payload) or, when it is not in that packet (a restored
@@ -13,6 +14,7 @@
 //! A flow's stores live in its engine blob ([`crate::engine`]) and are used
 //! only under the flow's lock, with BH off.
 
+use crate::acks::{Acks, ACKS};
 use crate::backlog::{Backlog, AHEAD};
 use crate::crem_core::engine::crf::{Delivery, Restored, SymbolStore};
 use crate::crem_core::engine::csf::SourceStore;
@@ -113,6 +115,10 @@ pub(crate) struct Counters {
     /// Host mode: originals queued behind packets the flow had queued
     /// (`crate::backlog`).
     pub(crate) queued_behind: u64,
+    /// RDMA ACKs kept back behind held READ responses, and those that
+    /// would have been but went on at once (`crate::acks`).
+    pub(crate) acks_held: u64,
+    pub(crate) acks_passed: u64,
     /// Host mode: packets the flow queued and did not see come back, or
     /// had no room to recognise (`crate::backlog`).
     pub(crate) backlog_unreturned: u64,
@@ -150,6 +156,8 @@ pub(crate) struct Stores {
     slots: FlowArray<Slot>,
     repairs: FlowArray<Option<Copied>>,
     held: FlowArray<Held>,
+    /// RDMA ACKs kept back behind `held` (a CRF's; none for a CSF).
+    acks: Acks,
     /// Host mode: the packets queued to the backlog, until they come back.
     backlog: Backlog,
 }
@@ -167,10 +175,16 @@ impl Stores {
     /// `engine` from the netns's budget (`max-memory`): refused (ENOMEM,
     /// not counted here) when they do not fit.
     pub(crate) fn new(owner: Owner, csf: bool, caps: &FlowCaps, engine: usize) -> Result<Self> {
-        let (slots, repairs, held, ahead) = if csf {
-            (caps.csf_store, 0, 0, 0)
+        let (slots, repairs, held, ahead, acks) = if csf {
+            (caps.csf_store, 0, 0, 0, 0)
         } else {
-            (caps.crf.window, caps.crf.repairs, caps.crf.window, AHEAD)
+            (
+                caps.crf.window,
+                caps.crf.repairs,
+                caps.crf.window,
+                AHEAD,
+                ACKS,
+            )
         };
         if !slots.is_power_of_two() || (held != 0 && !held.is_power_of_two()) {
             return Err(EINVAL);
@@ -180,6 +194,7 @@ impl Stores {
             repairs.saturating_mul(size_of::<Option<Copied>>()),
             held.saturating_mul(size_of::<Held>()),
             Backlog::octets(ahead),
+            Acks::octets(acks),
             engine,
         ]
         .iter()
@@ -194,10 +209,11 @@ impl Stores {
                 FlowArray::new(slots, || Slot::EMPTY)?,
                 FlowArray::new(repairs, || None)?,
                 FlowArray::new(held, || Held::EMPTY)?,
+                Acks::new(acks)?,
                 Backlog::new(ahead)?,
             ))
         })();
-        let (slots, repairs, held, backlog) = match arrays {
+        let (slots, repairs, held, acks, backlog) = match arrays {
             Ok(a) => a,
             Err(e) => {
                 if let Some(st) = owner.netns() {
@@ -218,6 +234,7 @@ impl Stores {
             slots,
             repairs,
             held,
+            acks,
             backlog,
         })
     }
@@ -244,6 +261,12 @@ impl Stores {
             backlog_untracked: self.backlog.untracked,
             ..self.counters
         }
+    }
+
+    /// Host mode: the packets passed on to the backlog (KUnit).
+    #[cfg(crem_kunit)]
+    pub(crate) fn backlog(&self) -> &Backlog {
+        &self.backlog
     }
 
     /// Octets charged for what the stores keep now.
@@ -491,6 +514,58 @@ impl Stores {
         bump(&mut self.counters().held_dropped);
     }
 
+    /// Keeps back `skb`, an RDMA ACK or NAK at `psn`, behind the held
+    /// packets before it (`crate::acks`; counted); gives it back if there
+    /// is no room or it cannot be charged.
+    pub(crate) fn hold_ack(&mut self, psn: Psn, skb: Skb) -> core::result::Result<(), Skb> {
+        if self.acks.is_full() || !self.charge(skb.truesize()) {
+            return Err(skb);
+        }
+        match self.acks.push(psn, skb) {
+            Ok(()) => {
+                bump(&mut self.counters().acks_held);
+                Ok(())
+            }
+            // Not full (above): never.
+            Err(skb) => {
+                self.uncharge(skb.truesize());
+                Err(skb)
+            }
+        }
+    }
+
+    /// An ACK that was to be kept back went on at once (no room, memory or
+    /// route).
+    pub(crate) fn count_ack_passed(&mut self) {
+        bump(&mut self.counters().acks_passed);
+    }
+
+    /// The PSN of the oldest ACK kept back, if any.
+    pub(crate) fn ack_front(&self) -> Option<Psn> {
+        self.acks.front()
+    }
+
+    /// Sends on the oldest ACK kept back.
+    pub(crate) fn release_ack(&mut self) {
+        if let Some((psn, skb)) = self.acks.pop() {
+            self.uncharge(skb.truesize());
+            self.inject(skb, psn.value());
+        }
+    }
+
+    /// Sends on the ACKs kept back, oldest first, up to the first whose
+    /// PSN is not before `psn`.
+    fn release_acks_before(&mut self, psn: Psn) {
+        while self.acks.front().is_some_and(|a| a.is_before(psn)) {
+            self.release_ack();
+        }
+    }
+
+    /// Whether ACKs are kept back (a new one goes behind them).
+    pub(crate) fn acks_waiting(&self) -> bool {
+        self.acks.front().is_some()
+    }
+
     /// `dev` is being unregistered. Our skbs hold no reference on the
     /// device they arrived on, so none may outlive it with a pointer to it:
     /// held packets that came on it are dropped (released later, they would
@@ -520,6 +595,12 @@ impl Stores {
                 dropped = dropped.wrapping_add(1);
             }
         }
+        while let Some(skb) = self.acks.take_on(dev) {
+            self.uncharge(skb.truesize());
+            skb.drop_reason(DropReason::DevReady);
+            bump(&mut self.counters().held_dropped);
+            dropped = dropped.wrapping_add(1);
+        }
         dropped
     }
 }
@@ -543,6 +624,10 @@ impl Drop for Stores {
                 self.uncharge(skb.truesize());
                 skb.drop_reason(DropReason::QueuePurge);
             }
+        }
+        while let Some((_, skb)) = self.acks.pop() {
+            self.uncharge(skb.truesize());
+            skb.drop_reason(DropReason::QueuePurge);
         }
     }
 }
@@ -656,9 +741,13 @@ impl Delivery for Stores {
         if h.psn != psn.value() {
             return;
         }
-        if let Some(skb) = h.skb.take() {
-            self.uncharge(skb.truesize());
-            self.inject(skb, psn.value());
-        }
+        let Some(skb) = h.skb.take() else {
+            return;
+        };
+        // Releases come in PSN order, each once everything before it has
+        // gone on: an ACK before `psn` overtakes nothing held any more.
+        self.release_acks_before(psn);
+        self.uncharge(skb.truesize());
+        self.inject(skb, psn.value());
     }
 }

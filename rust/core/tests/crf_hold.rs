@@ -4,6 +4,7 @@ mod crf_util;
 
 use crem_core::engine::crf::{CrfConfig, SourceVerdict};
 use crem_core::engine::MS;
+use crem_core::psn::Psn;
 use crf_util::*;
 use proptest::prelude::*;
 
@@ -128,6 +129,55 @@ fn restored_after_a_gap_is_held_too() {
     assert_eq!(rig.host.delivered_psns(), (0..8).collect::<Vec<_>>());
 }
 
+/// `holds_before`: an RDMA ACK at PSN q would overtake a held packet
+/// before q (the host keeps such an ACK back, `rust/hook.rs`).
+#[test]
+fn holds_before_names_what_an_ack_would_overtake() {
+    let mut rig = Rig::new(base_cfg());
+    let hb = |rig: &Rig, q: u32| rig.crf.holds_before(Psn::new(q));
+    assert!(!hb(&rig, 0), "nothing seen");
+    for p in 0..5 {
+        rig.source(p, &pkt(p), false);
+    }
+    assert!(!hb(&rig, 3) && !hb(&rig, 9), "nothing held");
+    // 5 lost, 6..9 held behind it.
+    for p in 6..10 {
+        rig.at(10 + u64::from(p));
+        rig.source(p, &pkt(p), false);
+    }
+    assert!(!hb(&rig, 4), "only delivered PSNs before 4");
+    assert!(!hb(&rig, 5), "ACK at the gap");
+    assert!(!hb(&rig, 6), "only the gap before 6");
+    assert!(hb(&rig, 7), "6 is held");
+    assert!(hb(&rig, 10), "just past the highest");
+    assert!(hb(&rig, 5000), "far past the highest");
+    // The gap fills: everything goes on, nothing is before any PSN.
+    rig.source(5, &pkt(5), false);
+    assert_eq!(rig.host.delivered_psns(), (0..10).collect::<Vec<_>>());
+    assert!(!hb(&rig, 10));
+}
+
+/// Held packets that go on at the end of H no longer keep ACKs back; nor
+/// does a gap at the PSN wrap.
+#[test]
+fn holds_before_after_expiry_and_across_the_wrap() {
+    let top = 0xFF_FFFEu32;
+    let mut rig = Rig::new(base_cfg());
+    rig.source(top - 1, &pkt(top - 1), false);
+    // `top` lost; 0xFFFFFF, 0, 1 held.
+    for p in [top + 1, 0, 1] {
+        rig.source(p, &pkt(p), false);
+    }
+    assert_eq!(rig.crf.held(), 3);
+    assert!(!rig.crf.holds_before(Psn::new(top)));
+    assert!(!rig.crf.holds_before(Psn::new(top + 1)));
+    assert!(rig.crf.holds_before(Psn::new(0)), "0xFFFFFF is held");
+    assert!(rig.crf.holds_before(Psn::new(2)));
+    rig.advance(2 * MS);
+    assert_eq!(rig.crf.held(), 0);
+    assert!(!rig.crf.holds_before(Psn::new(2)));
+}
+
 #[derive(Clone, Debug)]
 struct Arrival {
     psn: u32,
@@ -183,6 +233,25 @@ proptest! {
         prop_assert_eq!(got, want);
         for d in &rig.host.delivered {
             prop_assert!(d.held_for <= h);
+        }
+    }
+
+    /// `holds_before(q)` is exactly "the host holds a PSN before q", at
+    /// every step of arbitrary losses and arrival orders.
+    #[test]
+    fn holds_before_matches_the_held_packets((arr, h) in arrivals()) {
+        let mut cfg = base_cfg();
+        cfg.hold_time = h;
+        let mut rig = Rig::new(cfg);
+        let n = arr.iter().map(|a| a.psn).max().unwrap_or(0) + 3;
+        for a in &arr {
+            rig.advance(a.at);
+            rig.source(a.psn, &pkt(a.psn), false);
+            for q in 0..n {
+                let q = Psn::new(q);
+                let want = rig.host.held.keys().any(|&p| Psn::new(p).is_before(q));
+                prop_assert_eq!(rig.crf.holds_before(q), want, "ACK at {:?}", q);
+            }
         }
     }
 

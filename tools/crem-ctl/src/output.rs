@@ -1259,6 +1259,7 @@ mod tests {
         // that side's.
         assert_eq!(of("tc-lost-psns"), Some("sender (CSF)"));
         assert_eq!(of("queued-behind"), Some("receiver (CRF)"));
+        assert_eq!(of("acks-held"), Some("receiver (CRF)"));
     }
 
     #[test]

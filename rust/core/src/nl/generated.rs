@@ -571,6 +571,10 @@ pub const FLOW_STATS_BACKLOG_UNRETURNED: u16 = 59;
 pub const FLOW_STATS_BACKLOG_UNTRACKED: u16 = 60;
 /// `flow-stats.blocks-closed-short` (`CREM_A_FLOW_STATS_BLOCKS_CLOSED_SHORT`).
 pub const FLOW_STATS_BLOCKS_CLOSED_SHORT: u16 = 61;
+/// `flow-stats.acks-held` (`CREM_A_FLOW_STATS_ACKS_HELD`).
+pub const FLOW_STATS_ACKS_HELD: u16 = 62;
+/// `flow-stats.acks-passed` (`CREM_A_FLOW_STATS_ACKS_PASSED`).
+pub const FLOW_STATS_ACKS_PASSED: u16 = 63;
 
 // Attribute set "flow". One protected flow (one direction of one RDMA
 // connection).
@@ -1801,7 +1805,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF: held, restored and replayed packets sent on toward the RDMA receiver, and in host mode the packets queued behind them (queued-behind).",
+            doc: "CRF: held, restored and replayed packets and the ACKs kept back (acks-held) sent on toward the RDMA receiver, and in host mode the packets queued behind them (queued-behind).",
         },
         AttrSpec {
             id: FLOW_STATS_INJECT_FAILURES,
@@ -1811,7 +1815,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF: held, restored, replayed and queued-behind packets that did not go on: no input device or route, dropped by the forwarding policy a gateway's restored packets pass (PREROUTING, FORWARD), or by the output or receive queue.",
+            doc: "CRF: held, restored, replayed and queued-behind packets and ACKs kept back that did not go on: no input device or route, dropped by the forwarding policy a gateway's restored packets pass (PREROUTING, FORWARD), or by the output or receive queue.",
         },
         AttrSpec {
             id: FLOW_STATS_CODED_RETX_LOST,
@@ -2162,6 +2166,26 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             min: None,
             max: None,
             doc: "CSF: blocks closed short of k at the end of a burst: no new source for 2 ms. Each still costs the m repairs of a whole block from the m/k of the sources it had, so a flow whose packets pause often (arrival in bursts) shows many of them and, once the m/k bucket is spent, repair-rate-limited.",
+        },
+        AttrSpec {
+            id: FLOW_STATS_ACKS_HELD,
+            name: "acks-held",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF, READ responses: RDMA ACKs and NAKs of its QP kept back while it held responses before their PSN, then sent on after those (the requester would otherwise take the held responses for lost and resend from the first: an ACK beyond a pending READ).",
+        },
+        AttrSpec {
+            id: FLOW_STATS_ACKS_PASSED,
+            name: "acks-passed",
+            ty: AttrType::Uint,
+            multi: false,
+            enum_name: None,
+            min: None,
+            max: None,
+            doc: "CRF, READ responses: RDMA ACKs and NAKs that were to be kept back but went on at once: 32 already waited, or no memory (max-memory) or route.",
         },
     ],
 };
@@ -3016,8 +3040,12 @@ pub mod flow_stat {
     pub const BACKLOG_UNTRACKED: usize = 57;
     /// `flow-stats.blocks-closed-short`.
     pub const BLOCKS_CLOSED_SHORT: usize = 58;
+    /// `flow-stats.acks-held`.
+    pub const ACKS_HELD: usize = 59;
+    /// `flow-stats.acks-passed`.
+    pub const ACKS_PASSED: usize = 60;
     /// The `uint` attributes of `flow-stats`.
-    pub const N: usize = 59;
+    pub const N: usize = 61;
     /// Every attribute of `flow-stats`, in spec order.
     pub const COUNTERS: &[Counter] = &[
         Counter {
@@ -3324,6 +3352,16 @@ pub mod flow_stat {
             id: super::FLOW_STATS_BLOCKS_CLOSED_SHORT,
             name: "blocks-closed-short",
             kind: CounterKind::Value(BLOCKS_CLOSED_SHORT),
+        },
+        Counter {
+            id: super::FLOW_STATS_ACKS_HELD,
+            name: "acks-held",
+            kind: CounterKind::Value(ACKS_HELD),
+        },
+        Counter {
+            id: super::FLOW_STATS_ACKS_PASSED,
+            name: "acks-passed",
+            kind: CounterKind::Value(ACKS_PASSED),
         },
     ];
 }

@@ -111,6 +111,36 @@ impl<St: CrfStorage> Crf<St> {
         }
     }
 
+    /// Whether a packet held for in-order release has a PSN before `psn`.
+    ///
+    /// An RDMA ACK or NAK at `psn` acknowledges the requester's PSNs before
+    /// it; on a responses flow, if it reached the requester ahead of READ
+    /// responses held here, the requester would take them for lost and
+    /// resend from the first (rxe's completer: an ACK beyond a pending
+    /// READ). The host keeps such an ACK back while this is true, and lets
+    /// it go as the holds before it are released (each release is in PSN
+    /// order, so an ACK before the released PSN may go first).
+    ///
+    /// Held PSNs all lie after the in-order point and at most at the
+    /// highest PSN: the walk covers that span, stopping at the first held
+    /// one (usually just after the gap at the in-order point).
+    pub fn holds_before(&self, psn: Psn) -> bool {
+        if self.hold.is_empty() {
+            return false;
+        }
+        let mut p = self.win.deliver_next;
+        for _ in 0..self.win.cap() {
+            if !p.is_before(psn) || p.is_after(self.win.highest) {
+                return false;
+            }
+            if self.win.get(p) & HELD != 0 {
+                return true;
+            }
+            p = p.next();
+        }
+        false
+    }
+
     /// Releases, in PSN order, everything held up to each packet whose hold
     /// time has run out, skipping the gaps before it.
     pub(super) fn expire_holds<D: Delivery + ?Sized>(&mut self, now: Nanos, host: &mut D) {

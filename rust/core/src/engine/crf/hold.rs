@@ -93,6 +93,11 @@ impl<E: Slots<HoldEntry>> HoldQueue<E> {
         self.len = 0;
     }
 
+    /// No entry, stale or live: nothing is held.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     pub(super) fn is_full(&self) -> bool {
         self.len >= self.cap()
     }
