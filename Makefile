@@ -6,7 +6,7 @@ BUILD ?= $(CURDIR)/build
 # The kernel's Rust is Debian's rustc 1.85, never the rustup toolchain on PATH.
 KMAKE = PATH=/usr/bin:/bin:/usr/sbin:/sbin:$$HOME/.cargo/bin $(MAKE) LLVM=1 \
 	RUSTC=/usr/bin/rustc BINDGEN=$$HOME/.cargo/bin/bindgen
-MODULE_SRCS = Kbuild include rust/crem_main.rs rust/addr.rs rust/backlog.rs rust/collector.rs rust/config.rs rust/create.rs rust/dispatch.rs rust/ffi.rs rust/engine.rs rust/events.rs rust/flow.rs rust/flow_info.rs rust/device.rs rust/hook.rs rust/hook_points.rs \
+MODULE_SRCS = Kbuild include rust/crem_main.rs rust/acks.rs rust/addr.rs rust/backlog.rs rust/collector.rs rust/config.rs rust/create.rs rust/dispatch.rs rust/ffi.rs rust/engine.rs rust/events.rs rust/flow.rs rust/flow_info.rs rust/device.rs rust/hook.rs rust/hook_points.rs \
 	rust/host.rs rust/inject.rs rust/intercept.rs rust/netns.rs rust/pool.rs rust/removal.rs rust/report.rs rust/netlink rust/socket.rs rust/gf.rs rust/store.rs rust/table.rs rust/trace.rs rust/workspace.rs \
 	rust/kernel_ext \
 	rust/helpers netlink rust/core/src kunit

@@ -240,6 +240,9 @@ if [ "$variant" != debug ]; then
     step e2e-congestion "$here/e2e.sh" congestion normal
     # Host mode over IPv6 (issue 16 #1, S6): one boot.
     step e2e-host6 "$here/e2e.sh" host6 normal
+    # No RDMA ACK overtakes held READ responses (rust/acks.rs): one NVMe
+    # write with captures at gwb, about 3 min.
+    step e2e-acks "$here/e2e.sh" acks normal
     # crem-sim's 100 Gbit/s x 20 ms cells (issue 14 item 5): 610,360
     # packets each, about a minute in release, too long for make check.
     step sim-100g cargo test --release -p crem-sim --test bdp_cells -- --ignored

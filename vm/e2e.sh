@@ -71,6 +71,13 @@
 #          seconds), rxe's own recovery counters (hw_counters) and fio's
 #          numbers are printed, not asserted: with CREM at 1 % a 32 MiB
 #          write still met one to three (README, "Real workloads").
+#   acks:  NVMe writes (the target's RDMA READs) at 1% loss with adaptive
+#          CREM, one 16 MiB write, with gwb's capture of what reached it and
+#          what it sent to B: no RDMA ACK or NAK overtook READ responses of
+#          its QP that gwb held (results.py ack-overtakes; the ACK of a SEND
+#          behind a held READ made the target resend from the gap: 98 of
+#          4,801 ACKs in stop 60's reproduction before rust/acks.rs), and
+#          the case made the situation (gwb kept ACKs back: acks-held).
 #   ipv6:  the lossy case over IPv6 (topo.sh --family 6) beside IPv4 in the
 #          same form (ib_write_bw without RDMA CM in both): transfers
 #          complete and verify, gwa's flows are IPv6 with IPv6 peers,
@@ -466,6 +473,21 @@ PY
     rec=$(grep -c 'starting error recovery' "$out/n/a.console.log" || true)
     check "nvme, 1% loss: the NVMe controller never went into error recovery ($rec)" \
       "[ '$rec' = 0 ]"
+    ;;
+  acks)
+    topo "$out/k" --crem adaptive --loss 1 --tests fio_write_128k_qd8 --fio-mib 16 \
+      --hold 30000 --capture-out 400000
+    ov=$(res ack-overtakes "$out/k")
+    say "ACKs gwb passed to b, and those that overtook held READ responses: $ov;" \
+      "acks-held $(gw "$out/k" totals.acks-held), acks-passed $(gw "$out/k" totals.acks-passed)"
+    say "fio_write_128k_qd8 (completed, verified, Mb/s, NVMe recoveries):" \
+      "$(fields "$out/k" fio_write_128k_qd8 completed verified mbps nvme_recoveries)"
+    check "acks: the write completed and verified its data" \
+      "all_done $out/k && all_verified $out/k"
+    check "acks: gwb kept ACKs back behind held READ responses" \
+      "[ \$(gw $out/k totals.acks-held) -gt 0 ]"
+    check "acks: no ACK overtook a held READ response (of $(jfield "$ov" acks))" \
+      "[ \$(jfield '$ov' overtaking) = 0 ]"
     ;;
   ipv6)
     # The lossy case over IPv6 (issue 16 #1; topo.sh --family 6: RoCEv2
