@@ -63,15 +63,12 @@ impl Acks {
 
     /// The octets `new(len)` allocates.
     pub(crate) const fn octets(len: usize) -> usize {
-        len.saturating_mul(core::mem::size_of::<Entry>())
+        FlowArray::<Entry>::octets(len)
     }
 
     /// The ring index of the `j`-th oldest entry.
     fn at(&self, j: usize) -> usize {
-        self.head
-            .wrapping_add(j)
-            .checked_rem(self.e.len())
-            .unwrap_or(0)
+        self.e.ring_at(self.head, j)
     }
 
     pub(crate) fn is_full(&self) -> bool {

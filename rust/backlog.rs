@@ -89,15 +89,12 @@ impl Backlog {
 
     /// The octets `new(len)` allocates.
     pub(crate) const fn octets(len: usize) -> usize {
-        len.saturating_mul(core::mem::size_of::<Entry>())
+        FlowArray::<Entry>::octets(len)
     }
 
     /// The ring index of the `j`-th oldest entry.
     fn at(&self, j: usize) -> usize {
-        self.head
-            .wrapping_add(j)
-            .checked_rem(self.e.len())
-            .unwrap_or(0)
+        self.e.ring_at(self.head, j)
     }
 
     /// The entries in use, oldest first (written without a panic path:

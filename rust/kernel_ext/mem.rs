@@ -103,6 +103,17 @@ impl<T> FlowArray<T> {
         self.len
     }
 
+    /// The octets `new(len, ..)` allocates.
+    pub(crate) const fn octets(len: usize) -> usize {
+        len.saturating_mul(core::mem::size_of::<T>())
+    }
+
+    /// The index `j` places after `head`, the array taken as a ring (0 if
+    /// it is empty).
+    pub(crate) fn ring_at(&self, head: usize, j: usize) -> usize {
+        head.wrapping_add(j).checked_rem(self.len).unwrap_or(0)
+    }
+
     fn as_slice(&self) -> &[T] {
         // SAFETY: by the invariant, `len` initialised values at `ptr`.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
