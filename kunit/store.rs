@@ -583,9 +583,11 @@ extern "C" fn crem_kunit_store_sized_by_bdp(msg: *mut c_char, len: usize) -> c_i
 /// as the releases pass them: a held packet's release first sends the ACKs
 /// before its PSN, in their order, across the 24-bit wrap; the rest wait
 /// for `release_ack`. (Host mode: the order they went on in is the order
-/// they entered the backlog.) Each is charged its truesize while it waits;
-/// past 32 one is handed back; a device going away takes those that came
-/// on it; the stores' drop takes the rest: every octet is given back.
+/// they entered the backlog.) Each is charged exactly its truesize while it
+/// waits; with 32 waiting a 33rd makes the oldest go on first (counted as
+/// passed); a device going away takes those that came on it and keeps the
+/// others in order; the stores' drop takes the rest: every octet is given
+/// back.
 #[no_mangle]
 extern "C" fn crem_kunit_store_acks_wait_behind_held(msg: *mut c_char, len: usize) -> c_int {
     run(msg, len, |w| {
@@ -596,83 +598,152 @@ extern "C" fn crem_kunit_store_acks_wait_behind_held(msg: *mut c_char, len: usiz
         };
         st.tpl = super::inject::template(true);
         let psn = |d: u32| 0xff_fffdu32.wrapping_add(d) & 0xff_ffff;
+        // The PSNs the flow passed on, oldest first.
+        let order = |st: &Stores| {
+            let mut o = [0u32; 48];
+            let mut n = 0usize;
+            for (slot, p) in o.iter_mut().zip(st.backlog().queued_psns()) {
+                *slot = p;
+                n += 1;
+            }
+            (o, n)
+        };
         // READ A's responses at +0..+3, +0 lost: +1..+3 held; an ACK of a
         // SEND at +4; READ B's response at +5 held; an ACK at +6.
         let bh = crate::kernel_ext::bh::disable();
         let mut ok = true;
+        let mut truesizes = 0u64;
+        let mut ack_truesizes = 0u64;
         for d in [1u32, 2, 3, 5] {
-            let held = Skb::alloc_atomic(64, 64).map(|s| st.hold(psn(d), s).is_ok());
+            let held = Skb::alloc_atomic(64, 64).map(|s| {
+                truesizes += u64::from(s.truesize());
+                st.hold(psn(d), s).is_ok()
+            });
             ok &= held == Some(true);
         }
+        let responses_charged = fx.budget.used.get() == truesizes;
         for d in [4u32, 6] {
-            let kept = Skb::alloc_atomic(64, 64).map(|s| st.hold_ack(Psn::new(psn(d)), s).is_ok());
+            let kept = Skb::alloc_atomic(64, 64).map(|s| {
+                ack_truesizes += u64::from(s.truesize());
+                st.hold_ack(Psn::new(psn(d)), u64::MAX, s).is_ok()
+            });
             ok &= kept == Some(true);
         }
         let charged = fx.budget.used.get();
+        let mem = st.mem();
         for d in [1u32, 2, 3] {
             Delivery::release(&mut st, Psn::new(psn(d)));
         }
-        let front_after_a = st.ack_front().map(Psn::value);
+        let front_after_a = st.ack_front().map(|(p, _)| p.value());
         Delivery::release(&mut st, Psn::new(psn(5)));
-        let front_after_b = st.ack_front().map(Psn::value);
+        let front_after_b = st.ack_front().map(|(p, _)| p.value());
         st.release_ack();
         drop(bh);
-        let mut order = [0u32; 8];
-        let mut n = 0usize;
-        for (o, p) in order.iter_mut().zip(st.backlog().queued_psns()) {
-            *o = p;
-            n += 1;
-        }
+        let (o, n) = order(&st);
         let want = [1u32, 2, 3, 4, 5, 6].map(psn);
         let c = st.counted();
+        let total = truesizes + ack_truesizes;
         if !ok
-            || order[..n] != want[..]
+            || !responses_charged
+            || o[..n] != want[..]
             || front_after_a != Some(psn(4))
             || front_after_b != Some(psn(6))
             || st.acks_waiting()
-            || (c.acks_held, c.injected) != (2, 6)
-            || charged == 0
+            || (c.acks_held, c.acks_passed, c.injected) != (2, 0, 6)
+            || (charged, mem) != (total, total)
             || fx.budget.used.get() != 0
         {
             let _ = write!(
                 w,
                 "held {ok}; order {:x?} (want {want:x?}); front after A {front_after_a:x?}, \
-                 after B {front_after_b:x?}; acks-held {} (2), injected {} (6); \
-                 charged {charged}, left {} (0)",
-                &order[..n],
+                 after B {front_after_b:x?}; acks-held {} (2), acks-passed {} (0), \
+                 injected {} (6); charged {charged}, mem {mem} (both {total}), left {} (0)",
+                &o[..n],
                 c.acks_held,
+                c.acks_passed,
                 c.injected,
                 fx.budget.used.get()
             );
             return false;
         }
-        // 32 wait at most; the 33rd is handed back (it goes on at once).
+        // 32 wait at most: a 33rd makes the oldest go on (passed), and
+        // waits itself.
+        let bh = crate::kernel_ext::bh::disable();
         let mut kept = 0u32;
-        for d in 0..32u32 {
-            if let Some(s) = Skb::alloc_atomic(0, 64) {
-                kept += u32::from(st.hold_ack(Psn::new(100 + d), s).is_ok());
+        for d in 0..33u32 {
+            if let Some(s) = Skb::alloc_atomic(64, 64) {
+                kept += u32::from(st.hold_ack(Psn::new(100 + d), u64::MAX, s).is_ok());
             }
         }
-        let Some(extra) = Skb::alloc_atomic(0, 64) else {
-            let _ = write!(w, "no skb");
-            return false;
-        };
-        let p = extra.as_ptr();
-        let back = matches!(st.hold_ack(Psn::new(200), extra), Err(s) if s.as_ptr() == p);
-        // Fresh skbs have no device: "going away" is the null one.
-        let gone = st.dev_gone(core::ptr::null());
-        let left = fx.budget.used.get();
-        if kept != 32 || !back || gone != 32 || left != 0 || st.acks_waiting() {
+        let front = st.ack_front().map(|(p, _)| p.value());
+        let (o, n) = order(&st);
+        let last_out = o[..n].last().copied();
+        drop(bh);
+        let c = st.counted();
+        if kept != 33 || front != Some(101) || last_out != Some(100) || c.acks_passed != 1 {
             let _ = write!(
                 w,
-                "kept {kept} (32), 33rd handed back {back}, dev_gone took {gone} (32), \
-                 charged {left} (0)"
+                "kept {kept} (33), front {front:?} (101), last passed on {last_out:?} (100), \
+                 acks-passed {} (1)",
+                c.acks_passed
+            );
+            return false;
+        }
+        // A device going away: those that came on it are dropped (counted,
+        // uncharged), the others keep their order. Fresh skbs have no
+        // device: the null one "goes away" first (the 32 above), then lo
+        // takes two of four.
+        let gone = st.dev_gone(core::ptr::null());
+        let rcu = crate::kernel_ext::rcu::read_lock();
+        // SAFETY: init_net is live while the module is.
+        let lo = unsafe {
+            crate::kernel_ext::netdev::NetDevice::by_index(
+                core::ptr::addr_of_mut!(ffi::init_net),
+                1,
+                &rcu,
+            )
+        };
+        let Some(lo) = lo else {
+            let _ = write!(w, "no lo");
+            return false;
+        };
+        let bh = crate::kernel_ext::bh::disable();
+        for d in 0..4u32 {
+            if let Some(mut s) = Skb::alloc_atomic(64, 64) {
+                if d % 2 == 0 {
+                    s.set_dev(lo);
+                }
+                let _ = st.hold_ack(Psn::new(400 + d), u64::MAX, s);
+            }
+        }
+        let on_lo = st.dev_gone(lo.as_ptr());
+        drop(rcu);
+        let after_lo = st.ack_front().map(|(p, _)| p.value());
+        st.release_ack();
+        let then = st.ack_front().map(|(p, _)| p.value());
+        st.release_ack();
+        drop(bh);
+        let (o, n) = order(&st);
+        let tail = o.get(n.saturating_sub(2)..n);
+        if gone != 32
+            || on_lo != 2
+            || after_lo != Some(401)
+            || then != Some(403)
+            || tail != Some(&[401, 403][..])
+            || st.acks_waiting()
+            || fx.budget.used.get() != 0
+        {
+            let _ = write!(
+                w,
+                "dev_gone: null took {gone} (32), lo {on_lo} (2); then {after_lo:?}, {then:?} \
+                 (401, 403) waiting, passed on {tail:?}; charged {} (0)",
+                fx.budget.used.get()
             );
             return false;
         }
         // What still waits when the stores go is dropped and uncharged.
         if let Some(s) = Skb::alloc_atomic(0, 64) {
-            let _ = st.hold_ack(Psn::new(300), s);
+            let _ = st.hold_ack(Psn::new(300), u64::MAX, s);
         }
         let waiting = st.acks_waiting();
         drop(st);

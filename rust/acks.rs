@@ -20,9 +20,22 @@
 //! releases pass it: each held packet's release first sends the ACKs
 //! before its PSN (releases are in PSN order, so nothing held is before
 //! them any more), and after each engine call the ACKs nothing held is
-//! before go on. An ACK waits at most the hold time H, like the packets it
-//! waits behind; a full queue lets it go at once (`acks-passed`).
+//! before go on. No ACK waits longer than the hold time H from its
+//! arrival (a packet held after it, behind another gap, could keep it
+//! longer): the RDMA transport's own recovery is never delayed by more
+//! than H, as the draft asks of held packets. The order holds whatever
+//! happens: when a 33rd would wait the oldest goes on, and when one cannot
+//! be kept (no memory or route) those waiting go on first (counted in
+//! `acks-passed`, which names the ACKs that went on with held responses
+//! still before them).
+//!
+//! In host mode an ACK that goes on takes the backlog and is recognised
+//! when it comes back (`crate::backlog`); one the backlog had no room to
+//! track comes back as a new ACK (counted in `backlog-untracked`), which
+//! the reverse sender flows then read twice (harmless: an ACK releases
+//! what it acknowledges once).
 
+use crate::crem_core::engine::Nanos;
 use crate::crem_core::psn::Psn;
 use crate::kernel_ext::mem::FlowArray;
 use crate::kernel_ext::skb::Skb;
@@ -38,6 +51,8 @@ pub(crate) const ACKS: usize = 32;
 struct Entry {
     skb: Option<Skb>,
     psn: Psn,
+    /// When it goes on at the latest (arrival + H).
+    until: Nanos,
 }
 
 /// A FIFO of ACKs and their PSNs (empty for a sender flow).
@@ -55,6 +70,7 @@ impl Acks {
             e: FlowArray::new(len, || Entry {
                 skb: None,
                 psn: Psn::ZERO,
+                until: 0,
             })?,
             head: 0,
             n: 0,
@@ -75,15 +91,21 @@ impl Acks {
         self.n >= self.e.len()
     }
 
-    /// The oldest one's PSN.
-    pub(crate) fn front(&self) -> Option<Psn> {
+    /// The oldest one's PSN and when it goes on at the latest.
+    pub(crate) fn front(&self) -> Option<(Psn, Nanos)> {
         (self.n > 0)
-            .then(|| self.e.get(self.head).map(|e| e.psn))
+            .then(|| self.e.get(self.head).map(|e| (e.psn, e.until)))
             .flatten()
     }
 
-    /// Appends `skb` (PSN `psn`); gives it back if the queue is full.
-    pub(crate) fn push(&mut self, psn: Psn, skb: Skb) -> core::result::Result<(), Skb> {
+    /// Appends `skb` (PSN `psn`, to go on by `until`); gives it back if the
+    /// queue is full.
+    pub(crate) fn push(
+        &mut self,
+        psn: Psn,
+        until: Nanos,
+        skb: Skb,
+    ) -> core::result::Result<(), Skb> {
         if self.is_full() {
             return Err(skb);
         }
@@ -94,6 +116,7 @@ impl Acks {
         *slot = Entry {
             skb: Some(skb),
             psn,
+            until,
         };
         self.n = self.n.saturating_add(1);
         Ok(())
@@ -129,9 +152,9 @@ impl Acks {
             let next = self
                 .e
                 .get_mut(self.at(k.wrapping_add(1)))
-                .map(|e| (e.skb.take(), e.psn));
-            if let (Some((s, p)), Some(e)) = (next, self.e.get_mut(self.at(k))) {
-                *e = Entry { skb: s, psn: p };
+                .map(|e| (e.skb.take(), e.psn, e.until));
+            if let (Some((skb, psn, until)), Some(e)) = (next, self.e.get_mut(self.at(k))) {
+                *e = Entry { skb, psn, until };
             }
         }
         self.n = self.n.saturating_sub(1);

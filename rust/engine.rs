@@ -363,12 +363,16 @@ unsafe fn take_from_hook(
     }
 }
 
-/// Sends on the ACKs kept back that no held packet is before any more
-/// (`crate::acks`), oldest first, after a receiver engine call; with
-/// `before`, only those before it (a packet about to go on).
-fn settle_acks(flow: &KReceiver, stores: &mut Stores, before: Option<Psn>) {
-    while let Some(a) = stores.ack_front() {
-        if flow.crf().holds_before(a) || before.is_some_and(|b| !a.is_before(b)) {
+/// Sends on the ACKs kept back that no held packet is before any more, or
+/// whose time is up (`crate::acks`), oldest first, after a receiver engine
+/// call at `now`; with `before`, only those before it (a packet about to
+/// go on).
+fn settle_acks(flow: &KReceiver, stores: &mut Stores, now: Nanos, before: Option<Psn>) {
+    while let Some((a, until)) = stores.ack_front() {
+        if before.is_some_and(|b| !a.is_before(b)) {
+            return;
+        }
+        if now < until && flow.crf().holds_before(a) {
             return;
         }
         stores.release_ack();
@@ -648,7 +652,7 @@ impl Engine {
         // A packet that goes on does so after this call: ACKs after it wait
         // (for the release its arrival makes due, or the next event).
         let before = (verdict == crf::SourceVerdict::Deliver).then_some(Psn::new(psn));
-        settle_acks(e.flow, e.stores, before);
+        settle_acks(e.flow, e.stores, now, before);
         // What goes on may have to wait behind what the flow passed on.
         let go_on = |stores: &mut Stores| {
             // SAFETY: the hook's live packet, which it gives up if the
@@ -692,12 +696,17 @@ impl Engine {
         }
         let p = Psn::new(psn);
         if e.stores.acks_waiting() || e.flow.crf().holds_before(p) {
+            let until = now.saturating_add(e.flow.crf().config().hold_time);
             // SAFETY: the hook's live packet, which it gives up if the
             // stores take it (it returns NF_STOLEN).
-            if unsafe { take_from_hook(skb, |skb| e.stores.hold_ack(p, skb)) } {
+            if unsafe { take_from_hook(skb, |skb| e.stores.hold_ack(p, until, skb)) } {
                 return CrfTake::Held;
             }
+            // It goes on now: those waiting go first, in their order.
             e.stores.count_ack_passed();
+            while e.stores.ack_front().is_some() {
+                e.stores.release_ack();
+            }
         }
         // SAFETY: the hook's live packet, which it gives up if the stores
         // take it; nothing borrows it.
@@ -741,7 +750,7 @@ impl Engine {
             };
             e.flow.on_message(now, &msg, ce, new_id, io, &mut w)
         });
-        settle_acks(e.flow, e.stores, None);
+        settle_acks(e.flow, e.stores, now, None);
         match ev.flatten() {
             Some(ReceiverEvent::Established { flow_id })
             | Some(ReceiverEvent::Restarted { flow_id, .. }) => h.set_flow_id(flow_id),
@@ -775,7 +784,7 @@ impl Engine {
             };
             e.flow.on_timer(now, io, &mut w);
         });
-        settle_acks(e.flow, e.stores, None);
+        settle_acks(e.flow, e.stores, now, None);
     }
 
     /// When the engine wants `timer` next (None: it waits for packets).
@@ -784,12 +793,14 @@ impl Engine {
             return e.flow.next_deadline();
         }
         let e = self.receiver()?;
-        // ACKs that only waited for the packet `crf_source` passed on go
-        // on from the timer, at once.
-        if e.stores.ack_front().is_some_and(|a| !e.flow.crf().holds_before(a)) {
-            return Some(0);
+        let d = e.flow.next_deadline();
+        match e.stores.ack_front() {
+            // One that only waited for the packet `crf_source` passed on
+            // goes on from the timer, at once.
+            Some((a, _)) if !e.flow.crf().holds_before(a) => Some(0),
+            Some((_, until)) => Some(d.map_or(until, |d| d.min(until))),
+            None => d,
         }
-        e.flow.next_deadline()
     }
 
     /// Ends the engine (once, when its flow is removed). `close`: either

@@ -409,12 +409,19 @@ fn ack_from_peer(st: &NetState, s: &Source<'_>, bh: &Bh) -> u32 {
         kind: KIND_RESPONSES,
         ..s.key(SIDE_CRF)
     };
+    // What the reverse flows read of it: its headers, copied out of the
+    // packet, which the flow may take (and another CPU free) before they
+    // read them.
+    let headers = RocePacket {
+        payload: &[],
+        ..s.rp
+    };
     let take = match st.flows.lookup(&k, bh) {
         Some(f) => f.crf_ack(bh, s.pkt, s.rp.bth.psn.value()),
         None => CrfTake::Pass,
     };
-    if take != CrfTake::Back && s.rp.acked_through().is_some() {
-        acknowledges(st, &s.ip.saddr, &s.ip.daddr, &s.rp, bh);
+    if take != CrfTake::Back && headers.acked_through().is_some() {
+        acknowledges(st, &s.ip.saddr, &s.ip.daddr, &headers, bh);
     }
     match take {
         CrfTake::Held => NF_STOLEN,

@@ -515,18 +515,28 @@ impl Stores {
     }
 
     /// Keeps back `skb`, an RDMA ACK or NAK at `psn`, behind the held
-    /// packets before it (`crate::acks`; counted); gives it back if there
-    /// is no room or it cannot be charged.
-    pub(crate) fn hold_ack(&mut self, psn: Psn, skb: Skb) -> core::result::Result<(), Skb> {
-        if self.acks.is_full() || !self.charge(skb.truesize()) {
+    /// packets before it, until `until` at the latest (`crate::acks`;
+    /// counted); with 32 waiting the oldest goes on first (counted as
+    /// passed). Gives it back if it cannot be charged.
+    pub(crate) fn hold_ack(
+        &mut self,
+        psn: Psn,
+        until: Nanos,
+        skb: Skb,
+    ) -> core::result::Result<(), Skb> {
+        if self.acks.is_full() {
+            self.release_ack();
+            self.count_ack_passed();
+        }
+        if !self.charge(skb.truesize()) {
             return Err(skb);
         }
-        match self.acks.push(psn, skb) {
+        match self.acks.push(psn, until, skb) {
             Ok(()) => {
                 bump(&mut self.counters().acks_held);
                 Ok(())
             }
-            // Not full (above): never.
+            // Not full (above, or a FIFO of none: a sender's): never.
             Err(skb) => {
                 self.uncharge(skb.truesize());
                 Err(skb)
@@ -534,14 +544,14 @@ impl Stores {
         }
     }
 
-    /// An ACK that was to be kept back went on at once (no room, memory or
-    /// route).
+    /// An ACK went on with held packets still before it.
     pub(crate) fn count_ack_passed(&mut self) {
         bump(&mut self.counters().acks_passed);
     }
 
-    /// The PSN of the oldest ACK kept back, if any.
-    pub(crate) fn ack_front(&self) -> Option<Psn> {
+    /// The PSN of the oldest ACK kept back, if any, and when it goes on
+    /// at the latest.
+    pub(crate) fn ack_front(&self) -> Option<(Psn, Nanos)> {
         self.acks.front()
     }
 
@@ -556,7 +566,7 @@ impl Stores {
     /// Sends on the ACKs kept back, oldest first, up to the first whose
     /// PSN is not before `psn`.
     fn release_acks_before(&mut self, psn: Psn) {
-        while self.acks.front().is_some_and(|a| a.is_before(psn)) {
+        while self.acks.front().is_some_and(|(a, _)| a.is_before(psn)) {
             self.release_ack();
         }
     }

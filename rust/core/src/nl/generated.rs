@@ -2175,7 +2175,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF, READ responses: RDMA ACKs and NAKs of its QP kept back while it held responses before their PSN, then sent on after those (the requester would otherwise take the held responses for lost and resend from the first: an ACK beyond a pending READ).",
+            doc: "CRF, READ responses: RDMA ACKs and NAKs of its QP kept back while it held responses before their PSN, then sent on after those, or after the hold time at the latest (the requester would otherwise take the held responses for lost and resend from the first: an ACK beyond a pending READ).",
         },
         AttrSpec {
             id: FLOW_STATS_ACKS_PASSED,
@@ -2185,7 +2185,7 @@ pub const FLOW_STATS_SET: AttrSet = AttrSet {
             enum_name: None,
             min: None,
             max: None,
-            doc: "CRF, READ responses: RDMA ACKs and NAKs that were to be kept back but went on at once: 32 already waited, or no memory (max-memory) or route.",
+            doc: "CRF, READ responses: RDMA ACKs and NAKs that went on with held responses still before them: the oldest when a 33rd was to wait, or one that could not be kept (no memory under max-memory, or no route), the others waiting going on first to keep their order.",
         },
     ],
 };
