@@ -15,7 +15,14 @@ top=$(cd "$here/.." && pwd)
 . "$here/progress.sh"
 variant=${1:-normal}
 logs=${CREM_CHECK_LOGS:-/tmp/crem-check}
-rm -rf "$logs"; mkdir -p "$logs"
+# A plan only lists the steps: a check running beside it keeps its logs
+# (stop 60: a plan wiped a running check-full's, and its lane failed).
+if [ "${CREM_CHECK_PLAN:-0}" = 1 ]; then
+  logs=$(mktemp -d /tmp/crem-check-plan.XXXXXX)
+  trap 'rm -rf "$logs"' EXIT
+else
+  rm -rf "$logs"; mkdir -p "$logs"
+fi
 passed=0 failed=0 failures=()
 cd "$top"
 

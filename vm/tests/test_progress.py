@@ -106,6 +106,22 @@ class CheckPlan(unittest.TestCase):
         self.assertNotIn("e2e-smoke", steps)
         self.assertEqual(steps[-3:], ["e2e-host", "e2e-nvme", "e2e-ipv6"])
 
+    def test_planning_leaves_a_running_checks_logs(self):
+        # Stop 60: a plan listed beside a running check-full wiped its
+        # logs (CREM_CHECK_LOGS), and the lane then running failed.
+        logs = tempfile.mkdtemp(prefix="crem-plan-running-")
+        self.addCleanup(shutil.rmtree, logs, True)
+        with open(os.path.join(logs, "times"), "w") as f:
+            f.write("cargo-fmt 0 1\n")
+        with open(os.path.join(logs, "line-edges.log"), "w") as f:
+            f.write("running\n")
+        e = dict(os.environ, CREM_CHECK_PLAN="1", CREM_CHECK_LOGS=logs, CREM_CHECK_DEBUG="0")
+        subprocess.run([os.path.join(VM, "check.sh"), "full"], capture_output=True,
+                       text=True, env=e, check=True)
+        self.assertEqual(sorted(os.listdir(logs)), ["line-edges.log", "times"])
+        with open(os.path.join(logs, "times")) as f:
+            self.assertEqual(f.read(), "cargo-fmt 0 1\n")
+
     def test_ci_and_full_add_their_steps(self):
         normal = self.plan("normal")
         ci = self.plan("normal", CREM_CHECK_DEBUG="1")
